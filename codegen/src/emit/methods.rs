@@ -1,0 +1,376 @@
+//! Tokens for the methods: marker types, the four message enums, the typed response enums and
+//! the method visitors.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::docs::{doc_attrs, gate};
+use super::types::{ident, ty_tokens, ty_tokens_in};
+use crate::ir::*;
+use crate::lower::CATCH_ALL;
+use crate::Error;
+
+pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<TokenStream, Error> {
+    if let Some(f) = ir.notification_envelope.iter().find(|f| f.presence() != Presence::Optional) {
+        return Err(Error::new(
+            "#/definitions/ServerNotification/properties",
+            format!("envelope member `{}` must be optional", f.wire),
+        ));
+    }
+    let directions = Direction::ALL.map(|d| emit_direction(ir, d));
+    Ok(quote! {
+        use serde::{Serialize, Serializer};
+        use serde_json::value::RawValue;
+        use serde_json::Value;
+
+        use super::types::*;
+        use crate::codec;
+
+        /// The codex release whose schema this crate was generated from.
+        pub const CODEX_VERSION: &str = #codex_version;
+
+        #(#directions)*
+    })
+}
+
+struct Names {
+    enum_name: proc_macro2::Ident,
+    module: proc_macro2::Ident,
+    response: Option<proc_macro2::Ident>,
+    trait_name: TokenStream,
+    visitor: TokenStream,
+    enum_doc: &'static str,
+    module_doc: &'static str,
+}
+
+fn names(direction: Direction) -> Names {
+    match direction {
+        Direction::ClientRequest => Names {
+            enum_name: format_ident!("ClientRequest"),
+            module: format_ident!("request"),
+            response: Some(format_ident!("ClientResponse")),
+            trait_name: quote! { crate::Request },
+            visitor: quote! { crate::RequestVisitor },
+            enum_doc: "A request the client sends to the server.",
+            module_doc: "Marker types for the requests the client sends, one per method.",
+        },
+        Direction::ServerRequest => Names {
+            enum_name: format_ident!("ServerRequest"),
+            module: format_ident!("server_request"),
+            response: Some(format_ident!("ServerResponse")),
+            trait_name: quote! { crate::Request },
+            visitor: quote! { crate::RequestVisitor },
+            enum_doc: "A request the server sends to the client (approvals, tool calls, ...).",
+            module_doc: "Marker types for the requests the server sends, one per method.",
+        },
+        Direction::ServerNotification => Names {
+            enum_name: format_ident!("ServerNotification"),
+            module: format_ident!("notification"),
+            response: None,
+            trait_name: quote! { crate::Notification },
+            visitor: quote! { crate::NotificationVisitor },
+            enum_doc: "A notification the server sends to the client.",
+            module_doc: "Marker types for the notifications the server sends, one per method.",
+        },
+        Direction::ClientNotification => Names {
+            enum_name: format_ident!("ClientNotification"),
+            module: format_ident!("client_notification"),
+            response: None,
+            trait_name: quote! { crate::Notification },
+            visitor: quote! { crate::NotificationVisitor },
+            enum_doc: "A notification the client sends to the server.",
+            module_doc: "Marker types for the notifications the client sends, one per method.",
+        },
+    }
+}
+
+/// The Rust type of a method's params (`()` when it has none), with named types written as
+/// `#prefix Name`.
+fn params_ty(p: &Params, prefix: &TokenStream) -> TokenStream {
+    match p {
+        Params::None | Params::Null => quote! { () },
+        Params::Required(t) => ty_tokens_in(t, prefix),
+        Params::Optional(t) => {
+            let t = ty_tokens_in(t, prefix);
+            quote! { Option<#t> }
+        }
+    }
+}
+
+fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
+    let methods = ir.methods(direction);
+    let n = names(direction);
+    let is_request = direction.is_request();
+    let envelope: &[Field] = if direction == Direction::ServerNotification { &ir.notification_envelope } else { &[] };
+    let catch_all = format_ident!("{}", CATCH_ALL);
+    let (enum_name, module, trait_name, visitor) = (&n.enum_name, &n.module, &n.trait_name, &n.visitor);
+    let (enum_doc, module_doc) = (n.enum_doc, n.module_doc);
+
+    // Marker types.
+    let markers = methods.iter().map(|m| {
+        let docs = doc_attrs(m.doc.as_deref(), m.experimental);
+        let gate = gate(m.experimental);
+        let name = ident(&m.rust);
+        let wire = &m.wire;
+        // Markers are named like methods, and a method can be named like a type: refer to
+        // types through `super::` so a marker never shadows one.
+        let params = params_ty(&m.params, &quote! { super:: });
+        let response = m.response.as_ref().map(|r| {
+            let r = ty_tokens_in(r, &quote! { super:: });
+            quote! { type Response = #r; }
+        });
+        let method_doc = format!(" `{wire}`");
+        quote! {
+            #[doc = #method_doc]
+            #[doc = ""]
+            #docs #gate
+            #[derive(Debug)]
+            pub enum #name {}
+
+            #gate
+            impl #trait_name for #name {
+                const METHOD: &'static str = #wire;
+                type Params = #params;
+                #response
+            }
+        }
+    });
+
+    // The message enum.
+    let id_field = is_request.then(|| quote! { id: RequestId, });
+    let envelope_fields: Vec<TokenStream> = envelope
+        .iter()
+        .map(|f| {
+            let docs = doc_attrs(f.doc.as_deref(), f.experimental);
+            let name = ident(&f.rust);
+            let ty = ty_tokens(&f.ty);
+            quote! { #docs #name: Option<#ty>, }
+        })
+        .collect();
+    let envelope_names: Vec<TokenStream> = envelope.iter().map(|f| {
+        let name = ident(&f.rust);
+        quote! { #name, }
+    }).collect();
+    let variants = methods.iter().map(|m| {
+        let docs = doc_attrs(m.doc.as_deref(), m.experimental);
+        let gate = gate(m.experimental);
+        let name = ident(&m.rust);
+        let wire = format!(" `{}`", m.wire);
+        let params = match &m.params {
+            Params::None | Params::Null => TokenStream::new(),
+            p => {
+                let t = params_ty(p, &TokenStream::new());
+                quote! { params: #t, }
+            }
+        };
+        quote! { #[doc = #wire] #[doc = ""] #docs #gate #name { #id_field #params #(#envelope_fields)* }, }
+    });
+
+    let method_arms = methods.iter().map(|m| {
+        let gate = gate(m.experimental);
+        let name = ident(&m.rust);
+        let wire = &m.wire;
+        quote! { #gate Self::#name { .. } => #wire, }
+    });
+    let id_fn = is_request.then(|| {
+        let arms = methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            quote! { #gate Self::#name { id, .. } => id, }
+        });
+        quote! {
+            /// The request id.
+            pub fn id(&self) -> &RequestId {
+                match self {
+                    #(#arms)*
+                    Self::#catch_all { id, .. } => id,
+                }
+            }
+        }
+    });
+
+    // Decoding from the envelope's parts.
+    let decode_arms = methods.iter().map(|m| {
+        let gate = gate(m.experimental);
+        let name = ident(&m.rust);
+        let wire = &m.wire;
+        let id = is_request.then(|| quote! { id, });
+        let params = match &m.params {
+            Params::None | Params::Null => quote! { codec::no_params(params)?; },
+            _ => TokenStream::new(),
+        };
+        let params_field = match &m.params {
+            Params::None | Params::Null => TokenStream::new(),
+            _ => quote! { params: codec::params(params)?, },
+        };
+        quote! { #gate #wire => { #params Self::#name { #id #params_field #(#envelope_names)* } } }
+    });
+    let id_param = is_request.then(|| quote! { id: RequestId, });
+    let extra_param = (!envelope.is_empty()).then(|| quote! { extra: &[(&str, &RawValue)], });
+    let envelope_decode = envelope.iter().map(|f| {
+        let name = ident(&f.rust);
+        let wire = &f.wire;
+        quote! { let #name = codec::member(extra, #wire)?; }
+    });
+    let id_arg = is_request.then(|| quote! { id, });
+    let from_parts_doc = if is_request {
+        " Decodes a request from its id, method and raw `params` (absent and `null` are the same)."
+    } else {
+        " Decodes a notification from its method, raw `params` (absent and `null` are the same) and other members."
+    };
+
+    // Encoding.
+    let id_ref = if is_request { quote! { Some(id) } } else { quote! { None } };
+    let write_envelope = if envelope.is_empty() {
+        quote! { |_| Ok(()) }
+    } else {
+        let args = envelope.iter().map(|f| ident(&f.rust));
+        quote! { |map| write_envelope(map, #(#args),*) }
+    };
+    let serialize_arms = methods.iter().map(|m| {
+        let gate = gate(m.experimental);
+        let name = ident(&m.rust);
+        let wire = &m.wire;
+        let id = is_request.then(|| quote! { id, });
+        let (bind, params) = match &m.params {
+            Params::None | Params::Null => (TokenStream::new(), quote! { None::<&()> }),
+            Params::Required(_) => (quote! { params, }, quote! { Some(params) }),
+            Params::Optional(_) => (quote! { params, }, quote! { params.as_ref() }),
+        };
+        quote! {
+            #gate Self::#name { #id #bind #(#envelope_names)* } =>
+                codec::write_message(serializer, #id_ref, #wire, #params, #write_envelope),
+        }
+    });
+    let envelope_writer = (!envelope.is_empty()).then(|| {
+        let params = envelope.iter().map(|f| {
+            let name = ident(&f.rust);
+            let ty = ty_tokens(&f.ty);
+            quote! { #name: &Option<#ty> }
+        });
+        let writes = envelope.iter().map(|f| {
+            let name = ident(&f.rust);
+            let wire = &f.wire;
+            quote! { if let Some(value) = #name { map.serialize_entry(#wire, value)?; } }
+        });
+        quote! {
+            /// Writes the envelope members every notification may carry.
+            fn write_envelope<M: serde::ser::SerializeMap>(map: &mut M, #(#params),*) -> Result<(), M::Error> {
+                #(#writes)*
+                Ok(())
+            }
+        }
+    });
+
+    // Visiting the marker type of a method.
+    let visit_arms = methods.iter().map(|m| {
+        let gate = gate(m.experimental);
+        let name = ident(&m.rust);
+        let wire = &m.wire;
+        quote! { #gate #wire => visitor.visit::<#module::#name>(), }
+    });
+
+    let response = n.response.as_ref().map(|response| {
+        let variants = methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let ty = ty_tokens(m.response.as_ref().expect("paired"));
+            let doc = format!(" The result of `{}`.", m.wire);
+            quote! { #[doc = #doc] #gate #name(#ty), }
+        });
+        let arms = methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let wire = &m.wire;
+            quote! { #gate #wire => Self::#name(codec::params(Some(result))?), }
+        });
+        let doc = format!(" The `result` of a response to a [`{enum_name}`], typed by the request's method.");
+        quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, PartialEq, Serialize)]
+            #[serde(untagged)]
+            pub enum #response {
+                #(#variants)*
+                /// The result of a method this version of the crate does not know, kept as it came.
+                #catch_all(Value),
+            }
+
+            impl #response {
+                /// Decodes the `result` of a response to a request of `method` (a client keeps
+                /// `id -> method` for the requests it sent).
+                pub fn decode(method: &str, result: &RawValue) -> Result<Self, codec::ParamsError> {
+                    Ok(match method {
+                        #(#arms)*
+                        _ => Self::#catch_all(codec::params(Some(result))?),
+                    })
+                }
+            }
+        }
+    });
+
+    let unrecognized_params_doc = " `params` as it came (`None` when absent or `null`).";
+    quote! {
+        #[doc = #module_doc]
+        pub mod #module {
+            #(#markers)*
+        }
+
+        #[doc = #enum_doc]
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum #enum_name {
+            #(#variants)*
+            /// A method this version of the crate does not know, kept as it came.
+            #catch_all {
+                #id_field
+                method: String,
+                #[doc = #unrecognized_params_doc]
+                params: Option<Value>,
+                #(#envelope_fields)*
+            },
+        }
+
+        impl #enum_name {
+            /// The method name on the wire.
+            pub fn method(&self) -> &str {
+                match self {
+                    #(#method_arms)*
+                    Self::#catch_all { method, .. } => method,
+                }
+            }
+
+            #id_fn
+
+            #[doc = #from_parts_doc]
+            pub fn from_parts(#id_param method: &str, params: Option<&RawValue>, #extra_param) -> Result<Self, codec::ParamsError> {
+                #(#envelope_decode)*
+                Ok(match method {
+                    #(#decode_arms)*
+                    _ => Self::#catch_all { #id_arg method: method.to_owned(), params: codec::params(params)?, #(#envelope_names)* },
+                })
+            }
+
+            /// Calls `visitor` with the marker type of `method`, or its `unrecognized` for a
+            /// method this version of the crate does not know.
+            pub fn visit_method<V: #visitor>(method: &str, visitor: V) -> V::Output {
+                match method {
+                    #(#visit_arms)*
+                    _ => visitor.unrecognized(),
+                }
+            }
+        }
+
+        impl Serialize for #enum_name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    #(#serialize_arms)*
+                    Self::#catch_all { #id_arg method, params, #(#envelope_names)* } =>
+                        codec::write_message(serializer, #id_ref, method, params.as_ref(), #write_envelope),
+                }
+            }
+        }
+
+        #envelope_writer
+
+        #response
+    }
+}

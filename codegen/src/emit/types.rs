@@ -1,0 +1,417 @@
+//! Tokens for the named types: one function per [`TypeKind`].
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::docs::{doc_attrs, gate};
+use crate::ir::*;
+use crate::lower::CATCH_ALL;
+use crate::naming;
+use crate::Error;
+
+/// Names the generated code uses unqualified; a schema type of the same name would shadow them.
+pub const RESERVED_NAMES: &[&str] =
+    &["String", "Vec", "Option", "Box", "BTreeMap", "Value", "Result", "Serialize", "Deserialize", "Deserializer", "Serializer"];
+
+pub fn emit_types(ir: &Ir) -> Result<TokenStream, Error> {
+    let mut items = Vec::new();
+    for def in ir.types.values() {
+        if RESERVED_NAMES.contains(&def.name.as_str()) {
+            return Err(Error::new(&def.pointer, format!("a schema type named `{}` would shadow a name the generated code uses", def.name)));
+        }
+        items.push(emit_type(def));
+    }
+    Ok(quote! {
+        use std::collections::BTreeMap;
+
+        use serde::{Deserialize, Deserializer, Serialize};
+        use serde_json::Value;
+
+        use crate::codec;
+
+        #(#items)*
+    })
+}
+
+fn emit_type(def: &TypeDef) -> TokenStream {
+    let docs = doc_attrs(def.doc.as_deref(), def.experimental);
+    let gate = gate(def.experimental);
+    let name = ident(&def.name);
+    let (item, impls) = match &def.kind {
+        TypeKind::Alias(ty) => {
+            let ty = ty_tokens(ty);
+            (quote! { pub type #name = #ty; }, Vec::new())
+        }
+        TypeKind::Struct(s) => (emit_struct(&name, s), Vec::new()),
+        TypeKind::StringEnum(e) => (emit_string_enum(&name, e), Vec::new()),
+        TypeKind::Tagged(t) => emit_tagged(&name, t),
+        TypeKind::External(e) => emit_external(&name, e),
+        TypeKind::Untagged(u) => (emit_untagged(&name, u), Vec::new()),
+    };
+    quote! {
+        #docs #gate #item
+        #( #gate #impls )*
+    }
+}
+
+pub fn ident(name: &str) -> Ident {
+    match name.strip_prefix("r#") {
+        Some(raw) => Ident::new_raw(raw, Span::call_site()),
+        None => Ident::new(name, Span::call_site()),
+    }
+}
+
+pub fn ty_tokens(ty: &Ty) -> TokenStream {
+    ty_tokens_in(ty, &TokenStream::new())
+}
+
+/// Like [`ty_tokens`], with named types and `Value` written as `#prefix Name` (for code in a
+/// child module, where a local item could shadow a type).
+pub fn ty_tokens_in(ty: &Ty, prefix: &TokenStream) -> TokenStream {
+    let ty_tokens = |t: &Ty| ty_tokens_in(t, prefix);
+    match ty {
+        Ty::Named(n) => {
+            let n = ident(n);
+            quote! { #prefix #n }
+        }
+        Ty::String => quote! { String },
+        Ty::Bool => quote! { bool },
+        Ty::Int(k) => match k {
+            IntKind::I32 => quote! { i32 },
+            IntKind::I64 => quote! { i64 },
+            IntKind::U8 => quote! { u8 },
+            IntKind::U16 => quote! { u16 },
+            IntKind::U32 => quote! { u32 },
+            IntKind::U64 => quote! { u64 },
+        },
+        Ty::Float => quote! { f64 },
+        Ty::Any => quote! { #prefix Value },
+        Ty::Unit => quote! { () },
+        Ty::Vec(t) => {
+            let t = ty_tokens(t);
+            quote! { Vec<#t> }
+        }
+        Ty::Map(t) => {
+            let t = ty_tokens(t);
+            quote! { BTreeMap<String, #t> }
+        }
+        Ty::Option(t) => {
+            let t = ty_tokens(t);
+            quote! { Option<#t> }
+        }
+    }
+}
+
+/// The name serde's `rename_all = "camelCase"` gives a snake_case field.
+fn serde_camel(snake: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Field declarations with their serde attributes. `rename_all` is used when it names every
+/// field right, so per-field renames only appear where a name is irregular.
+fn fields_tokens(fields: &[Field]) -> (TokenStream, Vec<TokenStream>) {
+    let camel = !fields.is_empty()
+        && fields.iter().all(|f| serde_camel(naming::bare(&f.rust)) == f.wire)
+        && fields.iter().any(|f| naming::bare(&f.rust) != f.wire);
+    let container = if camel { quote! { #[serde(rename_all = "camelCase")] } } else { TokenStream::new() };
+    let decls = fields
+        .iter()
+        .map(|f| {
+            let docs = doc_attrs(f.doc.as_deref(), f.experimental);
+            let gate = gate(f.experimental);
+            let name = ident(&f.rust);
+            let wire = &f.wire;
+            let rename = if camel || naming::bare(&f.rust) == f.wire {
+                TokenStream::new()
+            } else {
+                quote! { rename = #wire, }
+            };
+            let ty = ty_tokens(&f.ty);
+            let (ty, attrs) = match f.presence() {
+                Presence::Required => (ty, quote! {}),
+                Presence::RequiredNullable => (quote! { Option<#ty> }, quote! {}),
+                Presence::Optional => (quote! { Option<#ty> }, quote! { skip_serializing_if = "Option::is_none", }),
+                Presence::OptionalNullable => (
+                    quote! { Option<Option<#ty>> },
+                    quote! { default, skip_serializing_if = "Option::is_none", deserialize_with = "codec::double_option", },
+                ),
+            };
+            let serde = if rename.is_empty() && attrs.is_empty() {
+                TokenStream::new()
+            } else {
+                quote! { #[serde(#rename #attrs)] }
+            };
+            quote! { #docs #gate #serde pub #name: #ty, }
+        })
+        .collect();
+    (container, decls)
+}
+
+fn emit_struct(name: &Ident, s: &Struct) -> TokenStream {
+    let (container, mut decls) = fields_tokens(&s.fields);
+    if let Some(extra) = &s.extra {
+        let ty = ty_tokens(extra);
+        let field = if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") };
+        decls.push(quote! {
+            /// Members the schema leaves open (`additionalProperties`), kept as they came.
+            #[serde(flatten)]
+            pub #field: BTreeMap<String, #ty>,
+        });
+    }
+    let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { quote! { Default, } } else { quote! {} };
+    quote! {
+        #[derive(Debug, Clone, PartialEq, #default Serialize, Deserialize)]
+        #container
+        pub struct #name {
+            #(#decls)*
+        }
+    }
+}
+
+fn emit_string_enum(name: &Ident, e: &StringEnum) -> TokenStream {
+    let catch_all = format_ident!("{}", CATCH_ALL);
+    let (container, renames) = variant_renames(e.values.iter().map(|v| (v.rust.as_str(), v.wire.as_str())));
+    let variants = e.values.iter().zip(renames).map(|(v, rename)| {
+        let docs = doc_attrs(v.doc.as_deref(), v.experimental);
+        let gate = gate(v.experimental);
+        let rust = ident(&v.rust);
+        quote! { #docs #gate #rename #rust, }
+    });
+    quote! {
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #container
+        pub enum #name {
+            #(#variants)*
+            /// A value this version of the crate does not know, kept as it came.
+            #[serde(untagged)]
+            #catch_all(String),
+        }
+    }
+}
+
+/// serde's `rename_all` rules, as serde applies them to a PascalCase variant name.
+const RENAME_RULES: &[(&str, fn(&str) -> String)] = &[
+    ("camelCase", |v| {
+        let mut c = v.chars();
+        c.next().map(|f| f.to_ascii_lowercase().to_string() + c.as_str()).unwrap_or_default()
+    }),
+    ("snake_case", |v| separated(v, '_')),
+    ("kebab-case", |v| separated(v, '-')),
+    ("lowercase", |v| v.to_ascii_lowercase()),
+    ("SCREAMING_SNAKE_CASE", |v| separated(v, '_').to_ascii_uppercase()),
+];
+
+fn separated(v: &str, sep: char) -> String {
+    let mut out = String::new();
+    for (i, c) in v.char_indices() {
+        if c.is_uppercase() && i > 0 {
+            out.push(sep);
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The container attribute and the per-variant `rename`s for `(rust, wire)` pairs: one
+/// `rename_all` when a serde rule names every variant right, else a `rename` where needed.
+fn variant_renames<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> (TokenStream, Vec<TokenStream>) {
+    let all_plain = pairs.clone().all(|(r, w)| r == w);
+    if !all_plain {
+        for (rule, convert) in RENAME_RULES {
+            if pairs.clone().all(|(r, w)| convert(r) == w) {
+                let n = pairs.count();
+                return (quote! { #[serde(rename_all = #rule)] }, vec![TokenStream::new(); n]);
+            }
+        }
+    }
+    let renames = pairs.map(|(r, w)| if r == w { TokenStream::new() } else { quote! { #[serde(rename = #w)] } }).collect();
+    (TokenStream::new(), renames)
+}
+
+fn emit_tagged(name: &Ident, t: &Tagged) -> (TokenStream, Vec<TokenStream>) {
+    let tag = &t.tag;
+    let catch_all = format_ident!("{}", CATCH_ALL);
+    let (container, renames) = variant_renames(t.arms.iter().map(|a| (a.rust.as_str(), a.wire.as_str())));
+    let variants = t.arms.iter().zip(renames).map(|(a, rename)| {
+        let docs = doc_attrs(a.doc.as_deref(), a.experimental);
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        let payload = ident(&a.payload);
+        quote! { #docs #gate #rename #rust(#payload), }
+    });
+    let known = t.arms.iter().map(|a| {
+        let gate = gate(a.experimental);
+        let wire = &a.wire;
+        quote! { #gate #wire => true, }
+    });
+    let arms = t.arms.iter().map(|a| {
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        let wire = &a.wire;
+        quote! { #gate #wire => Self::#rust(Deserialize::deserialize(payload)?), }
+    });
+    let expecting = format!("a `{name}` object");
+    let item = quote! {
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(tag = #tag)]
+        #container
+        pub enum #name {
+            #(#variants)*
+            /// A variant this version of the crate does not know; the whole object, kept as it came.
+            #[serde(untagged)]
+            #catch_all(serde_json::Map<String, Value>),
+        }
+    };
+    let union_impl = quote! {
+        impl codec::TaggedUnion for #name {
+            const TAG: &'static str = #tag;
+            const EXPECTING: &'static str = #expecting;
+
+            fn is_known(tag: &str) -> bool {
+                match tag {
+                    #(#known)*
+                    _ => false,
+                }
+            }
+
+            fn deserialize_known<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error> {
+                Ok(match tag {
+                    #(#arms)*
+                    _ => unreachable!("only called for known tags"),
+                })
+            }
+
+            fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
+                Self::#catch_all(object)
+            }
+        }
+    };
+    let de_impl = quote! {
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                codec::deserialize_tagged(deserializer)
+            }
+        }
+    };
+    (item, vec![union_impl, de_impl])
+}
+
+fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) {
+    let catch_all = format_ident!("{}", CATCH_ALL);
+    let (container, renames) = variant_renames(e.arms.iter().map(|a| (a.rust.as_str(), a.wire.as_str())));
+    let variants = e.arms.iter().zip(renames).map(|(a, rename)| {
+        let docs = doc_attrs(a.doc.as_deref(), a.experimental);
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        match &a.payload {
+            None => quote! { #docs #gate #rename #rust, },
+            Some(ty) => {
+                let ty = ty_tokens(ty);
+                quote! { #docs #gate #rename #rust(#ty), }
+            }
+        }
+    });
+    let units = e.arms.iter().filter(|a| a.payload.is_none()).map(|a| {
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        let wire = &a.wire;
+        quote! { #gate #wire => Self::#rust, }
+    });
+    let keyed_known = e.arms.iter().filter(|a| a.payload.is_some()).map(|a| {
+        let gate = gate(a.experimental);
+        let wire = &a.wire;
+        quote! { #gate #wire => true, }
+    });
+    let keyed = e.arms.iter().filter(|a| a.payload.is_some()).map(|a| {
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        let wire = &a.wire;
+        quote! { #gate #wire => Self::#rust(Deserialize::deserialize(value)?), }
+    });
+    let expecting = format!("a `{name}` string or single-key object");
+    let has_keyed = e.arms.iter().any(|a| a.payload.is_some());
+    let keyed_fns = if has_keyed {
+        quote! {
+            fn is_known_key(key: &str) -> bool {
+                match key {
+                    #(#keyed_known)*
+                    _ => false,
+                }
+            }
+
+            fn deserialize_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error> {
+                Ok(match key {
+                    #(#keyed)*
+                    _ => unreachable!("only called for known keys"),
+                })
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let item = quote! {
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #container
+        pub enum #name {
+            #(#variants)*
+            /// A value this version of the crate does not know, kept as it came.
+            #[serde(untagged)]
+            #catch_all(Value),
+        }
+    };
+    let union_impl = quote! {
+        impl codec::ExternalUnion for #name {
+            const EXPECTING: &'static str = #expecting;
+
+            fn from_unit(value: &str) -> Option<Self> {
+                Some(match value {
+                    #(#units)*
+                    _ => return None,
+                })
+            }
+
+            #keyed_fns
+
+            fn unrecognized(value: Value) -> Self {
+                Self::#catch_all(value)
+            }
+        }
+    };
+    let de_impl = quote! {
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                codec::deserialize_external(deserializer)
+            }
+        }
+    };
+    (item, vec![union_impl, de_impl])
+}
+
+fn emit_untagged(name: &Ident, u: &Untagged) -> TokenStream {
+    let variants = u.arms.iter().map(|a| {
+        let docs = doc_attrs(a.doc.as_deref(), a.experimental);
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        let ty = ty_tokens(&a.ty);
+        quote! { #docs #gate #rust(#ty), }
+    });
+    quote! {
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(untagged)]
+        pub enum #name {
+            #(#variants)*
+        }
+    }
+}

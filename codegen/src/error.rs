@@ -1,0 +1,30 @@
+//! The generator's one error type: what went wrong and where in the schema.
+
+use std::fmt;
+
+/// An error that names the JSON pointer of the schema construct it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// JSON pointer into the bundle (`#/definitions/v2/ThreadItem/oneOf/3`), or empty when the
+    /// error is not about one place.
+    pub pointer: String,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Error { pointer: pointer.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,277 @@
+//! The intermediate representation between the schema and the Rust tokens.
+//!
+//! Plain data: no `quote`, no schema types. Every name is final here (Rust identifier plus
+//! wire name), so emitters never recompute one, and a second reader of the IR (the changelog
+//! diff, tests) sees exactly what the emitted code will contain.
+
+use std::collections::BTreeMap;
+
+/// Everything generated from one schema set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ir {
+    /// Every named type, keyed by Rust name (so output order never depends on traversal order).
+    pub types: BTreeMap<String, TypeDef>,
+    /// Methods per direction, in schema order.
+    pub client_requests: Vec<Method>,
+    pub server_requests: Vec<Method>,
+    pub server_notifications: Vec<Method>,
+    pub client_notifications: Vec<Method>,
+    /// Sibling properties of the `ServerNotification` union: envelope members every
+    /// notification may carry next to `method` and `params` (`emittedAtMs`).
+    pub notification_envelope: Vec<Field>,
+    /// True when the set had an experimental bundle (the experimental marks are meaningful).
+    pub has_experimental: bool,
+}
+
+/// A named Rust type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDef {
+    pub name: String,
+    /// JSON pointer of the schema it came from.
+    pub pointer: String,
+    pub doc: Option<String>,
+    /// Only in the experimental bundle.
+    pub experimental: bool,
+    pub kind: TypeKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeKind {
+    /// `pub type Name = Ty;` (a named primitive, array or map).
+    Alias(Ty),
+    Struct(Struct),
+    /// A string enum; open: unknown values are kept in a catch-all variant.
+    StringEnum(StringEnum),
+    /// A `oneOf` of objects told apart by a one-value string property (`type`, `mode`, ...).
+    /// Open: an unknown tag keeps the whole object.
+    Tagged(Tagged),
+    /// A `oneOf` of strings and single-key objects (serde's externally tagged form).
+    /// Open: an unknown string or key keeps the whole value.
+    External(External),
+    /// An `anyOf`/`oneOf` whose arms differ in JSON type or shape, tried in order.
+    Untagged(Untagged),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Struct {
+    pub fields: Vec<Field>,
+    /// `additionalProperties: true` next to `properties`: unknown members are kept in a map.
+    pub extra: Option<Ty>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The JSON member name.
+    pub wire: String,
+    /// The Rust field name (snake_case, raw identifier if a keyword).
+    pub rust: String,
+    /// The type of a present, non-null value.
+    pub ty: Ty,
+    pub required: bool,
+    /// The schema allows `null` (`type: [T, "null"]` or `anyOf [T, null]`).
+    pub nullable: bool,
+    /// An optional, nullable member whose description gives `null` a meaning of its own
+    /// (e.g. "set to `null` to clear it"): absent, `null` and a value are three states.
+    pub null_meaningful: bool,
+    pub doc: Option<String>,
+    pub experimental: bool,
+}
+
+impl Field {
+    /// How the field is represented in Rust.
+    pub fn presence(&self) -> Presence {
+        match (self.required, self.nullable, self.null_meaningful) {
+            (true, false, _) => Presence::Required,
+            (true, true, _) => Presence::RequiredNullable,
+            (false, _, true) => Presence::OptionalNullable,
+            (false, _, false) => Presence::Optional,
+        }
+    }
+}
+
+/// The Rust shape of a field, derived from `required`, `nullable` and `null_meaningful`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// `T`: always present, never null.
+    Required,
+    /// `Option<T>`: always written; `None` is `null`.
+    RequiredNullable,
+    /// `Option<T>`: `None` is absent (never written); an incoming `null` reads as `None`.
+    Optional,
+    /// `Option<Option<T>>`: `None` absent, `Some(None)` explicit `null`, `Some(Some(v))`.
+    OptionalNullable,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StringEnum {
+    pub values: Vec<EnumValue>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumValue {
+    pub wire: String,
+    pub rust: String,
+    pub doc: Option<String>,
+    pub experimental: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tagged {
+    /// The tag member's wire name.
+    pub tag: String,
+    pub arms: Vec<TaggedArm>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaggedArm {
+    /// The tag value.
+    pub wire: String,
+    /// The variant name.
+    pub rust: String,
+    /// The struct holding the arm's other members.
+    pub payload: String,
+    pub doc: Option<String>,
+    pub experimental: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct External {
+    pub arms: Vec<ExternalArm>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalArm {
+    /// The string value, or the single key of the object form.
+    pub wire: String,
+    pub rust: String,
+    /// `None` for the plain string form; the value's type for `{"key": value}`.
+    pub payload: Option<Ty>,
+    pub doc: Option<String>,
+    pub experimental: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Untagged {
+    pub arms: Vec<UntaggedArm>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UntaggedArm {
+    pub rust: String,
+    pub ty: Ty,
+    pub doc: Option<String>,
+    pub experimental: bool,
+}
+
+/// A type expression.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ty {
+    Named(String),
+    String,
+    Bool,
+    Int(IntKind),
+    Float,
+    /// Any JSON value (`true` schema, `{}`).
+    Any,
+    /// `null` only (a unit).
+    Unit,
+    Vec(Box<Ty>),
+    /// A JSON object with arbitrary keys.
+    Map(Box<Ty>),
+    /// An inner nullable (`Vec<Option<T>>`, map values that may be null).
+    Option(Box<Ty>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IntKind {
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+}
+
+/// A method of one direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Method {
+    /// The wire name (`thread/start`).
+    pub wire: String,
+    /// The marker type and variant name (`ThreadStart`).
+    pub rust: String,
+    pub params: Params,
+    /// The result type of a request; `None` for notifications.
+    pub response: Option<Ty>,
+    pub doc: Option<String>,
+    pub experimental: bool,
+}
+
+/// How a method carries `params`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Params {
+    /// No `params` member at all in the schema.
+    None,
+    /// `params: {"type": "null"}`: the member may be absent or `null`.
+    Null,
+    /// A params value that must be present.
+    Required(Ty),
+    /// `params: anyOf [T, null]`, or not listed in `required`.
+    Optional(Ty),
+}
+
+impl Params {
+    pub fn ty(&self) -> Option<&Ty> {
+        match self {
+            Params::Required(t) | Params::Optional(t) => Some(t),
+            Params::None | Params::Null => None,
+        }
+    }
+}
+
+/// Which of the four method unions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    ClientRequest,
+    ServerRequest,
+    ServerNotification,
+    ClientNotification,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 4] =
+        [Direction::ClientRequest, Direction::ServerRequest, Direction::ServerNotification, Direction::ClientNotification];
+
+    /// The schema definition that lists the direction's methods.
+    pub fn union_name(self) -> &'static str {
+        match self {
+            Direction::ClientRequest => "ClientRequest",
+            Direction::ServerRequest => "ServerRequest",
+            Direction::ServerNotification => "ServerNotification",
+            Direction::ClientNotification => "ClientNotification",
+        }
+    }
+
+    pub fn is_request(self) -> bool {
+        matches!(self, Direction::ClientRequest | Direction::ServerRequest)
+    }
+}
+
+impl Ir {
+    pub fn methods(&self, direction: Direction) -> &[Method] {
+        match direction {
+            Direction::ClientRequest => &self.client_requests,
+            Direction::ServerRequest => &self.server_requests,
+            Direction::ServerNotification => &self.server_notifications,
+            Direction::ClientNotification => &self.client_notifications,
+        }
+    }
+
+    pub fn methods_mut(&mut self, direction: Direction) -> &mut Vec<Method> {
+        match direction {
+            Direction::ClientRequest => &mut self.client_requests,
+            Direction::ServerRequest => &mut self.server_requests,
+            Direction::ServerNotification => &mut self.server_notifications,
+            Direction::ClientNotification => &mut self.client_notifications,
+        }
+    }
+}

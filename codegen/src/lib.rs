@@ -1,0 +1,144 @@
+//! Turns the JSON Schema bundles printed by `codex app-server generate-json-schema` into the
+//! Rust source of the `codex-app-protocol` crate.
+//!
+//! The pipeline, one module per stage:
+//!
+//! ```text
+//! schema set (stable/ + experimental/)
+//!   -> schema.rs   parse each bundle into a schema model (unknown keywords are errors)
+//!   -> lower.rs    lower each bundle into the IR (ir.rs), naming through naming.rs
+//!   -> merge.rs    mark what only the experimental bundle has
+//!   -> pairing.rs  pair each request with its response type
+//!   -> emit/       tokens from the IR (quote)
+//!   -> format.rs   prettyplease, file header
+//! ```
+
+mod emit;
+mod error;
+mod format;
+pub mod ir;
+mod lower;
+mod merge;
+mod naming;
+pub mod pairing;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+
+pub use error::Error;
+pub use lower::CATCH_ALL;
+
+/// The bundle file `generate-json-schema` writes, which contains every definition.
+pub const BUNDLE_FILE: &str = "codex_app_server_protocol.schemas.json";
+
+/// A `stable/` bundle and an optional `experimental/` one, as printed by one codex release.
+#[derive(Debug, Clone)]
+pub struct SchemaSet {
+    pub stable: String,
+    pub experimental: Option<String>,
+    /// `codex --version` of the release that printed them (`0.169.0`), when known.
+    pub codex_version: String,
+}
+
+impl SchemaSet {
+    /// Reads `DIR/stable/<bundle>` and, if present, `DIR/experimental/<bundle>`.
+    pub fn read_dir(dir: &Path, codex_version: &str) -> std::io::Result<Self> {
+        let experimental = dir.join("experimental");
+        Self::read(&dir.join("stable"), experimental.exists().then_some(experimental.as_path()), codex_version)
+    }
+
+    /// Reads the bundle in each `generate-json-schema` output folder.
+    pub fn read(stable: &Path, experimental: Option<&Path>, codex_version: &str) -> std::io::Result<Self> {
+        let read = |dir: &Path| {
+            let path = dir.join(BUNDLE_FILE);
+            std::fs::read_to_string(&path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+        };
+        Ok(SchemaSet {
+            stable: read(stable)?,
+            experimental: experimental.map(read).transpose()?,
+            codex_version: codex_version.to_owned(),
+        })
+    }
+}
+
+/// Schema set -> IR with experimental marks and response pairing.
+pub fn build_ir(set: &SchemaSet) -> Result<ir::Ir, Error> {
+    fn in_bundle(which: &'static str) -> impl Fn(Error) -> Error {
+        move |mut e| {
+            e.message = format!("{which} bundle: {}", e.message);
+            e
+        }
+    }
+    let stable = lower::lower(&schema::Bundle::from_json(&set.stable).map_err(in_bundle("stable"))?)
+        .map_err(in_bundle("stable"))?;
+    let mut ir = match &set.experimental {
+        None => stable,
+        Some(text) => {
+            let experimental = lower::lower(&schema::Bundle::from_json(text).map_err(in_bundle("experimental"))?)
+                .map_err(in_bundle("experimental"))?;
+            merge::merge(&stable, experimental)?
+        }
+    };
+    pairing::pair(&mut ir)?;
+    Ok(ir)
+}
+
+/// One generated file, relative to the protocol crate's `src/generated/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFile {
+    pub path: PathBuf,
+    pub contents: String,
+}
+
+/// Counts for the regen summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub types: usize,
+    pub client_requests: usize,
+    pub server_requests: usize,
+    pub server_notifications: usize,
+    pub client_notifications: usize,
+    pub experimental_methods: usize,
+    pub experimental_types: usize,
+    pub experimental_members: usize,
+    pub lines: usize,
+}
+
+/// Generates the protocol crate's `src/generated/` files from a schema set.
+/// `command` is the command line that regenerates them, named in each file's header.
+pub fn generate(set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, Summary), Error> {
+    let ir = build_ir(set)?;
+    let header = format::Header { command, codex_version: &set.codex_version, hashes: format::hashes(set) };
+    let files = emit::emit(&ir, &set.codex_version)?
+        .into_iter()
+        .map(|(path, tokens)| Ok(GeneratedFile { path: path.into(), contents: format::render(&header, &path, tokens)? }))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut summary = summarize(&ir);
+    summary.lines = files.iter().map(|f| f.contents.lines().count()).sum();
+    Ok((files, summary))
+}
+
+fn summarize(ir: &ir::Ir) -> Summary {
+    use ir::{Direction, TypeKind};
+    let all_methods = || Direction::ALL.into_iter().flat_map(|d| ir.methods(d));
+    let members = ir.types.values().map(|t| match &t.kind {
+        TypeKind::Struct(s) => s.fields.iter().filter(|f| f.experimental).count(),
+        TypeKind::StringEnum(e) => e.values.iter().filter(|v| v.experimental).count(),
+        TypeKind::Tagged(u) => u.arms.iter().filter(|a| a.experimental).count(),
+        TypeKind::External(u) => u.arms.iter().filter(|a| a.experimental).count(),
+        TypeKind::Untagged(u) => u.arms.iter().filter(|a| a.experimental).count(),
+        TypeKind::Alias(_) => 0,
+    });
+    Summary {
+        types: ir.types.len(),
+        client_requests: ir.client_requests.len(),
+        server_requests: ir.server_requests.len(),
+        server_notifications: ir.server_notifications.len(),
+        client_notifications: ir.client_notifications.len(),
+        experimental_methods: all_methods().filter(|m| m.experimental).count(),
+        experimental_types: ir.types.values().filter(|t| t.experimental).count(),
+        experimental_members: members.sum(),
+        lines: 0,
+    }
+}

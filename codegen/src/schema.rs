@@ -1,0 +1,369 @@
+//! The JSON Schema subset that `codex app-server generate-json-schema` prints, as plain Rust data.
+//!
+//! The model is built by hand from a [`serde_json::Value`] (not with `#[derive(Deserialize)]`)
+//! so that every keyword we do not understand becomes an [`Error`] naming its JSON pointer.
+//! This module knows nothing about Rust names or tokens; `$ref`s are kept as strings and
+//! resolved through [`Bundle::resolve`].
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::Error;
+
+/// One `codex_app_server_protocol.schemas.json` bundle.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// Every definition, keyed by its `$ref` string (`#/definitions/X`, `#/definitions/v2/X`).
+    pub definitions: BTreeMap<String, Definition>,
+}
+
+/// A named schema of the bundle.
+#[derive(Debug, Clone)]
+pub struct Definition {
+    /// The definition's name without namespace (`ThreadStartParams`).
+    pub name: String,
+    /// The `$ref` string that points at it.
+    pub pointer: String,
+    pub schema: Schema,
+}
+
+/// A schema: `true`/`false` or an object of keywords.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Schema {
+    Bool(bool),
+    Object(Box<SchemaObject>),
+}
+
+/// The keywords we understand. Anything else is rejected while parsing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SchemaObject {
+    /// JSON pointer of this schema inside the bundle (for error messages).
+    pub pointer: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// `type`: one name or a list (`["string", "null"]`).
+    pub types: Option<Vec<InstanceType>>,
+    pub format: Option<String>,
+    pub enum_values: Option<Vec<Value>>,
+    pub reference: Option<String>,
+    pub properties: BTreeMap<String, Schema>,
+    pub required: Vec<String>,
+    pub additional_properties: Option<Schema>,
+    pub items: Option<Schema>,
+    pub one_of: Option<Vec<Schema>>,
+    pub any_of: Option<Vec<Schema>>,
+    pub all_of: Option<Vec<Schema>>,
+    pub default: Option<Value>,
+}
+
+/// A JSON Schema primitive type name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InstanceType {
+    Null,
+    Boolean,
+    Object,
+    Array,
+    Number,
+    String,
+    Integer,
+}
+
+impl InstanceType {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "null" => Self::Null,
+            "boolean" => Self::Boolean,
+            "object" => Self::Object,
+            "array" => Self::Array,
+            "number" => Self::Number,
+            "string" => Self::String,
+            "integer" => Self::Integer,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Null => "null",
+            Self::Boolean => "boolean",
+            Self::Object => "object",
+            Self::Array => "array",
+            Self::Number => "number",
+            Self::String => "string",
+            Self::Integer => "integer",
+        }
+    }
+}
+
+/// Keywords that carry no meaning for code generation and are accepted silently.
+/// `minimum`, `minLength`, `maxLength`, `maximum` are validation-only: the Rust type
+/// (`u32`, `String`) already says what the generator can say.
+/// `writeOnly` (0.60.1 to 0.140.0) is an annotation for writers of the value.
+const IGNORED_KEYWORDS: &[&str] = &["$schema", "minimum", "maximum", "minLength", "maxLength", "writeOnly"];
+
+impl Bundle {
+    /// Parses a bundle. Top-level `definitions` may contain a nested namespace object
+    /// (`definitions.v2`) whose entries are referenced as `#/definitions/v2/Name`.
+    pub fn from_json(text: &str) -> Result<Self, Error> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::new("", format!("bundle is not valid JSON: {e}")))?;
+        let root = value
+            .as_object()
+            .ok_or_else(|| Error::new("", "bundle is not a JSON object"))?;
+        let defs = root
+            .get("definitions")
+            .and_then(Value::as_object)
+            .ok_or_else(|| Error::new("/definitions", "bundle has no `definitions` object"))?;
+        let mut definitions = BTreeMap::new();
+        for (name, schema) in defs {
+            let pointer = format!("#/definitions/{name}");
+            if is_namespace(schema) {
+                let ns = schema.as_object().expect("checked by is_namespace");
+                for (inner, schema) in ns {
+                    let pointer = format!("{pointer}/{inner}");
+                    let schema = parse_schema(schema, &pointer)?;
+                    definitions.insert(
+                        pointer.clone(),
+                        Definition { name: inner.clone(), pointer, schema },
+                    );
+                }
+            } else {
+                let schema = parse_schema(schema, &pointer)?;
+                definitions.insert(pointer.clone(), Definition { name: name.clone(), pointer, schema });
+            }
+        }
+        let bundle = Bundle { definitions };
+        bundle.check_refs()?;
+        Ok(bundle)
+    }
+
+    /// The definition a `$ref` points at.
+    pub fn resolve(&self, reference: &str, from: &str) -> Result<&Definition, Error> {
+        self.definitions
+            .get(reference)
+            .ok_or_else(|| Error::new(from, format!("`$ref` to `{reference}` which the bundle does not define")))
+    }
+
+    fn check_refs(&self) -> Result<(), Error> {
+        for def in self.definitions.values() {
+            let mut result = Ok(());
+            def.schema.walk(&mut |s| {
+                if let (Ok(()), Some(r)) = (&result, &s.reference) {
+                    if let Err(e) = self.resolve(r, &s.pointer) {
+                        result = Err(e);
+                    }
+                }
+            });
+            result?;
+        }
+        Ok(())
+    }
+}
+
+/// A nested namespace (`definitions.v2`) is an object of schemas that has no schema keyword
+/// of its own.
+fn is_namespace(value: &Value) -> bool {
+    let Some(obj) = value.as_object() else { return false };
+    !obj.is_empty()
+        && obj.values().all(|v| v.is_object())
+        && !obj.keys().any(|k| KNOWN_KEYWORDS.contains(&k.as_str()) || IGNORED_KEYWORDS.contains(&k.as_str()))
+}
+
+const KNOWN_KEYWORDS: &[&str] = &[
+    "title",
+    "description",
+    "type",
+    "format",
+    "enum",
+    "const",
+    "$ref",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "default",
+    "definitions",
+];
+
+fn parse_schema(value: &Value, pointer: &str) -> Result<Schema, Error> {
+    match value {
+        Value::Bool(b) => Ok(Schema::Bool(*b)),
+        Value::Object(map) => parse_object(map, pointer).map(|o| Schema::Object(Box::new(o))),
+        other => Err(Error::new(pointer, format!("expected a schema (object or boolean), found {other}"))),
+    }
+}
+
+fn parse_object(map: &Map<String, Value>, pointer: &str) -> Result<SchemaObject, Error> {
+    let mut out = SchemaObject { pointer: pointer.to_owned(), ..SchemaObject::default() };
+    for (key, value) in map {
+        let here = format!("{pointer}/{}", escape_pointer(key));
+        match key.as_str() {
+            "title" => out.title = Some(string(value, &here)?),
+            "description" => out.description = Some(string(value, &here)?),
+            "format" => out.format = Some(string(value, &here)?),
+            "$ref" => out.reference = Some(string(value, &here)?),
+            "default" => out.default = Some(value.clone()),
+            "type" => out.types = Some(parse_types(value, &here)?),
+            "enum" => match value {
+                Value::Array(values) if !values.is_empty() => out.enum_values = Some(values.clone()),
+                _ => return Err(Error::new(&here, "`enum` must be a non-empty array")),
+            },
+            // `const: X` is `enum: [X]`.
+            "const" => out.enum_values = Some(vec![value.clone()]),
+            "required" => {
+                let list = value.as_array().ok_or_else(|| Error::new(&here, "`required` must be an array"))?;
+                out.required = list
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| Error::new(&here, "`required` must list strings")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "properties" => {
+                let props = value.as_object().ok_or_else(|| Error::new(&here, "`properties` must be an object"))?;
+                for (name, schema) in props {
+                    let p = format!("{here}/{}", escape_pointer(name));
+                    out.properties.insert(name.clone(), parse_schema(schema, &p)?);
+                }
+            }
+            "additionalProperties" => out.additional_properties = Some(parse_schema(value, &here)?),
+            "items" => out.items = Some(parse_schema(value, &here)?),
+            "oneOf" => out.one_of = Some(parse_list(value, &here)?),
+            "anyOf" => out.any_of = Some(parse_list(value, &here)?),
+            "allOf" => out.all_of = Some(parse_list(value, &here)?),
+            // Nested `definitions` only appear at the bundle's top level; a schema that carries
+            // its own is not something the generator can place.
+            k if IGNORED_KEYWORDS.contains(&k) => {}
+            k => return Err(Error::new(&here, format!("unsupported schema keyword `{k}`"))),
+        }
+    }
+    Ok(out)
+}
+
+fn parse_list(value: &Value, pointer: &str) -> Result<Vec<Schema>, Error> {
+    let list = value.as_array().ok_or_else(|| Error::new(pointer, "expected an array of schemas"))?;
+    if list.is_empty() {
+        return Err(Error::new(pointer, "empty list of schemas"));
+    }
+    list.iter().enumerate().map(|(i, s)| parse_schema(s, &format!("{pointer}/{i}"))).collect()
+}
+
+fn parse_types(value: &Value, pointer: &str) -> Result<Vec<InstanceType>, Error> {
+    let one = |v: &Value| {
+        v.as_str()
+            .and_then(InstanceType::parse)
+            .ok_or_else(|| Error::new(pointer, format!("unknown `type` {v}")))
+    };
+    match value {
+        Value::Array(list) if !list.is_empty() => list.iter().map(one).collect(),
+        Value::String(_) => Ok(vec![one(value)?]),
+        _ => Err(Error::new(pointer, "`type` must be a string or a non-empty array of strings")),
+    }
+}
+
+fn string(value: &Value, pointer: &str) -> Result<String, Error> {
+    value.as_str().map(str::to_owned).ok_or_else(|| Error::new(pointer, "expected a string"))
+}
+
+/// RFC 6901 escaping of one pointer segment.
+pub fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+impl Schema {
+    /// The object form, or `None` for `true`/`false`.
+    pub fn as_object(&self) -> Option<&SchemaObject> {
+        match self {
+            Schema::Object(o) => Some(o),
+            Schema::Bool(_) => None,
+        }
+    }
+
+    /// Visits this schema and every subschema.
+    pub fn walk(&self, f: &mut impl FnMut(&SchemaObject)) {
+        let Schema::Object(o) = self else { return };
+        f(o);
+        for s in o.properties.values() {
+            s.walk(f);
+        }
+        for s in [&o.additional_properties, &o.items].into_iter().flatten() {
+            s.walk(f);
+        }
+        for list in [&o.one_of, &o.any_of, &o.all_of].into_iter().flatten() {
+            for s in list {
+                s.walk(f);
+            }
+        }
+    }
+}
+
+impl SchemaObject {
+    /// True when `type` lists `null`, or the schema is exactly `{"type": "null"}`.
+    pub fn allows_null_type(&self) -> bool {
+        self.types.as_ref().is_some_and(|t| t.contains(&InstanceType::Null))
+    }
+
+    /// True for `{"type": "null"}` (with only annotations besides).
+    pub fn is_null(&self) -> bool {
+        self.types.as_deref() == Some(&[InstanceType::Null])
+    }
+
+    /// Semantic equality that ignores annotations (`title`, `description`, pointers).
+    /// Used to accept identical definitions that appear in two namespaces.
+    pub fn same_shape(&self, other: &SchemaObject) -> bool {
+        fn strip(s: &Schema) -> Schema {
+            match s {
+                Schema::Bool(b) => Schema::Bool(*b),
+                Schema::Object(o) => Schema::Object(Box::new(SchemaObject {
+                    pointer: String::new(),
+                    title: None,
+                    description: None,
+                    types: o.types.clone(),
+                    format: o.format.clone(),
+                    enum_values: o.enum_values.clone(),
+                    reference: o.reference.as_ref().map(|r| r.rsplit('/').next().unwrap_or(r).to_owned()),
+                    properties: o.properties.iter().map(|(k, v)| (k.clone(), strip(v))).collect(),
+                    required: o.required.clone(),
+                    additional_properties: o.additional_properties.as_ref().map(strip),
+                    items: o.items.as_ref().map(strip),
+                    one_of: o.one_of.as_ref().map(|l| l.iter().map(strip).collect()),
+                    any_of: o.any_of.as_ref().map(|l| l.iter().map(strip).collect()),
+                    all_of: o.all_of.as_ref().map(|l| l.iter().map(strip).collect()),
+                    default: o.default.clone(),
+                })),
+            }
+        }
+        strip(&Schema::Object(Box::new(self.clone()))) == strip(&Schema::Object(Box::new(other.clone())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keyword_names_its_pointer() {
+        let err = Bundle::from_json(r#"{"definitions":{"A":{"type":"object","patternProperties":{}}}}"#).unwrap_err();
+        assert_eq!(err.pointer, "#/definitions/A/patternProperties");
+        assert!(err.message.contains("patternProperties"), "{err}");
+    }
+
+    #[test]
+    fn nested_namespace_is_flattened_by_ref() {
+        let b = Bundle::from_json(
+            r##"{"definitions":{"A":{"$ref":"#/definitions/v2/B"},"v2":{"B":{"type":"string"}}}}"##,
+        )
+        .unwrap();
+        assert!(b.definitions.contains_key("#/definitions/v2/B"));
+        assert_eq!(b.definitions["#/definitions/v2/B"].name, "B");
+    }
+
+    #[test]
+    fn dangling_ref_is_an_error() {
+        let err = Bundle::from_json(r##"{"definitions":{"A":{"properties":{"x":{"$ref":"#/definitions/Nope"}}}}}"##)
+            .unwrap_err();
+        assert_eq!(err.pointer, "#/definitions/A/properties/x");
+    }
+}

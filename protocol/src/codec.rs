@@ -1,0 +1,283 @@
+//! Serde support the generated code calls. Written by hand; not part of the public API.
+//!
+//! - Tagged unions (`{"type": "userMessage", ...}`) read the tag and then the arm straight from
+//!   the same map when the tag comes first, as codex writes it: one pass, no buffering. A tag
+//!   that comes later falls back to buffering the object once.
+//! - Externally tagged unions (`"never"` or `{"granular": {...}}`) dispatch on the string or
+//!   the single key.
+//! - Unknown tags, keys and values are kept whole in the type's catch-all variant.
+//! - `params` and `result` are decoded from their raw text; a failure is decoded a second time
+//!   with path tracking, so the fast path pays nothing for error paths.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::RequestId;
+
+/// A union of objects told apart by a tag member.
+pub trait TaggedUnion: Sized {
+    /// The tag member's name.
+    const TAG: &'static str;
+    const EXPECTING: &'static str;
+    fn is_known(tag: &str) -> bool;
+    /// Decodes the arm for a known tag from the object's other members.
+    fn deserialize_known<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error>;
+    fn unrecognized(object: Map<String, Value>) -> Self;
+}
+
+pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
+    struct TaggedVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+            let Some(first) = map.next_key::<Str<'de>>()? else {
+                return Err(de::Error::missing_field(T::TAG));
+            };
+            if first.0 == T::TAG {
+                let tag = map.next_value::<Str<'de>>()?;
+                if T::is_known(&tag.0) {
+                    return T::deserialize_known(&tag.0, de::value::MapAccessDeserializer::new(map));
+                }
+                let mut object = Map::new();
+                object.insert(T::TAG.to_owned(), Value::String(tag.0.into_owned()));
+                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                    object.insert(k, v);
+                }
+                return Ok(T::unrecognized(object));
+            }
+            // The tag is not first: buffer the object once.
+            let mut object = Map::new();
+            object.insert(first.0.into_owned(), map.next_value()?);
+            while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                object.insert(k, v);
+            }
+            let tag = match object.get(T::TAG) {
+                Some(Value::String(tag)) if T::is_known(tag) => tag.clone(),
+                Some(Value::String(_)) => return Ok(T::unrecognized(object)),
+                Some(other) => {
+                    return Err(de::Error::invalid_type(unexpected(other), &"a string tag"));
+                }
+                None => return Err(de::Error::missing_field(T::TAG)),
+            };
+            object.remove(T::TAG);
+            T::deserialize_known(&tag, Value::Object(object)).map_err(de::Error::custom)
+        }
+    }
+
+    deserializer.deserialize_map(TaggedVisitor(PhantomData))
+}
+
+/// A union of plain strings and single-key objects (serde's externally tagged form).
+pub trait ExternalUnion: Sized {
+    const EXPECTING: &'static str;
+    fn from_unit(value: &str) -> Option<Self>;
+    fn is_known_key(_key: &str) -> bool {
+        false
+    }
+    fn deserialize_keyed<'de, D: Deserializer<'de>>(_key: &str, _value: D) -> Result<Self, D::Error> {
+        unreachable!("only called for known keys")
+    }
+    fn unrecognized(value: Value) -> Self;
+}
+
+pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deserializer: D) -> Result<T, D::Error> {
+    struct ExternalVisitor<T>(PhantomData<T>);
+
+    struct KeyedSeed<'a, T>(&'a str, PhantomData<T>);
+
+    impl<'de, T: ExternalUnion> DeserializeSeed<'de> for KeyedSeed<'_, T> {
+        type Value = T;
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+            T::deserialize_keyed(self.0, deserializer)
+        }
+    }
+
+    impl<'de, T: ExternalUnion> Visitor<'de> for ExternalVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            Ok(T::from_unit(v).unwrap_or_else(|| T::unrecognized(Value::String(v.to_owned()))))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+            let Some(key) = map.next_key::<Str<'de>>()? else {
+                return Ok(T::unrecognized(Value::Object(Map::new())));
+            };
+            if T::is_known_key(&key.0) {
+                let value = map.next_value_seed(KeyedSeed::<T>(&key.0, PhantomData))?;
+                if map.next_key::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(2, &"an object with a single key"));
+                }
+                return Ok(value);
+            }
+            let mut object = Map::new();
+            object.insert(key.0.into_owned(), map.next_value()?);
+            while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                object.insert(k, v);
+            }
+            Ok(T::unrecognized(Value::Object(object)))
+        }
+
+        // Anything else is a value this version does not know.
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
+            Ok(T::unrecognized(Value::Bool(v)))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+            Ok(T::unrecognized(Value::from(v)))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+            Ok(T::unrecognized(Value::from(v)))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+            Ok(T::unrecognized(Value::from(v)))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+            Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(T::unrecognized)
+        }
+    }
+
+    deserializer.deserialize_any(ExternalVisitor(PhantomData))
+}
+
+/// A string that borrows from the input when it can.
+struct Str<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StrVisitor;
+
+        impl<'de> Visitor<'de> for StrVisitor {
+            type Value = Str<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+
+        deserializer.deserialize_str(StrVisitor)
+    }
+}
+
+fn unexpected(v: &Value) -> de::Unexpected<'_> {
+    match v {
+        Value::Null => de::Unexpected::Unit,
+        Value::Bool(b) => de::Unexpected::Bool(*b),
+        Value::Number(_) => de::Unexpected::Other("a number"),
+        Value::String(s) => de::Unexpected::Str(s),
+        Value::Array(_) => de::Unexpected::Seq,
+        Value::Object(_) => de::Unexpected::Map,
+    }
+}
+
+/// For `Option<Option<T>>` members where `null` means something: a present member is
+/// `Some(...)`, so `null` reads as `Some(None)` (an absent one stays `None` by `default`).
+pub fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// Why `params` (or a `result`, or an envelope member) did not decode.
+#[derive(Debug)]
+pub struct ParamsError {
+    /// Where in the value decoding failed (`thread.turns[0].items`), empty at the top.
+    pub path: String,
+    pub source: serde_json::Error,
+}
+
+impl fmt::Display for ParamsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            write!(f, "{}", self.source)
+        } else {
+            write!(f, "at `{}`: {}", self.path, self.source)
+        }
+    }
+}
+
+impl std::error::Error for ParamsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Decodes raw `params`; absent reads as `null`.
+pub fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, ParamsError> {
+    let text = raw.map_or("null", RawValue::get);
+    serde_json::from_str(text).map_err(|_| with_path::<T>(text))
+}
+
+/// The error of decoding `text` as `T`, with the path where it failed.
+pub(crate) fn with_path<T: DeserializeOwned>(text: &str) -> ParamsError {
+    let mut de = serde_json::Deserializer::from_str(text);
+    match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Err(e) => ParamsError { path: e.path().to_string(), source: e.into_inner() },
+        // Only called after a failure, so this means the two decoders disagree.
+        Ok(_) => ParamsError {
+            path: String::new(),
+            source: de::Error::custom("decoding failed once and then succeeded with path tracking"),
+        },
+    }
+}
+
+/// Checks that a method without params got none (absent or `null`).
+pub fn no_params(raw: Option<&RawValue>) -> Result<(), ParamsError> {
+    params::<()>(raw)
+}
+
+/// An optional envelope member (`emittedAtMs`) from the message's other members.
+pub fn member<T: DeserializeOwned>(extra: &[(&str, &RawValue)], name: &str) -> Result<Option<T>, ParamsError> {
+    match extra.iter().find(|(k, _)| *k == name) {
+        None => Ok(None),
+        Some((_, raw)) => params::<Option<T>>(Some(raw)).map_err(|mut e| {
+            e.path = if e.path.is_empty() || e.path == "." { name.to_owned() } else { format!("{name}.{}", e.path) };
+            e
+        }),
+    }
+}
+
+/// Writes `{"id"?, "method", "params"?, envelope...}`. `params` that are `None` are not written
+/// (absent and `null` mean the same for params).
+pub fn write_message<S: Serializer, P: Serialize + ?Sized>(
+    serializer: S,
+    id: Option<&RequestId>,
+    method: &str,
+    params: Option<&P>,
+    envelope: impl FnOnce(&mut S::SerializeMap) -> Result<(), S::Error>,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(None)?;
+    if let Some(id) = id {
+        map.serialize_entry("id", id)?;
+    }
+    map.serialize_entry("method", method)?;
+    if let Some(params) = params {
+        map.serialize_entry("params", params)?;
+    }
+    envelope(&mut map)?;
+    map.end()
+}
