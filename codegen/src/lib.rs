@@ -22,6 +22,7 @@ mod merge;
 mod naming;
 pub mod pairing;
 pub mod schema;
+pub mod vendor;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,32 @@
-fn main() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let set = codex_app_codegen::SchemaSet::read_dir(&root.join("vendor-schemas"), "0.169.0").unwrap();
-    let (files, summary) = codex_app_codegen::generate(&set, "cargo xtask regen").unwrap_or_else(|e| panic!("{e}"));
-    for f in files { std::fs::write(root.join("protocol/src/generated").join(&f.path), f.contents).unwrap(); }
-    eprintln!("{summary:?}");
+//! Project automation: `cargo xtask <command>`. One module per command.
+
+mod codex;
+mod regen;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "codex-app-protocol automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Vendor the codex schema and regenerate protocol/src/generated/.
+    Regen(regen::Args),
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is in the workspace").to_owned()
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Regen(args) => regen::run(args),
+    }
 }
