@@ -1,1 +1,1 @@
-//! Shared helpers for the recorded-traffic tests.
+//! Recorded codex app-server traffic: the transcript format and the drift check.
