@@ -26,10 +26,16 @@ pub trait TaggedUnion: Sized {
     /// The tag member's name.
     const TAG: &'static str;
     const EXPECTING: &'static str;
-    fn is_known(tag: &str) -> bool;
-    /// Decodes the arm for a known tag from the object's other members.
-    fn deserialize_known<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error>;
-    fn unrecognized(object: Map<String, Value>) -> Self;
+    /// Decodes the arm for `tag` from the object's other members; an unknown tag keeps them
+    /// with [`unrecognized_arm`].
+    fn deserialize_arm<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error>;
+}
+
+/// The whole object of an unknown tagged arm: its other members plus the tag.
+pub fn unrecognized_arm<'de, D: Deserializer<'de>>(tag_name: &str, tag: &str, payload: D) -> Result<Map<String, Value>, D::Error> {
+    let mut object = Map::deserialize(payload)?;
+    object.insert(tag_name.to_owned(), Value::String(tag.to_owned()));
+    Ok(object)
 }
 
 pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
@@ -48,15 +54,7 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             };
             if first.0 == T::TAG {
                 let tag = map.next_value::<Str<'de>>()?;
-                if T::is_known(&tag.0) {
-                    return T::deserialize_known(&tag.0, de::value::MapAccessDeserializer::new(map));
-                }
-                let mut object = Map::new();
-                object.insert(T::TAG.to_owned(), Value::String(tag.0.into_owned()));
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                    object.insert(k, v);
-                }
-                return Ok(T::unrecognized(object));
+                return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(map));
             }
             // The tag is not first: buffer the object once.
             let mut object = Map::new();
@@ -64,16 +62,12 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             while let Some((k, v)) = map.next_entry::<String, Value>()? {
                 object.insert(k, v);
             }
-            let tag = match object.get(T::TAG) {
-                Some(Value::String(tag)) if T::is_known(tag) => tag.clone(),
-                Some(Value::String(_)) => return Ok(T::unrecognized(object)),
-                Some(other) => {
-                    return Err(de::Error::invalid_type(unexpected(other), &"a string tag"));
-                }
+            let tag = match object.remove(T::TAG) {
+                Some(Value::String(tag)) => tag,
+                Some(other) => return Err(de::Error::invalid_type(unexpected(&other), &"a string tag")),
                 None => return Err(de::Error::missing_field(T::TAG)),
             };
-            object.remove(T::TAG);
-            T::deserialize_known(&tag, Value::Object(object)).map_err(de::Error::custom)
+            T::deserialize_arm(&tag, Value::Object(object)).map_err(de::Error::custom)
         }
     }
 
@@ -83,14 +77,18 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
 /// A union of plain strings and single-key objects (serde's externally tagged form).
 pub trait ExternalUnion: Sized {
     const EXPECTING: &'static str;
-    fn from_unit(value: &str) -> Option<Self>;
-    fn is_known_key(_key: &str) -> bool {
-        false
-    }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(_key: &str, _value: D) -> Result<Self, D::Error> {
-        unreachable!("only called for known keys")
-    }
+    /// The variant for a plain string; an unknown string is kept whole.
+    fn from_unit(value: &str) -> Self;
+    /// The variant for `{key: value}`; an unknown key keeps the object with [`unrecognized_keyed`].
+    fn deserialize_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error>;
     fn unrecognized(value: Value) -> Self;
+}
+
+/// The whole object `{key: value}` of an unknown key.
+pub fn unrecognized_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Value, D::Error> {
+    let mut object = Map::new();
+    object.insert(key.to_owned(), Value::deserialize(value)?);
+    Ok(Value::Object(object))
 }
 
 pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deserializer: D) -> Result<T, D::Error> {
@@ -114,26 +112,18 @@ pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deseria
         }
 
         fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-            Ok(T::from_unit(v).unwrap_or_else(|| T::unrecognized(Value::String(v.to_owned()))))
+            Ok(T::from_unit(v))
         }
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
             let Some(key) = map.next_key::<Str<'de>>()? else {
                 return Ok(T::unrecognized(Value::Object(Map::new())));
             };
-            if T::is_known_key(&key.0) {
-                let value = map.next_value_seed(KeyedSeed::<T>(&key.0, PhantomData))?;
-                if map.next_key::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::invalid_length(2, &"an object with a single key"));
-                }
-                return Ok(value);
+            let value = map.next_value_seed(KeyedSeed::<T>(&key.0, PhantomData))?;
+            if map.next_key::<de::IgnoredAny>()?.is_some() {
+                return Err(de::Error::invalid_length(2, &"an object with a single key"));
             }
-            let mut object = Map::new();
-            object.insert(key.0.into_owned(), map.next_value()?);
-            while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                object.insert(k, v);
-            }
-            Ok(T::unrecognized(Value::Object(object)))
+            Ok(value)
         }
 
         // Anything else is a value this version does not know.

@@ -13,7 +13,7 @@
 //! - Nothing is lost: a method, union arm or enum value this version does not know decodes to
 //!   the type's `Unrecognized` variant and encodes back to the same JSON.
 //! - The experimental API is behind the `experimental` feature, mirroring the server's
-//!   `capabilities.experimentalApi` gate; with it, [`ExperimentalApi`] says which
+//!   `capabilities.experimentalApi` gate; with it, `ExperimentalApi` says which
 //!   experimental surface a request uses before it is sent.
 //!
 //! # `null` and absent members

@@ -51,8 +51,8 @@ fn names(direction: Direction) -> Names {
             response: Some(format_ident!("ClientResponse")),
             trait_name: quote! { crate::Request },
             visitor: quote! { crate::RequestVisitor },
-            enum_doc: "A request the client sends to the server.",
-            module_doc: "Marker types for the requests the client sends, one per method.",
+            enum_doc: " A request the client sends to the server.",
+            module_doc: " Marker types for the requests the client sends, one per method.",
         },
         Direction::ServerRequest => Names {
             enum_name: format_ident!("ServerRequest"),
@@ -60,8 +60,8 @@ fn names(direction: Direction) -> Names {
             response: Some(format_ident!("ServerResponse")),
             trait_name: quote! { crate::Request },
             visitor: quote! { crate::RequestVisitor },
-            enum_doc: "A request the server sends to the client (approvals, tool calls, ...).",
-            module_doc: "Marker types for the requests the server sends, one per method.",
+            enum_doc: " A request the server sends to the client (approvals, tool calls, ...).",
+            module_doc: " Marker types for the requests the server sends, one per method.",
         },
         Direction::ServerNotification => Names {
             enum_name: format_ident!("ServerNotification"),
@@ -69,8 +69,8 @@ fn names(direction: Direction) -> Names {
             response: None,
             trait_name: quote! { crate::Notification },
             visitor: quote! { crate::NotificationVisitor },
-            enum_doc: "A notification the server sends to the client.",
-            module_doc: "Marker types for the notifications the server sends, one per method.",
+            enum_doc: " A notification the server sends to the client.",
+            module_doc: " Marker types for the notifications the server sends, one per method.",
         },
         Direction::ClientNotification => Names {
             enum_name: format_ident!("ClientNotification"),
@@ -78,8 +78,8 @@ fn names(direction: Direction) -> Names {
             response: None,
             trait_name: quote! { crate::Notification },
             visitor: quote! { crate::NotificationVisitor },
-            enum_doc: "A notification the client sends to the server.",
-            module_doc: "Marker types for the notifications the client sends, one per method.",
+            enum_doc: " A notification the client sends to the server.",
+            module_doc: " Marker types for the notifications the client sends, one per method.",
         },
     }
 }
@@ -120,9 +120,10 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
             quote! { type Response = #r; }
         });
         let method_doc = format!(" `{wire}`");
+        let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
         quote! {
             #[doc = #method_doc]
-            #[doc = ""]
+            #sep
             #docs #gate
             #[derive(Debug)]
             pub enum #name {}
@@ -156,6 +157,7 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
         let gate = gate(m.experimental);
         let name = ident(&m.rust);
         let wire = format!(" `{}`", m.wire);
+        let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
         let params = match &m.params {
             Params::None | Params::Null => TokenStream::new(),
             p => {
@@ -163,7 +165,7 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
                 quote! { params: #t, }
             }
         };
-        quote! { #[doc = #wire] #[doc = ""] #docs #gate #name { #id_field #params #(#envelope_fields)* }, }
+        quote! { #[doc = #wire] #sep #docs #gate #name { #id_field #params #(#envelope_fields)* }, }
     });
 
     let method_arms = methods.iter().map(|m| {

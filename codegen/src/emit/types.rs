@@ -251,11 +251,6 @@ fn emit_tagged(name: &Ident, t: &Tagged) -> (TokenStream, Vec<TokenStream>) {
         let payload = ident(&a.payload);
         quote! { #docs #gate #rename #rust(#payload), }
     });
-    let known = t.arms.iter().map(|a| {
-        let gate = gate(a.experimental);
-        let wire = &a.wire;
-        quote! { #gate #wire => true, }
-    });
     let arms = t.arms.iter().map(|a| {
         let gate = gate(a.experimental);
         let rust = ident(&a.rust);
@@ -279,22 +274,11 @@ fn emit_tagged(name: &Ident, t: &Tagged) -> (TokenStream, Vec<TokenStream>) {
             const TAG: &'static str = #tag;
             const EXPECTING: &'static str = #expecting;
 
-            fn is_known(tag: &str) -> bool {
-                match tag {
-                    #(#known)*
-                    _ => false,
-                }
-            }
-
-            fn deserialize_known<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error> {
+            fn deserialize_arm<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error> {
                 Ok(match tag {
                     #(#arms)*
-                    _ => unreachable!("only called for known tags"),
+                    _ => Self::#catch_all(codec::unrecognized_arm(Self::TAG, tag, payload)?),
                 })
-            }
-
-            fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-                Self::#catch_all(object)
             }
         }
     };
@@ -329,11 +313,6 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
         let wire = &a.wire;
         quote! { #gate #wire => Self::#rust, }
     });
-    let keyed_known = e.arms.iter().filter(|a| a.payload.is_some()).map(|a| {
-        let gate = gate(a.experimental);
-        let wire = &a.wire;
-        quote! { #gate #wire => true, }
-    });
     let keyed = e.arms.iter().filter(|a| a.payload.is_some()).map(|a| {
         let gate = gate(a.experimental);
         let rust = ident(&a.rust);
@@ -341,26 +320,6 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
         quote! { #gate #wire => Self::#rust(Deserialize::deserialize(value)?), }
     });
     let expecting = format!("a `{name}` string or single-key object");
-    let has_keyed = e.arms.iter().any(|a| a.payload.is_some());
-    let keyed_fns = if has_keyed {
-        quote! {
-            fn is_known_key(key: &str) -> bool {
-                match key {
-                    #(#keyed_known)*
-                    _ => false,
-                }
-            }
-
-            fn deserialize_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error> {
-                Ok(match key {
-                    #(#keyed)*
-                    _ => unreachable!("only called for known keys"),
-                })
-            }
-        }
-    } else {
-        TokenStream::new()
-    };
     let item = quote! {
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #container
@@ -375,14 +334,19 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
         impl codec::ExternalUnion for #name {
             const EXPECTING: &'static str = #expecting;
 
-            fn from_unit(value: &str) -> Option<Self> {
-                Some(match value {
+            fn from_unit(value: &str) -> Self {
+                match value {
                     #(#units)*
-                    _ => return None,
-                })
+                    _ => Self::#catch_all(Value::String(value.to_owned())),
+                }
             }
 
-            #keyed_fns
+            fn deserialize_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error> {
+                Ok(match key {
+                    #(#keyed)*
+                    _ => Self::#catch_all(codec::unrecognized_keyed(key, value)?),
+                })
+            }
 
             fn unrecognized(value: Value) -> Self {
                 Self::#catch_all(value)

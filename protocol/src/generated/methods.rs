@@ -9,10 +9,9 @@ use super::types::*;
 use crate::codec;
 /// The codex release whose schema this crate was generated from.
 pub const CODEX_VERSION: &str = "0.169.0";
-///Marker types for the requests the client sends, one per method.
+/// Marker types for the requests the client sends, one per method.
 pub mod request {
     /// `initialize`
-    ///
     #[derive(Debug)]
     pub enum Initialize {}
     impl crate::Request for Initialize {
@@ -105,7 +104,6 @@ pub mod request {
         type Response = super::ThreadStartResponse;
     }
     /// `thread/resume`
-    ///
     #[derive(Debug)]
     pub enum ThreadResume {}
     impl crate::Request for ThreadResume {
@@ -114,7 +112,6 @@ pub mod request {
         type Response = super::ThreadResumeResponse;
     }
     /// `thread/fork`
-    ///
     #[derive(Debug)]
     pub enum ThreadFork {}
     impl crate::Request for ThreadFork {
@@ -147,7 +144,6 @@ pub mod request {
         type Response = super::ThreadSampleCancelResponse;
     }
     /// `thread/archive`
-    ///
     #[derive(Debug)]
     pub enum ThreadArchive {}
     impl crate::Request for ThreadArchive {
@@ -156,7 +152,6 @@ pub mod request {
         type Response = super::ThreadArchiveResponse;
     }
     /// `thread/delete`
-    ///
     #[derive(Debug)]
     pub enum ThreadDelete {}
     impl crate::Request for ThreadDelete {
@@ -165,7 +160,6 @@ pub mod request {
         type Response = super::ThreadDeleteResponse;
     }
     /// `thread/unsubscribe`
-    ///
     #[derive(Debug)]
     pub enum ThreadUnsubscribe {}
     impl crate::Request for ThreadUnsubscribe {
@@ -206,7 +200,6 @@ pub mod request {
         type Response = super::ThreadDecrementElicitationResponse;
     }
     /// `thread/name/set`
-    ///
     #[derive(Debug)]
     pub enum ThreadNameSet {}
     impl crate::Request for ThreadNameSet {
@@ -227,7 +220,6 @@ pub mod request {
         type Response = super::ThreadPredictionRequestResponse;
     }
     /// `thread/goal/set`
-    ///
     #[derive(Debug)]
     pub enum ThreadGoalSet {}
     impl crate::Request for ThreadGoalSet {
@@ -236,7 +228,6 @@ pub mod request {
         type Response = super::ThreadGoalSetResponse;
     }
     /// `thread/goal/get`
-    ///
     #[derive(Debug)]
     pub enum ThreadGoalGet {}
     impl crate::Request for ThreadGoalGet {
@@ -245,7 +236,6 @@ pub mod request {
         type Response = super::ThreadGoalGetResponse;
     }
     /// `thread/goal/clear`
-    ///
     #[derive(Debug)]
     pub enum ThreadGoalClear {}
     impl crate::Request for ThreadGoalClear {
@@ -326,7 +316,6 @@ pub mod request {
         type Response = super::ThreadQueueStartResponse;
     }
     /// `thread/metadata/update`
-    ///
     #[derive(Debug)]
     pub enum ThreadMetadataUpdate {}
     impl crate::Request for ThreadMetadataUpdate {
@@ -335,7 +324,6 @@ pub mod request {
         type Response = super::ThreadMetadataUpdateResponse;
     }
     /// `thread/attachment/add`
-    ///
     #[derive(Debug)]
     pub enum ThreadAttachmentAdd {}
     impl crate::Request for ThreadAttachmentAdd {
@@ -344,7 +332,6 @@ pub mod request {
         type Response = super::ThreadAttachmentAddResponse;
     }
     /// `thread/attachment/list`
-    ///
     #[derive(Debug)]
     pub enum ThreadAttachmentList {}
     impl crate::Request for ThreadAttachmentList {
@@ -353,7 +340,6 @@ pub mod request {
         type Response = super::ThreadAttachmentListResponse;
     }
     /// `thread/attachmentOwner/list`
-    ///
     #[derive(Debug)]
     pub enum ThreadAttachmentOwnerList {}
     impl crate::Request for ThreadAttachmentOwnerList {
@@ -362,7 +348,6 @@ pub mod request {
         type Response = super::ThreadAttachmentOwnerListResponse;
     }
     /// `thread/attachment/remove`
-    ///
     #[derive(Debug)]
     pub enum ThreadAttachmentRemove {}
     impl crate::Request for ThreadAttachmentRemove {
@@ -371,7 +356,6 @@ pub mod request {
         type Response = super::ThreadAttachmentRemoveResponse;
     }
     /// `thread/section/move`
-    ///
     #[derive(Debug)]
     pub enum ThreadSectionMove {}
     impl crate::Request for ThreadSectionMove {
@@ -454,7 +438,6 @@ pub mod request {
         type Response = super::RolloutCompressResponse;
     }
     /// `thread/unarchive`
-    ///
     #[derive(Debug)]
     pub enum ThreadUnarchive {}
     impl crate::Request for ThreadUnarchive {
@@ -463,7 +446,6 @@ pub mod request {
         type Response = super::ThreadUnarchiveResponse;
     }
     /// `thread/compact/start`
-    ///
     #[derive(Debug)]
     pub enum ThreadCompactStart {}
     impl crate::Request for ThreadCompactStart {
@@ -472,7 +454,6 @@ pub mod request {
         type Response = super::ThreadCompactStartResponse;
     }
     /// `thread/shellCommand`
-    ///
     #[derive(Debug)]
     pub enum ThreadShellCommand {}
     impl crate::Request for ThreadShellCommand {
@@ -481,7 +462,6 @@ pub mod request {
         type Response = super::ThreadShellCommandResponse;
     }
     /// `thread/approveGuardianDeniedAction`
-    ///
     #[derive(Debug)]
     pub enum ThreadApproveGuardianDeniedAction {}
     impl crate::Request for ThreadApproveGuardianDeniedAction {
@@ -526,7 +506,6 @@ pub mod request {
         type Response = super::ThreadBackgroundTerminalsTerminateResponse;
     }
     /// `thread/revert`
-    ///
     #[derive(Debug)]
     pub enum ThreadRevert {}
     impl crate::Request for ThreadRevert {
@@ -535,7 +514,6 @@ pub mod request {
         type Response = super::ThreadRevertResponse;
     }
     /// `thread/list`
-    ///
     #[derive(Debug)]
     pub enum ThreadList {}
     impl crate::Request for ThreadList {
@@ -628,7 +606,6 @@ pub mod request {
         type Response = super::ProjectDeleteResponse;
     }
     /// `threadSection/list`
-    ///
     #[derive(Debug)]
     pub enum ThreadSectionList {}
     impl crate::Request for ThreadSectionList {
@@ -637,7 +614,6 @@ pub mod request {
         type Response = super::ThreadSectionListResponse;
     }
     /// `threadSection/create`
-    ///
     #[derive(Debug)]
     pub enum ThreadSectionCreate {}
     impl crate::Request for ThreadSectionCreate {
@@ -646,7 +622,6 @@ pub mod request {
         type Response = super::ThreadSectionCreateResponse;
     }
     /// `threadSection/update`
-    ///
     #[derive(Debug)]
     pub enum ThreadSectionUpdate {}
     impl crate::Request for ThreadSectionUpdate {
@@ -655,7 +630,6 @@ pub mod request {
         type Response = super::ThreadSectionUpdateResponse;
     }
     /// `threadSection/delete`
-    ///
     #[derive(Debug)]
     pub enum ThreadSectionDelete {}
     impl crate::Request for ThreadSectionDelete {
@@ -688,7 +662,6 @@ pub mod request {
         type Response = super::ThreadSearchOccurrencesResponse;
     }
     /// `thread/loaded/list`
-    ///
     #[derive(Debug)]
     pub enum ThreadLoadedList {}
     impl crate::Request for ThreadLoadedList {
@@ -697,7 +670,6 @@ pub mod request {
         type Response = super::ThreadLoadedListResponse;
     }
     /// `thread/read`
-    ///
     #[derive(Debug)]
     pub enum ThreadRead {}
     impl crate::Request for ThreadRead {
@@ -718,7 +690,6 @@ pub mod request {
         type Response = super::ThreadReadStateUpdateResponse;
     }
     /// `thread/turns/list`
-    ///
     #[derive(Debug)]
     pub enum ThreadTurnsList {}
     impl crate::Request for ThreadTurnsList {
@@ -727,7 +698,6 @@ pub mod request {
         type Response = super::ThreadTurnsListResponse;
     }
     /// `thread/items/list`
-    ///
     #[derive(Debug)]
     pub enum ThreadItemsList {}
     impl crate::Request for ThreadItemsList {
@@ -784,7 +754,6 @@ pub mod request {
         type Response = super::ThreadPrepareApprovedPlanResponse;
     }
     /// `skills/list`
-    ///
     #[derive(Debug)]
     pub enum SkillsList {}
     impl crate::Request for SkillsList {
@@ -793,7 +762,6 @@ pub mod request {
         type Response = super::SkillsListResponse;
     }
     /// `skills/extraRoots/set`
-    ///
     #[derive(Debug)]
     pub enum SkillsExtraRootsSet {}
     impl crate::Request for SkillsExtraRootsSet {
@@ -802,7 +770,6 @@ pub mod request {
         type Response = super::SkillsExtraRootsSetResponse;
     }
     /// `hooks/list`
-    ///
     #[derive(Debug)]
     pub enum HooksList {}
     impl crate::Request for HooksList {
@@ -811,7 +778,6 @@ pub mod request {
         type Response = super::HooksListResponse;
     }
     /// `marketplace/add`
-    ///
     #[derive(Debug)]
     pub enum MarketplaceAdd {}
     impl crate::Request for MarketplaceAdd {
@@ -820,7 +786,6 @@ pub mod request {
         type Response = super::MarketplaceAddResponse;
     }
     /// `marketplace/remove`
-    ///
     #[derive(Debug)]
     pub enum MarketplaceRemove {}
     impl crate::Request for MarketplaceRemove {
@@ -829,7 +794,6 @@ pub mod request {
         type Response = super::MarketplaceRemoveResponse;
     }
     /// `marketplace/upgrade`
-    ///
     #[derive(Debug)]
     pub enum MarketplaceUpgrade {}
     impl crate::Request for MarketplaceUpgrade {
@@ -838,7 +802,6 @@ pub mod request {
         type Response = super::MarketplaceUpgradeResponse;
     }
     /// `plugin/list`
-    ///
     #[derive(Debug)]
     pub enum PluginList {}
     impl crate::Request for PluginList {
@@ -859,7 +822,6 @@ pub mod request {
         type Response = super::PluginSearchResponse;
     }
     /// `plugin/installed`
-    ///
     #[derive(Debug)]
     pub enum PluginInstalled {}
     impl crate::Request for PluginInstalled {
@@ -868,7 +830,6 @@ pub mod request {
         type Response = super::PluginInstalledResponse;
     }
     /// `plugin/reconcile`
-    ///
     #[derive(Debug)]
     pub enum PluginReconcile {}
     impl crate::Request for PluginReconcile {
@@ -877,7 +838,6 @@ pub mod request {
         type Response = super::PluginReconcileResponse;
     }
     /// `plugin/read`
-    ///
     #[derive(Debug)]
     pub enum PluginRead {}
     impl crate::Request for PluginRead {
@@ -886,7 +846,6 @@ pub mod request {
         type Response = super::PluginReadResponse;
     }
     /// `plugin/skill/read`
-    ///
     #[derive(Debug)]
     pub enum PluginSkillRead {}
     impl crate::Request for PluginSkillRead {
@@ -895,7 +854,6 @@ pub mod request {
         type Response = super::PluginSkillReadResponse;
     }
     /// `plugin/share/save`
-    ///
     #[derive(Debug)]
     pub enum PluginShareSave {}
     impl crate::Request for PluginShareSave {
@@ -904,7 +862,6 @@ pub mod request {
         type Response = super::PluginShareSaveResponse;
     }
     /// `plugin/share/updateTargets`
-    ///
     #[derive(Debug)]
     pub enum PluginShareUpdateTargets {}
     impl crate::Request for PluginShareUpdateTargets {
@@ -913,7 +870,6 @@ pub mod request {
         type Response = super::PluginShareUpdateTargetsResponse;
     }
     /// `plugin/share/list`
-    ///
     #[derive(Debug)]
     pub enum PluginShareList {}
     impl crate::Request for PluginShareList {
@@ -922,7 +878,6 @@ pub mod request {
         type Response = super::PluginShareListResponse;
     }
     /// `plugin/share/checkout`
-    ///
     #[derive(Debug)]
     pub enum PluginShareCheckout {}
     impl crate::Request for PluginShareCheckout {
@@ -931,7 +886,6 @@ pub mod request {
         type Response = super::PluginShareCheckoutResponse;
     }
     /// `plugin/share/delete`
-    ///
     #[derive(Debug)]
     pub enum PluginShareDelete {}
     impl crate::Request for PluginShareDelete {
@@ -940,7 +894,6 @@ pub mod request {
         type Response = super::PluginShareDeleteResponse;
     }
     /// `app/read`
-    ///
     #[derive(Debug)]
     pub enum AppRead {}
     impl crate::Request for AppRead {
@@ -949,7 +902,6 @@ pub mod request {
         type Response = super::AppsReadResponse;
     }
     /// `app/list`
-    ///
     #[derive(Debug)]
     pub enum AppList {}
     impl crate::Request for AppList {
@@ -958,7 +910,6 @@ pub mod request {
         type Response = super::AppsListResponse;
     }
     /// `app/installed`
-    ///
     #[derive(Debug)]
     pub enum AppInstalled {}
     impl crate::Request for AppInstalled {
@@ -967,7 +918,6 @@ pub mod request {
         type Response = super::AppsInstalledResponse;
     }
     /// `fs/readFile`
-    ///
     #[derive(Debug)]
     pub enum FsReadFile {}
     impl crate::Request for FsReadFile {
@@ -976,7 +926,6 @@ pub mod request {
         type Response = super::FsReadFileResponse;
     }
     /// `fs/writeFile`
-    ///
     #[derive(Debug)]
     pub enum FsWriteFile {}
     impl crate::Request for FsWriteFile {
@@ -985,7 +934,6 @@ pub mod request {
         type Response = super::FsWriteFileResponse;
     }
     /// `fs/createDirectory`
-    ///
     #[derive(Debug)]
     pub enum FsCreateDirectory {}
     impl crate::Request for FsCreateDirectory {
@@ -994,7 +942,6 @@ pub mod request {
         type Response = super::FsCreateDirectoryResponse;
     }
     /// `fs/getMetadata`
-    ///
     #[derive(Debug)]
     pub enum FsGetMetadata {}
     impl crate::Request for FsGetMetadata {
@@ -1003,7 +950,6 @@ pub mod request {
         type Response = super::FsGetMetadataResponse;
     }
     /// `fs/readDirectory`
-    ///
     #[derive(Debug)]
     pub enum FsReadDirectory {}
     impl crate::Request for FsReadDirectory {
@@ -1012,7 +958,6 @@ pub mod request {
         type Response = super::FsReadDirectoryResponse;
     }
     /// `fs/remove`
-    ///
     #[derive(Debug)]
     pub enum FsRemove {}
     impl crate::Request for FsRemove {
@@ -1021,7 +966,6 @@ pub mod request {
         type Response = super::FsRemoveResponse;
     }
     /// `fs/copy`
-    ///
     #[derive(Debug)]
     pub enum FsCopy {}
     impl crate::Request for FsCopy {
@@ -1030,7 +974,6 @@ pub mod request {
         type Response = super::FsCopyResponse;
     }
     /// `fs/watch`
-    ///
     #[derive(Debug)]
     pub enum FsWatch {}
     impl crate::Request for FsWatch {
@@ -1039,7 +982,6 @@ pub mod request {
         type Response = super::FsWatchResponse;
     }
     /// `fs/unwatch`
-    ///
     #[derive(Debug)]
     pub enum FsUnwatch {}
     impl crate::Request for FsUnwatch {
@@ -1048,7 +990,6 @@ pub mod request {
         type Response = super::FsUnwatchResponse;
     }
     /// `skills/config/write`
-    ///
     #[derive(Debug)]
     pub enum SkillsConfigWrite {}
     impl crate::Request for SkillsConfigWrite {
@@ -1057,7 +998,6 @@ pub mod request {
         type Response = super::SkillsConfigWriteResponse;
     }
     /// `plugin/install`
-    ///
     #[derive(Debug)]
     pub enum PluginInstall {}
     impl crate::Request for PluginInstall {
@@ -1066,7 +1006,6 @@ pub mod request {
         type Response = super::PluginInstallResponse;
     }
     /// `plugin/uninstall`
-    ///
     #[derive(Debug)]
     pub enum PluginUninstall {}
     impl crate::Request for PluginUninstall {
@@ -1075,7 +1014,6 @@ pub mod request {
         type Response = super::PluginUninstallResponse;
     }
     /// `turn/start`
-    ///
     #[derive(Debug)]
     pub enum TurnStart {}
     impl crate::Request for TurnStart {
@@ -1096,7 +1034,6 @@ pub mod request {
         type Response = super::TurnSettingsUpdateResponse;
     }
     /// `turn/steer`
-    ///
     #[derive(Debug)]
     pub enum TurnSteer {}
     impl crate::Request for TurnSteer {
@@ -1105,7 +1042,6 @@ pub mod request {
         type Response = super::TurnSteerResponse;
     }
     /// `turn/interrupt`
-    ///
     #[derive(Debug)]
     pub enum TurnInterrupt {}
     impl crate::Request for TurnInterrupt {
@@ -1198,7 +1134,6 @@ pub mod request {
         type Response = super::ThreadRealtimeListVoicesResponse;
     }
     /// `review/start`
-    ///
     #[derive(Debug)]
     pub enum ReviewStart {}
     impl crate::Request for ReviewStart {
@@ -1207,7 +1142,6 @@ pub mod request {
         type Response = super::ReviewStartResponse;
     }
     /// `model/list`
-    ///
     #[derive(Debug)]
     pub enum ModelList {}
     impl crate::Request for ModelList {
@@ -1216,7 +1150,6 @@ pub mod request {
         type Response = super::ModelListResponse;
     }
     /// `account/gatewayOAuth/read`
-    ///
     #[derive(Debug)]
     pub enum AccountGatewayOAuthRead {}
     impl crate::Request for AccountGatewayOAuthRead {
@@ -1225,7 +1158,6 @@ pub mod request {
         type Response = super::GatewayOAuthReadResponse;
     }
     /// `account/gatewayOAuth/login`
-    ///
     #[derive(Debug)]
     pub enum AccountGatewayOAuthLogin {}
     impl crate::Request for AccountGatewayOAuthLogin {
@@ -1234,7 +1166,6 @@ pub mod request {
         type Response = super::GatewayOAuthLoginResponse;
     }
     /// `account/gatewayOAuth/cancel`
-    ///
     #[derive(Debug)]
     pub enum AccountGatewayOAuthCancel {}
     impl crate::Request for AccountGatewayOAuthCancel {
@@ -1243,7 +1174,6 @@ pub mod request {
         type Response = super::GatewayOAuthCancelResponse;
     }
     /// `modelProvider/list`
-    ///
     #[derive(Debug)]
     pub enum ModelProviderList {}
     impl crate::Request for ModelProviderList {
@@ -1252,7 +1182,6 @@ pub mod request {
         type Response = super::ModelProviderListResponse;
     }
     /// `modelProvider/config/write`
-    ///
     #[derive(Debug)]
     pub enum ModelProviderConfigWrite {}
     impl crate::Request for ModelProviderConfigWrite {
@@ -1261,7 +1190,6 @@ pub mod request {
         type Response = super::ModelProviderConfigWriteResponse;
     }
     /// `modelProvider/capabilities/read`
-    ///
     #[derive(Debug)]
     pub enum ModelProviderCapabilitiesRead {}
     impl crate::Request for ModelProviderCapabilitiesRead {
@@ -1270,7 +1198,6 @@ pub mod request {
         type Response = super::ModelProviderCapabilitiesReadResponse;
     }
     /// `experimentalFeature/list`
-    ///
     #[derive(Debug)]
     pub enum ExperimentalFeatureList {}
     impl crate::Request for ExperimentalFeatureList {
@@ -1279,7 +1206,6 @@ pub mod request {
         type Response = super::ExperimentalFeatureListResponse;
     }
     /// `permissionProfile/list`
-    ///
     #[derive(Debug)]
     pub enum PermissionProfileList {}
     impl crate::Request for PermissionProfileList {
@@ -1288,7 +1214,6 @@ pub mod request {
         type Response = super::PermissionProfileListResponse;
     }
     /// `experimentalFeature/enablement/set`
-    ///
     #[derive(Debug)]
     pub enum ExperimentalFeatureEnablementSet {}
     impl crate::Request for ExperimentalFeatureEnablementSet {
@@ -1451,7 +1376,6 @@ pub mod request {
         type Response = super::EnvironmentStatusResponse;
     }
     /// `mcpServer/oauth/login`
-    ///
     #[derive(Debug)]
     pub enum McpServerOauthLogin {}
     impl crate::Request for McpServerOauthLogin {
@@ -1460,7 +1384,6 @@ pub mod request {
         type Response = super::McpServerOauthLoginResponse;
     }
     /// `config/mcpServer/reload`
-    ///
     #[derive(Debug)]
     pub enum ConfigMcpServerReload {}
     impl crate::Request for ConfigMcpServerReload {
@@ -1469,7 +1392,6 @@ pub mod request {
         type Response = super::McpServerRefreshResponse;
     }
     /// `mcpServerStatus/list`
-    ///
     #[derive(Debug)]
     pub enum McpServerStatusList {}
     impl crate::Request for McpServerStatusList {
@@ -1478,7 +1400,6 @@ pub mod request {
         type Response = super::ListMcpServerStatusResponse;
     }
     /// `mcpServer/resource/read`
-    ///
     #[derive(Debug)]
     pub enum McpServerResourceRead {}
     impl crate::Request for McpServerResourceRead {
@@ -1511,7 +1432,6 @@ pub mod request {
         type Response = super::McpServerEventStreamStopResponse;
     }
     /// `mcpServer/tool/call`
-    ///
     #[derive(Debug)]
     pub enum McpServerToolCall {}
     impl crate::Request for McpServerToolCall {
@@ -1520,7 +1440,6 @@ pub mod request {
         type Response = super::McpServerToolCallResponse;
     }
     /// `windowsSandbox/setupStart`
-    ///
     #[derive(Debug)]
     pub enum WindowsSandboxSetupStart {}
     impl crate::Request for WindowsSandboxSetupStart {
@@ -1529,7 +1448,6 @@ pub mod request {
         type Response = super::WindowsSandboxSetupStartResponse;
     }
     /// `windowsSandbox/readiness`
-    ///
     #[derive(Debug)]
     pub enum WindowsSandboxReadiness {}
     impl crate::Request for WindowsSandboxReadiness {
@@ -1538,7 +1456,6 @@ pub mod request {
         type Response = super::WindowsSandboxReadinessResponse;
     }
     /// `account/login/start`
-    ///
     #[derive(Debug)]
     pub enum AccountLoginStart {}
     impl crate::Request for AccountLoginStart {
@@ -1595,7 +1512,6 @@ pub mod request {
         type Response = super::BedrockCheckGovCloudRequirementsResponse;
     }
     /// `account/login/cancel`
-    ///
     #[derive(Debug)]
     pub enum AccountLoginCancel {}
     impl crate::Request for AccountLoginCancel {
@@ -1628,7 +1544,6 @@ pub mod request {
         type Response = super::AccountSessionsSwitchResponse;
     }
     /// `account/logout`
-    ///
     #[derive(Debug)]
     pub enum AccountLogout {}
     impl crate::Request for AccountLogout {
@@ -1637,7 +1552,6 @@ pub mod request {
         type Response = super::LogoutAccountResponse;
     }
     /// `account/securitySetup/read`
-    ///
     #[derive(Debug)]
     pub enum AccountSecuritySetupRead {}
     impl crate::Request for AccountSecuritySetupRead {
@@ -1646,7 +1560,6 @@ pub mod request {
         type Response = super::GetAccountSecuritySetupResponse;
     }
     /// `account/rateLimits/read`
-    ///
     #[derive(Debug)]
     pub enum AccountRateLimitsRead {}
     impl crate::Request for AccountRateLimitsRead {
@@ -1655,7 +1568,6 @@ pub mod request {
         type Response = super::GetAccountRateLimitsResponse;
     }
     /// `account/rateLimitResetCredit/consume`
-    ///
     #[derive(Debug)]
     pub enum AccountRateLimitResetCreditConsume {}
     impl crate::Request for AccountRateLimitResetCreditConsume {
@@ -1664,7 +1576,6 @@ pub mod request {
         type Response = super::ConsumeAccountRateLimitResetCreditResponse;
     }
     /// `account/usage/read`
-    ///
     #[derive(Debug)]
     pub enum AccountUsageRead {}
     impl crate::Request for AccountUsageRead {
@@ -1673,7 +1584,6 @@ pub mod request {
         type Response = super::GetAccountTokenUsageResponse;
     }
     /// `account/workspaceMessages/read`
-    ///
     #[derive(Debug)]
     pub enum AccountWorkspaceMessagesRead {}
     impl crate::Request for AccountWorkspaceMessagesRead {
@@ -1682,7 +1592,6 @@ pub mod request {
         type Response = super::GetWorkspaceMessagesResponse;
     }
     /// `account/sendAddCreditsNudgeEmail`
-    ///
     #[derive(Debug)]
     pub enum AccountSendAddCreditsNudgeEmail {}
     impl crate::Request for AccountSendAddCreditsNudgeEmail {
@@ -1691,7 +1600,6 @@ pub mod request {
         type Response = super::SendAddCreditsNudgeEmailResponse;
     }
     /// `feedback/upload`
-    ///
     #[derive(Debug)]
     pub enum FeedbackUpload {}
     impl crate::Request for FeedbackUpload {
@@ -1700,7 +1608,6 @@ pub mod request {
         type Response = super::FeedbackUploadResponse;
     }
     /// `feedback/save`
-    ///
     #[derive(Debug)]
     pub enum FeedbackSave {}
     impl crate::Request for FeedbackSave {
@@ -1805,7 +1712,6 @@ pub mod request {
         type Response = super::ProcessResizePtyResponse;
     }
     /// `config/read`
-    ///
     #[derive(Debug)]
     pub enum ConfigRead {}
     impl crate::Request for ConfigRead {
@@ -1814,7 +1720,6 @@ pub mod request {
         type Response = super::ConfigReadResponse;
     }
     /// `externalAgentConfig/detect`
-    ///
     #[derive(Debug)]
     pub enum ExternalAgentConfigDetect {}
     impl crate::Request for ExternalAgentConfigDetect {
@@ -1823,7 +1728,6 @@ pub mod request {
         type Response = super::ExternalAgentConfigDetectResponse;
     }
     /// `externalAgentConfig/import`
-    ///
     #[derive(Debug)]
     pub enum ExternalAgentConfigImport {}
     impl crate::Request for ExternalAgentConfigImport {
@@ -1832,7 +1736,6 @@ pub mod request {
         type Response = super::ExternalAgentConfigImportResponse;
     }
     /// `externalAgentConfig/import/recordHistory`
-    ///
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportRecordHistory {}
     impl crate::Request for ExternalAgentConfigImportRecordHistory {
@@ -1841,7 +1744,6 @@ pub mod request {
         type Response = super::ExternalAgentConfigImportHistoryRecordResponse;
     }
     /// `externalAgentConfig/import/readHistories`
-    ///
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportReadHistories {}
     impl crate::Request for ExternalAgentConfigImportReadHistories {
@@ -1850,7 +1752,6 @@ pub mod request {
         type Response = super::ExternalAgentConfigImportHistoriesReadResponse;
     }
     /// `config/value/write`
-    ///
     #[derive(Debug)]
     pub enum ConfigValueWrite {}
     impl crate::Request for ConfigValueWrite {
@@ -1859,7 +1760,6 @@ pub mod request {
         type Response = super::ConfigWriteResponse;
     }
     /// `config/batchWrite`
-    ///
     #[derive(Debug)]
     pub enum ConfigBatchWrite {}
     impl crate::Request for ConfigBatchWrite {
@@ -1868,7 +1768,6 @@ pub mod request {
         type Response = super::ConfigWriteResponse;
     }
     /// `configRequirements/read`
-    ///
     #[derive(Debug)]
     pub enum ConfigRequirementsRead {}
     impl crate::Request for ConfigRequirementsRead {
@@ -1877,7 +1776,6 @@ pub mod request {
         type Response = super::ConfigRequirementsReadResponse;
     }
     /// `account/read`
-    ///
     #[derive(Debug)]
     pub enum AccountRead {}
     impl crate::Request for AccountRead {
@@ -1886,7 +1784,6 @@ pub mod request {
         type Response = super::GetAccountResponse;
     }
     /// `fuzzyFileSearch`
-    ///
     #[derive(Debug)]
     pub enum FuzzyFileSearch {}
     impl crate::Request for FuzzyFileSearch {
@@ -1931,11 +1828,10 @@ pub mod request {
         type Response = super::FuzzyFileSearchSessionStopResponse;
     }
 }
-///A request the client sends to the server.
+/// A request the client sends to the server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientRequest {
     /// `initialize`
-    ///
     Initialize { id: RequestId, params: InitializeParams },
     /// `server/diagnostics`
     ///
@@ -1974,10 +1870,8 @@ pub enum ClientRequest {
     /// NEW APIs
     ThreadStart { id: RequestId, params: ThreadStartParams },
     /// `thread/resume`
-    ///
     ThreadResume { id: RequestId, params: ThreadResumeParams },
     /// `thread/fork`
-    ///
     ThreadFork { id: RequestId, params: ThreadForkParams },
     /// `thread/sample`
     ///
@@ -1990,13 +1884,10 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadSampleCancel { id: RequestId, params: ThreadSampleCancelParams },
     /// `thread/archive`
-    ///
     ThreadArchive { id: RequestId, params: ThreadArchiveParams },
     /// `thread/delete`
-    ///
     ThreadDelete { id: RequestId, params: ThreadDeleteParams },
     /// `thread/unsubscribe`
-    ///
     ThreadUnsubscribe { id: RequestId, params: ThreadUnsubscribeParams },
     /// `thread/increment_elicitation`
     ///
@@ -2023,7 +1914,6 @@ pub enum ClientRequest {
         params: ThreadDecrementElicitationParams,
     },
     /// `thread/name/set`
-    ///
     ThreadNameSet { id: RequestId, params: ThreadSetNameParams },
     /// `thread/prediction/request`
     ///
@@ -2031,13 +1921,10 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadPredictionRequest { id: RequestId, params: ThreadPredictionRequestParams },
     /// `thread/goal/set`
-    ///
     ThreadGoalSet { id: RequestId, params: ThreadGoalSetParams },
     /// `thread/goal/get`
-    ///
     ThreadGoalGet { id: RequestId, params: ThreadGoalGetParams },
     /// `thread/goal/clear`
-    ///
     ThreadGoalClear { id: RequestId, params: ThreadGoalClearParams },
     /// `thread/queue/add`
     ///
@@ -2070,22 +1957,16 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadQueueStart { id: RequestId, params: ThreadQueueStartParams },
     /// `thread/metadata/update`
-    ///
     ThreadMetadataUpdate { id: RequestId, params: ThreadMetadataUpdateParams },
     /// `thread/attachment/add`
-    ///
     ThreadAttachmentAdd { id: RequestId, params: ThreadAttachmentAddParams },
     /// `thread/attachment/list`
-    ///
     ThreadAttachmentList { id: RequestId, params: ThreadAttachmentListParams },
     /// `thread/attachmentOwner/list`
-    ///
     ThreadAttachmentOwnerList { id: RequestId, params: ThreadAttachmentOwnerListParams },
     /// `thread/attachment/remove`
-    ///
     ThreadAttachmentRemove { id: RequestId, params: ThreadAttachmentRemoveParams },
     /// `thread/section/move`
-    ///
     ThreadSectionMove { id: RequestId, params: ThreadSectionMoveParams },
     /// `thread/settings/update`
     ///
@@ -2120,16 +2001,12 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     RolloutCompress { id: RequestId },
     /// `thread/unarchive`
-    ///
     ThreadUnarchive { id: RequestId, params: ThreadUnarchiveParams },
     /// `thread/compact/start`
-    ///
     ThreadCompactStart { id: RequestId, params: ThreadCompactStartParams },
     /// `thread/shellCommand`
-    ///
     ThreadShellCommand { id: RequestId, params: ThreadShellCommandParams },
     /// `thread/approveGuardianDeniedAction`
-    ///
     ThreadApproveGuardianDeniedAction {
         id: RequestId,
         params: ThreadApproveGuardianDeniedActionParams,
@@ -2159,10 +2036,8 @@ pub enum ClientRequest {
         params: ThreadBackgroundTerminalsTerminateParams,
     },
     /// `thread/revert`
-    ///
     ThreadRevert { id: RequestId, params: ThreadRevertParams },
     /// `thread/list`
-    ///
     ThreadList { id: RequestId, params: ThreadListParams },
     /// `project/list`
     ///
@@ -2200,16 +2075,12 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ProjectDelete { id: RequestId, params: ProjectDeleteParams },
     /// `threadSection/list`
-    ///
     ThreadSectionList { id: RequestId, params: ThreadSectionListParams },
     /// `threadSection/create`
-    ///
     ThreadSectionCreate { id: RequestId, params: ThreadSectionCreateParams },
     /// `threadSection/update`
-    ///
     ThreadSectionUpdate { id: RequestId, params: ThreadSectionUpdateParams },
     /// `threadSection/delete`
-    ///
     ThreadSectionDelete { id: RequestId, params: ThreadSectionDeleteParams },
     /// `thread/search`
     ///
@@ -2222,10 +2093,8 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadSearchOccurrences { id: RequestId, params: ThreadSearchOccurrencesParams },
     /// `thread/loaded/list`
-    ///
     ThreadLoadedList { id: RequestId, params: ThreadLoadedListParams },
     /// `thread/read`
-    ///
     ThreadRead { id: RequestId, params: ThreadReadParams },
     /// `thread/readState/update`
     ///
@@ -2233,10 +2102,8 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadReadStateUpdate { id: RequestId, params: ThreadReadStateUpdateParams },
     /// `thread/turns/list`
-    ///
     ThreadTurnsList { id: RequestId, params: ThreadTurnsListParams },
     /// `thread/items/list`
-    ///
     ThreadItemsList { id: RequestId, params: ThreadItemsListParams },
     /// `thread/items/read`
     ///
@@ -2260,25 +2127,18 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadPrepareApprovedPlan { id: RequestId, params: ThreadPrepareApprovedPlanParams },
     /// `skills/list`
-    ///
     SkillsList { id: RequestId, params: SkillsListParams },
     /// `skills/extraRoots/set`
-    ///
     SkillsExtraRootsSet { id: RequestId, params: SkillsExtraRootsSetParams },
     /// `hooks/list`
-    ///
     HooksList { id: RequestId, params: HooksListParams },
     /// `marketplace/add`
-    ///
     MarketplaceAdd { id: RequestId, params: MarketplaceAddParams },
     /// `marketplace/remove`
-    ///
     MarketplaceRemove { id: RequestId, params: MarketplaceRemoveParams },
     /// `marketplace/upgrade`
-    ///
     MarketplaceUpgrade { id: RequestId, params: MarketplaceUpgradeParams },
     /// `plugin/list`
-    ///
     PluginList { id: RequestId, params: PluginListParams },
     /// `plugin/search`
     ///
@@ -2286,79 +2146,54 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     PluginSearch { id: RequestId, params: PluginSearchParams },
     /// `plugin/installed`
-    ///
     PluginInstalled { id: RequestId, params: PluginInstalledParams },
     /// `plugin/reconcile`
-    ///
     PluginReconcile { id: RequestId, params: PluginReconcileParams },
     /// `plugin/read`
-    ///
     PluginRead { id: RequestId, params: PluginReadParams },
     /// `plugin/skill/read`
-    ///
     PluginSkillRead { id: RequestId, params: PluginSkillReadParams },
     /// `plugin/share/save`
-    ///
     PluginShareSave { id: RequestId, params: PluginShareSaveParams },
     /// `plugin/share/updateTargets`
-    ///
     PluginShareUpdateTargets { id: RequestId, params: PluginShareUpdateTargetsParams },
     /// `plugin/share/list`
-    ///
     PluginShareList { id: RequestId, params: PluginShareListParams },
     /// `plugin/share/checkout`
-    ///
     PluginShareCheckout { id: RequestId, params: PluginShareCheckoutParams },
     /// `plugin/share/delete`
-    ///
     PluginShareDelete { id: RequestId, params: PluginShareDeleteParams },
     /// `app/read`
-    ///
     AppRead { id: RequestId, params: AppsReadParams },
     /// `app/list`
-    ///
     AppList { id: RequestId, params: AppsListParams },
     /// `app/installed`
-    ///
     AppInstalled { id: RequestId, params: AppsInstalledParams },
     /// `fs/readFile`
-    ///
     FsReadFile { id: RequestId, params: FsReadFileParams },
     /// `fs/writeFile`
-    ///
     FsWriteFile { id: RequestId, params: FsWriteFileParams },
     /// `fs/createDirectory`
-    ///
     FsCreateDirectory { id: RequestId, params: FsCreateDirectoryParams },
     /// `fs/getMetadata`
-    ///
     FsGetMetadata { id: RequestId, params: FsGetMetadataParams },
     /// `fs/readDirectory`
-    ///
     FsReadDirectory { id: RequestId, params: FsReadDirectoryParams },
     /// `fs/remove`
-    ///
     FsRemove { id: RequestId, params: FsRemoveParams },
     /// `fs/copy`
-    ///
     FsCopy { id: RequestId, params: FsCopyParams },
     /// `fs/watch`
-    ///
     FsWatch { id: RequestId, params: FsWatchParams },
     /// `fs/unwatch`
-    ///
     FsUnwatch { id: RequestId, params: FsUnwatchParams },
     /// `skills/config/write`
-    ///
     SkillsConfigWrite { id: RequestId, params: SkillsConfigWriteParams },
     /// `plugin/install`
-    ///
     PluginInstall { id: RequestId, params: PluginInstallParams },
     /// `plugin/uninstall`
-    ///
     PluginUninstall { id: RequestId, params: PluginUninstallParams },
     /// `turn/start`
-    ///
     TurnStart { id: RequestId, params: TurnStartParams },
     /// `turn/settings/update`
     ///
@@ -2366,10 +2201,8 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     TurnSettingsUpdate { id: RequestId, params: TurnSettingsUpdateParams },
     /// `turn/steer`
-    ///
     TurnSteer { id: RequestId, params: TurnSteerParams },
     /// `turn/interrupt`
-    ///
     TurnInterrupt { id: RequestId, params: TurnInterruptParams },
     /// `thread/realtime/start`
     ///
@@ -2410,40 +2243,29 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadRealtimeListVoices { id: RequestId, params: ThreadRealtimeListVoicesParams },
     /// `review/start`
-    ///
     ReviewStart { id: RequestId, params: ReviewStartParams },
     /// `model/list`
-    ///
     ModelList { id: RequestId, params: ModelListParams },
     /// `account/gatewayOAuth/read`
-    ///
     AccountGatewayOAuthRead { id: RequestId, params: Option<GatewayOAuthReadParams> },
     /// `account/gatewayOAuth/login`
-    ///
     AccountGatewayOAuthLogin { id: RequestId, params: Option<GatewayOAuthLoginParams> },
     /// `account/gatewayOAuth/cancel`
-    ///
     AccountGatewayOAuthCancel { id: RequestId },
     /// `modelProvider/list`
-    ///
     ModelProviderList { id: RequestId, params: ModelProviderListParams },
     /// `modelProvider/config/write`
-    ///
     ModelProviderConfigWrite { id: RequestId, params: ModelProviderConfigWriteParams },
     /// `modelProvider/capabilities/read`
-    ///
     ModelProviderCapabilitiesRead {
         id: RequestId,
         params: ModelProviderCapabilitiesReadParams,
     },
     /// `experimentalFeature/list`
-    ///
     ExperimentalFeatureList { id: RequestId, params: ExperimentalFeatureListParams },
     /// `permissionProfile/list`
-    ///
     PermissionProfileList { id: RequestId, params: PermissionProfileListParams },
     /// `experimentalFeature/enablement/set`
-    ///
     ExperimentalFeatureEnablementSet {
         id: RequestId,
         params: ExperimentalFeatureEnablementSetParams,
@@ -2525,16 +2347,12 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     EnvironmentStatus { id: RequestId, params: EnvironmentStatusParams },
     /// `mcpServer/oauth/login`
-    ///
     McpServerOauthLogin { id: RequestId, params: McpServerOauthLoginParams },
     /// `config/mcpServer/reload`
-    ///
     ConfigMcpServerReload { id: RequestId },
     /// `mcpServerStatus/list`
-    ///
     McpServerStatusList { id: RequestId, params: ListMcpServerStatusParams },
     /// `mcpServer/resource/read`
-    ///
     McpServerResourceRead { id: RequestId, params: McpResourceReadParams },
     /// `mcpServer/event/stream/start`
     ///
@@ -2547,16 +2365,12 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     McpServerEventStreamStop { id: RequestId, params: McpServerEventStreamStopParams },
     /// `mcpServer/tool/call`
-    ///
     McpServerToolCall { id: RequestId, params: McpServerToolCallParams },
     /// `windowsSandbox/setupStart`
-    ///
     WindowsSandboxSetupStart { id: RequestId, params: WindowsSandboxSetupStartParams },
     /// `windowsSandbox/readiness`
-    ///
     WindowsSandboxReadiness { id: RequestId },
     /// `account/login/start`
-    ///
     AccountLoginStart { id: RequestId, params: LoginAccountParams },
     /// `account/bedrock/discover`
     ///
@@ -2582,7 +2396,6 @@ pub enum ClientRequest {
         params: BedrockCheckGovCloudRequirementsParams,
     },
     /// `account/login/cancel`
-    ///
     AccountLoginCancel { id: RequestId, params: CancelLoginAccountParams },
     /// `accountSession/list`
     ///
@@ -2595,37 +2408,28 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     AccountSessionSwitch { id: RequestId, params: AccountSessionsSwitchParams },
     /// `account/logout`
-    ///
     AccountLogout { id: RequestId },
     /// `account/securitySetup/read`
-    ///
     AccountSecuritySetupRead { id: RequestId },
     /// `account/rateLimits/read`
-    ///
     AccountRateLimitsRead { id: RequestId, params: Option<GetAccountRateLimitsParams> },
     /// `account/rateLimitResetCredit/consume`
-    ///
     AccountRateLimitResetCreditConsume {
         id: RequestId,
         params: ConsumeAccountRateLimitResetCreditParams,
     },
     /// `account/usage/read`
-    ///
     AccountUsageRead { id: RequestId, params: Option<GetAccountTokenUsageParams> },
     /// `account/workspaceMessages/read`
-    ///
     AccountWorkspaceMessagesRead { id: RequestId },
     /// `account/sendAddCreditsNudgeEmail`
-    ///
     AccountSendAddCreditsNudgeEmail {
         id: RequestId,
         params: SendAddCreditsNudgeEmailParams,
     },
     /// `feedback/upload`
-    ///
     FeedbackUpload { id: RequestId, params: FeedbackUploadParams },
     /// `feedback/save`
-    ///
     FeedbackSave { id: RequestId, params: FeedbackSaveParams },
     /// `command/exec`
     ///
@@ -2672,37 +2476,27 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ProcessResizePty { id: RequestId, params: ProcessResizePtyParams },
     /// `config/read`
-    ///
     ConfigRead { id: RequestId, params: ConfigReadParams },
     /// `externalAgentConfig/detect`
-    ///
     ExternalAgentConfigDetect { id: RequestId, params: ExternalAgentConfigDetectParams },
     /// `externalAgentConfig/import`
-    ///
     ExternalAgentConfigImport { id: RequestId, params: ExternalAgentConfigImportParams },
     /// `externalAgentConfig/import/recordHistory`
-    ///
     ExternalAgentConfigImportRecordHistory {
         id: RequestId,
         params: ExternalAgentConfigImportHistoryRecordParams,
     },
     /// `externalAgentConfig/import/readHistories`
-    ///
     ExternalAgentConfigImportReadHistories { id: RequestId },
     /// `config/value/write`
-    ///
     ConfigValueWrite { id: RequestId, params: ConfigValueWriteParams },
     /// `config/batchWrite`
-    ///
     ConfigBatchWrite { id: RequestId, params: ConfigBatchWriteParams },
     /// `configRequirements/read`
-    ///
     ConfigRequirementsRead { id: RequestId },
     /// `account/read`
-    ///
     AccountRead { id: RequestId, params: GetAccountParams },
     /// `fuzzyFileSearch`
-    ///
     FuzzyFileSearch { id: RequestId, params: FuzzyFileSearchParams },
     /// `fuzzyFileSearch/sessionStart`
     ///
@@ -7580,7 +7374,7 @@ impl ClientResponse {
         )
     }
 }
-///Marker types for the requests the server sends, one per method.
+/// Marker types for the requests the server sends, one per method.
 pub mod server_request {
     /// `item/commandExecution/requestApproval`
     ///
@@ -7643,7 +7437,6 @@ pub mod server_request {
         type Response = super::DynamicToolCallResponse;
     }
     /// `account/chatgptAuthTokens/refresh`
-    ///
     #[derive(Debug)]
     pub enum AccountChatgptAuthTokensRefresh {}
     impl crate::Request for AccountChatgptAuthTokensRefresh {
@@ -7696,7 +7489,7 @@ pub mod server_request {
         type Response = super::ExecCommandApprovalResponse;
     }
 }
-///A request the server sends to the client (approvals, tool calls, ...).
+/// A request the server sends to the client (approvals, tool calls, ...).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerRequest {
     /// `item/commandExecution/requestApproval`
@@ -7736,7 +7529,6 @@ pub enum ServerRequest {
     /// Execute a dynamic tool call on the client.
     ItemToolCall { id: RequestId, params: DynamicToolCallParams },
     /// `account/chatgptAuthTokens/refresh`
-    ///
     AccountChatgptAuthTokensRefresh {
         id: RequestId,
         params: ChatgptAuthTokensRefreshParams,
@@ -8125,7 +7917,7 @@ impl ServerResponse {
         )
     }
 }
-///Marker types for the notifications the server sends, one per method.
+/// Marker types for the notifications the server sends, one per method.
 pub mod notification {
     /// `error`
     ///
@@ -8137,7 +7929,6 @@ pub mod notification {
         type Params = super::ErrorNotification;
     }
     /// `thread/started`
-    ///
     #[derive(Debug)]
     pub enum ThreadStarted {}
     impl crate::Notification for ThreadStarted {
@@ -8145,7 +7936,6 @@ pub mod notification {
         type Params = super::ThreadStartedNotification;
     }
     /// `thread/status/changed`
-    ///
     #[derive(Debug)]
     pub enum ThreadStatusChanged {}
     impl crate::Notification for ThreadStatusChanged {
@@ -8153,7 +7943,6 @@ pub mod notification {
         type Params = super::ThreadStatusChangedNotification;
     }
     /// `thread/readState/changed`
-    ///
     #[derive(Debug)]
     pub enum ThreadReadStateChanged {}
     impl crate::Notification for ThreadReadStateChanged {
@@ -8161,7 +7950,6 @@ pub mod notification {
         type Params = super::ThreadReadStateChangedNotification;
     }
     /// `thread/archived`
-    ///
     #[derive(Debug)]
     pub enum ThreadArchived {}
     impl crate::Notification for ThreadArchived {
@@ -8169,7 +7957,6 @@ pub mod notification {
         type Params = super::ThreadArchivedNotification;
     }
     /// `thread/deleted`
-    ///
     #[derive(Debug)]
     pub enum ThreadDeleted {}
     impl crate::Notification for ThreadDeleted {
@@ -8177,7 +7964,6 @@ pub mod notification {
         type Params = super::ThreadDeletedNotification;
     }
     /// `thread/unarchived`
-    ///
     #[derive(Debug)]
     pub enum ThreadUnarchived {}
     impl crate::Notification for ThreadUnarchived {
@@ -8185,7 +7971,6 @@ pub mod notification {
         type Params = super::ThreadUnarchivedNotification;
     }
     /// `thread/closed`
-    ///
     #[derive(Debug)]
     pub enum ThreadClosed {}
     impl crate::Notification for ThreadClosed {
@@ -8193,7 +7978,6 @@ pub mod notification {
         type Params = super::ThreadClosedNotification;
     }
     /// `thread/reverted`
-    ///
     #[derive(Debug)]
     pub enum ThreadReverted {}
     impl crate::Notification for ThreadReverted {
@@ -8201,7 +7985,6 @@ pub mod notification {
         type Params = super::ThreadRevertedNotification;
     }
     /// `skills/changed`
-    ///
     #[derive(Debug)]
     pub enum SkillsChanged {}
     impl crate::Notification for SkillsChanged {
@@ -8209,7 +7992,6 @@ pub mod notification {
         type Params = super::SkillsChangedNotification;
     }
     /// `thread/name/updated`
-    ///
     #[derive(Debug)]
     pub enum ThreadNameUpdated {}
     impl crate::Notification for ThreadNameUpdated {
@@ -8217,7 +7999,6 @@ pub mod notification {
         type Params = super::ThreadNameUpdatedNotification;
     }
     /// `thread/section/changed`
-    ///
     #[derive(Debug)]
     pub enum ThreadSectionChanged {}
     impl crate::Notification for ThreadSectionChanged {
@@ -8225,7 +8006,6 @@ pub mod notification {
         type Params = super::ThreadSectionChangedNotification;
     }
     /// `thread/attachment/updated`
-    ///
     #[derive(Debug)]
     pub enum ThreadAttachmentUpdated {}
     impl crate::Notification for ThreadAttachmentUpdated {
@@ -8233,7 +8013,6 @@ pub mod notification {
         type Params = super::ThreadAttachmentUpdatedNotification;
     }
     /// `thread/goal/updated`
-    ///
     #[derive(Debug)]
     pub enum ThreadGoalUpdated {}
     impl crate::Notification for ThreadGoalUpdated {
@@ -8241,7 +8020,6 @@ pub mod notification {
         type Params = super::ThreadGoalUpdatedNotification;
     }
     /// `thread/prediction/updated`
-    ///
     #[derive(Debug)]
     pub enum ThreadPredictionUpdated {}
     impl crate::Notification for ThreadPredictionUpdated {
@@ -8249,7 +8027,6 @@ pub mod notification {
         type Params = super::ThreadPredictionUpdatedNotification;
     }
     /// `thread/goal/cleared`
-    ///
     #[derive(Debug)]
     pub enum ThreadGoalCleared {}
     impl crate::Notification for ThreadGoalCleared {
@@ -8257,7 +8034,6 @@ pub mod notification {
         type Params = super::ThreadGoalClearedNotification;
     }
     /// `thread/queue/changed`
-    ///
     #[derive(Debug)]
     pub enum ThreadQueueChanged {}
     impl crate::Notification for ThreadQueueChanged {
@@ -8265,7 +8041,6 @@ pub mod notification {
         type Params = super::ThreadQueueChangedNotification;
     }
     /// `project/changed`
-    ///
     #[derive(Debug)]
     pub enum ProjectChanged {}
     impl crate::Notification for ProjectChanged {
@@ -8273,7 +8048,6 @@ pub mod notification {
         type Params = super::ProjectChangedNotification;
     }
     /// `thread/project/updated`
-    ///
     #[derive(Debug)]
     pub enum ThreadProjectUpdated {}
     impl crate::Notification for ThreadProjectUpdated {
@@ -8281,7 +8055,6 @@ pub mod notification {
         type Params = super::ThreadProjectUpdatedNotification;
     }
     /// `thread/environment/connected`
-    ///
     #[derive(Debug)]
     pub enum ThreadEnvironmentConnected {}
     impl crate::Notification for ThreadEnvironmentConnected {
@@ -8289,7 +8062,6 @@ pub mod notification {
         type Params = super::EnvironmentConnectionNotification;
     }
     /// `thread/environment/disconnected`
-    ///
     #[derive(Debug)]
     pub enum ThreadEnvironmentDisconnected {}
     impl crate::Notification for ThreadEnvironmentDisconnected {
@@ -8297,7 +8069,6 @@ pub mod notification {
         type Params = super::EnvironmentConnectionNotification;
     }
     /// `thread/settings/updated`
-    ///
     #[derive(Debug)]
     pub enum ThreadSettingsUpdated {}
     impl crate::Notification for ThreadSettingsUpdated {
@@ -8305,7 +8076,6 @@ pub mod notification {
         type Params = super::ThreadSettingsUpdatedNotification;
     }
     /// `thread/tokenUsage/updated`
-    ///
     #[derive(Debug)]
     pub enum ThreadTokenUsageUpdated {}
     impl crate::Notification for ThreadTokenUsageUpdated {
@@ -8313,7 +8083,6 @@ pub mod notification {
         type Params = super::ThreadTokenUsageUpdatedNotification;
     }
     /// `turn/started`
-    ///
     #[derive(Debug)]
     pub enum TurnStarted {}
     impl crate::Notification for TurnStarted {
@@ -8321,7 +8090,6 @@ pub mod notification {
         type Params = super::TurnStartedNotification;
     }
     /// `hook/started`
-    ///
     #[derive(Debug)]
     pub enum HookStarted {}
     impl crate::Notification for HookStarted {
@@ -8329,7 +8097,6 @@ pub mod notification {
         type Params = super::HookStartedNotification;
     }
     /// `turn/completed`
-    ///
     #[derive(Debug)]
     pub enum TurnCompleted {}
     impl crate::Notification for TurnCompleted {
@@ -8337,7 +8104,6 @@ pub mod notification {
         type Params = super::TurnCompletedNotification;
     }
     /// `hook/completed`
-    ///
     #[derive(Debug)]
     pub enum HookCompleted {}
     impl crate::Notification for HookCompleted {
@@ -8345,7 +8111,6 @@ pub mod notification {
         type Params = super::HookCompletedNotification;
     }
     /// `turn/diff/updated`
-    ///
     #[derive(Debug)]
     pub enum TurnDiffUpdated {}
     impl crate::Notification for TurnDiffUpdated {
@@ -8353,7 +8118,6 @@ pub mod notification {
         type Params = super::TurnDiffUpdatedNotification;
     }
     /// `turn/plan/updated`
-    ///
     #[derive(Debug)]
     pub enum TurnPlanUpdated {}
     impl crate::Notification for TurnPlanUpdated {
@@ -8361,7 +8125,6 @@ pub mod notification {
         type Params = super::TurnPlanUpdatedNotification;
     }
     /// `item/started`
-    ///
     #[derive(Debug)]
     pub enum ItemStarted {}
     impl crate::Notification for ItemStarted {
@@ -8369,7 +8132,6 @@ pub mod notification {
         type Params = super::ItemStartedNotification;
     }
     /// `item/autoApprovalReview/started`
-    ///
     #[derive(Debug)]
     pub enum ItemAutoApprovalReviewStarted {}
     impl crate::Notification for ItemAutoApprovalReviewStarted {
@@ -8377,7 +8139,6 @@ pub mod notification {
         type Params = super::ItemGuardianApprovalReviewStartedNotification;
     }
     /// `item/autoApprovalReview/completed`
-    ///
     #[derive(Debug)]
     pub enum ItemAutoApprovalReviewCompleted {}
     impl crate::Notification for ItemAutoApprovalReviewCompleted {
@@ -8385,7 +8146,6 @@ pub mod notification {
         type Params = super::ItemGuardianApprovalReviewCompletedNotification;
     }
     /// `autoApprovalReview/strictReviewRequired`
-    ///
     #[derive(Debug)]
     pub enum AutoApprovalReviewStrictReviewRequired {}
     impl crate::Notification for AutoApprovalReviewStrictReviewRequired {
@@ -8393,7 +8153,6 @@ pub mod notification {
         type Params = super::StrictReviewRequiredNotification;
     }
     /// `item/completed`
-    ///
     #[derive(Debug)]
     pub enum ItemCompleted {}
     impl crate::Notification for ItemCompleted {
@@ -8401,7 +8160,6 @@ pub mod notification {
         type Params = super::ItemCompletedNotification;
     }
     /// `item/agentMessage/delta`
-    ///
     #[derive(Debug)]
     pub enum ItemAgentMessageDelta {}
     impl crate::Notification for ItemAgentMessageDelta {
@@ -8445,7 +8203,6 @@ pub mod notification {
         type Params = super::ProcessExitedNotification;
     }
     /// `item/commandExecution/outputDelta`
-    ///
     #[derive(Debug)]
     pub enum ItemCommandExecutionOutputDelta {}
     impl crate::Notification for ItemCommandExecutionOutputDelta {
@@ -8453,7 +8210,6 @@ pub mod notification {
         type Params = super::CommandExecutionOutputDeltaNotification;
     }
     /// `item/commandExecution/terminalInteraction`
-    ///
     #[derive(Debug)]
     pub enum ItemCommandExecutionTerminalInteraction {}
     impl crate::Notification for ItemCommandExecutionTerminalInteraction {
@@ -8470,7 +8226,6 @@ pub mod notification {
         type Params = super::FileChangeOutputDeltaNotification;
     }
     /// `item/fileChange/patchUpdated`
-    ///
     #[derive(Debug)]
     pub enum ItemFileChangePatchUpdated {}
     impl crate::Notification for ItemFileChangePatchUpdated {
@@ -8478,7 +8233,6 @@ pub mod notification {
         type Params = super::FileChangePatchUpdatedNotification;
     }
     /// `serverRequest/resolved`
-    ///
     #[derive(Debug)]
     pub enum ServerRequestResolved {}
     impl crate::Notification for ServerRequestResolved {
@@ -8486,7 +8240,6 @@ pub mod notification {
         type Params = super::ServerRequestResolvedNotification;
     }
     /// `item/mcpToolCall/progress`
-    ///
     #[derive(Debug)]
     pub enum ItemMcpToolCallProgress {}
     impl crate::Notification for ItemMcpToolCallProgress {
@@ -8494,7 +8247,6 @@ pub mod notification {
         type Params = super::McpToolCallProgressNotification;
     }
     /// `mcpServer/oauthLogin/completed`
-    ///
     #[derive(Debug)]
     pub enum McpServerOauthLoginCompleted {}
     impl crate::Notification for McpServerOauthLoginCompleted {
@@ -8502,7 +8254,6 @@ pub mod notification {
         type Params = super::McpServerOauthLoginCompletedNotification;
     }
     /// `mcpServer/startupStatus/updated`
-    ///
     #[derive(Debug)]
     pub enum McpServerStartupStatusUpdated {}
     impl crate::Notification for McpServerStartupStatusUpdated {
@@ -8510,7 +8261,6 @@ pub mod notification {
         type Params = super::McpServerStatusUpdatedNotification;
     }
     /// `mcpServer/event/stream/notification`
-    ///
     #[derive(Debug)]
     pub enum McpServerEventStreamNotification {}
     impl crate::Notification for McpServerEventStreamNotification {
@@ -8518,7 +8268,6 @@ pub mod notification {
         type Params = super::McpServerEventStreamNotification;
     }
     /// `account/updated`
-    ///
     #[derive(Debug)]
     pub enum AccountUpdated {}
     impl crate::Notification for AccountUpdated {
@@ -8526,7 +8275,6 @@ pub mod notification {
         type Params = super::AccountUpdatedNotification;
     }
     /// `account/gatewayOAuth/changed`
-    ///
     #[derive(Debug)]
     pub enum AccountGatewayOAuthChanged {}
     impl crate::Notification for AccountGatewayOAuthChanged {
@@ -8534,7 +8282,6 @@ pub mod notification {
         type Params = super::GatewayOAuthChangedNotification;
     }
     /// `account/rateLimits/updated`
-    ///
     #[derive(Debug)]
     pub enum AccountRateLimitsUpdated {}
     impl crate::Notification for AccountRateLimitsUpdated {
@@ -8542,7 +8289,6 @@ pub mod notification {
         type Params = super::AccountRateLimitsUpdatedNotification;
     }
     /// `app/list/updated`
-    ///
     #[derive(Debug)]
     pub enum AppListUpdated {}
     impl crate::Notification for AppListUpdated {
@@ -8550,7 +8296,6 @@ pub mod notification {
         type Params = super::AppListUpdatedNotification;
     }
     /// `remoteControl/status/changed`
-    ///
     #[derive(Debug)]
     pub enum RemoteControlStatusChanged {}
     impl crate::Notification for RemoteControlStatusChanged {
@@ -8558,7 +8303,6 @@ pub mod notification {
         type Params = super::RemoteControlStatusChangedNotification;
     }
     /// `externalAgentConfig/import/progress`
-    ///
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportProgress {}
     impl crate::Notification for ExternalAgentConfigImportProgress {
@@ -8566,7 +8310,6 @@ pub mod notification {
         type Params = super::ExternalAgentConfigImportProgressNotification;
     }
     /// `externalAgentConfig/import/completed`
-    ///
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportCompleted {}
     impl crate::Notification for ExternalAgentConfigImportCompleted {
@@ -8574,7 +8317,6 @@ pub mod notification {
         type Params = super::ExternalAgentConfigImportCompletedNotification;
     }
     /// `fs/changed`
-    ///
     #[derive(Debug)]
     pub enum FsChanged {}
     impl crate::Notification for FsChanged {
@@ -8582,7 +8324,6 @@ pub mod notification {
         type Params = super::FsChangedNotification;
     }
     /// `item/reasoning/summaryTextDelta`
-    ///
     #[derive(Debug)]
     pub enum ItemReasoningSummaryTextDelta {}
     impl crate::Notification for ItemReasoningSummaryTextDelta {
@@ -8590,7 +8331,6 @@ pub mod notification {
         type Params = super::ReasoningSummaryTextDeltaNotification;
     }
     /// `item/reasoning/summaryPartAdded`
-    ///
     #[derive(Debug)]
     pub enum ItemReasoningSummaryPartAdded {}
     impl crate::Notification for ItemReasoningSummaryPartAdded {
@@ -8598,7 +8338,6 @@ pub mod notification {
         type Params = super::ReasoningSummaryPartAddedNotification;
     }
     /// `item/reasoning/textDelta`
-    ///
     #[derive(Debug)]
     pub enum ItemReasoningTextDelta {}
     impl crate::Notification for ItemReasoningTextDelta {
@@ -8615,7 +8354,6 @@ pub mod notification {
         type Params = super::ContextCompactedNotification;
     }
     /// `model/rerouted`
-    ///
     #[derive(Debug)]
     pub enum ModelRerouted {}
     impl crate::Notification for ModelRerouted {
@@ -8623,7 +8361,6 @@ pub mod notification {
         type Params = super::ModelReroutedNotification;
     }
     /// `model/verification`
-    ///
     #[derive(Debug)]
     pub enum ModelVerification {}
     impl crate::Notification for ModelVerification {
@@ -8631,7 +8368,6 @@ pub mod notification {
         type Params = super::ModelVerificationNotification;
     }
     /// `modelProvider/authRecoveryStarted`
-    ///
     #[derive(Debug)]
     pub enum ModelProviderAuthRecoveryStarted {}
     impl crate::Notification for ModelProviderAuthRecoveryStarted {
@@ -8639,7 +8375,6 @@ pub mod notification {
         type Params = super::AuthRecoveryNotification;
     }
     /// `modelProvider/authRecoveryCompleted`
-    ///
     #[derive(Debug)]
     pub enum ModelProviderAuthRecoveryCompleted {}
     impl crate::Notification for ModelProviderAuthRecoveryCompleted {
@@ -8647,7 +8382,6 @@ pub mod notification {
         type Params = super::AuthRecoveryNotification;
     }
     /// `turn/moderationMetadata`
-    ///
     #[derive(Debug)]
     pub enum TurnModerationMetadata {}
     impl crate::Notification for TurnModerationMetadata {
@@ -8655,7 +8389,6 @@ pub mod notification {
         type Params = super::TurnModerationMetadataNotification;
     }
     /// `model/safetyBuffering/updated`
-    ///
     #[derive(Debug)]
     pub enum ModelSafetyBufferingUpdated {}
     impl crate::Notification for ModelSafetyBufferingUpdated {
@@ -8663,7 +8396,6 @@ pub mod notification {
         type Params = super::ModelSafetyBufferingUpdatedNotification;
     }
     /// `warning`
-    ///
     #[derive(Debug)]
     pub enum Warning {}
     impl crate::Notification for Warning {
@@ -8671,7 +8403,6 @@ pub mod notification {
         type Params = super::WarningNotification;
     }
     /// `guardianWarning`
-    ///
     #[derive(Debug)]
     pub enum GuardianWarning {}
     impl crate::Notification for GuardianWarning {
@@ -8679,7 +8410,6 @@ pub mod notification {
         type Params = super::GuardianWarningNotification;
     }
     /// `deprecationNotice`
-    ///
     #[derive(Debug)]
     pub enum DeprecationNotice {}
     impl crate::Notification for DeprecationNotice {
@@ -8687,7 +8417,6 @@ pub mod notification {
         type Params = super::DeprecationNoticeNotification;
     }
     /// `configWarning`
-    ///
     #[derive(Debug)]
     pub enum ConfigWarning {}
     impl crate::Notification for ConfigWarning {
@@ -8695,7 +8424,6 @@ pub mod notification {
         type Params = super::ConfigWarningNotification;
     }
     /// `fuzzyFileSearch/sessionUpdated`
-    ///
     #[derive(Debug)]
     pub enum FuzzyFileSearchSessionUpdated {}
     impl crate::Notification for FuzzyFileSearchSessionUpdated {
@@ -8703,7 +8431,6 @@ pub mod notification {
         type Params = super::FuzzyFileSearchSessionUpdatedNotification;
     }
     /// `fuzzyFileSearch/sessionCompleted`
-    ///
     #[derive(Debug)]
     pub enum FuzzyFileSearchSessionCompleted {}
     impl crate::Notification for FuzzyFileSearchSessionCompleted {
@@ -8711,7 +8438,6 @@ pub mod notification {
         type Params = super::FuzzyFileSearchSessionCompletedNotification;
     }
     /// `thread/realtime/started`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeStarted {}
     impl crate::Notification for ThreadRealtimeStarted {
@@ -8719,7 +8445,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeStartedNotification;
     }
     /// `thread/realtime/itemAdded`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeItemAdded {}
     impl crate::Notification for ThreadRealtimeItemAdded {
@@ -8727,7 +8452,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemAddedNotification;
     }
     /// `thread/realtime/item/started`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeItemStarted {}
     impl crate::Notification for ThreadRealtimeItemStarted {
@@ -8735,7 +8459,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemStartedNotification;
     }
     /// `thread/realtime/item/transcript/delta`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeItemTranscriptDelta {}
     impl crate::Notification for ThreadRealtimeItemTranscriptDelta {
@@ -8743,7 +8466,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemTranscriptDeltaNotification;
     }
     /// `thread/realtime/item/completed`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeItemCompleted {}
     impl crate::Notification for ThreadRealtimeItemCompleted {
@@ -8751,7 +8473,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemCompletedNotification;
     }
     /// `thread/realtime/transcript/delta`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeTranscriptDelta {}
     impl crate::Notification for ThreadRealtimeTranscriptDelta {
@@ -8759,7 +8480,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeTranscriptDeltaNotification;
     }
     /// `thread/realtime/transcript/done`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeTranscriptDone {}
     impl crate::Notification for ThreadRealtimeTranscriptDone {
@@ -8767,7 +8487,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeTranscriptDoneNotification;
     }
     /// `thread/realtime/outputAudio/delta`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeOutputAudioDelta {}
     impl crate::Notification for ThreadRealtimeOutputAudioDelta {
@@ -8775,7 +8494,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeOutputAudioDeltaNotification;
     }
     /// `thread/realtime/sdp`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeSdp {}
     impl crate::Notification for ThreadRealtimeSdp {
@@ -8783,7 +8501,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeSdpNotification;
     }
     /// `thread/realtime/error`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeError {}
     impl crate::Notification for ThreadRealtimeError {
@@ -8791,7 +8508,6 @@ pub mod notification {
         type Params = super::ThreadRealtimeErrorNotification;
     }
     /// `thread/realtime/closed`
-    ///
     #[derive(Debug)]
     pub enum ThreadRealtimeClosed {}
     impl crate::Notification for ThreadRealtimeClosed {
@@ -8808,7 +8524,6 @@ pub mod notification {
         type Params = super::WindowsWorldWritableWarningNotification;
     }
     /// `windowsSandbox/setupCompleted`
-    ///
     #[derive(Debug)]
     pub enum WindowsSandboxSetupCompleted {}
     impl crate::Notification for WindowsSandboxSetupCompleted {
@@ -8816,7 +8531,6 @@ pub mod notification {
         type Params = super::WindowsSandboxSetupCompletedNotification;
     }
     /// `account/login/completed`
-    ///
     #[derive(Debug)]
     pub enum AccountLoginCompleted {}
     impl crate::Notification for AccountLoginCompleted {
@@ -8824,7 +8538,7 @@ pub mod notification {
         type Params = super::AccountLoginCompletedNotification;
     }
 }
-///A notification the server sends to the client.
+/// A notification the server sends to the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerNotification {
     /// `error`
@@ -8836,238 +8550,204 @@ pub enum ServerNotification {
         emitted_at_ms: Option<i64>,
     },
     /// `thread/started`
-    ///
     ThreadStarted {
         params: ThreadStartedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/status/changed`
-    ///
     ThreadStatusChanged {
         params: ThreadStatusChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/readState/changed`
-    ///
     ThreadReadStateChanged {
         params: ThreadReadStateChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/archived`
-    ///
     ThreadArchived {
         params: ThreadArchivedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/deleted`
-    ///
     ThreadDeleted {
         params: ThreadDeletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/unarchived`
-    ///
     ThreadUnarchived {
         params: ThreadUnarchivedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/closed`
-    ///
     ThreadClosed {
         params: ThreadClosedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/reverted`
-    ///
     ThreadReverted {
         params: ThreadRevertedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `skills/changed`
-    ///
     SkillsChanged {
         params: SkillsChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/name/updated`
-    ///
     ThreadNameUpdated {
         params: ThreadNameUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/section/changed`
-    ///
     ThreadSectionChanged {
         params: ThreadSectionChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/attachment/updated`
-    ///
     ThreadAttachmentUpdated {
         params: ThreadAttachmentUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/goal/updated`
-    ///
     ThreadGoalUpdated {
         params: ThreadGoalUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/prediction/updated`
-    ///
     ThreadPredictionUpdated {
         params: ThreadPredictionUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/goal/cleared`
-    ///
     ThreadGoalCleared {
         params: ThreadGoalClearedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/queue/changed`
-    ///
     ThreadQueueChanged {
         params: ThreadQueueChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `project/changed`
-    ///
     ProjectChanged {
         params: ProjectChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/project/updated`
-    ///
     ThreadProjectUpdated {
         params: ThreadProjectUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/environment/connected`
-    ///
     ThreadEnvironmentConnected {
         params: EnvironmentConnectionNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/environment/disconnected`
-    ///
     ThreadEnvironmentDisconnected {
         params: EnvironmentConnectionNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/settings/updated`
-    ///
     ThreadSettingsUpdated {
         params: ThreadSettingsUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/tokenUsage/updated`
-    ///
     ThreadTokenUsageUpdated {
         params: ThreadTokenUsageUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/started`
-    ///
     TurnStarted {
         params: TurnStartedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `hook/started`
-    ///
     HookStarted {
         params: HookStartedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/completed`
-    ///
     TurnCompleted {
         params: TurnCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `hook/completed`
-    ///
     HookCompleted {
         params: HookCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/diff/updated`
-    ///
     TurnDiffUpdated {
         params: TurnDiffUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/plan/updated`
-    ///
     TurnPlanUpdated {
         params: TurnPlanUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/started`
-    ///
     ItemStarted {
         params: ItemStartedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/autoApprovalReview/started`
-    ///
     ItemAutoApprovalReviewStarted {
         params: ItemGuardianApprovalReviewStartedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/autoApprovalReview/completed`
-    ///
     ItemAutoApprovalReviewCompleted {
         params: ItemGuardianApprovalReviewCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `autoApprovalReview/strictReviewRequired`
-    ///
     AutoApprovalReviewStrictReviewRequired {
         params: StrictReviewRequiredNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/completed`
-    ///
     ItemCompleted {
         params: ItemCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/agentMessage/delta`
-    ///
     ItemAgentMessageDelta {
         params: AgentMessageDeltaNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
@@ -9106,14 +8786,12 @@ pub enum ServerNotification {
         emitted_at_ms: Option<i64>,
     },
     /// `item/commandExecution/outputDelta`
-    ///
     ItemCommandExecutionOutputDelta {
         params: CommandExecutionOutputDeltaNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/commandExecution/terminalInteraction`
-    ///
     ItemCommandExecutionTerminalInteraction {
         params: TerminalInteractionNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
@@ -9128,119 +8806,102 @@ pub enum ServerNotification {
         emitted_at_ms: Option<i64>,
     },
     /// `item/fileChange/patchUpdated`
-    ///
     ItemFileChangePatchUpdated {
         params: FileChangePatchUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `serverRequest/resolved`
-    ///
     ServerRequestResolved {
         params: ServerRequestResolvedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/mcpToolCall/progress`
-    ///
     ItemMcpToolCallProgress {
         params: McpToolCallProgressNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `mcpServer/oauthLogin/completed`
-    ///
     McpServerOauthLoginCompleted {
         params: McpServerOauthLoginCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `mcpServer/startupStatus/updated`
-    ///
     McpServerStartupStatusUpdated {
         params: McpServerStatusUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `mcpServer/event/stream/notification`
-    ///
     McpServerEventStreamNotification {
         params: McpServerEventStreamNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/updated`
-    ///
     AccountUpdated {
         params: AccountUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/gatewayOAuth/changed`
-    ///
     AccountGatewayOAuthChanged {
         params: GatewayOAuthChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/rateLimits/updated`
-    ///
     AccountRateLimitsUpdated {
         params: AccountRateLimitsUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `app/list/updated`
-    ///
     AppListUpdated {
         params: AppListUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `remoteControl/status/changed`
-    ///
     RemoteControlStatusChanged {
         params: RemoteControlStatusChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `externalAgentConfig/import/progress`
-    ///
     ExternalAgentConfigImportProgress {
         params: ExternalAgentConfigImportProgressNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `externalAgentConfig/import/completed`
-    ///
     ExternalAgentConfigImportCompleted {
         params: ExternalAgentConfigImportCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `fs/changed`
-    ///
     FsChanged {
         params: FsChangedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/reasoning/summaryTextDelta`
-    ///
     ItemReasoningSummaryTextDelta {
         params: ReasoningSummaryTextDeltaNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/reasoning/summaryPartAdded`
-    ///
     ItemReasoningSummaryPartAdded {
         params: ReasoningSummaryPartAddedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/reasoning/textDelta`
-    ///
     ItemReasoningTextDelta {
         params: ReasoningTextDeltaNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
@@ -9255,161 +8916,138 @@ pub enum ServerNotification {
         emitted_at_ms: Option<i64>,
     },
     /// `model/rerouted`
-    ///
     ModelRerouted {
         params: ModelReroutedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `model/verification`
-    ///
     ModelVerification {
         params: ModelVerificationNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `modelProvider/authRecoveryStarted`
-    ///
     ModelProviderAuthRecoveryStarted {
         params: AuthRecoveryNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `modelProvider/authRecoveryCompleted`
-    ///
     ModelProviderAuthRecoveryCompleted {
         params: AuthRecoveryNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/moderationMetadata`
-    ///
     TurnModerationMetadata {
         params: TurnModerationMetadataNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `model/safetyBuffering/updated`
-    ///
     ModelSafetyBufferingUpdated {
         params: ModelSafetyBufferingUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `warning`
-    ///
     Warning {
         params: WarningNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `guardianWarning`
-    ///
     GuardianWarning {
         params: GuardianWarningNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `deprecationNotice`
-    ///
     DeprecationNotice {
         params: DeprecationNoticeNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `configWarning`
-    ///
     ConfigWarning {
         params: ConfigWarningNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `fuzzyFileSearch/sessionUpdated`
-    ///
     FuzzyFileSearchSessionUpdated {
         params: FuzzyFileSearchSessionUpdatedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `fuzzyFileSearch/sessionCompleted`
-    ///
     FuzzyFileSearchSessionCompleted {
         params: FuzzyFileSearchSessionCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/started`
-    ///
     ThreadRealtimeStarted {
         params: ThreadRealtimeStartedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/itemAdded`
-    ///
     ThreadRealtimeItemAdded {
         params: ThreadRealtimeItemAddedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/item/started`
-    ///
     ThreadRealtimeItemStarted {
         params: ThreadRealtimeItemStartedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/item/transcript/delta`
-    ///
     ThreadRealtimeItemTranscriptDelta {
         params: ThreadRealtimeItemTranscriptDeltaNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/item/completed`
-    ///
     ThreadRealtimeItemCompleted {
         params: ThreadRealtimeItemCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/transcript/delta`
-    ///
     ThreadRealtimeTranscriptDelta {
         params: ThreadRealtimeTranscriptDeltaNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/transcript/done`
-    ///
     ThreadRealtimeTranscriptDone {
         params: ThreadRealtimeTranscriptDoneNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/outputAudio/delta`
-    ///
     ThreadRealtimeOutputAudioDelta {
         params: ThreadRealtimeOutputAudioDeltaNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/sdp`
-    ///
     ThreadRealtimeSdp {
         params: ThreadRealtimeSdpNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/error`
-    ///
     ThreadRealtimeError {
         params: ThreadRealtimeErrorNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/closed`
-    ///
     ThreadRealtimeClosed {
         params: ThreadRealtimeClosedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
@@ -9424,14 +9062,12 @@ pub enum ServerNotification {
         emitted_at_ms: Option<i64>,
     },
     /// `windowsSandbox/setupCompleted`
-    ///
     WindowsSandboxSetupCompleted {
         params: WindowsSandboxSetupCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/login/completed`
-    ///
     AccountLoginCompleted {
         params: AccountLoginCompletedNotification,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
@@ -11112,10 +10748,9 @@ fn write_envelope<M: serde::ser::SerializeMap>(
     }
     Ok(())
 }
-///Marker types for the notifications the client sends, one per method.
+/// Marker types for the notifications the client sends, one per method.
 pub mod client_notification {
     /// `initialized`
-    ///
     #[derive(Debug)]
     pub enum Initialized {}
     impl crate::Notification for Initialized {
@@ -11123,11 +10758,10 @@ pub mod client_notification {
         type Params = ();
     }
 }
-///A notification the client sends to the server.
+/// A notification the client sends to the server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
     /// `initialized`
-    ///
     Initialized {},
     /// A method this version of the crate does not know, kept as it came.
     Unrecognized {

@@ -30,16 +30,7 @@ pub enum Account {
 impl codec::TaggedUnion for Account {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `Account` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "apiKey" => true,
-            "chatgpt" => true,
-            "amazonBedrock" => true,
-            "gcp" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -51,12 +42,11 @@ impl codec::TaggedUnion for Account {
                     Self::AmazonBedrock(Deserialize::deserialize(payload)?)
                 }
                 "gcp" => Self::Gcp(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for Account {
@@ -379,14 +369,7 @@ pub enum AgentMessageInputContent {
 impl codec::TaggedUnion for AgentMessageInputContent {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `AgentMessageInputContent` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "input_text" => true,
-            "encrypted_content" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -396,12 +379,11 @@ impl codec::TaggedUnion for AgentMessageInputContent {
                 "encrypted_content" => {
                     Self::EncryptedContent(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for AgentMessageInputContent {
@@ -871,20 +853,12 @@ pub enum AskForApproval {
 }
 impl codec::ExternalUnion for AskForApproval {
     const EXPECTING: &'static str = "a `AskForApproval` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "untrusted" => Self::Untrusted,
-                "on-request" => Self::OnRequest,
-                "never" => Self::Never,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "granular" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "untrusted" => Self::Untrusted,
+            "on-request" => Self::OnRequest,
+            "never" => Self::Never,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -894,7 +868,7 @@ impl codec::ExternalUnion for AskForApproval {
         Ok(
             match key {
                 "granular" => Self::Granular(Deserialize::deserialize(value)?),
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -1100,14 +1074,7 @@ pub enum BedrockSetupParams {
 impl codec::TaggedUnion for BedrockSetupParams {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `BedrockSetupParams` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "profile" => true,
-            "environment" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -1115,12 +1082,11 @@ impl codec::TaggedUnion for BedrockSetupParams {
             match tag {
                 "profile" => Self::Profile(Deserialize::deserialize(payload)?),
                 "environment" => Self::Environment(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 #[cfg(feature = "experimental")]
@@ -1266,25 +1232,18 @@ pub enum CapabilityRootLocation {
 impl codec::TaggedUnion for CapabilityRootLocation {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `CapabilityRootLocation` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "environment" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
         Ok(
             match tag {
                 "environment" => Self::Environment(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for CapabilityRootLocation {
@@ -1431,39 +1390,27 @@ pub enum CodexErrorInfo {
 }
 impl codec::ExternalUnion for CodexErrorInfo {
     const EXPECTING: &'static str = "a `CodexErrorInfo` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "contextWindowExceeded" => Self::ContextWindowExceeded,
-                "sessionBudgetExceeded" => Self::SessionBudgetExceeded,
-                "usageLimitExceeded" => Self::UsageLimitExceeded,
-                "rateLimitExceeded" => Self::RateLimitExceeded,
-                "flexUnavailable" => Self::FlexUnavailable,
-                "serverOverloaded" => Self::ServerOverloaded,
-                "modelNotFound" => Self::ModelNotFound,
-                "policyCapacityUnavailable" => Self::PolicyCapacityUnavailable,
-                "cyberPolicy" => Self::CyberPolicy,
-                "misalignmentPolicyViolation" => Self::MisalignmentPolicyViolation,
-                "tooManyDenials" => Self::TooManyDenials,
-                "internalServerError" => Self::InternalServerError,
-                "unauthorized" => Self::Unauthorized,
-                "badRequest" => Self::BadRequest,
-                "threadRollbackFailed" => Self::ThreadRollbackFailed,
-                "sandboxError" => Self::SandboxError,
-                "other" => Self::Other,
-                "inferenceHookDenied" => Self::InferenceHookDenied,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "httpConnectionFailed" => true,
-            "responseStreamConnectionFailed" => true,
-            "responseStreamDisconnected" => true,
-            "responseTooManyFailedAttempts" => true,
-            "activeTurnNotSteerable" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "contextWindowExceeded" => Self::ContextWindowExceeded,
+            "sessionBudgetExceeded" => Self::SessionBudgetExceeded,
+            "usageLimitExceeded" => Self::UsageLimitExceeded,
+            "rateLimitExceeded" => Self::RateLimitExceeded,
+            "flexUnavailable" => Self::FlexUnavailable,
+            "serverOverloaded" => Self::ServerOverloaded,
+            "modelNotFound" => Self::ModelNotFound,
+            "policyCapacityUnavailable" => Self::PolicyCapacityUnavailable,
+            "cyberPolicy" => Self::CyberPolicy,
+            "misalignmentPolicyViolation" => Self::MisalignmentPolicyViolation,
+            "tooManyDenials" => Self::TooManyDenials,
+            "internalServerError" => Self::InternalServerError,
+            "unauthorized" => Self::Unauthorized,
+            "badRequest" => Self::BadRequest,
+            "threadRollbackFailed" => Self::ThreadRollbackFailed,
+            "sandboxError" => Self::SandboxError,
+            "other" => Self::Other,
+            "inferenceHookDenied" => Self::InferenceHookDenied,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -1489,7 +1436,7 @@ impl codec::ExternalUnion for CodexErrorInfo {
                 "activeTurnNotSteerable" => {
                     Self::ActiveTurnNotSteerable(Deserialize::deserialize(value)?)
                 }
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -1636,16 +1583,7 @@ pub enum CommandAction {
 impl codec::TaggedUnion for CommandAction {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `CommandAction` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "read" => true,
-            "listFiles" => true,
-            "search" => true,
-            "unknown" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -1655,12 +1593,11 @@ impl codec::TaggedUnion for CommandAction {
                 "listFiles" => Self::ListFiles(Deserialize::deserialize(payload)?),
                 "search" => Self::Search(Deserialize::deserialize(payload)?),
                 "unknown" => Self::Unknown(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for CommandAction {
@@ -1869,22 +1806,13 @@ pub enum CommandExecutionApprovalDecision {
 }
 impl codec::ExternalUnion for CommandExecutionApprovalDecision {
     const EXPECTING: &'static str = "a `CommandExecutionApprovalDecision` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "accept" => Self::Accept,
-                "acceptForSession" => Self::AcceptForSession,
-                "decline" => Self::Decline,
-                "cancel" => Self::Cancel,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "acceptWithExecpolicyAmendment" => true,
-            "applyNetworkPolicyAmendment" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "accept" => Self::Accept,
+            "acceptForSession" => Self::AcceptForSession,
+            "decline" => Self::Decline,
+            "cancel" => Self::Cancel,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -1899,7 +1827,7 @@ impl codec::ExternalUnion for CommandExecutionApprovalDecision {
                 "applyNetworkPolicyAmendment" => {
                     Self::ApplyNetworkPolicyAmendment(Deserialize::deserialize(value)?)
                 }
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -2309,21 +2237,7 @@ pub enum ConfigLayerSource {
 impl codec::TaggedUnion for ConfigLayerSource {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ConfigLayerSource` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "packagedDefaults" => true,
-            "mdm" => true,
-            "system" => true,
-            "enterpriseManaged" => true,
-            "user" => true,
-            "project" => true,
-            "sessionFlags" => true,
-            "legacyManagedConfigTomlFromFile" => true,
-            "legacyManagedConfigTomlFromMdm" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -2350,12 +2264,11 @@ impl codec::TaggedUnion for ConfigLayerSource {
                         Deserialize::deserialize(payload)?,
                     )
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ConfigLayerSource {
@@ -2534,16 +2447,7 @@ pub enum ConfiguredHookHandler {
 impl codec::TaggedUnion for ConfiguredHookHandler {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ConfiguredHookHandler` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "command" => true,
-            "mcp_tool" => true,
-            "prompt" => true,
-            "agent" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -2553,12 +2457,11 @@ impl codec::TaggedUnion for ConfiguredHookHandler {
                 "mcp_tool" => Self::McpTool(Deserialize::deserialize(payload)?),
                 "prompt" => Self::Prompt(Deserialize::deserialize(payload)?),
                 "agent" => Self::Agent(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ConfiguredHookHandler {
@@ -2638,16 +2541,7 @@ pub enum ContentItem {
 impl codec::TaggedUnion for ContentItem {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ContentItem` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "input_text" => true,
-            "input_image" => true,
-            "input_audio" => true,
-            "output_text" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -2657,12 +2551,11 @@ impl codec::TaggedUnion for ContentItem {
                 "input_image" => Self::InputImage(Deserialize::deserialize(payload)?),
                 "input_audio" => Self::InputAudio(Deserialize::deserialize(payload)?),
                 "output_text" => Self::OutputText(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ContentItem {
@@ -2841,15 +2734,7 @@ pub enum DynamicToolCallOutputContentItem {
 impl codec::TaggedUnion for DynamicToolCallOutputContentItem {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `DynamicToolCallOutputContentItem` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "inputText" => true,
-            "inputImage" => true,
-            "inputAudio" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -2858,12 +2743,11 @@ impl codec::TaggedUnion for DynamicToolCallOutputContentItem {
                 "inputText" => Self::InputText(Deserialize::deserialize(payload)?),
                 "inputImage" => Self::InputImage(Deserialize::deserialize(payload)?),
                 "inputAudio" => Self::InputAudio(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for DynamicToolCallOutputContentItem {
@@ -2933,25 +2817,18 @@ pub enum DynamicToolNamespaceTool {
 impl codec::TaggedUnion for DynamicToolNamespaceTool {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `DynamicToolNamespaceTool` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "function" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
         Ok(
             match tag {
                 "function" => Self::Function(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for DynamicToolNamespaceTool {
@@ -2972,14 +2849,7 @@ pub enum DynamicToolSpec {
 impl codec::TaggedUnion for DynamicToolSpec {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `DynamicToolSpec` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "function" => true,
-            "namespace" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -2987,12 +2857,11 @@ impl codec::TaggedUnion for DynamicToolSpec {
             match tag {
                 "function" => Self::Function(Deserialize::deserialize(payload)?),
                 "namespace" => Self::Namespace(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for DynamicToolSpec {
@@ -3571,15 +3440,7 @@ pub enum FileChange {
 impl codec::TaggedUnion for FileChange {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `FileChange` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "add" => true,
-            "delete" => true,
-            "update" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -3588,12 +3449,11 @@ impl codec::TaggedUnion for FileChange {
                 "add" => Self::Add(Deserialize::deserialize(payload)?),
                 "delete" => Self::Delete(Deserialize::deserialize(payload)?),
                 "update" => Self::Update(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for FileChange {
@@ -3691,15 +3551,7 @@ pub enum FileSystemPath {
 impl codec::TaggedUnion for FileSystemPath {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `FileSystemPath` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "path" => true,
-            "glob_pattern" => true,
-            "special" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -3708,12 +3560,11 @@ impl codec::TaggedUnion for FileSystemPath {
                 "path" => Self::Path(Deserialize::deserialize(payload)?),
                 "glob_pattern" => Self::GlobPattern(Deserialize::deserialize(payload)?),
                 "special" => Self::Special(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for FileSystemPath {
@@ -3743,18 +3594,7 @@ pub enum FileSystemSpecialPath {
 impl codec::TaggedUnion for FileSystemSpecialPath {
     const TAG: &'static str = "kind";
     const EXPECTING: &'static str = "a `FileSystemSpecialPath` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "root" => true,
-            "minimal" => true,
-            "project_roots" => true,
-            "tmpdir" => true,
-            "slash_tmp" => true,
-            "unknown" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -3766,12 +3606,11 @@ impl codec::TaggedUnion for FileSystemSpecialPath {
                 "tmpdir" => Self::Tmpdir(Deserialize::deserialize(payload)?),
                 "slash_tmp" => Self::SlashTmp(Deserialize::deserialize(payload)?),
                 "unknown" => Self::Unknown(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for FileSystemSpecialPath {
@@ -4000,16 +3839,7 @@ pub enum FunctionCallOutputContentItem {
 impl codec::TaggedUnion for FunctionCallOutputContentItem {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `FunctionCallOutputContentItem` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "input_text" => true,
-            "input_image" => true,
-            "input_audio" => true,
-            "encrypted_content" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -4021,12 +3851,11 @@ impl codec::TaggedUnion for FunctionCallOutputContentItem {
                 "encrypted_content" => {
                     Self::EncryptedContent(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for FunctionCallOutputContentItem {
@@ -4197,15 +4026,7 @@ pub enum GatewayAuth {
 impl codec::TaggedUnion for GatewayAuth {
     const TAG: &'static str = "mode";
     const EXPECTING: &'static str = "a `GatewayAuth` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "none" => true,
-            "environmentVariable" => true,
-            "externallyConfigured" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -4218,12 +4039,11 @@ impl codec::TaggedUnion for GatewayAuth {
                 "externallyConfigured" => {
                     Self::ExternallyConfigured(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for GatewayAuth {
@@ -4518,19 +4338,7 @@ pub enum GuardianApprovalReviewAction {
 impl codec::TaggedUnion for GuardianApprovalReviewAction {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `GuardianApprovalReviewAction` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "command" => true,
-            "execve" => true,
-            "writeStdin" => true,
-            "applyPatch" => true,
-            "networkAccess" => true,
-            "mcpToolCall" => true,
-            "requestPermissions" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -4547,12 +4355,11 @@ impl codec::TaggedUnion for GuardianApprovalReviewAction {
                 "requestPermissions" => {
                     Self::RequestPermissions(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for GuardianApprovalReviewAction {
@@ -4696,16 +4503,7 @@ pub enum HookMetadata {
 impl codec::TaggedUnion for HookMetadata {
     const TAG: &'static str = "handlerType";
     const EXPECTING: &'static str = "a `HookMetadata` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "command" => true,
-            "mcpTool" => true,
-            "prompt" => true,
-            "agent" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -4715,12 +4513,11 @@ impl codec::TaggedUnion for HookMetadata {
                 "mcpTool" => Self::McpTool(Deserialize::deserialize(payload)?),
                 "prompt" => Self::Prompt(Deserialize::deserialize(payload)?),
                 "agent" => Self::Agent(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for HookMetadata {
@@ -4922,13 +4719,7 @@ pub enum ImageGenerationFailure {
 impl codec::TaggedUnion for ImageGenerationFailure {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ImageGenerationFailure` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "usageLimitExceeded" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -4937,12 +4728,11 @@ impl codec::TaggedUnion for ImageGenerationFailure {
                 "usageLimitExceeded" => {
                     Self::UsageLimitExceeded(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ImageGenerationFailure {
@@ -5322,25 +5112,18 @@ pub enum LocalShellAction {
 impl codec::TaggedUnion for LocalShellAction {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `LocalShellAction` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "exec" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
         Ok(
             match tag {
                 "exec" => Self::Exec(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for LocalShellAction {
@@ -5395,18 +5178,7 @@ pub enum LoginAccountParams {
 impl codec::TaggedUnion for LoginAccountParams {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `LoginAccountParams` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "apiKey" => true,
-            "chatgpt" => true,
-            "chatgptDeviceCode" => true,
-            "chatgptAuthTokens" => true,
-            "amazonBedrock" => true,
-            "amazonBedrockAccessKeys" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -5426,12 +5198,11 @@ impl codec::TaggedUnion for LoginAccountParams {
                 "amazonBedrockAccessKeys" => {
                     Self::AmazonBedrockAccessKeys(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for LoginAccountParams {
@@ -5455,17 +5226,7 @@ pub enum LoginAccountResponse {
 impl codec::TaggedUnion for LoginAccountResponse {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `LoginAccountResponse` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "apiKey" => true,
-            "chatgpt" => true,
-            "chatgptDeviceCode" => true,
-            "chatgptAuthTokens" => true,
-            "amazonBedrock" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -5482,12 +5243,11 @@ impl codec::TaggedUnion for LoginAccountResponse {
                 "amazonBedrock" => {
                     Self::AmazonBedrock(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for LoginAccountResponse {
@@ -5929,18 +5689,7 @@ pub enum McpServerElicitationRequestParams {
 impl codec::TaggedUnion for McpServerElicitationRequestParams {
     const TAG: &'static str = "mode";
     const EXPECTING: &'static str = "a `McpServerElicitationRequestParams` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            #[cfg(feature = "experimental")]
-            "openai/userVerification" => true,
-            "form" => true,
-            "openai/form" => true,
-            "openaiForm" => true,
-            "url" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -5956,12 +5705,11 @@ impl codec::TaggedUnion for McpServerElicitationRequestParams {
                 }
                 "openaiForm" => Self::OpenaiForm(Deserialize::deserialize(payload)?),
                 "url" => Self::Url(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for McpServerElicitationRequestParams {
@@ -6584,15 +6332,7 @@ pub enum ModelProviderError {
 impl codec::TaggedUnion for ModelProviderError {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ModelProviderError` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "modelProviderMismatch" => true,
-            "modelProviderNotConfigured" => true,
-            "modelProviderPolicyConflict" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -6607,12 +6347,11 @@ impl codec::TaggedUnion for ModelProviderError {
                 "modelProviderPolicyConflict" => {
                     Self::ModelProviderPolicyConflict(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ModelProviderError {
@@ -6741,19 +6480,11 @@ pub enum MultiAgentMode {
 }
 impl codec::ExternalUnion for MultiAgentMode {
     const EXPECTING: &'static str = "a `MultiAgentMode` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "explicitRequestOnly" => Self::ExplicitRequestOnly,
-                "proactive" => Self::Proactive,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "custom" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "explicitRequestOnly" => Self::ExplicitRequestOnly,
+            "proactive" => Self::Proactive,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -6763,7 +6494,7 @@ impl codec::ExternalUnion for MultiAgentMode {
         Ok(
             match key {
                 "custom" => Self::Custom(Deserialize::deserialize(value)?),
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -7021,20 +6752,11 @@ pub enum OtelExporter {
 }
 impl codec::ExternalUnion for OtelExporter {
     const EXPECTING: &'static str = "a `OtelExporter` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "none" => Self::None,
-                "statsig" => Self::Statsig,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "otlp-http" => true,
-            "otlp-grpc" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "none" => Self::None,
+            "statsig" => Self::Statsig,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -7045,7 +6767,7 @@ impl codec::ExternalUnion for OtelExporter {
             match key {
                 "otlp-http" => Self::OtlpHttp(Deserialize::deserialize(value)?),
                 "otlp-grpc" => Self::OtlpGrpc(Deserialize::deserialize(value)?),
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -7163,16 +6885,7 @@ pub enum ParsedCommand {
 impl codec::TaggedUnion for ParsedCommand {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ParsedCommand` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "read" => true,
-            "list_files" => true,
-            "search" => true,
-            "unknown" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -7182,12 +6895,11 @@ impl codec::TaggedUnion for ParsedCommand {
                 "list_files" => Self::ListFiles(Deserialize::deserialize(payload)?),
                 "search" => Self::Search(Deserialize::deserialize(payload)?),
                 "unknown" => Self::Unknown(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ParsedCommand {
@@ -7220,15 +6932,7 @@ pub enum PatchChangeKind {
 impl codec::TaggedUnion for PatchChangeKind {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `PatchChangeKind` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "add" => true,
-            "delete" => true,
-            "update" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -7237,12 +6941,11 @@ impl codec::TaggedUnion for PatchChangeKind {
                 "add" => Self::Add(Deserialize::deserialize(payload)?),
                 "delete" => Self::Delete(Deserialize::deserialize(payload)?),
                 "update" => Self::Update(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for PatchChangeKind {
@@ -7850,16 +7553,7 @@ pub enum PluginSource {
 impl codec::TaggedUnion for PluginSource {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `PluginSource` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "local" => true,
-            "git" => true,
-            "npm" => true,
-            "remote" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -7869,12 +7563,11 @@ impl codec::TaggedUnion for PluginSource {
                 "git" => Self::Git(Deserialize::deserialize(payload)?),
                 "npm" => Self::Npm(Deserialize::deserialize(payload)?),
                 "remote" => Self::Remote(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for PluginSource {
@@ -8336,16 +8029,7 @@ pub enum ProviderSettings {
 impl codec::TaggedUnion for ProviderSettings {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ProviderSettings` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "openai" => true,
-            "customGateway" => true,
-            "bedrock" => true,
-            "gcp" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -8357,12 +8041,11 @@ impl codec::TaggedUnion for ProviderSettings {
                 }
                 "bedrock" => Self::Bedrock(Deserialize::deserialize(payload)?),
                 "gcp" => Self::Gcp(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ProviderSettings {
@@ -8387,15 +8070,7 @@ pub enum ProviderSettingsPatch {
 impl codec::TaggedUnion for ProviderSettingsPatch {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ProviderSettingsPatch` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "customGateway" => true,
-            "bedrock" => true,
-            "gcp" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -8406,12 +8081,11 @@ impl codec::TaggedUnion for ProviderSettingsPatch {
                 }
                 "bedrock" => Self::Bedrock(Deserialize::deserialize(payload)?),
                 "gcp" => Self::Gcp(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ProviderSettingsPatch {
@@ -8677,14 +8351,7 @@ pub enum ReasoningItemContent {
 impl codec::TaggedUnion for ReasoningItemContent {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ReasoningItemContent` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "reasoning_text" => true,
-            "text" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -8694,12 +8361,11 @@ impl codec::TaggedUnion for ReasoningItemContent {
                     Self::ReasoningText(Deserialize::deserialize(payload)?)
                 }
                 "text" => Self::Text(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ReasoningItemContent {
@@ -8719,25 +8385,18 @@ pub enum ReasoningItemReasoningSummary {
 impl codec::TaggedUnion for ReasoningItemReasoningSummary {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ReasoningItemReasoningSummary` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "summary_text" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
         Ok(
             match tag {
                 "summary_text" => Self::SummaryText(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ReasoningItemReasoningSummary {
@@ -9091,30 +8750,7 @@ pub enum ResponseItem {
 impl codec::TaggedUnion for ResponseItem {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ResponseItem` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "additional_tools" => true,
-            "message" => true,
-            "agent_message" => true,
-            "reasoning" => true,
-            "local_shell_call" => true,
-            "function_call" => true,
-            "tool_search_call" => true,
-            "function_call_output" => true,
-            "custom_tool_call" => true,
-            "custom_tool_call_output" => true,
-            "tool_search_output" => true,
-            "web_search_call" => true,
-            "image_generation_call" => true,
-            "compaction" => true,
-            "configuration_update" => true,
-            "compaction_trigger" => true,
-            "context_compaction" => true,
-            "other" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -9162,12 +8798,11 @@ impl codec::TaggedUnion for ResponseItem {
                     Self::ContextCompaction(Deserialize::deserialize(payload)?)
                 }
                 "other" => Self::Other(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ResponseItem {
@@ -9216,16 +8851,7 @@ pub enum ResponsesApiWebSearchAction {
 impl codec::TaggedUnion for ResponsesApiWebSearchAction {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ResponsesApiWebSearchAction` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "search" => true,
-            "open_page" => true,
-            "find_in_page" => true,
-            "other" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -9235,12 +8861,11 @@ impl codec::TaggedUnion for ResponsesApiWebSearchAction {
                 "open_page" => Self::OpenPage(Deserialize::deserialize(payload)?),
                 "find_in_page" => Self::FindInPage(Deserialize::deserialize(payload)?),
                 "other" => Self::Other(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ResponsesApiWebSearchAction {
@@ -9274,24 +8899,14 @@ pub enum ReviewDecision {
 }
 impl codec::ExternalUnion for ReviewDecision {
     const EXPECTING: &'static str = "a `ReviewDecision` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "approved" => Self::Approved,
-                "approved_for_session" => Self::ApprovedForSession,
-                "approved_mcp_policy_amendment" => Self::ApprovedMcpPolicyAmendment,
-                "timed_out" => Self::TimedOut,
-                "abort" => Self::Abort,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "approved_execpolicy_amendment" => true,
-            "network_policy_amendment" => true,
-            "denied" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "approved" => Self::Approved,
+            "approved_for_session" => Self::ApprovedForSession,
+            "approved_mcp_policy_amendment" => Self::ApprovedMcpPolicyAmendment,
+            "timed_out" => Self::TimedOut,
+            "abort" => Self::Abort,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -9307,7 +8922,7 @@ impl codec::ExternalUnion for ReviewDecision {
                     Self::NetworkPolicyAmendment(Deserialize::deserialize(value)?)
                 }
                 "denied" => Self::Denied(Deserialize::deserialize(value)?),
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -9363,16 +8978,7 @@ pub enum ReviewTarget {
 impl codec::TaggedUnion for ReviewTarget {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ReviewTarget` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "uncommittedChanges" => true,
-            "baseBranch" => true,
-            "commit" => true,
-            "custom" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -9384,12 +8990,11 @@ impl codec::TaggedUnion for ReviewTarget {
                 "baseBranch" => Self::BaseBranch(Deserialize::deserialize(payload)?),
                 "commit" => Self::Commit(Deserialize::deserialize(payload)?),
                 "custom" => Self::Custom(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ReviewTarget {
@@ -9430,16 +9035,7 @@ pub enum SandboxPolicy {
 impl codec::TaggedUnion for SandboxPolicy {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `SandboxPolicy` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "dangerFullAccess" => true,
-            "readOnly" => true,
-            "externalSandbox" => true,
-            "workspaceWrite" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -9455,12 +9051,11 @@ impl codec::TaggedUnion for SandboxPolicy {
                 "workspaceWrite" => {
                     Self::WorkspaceWrite(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for SandboxPolicy {
@@ -9498,16 +9093,7 @@ pub enum ScheduledTaskSchedule {
 impl codec::TaggedUnion for ScheduledTaskSchedule {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ScheduledTaskSchedule` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "hourly" => true,
-            "daily" => true,
-            "weekdays" => true,
-            "weekly" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -9517,12 +9103,11 @@ impl codec::TaggedUnion for ScheduledTaskSchedule {
                 "daily" => Self::Daily(Deserialize::deserialize(payload)?),
                 "weekdays" => Self::Weekdays(Deserialize::deserialize(payload)?),
                 "weekly" => Self::Weekly(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ScheduledTaskSchedule {
@@ -9654,23 +9239,14 @@ pub enum SessionSource {
 }
 impl codec::ExternalUnion for SessionSource {
     const EXPECTING: &'static str = "a `SessionSource` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "cli" => Self::Cli,
-                "vscode" => Self::Vscode,
-                "exec" => Self::Exec,
-                "appServer" => Self::AppServer,
-                "unknown" => Self::Unknown,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "custom" => true,
-            "subAgent" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "cli" => Self::Cli,
+            "vscode" => Self::Vscode,
+            "exec" => Self::Exec,
+            "appServer" => Self::AppServer,
+            "unknown" => Self::Unknown,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -9681,7 +9257,7 @@ impl codec::ExternalUnion for SessionSource {
             match key {
                 "custom" => Self::Custom(Deserialize::deserialize(value)?),
                 "subAgent" => Self::SubAgent(Deserialize::deserialize(value)?),
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -9943,21 +9519,12 @@ pub enum SubAgentSource {
 }
 impl codec::ExternalUnion for SubAgentSource {
     const EXPECTING: &'static str = "a `SubAgentSource` string or single-key object";
-    fn from_unit(value: &str) -> Option<Self> {
-        Some(
-            match value {
-                "review" => Self::Review,
-                "compact" => Self::Compact,
-                "memory_consolidation" => Self::MemoryConsolidation,
-                _ => return None,
-            },
-        )
-    }
-    fn is_known_key(key: &str) -> bool {
-        match key {
-            "thread_spawn" => true,
-            "other" => true,
-            _ => false,
+    fn from_unit(value: &str) -> Self {
+        match value {
+            "review" => Self::Review,
+            "compact" => Self::Compact,
+            "memory_consolidation" => Self::MemoryConsolidation,
+            _ => Self::Unrecognized(Value::String(value.to_owned())),
         }
     }
     fn deserialize_keyed<'de, D: Deserializer<'de>>(
@@ -9968,7 +9535,7 @@ impl codec::ExternalUnion for SubAgentSource {
             match key {
                 "thread_spawn" => Self::ThreadSpawn(Deserialize::deserialize(value)?),
                 "other" => Self::Other(Deserialize::deserialize(value)?),
-                _ => unreachable!("only called for known keys"),
+                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
             },
         )
     }
@@ -10756,31 +10323,7 @@ pub enum ThreadItem {
 impl codec::TaggedUnion for ThreadItem {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadItem` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "userMessage" => true,
-            "hookPrompt" => true,
-            "agentMessage" => true,
-            "functionCallOutput" => true,
-            "plan" => true,
-            "reasoning" => true,
-            "commandExecution" => true,
-            "fileChange" => true,
-            "mcpToolCall" => true,
-            "dynamicToolCall" => true,
-            "collabAgentToolCall" => true,
-            "subAgentActivity" => true,
-            "webSearch" => true,
-            "imageView" => true,
-            "sleep" => true,
-            "imageGeneration" => true,
-            "enteredReviewMode" => true,
-            "exitedReviewMode" => true,
-            "contextCompaction" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -10823,12 +10366,11 @@ impl codec::TaggedUnion for ThreadItem {
                 "contextCompaction" => {
                     Self::ContextCompaction(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadItem {
@@ -10884,25 +10426,18 @@ pub enum ThreadItemsListAnchor {
 impl codec::TaggedUnion for ThreadItemsListAnchor {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadItemsListAnchor` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "item" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
         Ok(
             match tag {
                 "item" => Self::Item(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadItemsListAnchor {
@@ -11219,14 +10754,7 @@ pub enum ThreadPredictionResult {
 impl codec::TaggedUnion for ThreadPredictionResult {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadPredictionResult` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "completed" => true,
-            "failed" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -11234,12 +10762,11 @@ impl codec::TaggedUnion for ThreadPredictionResult {
             match tag {
                 "completed" => Self::Completed(Deserialize::deserialize(payload)?),
                 "failed" => Self::Failed(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadPredictionResult {
@@ -11433,14 +10960,7 @@ pub enum ThreadReadStateOperation {
 impl codec::TaggedUnion for ThreadReadStateOperation {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadReadStateOperation` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "read" => true,
-            "unread" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -11448,12 +10968,11 @@ impl codec::TaggedUnion for ThreadReadStateOperation {
             match tag {
                 "read" => Self::Read(Deserialize::deserialize(payload)?),
                 "unread" => Self::Unread(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadReadStateOperation {
@@ -11556,15 +11075,7 @@ pub enum ThreadRealtimeBemItemPresentation {
 impl codec::TaggedUnion for ThreadRealtimeBemItemPresentation {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadRealtimeBemItemPresentation` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "wholeItem" => true,
-            "inlineMarkdown" => true,
-            "inlineVisualization" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -11577,12 +11088,11 @@ impl codec::TaggedUnion for ThreadRealtimeBemItemPresentation {
                 "inlineVisualization" => {
                     Self::InlineVisualization(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadRealtimeBemItemPresentation {
@@ -11627,16 +11137,7 @@ pub enum ThreadRealtimeItem {
 impl codec::TaggedUnion for ThreadRealtimeItem {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadRealtimeItem` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "realtimeSessionStarted" => true,
-            "transcriptSegment" => true,
-            "bemItemPromoted" => true,
-            "realtimeSessionClosed" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -11654,12 +11155,11 @@ impl codec::TaggedUnion for ThreadRealtimeItem {
                 "realtimeSessionClosed" => {
                     Self::RealtimeSessionClosed(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadRealtimeItem {
@@ -11818,15 +11318,7 @@ pub enum ThreadRealtimeStartTransport {
 impl codec::TaggedUnion for ThreadRealtimeStartTransport {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadRealtimeStartTransport` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "websocket" => true,
-            "webrtc" => true,
-            "existingCall" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -11835,12 +11327,11 @@ impl codec::TaggedUnion for ThreadRealtimeStartTransport {
                 "websocket" => Self::Websocket(Deserialize::deserialize(payload)?),
                 "webrtc" => Self::Webrtc(Deserialize::deserialize(payload)?),
                 "existingCall" => Self::ExistingCall(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadRealtimeStartTransport {
@@ -12710,16 +12201,7 @@ pub enum ThreadStatus {
 impl codec::TaggedUnion for ThreadStatus {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadStatus` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "notLoaded" => true,
-            "idle" => true,
-            "systemError" => true,
-            "active" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -12729,12 +12211,11 @@ impl codec::TaggedUnion for ThreadStatus {
                 "idle" => Self::Idle(Deserialize::deserialize(payload)?),
                 "systemError" => Self::SystemError(Deserialize::deserialize(payload)?),
                 "active" => Self::Active(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadStatus {
@@ -12764,16 +12245,7 @@ pub enum ThreadTimelineEntry {
 impl codec::TaggedUnion for ThreadTimelineEntry {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadTimelineEntry` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "item" => true,
-            "realtime" => true,
-            "turnStarted" => true,
-            "turnCompleted" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -12785,12 +12257,11 @@ impl codec::TaggedUnion for ThreadTimelineEntry {
                 "turnCompleted" => {
                     Self::TurnCompleted(Deserialize::deserialize(payload)?)
                 }
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadTimelineEntry {
@@ -12896,14 +12367,7 @@ pub enum ThreadUnreadPosition {
 impl codec::TaggedUnion for ThreadUnreadPosition {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `ThreadUnreadPosition` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "threadStart" => true,
-            "turn" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -12911,12 +12375,11 @@ impl codec::TaggedUnion for ThreadUnreadPosition {
             match tag {
                 "threadStart" => Self::ThreadStart(Deserialize::deserialize(payload)?),
                 "turn" => Self::Turn(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for ThreadUnreadPosition {
@@ -13589,19 +13052,7 @@ pub enum UserInput {
 impl codec::TaggedUnion for UserInput {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `UserInput` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "text" => true,
-            "image" => true,
-            "localImage" => true,
-            "audio" => true,
-            "localAudio" => true,
-            "skill" => true,
-            "mention" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -13614,12 +13065,11 @@ impl codec::TaggedUnion for UserInput {
                 "localAudio" => Self::LocalAudio(Deserialize::deserialize(payload)?),
                 "skill" => Self::Skill(Deserialize::deserialize(payload)?),
                 "mention" => Self::Mention(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for UserInput {
@@ -13711,16 +13161,7 @@ pub enum UserVerificationErrorDetails {
 impl codec::TaggedUnion for UserVerificationErrorDetails {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `UserVerificationErrorDetails` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "invalidRequest" => true,
-            "unavailable" => true,
-            "cancelled" => true,
-            "failed" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -13732,12 +13173,11 @@ impl codec::TaggedUnion for UserVerificationErrorDetails {
                 "unavailable" => Self::Unavailable(Deserialize::deserialize(payload)?),
                 "cancelled" => Self::Cancelled(Deserialize::deserialize(payload)?),
                 "failed" => Self::Failed(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 #[cfg(feature = "experimental")]
@@ -13880,16 +13320,7 @@ pub enum WebSearchAction {
 impl codec::TaggedUnion for WebSearchAction {
     const TAG: &'static str = "type";
     const EXPECTING: &'static str = "a `WebSearchAction` object";
-    fn is_known(tag: &str) -> bool {
-        match tag {
-            "search" => true,
-            "openPage" => true,
-            "findInPage" => true,
-            "other" => true,
-            _ => false,
-        }
-    }
-    fn deserialize_known<'de, D: Deserializer<'de>>(
+    fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
     ) -> Result<Self, D::Error> {
@@ -13899,12 +13330,11 @@ impl codec::TaggedUnion for WebSearchAction {
                 "openPage" => Self::OpenPage(Deserialize::deserialize(payload)?),
                 "findInPage" => Self::FindInPage(Deserialize::deserialize(payload)?),
                 "other" => Self::Other(Deserialize::deserialize(payload)?),
-                _ => unreachable!("only called for known tags"),
+                _ => {
+                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
+                }
             },
         )
-    }
-    fn unrecognized(object: serde_json::Map<String, Value>) -> Self {
-        Self::Unrecognized(object)
     }
 }
 impl<'de> Deserialize<'de> for WebSearchAction {
