@@ -210,7 +210,7 @@ impl FromParts for ServerNotification {
 
 impl FromParts for ClientNotification {
     fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-        ClientNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params)
+        ClientNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra_pairs())
     }
 }
 

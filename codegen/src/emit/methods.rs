@@ -208,7 +208,13 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
         quote! { #gate #wire => { #params Self::#name { #id #params_field #(#envelope_names)* } } }
     });
     let id_param = is_request.then(|| quote! { id: RequestId, });
-    let extra_param = (!envelope.is_empty()).then(|| quote! { extra: &[(&str, &RawValue)], });
+    // Notifications always take the other members, so the signature does not depend on
+    // whether this schema has envelope members.
+    let extra_param = match (is_request, envelope.is_empty()) {
+        (true, _) => TokenStream::new(),
+        (false, false) => quote! { extra: &[(&str, &RawValue)], },
+        (false, true) => quote! { _extra: &[(&str, &RawValue)], },
+    };
     let envelope_decode = envelope.iter().map(|f| {
         let name = ident(&f.rust);
         let wire = &f.wire;

@@ -10782,6 +10782,7 @@ impl ClientNotification {
     pub fn from_parts(
         method: &str,
         params: Option<&RawValue>,
+        _extra: &[(&str, &RawValue)],
     ) -> Result<Self, codec::ParamsError> {
         Ok(
             match method {
