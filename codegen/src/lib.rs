@@ -16,6 +16,7 @@
 mod emit;
 mod error;
 mod format;
+pub mod diff;
 pub mod ir;
 mod lower;
 mod merge;

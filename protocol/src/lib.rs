@@ -31,6 +31,8 @@
 //! So the one rule for comparing a message with its re-encoding: an object member whose value
 //! is `null` equals an absent member, except where the type is `Option<Option<T>>`.
 
+// Which helpers the generated code calls depends on the schema it was generated from.
+#[allow(dead_code)]
 mod codec;
 #[cfg(feature = "experimental")]
 mod experimental;

@@ -320,6 +320,18 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
         quote! { #gate #wire => Self::#rust(Deserialize::deserialize(value)?), }
     });
     let expecting = format!("a `{name}` string or single-key object");
+    let unknown_unit = quote! { Self::#catch_all(Value::String(value.to_owned())) };
+    let from_unit = if e.arms.iter().any(|a| a.payload.is_none()) {
+        quote! { match value { #(#units)* _ => #unknown_unit } }
+    } else {
+        unknown_unit
+    };
+    let unknown_keyed = quote! { Self::#catch_all(codec::unrecognized_keyed(key, value)?) };
+    let keyed_body = if e.arms.iter().any(|a| a.payload.is_some()) {
+        quote! { Ok(match key { #(#keyed)* _ => #unknown_keyed }) }
+    } else {
+        quote! { Ok(#unknown_keyed) }
+    };
     let item = quote! {
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #container
@@ -335,17 +347,11 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
             const EXPECTING: &'static str = #expecting;
 
             fn from_unit(value: &str) -> Self {
-                match value {
-                    #(#units)*
-                    _ => Self::#catch_all(Value::String(value.to_owned())),
-                }
+                #from_unit
             }
 
             fn deserialize_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error> {
-                Ok(match key {
-                    #(#keyed)*
-                    _ => Self::#catch_all(codec::unrecognized_keyed(key, value)?),
-                })
+                #keyed_body
             }
 
             fn unrecognized(value: Value) -> Self {
