@@ -16,6 +16,18 @@ scratch="${SCRATCH:-$(mktemp -d)}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$scratch/target}"
 command -v npm >/dev/null || { echo "check-codex-versions: npm is required" >&2; exit 1; }
 
+check() {
+    local copy="$1" schema="$2" v="$3"
+    shift 3
+    cd "$copy" || return 1
+    cargo run --quiet --package xtask --no-default-features -- regen \
+        --stable "$schema/stable" "$@" --codex-version "$v" > regen.log || { cat regen.log; return 1; }
+    tail -2 regen.log
+    cargo check --quiet --package codex-app-protocol || return 1
+    cargo check --quiet --package codex-app-protocol --features experimental || return 1
+    cargo clippy --quiet --package codex-app-protocol --features experimental -- -D warnings || return 1
+}
+
 failed=()
 for v in "${versions[@]}"; do
     echo "=== codex $v"
@@ -35,14 +47,13 @@ for v in "${versions[@]}"; do
     copy="$scratch/repo-$v"
     rm -rf "$copy" && mkdir -p "$copy"
     git -C "$repo" ls-files -z | (cd "$repo" && xargs -0 cp --parents -t "$copy")
-    (
-        cd "$copy"
-        cargo run --quiet --package xtask --no-default-features -- regen \
-            --stable "$schema/stable" "${experimental[@]}" --codex-version "$v" | tail -2
-        cargo check --quiet --package codex-app-protocol
-        cargo check --quiet --package codex-app-protocol --features experimental
-        cargo clippy --quiet --package codex-app-protocol --features experimental -- -D warnings
-    ) && echo "codex $v: ok" || { echo "codex $v: FAILED"; failed+=("$v"); }
+    # `set -e` does not apply inside a condition, so every step is checked by hand.
+    if check "$copy" "$schema" "$v" "${experimental[@]}"; then
+        echo "codex $v: ok"
+    else
+        echo "codex $v: FAILED"
+        failed+=("$v")
+    fi
 done
 [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; exit 1; }
 echo "all ok: ${versions[*]}"
