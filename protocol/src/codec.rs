@@ -125,23 +125,6 @@ pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deseria
             }
             Ok(value)
         }
-
-        // Anything else is a value this version does not know.
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
-            Ok(T::unrecognized(Value::Bool(v)))
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
-            Ok(T::unrecognized(Value::from(v)))
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
-            Ok(T::unrecognized(Value::from(v)))
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
-            Ok(T::unrecognized(Value::from(v)))
-        }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
-            Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(T::unrecognized)
-        }
     }
 
     deserializer.deserialize_any(ExternalVisitor(PhantomData))

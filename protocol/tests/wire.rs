@@ -1,0 +1,273 @@
+//! The envelope, framing, unknown data and the `null` policy, on hand-picked lines.
+
+use codex_app_protocol::jsonrpc::DecodeErrorKind;
+use codex_app_protocol::*;
+use serde_json::{json, Value};
+
+fn server(line: &str) -> ServerMessage {
+    ServerMessage::from_line(line).unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+fn same_json(a: &str, b: &str) {
+    let (a, b): (Value, Value) = (serde_json::from_str(a).unwrap(), serde_json::from_str(b).unwrap());
+    assert_eq!(a, b);
+}
+
+#[test]
+fn ids_are_kept_exactly() {
+    let line = r#"{"id":"abc","method":"thread/list","params":{}}"#;
+    let m = ClientMessage::from_line(line).unwrap();
+    let Message::Request(r) = &m else { panic!() };
+    assert_eq!(r.id(), &RequestId::String("abc".into()));
+    same_json(&m.to_line(), line);
+
+    let line = r#"{"id":"7","method":"thread/list","params":{}}"#;
+    let Message::Request(r) = ClientMessage::from_line(line).unwrap() else { panic!() };
+    assert_eq!(r.id(), &RequestId::String("7".into()), "a numeric string stays a string");
+
+    let line = r#"{"id":7,"result":{}}"#;
+    let Message::Response(r) = server(line) else { panic!() };
+    assert_eq!(r.id, RequestId::Integer(7));
+    same_json(&server(line).to_line(), line);
+}
+
+#[test]
+fn jsonrpc_member_is_accepted_and_never_written() {
+    let line = r#"{"jsonrpc":"2.0","id":1,"method":"thread/list","params":{}}"#;
+    let m = ClientMessage::from_line(line).unwrap();
+    assert!(!m.to_line().contains("jsonrpc"));
+    let e = ClientMessage::from_line(r#"{"jsonrpc":"1.0","id":1,"method":"thread/list"}"#).unwrap_err();
+    assert!(matches!(e.kind, DecodeErrorKind::Envelope(_)), "{e}");
+}
+
+#[test]
+fn error_responses_and_codes() {
+    let line = r#"{"error":{"code":-32600,"message":"Not initialized"},"id":1}"#;
+    let Message::Error(e) = server(line) else { panic!() };
+    assert_eq!(e.error.code, ErrorObject::INVALID_REQUEST);
+    assert_eq!(e.id, Some(RequestId::Integer(1)));
+    assert!(!e.error.is_retryable());
+    same_json(&server(line).to_line(), line);
+
+    let overloaded = r#"{"id":7,"error":{"code":-32001,"message":"Server overloaded; retry later.","data":{"x":1}}}"#;
+    let Message::Error(e) = server(overloaded) else { panic!() };
+    assert!(e.error.is_retryable());
+    assert_eq!(e.error.data, Some(json!({"x": 1})));
+    same_json(&server(overloaded).to_line(), overloaded);
+
+    for (code, name) in [
+        (-32600, ErrorObject::INVALID_REQUEST),
+        (-32601, ErrorObject::METHOD_NOT_FOUND),
+        (-32602, ErrorObject::INVALID_PARAMS),
+        (-32603, ErrorObject::INTERNAL_ERROR),
+        (-32001, ErrorObject::SERVER_OVERLOADED),
+    ] {
+        assert_eq!(code, name);
+    }
+}
+
+#[test]
+fn lines_that_are_not_messages() {
+    for (line, why) in [
+        ("not json", "Envelope"),
+        ("[1,2]", "Envelope"),
+        (r#"{"id":1}"#, "NotAMessage"),
+        (r#"{"result":{}}"#, "NotAMessage"),
+        (r#"{"id":1,"method":"x","result":{}}"#, "NotAMessage"),
+        (r#"{"id":1,"error":{"code":"x"}}"#, "Member"),
+    ] {
+        let e = ServerMessage::from_line(line).unwrap_err();
+        assert!(format!("{:?}", e.kind).starts_with(why), "{line}: {e}");
+    }
+}
+
+#[test]
+fn bad_params_name_method_and_path() {
+    let line = r#"{"id":1,"method":"thread/start","params":{"approvalPolicy":42}}"#;
+    let e = ClientMessage::from_line(line).unwrap_err();
+    assert_eq!(e.method.as_deref(), Some("thread/start"));
+    assert_eq!(e.path().as_deref(), Some("params.approvalPolicy"));
+    let text = e.to_string();
+    assert!(text.contains("thread/start") && text.contains("params.approvalPolicy"), "{text}");
+
+    let line = r#"{"method":"turn/started","params":{"threadId":"t","turn":{"id":5}}}"#;
+    let e = ServerMessage::from_line(line).unwrap_err();
+    assert_eq!(e.path().as_deref(), Some("params.turn.id"), "{e}");
+}
+
+#[test]
+fn unknown_methods_round_trip() {
+    for line in [
+        r#"{"method":"future/event","params":{"a":[1,2,{"b":null}]},"emittedAtMs":123}"#,
+        r#"{"method":"future/event"}"#,
+        r#"{"id":0,"method":"future/ask","params":{"q":"?"}}"#,
+    ] {
+        let m = server(line);
+        assert!(
+            matches!(m, Message::Notification(ServerNotification::Unrecognized { .. }) | Message::Request(ServerRequest::Unrecognized { .. })),
+            "{m:?}"
+        );
+        same_json(&m.to_line(), line);
+    }
+    let line = r#"{"id":"x","method":"future/call","params":[1]}"#;
+    let m = ClientMessage::from_line(line).unwrap();
+    assert_eq!(m.method(), Some("future/call"));
+    same_json(&m.to_line(), line);
+}
+
+#[test]
+fn notifications_keep_emitted_at_ms() {
+    let line = r#"{"method":"thread/archived","params":{"threadId":"t1"},"emittedAtMs":1795654680070}"#;
+    let Message::Notification(ServerNotification::ThreadArchived { params, emitted_at_ms }) = server(line) else { panic!() };
+    assert_eq!(params.thread_id, "t1");
+    assert_eq!(emitted_at_ms, Some(1795654680070));
+    same_json(&server(line).to_line(), line);
+}
+
+#[test]
+fn unknown_union_arms_and_values_round_trip() {
+    // A thread item type, an enum value and an externally tagged key this version does not know.
+    let item = json!({"type": "hologram", "id": "i1", "glow": {"level": 3}});
+    let parsed: ThreadItem = serde_json::from_value(item.clone()).unwrap();
+    assert!(matches!(&parsed, ThreadItem::Unrecognized(m) if m["glow"]["level"] == 3));
+    assert_eq!(serde_json::to_value(&parsed).unwrap(), item);
+
+    let status: Value = json!("quantum");
+    let parsed: CommandExecutionStatus = serde_json::from_value(status.clone()).unwrap();
+    assert_eq!(parsed, CommandExecutionStatus::Unrecognized("quantum".into()));
+    assert_eq!(serde_json::to_value(&parsed).unwrap(), status);
+
+    for info in [json!("brandNewError"), json!({"brandNewError": {"x": 1}}), json!({"httpConnectionFailed": {"httpStatusCode": 502}})] {
+        let parsed: CodexErrorInfo = serde_json::from_value(info.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), info, "{parsed:?}");
+    }
+    let known: CodexErrorInfo = serde_json::from_value(json!({"httpConnectionFailed": {"httpStatusCode": 502}})).unwrap();
+    assert!(matches!(known, CodexErrorInfo::HttpConnectionFailed(_)), "{known:?}");
+}
+
+#[test]
+fn tagged_arms_decode_whatever_the_member_order() {
+    let tag_first = json!({"type": "agentMessage", "id": "m1", "text": "hi"});
+    let tag_last: Value = serde_json::from_str(r#"{"id":"m1","text":"hi","type":"agentMessage"}"#).unwrap();
+    let a: ThreadItem = serde_json::from_str(&tag_first.to_string()).unwrap();
+    let b: ThreadItem = serde_json::from_str(r#"{"id":"m1","text":"hi","type":"agentMessage"}"#).unwrap();
+    assert_eq!(a, b);
+    assert!(matches!(a, ThreadItem::AgentMessage(ref m) if m.text == "hi"));
+    assert_eq!(serde_json::to_value(&b).unwrap(), tag_last);
+    let e = serde_json::from_str::<ThreadItem>(r#"{"id":"m1"}"#).unwrap_err();
+    assert!(e.to_string().contains("missing field `type`"), "{e}");
+}
+
+#[test]
+fn null_that_means_something_is_kept() {
+    let clear: ThreadMetadataGitInfoUpdateParams = serde_json::from_str(r#"{"branch":null}"#).unwrap();
+    assert_eq!(clear.branch, Some(None));
+    assert_eq!(serde_json::to_string(&clear).unwrap(), r#"{"branch":null}"#);
+    let untouched: ThreadMetadataGitInfoUpdateParams = serde_json::from_str("{}").unwrap();
+    assert_eq!(untouched.branch, None);
+    assert_eq!(serde_json::to_string(&untouched).unwrap(), "{}");
+    let set = ThreadMetadataGitInfoUpdateParams { branch: Some(Some("main".into())), ..Default::default() };
+    assert_eq!(serde_json::to_value(&set).unwrap(), json!({"branch": "main"}));
+}
+
+#[test]
+fn optional_members_stay_absent() {
+    let p = ThreadStartParams::default();
+    assert_eq!(serde_json::to_string(&p).unwrap(), "{}");
+    let p: ThreadStartParams = serde_json::from_str(r#"{"model":null,"cwd":"/w"}"#).unwrap();
+    assert_eq!(p.model, None, "an incoming null reads as absent");
+    assert_eq!(serde_json::to_value(&p).unwrap(), json!({"cwd": "/w"}));
+}
+
+#[test]
+fn message_reader_reports_line_numbers_and_goes_on() {
+    let input = concat!(
+        "{\"method\":\"thread/archived\",\"params\":{\"threadId\":\"a\"}}\n",
+        "\n",
+        "garbage\n",
+        "{\"id\":1,\"result\":{}}\n",
+        "{\"method\":\"thread/archived\",\"params\":{\"threadId\":5}}\n",
+    );
+    let items: Vec<_> = ServerMessage::reader(input.as_bytes()).collect();
+    assert_eq!(items.len(), 4);
+    assert!(matches!(&items[0], Ok((1, Message::Notification(_)))));
+    assert_eq!(items[1].as_ref().unwrap_err().line, Some(3));
+    assert!(matches!(&items[2], Ok((4, Message::Response(_)))));
+    let e = items[3].as_ref().unwrap_err();
+    assert_eq!((e.line, e.method.as_deref(), e.path().as_deref()), (Some(5), Some("thread/archived"), Some("params.threadId")));
+}
+
+#[test]
+fn overlong_line_is_one_error() {
+    let long = format!("{{\"method\":\"x\",\"params\":\"{}\"}}\n{{\"id\":1,\"result\":1}}\n", "a".repeat(100));
+    let items: Vec<_> = ServerMessage::reader(long.as_bytes()).with_max_line_len(50).collect();
+    assert!(matches!(&items[0], Err(e) if e.line == Some(1) && matches!(e.kind, DecodeErrorKind::Framing(_))));
+    assert!(matches!(&items[1], Ok((2, Message::Response(_)))));
+}
+
+#[test]
+fn typed_responses_through_the_request_marker() {
+    let line = r#"{"id":3,"result":{"data":[],"nextCursor":null}}"#;
+    let Message::Response(r) = server(line) else { panic!() };
+    let typed = r.decode::<request::ThreadList>().unwrap();
+    assert!(typed.data.is_empty());
+    let any = ClientResponse::decode("thread/list", &r.result).unwrap();
+    assert!(matches!(any, ClientResponse::ThreadList(_)));
+    let unknown = ClientResponse::decode("future/method", &r.result).unwrap();
+    assert!(matches!(unknown, ClientResponse::Unrecognized(_)));
+}
+
+#[test]
+fn requests_without_params() {
+    for line in [r#"{"id":1,"method":"configRequirements/read"}"#, r#"{"id":1,"method":"configRequirements/read","params":null}"#] {
+        let Ok(Message::Request(ClientRequest::ConfigRequirementsRead { .. })) = ClientMessage::from_line(line) else { panic!("{line}") };
+    }
+    let e = ClientMessage::from_line(r#"{"id":1,"method":"configRequirements/read","params":{"a":1}}"#).unwrap_err();
+    assert_eq!(e.path().as_deref(), Some("params"));
+    let m = ClientMessage::Request(ClientRequest::ConfigRequirementsRead { id: RequestId::Integer(1) });
+    assert_eq!(m.to_line(), r#"{"id":1,"method":"configRequirements/read"}"#);
+}
+
+#[cfg(feature = "experimental")]
+mod experimental {
+    use super::*;
+
+    #[test]
+    fn experimental_reason_names_the_servers_descriptor() {
+        let stable = ThreadStartParams { model: Some("m".into()), ..Default::default() };
+        assert_eq!(stable.experimental_reason(), None);
+
+        let tools = ThreadStartParams { dynamic_tools: Some(vec![]), ..Default::default() };
+        assert_eq!(tools.experimental_reason(), Some("thread/start.dynamicTools"));
+        let mock = ThreadStartParams { mock_experimental_field: Some("x".into()), ..Default::default() };
+        assert_eq!(mock.experimental_reason(), Some("thread/start.mockExperimentalField"));
+
+        // Nested: the server's descriptor names the whole path.
+        let nested: ThreadItemsListParams =
+            serde_json::from_value(json!({"threadId": "t", "deferOutput": {"commandExecution": true}})).unwrap();
+        assert_eq!(nested.experimental_reason(), Some("thread/items/list.deferOutput.commandExecution"));
+        let empty: ThreadItemsListParams = serde_json::from_value(json!({"threadId": "t", "deferOutput": {}})).unwrap();
+        assert_eq!(empty.experimental_reason(), None);
+
+        let request = ClientRequest::MockExperimentalMethod { id: RequestId::Integer(1), params: Default::default() };
+        assert_eq!(request.experimental_reason(), Some("mock/experimentalMethod"));
+        let request = ClientRequest::ThreadStart { id: RequestId::Integer(2), params: tools };
+        assert_eq!(request.experimental_reason(), Some("thread/start.dynamicTools"));
+        let request = ClientRequest::ThreadStart { id: RequestId::Integer(3), params: stable };
+        assert_eq!(request.experimental_reason(), None);
+
+        assert_eq!(
+            experimental_error_message("thread/start.dynamicTools"),
+            "thread/start.dynamicTools requires experimentalApi capability"
+        );
+    }
+}
+
+#[cfg(not(feature = "experimental"))]
+#[test]
+fn experimental_members_are_unknown_without_the_feature() {
+    // `dynamicTools` is not a member of the stable `ThreadStartParams`: it is ignored on input
+    // (and reported by the drift check), never sent.
+    let p: ThreadStartParams = serde_json::from_value(json!({"dynamicTools": [], "model": "m"})).unwrap();
+    assert_eq!(serde_json::to_value(&p).unwrap(), json!({"model": "m"}));
+}
