@@ -21,15 +21,20 @@ pub fn emit_types(ir: &Ir) -> Result<TokenStream, Error> {
         }
         items.push(emit_type(def));
     }
+    let body = quote! { #(#items)* };
+    // Import only what the code uses: a small schema may need no `BTreeMap` or `codec`.
+    let text = body.to_string();
+    let uses = |word: &str| text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word);
+    let map = uses("BTreeMap").then(|| quote! { use std::collections::BTreeMap; });
+    let de = uses("Deserializer").then(|| quote! { Deserializer, });
+    let value = uses("Value").then(|| quote! { use serde_json::Value; });
+    let codec = uses("codec").then(|| quote! { use crate::codec; });
     Ok(quote! {
-        use std::collections::BTreeMap;
-
-        use serde::{Deserialize, Deserializer, Serialize};
-        use serde_json::Value;
-
-        use crate::codec;
-
-        #(#items)*
+        #map
+        use serde::{Deserialize, #de Serialize};
+        #value
+        #codec
+        #body
     })
 }
 
@@ -257,7 +262,7 @@ fn emit_tagged(name: &Ident, t: &Tagged) -> (TokenStream, Vec<TokenStream>) {
         let wire = &a.wire;
         quote! { #gate #wire => Self::#rust(Deserialize::deserialize(payload)?), }
     });
-    let expecting = format!("a `{name}` object");
+    let expecting = format!("`{name}` (a JSON object with a `{tag}` member)");
     let item = quote! {
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(tag = #tag)]
@@ -319,7 +324,7 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
         let wire = &a.wire;
         quote! { #gate #wire => Self::#rust(Deserialize::deserialize(value)?), }
     });
-    let expecting = format!("a `{name}` string or single-key object");
+    let expecting = format!("`{name}` (a string or an object with one member)");
     let unknown_unit = quote! { Self::#catch_all(Value::String(value.to_owned())) };
     let from_unit = if e.arms.iter().any(|a| a.payload.is_none()) {
         quote! { match value { #(#units)* _ => #unknown_unit } }

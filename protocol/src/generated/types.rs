@@ -29,7 +29,7 @@ pub enum Account {
 }
 impl codec::TaggedUnion for Account {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `Account` object";
+    const EXPECTING: &'static str = "`Account` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -368,7 +368,7 @@ pub enum AgentMessageInputContent {
 }
 impl codec::TaggedUnion for AgentMessageInputContent {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `AgentMessageInputContent` object";
+    const EXPECTING: &'static str = "`AgentMessageInputContent` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -852,7 +852,7 @@ pub enum AskForApproval {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for AskForApproval {
-    const EXPECTING: &'static str = "a `AskForApproval` string or single-key object";
+    const EXPECTING: &'static str = "`AskForApproval` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "untrusted" => Self::Untrusted,
@@ -1073,7 +1073,7 @@ pub enum BedrockSetupParams {
 #[cfg(feature = "experimental")]
 impl codec::TaggedUnion for BedrockSetupParams {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `BedrockSetupParams` object";
+    const EXPECTING: &'static str = "`BedrockSetupParams` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -1231,7 +1231,7 @@ pub enum CapabilityRootLocation {
 }
 impl codec::TaggedUnion for CapabilityRootLocation {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `CapabilityRootLocation` object";
+    const EXPECTING: &'static str = "`CapabilityRootLocation` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -1389,7 +1389,7 @@ pub enum CodexErrorInfo {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for CodexErrorInfo {
-    const EXPECTING: &'static str = "a `CodexErrorInfo` string or single-key object";
+    const EXPECTING: &'static str = "`CodexErrorInfo` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "contextWindowExceeded" => Self::ContextWindowExceeded,
@@ -1582,7 +1582,7 @@ pub enum CommandAction {
 }
 impl codec::TaggedUnion for CommandAction {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `CommandAction` object";
+    const EXPECTING: &'static str = "`CommandAction` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -1805,7 +1805,7 @@ pub enum CommandExecutionApprovalDecision {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for CommandExecutionApprovalDecision {
-    const EXPECTING: &'static str = "a `CommandExecutionApprovalDecision` string or single-key object";
+    const EXPECTING: &'static str = "`CommandExecutionApprovalDecision` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "accept" => Self::Accept,
@@ -2236,7 +2236,7 @@ pub enum ConfigLayerSource {
 }
 impl codec::TaggedUnion for ConfigLayerSource {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ConfigLayerSource` object";
+    const EXPECTING: &'static str = "`ConfigLayerSource` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -2446,7 +2446,7 @@ pub enum ConfiguredHookHandler {
 }
 impl codec::TaggedUnion for ConfiguredHookHandler {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ConfiguredHookHandler` object";
+    const EXPECTING: &'static str = "`ConfiguredHookHandler` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -2540,7 +2540,7 @@ pub enum ContentItem {
 }
 impl codec::TaggedUnion for ContentItem {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ContentItem` object";
+    const EXPECTING: &'static str = "`ContentItem` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -2733,7 +2733,7 @@ pub enum DynamicToolCallOutputContentItem {
 }
 impl codec::TaggedUnion for DynamicToolCallOutputContentItem {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `DynamicToolCallOutputContentItem` object";
+    const EXPECTING: &'static str = "`DynamicToolCallOutputContentItem` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -2816,7 +2816,7 @@ pub enum DynamicToolNamespaceTool {
 }
 impl codec::TaggedUnion for DynamicToolNamespaceTool {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `DynamicToolNamespaceTool` object";
+    const EXPECTING: &'static str = "`DynamicToolNamespaceTool` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -2848,7 +2848,7 @@ pub enum DynamicToolSpec {
 }
 impl codec::TaggedUnion for DynamicToolSpec {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `DynamicToolSpec` object";
+    const EXPECTING: &'static str = "`DynamicToolSpec` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -3439,7 +3439,7 @@ pub enum FileChange {
 }
 impl codec::TaggedUnion for FileChange {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `FileChange` object";
+    const EXPECTING: &'static str = "`FileChange` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -3550,7 +3550,7 @@ pub enum FileSystemPath {
 }
 impl codec::TaggedUnion for FileSystemPath {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `FileSystemPath` object";
+    const EXPECTING: &'static str = "`FileSystemPath` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -3593,7 +3593,7 @@ pub enum FileSystemSpecialPath {
 }
 impl codec::TaggedUnion for FileSystemSpecialPath {
     const TAG: &'static str = "kind";
-    const EXPECTING: &'static str = "a `FileSystemSpecialPath` object";
+    const EXPECTING: &'static str = "`FileSystemSpecialPath` (a JSON object with a `kind` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -3838,7 +3838,7 @@ pub enum FunctionCallOutputContentItem {
 }
 impl codec::TaggedUnion for FunctionCallOutputContentItem {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `FunctionCallOutputContentItem` object";
+    const EXPECTING: &'static str = "`FunctionCallOutputContentItem` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -4025,7 +4025,7 @@ pub enum GatewayAuth {
 }
 impl codec::TaggedUnion for GatewayAuth {
     const TAG: &'static str = "mode";
-    const EXPECTING: &'static str = "a `GatewayAuth` object";
+    const EXPECTING: &'static str = "`GatewayAuth` (a JSON object with a `mode` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -4337,7 +4337,7 @@ pub enum GuardianApprovalReviewAction {
 }
 impl codec::TaggedUnion for GuardianApprovalReviewAction {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `GuardianApprovalReviewAction` object";
+    const EXPECTING: &'static str = "`GuardianApprovalReviewAction` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -4502,7 +4502,7 @@ pub enum HookMetadata {
 }
 impl codec::TaggedUnion for HookMetadata {
     const TAG: &'static str = "handlerType";
-    const EXPECTING: &'static str = "a `HookMetadata` object";
+    const EXPECTING: &'static str = "`HookMetadata` (a JSON object with a `handlerType` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -4718,7 +4718,7 @@ pub enum ImageGenerationFailure {
 }
 impl codec::TaggedUnion for ImageGenerationFailure {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ImageGenerationFailure` object";
+    const EXPECTING: &'static str = "`ImageGenerationFailure` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -5111,7 +5111,7 @@ pub enum LocalShellAction {
 }
 impl codec::TaggedUnion for LocalShellAction {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `LocalShellAction` object";
+    const EXPECTING: &'static str = "`LocalShellAction` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -5177,7 +5177,7 @@ pub enum LoginAccountParams {
 }
 impl codec::TaggedUnion for LoginAccountParams {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `LoginAccountParams` object";
+    const EXPECTING: &'static str = "`LoginAccountParams` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -5225,7 +5225,7 @@ pub enum LoginAccountResponse {
 }
 impl codec::TaggedUnion for LoginAccountResponse {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `LoginAccountResponse` object";
+    const EXPECTING: &'static str = "`LoginAccountResponse` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -5688,7 +5688,7 @@ pub enum McpServerElicitationRequestParams {
 }
 impl codec::TaggedUnion for McpServerElicitationRequestParams {
     const TAG: &'static str = "mode";
-    const EXPECTING: &'static str = "a `McpServerElicitationRequestParams` object";
+    const EXPECTING: &'static str = "`McpServerElicitationRequestParams` (a JSON object with a `mode` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -6331,7 +6331,7 @@ pub enum ModelProviderError {
 }
 impl codec::TaggedUnion for ModelProviderError {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ModelProviderError` object";
+    const EXPECTING: &'static str = "`ModelProviderError` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -6479,7 +6479,7 @@ pub enum MultiAgentMode {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for MultiAgentMode {
-    const EXPECTING: &'static str = "a `MultiAgentMode` string or single-key object";
+    const EXPECTING: &'static str = "`MultiAgentMode` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "explicitRequestOnly" => Self::ExplicitRequestOnly,
@@ -6751,7 +6751,7 @@ pub enum OtelExporter {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for OtelExporter {
-    const EXPECTING: &'static str = "a `OtelExporter` string or single-key object";
+    const EXPECTING: &'static str = "`OtelExporter` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "none" => Self::None,
@@ -6884,7 +6884,7 @@ pub enum ParsedCommand {
 }
 impl codec::TaggedUnion for ParsedCommand {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ParsedCommand` object";
+    const EXPECTING: &'static str = "`ParsedCommand` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -6931,7 +6931,7 @@ pub enum PatchChangeKind {
 }
 impl codec::TaggedUnion for PatchChangeKind {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `PatchChangeKind` object";
+    const EXPECTING: &'static str = "`PatchChangeKind` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -7552,7 +7552,7 @@ pub enum PluginSource {
 }
 impl codec::TaggedUnion for PluginSource {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `PluginSource` object";
+    const EXPECTING: &'static str = "`PluginSource` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -8028,7 +8028,7 @@ pub enum ProviderSettings {
 }
 impl codec::TaggedUnion for ProviderSettings {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ProviderSettings` object";
+    const EXPECTING: &'static str = "`ProviderSettings` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -8069,7 +8069,7 @@ pub enum ProviderSettingsPatch {
 }
 impl codec::TaggedUnion for ProviderSettingsPatch {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ProviderSettingsPatch` object";
+    const EXPECTING: &'static str = "`ProviderSettingsPatch` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -8350,7 +8350,7 @@ pub enum ReasoningItemContent {
 }
 impl codec::TaggedUnion for ReasoningItemContent {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ReasoningItemContent` object";
+    const EXPECTING: &'static str = "`ReasoningItemContent` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -8384,7 +8384,7 @@ pub enum ReasoningItemReasoningSummary {
 }
 impl codec::TaggedUnion for ReasoningItemReasoningSummary {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ReasoningItemReasoningSummary` object";
+    const EXPECTING: &'static str = "`ReasoningItemReasoningSummary` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -8749,7 +8749,7 @@ pub enum ResponseItem {
 }
 impl codec::TaggedUnion for ResponseItem {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ResponseItem` object";
+    const EXPECTING: &'static str = "`ResponseItem` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -8850,7 +8850,7 @@ pub enum ResponsesApiWebSearchAction {
 }
 impl codec::TaggedUnion for ResponsesApiWebSearchAction {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ResponsesApiWebSearchAction` object";
+    const EXPECTING: &'static str = "`ResponsesApiWebSearchAction` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -8898,7 +8898,7 @@ pub enum ReviewDecision {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for ReviewDecision {
-    const EXPECTING: &'static str = "a `ReviewDecision` string or single-key object";
+    const EXPECTING: &'static str = "`ReviewDecision` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "approved" => Self::Approved,
@@ -8977,7 +8977,7 @@ pub enum ReviewTarget {
 }
 impl codec::TaggedUnion for ReviewTarget {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ReviewTarget` object";
+    const EXPECTING: &'static str = "`ReviewTarget` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -9034,7 +9034,7 @@ pub enum SandboxPolicy {
 }
 impl codec::TaggedUnion for SandboxPolicy {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `SandboxPolicy` object";
+    const EXPECTING: &'static str = "`SandboxPolicy` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -9092,7 +9092,7 @@ pub enum ScheduledTaskSchedule {
 }
 impl codec::TaggedUnion for ScheduledTaskSchedule {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ScheduledTaskSchedule` object";
+    const EXPECTING: &'static str = "`ScheduledTaskSchedule` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -9238,7 +9238,7 @@ pub enum SessionSource {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for SessionSource {
-    const EXPECTING: &'static str = "a `SessionSource` string or single-key object";
+    const EXPECTING: &'static str = "`SessionSource` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "cli" => Self::Cli,
@@ -9518,7 +9518,7 @@ pub enum SubAgentSource {
     Unrecognized(Value),
 }
 impl codec::ExternalUnion for SubAgentSource {
-    const EXPECTING: &'static str = "a `SubAgentSource` string or single-key object";
+    const EXPECTING: &'static str = "`SubAgentSource` (a string or an object with one member)";
     fn from_unit(value: &str) -> Self {
         match value {
             "review" => Self::Review,
@@ -10322,7 +10322,7 @@ pub enum ThreadItem {
 }
 impl codec::TaggedUnion for ThreadItem {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadItem` object";
+    const EXPECTING: &'static str = "`ThreadItem` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -10425,7 +10425,7 @@ pub enum ThreadItemsListAnchor {
 }
 impl codec::TaggedUnion for ThreadItemsListAnchor {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadItemsListAnchor` object";
+    const EXPECTING: &'static str = "`ThreadItemsListAnchor` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -10753,7 +10753,7 @@ pub enum ThreadPredictionResult {
 }
 impl codec::TaggedUnion for ThreadPredictionResult {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadPredictionResult` object";
+    const EXPECTING: &'static str = "`ThreadPredictionResult` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -10959,7 +10959,7 @@ pub enum ThreadReadStateOperation {
 }
 impl codec::TaggedUnion for ThreadReadStateOperation {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadReadStateOperation` object";
+    const EXPECTING: &'static str = "`ThreadReadStateOperation` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -11074,7 +11074,7 @@ pub enum ThreadRealtimeBemItemPresentation {
 }
 impl codec::TaggedUnion for ThreadRealtimeBemItemPresentation {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadRealtimeBemItemPresentation` object";
+    const EXPECTING: &'static str = "`ThreadRealtimeBemItemPresentation` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -11136,7 +11136,7 @@ pub enum ThreadRealtimeItem {
 }
 impl codec::TaggedUnion for ThreadRealtimeItem {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadRealtimeItem` object";
+    const EXPECTING: &'static str = "`ThreadRealtimeItem` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -11317,7 +11317,7 @@ pub enum ThreadRealtimeStartTransport {
 }
 impl codec::TaggedUnion for ThreadRealtimeStartTransport {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadRealtimeStartTransport` object";
+    const EXPECTING: &'static str = "`ThreadRealtimeStartTransport` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -12200,7 +12200,7 @@ pub enum ThreadStatus {
 }
 impl codec::TaggedUnion for ThreadStatus {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadStatus` object";
+    const EXPECTING: &'static str = "`ThreadStatus` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -12244,7 +12244,7 @@ pub enum ThreadTimelineEntry {
 }
 impl codec::TaggedUnion for ThreadTimelineEntry {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadTimelineEntry` object";
+    const EXPECTING: &'static str = "`ThreadTimelineEntry` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -12366,7 +12366,7 @@ pub enum ThreadUnreadPosition {
 }
 impl codec::TaggedUnion for ThreadUnreadPosition {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `ThreadUnreadPosition` object";
+    const EXPECTING: &'static str = "`ThreadUnreadPosition` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -13051,7 +13051,7 @@ pub enum UserInput {
 }
 impl codec::TaggedUnion for UserInput {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `UserInput` object";
+    const EXPECTING: &'static str = "`UserInput` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -13160,7 +13160,7 @@ pub enum UserVerificationErrorDetails {
 #[cfg(feature = "experimental")]
 impl codec::TaggedUnion for UserVerificationErrorDetails {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `UserVerificationErrorDetails` object";
+    const EXPECTING: &'static str = "`UserVerificationErrorDetails` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
@@ -13319,7 +13319,7 @@ pub enum WebSearchAction {
 }
 impl codec::TaggedUnion for WebSearchAction {
     const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "a `WebSearchAction` object";
+    const EXPECTING: &'static str = "`WebSearchAction` (a JSON object with a `type` member)";
     fn deserialize_arm<'de, D: Deserializer<'de>>(
         tag: &str,
         payload: D,
