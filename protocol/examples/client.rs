@@ -1,0 +1,51 @@
+//! A minimal client: spawn `codex app-server`, initialize, start a thread, print what the
+//! server sends until the thread has started.
+//!
+//! ```text
+//! cargo run -p codex-app-protocol --example client -- /path/to/codex
+//! ```
+
+use std::io::{BufReader, Write};
+use std::process::{Command, Stdio};
+
+use codex_app_protocol::*;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let codex = std::env::args().nth(1).unwrap_or_else(|| "codex".into());
+    let mut child = Command::new(codex).arg("app-server").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let mut send = |message: ClientMessage| writeln!(stdin, "{}", message.to_line());
+
+    send(Message::Request(ClientRequest::Initialize {
+        id: RequestId::Integer(1),
+        params: InitializeParams {
+            client_info: ClientInfo { name: "example".into(), title: None, version: "0.1.0".into() },
+            capabilities: None,
+        },
+    }))?;
+    send(Message::Notification(ClientNotification::Initialized {}))?;
+    send(Message::Request(ClientRequest::ThreadStart {
+        id: RequestId::Integer(2),
+        params: ThreadStartParams { ephemeral: Some(true), ..Default::default() },
+    }))?;
+
+    // The client keeps `id -> method` to type each response.
+    let pending = [(RequestId::Integer(1), request::Initialize::METHOD), (RequestId::Integer(2), request::ThreadStart::METHOD)];
+    for item in ServerMessage::reader(BufReader::new(child.stdout.take().expect("piped"))) {
+        match item {
+            Ok((_, Message::Response(response))) => {
+                let method = pending.iter().find(|(id, _)| *id == response.id).map(|(_, m)| *m).unwrap_or("?");
+                println!("{method} -> {:?}", ClientResponse::decode(method, &response.result)?);
+            }
+            Ok((_, Message::Notification(ServerNotification::ThreadStarted { params, .. }))) => {
+                println!("thread started: {}", params.thread.id);
+                break;
+            }
+            Ok((_, other)) => println!("{}", other.to_line()),
+            Err(e) => eprintln!("{e}"),
+        }
+    }
+    drop(stdin);
+    child.kill()?;
+    Ok(())
+}
