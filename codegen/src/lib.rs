@@ -12,11 +12,13 @@
 //!   -> emit/       tokens from the IR (quote)
 //!   -> format.rs   prettyplease, file header
 //! ```
+//!
+//! `diff.rs` compares the IRs of two schema sets: the protocol changelog (`cargo xtask diff`).
 
+pub mod diff;
 mod emit;
 mod error;
 mod format;
-pub mod diff;
 pub mod ir;
 mod lower;
 mod merge;
