@@ -1,6 +1,7 @@
 //! Project automation: `cargo xtask <command>`. One module per command.
 
 mod codex;
+mod diff;
 mod regen;
 
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ struct Cli {
 enum Command {
     /// Vendor the codex schema and regenerate protocol/src/generated/.
     Regen(regen::Args),
+    /// The protocol changelog between two schema sets (Markdown, or --json).
+    Diff(diff::Args),
 }
 
 /// The workspace root.
@@ -28,5 +31,6 @@ pub fn root() -> PathBuf {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Regen(args) => regen::run(args),
+        Command::Diff(args) => diff::run(args),
     }
 }
