@@ -1,4 +1,8 @@
 //! `cargo xtask regen`: vendor the schema codex prints and regenerate the protocol crate.
+//!
+//! When it replaces the vendored schema, it also writes `vendor-schemas/CHANGES.md`: the
+//! protocol changelog from the previously vendored release (see `cargo xtask diff`). So
+//! CHANGES.md always describes the last upgrade; `--check` does not look at it.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +14,9 @@ use crate::codex;
 
 /// The command every generated file's header names.
 pub const COMMAND: &str = "cargo xtask regen";
+
+/// The changelog of the last upgrade, next to the vendored schema.
+pub const CHANGES_FILE: &str = "CHANGES.md";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -60,7 +67,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             vendored
         }
         Some(set) => {
+            let previous = vendor::read_vendored(&vendor_dir);
             write_vendored(&vendor_dir, &set)?;
+            write_changes(&vendor_dir, previous, &set)?;
             set
         }
         None => vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?,
@@ -129,6 +138,31 @@ fn from_codex(codex: &Path) -> anyhow::Result<SchemaSet> {
     let set = SchemaSet::read(&stable, has_experimental.then_some(experimental.as_path()), &version)?;
     std::fs::remove_dir_all(&tmp)?;
     Ok(set)
+}
+
+/// Writes `CHANGES.md`: what changed since the previously vendored set. Leaves it alone when
+/// the schema did not change, or when there was no readable previous set.
+fn write_changes(dir: &Path, previous: Result<SchemaSet, String>, set: &SchemaSet) -> anyhow::Result<()> {
+    let previous = match previous {
+        Ok(p) => p,
+        Err(e) => {
+            println!("regen: no previous vendored schema to compare with ({e}); {CHANGES_FILE} not written");
+            return Ok(());
+        }
+    };
+    if previous.stable == set.stable && previous.experimental == set.experimental {
+        println!("regen: schema unchanged since codex {}; {CHANGES_FILE} left as it is", previous.codex_version);
+        return Ok(());
+    }
+    match codex_app_codegen::diff::diff_sets(&previous, set) {
+        Ok(report) => {
+            std::fs::write(dir.join(CHANGES_FILE), report.to_markdown())?;
+            println!("protocol changes since codex {}: {}", previous.codex_version, report.summary());
+            println!("wrote vendor-schemas/{CHANGES_FILE}");
+        }
+        Err(e) => println!("regen: could not compare with codex {}: {e}; {CHANGES_FILE} not written", previous.codex_version),
+    }
+    Ok(())
 }
 
 fn tempdir() -> anyhow::Result<PathBuf> {
