@@ -1,0 +1,764 @@
+//! The drift check: decode every line of a transcript with the typed crate and report where
+//! the wire and the types disagree.
+//!
+//! For each line, in order:
+//!
+//! 1. Not JSON: [`Kind::NotJson`]. Not a JSON-RPC envelope (no `method`/`result`/`error`, an
+//!    `id` that is no string or integer, `"jsonrpc"` other than `"2.0"`): [`Kind::NotAMessage`].
+//! 2. A request or notification is decoded as `ClientMessage` (c2s) or `ServerMessage` (s2c).
+//!    A method the crate does not know is [`Kind::UnknownMethod`]; a known method whose params
+//!    do not match is [`Kind::Undecodable`] with the serde path (`params.thread.id`).
+//!    A request's `id -> method` is remembered for its response.
+//! 3. A response is typed through the method of the request with the same id earlier in the
+//!    transcript in the opposite direction (`ClientResponse::decode` for s2c responses,
+//!    `ServerResponse::decode` for c2s ones). No such request: [`Kind::OrphanResponse`]
+//!    (in a one-sided file there are no requests of the other side; its responses are counted
+//!    as untyped instead). Error responses are decoded as `ErrorResponse`.
+//! 4. Every decoded message is encoded again and compared with the line, as JSON values, under
+//!    the crate's null policy: a member whose value is `null` equals an absent member, except
+//!    where the type is `Option<Option<T>>` ([`crate::null_policy`]); a top-level
+//!    `"jsonrpc": "2.0"` is dropped by design; numbers compare by value (`1` equals `1.0`).
+//!    - A member the re-encoding lost is a field the types do not know: [`Kind::UnknownField`].
+//!      Its path comes from `serde_ignored` wrapped around the params/result decode of the
+//!      method's marker type (`visit_method`); members `serde_ignored` cannot see (inside
+//!      `#[serde(flatten)]`, untagged unions or a union whose tag is not first, where serde
+//!      buffers) are still caught by the round trip, with the same path format. Both steps
+//!      run only when the round trip lost something, so a clean line pays for neither.
+//!    - Any other difference (a changed value, an added member, a different array length, a
+//!      `null`/absent change of an `Option<Option<T>>` member) is [`Kind::RoundTrip`].
+//! 5. `Unrecognized` variants anywhere inside the decoded value (unknown enum values and union
+//!    tags, which round-trip unchanged): [`Kind::UnknownVariant`]; see [`crate::unrecognized`].
+//!
+//! Lines marked `"bad": true` are checked the same way, but what is found on them is reported
+//! as expected and is not drift.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::{self, Write as _};
+use std::path::Path;
+
+use codex_app_protocol::jsonrpc::{DecodeError, DecodeErrorKind, Parts};
+use codex_app_protocol::{
+    ClientMessage, ClientNotification, ClientRequest, ClientResponse, Message, Notification, NotificationVisitor,
+    Request, RequestId, RequestVisitor, ServerMessage, ServerNotification, ServerRequest, ServerResponse,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::null_policy::DoubleOptions;
+use crate::path::{join, push_index, push_key, split_last};
+use crate::transcript::{self, Dir, Entry, Format, TranscriptError};
+use crate::unrecognized;
+
+/// What kind of disagreement a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// The line is not JSON.
+    NotJson,
+    /// JSON, but not a JSON-RPC message.
+    NotAMessage,
+    /// A known method (or a typed response) whose value does not match its type.
+    Undecodable,
+    /// A method the crate does not know.
+    UnknownMethod,
+    /// An enum value or union variant the crate does not know (an `Unrecognized` inside).
+    UnknownVariant,
+    /// A member the types do not know.
+    UnknownField,
+    /// The value does not survive decode -> encode.
+    RoundTrip,
+    /// A response whose id matches no earlier request of the other side.
+    OrphanResponse,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::NotJson,
+        Kind::NotAMessage,
+        Kind::Undecodable,
+        Kind::UnknownMethod,
+        Kind::UnknownVariant,
+        Kind::UnknownField,
+        Kind::RoundTrip,
+        Kind::OrphanResponse,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::NotJson => "not-json",
+            Kind::NotAMessage => "not-a-message",
+            Kind::Undecodable => "undecodable",
+            Kind::UnknownMethod => "unknown-method",
+            Kind::UnknownVariant => "unknown-variant",
+            Kind::UnknownField => "unknown-field",
+            Kind::RoundTrip => "round-trip",
+            Kind::OrphanResponse => "orphan-response",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One disagreement on one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// 1-based line number in the file.
+    pub number: usize,
+    pub dir: Dir,
+    pub kind: Kind,
+    /// The method of the message (for a response: of its request), when known.
+    pub method: Option<String>,
+    /// Where in the message (`params.thread.status`), when the finding is about one place.
+    pub path: Option<String>,
+    pub detail: String,
+    /// Found on a line marked `bad`: reported, but not drift.
+    pub expected: bool,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} {}", self.number, self.dir, self.kind)?;
+        if let Some(method) = &self.method {
+            write!(f, " `{method}`")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, " at {}", if path.is_empty() { "(top level)" } else { path })?;
+        }
+        write!(f, ": {}", self.detail)?;
+        if self.expected {
+            f.write_str(" (expected: line marked bad)")?;
+        }
+        Ok(())
+    }
+}
+
+/// The kind of message, for the table of methods seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MessageKind {
+    Request,
+    Notification,
+    Response,
+    Error,
+}
+
+impl MessageKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::Request => "request",
+            MessageKind::Notification => "notification",
+            MessageKind::Response => "response",
+            MessageKind::Error => "error",
+        }
+    }
+}
+
+/// The result of checking one transcript.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Lines checked.
+    pub lines: usize,
+    /// Lines decoded completely into typed values (a known method with typed params, a
+    /// response typed by its request's method, an error response).
+    pub typed: usize,
+    /// Lines marked `bad`.
+    pub bad: usize,
+    /// Responses in a one-sided file, which cannot be typed without their requests.
+    pub untyped_responses: usize,
+    pub findings: Vec<Finding>,
+    /// How often each (direction, kind, method) was seen; `?` for a response with no request.
+    pub methods: BTreeMap<(Dir, MessageKind, String), usize>,
+}
+
+impl Report {
+    /// Findings that are drift (not on lines marked bad).
+    pub fn drift(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| !f.expected)
+    }
+
+    pub fn drift_count(&self) -> usize {
+        self.drift().count()
+    }
+}
+
+/// Checks the entries of one transcript.
+pub fn check(entries: &[Entry], format: Format) -> Report {
+    let mut checker = Checker::new(matches!(format, Format::OneSided(_)));
+    for entry in entries {
+        checker.entry(entry);
+    }
+    checker.report
+}
+
+/// Reads and checks one file.
+pub fn check_file(path: &Path, format: Format) -> Result<Report, TranscriptError> {
+    transcript::read_file(path, format).map(|entries| check(&entries, format))
+}
+
+/// The identity of a request id (`1` and `"1"` are different ids).
+fn id_key(id: &RequestId) -> String {
+    match serde_json::to_value(id) {
+        Ok(Value::String(s)) => format!("s:{s}"),
+        Ok(other) => format!("n:{other}"),
+        Err(_) => format!("{id:?}"),
+    }
+}
+
+/// `s` cut to at most `max` characters, with `...` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+struct Checker {
+    one_sided: bool,
+    /// Open requests of each direction: id -> method (index 0: c2s, 1: s2c).
+    pending: [HashMap<String, String>; 2],
+    report: Report,
+    /// Reused buffer for `Debug` text.
+    debug: String,
+}
+
+fn slot(dir: Dir) -> usize {
+    match dir {
+        Dir::C2s => 0,
+        Dir::S2c => 1,
+    }
+}
+
+/// Where the typed value sits in the message and what to compare it with.
+struct Typed<'a> {
+    /// The whole line as JSON.
+    original: &'a Value,
+    /// The re-encoded message.
+    reencoded: Value,
+    /// Path of the value whose `Debug` text is scanned (`""` for a whole message, `result`).
+    debug_root: &'static str,
+}
+
+impl Checker {
+    fn new(one_sided: bool) -> Checker {
+        Checker { one_sided, pending: Default::default(), report: Report::default(), debug: String::new() }
+    }
+
+    fn find(&mut self, e: &Entry, kind: Kind, method: Option<&str>, path: Option<String>, detail: impl Into<String>) {
+        self.report.findings.push(Finding {
+            number: e.number,
+            dir: e.dir,
+            kind,
+            method: method.map(str::to_owned),
+            path,
+            detail: detail.into(),
+            expected: e.bad,
+        });
+    }
+
+    fn seen(&mut self, dir: Dir, kind: MessageKind, method: &str) {
+        *self.report.methods.entry((dir, kind, method.to_owned())).or_default() += 1;
+    }
+
+    fn entry(&mut self, e: &Entry) {
+        self.report.lines += 1;
+        if e.bad {
+            self.report.bad += 1;
+        }
+        let value: Value = match serde_json::from_str(&e.line) {
+            Ok(v) => v,
+            Err(err) => return self.find(e, Kind::NotJson, None, None, format!("{err}: {}", truncate(&e.line, 60))),
+        };
+        let parts = match Parts::parse(&e.line) {
+            Ok(parts) => parts,
+            Err(err) => return self.find(e, Kind::NotAMessage, None, None, err.to_string()),
+        };
+        // Remember every request, also one whose params do not decode: its response is typed
+        // by the method (or at least is no orphan).
+        if let (Some(id), Some(method), None, None) = (&parts.id, &parts.method, parts.result, parts.error) {
+            self.pending[slot(e.dir)].insert(id_key(id), method.to_string());
+        }
+        let typed = match e.dir {
+            Dir::C2s => self.client_line(e, &value, parts),
+            Dir::S2c => self.server_line(e, &value, parts),
+        };
+        if typed {
+            self.report.typed += 1;
+        }
+    }
+
+    fn decode_error(&mut self, e: &Entry, err: DecodeError) {
+        let method = err.method.clone();
+        match &err.kind {
+            DecodeErrorKind::Member { error, .. } => {
+                let detail = error.source.to_string();
+                self.find(e, Kind::Undecodable, method.as_deref(), err.path(), detail)
+            }
+            _ => self.find(e, Kind::NotAMessage, method.as_deref(), None, err.to_string()),
+        }
+    }
+
+    fn client_line(&mut self, e: &Entry, value: &Value, parts: Parts<'_>) -> bool {
+        let (params, result) = (parts.params, parts.result);
+        match ClientMessage::from_envelope(parts) {
+            Err(err) => {
+                self.decode_error(e, err);
+                false
+            }
+            Ok(Message::Request(req)) => {
+                let method = req.method().to_owned();
+                self.seen(e.dir, MessageKind::Request, &method);
+                if matches!(req, ClientRequest::Unrecognized { .. }) {
+                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such client request in this version of the crate");
+                    return false;
+                }
+                self.typed_message(e, &method, value, &req, || ClientRequest::visit_method(&method, IgnoredParams(params)))
+            }
+            Ok(Message::Notification(n)) => {
+                let method = n.method().to_owned();
+                self.seen(e.dir, MessageKind::Notification, &method);
+                if matches!(n, ClientNotification::Unrecognized { .. }) {
+                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such client notification in this version of the crate");
+                    return false;
+                }
+                self.typed_message(e, &method, value, &n, || ClientNotification::visit_method(&method, IgnoredParams(params)))
+            }
+            Ok(Message::Response(resp)) => {
+                let Some(method) = self.request_of(e, &resp.id) else { return false };
+                let result = result.unwrap_or(&resp.result);
+                match ServerResponse::decode(&method, &resp.result) {
+                    Err(err) => {
+                        self.find(e, Kind::Undecodable, Some(&method), Some(join_result(&err.path)), err.source.to_string());
+                        false
+                    }
+                    Ok(ServerResponse::Unrecognized(_)) => false,
+                    Ok(typed) => self.typed_response(e, &method, value, &resp.id, &typed, || {
+                        ServerRequest::visit_method(&method, IgnoredResult(result))
+                    }),
+                }
+            }
+            Ok(Message::Error(err)) => self.error_response(e, value, err),
+        }
+    }
+
+    fn server_line(&mut self, e: &Entry, value: &Value, parts: Parts<'_>) -> bool {
+        let (params, result) = (parts.params, parts.result);
+        match ServerMessage::from_envelope(parts) {
+            Err(err) => {
+                self.decode_error(e, err);
+                false
+            }
+            Ok(Message::Request(req)) => {
+                let method = req.method().to_owned();
+                self.seen(e.dir, MessageKind::Request, &method);
+                if matches!(req, ServerRequest::Unrecognized { .. }) {
+                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such server request in this version of the crate");
+                    return false;
+                }
+                self.typed_message(e, &method, value, &req, || ServerRequest::visit_method(&method, IgnoredParams(params)))
+            }
+            Ok(Message::Notification(n)) => {
+                let method = n.method().to_owned();
+                self.seen(e.dir, MessageKind::Notification, &method);
+                if matches!(n, ServerNotification::Unrecognized { .. }) {
+                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such server notification in this version of the crate");
+                    return false;
+                }
+                self.typed_message(e, &method, value, &n, || ServerNotification::visit_method(&method, IgnoredParams(params)))
+            }
+            Ok(Message::Response(resp)) => {
+                let Some(method) = self.request_of(e, &resp.id) else { return false };
+                let result = result.unwrap_or(&resp.result);
+                match ClientResponse::decode(&method, &resp.result) {
+                    Err(err) => {
+                        self.find(e, Kind::Undecodable, Some(&method), Some(join_result(&err.path)), err.source.to_string());
+                        false
+                    }
+                    Ok(ClientResponse::Unrecognized(_)) => false,
+                    Ok(typed) => self.typed_response(e, &method, value, &resp.id, &typed, || {
+                        ClientRequest::visit_method(&method, IgnoredResult(result))
+                    }),
+                }
+            }
+            Ok(Message::Error(err)) => self.error_response(e, value, err),
+        }
+    }
+
+    /// The method of the request a response answers; reports an orphan when there is none.
+    fn request_of(&mut self, e: &Entry, id: &RequestId) -> Option<String> {
+        match self.pending[slot(e.dir.opposite())].remove(&id_key(id)) {
+            Some(method) => {
+                self.seen(e.dir, MessageKind::Response, &method);
+                Some(method)
+            }
+            None if self.one_sided => {
+                self.seen(e.dir, MessageKind::Response, "?");
+                self.report.untyped_responses += 1;
+                None
+            }
+            None => {
+                self.seen(e.dir, MessageKind::Response, "?");
+                let id = serde_json::to_string(id).unwrap_or_default();
+                let detail = format!("no earlier {} request has id {id}", e.dir.opposite());
+                self.find(e, Kind::OrphanResponse, None, Some("id".into()), detail);
+                None
+            }
+        }
+    }
+
+    fn error_response(&mut self, e: &Entry, value: &Value, err: codex_app_protocol::ErrorResponse) -> bool {
+        let method = err.id.as_ref().and_then(|id| self.pending[slot(e.dir.opposite())].remove(&id_key(id)));
+        self.seen(e.dir, MessageKind::Error, method.as_deref().unwrap_or("?"));
+        if let (Some(id), None, false) = (&err.id, &method, self.one_sided) {
+            let id = serde_json::to_string(id).unwrap_or_default();
+            let detail = format!("an error response, but no earlier {} request has id {id}", e.dir.opposite());
+            self.find(e, Kind::OrphanResponse, None, Some("id".into()), detail);
+        }
+        let message = Message::<ClientRequest, ClientNotification>::Error(err);
+        let reencoded = match serde_json::to_value(&message) {
+            Ok(v) => v,
+            Err(err) => {
+                self.find(e, Kind::RoundTrip, method.as_deref(), None, format!("cannot encode the decoded error: {err}"));
+                return false;
+            }
+        };
+        self.check_typed(e, method.as_deref(), &message, Typed { original: value, reencoded, debug_root: "" }, Ignored::default);
+        true
+    }
+
+    fn typed_message<T: Serialize + fmt::Debug>(
+        &mut self,
+        e: &Entry,
+        method: &str,
+        value: &Value,
+        typed: &T,
+        ignored: impl FnOnce() -> Ignored,
+    ) -> bool {
+        match serde_json::to_value(typed) {
+            Ok(reencoded) => {
+                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, debug_root: "" }, ignored);
+                true
+            }
+            Err(err) => {
+                self.find(e, Kind::RoundTrip, Some(method), None, format!("cannot encode the decoded message: {err}"));
+                false
+            }
+        }
+    }
+
+    fn typed_response<T: Serialize + fmt::Debug>(
+        &mut self,
+        e: &Entry,
+        method: &str,
+        value: &Value,
+        id: &RequestId,
+        typed: &T,
+        ignored: impl FnOnce() -> Ignored,
+    ) -> bool {
+        let encoded = serde_json::to_value(id).and_then(|id| Ok((id, serde_json::to_value(typed)?)));
+        match encoded {
+            Ok((id, result)) => {
+                let mut reencoded = serde_json::Map::new();
+                reencoded.insert("id".into(), id);
+                reencoded.insert("result".into(), result);
+                let reencoded = Value::Object(reencoded);
+                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, debug_root: "result" }, ignored);
+                true
+            }
+            Err(err) => {
+                self.find(e, Kind::RoundTrip, Some(method), None, format!("cannot encode the decoded result: {err}"));
+                false
+            }
+        }
+    }
+
+    /// Steps 4 and 5 of the module docs for one decoded message.
+    fn check_typed<T: fmt::Debug>(
+        &mut self,
+        e: &Entry,
+        method: Option<&str>,
+        typed: &T,
+        t: Typed<'_>,
+        ignored: impl FnOnce() -> Ignored,
+    ) {
+        let mut diffs = Diffs::default();
+        let mut path = String::new();
+        compare(t.original, &t.reencoded, &mut path, true, &mut diffs);
+
+        self.debug.clear();
+        let _ = write!(self.debug, "{typed:?}");
+        let debug_json = if t.debug_root.is_empty() { Some(&t.reencoded) } else { t.reencoded.get(t.debug_root) };
+        let double = DoubleOptions::get();
+        let needs_structs = diffs.null_gaps.iter().any(|(p, _)| split_last(p).is_some_and(|(_, m)| double.has_member(m)));
+        let mut structs = HashMap::new();
+        if self.debug.contains(unrecognized::MARKER) || needs_structs {
+            match debug_json.map(|json| unrecognized::walk(&self.debug, json, t.debug_root)) {
+                Some(Ok(walk)) => {
+                    for (path, detail) in walk.unrecognized {
+                        self.find(e, Kind::UnknownVariant, method, Some(path), detail);
+                    }
+                    structs = walk.structs;
+                }
+                Some(Err(err)) if self.debug.contains(unrecognized::MARKER) => {
+                    self.find(e, Kind::UnknownVariant, method, None, format!("the decoded value has an `Unrecognized` variant somewhere: {err}"));
+                }
+                _ => {}
+            }
+        }
+
+        if !diffs.lost.is_empty() {
+            let ignored = ignored();
+            if let Some((path, err)) = ignored.error {
+                self.find(e, Kind::Undecodable, method, Some(path), format!("decodes, but not when tracking ignored members: {err}"));
+            }
+            let ignored_paths: HashSet<&str> = ignored.paths.iter().map(String::as_str).collect();
+            for path in &ignored.paths {
+                self.find(e, Kind::UnknownField, method, Some(path.clone()), "member not in the type (ignored by the decoder)");
+            }
+            for (path, value) in &diffs.lost {
+                if !ignored_paths.contains(path.as_str()) {
+                    let detail = format!("member not in the type (dropped on re-encoding; it was {})", truncate(&value.to_string(), 60));
+                    self.find(e, Kind::UnknownField, method, Some(path.clone()), detail);
+                }
+            }
+        }
+        for (path, detail) in diffs.changed {
+            self.find(e, Kind::RoundTrip, method, Some(path), detail);
+        }
+        for (path, original_null) in diffs.null_gaps {
+            let Some((parent, member)) = split_last(&path) else { continue };
+            if let Some(strukt) = structs.get(parent).filter(|s| double.contains(s, member)) {
+                let detail = if original_null {
+                    format!("`{strukt}.{member}` is Option<Option<T>>: an explicit null was re-encoded as absent")
+                } else {
+                    format!("`{strukt}.{member}` is Option<Option<T>>: an absent member was re-encoded as null")
+                };
+                self.find(e, Kind::RoundTrip, method, Some(path), detail);
+            }
+        }
+    }
+}
+
+fn join_result(path: &str) -> String {
+    if path.is_empty() || path == "." {
+        "result".to_owned()
+    } else {
+        format!("result.{path}")
+    }
+}
+
+/// Differences between a line and its re-encoding.
+#[derive(Default)]
+struct Diffs {
+    /// Members with a non-null value that the re-encoding does not have.
+    lost: Vec<(String, Value)>,
+    /// Other differences, described.
+    changed: Vec<(String, String)>,
+    /// Members that are `null` on one side and absent on the other (equal unless the member
+    /// is `Option<Option<T>>`); `true` when the original had the `null`.
+    null_gaps: Vec<(String, bool)>,
+}
+
+fn short(v: &Value) -> String {
+    truncate(&v.to_string(), 60)
+}
+
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        return x == y;
+    }
+    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+        return x == y;
+    }
+    if (a.is_f64() || b.is_f64()) && a.as_f64().is_some() {
+        return a.as_f64() == b.as_f64();
+    }
+    false
+}
+
+fn compare(original: &Value, reencoded: &Value, path: &mut String, top: bool, diffs: &mut Diffs) {
+    match (original, reencoded) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, av) in a {
+                if top && key == "jsonrpc" {
+                    continue;
+                }
+                let len = path.len();
+                push_key(path, key);
+                match (av, b.get(key)) {
+                    (_, Some(bv)) => compare(av, bv, path, false, diffs),
+                    (Value::Null, None) => diffs.null_gaps.push((path.clone(), true)),
+                    (_, None) => diffs.lost.push((path.clone(), av.clone())),
+                }
+                path.truncate(len);
+            }
+            for (key, bv) in b {
+                if a.contains_key(key) {
+                    continue;
+                }
+                let len = path.len();
+                push_key(path, key);
+                if bv.is_null() {
+                    diffs.null_gaps.push((path.clone(), false));
+                } else {
+                    diffs.changed.push((path.clone(), format!("the re-encoding adds a member: {}", short(bv))));
+                }
+                path.truncate(len);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            if a.len() != b.len() {
+                diffs.changed.push((path.clone(), format!("{} elements re-encoded as {}", a.len(), b.len())));
+                return;
+            }
+            for (i, (av, bv)) in a.iter().zip(b).enumerate() {
+                let len = path.len();
+                push_index(path, i);
+                compare(av, bv, path, false, diffs);
+                path.truncate(len);
+            }
+        }
+        (Value::Number(a), Value::Number(b)) if same_number(a, b) => {}
+        (a, b) if a == b => {}
+        (a, b) => diffs.changed.push((path.clone(), format!("{} re-encoded as {}", short(a), short(b)))),
+    }
+}
+
+/// What `serde_ignored` saw: paths of ignored members, and an error if that decode failed
+/// where the plain one had succeeded.
+#[derive(Default)]
+struct Ignored {
+    paths: Vec<String>,
+    error: Option<(String, String)>,
+}
+
+struct IgnoredParams<'a>(Option<&'a RawValue>);
+struct IgnoredResult<'a>(&'a RawValue);
+
+impl RequestVisitor for IgnoredParams<'_> {
+    type Output = Ignored;
+    fn visit<R: Request>(self) -> Ignored {
+        ignored::<R::Params>(self.0, "params")
+    }
+    fn unrecognized(self) -> Ignored {
+        Ignored::default()
+    }
+}
+
+impl NotificationVisitor for IgnoredParams<'_> {
+    type Output = Ignored;
+    fn visit<N: Notification>(self) -> Ignored {
+        ignored::<N::Params>(self.0, "params")
+    }
+    fn unrecognized(self) -> Ignored {
+        Ignored::default()
+    }
+}
+
+impl RequestVisitor for IgnoredResult<'_> {
+    type Output = Ignored;
+    fn visit<R: Request>(self) -> Ignored {
+        ignored::<R::Response>(Some(self.0), "result")
+    }
+    fn unrecognized(self) -> Ignored {
+        Ignored::default()
+    }
+}
+
+/// Decodes `raw` as `T` through `serde_ignored` (to collect the members `T` ignores) and
+/// `serde_path_to_error` (to say where, should this decode fail).
+fn ignored<T: DeserializeOwned>(raw: Option<&RawValue>, root: &str) -> Ignored {
+    let text = raw.map_or("null", RawValue::get);
+    let mut out = Ignored::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut on_ignored = |p: serde_ignored::Path<'_>| out.paths.push(ignored_path(root, &p));
+    let tracked = serde_ignored::Deserializer::new(&mut de, &mut on_ignored);
+    let result: Result<T, _> = serde_path_to_error::deserialize(tracked);
+    if let Err(err) = result {
+        let path = err.path().to_string();
+        out.error = Some((if path == "." { root.to_owned() } else { join(root, &path) }, err.into_inner().to_string()));
+    }
+    out
+}
+
+fn ignored_path(root: &str, p: &serde_ignored::Path<'_>) -> String {
+    fn build(p: &serde_ignored::Path<'_>, out: &mut String) {
+        match p {
+            serde_ignored::Path::Root => {}
+            serde_ignored::Path::Seq { parent, index } => {
+                build(parent, out);
+                push_index(out, *index);
+            }
+            serde_ignored::Path::Map { parent, key } => {
+                build(parent, out);
+                push_key(out, key);
+            }
+            serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => build(parent, out),
+        }
+    }
+    let mut out = root.to_owned();
+    build(p, &mut out);
+    out
+}
+
+/// Prints findings of several files and the summary table: lines, typed lines, drift per
+/// file; methods seen; drift by kind.
+pub fn render(files: &[(String, Report)]) -> String {
+    let mut out = String::new();
+    for (name, report) in files {
+        for f in &report.findings {
+            let _ = writeln!(out, "{name}:{f}");
+        }
+    }
+    if files.iter().any(|(_, r)| !r.findings.is_empty()) {
+        out.push('\n');
+    }
+
+    let width = files.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(5);
+    let _ = writeln!(out, "{:<width$}  {:>7}  {:>7}  {:>5}  {:>8}", "file", "lines", "typed", "drift", "expected");
+    let (mut lines, mut typed, mut drift, mut expected, mut untyped) = (0, 0, 0, 0, 0);
+    for (name, r) in files {
+        let (d, x) = (r.drift_count(), r.findings.len() - r.drift_count());
+        let _ = writeln!(out, "{name:<width$}  {:>7}  {:>7}  {d:>5}  {x:>8}", r.lines, r.typed);
+        lines += r.lines;
+        typed += r.typed;
+        drift += d;
+        expected += x;
+        untyped += r.untyped_responses;
+    }
+    if files.len() > 1 {
+        let _ = writeln!(out, "{:<width$}  {lines:>7}  {typed:>7}  {drift:>5}  {expected:>8}", "total");
+    }
+    if untyped > 0 {
+        let _ = writeln!(out, "({untyped} responses in one-sided files were not typed: their requests are not in the file)");
+    }
+
+    let mut methods: BTreeMap<&(Dir, MessageKind, String), usize> = BTreeMap::new();
+    for (_, r) in files {
+        for (key, n) in &r.methods {
+            *methods.entry(key).or_default() += n;
+        }
+    }
+    let mwidth = methods.keys().map(|(_, _, m)| m.len()).max().unwrap_or(0).max(6);
+    let _ = writeln!(out, "\nmethods seen ({}):", methods.len());
+    let _ = writeln!(out, "  {:<3}  {:<12}  {:<mwidth$}  {:>7}", "dir", "message", "method", "count");
+    for ((dir, kind, method), n) in &methods {
+        let _ = writeln!(out, "  {dir:<3}  {:<12}  {method:<mwidth$}  {n:>7}", kind.name());
+    }
+
+    let _ = writeln!(out, "\ndrift by kind:");
+    let _ = writeln!(out, "  {:<16}  {:>5}  {:>8}", "kind", "drift", "expected");
+    for kind in Kind::ALL {
+        let count = |expected: bool| {
+            files.iter().flat_map(|(_, r)| &r.findings).filter(|f| f.kind == kind && f.expected == expected).count()
+        };
+        let _ = writeln!(out, "  {:<16}  {:>5}  {:>8}", kind.name(), count(false), count(true));
+    }
+    let _ = writeln!(out, "  {:<16}  {drift:>5}  {expected:>8}", "total");
+    out
+}

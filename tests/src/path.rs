@@ -1,0 +1,73 @@
+//! JSON paths as the drift report prints them: `params.thread.turns[0].items[2].status`.
+//!
+//! Members are joined with `.`, array elements are `[i]`; a member name that is not a plain
+//! word (letters, digits, `_`, `$`, `-`) is written as `["..."]` with JSON escapes. Every
+//! source of paths (the round trip, `serde_ignored`, the `Unrecognized` walk) builds them with
+//! these functions, so equal locations give equal strings.
+
+/// Appends member `key` to `path`.
+pub fn push_key(path: &mut String, key: &str) {
+    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'));
+    if plain {
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+    } else {
+        path.push('[');
+        path.push_str(&serde_json::to_string(key).expect("a string always serializes"));
+        path.push(']');
+    }
+}
+
+/// Appends array element `index` to `path`.
+pub fn push_index(path: &mut String, index: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(path, "[{index}]");
+}
+
+/// `path` with `key` appended.
+pub fn join(path: &str, key: &str) -> String {
+    let mut out = path.to_owned();
+    push_key(&mut out, key);
+    out
+}
+
+/// Where the member at `path` lives and its name: `("params.thread", "id")`. `None` for a
+/// path that does not end in a plain member.
+pub fn split_last(path: &str) -> Option<(&str, &str)> {
+    if path.ends_with(']') {
+        return None;
+    }
+    match path.rfind(['.', ']']) {
+        Some(i) if path.as_bytes()[i] == b'.' => Some((&path[..i], &path[i + 1..])),
+        Some(i) => Some((&path[..=i], &path[i + 1..])),
+        None => Some(("", path)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_paths() {
+        let mut p = String::new();
+        push_key(&mut p, "params");
+        push_key(&mut p, "turns");
+        push_index(&mut p, 0);
+        push_key(&mut p, "items");
+        assert_eq!(p, "params.turns[0].items");
+        assert_eq!(join("", "a b"), r#"["a b"]"#);
+        assert_eq!(join("x", "01a2-b"), "x.01a2-b");
+        assert_eq!(join("x", "a.b"), r#"x["a.b"]"#);
+    }
+
+    #[test]
+    fn splits_paths() {
+        assert_eq!(split_last("params.thread.id"), Some(("params.thread", "id")));
+        assert_eq!(split_last("id"), Some(("", "id")));
+        assert_eq!(split_last("a[0].b"), Some(("a[0]", "b")));
+        assert_eq!(split_last("a[0]"), None);
+    }
+}
