@@ -1501,6 +1501,11 @@ every added variant breaks `match`es without a `_` arm.
 /// removed from one enum share a line, and so do the types added or removed.
 fn render_group(out: &mut String, group: &[&Change], tag_experimental: bool) {
     let exp = |c: &Change| if tag_experimental && c.experimental { EXP } else { "" };
+    // Types that moved along with their method are named on the method's line.
+    let is_move = |k: &Kind| matches!(k, Kind::ToStable | Kind::ToExperimental);
+    let is_type_path = |p: &str| p.starts_with(|c: char| c.is_ascii_uppercase()) && !p.contains(['.', ':', '[', '{']);
+    let method_move = group.iter().find(|c| is_move(&c.kind) && !c.path.starts_with(|c: char| c.is_ascii_uppercase()));
+    let moved_along = |c: &Change| method_move.is_some_and(|m| m.kind == c.kind && is_type_path(&c.path));
     let mut i = 0;
     while i < group.len() {
         let c = group[i];
@@ -1523,10 +1528,17 @@ fn render_group(out: &mut String, group: &[&Change], tag_experimental: bool) {
             continue;
         }
         i += 1;
-        if matches!(c.kind, Kind::TypeAdded | Kind::TypeRemoved) {
-            continue; // listed at the end
+        if matches!(c.kind, Kind::TypeAdded | Kind::TypeRemoved) || moved_along(c) {
+            continue; // listed at the end, or on the method's line
         }
-        let _ = writeln!(out, "- {}{}{}", describe(c), effects(c), exp(c));
+        let mut text = describe(c);
+        if method_move.is_some_and(|m| std::ptr::eq(*m, c)) {
+            let types: Vec<String> = group.iter().filter(|d| moved_along(d)).map(|d| format!("`{}`", d.path)).collect();
+            if !types.is_empty() {
+                let _ = write!(text, ", with its type{} {}", if types.len() == 1 { "" } else { "s" }, types.join(", "));
+            }
+        }
+        let _ = writeln!(out, "- {text}{}{}", effects(c), exp(c));
     }
     // A new method's params and response types are named on its own line.
     let named: Vec<&String> = group
@@ -1581,7 +1593,7 @@ fn describe(c: &Change) -> String {
             };
             format!("`{p}`: `{old}` → `{new}`{note}")
         }
-        Kind::ShapeChanged { old, new } => format!("`{p}` changed from a {old} to a {new}"),
+        Kind::ShapeChanged { old, new } => format!("`{p}` changed from {} to {}", article(old), article(new)),
         Kind::TypeChanged { old, new } => format!("`{p}`: `{old}` → `{new}`"),
         Kind::FieldAdded { ty, presence } => format!("new {} field `{p}`: `{ty}`", short_presence(presence)),
         Kind::FieldRemoved { ty, .. } => format!("field `{p}` removed (was `{ty}`)"),
@@ -1624,6 +1636,12 @@ fn effects(c: &Change) -> String {
     } else {
         format!(" — {}", hints.join("; "))
     }
+}
+
+/// `a struct`, `an alias`.
+fn article(kind: &str) -> String {
+    let an = kind.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {kind}", if an { "an" } else { "a" })
 }
 
 fn short_presence(p: &str) -> &str {
@@ -1946,7 +1964,9 @@ mod tests {
         assert!(g.experimental);
         // b/y, its two types, and g.
         assert_eq!((r.counts.compatible, r.counts.compatible_experimental), (4, 1));
-        assert!(r.to_markdown().contains("new optional field `AxParams.g`: `Option<String>` *(experimental)*"));
+        let md = r.to_markdown();
+        assert!(md.contains("new optional field `AxParams.g`: `Option<String>` *(experimental)*"), "{md}");
+        assert!(md.contains("#### `b/y`\n\n- stable now, with its types `ByParams`, `ByResponse` — no experimental opt-in needed\n"), "{md}");
     }
 
     #[test]
