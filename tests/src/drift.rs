@@ -762,3 +762,75 @@ pub fn render(files: &[(String, Report)]) -> String {
     let _ = writeln!(out, "  {:<16}  {drift:>5}  {expected:>8}", "total");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codex_app_protocol::ThreadMetadataGitInfoUpdateParams;
+    use serde_json::json;
+
+    fn diffs(original: Value, reencoded: Value) -> Diffs {
+        let mut d = Diffs::default();
+        compare(&original, &reencoded, &mut String::new(), true, &mut d);
+        d
+    }
+
+    #[test]
+    fn compare_under_the_null_policy() {
+        let d = diffs(
+            json!({"jsonrpc": "2.0", "a": {"x": 1, "gone": [1], "nil": null}, "n": [1, 2.5], "f": 1, "s": "x"}),
+            json!({"a": {"x": 1.0, "new": true, "also": null}, "n": [1, 2.5, 3], "f": 2, "s": "x"}),
+        );
+        assert_eq!(d.lost, [("a.gone".to_owned(), json!([1]))]);
+        let changed: Vec<&str> = d.changed.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(changed, ["a.new", "f", "n"]);
+        assert_eq!(d.changed[2].1, "2 elements re-encoded as 3");
+        assert_eq!(d.null_gaps, [("a.nil".to_owned(), true), ("a.also".to_owned(), false)]);
+        // `jsonrpc` is only dropped at the top.
+        let d = diffs(json!({"p": {"jsonrpc": "2.0"}}), json!({"p": {}}));
+        assert_eq!(d.lost.len(), 1);
+        assert!(!same_number(&serde_json::Number::from(u64::MAX), &serde_json::Number::from(-1i64)));
+    }
+
+    /// The exception of the null policy, as it would show if a decoder lost the difference
+    /// between `null` and absent for an `Option<Option<T>>` member.
+    #[test]
+    fn option_option_members_keep_null_and_absent_apart() {
+        #[derive(Debug)]
+        struct Wire {
+            #[allow(dead_code)]
+            params: ThreadMetadataGitInfoUpdateParams,
+        }
+        let e = Entry { number: 7, dir: Dir::C2s, line: String::new(), bad: false };
+        let run = |typed: ThreadMetadataGitInfoUpdateParams, original: Value, reencoded: Value| {
+            let mut c = Checker::new(false);
+            let t = Typed { original: &original, reencoded, debug_root: "" };
+            c.check_typed(&e, Some("thread/metadata/update"), &Wire { params: typed }, t, Ignored::default);
+            c.report.findings
+        };
+        let plain = ThreadMetadataGitInfoUpdateParams { branch: None, origin_url: None, sha: None };
+        // An explicit null re-encoded as absent: drift for `branch`.
+        let found = run(plain.clone(), json!({"params": {"branch": null}}), json!({"params": {}}));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].kind, found[0].path.as_deref()), (Kind::RoundTrip, Some("params.branch")));
+        assert!(found[0].detail.contains("`ThreadMetadataGitInfoUpdateParams.branch` is Option<Option<T>>"), "{}", found[0]);
+        // Absent re-encoded as null: drift too.
+        let found = run(plain.clone(), json!({"params": {}}), json!({"params": {"sha": null}}));
+        assert_eq!(found.iter().map(|f| f.path.as_deref()).collect::<Vec<_>>(), [Some("params.sha")]);
+        // Kept apart: no drift.
+        let kept = ThreadMetadataGitInfoUpdateParams { branch: Some(None), ..plain };
+        assert_eq!(run(kept, json!({"params": {"branch": null}}), json!({"params": {"branch": null}})), []);
+    }
+
+    #[test]
+    fn added_and_changed_values_are_round_trip_drift() {
+        let e = Entry { number: 1, dir: Dir::S2c, line: String::new(), bad: false };
+        let mut c = Checker::new(false);
+        let original = json!({"method": "x", "params": {"a": "b", "list": [1]}});
+        let t = Typed { original: &original, reencoded: json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}), debug_root: "" };
+        c.check_typed(&e, Some("x"), &(), t, Ignored::default);
+        let found: Vec<(Kind, Option<&str>)> = c.report.findings.iter().map(|f| (f.kind, f.path.as_deref())).collect();
+        assert_eq!(found, [(Kind::RoundTrip, Some("params.a")), (Kind::RoundTrip, Some("params.added"))]);
+        assert_eq!(c.report.findings[0].detail, r#""b" re-encoded as "c""#);
+    }
+}

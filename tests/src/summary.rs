@@ -202,6 +202,8 @@ fn notification_keys(n: &ServerNotification) -> String {
             format!(" willRetry={} message={}", params.will_retry, quoted(&params.error.message))
         }
         ServerNotification::RemoteControlStatusChanged { params, .. } => format!(" status={}", variant_name(&params.status)),
+        ServerNotification::Warning { params, .. } => format!(" message={}", quoted(&params.message)),
+        ServerNotification::ConfigWarning { params, .. } => format!(" summary={}", quoted(&params.summary)),
         _ => String::new(),
     }
 }

@@ -1,0 +1,93 @@
+//! The drift check over every committed fixture: recorded traffic of the codex release the
+//! protocol crate was generated from must decode without drift.
+
+use std::path::PathBuf;
+
+use codex_app_traffic::drift::{self, Kind};
+use codex_app_traffic::transcript::{self, Dir};
+use codex_app_traffic::{fixtures_dir, Format};
+
+/// The scenarios `cargo xtask record` records; each must have a committed fixture.
+const SCENARIOS: &[&str] = &[
+    "lifecycle",
+    "streaming",
+    "reasoning",
+    "command_approval",
+    "dynamic_tool",
+    "upstream_failure",
+    "protocol_errors",
+    "interrupt",
+];
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = fixtures_dir();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (record fixtures with `cargo xtask record`)", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_scenario_has_a_fixture() {
+    let names: Vec<String> = fixtures().iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+    for scenario in SCENARIOS {
+        assert!(names.iter().any(|n| n == scenario), "no fixture for scenario `{scenario}` in {}", fixtures_dir().display());
+    }
+}
+
+#[test]
+fn no_drift_in_any_fixture() {
+    let mut reports = Vec::new();
+    for path in fixtures() {
+        let report = drift::check_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(report.lines > 0, "{} is empty", path.display());
+        reports.push((path.display().to_string(), report));
+    }
+    let drift: usize = reports.iter().map(|(_, r)| r.drift_count()).sum();
+    assert_eq!(drift, 0, "drift in the committed fixtures:\n{}", drift::render(&reports));
+    // Every line is typed except the three deliberately bad ones.
+    let (lines, typed): (usize, usize) = reports.iter().fold((0, 0), |(l, t), (_, r)| (l + r.lines, t + r.typed));
+    assert_eq!(lines - typed, 3, "{}", drift::render(&reports));
+}
+
+/// The bad lines of `protocol_errors` are reported with the right kind, as expected; the
+/// request with `"jsonrpc": "2.0"` and the string ids are no drift.
+#[test]
+fn protocol_errors_bad_lines_are_expected_findings() {
+    let path = fixtures_dir().join("protocol_errors.ndjson");
+    let entries = transcript::read_file(&path, Format::Transcript).unwrap();
+    let report = drift::check(&entries, Format::Transcript);
+    let found: Vec<(Kind, Option<&str>, bool)> =
+        report.findings.iter().map(|f| (f.kind, f.path.as_deref(), f.expected)).collect();
+    assert_eq!(
+        found,
+        [(Kind::UnknownMethod, None, true), (Kind::Undecodable, Some("params.threadId"), true), (Kind::NotJson, None, true)],
+        "{}",
+        drift::render(&[("protocol_errors".into(), report.clone())])
+    );
+    for f in &report.findings {
+        assert!(entries.iter().any(|e| e.number == f.number && e.bad), "finding on a line not marked bad: {f}");
+    }
+    assert!(entries.iter().any(|e| !e.bad && e.line.contains(r#""jsonrpc":"2.0""#)), "the fixture has a request with jsonrpc");
+    assert_eq!(report.bad, 3);
+}
+
+/// A saved server stdout (`--from server`) checks without drift; its responses cannot be typed
+/// without the requests and are counted, not reported.
+#[test]
+fn one_sided_server_output_of_every_fixture() {
+    for path in fixtures() {
+        let entries = transcript::read_file(&path, Format::Transcript).unwrap();
+        let stdout: String = entries.iter().filter(|e| e.dir == Dir::S2c).map(|e| format!("{}\n", e.line)).collect();
+        let server = transcript::parse(&stdout, Format::OneSided(codex_app_traffic::Side::Server)).unwrap();
+        let report = drift::check(&server, Format::OneSided(codex_app_traffic::Side::Server));
+        assert_eq!(report.drift_count(), 0, "{}:\n{}", path.display(), drift::render(&[("stdout".into(), report.clone())]));
+        let responses = server.iter().filter(|e| e.line.contains(r#""result":"#) && !e.line.contains(r#""method":"#)).count();
+        assert_eq!(report.untyped_responses, responses, "{}", path.display());
+        // Error responses are typed without their requests.
+        assert_eq!(report.typed + report.untyped_responses, report.lines, "{}", path.display());
+    }
+}
