@@ -116,7 +116,7 @@ pub fn generate(set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, S
     let header = format::Header { command, codex_version: &set.codex_version, hashes: format::hashes(set) };
     let files = emit::emit(&ir, &set.codex_version)?
         .into_iter()
-        .map(|(path, tokens)| Ok(GeneratedFile { path: path.into(), contents: format::render(&header, &path, tokens)? }))
+        .map(|(path, tokens)| Ok(GeneratedFile { path: path.into(), contents: format::render(&header, path, tokens)? }))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut summary = summarize(&ir);
     summary.lines = files.iter().map(|f| f.contents.lines().count()).sum();

@@ -426,7 +426,7 @@ impl<'b> Lowerer<'b> {
         for (arm, variant) in arms.iter().zip(variants) {
             if arm.ref_name.is_some() {
                 return Err(Error::new(
-                    &arm.schema.as_object().map(|x| x.pointer.clone()).unwrap_or_default(),
+                    arm.schema.as_object().map(|x| x.pointer.clone()).unwrap_or_default(),
                     "a tagged union arm that is a `$ref` is not supported (the tag would be part of a shared type)",
                 ));
             }

@@ -206,8 +206,10 @@ fn emit_string_enum(name: &Ident, e: &StringEnum) -> TokenStream {
     }
 }
 
-/// serde's `rename_all` rules, as serde applies them to a PascalCase variant name.
-const RENAME_RULES: &[(&str, fn(&str) -> String)] = &[
+/// A serde `rename_all` rule: its name and how serde applies it to a PascalCase variant name.
+type RenameRule = (&'static str, fn(&str) -> String);
+
+const RENAME_RULES: &[RenameRule] = &[
     ("camelCase", |v| {
         let mut c = v.chars();
         c.next().map(|f| f.to_ascii_lowercase().to_string() + c.as_str()).unwrap_or_default()
