@@ -1,7 +1,11 @@
 //! Project automation: `cargo xtask <command>`. One module per command.
 
 mod codex;
+#[cfg(feature = "traffic")]
+mod drift;
 mod diff;
+#[cfg(feature = "traffic")]
+mod record;
 mod regen;
 
 use std::path::PathBuf;
@@ -19,6 +23,12 @@ struct Cli {
 enum Command {
     /// Vendor the codex schema and regenerate protocol/src/generated/.
     Regen(regen::Args),
+    /// Record real app-server traffic into tests/fixtures/<codex version>/<scenario>.ndjson.
+    #[cfg(feature = "traffic")]
+    Record(record::Args),
+    /// Check recorded traffic against the typed crate; exits non-zero on drift.
+    #[cfg(feature = "traffic")]
+    Drift(drift::Args),
     /// The protocol changelog between two schema sets (Markdown, or --json).
     Diff(diff::Args),
 }
@@ -31,6 +41,10 @@ pub fn root() -> PathBuf {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Regen(args) => regen::run(args),
+        #[cfg(feature = "traffic")]
+        Command::Record(args) => record::run(args),
+        #[cfg(feature = "traffic")]
+        Command::Drift(args) => drift::run(args),
         Command::Diff(args) => diff::run(args),
     }
 }
