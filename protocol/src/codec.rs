@@ -56,22 +56,64 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
                 let tag = map.next_value::<Str<'de>>()?;
                 return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(map));
             }
-            // The tag is not first: buffer the object once.
-            let mut object = Map::new();
-            object.insert(first.0.into_owned(), map.next_value()?);
-            while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                object.insert(k, v);
+            // The tag is not first: keep the members as raw JSON, write them back with the
+            // tag first and decode that through the path above. (Decoding the buffered members
+            // with any other deserializer would compile every arm's deserializer again.)
+            let mut members = vec![(first.0.into_owned(), map.next_value::<Box<RawValue>>()?)];
+            while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+                members.push((k, v));
             }
-            let tag = match object.remove(T::TAG) {
-                Some(Value::String(tag)) => tag,
-                Some(other) => return Err(de::Error::invalid_type(unexpected(&other), &"a string tag")),
-                None => return Err(de::Error::missing_field(T::TAG)),
+            let Some(at) = members.iter().position(|(k, _)| k == T::TAG) else {
+                return Err(de::Error::missing_field(T::TAG));
             };
-            T::deserialize_arm(&tag, Value::Object(object)).map_err(de::Error::custom)
+            members.swap(0, at);
+            let mut text = String::from("{");
+            for (n, (k, v)) in members.iter().enumerate() {
+                if n > 0 {
+                    text.push(',');
+                }
+                text.push_str(&serde_json::to_string(k).map_err(de::Error::custom)?);
+                text.push(':');
+                text.push_str(v.get());
+            }
+            text.push('}');
+            deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text)).map_err(de::Error::custom)
         }
     }
 
     deserializer.deserialize_map(TaggedVisitor(PhantomData))
+}
+
+/// A string enum; an unknown value is kept in its catch-all variant.
+pub trait StringEnum: Sized {
+    const EXPECTING: &'static str;
+    fn from_wire(value: &str) -> Option<Self>;
+    fn unrecognized(value: String) -> Self;
+}
+
+pub fn deserialize_string_enum<'de, D: Deserializer<'de>, T: StringEnum>(deserializer: D) -> Result<T, D::Error> {
+    struct StringEnumVisitor<T>(PhantomData<T>);
+
+    impl<T: StringEnum> Visitor<'_> for StringEnumVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            Ok(T::from_wire(v).unwrap_or_else(|| T::unrecognized(v.to_owned())))
+        }
+
+        fn visit_string<E: de::Error>(self, v: String) -> Result<T, E> {
+            Ok(match T::from_wire(&v) {
+                Some(known) => known,
+                None => T::unrecognized(v),
+            })
+        }
+    }
+
+    deserializer.deserialize_str(StringEnumVisitor(PhantomData))
 }
 
 /// A union of plain strings and single-key objects (serde's externally tagged form).
@@ -158,17 +200,6 @@ impl<'de> Deserialize<'de> for Str<'de> {
     }
 }
 
-fn unexpected(v: &Value) -> de::Unexpected<'_> {
-    match v {
-        Value::Null => de::Unexpected::Unit,
-        Value::Bool(b) => de::Unexpected::Bool(*b),
-        Value::Number(_) => de::Unexpected::Other("a number"),
-        Value::String(s) => de::Unexpected::Str(s),
-        Value::Array(_) => de::Unexpected::Seq,
-        Value::Object(_) => de::Unexpected::Map,
-    }
-}
-
 /// For `Option<Option<T>>` members where `null` means something: a present member is
 /// `Some(...)`, so `null` reads as `Some(None)` (an absent one stays `None` by `default`).
 pub fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
@@ -185,7 +216,7 @@ pub struct ParamsError {
 
 impl fmt::Display for ParamsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() || self.path == "." {
+        if self.path.is_empty() {
             write!(f, "{}", self.source)
         } else {
             write!(f, "at `{}`: {}", self.path, self.source)
@@ -202,20 +233,65 @@ impl std::error::Error for ParamsError {
 /// Decodes raw `params`; absent reads as `null`.
 pub fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, ParamsError> {
     let text = raw.map_or("null", RawValue::get);
-    serde_json::from_str(text).map_err(|_| with_path::<T>(text))
+    serde_json::from_str(text).map_err(|source| ParamsError { path: path_at(text, source.column()), source })
 }
 
-/// The error of decoding `text` as `T`, with the path where it failed.
-pub(crate) fn with_path<T: DeserializeOwned>(text: &str) -> ParamsError {
-    let mut de = serde_json::Deserializer::from_str(text);
-    match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Err(e) => ParamsError { path: e.path().to_string(), source: e.into_inner() },
-        // Only called after a failure, so this means the two decoders disagree.
-        Ok(_) => ParamsError {
-            path: String::new(),
-            source: de::Error::custom("decoding failed once and then succeeded with path tracking"),
-        },
+/// The JSON path (`thread.turns[0].id`, empty at the top) of the value that ends at byte
+/// `column` (1-based, as serde_json reports errors) of the one-line JSON `text`.
+///
+/// serde_json reports a type error at the last byte of the offending value and a missing
+/// member at the end of its object, so scanning the text up to there gives the path of what
+/// did not fit. This needs no second, path-tracking decode (which would compile every
+/// type's deserializer twice).
+pub fn path_at(text: &str, column: usize) -> String {
+    enum Frame {
+        Object { key: Option<String> },
+        Array { index: usize },
     }
+    let bytes = text.as_bytes();
+    let end = column.min(bytes.len());
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < end {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object { key: None }),
+            b'[' => stack.push(Frame::Array { index: 0 }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array { index }) => *index += 1,
+                Some(Frame::Object { key }) => *key = None,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object { key: key @ None }) = stack.last_mut() {
+                    *key = Some(text.get(start..i.min(bytes.len())).unwrap_or_default().to_owned());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object { key: Some(key) } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Object { key: None } => {}
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+        }
+    }
+    path
 }
 
 /// Checks that a method without params got none (absent or `null`).
@@ -228,7 +304,7 @@ pub fn member<T: DeserializeOwned>(extra: &[(&str, &RawValue)], name: &str) -> R
     match extra.iter().find(|(k, _)| *k == name) {
         None => Ok(None),
         Some((_, raw)) => params::<Option<T>>(Some(raw)).map_err(|mut e| {
-            e.path = if e.path.is_empty() || e.path == "." { name.to_owned() } else { format!("{name}.{}", e.path) };
+            e.path = if e.path.is_empty() { name.to_owned() } else { format!("{name}.{}", e.path) };
             e
         }),
     }

@@ -48,7 +48,7 @@ fn emit_type(def: &TypeDef) -> TokenStream {
             (quote! { pub type #name = #ty; }, Vec::new())
         }
         TypeKind::Struct(s) => (emit_struct(&name, s), Vec::new()),
-        TypeKind::StringEnum(e) => (emit_string_enum(&name, e), Vec::new()),
+        TypeKind::StringEnum(e) => emit_string_enum(&name, e),
         TypeKind::Tagged(t) => emit_tagged(&name, t),
         TypeKind::External(e) => emit_external(&name, e),
         TypeKind::Untagged(u) => (emit_untagged(&name, u), Vec::new()),
@@ -185,7 +185,7 @@ fn emit_struct(name: &Ident, s: &Struct) -> TokenStream {
     }
 }
 
-fn emit_string_enum(name: &Ident, e: &StringEnum) -> TokenStream {
+fn emit_string_enum(name: &Ident, e: &StringEnum) -> (TokenStream, Vec<TokenStream>) {
     let catch_all = format_ident!("{}", CATCH_ALL);
     let (container, renames) = variant_renames(e.values.iter().map(|v| (v.rust.as_str(), v.wire.as_str())));
     let variants = e.values.iter().zip(renames).map(|(v, rename)| {
@@ -194,8 +194,15 @@ fn emit_string_enum(name: &Ident, e: &StringEnum) -> TokenStream {
         let rust = ident(&v.rust);
         quote! { #docs #gate #rename #rust, }
     });
-    quote! {
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    let arms = e.values.iter().map(|v| {
+        let gate = gate(v.experimental);
+        let rust = ident(&v.rust);
+        let wire = &v.wire;
+        quote! { #gate #wire => Self::#rust, }
+    });
+    let expecting = format!("`{name}` (a string)");
+    let item = quote! {
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
         #container
         pub enum #name {
             #(#variants)*
@@ -203,7 +210,31 @@ fn emit_string_enum(name: &Ident, e: &StringEnum) -> TokenStream {
             #[serde(untagged)]
             #catch_all(String),
         }
-    }
+    };
+    let enum_impl = quote! {
+        impl codec::StringEnum for #name {
+            const EXPECTING: &'static str = #expecting;
+
+            fn from_wire(value: &str) -> Option<Self> {
+                Some(match value {
+                    #(#arms)*
+                    _ => return None,
+                })
+            }
+
+            fn unrecognized(value: String) -> Self {
+                Self::#catch_all(value)
+            }
+        }
+    };
+    let de_impl = quote! {
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                codec::deserialize_string_enum(deserializer)
+            }
+        }
+    };
+    (item, vec![enum_impl, de_impl])
 }
 
 /// A serde `rename_all` rule: its name and how serde applies it to a PascalCase variant name.

@@ -74,7 +74,7 @@ pub struct AccountRateLimitsUpdatedNotification {
     pub rate_limits: RateLimitSnapshot,
 }
 /// Backend routing policy. Wire values match the accounts/check contract.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum AccountRoutingOverride {
     #[serde(rename = "NO_CONSTRAINT")]
     NoConstraint,
@@ -85,6 +85,27 @@ pub enum AccountRoutingOverride {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AccountRoutingOverride {
+    const EXPECTING: &'static str = "`AccountRoutingOverride` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "NO_CONSTRAINT" => Self::NoConstraint,
+                "us" => Self::Us,
+                "us_cr" => Self::UsCr,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AccountRoutingOverride {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AccountSecuritySetupAction {
@@ -129,7 +150,7 @@ pub struct AccountSessionWorkspace {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AccountSessionWorkspaceKind {
     Personal,
@@ -137,6 +158,26 @@ pub enum AccountSessionWorkspaceKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AccountSessionWorkspaceKind {
+    const EXPECTING: &'static str = "`AccountSessionWorkspaceKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "personal" => Self::Personal,
+                "workspace" => Self::Workspace,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AccountSessionWorkspaceKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -223,7 +264,7 @@ pub struct ActiveThreadStatus {
 pub struct ActiveTurnNotSteerableCodexErrorInfo {
     pub turn_kind: NonSteerableTurnKind,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AddCreditsNudgeCreditType {
     Credits,
@@ -232,7 +273,27 @@ pub enum AddCreditsNudgeCreditType {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for AddCreditsNudgeCreditType {
+    const EXPECTING: &'static str = "`AddCreditsNudgeCreditType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "credits" => Self::Credits,
+                "usage_limit" => Self::UsageLimit,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AddCreditsNudgeCreditType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AddCreditsNudgeEmailStatus {
     Sent,
@@ -240,6 +301,26 @@ pub enum AddCreditsNudgeEmailStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AddCreditsNudgeEmailStatus {
+    const EXPECTING: &'static str = "`AddCreditsNudgeEmailStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "sent" => Self::Sent,
+                "cooldown_active" => Self::CooldownActive,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AddCreditsNudgeEmailStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AddFileChange {
@@ -255,7 +336,7 @@ pub struct AdditionalContextEntry {
     pub name: Option<String>,
     pub value: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AdditionalContextKind {
     Untrusted,
@@ -263,6 +344,26 @@ pub enum AdditionalContextKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AdditionalContextKind {
+    const EXPECTING: &'static str = "`AdditionalContextKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "untrusted" => Self::Untrusted,
+                "application" => Self::Application,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AdditionalContextKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -327,13 +428,32 @@ pub struct AgentHookMetadata {
     pub timeout_sec: u64,
     pub trust_status: HookTrustStatus,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AgentMessageDelivery {
     Async,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AgentMessageDelivery {
+    const EXPECTING: &'static str = "`AgentMessageDelivery` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "async" => Self::Async,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AgentMessageDelivery {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -432,7 +552,7 @@ pub struct AgentMessageThreadItem {
     pub started_at_ms: Option<i64>,
 }
 pub type AgentPath = String;
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AllowDenyRequirement {
     Allow,
@@ -440,6 +560,26 @@ pub enum AllowDenyRequirement {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AllowDenyRequirement {
+    const EXPECTING: &'static str = "`AllowDenyRequirement` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "allow" => Self::Allow,
+                "deny" => Self::Deny,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AllowDenyRequirement {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -647,7 +787,7 @@ pub struct AppTemplateSummary {
     pub reason: Option<AppTemplateUnavailableReason>,
     pub template_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AppTemplateUnavailableReason {
     NotConfiguredForWorkspace,
@@ -656,7 +796,27 @@ pub enum AppTemplateUnavailableReason {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for AppTemplateUnavailableReason {
+    const EXPECTING: &'static str = "`AppTemplateUnavailableReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "NOT_CONFIGURED_FOR_WORKSPACE" => Self::NotConfiguredForWorkspace,
+                "NO_ACTIVE_WORKSPACE" => Self::NoActiveWorkspace,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AppTemplateUnavailableReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AppToolApproval {
     Auto,
@@ -666,6 +826,28 @@ pub enum AppToolApproval {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AppToolApproval {
+    const EXPECTING: &'static str = "`AppToolApproval` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "auto" => Self::Auto,
+                "prompt" => Self::Prompt,
+                "writes" => Self::Writes,
+                "approve" => Self::Approve,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AppToolApproval {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AppToolConfig {
@@ -743,7 +925,7 @@ pub struct ApplyPatchGuardianApprovalReviewAction {
     pub files: Vec<LegacyAppPathString>,
 }
 /// Configures who approval requests are routed to for review. Examples include sandbox escapes, blocked network access, MCP approval prompts, and ARC escalations. Defaults to `user`. `auto_review` uses a carefully prompted subagent to gather relevant context and apply a risk-based decision framework before approving or denying the request. The legacy value `guardian_subagent` is accepted for compatibility.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalsReviewer {
     User,
@@ -752,6 +934,27 @@ pub enum ApprovalsReviewer {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ApprovalsReviewer {
+    const EXPECTING: &'static str = "`ApprovalsReviewer` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "user" => Self::User,
+                "auto_review" => Self::AutoReview,
+                "guardian_subagent" => Self::GuardianSubagent,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ApprovalsReviewer {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovedExecpolicyAmendmentReviewDecision {
@@ -903,7 +1106,7 @@ pub struct AudioUserInput {
     pub file_id: Option<String>,
 }
 /// Authentication mode for OpenAI-backed providers.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AuthMode {
     /// OpenAI API key provided by the caller and stored by Codex.
@@ -928,6 +1131,32 @@ pub enum AuthMode {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for AuthMode {
+    const EXPECTING: &'static str = "`AuthMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "apikey" => Self::Apikey,
+                "chatgpt" => Self::Chatgpt,
+                "chatgptAuthTokens" => Self::ChatgptAuthTokens,
+                "headers" => Self::Headers,
+                "agentIdentity" => Self::AgentIdentity,
+                "personalAccessToken" => Self::PersonalAccessToken,
+                "bedrockApiKey" => Self::BedrockApiKey,
+                "bedrockAccessKeys" => Self::BedrockAccessKeys,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AuthMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthRecoveryNotification {
@@ -946,7 +1175,7 @@ pub struct AuthUrlAccountSessionsSwitchResponse {
     pub login_id: String,
 }
 /// Selects which part of the active context is charged against `model_auto_compact_token_limit`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AutoCompactTokenLimitScope {
     /// Count the full active context against the limit.
@@ -957,14 +1186,53 @@ pub enum AutoCompactTokenLimitScope {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for AutoCompactTokenLimitScope {
+    const EXPECTING: &'static str = "`AutoCompactTokenLimitScope` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "total" => Self::Total,
+                "body_after_prefix" => Self::BodyAfterPrefix,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AutoCompactTokenLimitScope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// \[UNSTABLE\] Source that produced a terminal approval auto-review decision.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AutoReviewDecisionSource {
     Agent,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for AutoReviewDecisionSource {
+    const EXPECTING: &'static str = "`AutoReviewDecisionSource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "agent" => Self::Agent,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for AutoReviewDecisionSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -976,7 +1244,7 @@ pub struct AutoReviewRequirements {
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AwsCredentialType {
     AccessKeys,
@@ -984,6 +1252,28 @@ pub enum AwsCredentialType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for AwsCredentialType {
+    const EXPECTING: &'static str = "`AwsCredentialType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "accessKeys" => Self::AccessKeys,
+                "bedrockApiKey" => Self::BedrockApiKey,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for AwsCredentialType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaseBranchReviewTarget {
@@ -1033,7 +1323,7 @@ pub struct BedrockEnvironmentCredential {
     pub region: Option<String>,
     pub r#type: AwsCredentialType,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BedrockProviderId {
     AmazonBedrock,
@@ -1041,6 +1331,26 @@ pub enum BedrockProviderId {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for BedrockProviderId {
+    const EXPECTING: &'static str = "`BedrockProviderId` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "amazon-bedrock" => Self::AmazonBedrock,
+                "amazon-bedrock-runtime" => Self::AmazonBedrockRuntime,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for BedrockProviderId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct BedrockProviderSettings {
@@ -1118,7 +1428,7 @@ pub struct BlobResourceContent {
     /// The URI of this resource.
     pub uri: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum BrowserUseAccessApprovalLifetime {
     Turn,
@@ -1126,6 +1436,26 @@ pub enum BrowserUseAccessApprovalLifetime {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for BrowserUseAccessApprovalLifetime {
+    const EXPECTING: &'static str = "`BrowserUseAccessApprovalLifetime` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "turn" => Self::Turn,
+                "thread" => Self::Thread,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for BrowserUseAccessApprovalLifetime {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct BrowserUseConfig {
@@ -1203,7 +1533,7 @@ pub struct CancelLoginAccountParams {
 pub struct CancelLoginAccountResponse {
     pub status: CancelLoginAccountStatus,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CancelLoginAccountStatus {
     Canceled,
@@ -1211,6 +1541,26 @@ pub enum CancelLoginAccountStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for CancelLoginAccountStatus {
+    const EXPECTING: &'static str = "`CancelLoginAccountStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "canceled" => Self::Canceled,
+                "notFound" => Self::NotFound,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CancelLoginAccountStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -1272,7 +1622,7 @@ pub struct ChatgptAuthTokensRefreshParams {
     pub previous_account_id: Option<String>,
     pub reason: ChatgptAuthTokensRefreshReason,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ChatgptAuthTokensRefreshReason {
     /// Codex attempted a backend request and received `401 Unauthorized`.
@@ -1280,6 +1630,25 @@ pub enum ChatgptAuthTokensRefreshReason {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ChatgptAuthTokensRefreshReason {
+    const EXPECTING: &'static str = "`ChatgptAuthTokensRefreshReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "unauthorized" => Self::Unauthorized,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ChatgptAuthTokensRefreshReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1332,7 +1701,7 @@ pub struct Chatgptv2LoginAccountResponse {
     pub auth_url: String,
     pub login_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CliAuthCredentialsStoreMode {
     File,
@@ -1342,6 +1711,28 @@ pub enum CliAuthCredentialsStoreMode {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for CliAuthCredentialsStoreMode {
+    const EXPECTING: &'static str = "`CliAuthCredentialsStoreMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "file" => Self::File,
+                "keyring" => Self::Keyring,
+                "auto" => Self::Auto,
+                "ephemeral" => Self::Ephemeral,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CliAuthCredentialsStoreMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientInfo {
@@ -1449,7 +1840,7 @@ impl<'de> Deserialize<'de> for CodexErrorInfo {
         codec::deserialize_external(deserializer)
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CodexResponseHandoffMode {
     Thinking,
@@ -1459,13 +1850,34 @@ pub enum CodexResponseHandoffMode {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for CodexResponseHandoffMode {
+    const EXPECTING: &'static str = "`CodexResponseHandoffMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "thinking" => Self::Thinking,
+                "commentary" => Self::Commentary,
+                "bemTags" => Self::BemTags,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CodexResponseHandoffMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CollabAgentState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     pub status: CollabAgentStatus,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CollabAgentStatus {
     PendingInit,
@@ -1479,7 +1891,32 @@ pub enum CollabAgentStatus {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for CollabAgentStatus {
+    const EXPECTING: &'static str = "`CollabAgentStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "pendingInit" => Self::PendingInit,
+                "running" => Self::Running,
+                "interrupted" => Self::Interrupted,
+                "completed" => Self::Completed,
+                "errored" => Self::Errored,
+                "shutdown" => Self::Shutdown,
+                "notFound" => Self::NotFound,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CollabAgentStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CollabAgentTool {
     SpawnAgent,
@@ -1495,7 +1932,34 @@ pub enum CollabAgentTool {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for CollabAgentTool {
+    const EXPECTING: &'static str = "`CollabAgentTool` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "spawnAgent" => Self::SpawnAgent,
+                "sendInput" => Self::SendInput,
+                "resumeAgent" => Self::ResumeAgent,
+                "wait" => Self::Wait,
+                "closeAgent" => Self::CloseAgent,
+                "sendMessage" => Self::SendMessage,
+                "followupTask" => Self::FollowupTask,
+                "interruptAgent" => Self::InterruptAgent,
+                "listAgents" => Self::ListAgents,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CollabAgentTool {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CollabAgentToolCallStatus {
     InProgress,
@@ -1505,6 +1969,28 @@ pub enum CollabAgentToolCallStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for CollabAgentToolCallStatus {
+    const EXPECTING: &'static str = "`CollabAgentToolCallStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inProgress" => Self::InProgress,
+                "completed" => Self::Completed,
+                "failed" => Self::Failed,
+                "interrupted" => Self::Interrupted,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CollabAgentToolCallStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1636,7 +2122,7 @@ pub struct CommandExecOutputDeltaNotification {
     pub stream: CommandExecOutputStream,
 }
 /// Stream label for `command/exec/outputDelta` notifications.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CommandExecOutputStream {
     /// stdout stream. PTY mode multiplexes terminal output here.
@@ -1646,6 +2132,26 @@ pub enum CommandExecOutputStream {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for CommandExecOutputStream {
+    const EXPECTING: &'static str = "`CommandExecOutputStream` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "stdout" => Self::Stdout,
+                "stderr" => Self::Stderr,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CommandExecOutputStream {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// Run a standalone command (argv vector) in the server sandbox without creating a thread or turn.
 ///
@@ -1841,7 +2347,7 @@ impl<'de> Deserialize<'de> for CommandExecutionApprovalDecision {
     }
 }
 /// Distinguishes a command approval from input sent to an existing terminal.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CommandExecutionApprovalKind {
     Command,
@@ -1851,6 +2357,27 @@ pub enum CommandExecutionApprovalKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for CommandExecutionApprovalKind {
+    const EXPECTING: &'static str = "`CommandExecutionApprovalKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "command" => Self::Command,
+                "writeStdin" => Self::WriteStdin,
+                "humanCommand" => Self::HumanCommand,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CommandExecutionApprovalKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1921,7 +2448,7 @@ pub struct CommandExecutionRequestApprovalParams {
 pub struct CommandExecutionRequestApprovalResponse {
     pub decision: CommandExecutionApprovalDecision,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CommandExecutionSource {
     Agent,
@@ -1932,7 +2459,29 @@ pub enum CommandExecutionSource {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for CommandExecutionSource {
+    const EXPECTING: &'static str = "`CommandExecutionSource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "agent" => Self::Agent,
+                "userShell" => Self::UserShell,
+                "unifiedExecStartup" => Self::UnifiedExecStartup,
+                "unifiedExecInteraction" => Self::UnifiedExecInteraction,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CommandExecutionSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CommandExecutionStatus {
     InProgress,
@@ -1942,6 +2491,28 @@ pub enum CommandExecutionStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for CommandExecutionStatus {
+    const EXPECTING: &'static str = "`CommandExecutionStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inProgress" => Self::InProgress,
+                "completed" => Self::Completed,
+                "failed" => Self::Failed,
+                "declined" => Self::Declined,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CommandExecutionStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -2497,7 +3068,7 @@ pub struct ConnectorMetadata {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_summaries: Option<Vec<AppToolSummary>>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ConsumeAccountRateLimitResetCreditOutcome {
     /// A reset credit was consumed and the eligible rate-limit windows were reset.
@@ -2511,6 +3082,28 @@ pub enum ConsumeAccountRateLimitResetCreditOutcome {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ConsumeAccountRateLimitResetCreditOutcome {
+    const EXPECTING: &'static str = "`ConsumeAccountRateLimitResetCreditOutcome` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "reset" => Self::Reset,
+                "nothingToReset" => Self::NothingToReset,
+                "noCredit" => Self::NoCredit,
+                "alreadyRedeemed" => Self::AlreadyRedeemed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ConsumeAccountRateLimitResetCreditOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -2592,7 +3185,7 @@ pub struct ContextCompactionThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ConversationTextRole {
     User,
@@ -2601,6 +3194,27 @@ pub enum ConversationTextRole {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ConversationTextRole {
+    const EXPECTING: &'static str = "`ConversationTextRole` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "user" => Self::User,
+                "developer" => Self::Developer,
+                "assistant" => Self::Assistant,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ConversationTextRole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -2678,7 +3292,7 @@ pub struct CustomToolCallResponseItem {
     pub status: Option<String>,
 }
 /// Requested cyber treatment for an OpenAI model turn. Authorization and model-tier restrictions remain server-owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CyberAccessProgram {
     Standard,
@@ -2687,6 +3301,27 @@ pub enum CyberAccessProgram {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for CyberAccessProgram {
+    const EXPECTING: &'static str = "`CyberAccessProgram` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "standard" => Self::Standard,
+                "daybreakBlue" => Self::DaybreakBlue,
+                "daybreakRed" => Self::DaybreakRed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for CyberAccessProgram {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DailyScheduledTaskSchedule {
@@ -2712,13 +3347,32 @@ pub struct DeprecationNoticeNotification {
     /// Concise summary of what is deprecated.
     pub summary: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DesktopOnboardingEntrypoint {
     LifeSciences,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for DesktopOnboardingEntrypoint {
+    const EXPECTING: &'static str = "`DesktopOnboardingEntrypoint` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "life_sciences" => Self::LifeSciences,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for DesktopOnboardingEntrypoint {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -2772,7 +3426,7 @@ pub struct DynamicToolCallResponse {
     pub content_items: Vec<DynamicToolCallOutputContentItem>,
     pub success: bool,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum DynamicToolCallStatus {
     InProgress,
@@ -2781,6 +3435,27 @@ pub enum DynamicToolCallStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for DynamicToolCallStatus {
+    const EXPECTING: &'static str = "`DynamicToolCallStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inProgress" => Self::InProgress,
+                "completed" => Self::Completed,
+                "failed" => Self::Failed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for DynamicToolCallStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -2970,7 +3645,7 @@ pub struct EnvironmentSkillsParams {
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum EnvironmentStatusKind {
     /// The environment is local, or an already-connected remote exec-server answered `environment/status` over its existing initialized connection.
@@ -2984,6 +3659,30 @@ pub enum EnvironmentStatusKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for EnvironmentStatusKind {
+    const EXPECTING: &'static str = "`EnvironmentStatusKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "ready" => Self::Ready,
+                "pending" => Self::Pending,
+                "disconnected" => Self::Disconnected,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for EnvironmentStatusKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// Parameters for reading the current status of one configured environment.
 ///
@@ -3136,7 +3835,7 @@ pub struct ExperimentalFeatureListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ExperimentalFeatureStage {
     /// Feature is available for user testing and feedback.
@@ -3152,6 +3851,29 @@ pub enum ExperimentalFeatureStage {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ExperimentalFeatureStage {
+    const EXPECTING: &'static str = "`ExperimentalFeatureStage` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "beta" => Self::Beta,
+                "underDevelopment" => Self::UnderDevelopment,
+                "stable" => Self::Stable,
+                "deprecated" => Self::Deprecated,
+                "removed" => Self::Removed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ExperimentalFeatureStage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -3309,7 +4031,7 @@ pub struct ExternalAgentConfigMigrationItem {
     pub details: Option<MigrationDetails>,
     pub item_type: ExternalAgentConfigMigrationItemType,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ExternalAgentConfigMigrationItemType {
     AgentsMd,
@@ -3326,6 +4048,34 @@ pub enum ExternalAgentConfigMigrationItemType {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for ExternalAgentConfigMigrationItemType {
+    const EXPECTING: &'static str = "`ExternalAgentConfigMigrationItemType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "AGENTS_MD" => Self::AgentsMd,
+                "CONFIG" => Self::Config,
+                "SKILLS" => Self::Skills,
+                "PLUGINS" => Self::Plugins,
+                "MCP_SERVER_CONFIG" => Self::McpServerConfig,
+                "SUBAGENTS" => Self::Subagents,
+                "HOOKS" => Self::Hooks,
+                "COMMANDS" => Self::Commands,
+                "MEMORY" => Self::Memory,
+                "SESSIONS" => Self::Sessions,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ExternalAgentConfigMigrationItemType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalAgentDetectedConnectorCandidate {
@@ -3333,7 +4083,7 @@ pub struct ExternalAgentDetectedConnectorCandidate {
     pub session_count: u32,
     pub source: ExternalAgentDetectedConnectorSource,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ExternalAgentDetectedConnectorSource {
     RemoteMcpServersConfig,
@@ -3342,6 +4092,26 @@ pub enum ExternalAgentDetectedConnectorSource {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for ExternalAgentDetectedConnectorSource {
+    const EXPECTING: &'static str = "`ExternalAgentDetectedConnectorSource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "remoteMcpServersConfig" => Self::RemoteMcpServersConfig,
+                "sessionToolUse" => Self::SessionToolUse,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ExternalAgentDetectedConnectorSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalAgentImportedConnectorCandidate {
@@ -3349,13 +4119,32 @@ pub struct ExternalAgentImportedConnectorCandidate {
     pub session_count: u32,
     pub source: ExternalAgentImportedConnectorSource,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ExternalAgentImportedConnectorSource {
     RemoteMcpServersConfig,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ExternalAgentImportedConnectorSource {
+    const EXPECTING: &'static str = "`ExternalAgentImportedConnectorSource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "remoteMcpServersConfig" => Self::RemoteMcpServersConfig,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ExternalAgentImportedConnectorSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -3461,7 +4250,7 @@ impl<'de> Deserialize<'de> for FileChange {
         codec::deserialize_tagged(deserializer)
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FileChangeApprovalDecision {
     /// User approved the file changes.
@@ -3475,6 +4264,28 @@ pub enum FileChangeApprovalDecision {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for FileChangeApprovalDecision {
+    const EXPECTING: &'static str = "`FileChangeApprovalDecision` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "accept" => Self::Accept,
+                "acceptForSession" => Self::AcceptForSession,
+                "decline" => Self::Decline,
+                "cancel" => Self::Cancel,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for FileChangeApprovalDecision {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// Deprecated legacy notification for `apply_patch` textual output.
 ///
@@ -3527,7 +4338,7 @@ pub struct FileChangeThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FileSystemAccessMode {
     Read,
@@ -3536,6 +4347,27 @@ pub enum FileSystemAccessMode {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for FileSystemAccessMode {
+    const EXPECTING: &'static str = "`FileSystemAccessMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "read" => Self::Read,
+                "write" => Self::Write,
+                "deny" => Self::Deny,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for FileSystemAccessMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -3645,7 +4477,7 @@ pub enum ForcedChatgptWorkspaceIds {
     String(String),
     Array(Vec<String>),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ForcedLoginMethod {
     Chatgpt,
@@ -3653,6 +4485,26 @@ pub enum ForcedLoginMethod {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ForcedLoginMethod {
+    const EXPECTING: &'static str = "`ForcedLoginMethod` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "chatgpt" => Self::Chatgpt,
+                "api" => Self::Api,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ForcedLoginMethod {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FormMcpServerElicitationRequestParams {
@@ -3932,7 +4784,7 @@ pub struct FunctionDynamicToolSpec {
     pub input_schema: Value,
     pub name: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FuzzyFileSearchMatchType {
     File,
@@ -3940,6 +4792,26 @@ pub enum FuzzyFileSearchMatchType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for FuzzyFileSearchMatchType {
+    const EXPECTING: &'static str = "`FuzzyFileSearchMatchType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "file" => Self::File,
+                "directory" => Self::Directory,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for FuzzyFileSearchMatchType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4117,7 +4989,7 @@ pub struct GatewayOAuthReadResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub supports_device_auth: Option<bool>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum GatewayOAuthStatus {
     NotReady,
@@ -4128,15 +5000,56 @@ pub enum GatewayOAuthStatus {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for GatewayOAuthStatus {
+    const EXPECTING: &'static str = "`GatewayOAuthStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "notReady" => Self::NotReady,
+                "started" => Self::Started,
+                "succeeded" => Self::Succeeded,
+                "failed" => Self::Failed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for GatewayOAuthStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GcpAccount {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum GcpProviderId {
     Gcp,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for GcpProviderId {
+    const EXPECTING: &'static str = "`GcpProviderId` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "gcp" => Self::Gcp,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for GcpProviderId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4368,7 +5281,7 @@ impl<'de> Deserialize<'de> for GuardianApprovalReviewAction {
     }
 }
 /// \[UNSTABLE\] Lifecycle state for an approval auto-review.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum GuardianApprovalReviewStatus {
     InProgress,
@@ -4380,11 +5293,34 @@ pub enum GuardianApprovalReviewStatus {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for GuardianApprovalReviewStatus {
+    const EXPECTING: &'static str = "`GuardianApprovalReviewStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inProgress" => Self::InProgress,
+                "approved" => Self::Approved,
+                "denied" => Self::Denied,
+                "timedOut" => Self::TimedOut,
+                "aborted" => Self::Aborted,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for GuardianApprovalReviewStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// Final allow/deny outcome returned by the guardian reviewer.
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum GuardianAssessmentOutcome {
     Allow,
@@ -4393,7 +5329,29 @@ pub enum GuardianAssessmentOutcome {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for GuardianAssessmentOutcome {
+    const EXPECTING: &'static str = "`GuardianAssessmentOutcome` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "allow" => Self::Allow,
+                "deny" => Self::Deny,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for GuardianAssessmentOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum GuardianCommandSource {
     Shell,
@@ -4402,8 +5360,28 @@ pub enum GuardianCommandSource {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for GuardianCommandSource {
+    const EXPECTING: &'static str = "`GuardianCommandSource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "shell" => Self::Shell,
+                "unifiedExec" => Self::UnifiedExec,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for GuardianCommandSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// \[UNSTABLE\] Risk level assigned by approval auto-review.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum GuardianRiskLevel {
     Low,
@@ -4414,8 +5392,30 @@ pub enum GuardianRiskLevel {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for GuardianRiskLevel {
+    const EXPECTING: &'static str = "`GuardianRiskLevel` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "low" => Self::Low,
+                "medium" => Self::Medium,
+                "high" => Self::High,
+                "critical" => Self::Critical,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for GuardianRiskLevel {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// \[UNSTABLE\] Authorization level assigned by approval auto-review.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum GuardianUserAuthorization {
     Unknown,
@@ -4425,6 +5425,28 @@ pub enum GuardianUserAuthorization {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for GuardianUserAuthorization {
+    const EXPECTING: &'static str = "`GuardianUserAuthorization` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "unknown" => Self::Unknown,
+                "low" => Self::Low,
+                "medium" => Self::Medium,
+                "high" => Self::High,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for GuardianUserAuthorization {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4447,7 +5469,7 @@ pub struct HookErrorInfo {
     pub message: String,
     pub path: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookEventName {
     PreModelRequest,
@@ -4468,7 +5490,39 @@ pub enum HookEventName {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for HookEventName {
+    const EXPECTING: &'static str = "`HookEventName` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "preModelRequest" => Self::PreModelRequest,
+                "postModelRequest" => Self::PostModelRequest,
+                "preToolUse" => Self::PreToolUse,
+                "permissionRequest" => Self::PermissionRequest,
+                "postToolUse" => Self::PostToolUse,
+                "preCompact" => Self::PreCompact,
+                "postCompact" => Self::PostCompact,
+                "sessionStart" => Self::SessionStart,
+                "sessionEnd" => Self::SessionEnd,
+                "userPromptSubmit" => Self::UserPromptSubmit,
+                "subagentStart" => Self::SubagentStart,
+                "subagentStop" => Self::SubagentStop,
+                "stop" => Self::Stop,
+                "interrupt" => Self::Interrupt,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookEventName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookExecutionMode {
     Sync,
@@ -4477,7 +5531,27 @@ pub enum HookExecutionMode {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for HookExecutionMode {
+    const EXPECTING: &'static str = "`HookExecutionMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "sync" => Self::Sync,
+                "async" => Self::Async,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookExecutionMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookHandlerType {
     Command,
@@ -4487,6 +5561,28 @@ pub enum HookHandlerType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for HookHandlerType {
+    const EXPECTING: &'static str = "`HookHandlerType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "command" => Self::Command,
+                "mcpTool" => Self::McpTool,
+                "prompt" => Self::Prompt,
+                "agent" => Self::Agent,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookHandlerType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "handlerType")]
@@ -4534,7 +5630,7 @@ pub struct HookOutputEntry {
     pub kind: HookOutputEntryKind,
     pub text: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookOutputEntryKind {
     Warning,
@@ -4545,6 +5641,29 @@ pub enum HookOutputEntryKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for HookOutputEntryKind {
+    const EXPECTING: &'static str = "`HookOutputEntryKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "warning" => Self::Warning,
+                "stop" => Self::Stop,
+                "feedback" => Self::Feedback,
+                "context" => Self::Context,
+                "error" => Self::Error,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookOutputEntryKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4564,7 +5683,7 @@ pub struct HookPromptThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookRunStatus {
     Running,
@@ -4575,6 +5694,29 @@ pub enum HookRunStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for HookRunStatus {
+    const EXPECTING: &'static str = "`HookRunStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "running" => Self::Running,
+                "completed" => Self::Completed,
+                "failed" => Self::Failed,
+                "blocked" => Self::Blocked,
+                "stopped" => Self::Stopped,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookRunStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4599,7 +5741,7 @@ pub struct HookRunSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookScope {
     Thread,
@@ -4608,7 +5750,27 @@ pub enum HookScope {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for HookScope {
+    const EXPECTING: &'static str = "`HookScope` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "thread" => Self::Thread,
+                "turn" => Self::Turn,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookScope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookSource {
     System,
@@ -4626,6 +5788,35 @@ pub enum HookSource {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for HookSource {
+    const EXPECTING: &'static str = "`HookSource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "system" => Self::System,
+                "user" => Self::User,
+                "project" => Self::Project,
+                "mdm" => Self::Mdm,
+                "sessionFlags" => Self::SessionFlags,
+                "plugin" => Self::Plugin,
+                "cloudRequirements" => Self::CloudRequirements,
+                "cloudManagedConfig" => Self::CloudManagedConfig,
+                "legacyManagedConfigFile" => Self::LegacyManagedConfigFile,
+                "legacyManagedConfigMdm" => Self::LegacyManagedConfigMdm,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookStartedNotification {
@@ -4634,7 +5825,7 @@ pub struct HookStartedNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookTrustStatus {
     Managed,
@@ -4644,6 +5835,28 @@ pub enum HookTrustStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for HookTrustStatus {
+    const EXPECTING: &'static str = "`HookTrustStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "managed" => Self::Managed,
+                "untrusted" => Self::Untrusted,
+                "trusted" => Self::Trusted,
+                "modified" => Self::Modified,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for HookTrustStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HooksListEntry {
@@ -4681,7 +5894,7 @@ pub struct HttpConnectionFailedCodexErrorInfo {
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct IdleThreadStatus {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ImageDetail {
     Auto,
@@ -4691,6 +5904,28 @@ pub enum ImageDetail {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ImageDetail {
+    const EXPECTING: &'static str = "`ImageDetail` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "auto" => Self::Auto,
+                "low" => Self::Low,
+                "high" => Self::High,
+                "original" => Self::Original,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ImageDetail {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageGenerationCallResponseItem {
@@ -4904,7 +6139,7 @@ pub struct InputImageFunctionCallOutputContentItem {
     pub file_id: Option<String>,
 }
 /// Canonical user-input modality tags advertised by a model.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum InputModality {
     /// Plain text turns and tool payloads.
@@ -4916,6 +6151,27 @@ pub enum InputModality {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for InputModality {
+    const EXPECTING: &'static str = "`InputModality` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "text" => Self::Text,
+                "image" => Self::Image,
+                "audio" => Self::Audio,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for InputModality {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InputTextAgentMessageInputContent {
@@ -5148,7 +6404,7 @@ pub struct LocalShellCallResponseItem {
     >,
     pub status: LocalShellStatus,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LocalShellStatus {
     Completed,
@@ -5157,6 +6413,27 @@ pub enum LocalShellStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for LocalShellStatus {
+    const EXPECTING: &'static str = "`LocalShellStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "completed" => Self::Completed,
+                "in_progress" => Self::InProgress,
+                "incomplete" => Self::Incomplete,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for LocalShellStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -5255,7 +6532,7 @@ impl<'de> Deserialize<'de> for LoginAccountResponse {
         codec::deserialize_tagged(deserializer)
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum LoginAppBrand {
     Codex,
@@ -5263,6 +6540,26 @@ pub enum LoginAppBrand {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for LoginAppBrand {
+    const EXPECTING: &'static str = "`LoginAppBrand` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "codex" => Self::Codex,
+                "chatgpt" => Self::Chatgpt,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for LoginAppBrand {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LogoutAccountResponse {}
@@ -5364,7 +6661,7 @@ pub struct MarketplaceUpgradeResponse {
     pub selected_marketplaces: Vec<String>,
     pub upgraded_roots: Vec<AbsolutePathBuf>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpAppDisplayMode {
     Inline,
@@ -5373,6 +6670,26 @@ pub enum McpAppDisplayMode {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for McpAppDisplayMode {
+    const EXPECTING: &'static str = "`McpAppDisplayMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inline" => Self::Inline,
+                "fullscreen" => Self::Fullscreen,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpAppDisplayMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// UI resource and display preference for model invocations, captured from the tool descriptor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5380,7 +6697,7 @@ pub struct McpAppUi {
     pub preferred_model_display_mode: McpAppDisplayMode,
     pub resource_uri: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpAuthStatus {
     Unknown,
@@ -5392,13 +6709,55 @@ pub enum McpAuthStatus {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for McpAuthStatus {
+    const EXPECTING: &'static str = "`McpAuthStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "unknown" => Self::Unknown,
+                "unsupported" => Self::Unsupported,
+                "notLoggedIn" => Self::NotLoggedIn,
+                "bearerToken" => Self::BearerToken,
+                "oAuth" => Self::OAuth,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpAuthStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpElicitationArrayType {
     Array,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpElicitationArrayType {
+    const EXPECTING: &'static str = "`McpElicitationArrayType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "array" => Self::Array,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationArrayType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpElicitationBooleanSchema {
@@ -5410,13 +6769,32 @@ pub struct McpElicitationBooleanSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationBooleanType,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpElicitationBooleanType {
     Boolean,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpElicitationBooleanType {
+    const EXPECTING: &'static str = "`McpElicitationBooleanType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "boolean" => Self::Boolean,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationBooleanType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpElicitationConstOption {
@@ -5464,7 +6842,7 @@ pub struct McpElicitationNumberSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationNumberType,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpElicitationNumberType {
     Number,
@@ -5473,13 +6851,52 @@ pub enum McpElicitationNumberType {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for McpElicitationNumberType {
+    const EXPECTING: &'static str = "`McpElicitationNumberType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "number" => Self::Number,
+                "integer" => Self::Integer,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationNumberType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpElicitationObjectType {
     Object,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpElicitationObjectType {
+    const EXPECTING: &'static str = "`McpElicitationObjectType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "object" => Self::Object,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationObjectType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -5507,7 +6924,7 @@ pub enum McpElicitationSingleSelectEnumSchema {
     Untitled(McpElicitationUntitledSingleSelectEnumSchema),
     Titled(McpElicitationTitledSingleSelectEnumSchema),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum McpElicitationStringFormat {
     Email,
@@ -5517,6 +6934,28 @@ pub enum McpElicitationStringFormat {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpElicitationStringFormat {
+    const EXPECTING: &'static str = "`McpElicitationStringFormat` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "email" => Self::Email,
+                "uri" => Self::Uri,
+                "date" => Self::Date,
+                "date-time" => Self::DateTime,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationStringFormat {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5535,13 +6974,32 @@ pub struct McpElicitationStringSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationStringType,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpElicitationStringType {
     String,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpElicitationStringType {
+    const EXPECTING: &'static str = "`McpElicitationStringType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "string" => Self::String,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationStringType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5641,7 +7099,7 @@ pub struct McpResourceReadTarget {
     /// Null explicitly requests no-auth access, subject to the app's resource policy.
     pub link_id: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpServerConnectionStatus {
     NotStarted,
@@ -5655,7 +7113,32 @@ pub enum McpServerConnectionStatus {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for McpServerConnectionStatus {
+    const EXPECTING: &'static str = "`McpServerConnectionStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "notStarted" => Self::NotStarted,
+                "starting" => Self::Starting,
+                "connected" => Self::Connected,
+                "authenticationRequired" => Self::AuthenticationRequired,
+                "failed" => Self::Failed,
+                "cancelled" => Self::Cancelled,
+                "disabled" => Self::Disabled,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpServerConnectionStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpServerElicitationAction {
     Accept,
@@ -5664,6 +7147,27 @@ pub enum McpServerElicitationAction {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpServerElicitationAction {
+    const EXPECTING: &'static str = "`McpServerElicitationAction` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "accept" => Self::Accept,
+                "decline" => Self::Decline,
+                "cancel" => Self::Cancel,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpServerElicitationAction {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "mode")]
@@ -5788,7 +7292,7 @@ pub struct McpServerInfo {
 pub struct McpServerMigration {
     pub name: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpServerOauthClientRegistration {
     Auto,
@@ -5797,6 +7301,27 @@ pub enum McpServerOauthClientRegistration {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpServerOauthClientRegistration {
+    const EXPECTING: &'static str = "`McpServerOauthClientRegistration` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "auto" => Self::Auto,
+                "cimd" => Self::Cimd,
+                "dcr" => Self::Dcr,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpServerOauthClientRegistration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5835,7 +7360,7 @@ pub struct McpServerOauthLoginResponse {
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct McpServerRefreshResponse {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpServerStartupFailureReason {
     ReauthenticationRequired,
@@ -5843,7 +7368,26 @@ pub enum McpServerStartupFailureReason {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for McpServerStartupFailureReason {
+    const EXPECTING: &'static str = "`McpServerStartupFailureReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "reauthenticationRequired" => Self::ReauthenticationRequired,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpServerStartupFailureReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpServerStartupState {
     Starting,
@@ -5853,6 +7397,28 @@ pub enum McpServerStartupState {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpServerStartupState {
+    const EXPECTING: &'static str = "`McpServerStartupState` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "starting" => Self::Starting,
+                "ready" => Self::Ready,
+                "failed" => Self::Failed,
+                "cancelled" => Self::Cancelled,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpServerStartupState {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5882,7 +7448,7 @@ pub struct McpServerStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools_error: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpServerStatusDetail {
     Full,
@@ -5890,6 +7456,26 @@ pub enum McpServerStatusDetail {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpServerStatusDetail {
+    const EXPECTING: &'static str = "`McpServerStatusDetail` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "full" => Self::Full,
+                "toolsAndAuthOnly" => Self::ToolsAndAuthOnly,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpServerStatusDetail {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5969,7 +7555,7 @@ pub struct McpToolCallResult {
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpToolCallStatus {
     InProgress,
@@ -5978,6 +7564,27 @@ pub enum McpToolCallStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for McpToolCallStatus {
+    const EXPECTING: &'static str = "`McpToolCallStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inProgress" => Self::InProgress,
+                "completed" => Self::Completed,
+                "failed" => Self::Failed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for McpToolCallStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6097,7 +7704,7 @@ pub struct MentionUserInput {
     pub name: String,
     pub path: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum MergeStrategy {
     Replace,
@@ -6106,10 +7713,30 @@ pub enum MergeStrategy {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for MergeStrategy {
+    const EXPECTING: &'static str = "`MergeStrategy` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "replace" => Self::Replace,
+                "upsert" => Self::Upsert,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for MergeStrategy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// Classifies assistant text as commentary, a partial answer, or a terminal answer.
 ///
 /// Providers do not emit this consistently, so callers must treat `None` as "phase unknown" and keep compatibility behavior for legacy models.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessagePhase {
     /// Mid-turn assistant text (for example preamble/progress narration).
@@ -6123,6 +7750,27 @@ pub enum MessagePhase {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for MessagePhase {
+    const EXPECTING: &'static str = "`MessagePhase` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "commentary" => Self::Commentary,
+                "partial_answer" => Self::PartialAnswer,
+                "final_answer" => Self::FinalAnswer,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for MessagePhase {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageResponseItem {
@@ -6213,7 +7861,7 @@ pub struct ModeGatewayAuth {
     pub env_key: Option<String>,
 }
 /// Initial collaboration mode to use when the TUI starts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ModeKind {
     Plan,
@@ -6221,6 +7869,26 @@ pub enum ModeKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ModeKind {
+    const EXPECTING: &'static str = "`ModeKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "plan" => Self::Plan,
+                "default" => Self::Default,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ModeKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6397,13 +8065,32 @@ pub struct ModelProviderSummary {
     pub name: String,
     pub settings: ProviderSettings,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ModelRerouteReason {
     HighRiskCyberActivity,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ModelRerouteReason {
+    const EXPECTING: &'static str = "`ModelRerouteReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "highRiskCyberActivity" => Self::HighRiskCyberActivity,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ModelRerouteReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6446,13 +8133,32 @@ pub struct ModelUpgradeInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_copy: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ModelVerification {
     TrustedAccessForCyber,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ModelVerification {
+    const EXPECTING: &'static str = "`ModelVerification` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "trustedAccessForCyber" => Self::TrustedAccessForCyber,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ModelVerification {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6508,7 +8214,7 @@ impl<'de> Deserialize<'de> for MultiAgentMode {
     }
 }
 /// Multi-agent runtime supported by a model.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum MultiAgentVersion {
     Disabled,
@@ -6518,13 +8224,34 @@ pub enum MultiAgentVersion {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for MultiAgentVersion {
+    const EXPECTING: &'static str = "`MultiAgentVersion` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "disabled" => Self::Disabled,
+                "v1" => Self::V1,
+                "v2" => Self::V2,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for MultiAgentVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NamespaceDynamicToolSpec {
     pub description: String,
     pub name: String,
     pub tools: Vec<DynamicToolNamespaceTool>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NetworkAccess {
     Restricted,
@@ -6532,6 +8259,26 @@ pub enum NetworkAccess {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for NetworkAccess {
+    const EXPECTING: &'static str = "`NetworkAccess` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "restricted" => Self::Restricted,
+                "enabled" => Self::Enabled,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for NetworkAccess {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetworkAccessGuardianApprovalReviewAction {
@@ -6545,7 +8292,7 @@ pub struct NetworkApprovalContext {
     pub host: String,
     pub protocol: NetworkApprovalProtocol,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NetworkApprovalProtocol {
     Http,
@@ -6556,7 +8303,29 @@ pub enum NetworkApprovalProtocol {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for NetworkApprovalProtocol {
+    const EXPECTING: &'static str = "`NetworkApprovalProtocol` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "http" => Self::Http,
+                "https" => Self::Https,
+                "socks5Tcp" => Self::Socks5Tcp,
+                "socks5Udp" => Self::Socks5Udp,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for NetworkApprovalProtocol {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NetworkDomainPermission {
     Allow,
@@ -6564,6 +8333,26 @@ pub enum NetworkDomainPermission {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for NetworkDomainPermission {
+    const EXPECTING: &'static str = "`NetworkDomainPermission` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "allow" => Self::Allow,
+                "deny" => Self::Deny,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for NetworkDomainPermission {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetworkPolicyAmendment {
@@ -6574,7 +8363,7 @@ pub struct NetworkPolicyAmendment {
 pub struct NetworkPolicyAmendmentReviewDecision {
     pub network_policy_amendment: NetworkPolicyAmendment,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NetworkPolicyRuleAction {
     Allow,
@@ -6582,6 +8371,26 @@ pub enum NetworkPolicyRuleAction {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for NetworkPolicyRuleAction {
+    const EXPECTING: &'static str = "`NetworkPolicyRuleAction` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "allow" => Self::Allow,
+                "deny" => Self::Deny,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for NetworkPolicyRuleAction {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6622,7 +8431,7 @@ pub struct NetworkRequirements {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unix_sockets: Option<BTreeMap<String, NetworkUnixSocketPermission>>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NetworkUnixSocketPermission {
     Allow,
@@ -6630,6 +8439,26 @@ pub enum NetworkUnixSocketPermission {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for NetworkUnixSocketPermission {
+    const EXPECTING: &'static str = "`NetworkUnixSocketPermission` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "allow" => Self::Allow,
+                "deny" => Self::Deny,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for NetworkUnixSocketPermission {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6641,7 +8470,7 @@ pub struct NewThreadModelDefaults {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_tier: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NonSteerableTurnKind {
     Review,
@@ -6649,6 +8478,26 @@ pub enum NonSteerableTurnKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for NonSteerableTurnKind {
+    const EXPECTING: &'static str = "`NonSteerableTurnKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "review" => Self::Review,
+                "compact" => Self::Compact,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for NonSteerableTurnKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct NoneGatewayAuth {}
@@ -6780,7 +8629,7 @@ impl<'de> Deserialize<'de> for OtelExporter {
         codec::deserialize_external(deserializer)
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum OtelHttpProtocol {
     Binary,
@@ -6788,6 +8637,26 @@ pub enum OtelHttpProtocol {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for OtelHttpProtocol {
+    const EXPECTING: &'static str = "`OtelHttpProtocol` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "binary" => Self::Binary,
+                "json" => Self::Json,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for OtelHttpProtocol {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct OtelRequirements {
@@ -6907,7 +8776,7 @@ impl<'de> Deserialize<'de> for ParsedCommand {
         codec::deserialize_tagged(deserializer)
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PatchApplyStatus {
     InProgress,
@@ -6917,6 +8786,28 @@ pub enum PatchApplyStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PatchApplyStatus {
+    const EXPECTING: &'static str = "`PatchApplyStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inProgress" => Self::InProgress,
+                "completed" => Self::Completed,
+                "failed" => Self::Failed,
+                "declined" => Self::Declined,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PatchApplyStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -6958,7 +8849,7 @@ pub struct PathFileSystemPath {
     pub path: LegacyAppPathString,
 }
 pub type PathUri = String;
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PermissionGrantScope {
     Turn,
@@ -6966,6 +8857,26 @@ pub enum PermissionGrantScope {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PermissionGrantScope {
+    const EXPECTING: &'static str = "`PermissionGrantScope` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "turn" => Self::Turn,
+                "session" => Self::Session,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PermissionGrantScope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PermissionProfileListParams {
@@ -7024,7 +8935,7 @@ pub struct PermissionsRequestApprovalResponse {
     pub strict_auto_review: Option<bool>,
 }
 /// Deprecated: `friendly` and `pragmatic` no longer select a style.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Personality {
     None,
@@ -7033,6 +8944,27 @@ pub enum Personality {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for Personality {
+    const EXPECTING: &'static str = "`Personality` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "none" => Self::None,
+                "friendly" => Self::Friendly,
+                "pragmatic" => Self::Pragmatic,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for Personality {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// EXPERIMENTAL - proposed plan streaming deltas for plan items. Clients should not assume concatenated deltas match the completed plan item content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -7055,7 +8987,7 @@ pub struct PlanThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanType {
     Free,
@@ -7082,7 +9014,45 @@ pub enum PlanType {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for PlanType {
+    const EXPECTING: &'static str = "`PlanType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "free" => Self::Free,
+                "go" => Self::Go,
+                "plus" => Self::Plus,
+                "pro" => Self::Pro,
+                "prolite" => Self::Prolite,
+                "promax" => Self::Promax,
+                "team" => Self::Team,
+                "self_serve_business_prolite" => Self::SelfServeBusinessProlite,
+                "self_serve_business_usage_based" => Self::SelfServeBusinessUsageBased,
+                "business" => Self::Business,
+                "ent26" => Self::Ent26,
+                "enterprise_cbp_automation" => Self::EnterpriseCbpAutomation,
+                "enterprise_cbp_usage_based" => Self::EnterpriseCbpUsageBased,
+                "enterprise" => Self::Enterprise,
+                "edu" => Self::Edu,
+                "edu_plus" => Self::EduPlus,
+                "edu_pro" => Self::EduPro,
+                "sci" => Self::Sci,
+                "sci_plus" => Self::SciPlus,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PlanType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PluginAuthPolicy {
     OnInstall,
@@ -7091,7 +9061,27 @@ pub enum PluginAuthPolicy {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for PluginAuthPolicy {
+    const EXPECTING: &'static str = "`PluginAuthPolicy` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "ON_INSTALL" => Self::OnInstall,
+                "ON_USE" => Self::OnUse,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginAuthPolicy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PluginAvailability {
     DisabledByAdmin,
@@ -7100,6 +9090,26 @@ pub enum PluginAvailability {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginAvailability {
+    const EXPECTING: &'static str = "`PluginAvailability` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "DISABLED_BY_ADMIN" => Self::DisabledByAdmin,
+                "AVAILABLE" => Self::Available,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginAvailability {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7123,7 +9133,7 @@ pub struct PluginDetail {
     pub skills: Vec<SkillSummary>,
     pub summary: PluginSummary,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PluginDisabledReason {
     DisabledByAdmin,
@@ -7133,6 +9143,28 @@ pub enum PluginDisabledReason {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginDisabledReason {
+    const EXPECTING: &'static str = "`PluginDisabledReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "disabled_by_admin" => Self::DisabledByAdmin,
+                "plan_not_eligible" => Self::PlanNotEligible,
+                "required_app_unavailable" => Self::RequiredAppUnavailable,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginDisabledReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7152,7 +9184,7 @@ pub struct PluginInstallParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_marketplace_name: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PluginInstallPolicy {
     NotAvailable,
@@ -7162,7 +9194,28 @@ pub enum PluginInstallPolicy {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for PluginInstallPolicy {
+    const EXPECTING: &'static str = "`PluginInstallPolicy` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "NOT_AVAILABLE" => Self::NotAvailable,
+                "AVAILABLE" => Self::Available,
+                "INSTALLED_BY_DEFAULT" => Self::InstalledByDefault,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginInstallPolicy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PluginInstallPolicySource {
     WorkspaceSetting,
@@ -7170,6 +9223,26 @@ pub enum PluginInstallPolicySource {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginInstallPolicySource {
+    const EXPECTING: &'static str = "`PluginInstallPolicySource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "WORKSPACE_SETTING" => Self::WorkspaceSetting,
+                "IMPLICIT_CANONICAL_APP" => Self::ImplicitCanonicalApp,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginInstallPolicySource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7243,7 +9316,7 @@ pub struct PluginInterface {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PluginListMarketplaceKind {
     Local,
@@ -7254,6 +9327,29 @@ pub enum PluginListMarketplaceKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginListMarketplaceKind {
+    const EXPECTING: &'static str = "`PluginListMarketplaceKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "local" => Self::Local,
+                "vertical" => Self::Vertical,
+                "workspace-directory" => Self::WorkspaceDirectory,
+                "shared-with-me" => Self::SharedWithMe,
+                "created-by-me-remote" => Self::CreatedByMeRemote,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginListMarketplaceKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7363,7 +9459,7 @@ pub struct PluginSearchResult {
     pub marketplace_path: Option<AbsolutePathBuf>,
     pub plugin: PluginSummary,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PluginSearchScope {
     Global,
@@ -7372,6 +9468,27 @@ pub enum PluginSearchScope {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginSearchScope {
+    const EXPECTING: &'static str = "`PluginSearchScope` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "global" => Self::Global,
+                "workspace" => Self::Workspace,
+                "personal" => Self::Personal,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginSearchScope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7417,7 +9534,7 @@ pub struct PluginShareDeleteParams {
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PluginShareDeleteResponse {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PluginShareDiscoverability {
     Listed,
@@ -7426,6 +9543,27 @@ pub enum PluginShareDiscoverability {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginShareDiscoverability {
+    const EXPECTING: &'static str = "`PluginShareDiscoverability` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "LISTED" => Self::Listed,
+                "UNLISTED" => Self::Unlisted,
+                "PRIVATE" => Self::Private,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginShareDiscoverability {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7448,7 +9586,7 @@ pub struct PluginSharePrincipal {
     pub principal_type: PluginSharePrincipalType,
     pub role: PluginSharePrincipalRole,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PluginSharePrincipalRole {
     Reader,
@@ -7458,7 +9596,28 @@ pub enum PluginSharePrincipalRole {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for PluginSharePrincipalRole {
+    const EXPECTING: &'static str = "`PluginSharePrincipalRole` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "reader" => Self::Reader,
+                "editor" => Self::Editor,
+                "owner" => Self::Owner,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginSharePrincipalRole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PluginSharePrincipalType {
     User,
@@ -7467,6 +9626,27 @@ pub enum PluginSharePrincipalType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginSharePrincipalType {
+    const EXPECTING: &'static str = "`PluginSharePrincipalType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "user" => Self::User,
+                "group" => Self::Group,
+                "workspace" => Self::Workspace,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginSharePrincipalType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7494,7 +9674,7 @@ pub struct PluginShareTarget {
     pub principal_type: PluginSharePrincipalType,
     pub role: PluginShareTargetRole,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PluginShareTargetRole {
     Reader,
@@ -7503,7 +9683,27 @@ pub enum PluginShareTargetRole {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for PluginShareTargetRole {
+    const EXPECTING: &'static str = "`PluginShareTargetRole` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "reader" => Self::Reader,
+                "editor" => Self::Editor,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginShareTargetRole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PluginShareUpdateDiscoverability {
     Unlisted,
@@ -7512,6 +9712,27 @@ pub enum PluginShareUpdateDiscoverability {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for PluginShareUpdateDiscoverability {
+    const EXPECTING: &'static str = "`PluginShareUpdateDiscoverability` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "UNLISTED" => Self::Unlisted,
+                "PRIVATE" => Self::Private,
+                "LISTED" => Self::Listed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for PluginShareUpdateDiscoverability {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7692,7 +9913,7 @@ pub struct ProcessOutputDeltaNotification {
     pub stream: ProcessOutputStream,
 }
 /// Stream label for `process/outputDelta` notifications.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ProcessOutputStream {
     /// stdout stream. PTY mode multiplexes terminal output here.
@@ -7702,6 +9923,26 @@ pub enum ProcessOutputStream {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ProcessOutputStream {
+    const EXPECTING: &'static str = "`ProcessOutputStream` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "stdout" => Self::Stdout,
+                "stderr" => Self::Stderr,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ProcessOutputStream {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// Resize a running PTY-backed `process/spawn` session.
 ///
@@ -7835,7 +10076,7 @@ pub struct Project {
     pub roots: Vec<ProjectRoot>,
     pub updated_at: i64,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ProjectChangeType {
     Created,
@@ -7844,6 +10085,27 @@ pub enum ProjectChangeType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ProjectChangeType {
+    const EXPECTING: &'static str = "`ProjectChangeType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "created" => Self::Created,
+                "updated" => Self::Updated,
+                "deleted" => Self::Deleted,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ProjectChangeType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7958,7 +10220,7 @@ pub struct ProjectReadResponse {
 pub struct ProjectRoot {
     pub path: AbsolutePathBuf,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ProjectSortKey {
     Position,
@@ -7966,6 +10228,26 @@ pub enum ProjectSortKey {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ProjectSortKey {
+    const EXPECTING: &'static str = "`ProjectSortKey` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "position" => Self::Position,
+                "recencyAt" => Self::RecencyAt,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ProjectSortKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -8103,7 +10385,7 @@ pub struct QueuedSubmission {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub responsesapi_client_metadata: Option<BTreeMap<String, String>>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RateLimitReachedType {
     RateLimitReached,
@@ -8114,6 +10396,35 @@ pub enum RateLimitReachedType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for RateLimitReachedType {
+    const EXPECTING: &'static str = "`RateLimitReachedType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "rate_limit_reached" => Self::RateLimitReached,
+                "workspace_owner_credits_depleted" => Self::WorkspaceOwnerCreditsDepleted,
+                "workspace_member_credits_depleted" => {
+                    Self::WorkspaceMemberCreditsDepleted
+                }
+                "workspace_owner_usage_limit_reached" => {
+                    Self::WorkspaceOwnerUsageLimitReached
+                }
+                "workspace_member_usage_limit_reached" => {
+                    Self::WorkspaceMemberUsageLimitReached
+                }
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for RateLimitReachedType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8134,7 +10445,7 @@ pub struct RateLimitResetCredit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RateLimitResetCreditStatus {
     Available,
@@ -8144,6 +10455,28 @@ pub enum RateLimitResetCreditStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for RateLimitResetCreditStatus {
+    const EXPECTING: &'static str = "`RateLimitResetCreditStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "available" => Self::Available,
+                "redeeming" => Self::Redeeming,
+                "redeemed" => Self::Redeemed,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for RateLimitResetCreditStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8155,7 +10488,7 @@ pub struct RateLimitResetCreditsSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credits: Option<Vec<RateLimitResetCredit>>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RateLimitResetType {
     CodexRateLimits,
@@ -8163,6 +10496,26 @@ pub enum RateLimitResetType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for RateLimitResetType {
+    const EXPECTING: &'static str = "`RateLimitResetType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "codexRateLimits" => Self::CodexRateLimits,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for RateLimitResetType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8240,7 +10593,7 @@ pub struct ReadParsedCommand {
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ReadThreadReadStateOperation {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RealtimeConversationVersion {
     V1,
@@ -8250,7 +10603,28 @@ pub enum RealtimeConversationVersion {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for RealtimeConversationVersion {
+    const EXPECTING: &'static str = "`RealtimeConversationVersion` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "v1" => Self::V1,
+                "v2" => Self::V2,
+                "v3" => Self::V3,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for RealtimeConversationVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RealtimeOutputModality {
     Text,
@@ -8258,6 +10632,26 @@ pub enum RealtimeOutputModality {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for RealtimeOutputModality {
+    const EXPECTING: &'static str = "`RealtimeOutputModality` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "text" => Self::Text,
+                "audio" => Self::Audio,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for RealtimeOutputModality {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8277,7 +10671,7 @@ pub struct RealtimeThreadTimelineEntry {
     pub item: ThreadRealtimeItem,
     pub position: u64,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RealtimeVoice {
     Alloy,
@@ -8318,6 +10712,59 @@ pub enum RealtimeVoice {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for RealtimeVoice {
+    const EXPECTING: &'static str = "`RealtimeVoice` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "alloy" => Self::Alloy,
+                "arbor" => Self::Arbor,
+                "ash" => Self::Ash,
+                "aube" => Self::Aube,
+                "ballad" => Self::Ballad,
+                "breeze" => Self::Breeze,
+                "bubbie" => Self::Bubbie,
+                "cedar" => Self::Cedar,
+                "coral" => Self::Coral,
+                "cove" => Self::Cove,
+                "echo" => Self::Echo,
+                "ember" => Self::Ember,
+                "haetsal" => Self::Haetsal,
+                "hanul" => Self::Hanul,
+                "himari" => Self::Himari,
+                "juniper" => Self::Juniper,
+                "leher" => Self::Leher,
+                "maple" => Self::Maple,
+                "marin" => Self::Marin,
+                "miko" => Self::Miko,
+                "neer" => Self::Neer,
+                "porto" => Self::Porto,
+                "rindo" => Self::Rindo,
+                "rio" => Self::Rio,
+                "rivage" => Self::Rivage,
+                "sage" => Self::Sage,
+                "selva" => Self::Selva,
+                "shimmer" => Self::Shimmer,
+                "sol" => Self::Sol,
+                "sonna" => Self::Sonna,
+                "spruce" => Self::Spruce,
+                "tinta" => Self::Tinta,
+                "vale" => Self::Vale,
+                "verse" => Self::Verse,
+                "viola" => Self::Viola,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for RealtimeVoice {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8419,7 +10866,7 @@ pub struct ReasoningResponseItem {
     pub summary: Vec<ReasoningItemReasoningSummary>,
 }
 /// A summary of the reasoning performed by the model. This can be useful for debugging and understanding the model's reasoning process. See <https://platform.openai.com/docs/guides/reasoning?api-mode=responses#reasoning-summaries>
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ReasoningSummary {
     Auto,
@@ -8430,6 +10877,28 @@ pub enum ReasoningSummary {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ReasoningSummary {
+    const EXPECTING: &'static str = "`ReasoningSummary` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "auto" => Self::Auto,
+                "concise" => Self::Concise,
+                "detailed" => Self::Detailed,
+                "none" => Self::None,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ReasoningSummary {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8501,7 +10970,7 @@ pub struct RemoteControlClient {
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RemoteControlClientsListOrder {
     Asc,
@@ -8509,6 +10978,28 @@ pub enum RemoteControlClientsListOrder {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for RemoteControlClientsListOrder {
+    const EXPECTING: &'static str = "`RemoteControlClientsListOrder` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "asc" => Self::Asc,
+                "desc" => Self::Desc,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for RemoteControlClientsListOrder {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -8544,7 +11035,7 @@ pub struct RemoteControlClientsRevokeParams {
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RemoteControlClientsRevokeResponse {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RemoteControlConnectionStatus {
     Disabled,
@@ -8554,6 +11045,28 @@ pub enum RemoteControlConnectionStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for RemoteControlConnectionStatus {
+    const EXPECTING: &'static str = "`RemoteControlConnectionStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "disabled" => Self::Disabled,
+                "connecting" => Self::Connecting,
+                "connected" => Self::Connected,
+                "errored" => Self::Errored,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for RemoteControlConnectionStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RemoteControlDisableParams {
@@ -8670,13 +11183,32 @@ pub struct RequestPermissionsGuardianApprovalReviewAction {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ResidencyRequirement {
     Us,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ResidencyRequirement {
+    const EXPECTING: &'static str = "`ResidencyRequirement` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "us" => Self::Us,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ResidencyRequirement {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// A known resource that the server is capable of reading.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -8935,13 +11467,32 @@ impl<'de> Deserialize<'de> for ReviewDecision {
         codec::deserialize_external(deserializer)
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ReviewDelivery {
     Inline,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ReviewDelivery {
+    const EXPECTING: &'static str = "`ReviewDelivery` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "inline" => Self::Inline,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ReviewDelivery {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -9010,7 +11561,7 @@ impl<'de> Deserialize<'de> for ReviewTarget {
 pub struct RolloutCompressResponse {}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RootFileSystemSpecialPath {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     ReadOnly,
@@ -9019,6 +11570,27 @@ pub enum SandboxMode {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for SandboxMode {
+    const EXPECTING: &'static str = "`SandboxMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "read-only" => Self::ReadOnly,
+                "workspace-write" => Self::WorkspaceWrite,
+                "danger-full-access" => Self::DangerFullAccess,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for SandboxMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -9122,7 +11694,7 @@ pub struct ScheduledTaskSummary {
     pub prompt: String,
     pub schedule: ScheduledTaskSchedule,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ScheduledTaskWeekday {
     Mo,
@@ -9135,6 +11707,31 @@ pub enum ScheduledTaskWeekday {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ScheduledTaskWeekday {
+    const EXPECTING: &'static str = "`ScheduledTaskWeekday` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "MO" => Self::Mo,
+                "TU" => Self::Tu,
+                "WE" => Self::We,
+                "TH" => Self::Th,
+                "FR" => Self::Fr,
+                "SA" => Self::Sa,
+                "SU" => Self::Su,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ScheduledTaskWeekday {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchCommandAction {
@@ -9342,7 +11939,7 @@ pub struct SkillMetadata {
 pub struct SkillMigration {
     pub name: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SkillScope {
     User,
@@ -9352,6 +11949,28 @@ pub enum SkillScope {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for SkillScope {
+    const EXPECTING: &'static str = "`SkillScope` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "user" => Self::User,
+                "repo" => Self::Repo,
+                "system" => Self::System,
+                "admin" => Self::Admin,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for SkillScope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -9445,7 +12064,7 @@ pub struct SleepThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SortDirection {
     Asc,
@@ -9453,6 +12072,26 @@ pub enum SortDirection {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for SortDirection {
+    const EXPECTING: &'static str = "`SortDirection` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "asc" => Self::Asc,
+                "desc" => Self::Desc,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for SortDirection {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpecialFileSystemPath {
@@ -9474,7 +12113,7 @@ pub struct StrictReviewRequiredNotification {
     pub thread_id: String,
     pub turn_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SubAgentActivityKind {
     Started,
@@ -9484,6 +12123,28 @@ pub enum SubAgentActivityKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for SubAgentActivityKind {
+    const EXPECTING: &'static str = "`SubAgentActivityKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "started" => Self::Started,
+                "interacted" => Self::Interacted,
+                "interrupted" => Self::Interrupted,
+                "completed" => Self::Completed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for SubAgentActivityKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -9723,7 +12384,7 @@ pub struct Thread {
     /// Unix timestamp (in seconds) when the thread was last updated.
     pub updated_at: i64,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadActiveFlag {
     WaitingOnApproval,
@@ -9731,6 +12392,26 @@ pub enum ThreadActiveFlag {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadActiveFlag {
+    const EXPECTING: &'static str = "`ThreadActiveFlag` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "waitingOnApproval" => Self::WaitingOnApproval,
+                "waitingOnUserInput" => Self::WaitingOnUserInput,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadActiveFlag {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -9764,7 +12445,7 @@ pub struct ThreadAttachment {
     pub payload: Value,
 }
 /// Result of attempting to associate an attachment with a thread.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadAttachmentAddOutcome {
     Created,
@@ -9772,6 +12453,26 @@ pub enum ThreadAttachmentAddOutcome {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadAttachmentAddOutcome {
+    const EXPECTING: &'static str = "`ThreadAttachmentAddOutcome` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "created" => Self::Created,
+                "existing" => Self::Existing,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadAttachmentAddOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// Parameters for creating or locating an attachment on its owning thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -9807,7 +12508,7 @@ pub struct ThreadAttachmentListResponse {
     pub next_cursor: Option<String>,
 }
 /// The persisted attachment change represented by a notification.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadAttachmentOperation {
     Created,
@@ -9815,6 +12516,26 @@ pub enum ThreadAttachmentOperation {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadAttachmentOperation {
+    const EXPECTING: &'static str = "`ThreadAttachmentOperation` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "created" => Self::Created,
+                "deleted" => Self::Deleted,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadAttachmentOperation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// A thread that currently owns an attachment with the requested identity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10170,7 +12891,7 @@ pub struct ThreadGoalGetResponse {
     pub goal: Option<ThreadGoal>,
 }
 /// Distinguishes explicit user actions from automatic goal lifecycle mutations.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadGoalMutationOrigin {
     User,
@@ -10178,6 +12899,26 @@ pub enum ThreadGoalMutationOrigin {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadGoalMutationOrigin {
+    const EXPECTING: &'static str = "`ThreadGoalMutationOrigin` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "user" => Self::User,
+                "automatic" => Self::Automatic,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadGoalMutationOrigin {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -10197,7 +12938,7 @@ pub struct ThreadGoalSetParams {
 pub struct ThreadGoalSetResponse {
     pub goal: ThreadGoal,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadGoalStatus {
     Active,
@@ -10209,6 +12950,30 @@ pub enum ThreadGoalStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadGoalStatus {
+    const EXPECTING: &'static str = "`ThreadGoalStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "active" => Self::Active,
+                "paused" => Self::Paused,
+                "blocked" => Self::Blocked,
+                "usageLimited" => Self::UsageLimited,
+                "budgetLimited" => Self::BudgetLimited,
+                "complete" => Self::Complete,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadGoalStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -10247,7 +13012,7 @@ pub struct ThreadGuardianReviewResponse {
     pub assessment: Option<ThreadGuardianAssessment>,
     pub call_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadHistoryMode {
     Legacy,
@@ -10255,6 +13020,26 @@ pub enum ThreadHistoryMode {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadHistoryMode {
+    const EXPECTING: &'static str = "`ThreadHistoryMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "legacy" => Self::Legacy,
+                "paginated" => Self::Paginated,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadHistoryMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 pub type ThreadId = String;
 /// Parameters for `thread/increment_elicitation`.
@@ -10632,7 +13417,7 @@ pub struct ThreadLoadedListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadMemoryMode {
     Enabled,
@@ -10640,6 +13425,26 @@ pub enum ThreadMemoryMode {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadMemoryMode {
+    const EXPECTING: &'static str = "`ThreadMemoryMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "enabled" => Self::Enabled,
+                "disabled" => Self::Disabled,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadMemoryMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -11224,7 +14029,7 @@ pub struct ThreadRealtimeSdpNotification {
     pub sdp: String,
     pub thread_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadRealtimeSessionOutcome {
     Ended,
@@ -11232,6 +14037,26 @@ pub enum ThreadRealtimeSessionOutcome {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadRealtimeSessionOutcome {
+    const EXPECTING: &'static str = "`ThreadRealtimeSessionOutcome` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "ended" => Self::Ended,
+                "failed" => Self::Failed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadRealtimeSessionOutcome {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// EXPERIMENTAL - start a thread-scoped realtime session.
 ///
@@ -11381,7 +14206,7 @@ pub struct ThreadRealtimeTranscriptDoneNotification {
     pub text: String,
     pub thread_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadRealtimeTranscriptRole {
     User,
@@ -11389,6 +14214,26 @@ pub enum ThreadRealtimeTranscriptRole {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadRealtimeTranscriptRole {
+    const EXPECTING: &'static str = "`ThreadRealtimeTranscriptRole` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "user" => Self::User,
+                "assistant" => Self::Assistant,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadRealtimeTranscriptRole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -11722,7 +14567,7 @@ pub struct ThreadSearchResult {
     pub snippet: String,
     pub thread: Thread,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ThreadSearchSortKey {
     CreatedAt,
@@ -11731,6 +14576,27 @@ pub enum ThreadSearchSortKey {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadSearchSortKey {
+    const EXPECTING: &'static str = "`ThreadSearchSortKey` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "created_at" => Self::CreatedAt,
+                "updated_at" => Self::UpdatedAt,
+                "recency_at" => Self::RecencyAt,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadSearchSortKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// UTF-16 code-unit range within `snippet`.
 ///
@@ -11973,7 +14839,7 @@ pub struct ThreadShellCommandParams {
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ThreadShellCommandResponse {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ThreadSortKey {
     CreatedAt,
@@ -11984,8 +14850,30 @@ pub enum ThreadSortKey {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for ThreadSortKey {
+    const EXPECTING: &'static str = "`ThreadSortKey` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "created_at" => Self::CreatedAt,
+                "updated_at" => Self::UpdatedAt,
+                "recency_at" => Self::RecencyAt,
+                "section_position" => Self::SectionPosition,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadSortKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 pub type ThreadSource = String;
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadSourceKind {
     Cli,
@@ -12001,6 +14889,34 @@ pub enum ThreadSourceKind {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadSourceKind {
+    const EXPECTING: &'static str = "`ThreadSourceKind` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "cli" => Self::Cli,
+                "vscode" => Self::Vscode,
+                "exec" => Self::Exec,
+                "appServer" => Self::AppServer,
+                "subAgent" => Self::SubAgent,
+                "subAgentReview" => Self::SubAgentReview,
+                "subAgentCompact" => Self::SubAgentCompact,
+                "subAgentThreadSpawn" => Self::SubAgentThreadSpawn,
+                "subAgentOther" => Self::SubAgentOther,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadSourceKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSpawnSubAgentSource {
@@ -12171,7 +15087,7 @@ pub struct ThreadStartResponse {
     pub service_tier: Option<String>,
     pub thread: Thread,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadStartSource {
     Startup,
@@ -12179,6 +15095,26 @@ pub enum ThreadStartSource {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadStartSource {
+    const EXPECTING: &'static str = "`ThreadStartSource` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "startup" => Self::Startup,
+                "clear" => Self::Clear,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadStartSource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ThreadStartThreadUnreadPosition {}
@@ -12396,7 +15332,7 @@ pub struct ThreadUnsubscribeParams {
 pub struct ThreadUnsubscribeResponse {
     pub status: ThreadUnsubscribeStatus,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadUnsubscribeStatus {
     NotLoaded,
@@ -12405,6 +15341,27 @@ pub enum ThreadUnsubscribeStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ThreadUnsubscribeStatus {
+    const EXPECTING: &'static str = "`ThreadUnsubscribeStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "notLoaded" => Self::NotLoaded,
+                "notSubscribed" => Self::NotSubscribed,
+                "unsubscribed" => Self::Unsubscribed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ThreadUnsubscribeStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12473,7 +15430,7 @@ pub struct Tool {
     pub title: Option<String>,
 }
 /// A model-facing surface on which a tool can be exposed.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolExposureSurface {
     /// Nested tools available to Code Mode scripts.
@@ -12485,6 +15442,27 @@ pub enum ToolExposureSurface {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for ToolExposureSurface {
+    const EXPECTING: &'static str = "`ToolExposureSurface` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "code_mode" => Self::CodeMode,
+                "deferred" => Self::Deferred,
+                "direct" => Self::Direct,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for ToolExposureSurface {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// EXPERIMENTAL. Captures a user's answer to a request_user_input question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12661,7 +15639,7 @@ pub struct TurnInterruptParams {
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TurnInterruptResponse {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TurnItemsView {
     /// `items` was not loaded for this turn. The field is intentionally empty.
@@ -12673,6 +15651,27 @@ pub enum TurnItemsView {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for TurnItemsView {
+    const EXPECTING: &'static str = "`TurnItemsView` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "notLoaded" => Self::NotLoaded,
+                "summary" => Self::Summary,
+                "full" => Self::Full,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for TurnItemsView {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12686,7 +15685,7 @@ pub struct TurnPlanStep {
     pub status: TurnPlanStepStatus,
     pub step: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TurnPlanStepStatus {
     Pending,
@@ -12695,6 +15694,27 @@ pub enum TurnPlanStepStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for TurnPlanStepStatus {
+    const EXPECTING: &'static str = "`TurnPlanStepStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "pending" => Self::Pending,
+                "inProgress" => Self::InProgress,
+                "completed" => Self::Completed,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for TurnPlanStepStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12745,7 +15765,7 @@ pub struct TurnSettingsUpdateResponse {
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TurnSettingsUpdateStatus {
     /// Published for subsequent captures, even if the values were unchanged. Already captured steps are unchanged; a later inference is not guaranteed.
@@ -12755,6 +15775,28 @@ pub enum TurnSettingsUpdateStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for TurnSettingsUpdateStatus {
+    const EXPECTING: &'static str = "`TurnSettingsUpdateStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "applied" => Self::Applied,
+                "targetUnavailable" => Self::TargetUnavailable,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for TurnSettingsUpdateStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12894,7 +15936,7 @@ pub struct TurnStartedThreadTimelineEntry {
     pub started_at: Option<i64>,
     pub turn_id: String,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TurnStatus {
     Completed,
@@ -12904,6 +15946,28 @@ pub enum TurnStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for TurnStatus {
+    const EXPECTING: &'static str = "`TurnStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "completed" => Self::Completed,
+                "interrupted" => Self::Interrupted,
+                "failed" => Self::Failed,
+                "inProgress" => Self::InProgress,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for TurnStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -13108,7 +16172,7 @@ pub struct UserVerificationCancelParams {
 pub struct UserVerificationCancelResponse {}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum UserVerificationCancellationReason {
     UserCancelled,
@@ -13116,6 +16180,28 @@ pub enum UserVerificationCancellationReason {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for UserVerificationCancellationReason {
+    const EXPECTING: &'static str = "`UserVerificationCancellationReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "userCancelled" => Self::UserCancelled,
+                "interrupted" => Self::Interrupted,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for UserVerificationCancellationReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -13188,7 +16274,7 @@ impl<'de> Deserialize<'de> for UserVerificationErrorDetails {
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum UserVerificationFailureReason {
     AuthenticationFailed,
@@ -13199,15 +16285,60 @@ pub enum UserVerificationFailureReason {
     #[serde(untagged)]
     Unrecognized(String),
 }
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for UserVerificationFailureReason {
+    const EXPECTING: &'static str = "`UserVerificationFailureReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "authenticationFailed" => Self::AuthenticationFailed,
+                "timeout" => Self::Timeout,
+                "providerError" => Self::ProviderError,
+                "serviceError" => Self::ServiceError,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for UserVerificationFailureReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum UserVerificationInvalidRequestReason {
     InvalidParams,
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for UserVerificationInvalidRequestReason {
+    const EXPECTING: &'static str = "`UserVerificationInvalidRequestReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "invalidParams" => Self::InvalidParams,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for UserVerificationInvalidRequestReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// A signature over the exact decoded challenge. The verifier validates and consumes it.
 ///
@@ -13249,7 +16380,7 @@ pub struct UserVerificationStatusResponse {
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum UserVerificationUnavailableReason {
     CredentialMissing,
@@ -13258,6 +16389,29 @@ pub enum UserVerificationUnavailableReason {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+#[cfg(feature = "experimental")]
+impl codec::StringEnum for UserVerificationUnavailableReason {
+    const EXPECTING: &'static str = "`UserVerificationUnavailableReason` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "credentialMissing" => Self::CredentialMissing,
+                "biometricsUnavailable" => Self::BiometricsUnavailable,
+                "providerUnavailable" => Self::ProviderUnavailable,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for UserVerificationUnavailableReason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 /// Local signing primitive, independent of any pending elicitation.
 ///
@@ -13279,7 +16433,7 @@ pub struct UserVerificationVerifyResponse {
     pub proof: UserVerificationProof,
 }
 /// Controls output length/detail on GPT-5 models via the Responses API. Serialized with lowercase values to match the OpenAI API.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Verbosity {
     Low,
@@ -13288,6 +16442,27 @@ pub enum Verbosity {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for Verbosity {
+    const EXPECTING: &'static str = "`Verbosity` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "low" => Self::Low,
+                "medium" => Self::Medium,
+                "high" => Self::High,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for Verbosity {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct W3cTraceContext {
@@ -13357,7 +16532,7 @@ pub struct WebSearchCallResponseItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WebSearchContextSize {
     Low,
@@ -13366,6 +16541,27 @@ pub enum WebSearchContextSize {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for WebSearchContextSize {
+    const EXPECTING: &'static str = "`WebSearchContextSize` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "low" => Self::Low,
+                "medium" => Self::Medium,
+                "high" => Self::High,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WebSearchContextSize {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WebSearchLocation {
@@ -13378,7 +16574,7 @@ pub struct WebSearchLocation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WebSearchMode {
     Disabled,
@@ -13389,8 +16585,30 @@ pub enum WebSearchMode {
     #[serde(untagged)]
     Unrecognized(String),
 }
+impl codec::StringEnum for WebSearchMode {
+    const EXPECTING: &'static str = "`WebSearchMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "disabled" => Self::Disabled,
+                "cached" => Self::Cached,
+                "indexed" => Self::Indexed,
+                "live" => Self::Live,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WebSearchMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
 /// Provider preference selected by the resolved model catalog entry.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WebSearchProvider {
     Standalone,
@@ -13398,6 +16616,26 @@ pub enum WebSearchProvider {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for WebSearchProvider {
+    const EXPECTING: &'static str = "`WebSearchProvider` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "standalone" => Self::Standalone,
+                "search_mcp" => Self::SearchMcp,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WebSearchProvider {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -13445,7 +16683,7 @@ pub struct WeeklyScheduledTaskSchedule {
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WholeItemThreadRealtimeBemItemPresentation {}
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WindowsSandboxImplementation {
     Elevated,
@@ -13455,7 +16693,28 @@ pub enum WindowsSandboxImplementation {
     #[serde(untagged)]
     Unrecognized(String),
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+impl codec::StringEnum for WindowsSandboxImplementation {
+    const EXPECTING: &'static str = "`WindowsSandboxImplementation` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "elevated" => Self::Elevated,
+                "unelevated" => Self::Unelevated,
+                "mxc" => Self::Mxc,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WindowsSandboxImplementation {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
+}
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WindowsSandboxReadiness {
     Ready,
@@ -13464,6 +16723,27 @@ pub enum WindowsSandboxReadiness {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for WindowsSandboxReadiness {
+    const EXPECTING: &'static str = "`WindowsSandboxReadiness` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "ready" => Self::Ready,
+                "notConfigured" => Self::NotConfigured,
+                "updateRequired" => Self::UpdateRequired,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WindowsSandboxReadiness {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WindowsSandboxReadinessResponse {
@@ -13476,7 +16756,7 @@ pub struct WindowsSandboxSetupCompletedNotification {
     pub mode: WindowsSandboxSetupMode,
     pub success: bool,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WindowsSandboxSetupMode {
     Elevated,
@@ -13484,6 +16764,26 @@ pub enum WindowsSandboxSetupMode {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for WindowsSandboxSetupMode {
+    const EXPECTING: &'static str = "`WindowsSandboxSetupMode` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "elevated" => Self::Elevated,
+                "unelevated" => Self::Unelevated,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WindowsSandboxSetupMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WindowsSandboxSetupStartParams {
@@ -13515,7 +16815,7 @@ pub struct WorkspaceMessage {
     pub message_id: String,
     pub message_type: WorkspaceMessageType,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WorkspaceMessageType {
     Headline,
@@ -13524,6 +16824,27 @@ pub enum WorkspaceMessageType {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for WorkspaceMessageType {
+    const EXPECTING: &'static str = "`WorkspaceMessageType` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "headline" => Self::Headline,
+                "announcement" => Self::Announcement,
+                "unknown" => Self::Unknown,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WorkspaceMessageType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -13548,7 +16869,7 @@ pub struct WorkspaceWriteSandboxPolicy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writable_roots: Option<Vec<AbsolutePathBuf>>,
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WriteStatus {
     Ok,
@@ -13556,6 +16877,26 @@ pub enum WriteStatus {
     /// A value this version of the crate does not know, kept as it came.
     #[serde(untagged)]
     Unrecognized(String),
+}
+impl codec::StringEnum for WriteStatus {
+    const EXPECTING: &'static str = "`WriteStatus` (a string)";
+    fn from_wire(value: &str) -> Option<Self> {
+        Some(
+            match value {
+                "ok" => Self::Ok,
+                "okOverridden" => Self::OkOverridden,
+                _ => return None,
+            },
+        )
+    }
+    fn unrecognized(value: String) -> Self {
+        Self::Unrecognized(value)
+    }
+}
+impl<'de> Deserialize<'de> for WriteStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_string_enum(deserializer)
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
