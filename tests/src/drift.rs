@@ -199,14 +199,6 @@ pub fn check_file(path: &Path, format: Format) -> Result<Report, TranscriptError
     transcript::read_file(path, format).map(|entries| check(&entries, format))
 }
 
-/// The identity of a request id (`1` and `"1"` are different ids).
-fn id_key(id: &RequestId) -> String {
-    match serde_json::to_value(id) {
-        Ok(Value::String(s)) => format!("s:{s}"),
-        Ok(other) => format!("n:{other}"),
-        Err(_) => format!("{id:?}"),
-    }
-}
 
 /// `s` cut to at most `max` characters, with `...` when cut.
 pub fn truncate(s: &str, max: usize) -> String {
@@ -219,7 +211,8 @@ pub fn truncate(s: &str, max: usize) -> String {
 struct Checker {
     one_sided: bool,
     /// Open requests of each direction: id -> method (index 0: c2s, 1: s2c).
-    pending: [HashMap<String, String>; 2],
+    /// Requests waiting for a response, per direction (`1` and `"1"` are different ids).
+    pending: [HashMap<RequestId, String>; 2],
     report: Report,
     /// Reused buffer for `Debug` text.
     debug: String,
@@ -279,7 +272,7 @@ impl Checker {
         // Remember every request, also one whose params do not decode: its response is typed
         // by the method (or at least is no orphan).
         if let (Some(id), Some(method), None, None) = (&parts.id, &parts.method, parts.result, parts.error) {
-            self.pending[slot(e.dir)].insert(id_key(id), method.to_string());
+            self.pending[slot(e.dir)].insert(id.clone(), method.to_string());
         }
         let typed = match e.dir {
             Dir::C2s => self.client_line(e, &value, parts),
@@ -389,7 +382,7 @@ impl Checker {
 
     /// The method of the request a response answers; reports an orphan when there is none.
     fn request_of(&mut self, e: &Entry, id: &RequestId) -> Option<String> {
-        match self.pending[slot(e.dir.opposite())].remove(&id_key(id)) {
+        match self.pending[slot(e.dir.opposite())].remove(id) {
             Some(method) => {
                 self.seen(e.dir, MessageKind::Response, &method);
                 Some(method)
@@ -410,7 +403,7 @@ impl Checker {
     }
 
     fn error_response(&mut self, e: &Entry, value: &Value, err: codex_app_protocol::ErrorResponse) -> bool {
-        let method = err.id.as_ref().and_then(|id| self.pending[slot(e.dir.opposite())].remove(&id_key(id)));
+        let method = err.id.as_ref().and_then(|id| self.pending[slot(e.dir.opposite())].remove(id));
         self.seen(e.dir, MessageKind::Error, method.as_deref().unwrap_or("?"));
         if let (Some(id), None, false) = (&err.id, &method, self.one_sided) {
             let id = serde_json::to_string(id).unwrap_or_default();

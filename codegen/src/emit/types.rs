@@ -21,6 +21,7 @@ pub fn emit_types(ir: &Ir) -> Result<TokenStream, Error> {
         }
         items.push(emit_type(def));
     }
+    items.push(null_meaningful_table(ir));
     let body = quote! { #(#items)* };
     // Import only what the code uses: a small schema may need no `BTreeMap` or `codec`.
     let text = body.to_string();
@@ -38,6 +39,42 @@ pub fn emit_types(ir: &Ir) -> Result<TokenStream, Error> {
     })
 }
 
+/// `NULL_MEANINGFUL_MEMBERS`: the `Option<Option<T>>` members, as data for tools that compare
+/// messages under the crate's null rule.
+fn null_meaningful_table(ir: &Ir) -> TokenStream {
+    let mut all = Vec::new();
+    let mut stable = Vec::new();
+    for def in ir.types.values() {
+        let TypeKind::Struct(s) = &def.kind else { continue };
+        for f in s.fields.iter().filter(|f| f.presence() == Presence::OptionalNullable) {
+            let entry = (def.name.clone(), f.wire.clone());
+            if !def.experimental && !f.experimental {
+                stable.push(entry.clone());
+            }
+            all.push(entry);
+        }
+    }
+    let list = |entries: &[(String, String)]| {
+        let items = entries.iter().map(|(t, m)| quote! { (#t, #m) });
+        quote! { &[#(#items),*] }
+    };
+    let doc = quote! {
+        /// The members where an explicit `null` is not the same as an absent member (fields of
+        /// type `Option<Option<T>>`), as `(type, wire member)`: the exception to the crate's rule
+        /// that a `null` member equals an absent one.
+    };
+    if all == stable {
+        let l = list(&all);
+        quote! { #doc pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = #l; }
+    } else {
+        let (a, s) = (list(&all), list(&stable));
+        quote! {
+            #doc #[cfg(feature = "experimental")] pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = #a;
+            #doc #[cfg(not(feature = "experimental"))] pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = #s;
+        }
+    }
+}
+
 fn emit_type(def: &TypeDef) -> TokenStream {
     let docs = doc_attrs(def.doc.as_deref(), def.experimental);
     let gate = gate(def.experimental);
@@ -47,7 +84,7 @@ fn emit_type(def: &TypeDef) -> TokenStream {
             let ty = ty_tokens(ty);
             (quote! { pub type #name = #ty; }, Vec::new())
         }
-        TypeKind::Struct(s) => (emit_struct(&name, s), Vec::new()),
+        TypeKind::Struct(s) => (emit_struct(&name, s), emit_constructor(&name, s).into_iter().collect()),
         TypeKind::StringEnum(e) => emit_string_enum(&name, e),
         TypeKind::Tagged(t) => emit_tagged(&name, t),
         TypeKind::External(e) => emit_external(&name, e),
@@ -183,6 +220,42 @@ fn emit_struct(name: &Ident, s: &Struct) -> TokenStream {
             #(#decls)*
         }
     }
+}
+
+/// `new(required...)` for a struct with required members and others: the optional members
+/// start absent. Without it such a struct can only be built by a literal naming every member,
+/// which also breaks when the `experimental` feature adds members.
+fn emit_constructor(name: &Ident, s: &Struct) -> Option<TokenStream> {
+    let required: Vec<&Field> = s.fields.iter().filter(|f| f.presence() == Presence::Required).collect();
+    if required.is_empty() || (required.len() == s.fields.len() && s.extra.is_none()) {
+        return None;
+    }
+    let params = required.iter().map(|f| {
+        let name = ident(&f.rust);
+        let ty = ty_tokens(&f.ty);
+        quote! { #name: #ty }
+    });
+    let inits = s.fields.iter().map(|f| {
+        let name = ident(&f.rust);
+        let gate = gate(f.experimental);
+        if f.presence() == Presence::Required {
+            quote! { #gate #name, }
+        } else {
+            quote! { #gate #name: None, }
+        }
+    });
+    let extra = s.extra.as_ref().map(|_| {
+        let field = if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") };
+        quote! { #field: BTreeMap::new(), }
+    });
+    Some(quote! {
+        impl #name {
+            /// The required members; every optional member starts absent.
+            pub fn new(#(#params),*) -> Self {
+                Self { #(#inits)* #extra }
+            }
+        }
+    })
 }
 
 fn emit_string_enum(name: &Ident, e: &StringEnum) -> (TokenStream, Vec<TokenStream>) {
@@ -415,8 +488,11 @@ fn emit_untagged(name: &Ident, u: &Untagged) -> TokenStream {
         let ty = ty_tokens(&a.ty);
         quote! { #docs #gate #rust(#ty), }
     });
+    // Scalar unions (`RequestId`: string or integer) can be map keys.
+    let scalar = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool));
+    let eq_hash = if scalar { quote! { Eq, Hash, } } else { TokenStream::new() };
     quote! {
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, #eq_hash Serialize, Deserialize)]
         #[serde(untagged)]
         pub enum #name {
             #(#variants)*

@@ -65,6 +65,17 @@ pub struct AccountLoginCompletedNotification {
     pub onboarding_entrypoint: Option<DesktopOnboardingEntrypoint>,
     pub success: bool,
 }
+impl AccountLoginCompletedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(success: bool) -> Self {
+        Self {
+            error: None,
+            login_id: None,
+            onboarding_entrypoint: None,
+            success,
+        }
+    }
+}
 /// Sparse rolling rate-limit update.
 ///
 /// Clients should merge available values into the most recent `account/rateLimits/read` response or refetch that snapshot. Nullable account metadata may be unavailable in a rolling update and does not clear a previously observed value.
@@ -139,6 +150,27 @@ pub struct AccountSession {
     pub user_id: Option<String>,
     pub workspaces: Vec<AccountSessionWorkspace>,
 }
+impl AccountSession {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        is_active: bool,
+        last_used_at: i64,
+        session_id: String,
+        workspaces: Vec<AccountSessionWorkspace>,
+    ) -> Self {
+        Self {
+            display_name: None,
+            email: None,
+            image_url: None,
+            is_active,
+            last_used_at,
+            selected_workspace_account_id: None,
+            session_id,
+            user_id: None,
+            workspaces,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountSessionWorkspace {
@@ -149,6 +181,17 @@ pub struct AccountSessionWorkspace {
     pub kind: Option<AccountSessionWorkspaceKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+impl AccountSessionWorkspace {
+    /// The required members; every optional member starts absent.
+    pub fn new(account_id: String) -> Self {
+        Self {
+            account_id,
+            image_url: None,
+            kind: None,
+            name: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -196,6 +239,16 @@ pub struct AccountSessionsResponse {
     pub active_session_id: Option<String>,
     pub sessions: Vec<AccountSession>,
 }
+#[cfg(feature = "experimental")]
+impl AccountSessionsResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(sessions: Vec<AccountSession>) -> Self {
+        Self {
+            active_session_id: None,
+            sessions,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -208,6 +261,17 @@ pub struct AccountSessionsSwitchParams {
     pub allow_browser_login: Option<bool>,
     /// Opaque active-login identifier returned by accountSession/list.
     pub session_id: String,
+}
+#[cfg(feature = "experimental")]
+impl AccountSessionsSwitchParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(account_id: String, session_id: String) -> Self {
+        Self {
+            account_id,
+            allow_browser_login: None,
+            session_id,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -253,6 +317,12 @@ pub struct ActivePermissionProfile {
     pub extends: Option<String>,
     /// Identifier from `default_permissions` or the implicit built-in default, such as `:workspace` or a user-defined `[permissions.<id>]` profile.
     pub id: String,
+}
+impl ActivePermissionProfile {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String) -> Self {
+        Self { extends: None, id }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -336,6 +406,12 @@ pub struct AdditionalContextEntry {
     pub name: Option<String>,
     pub value: String,
 }
+impl AdditionalContextEntry {
+    /// The required members; every optional member starts absent.
+    pub fn new(kind: AdditionalContextKind, value: String) -> Self {
+        Self { kind, name: None, value }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AdditionalContextKind {
@@ -400,6 +476,12 @@ pub struct AdditionalToolsResponseItem {
     pub role: String,
     pub tools: Vec<Value>,
 }
+impl AdditionalToolsResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(role: String, tools: Vec<Value>) -> Self {
+        Self { id: None, role, tools }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentConfiguredHookHandler {}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -427,6 +509,39 @@ pub struct AgentHookMetadata {
     pub status_message: Option<String>,
     pub timeout_sec: u64,
     pub trust_status: HookTrustStatus,
+}
+impl AgentHookMetadata {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        current_hash: String,
+        display_order: i64,
+        enabled: bool,
+        event_name: HookEventName,
+        is_managed: bool,
+        key: String,
+        source: HookSource,
+        source_path: AbsolutePathBuf,
+        timeout_sec: u64,
+        trust_status: HookTrustStatus,
+    ) -> Self {
+        Self {
+            additional_context_limit: None,
+            current_hash,
+            display_order,
+            enabled,
+            environment_id: None,
+            event_name,
+            is_managed,
+            key,
+            matcher: None,
+            plugin_id: None,
+            source,
+            source_path,
+            status_message: None,
+            timeout_sec,
+            trust_status,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -476,6 +591,17 @@ pub struct AgentMessageDisplay {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cyber_trusted_access: Option<bool>,
 }
+impl AgentMessageDisplay {
+    /// The required members; every optional member starts absent.
+    pub fn new(action: String) -> Self {
+        Self {
+            action,
+            block_type: None,
+            check_trusted_contacts: None,
+            cyber_trusted_access: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 #[serde(rename_all = "snake_case")]
@@ -517,6 +643,12 @@ pub struct AgentMessageModeration {
     pub display: Option<AgentMessageDisplay>,
     pub moderated: bool,
 }
+impl AgentMessageModeration {
+    /// The required members; every optional member starts absent.
+    pub fn new(moderated: bool) -> Self {
+        Self { display: None, moderated }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentMessageResponseItem {
     pub author: String,
@@ -528,6 +660,22 @@ pub struct AgentMessageResponseItem {
         InternalChatMessageMetadataPassthrough,
     >,
     pub recipient: String,
+}
+impl AgentMessageResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        author: String,
+        content: Vec<AgentMessageInputContent>,
+        recipient: String,
+    ) -> Self {
+        Self {
+            author,
+            content,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            recipient,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -550,6 +698,22 @@ pub struct AgentMessageThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl AgentMessageThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, text: String) -> Self {
+        Self {
+            delivery: None,
+            id,
+            memory_citation: None,
+            moderation: None,
+            phase: None,
+            questions: None,
+            text,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 pub type AgentPath = String;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -589,6 +753,21 @@ pub struct AmazonBedrockAccessKeysv2LoginAccountParams {
     pub secret_access_key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_token: Option<String>,
+}
+impl AmazonBedrockAccessKeysv2LoginAccountParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        access_key_id: String,
+        region: String,
+        secret_access_key: String,
+    ) -> Self {
+        Self {
+            access_key_id,
+            region,
+            secret_access_key,
+            session_token: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -637,6 +816,19 @@ pub struct AppBranding {
     pub terms_of_service: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub website: Option<String>,
+}
+impl AppBranding {
+    /// The required members; every optional member starts absent.
+    pub fn new(is_discoverable_app: bool) -> Self {
+        Self {
+            category: None,
+            developer: None,
+            is_discoverable_app,
+            privacy_policy: None,
+            terms_of_service: None,
+            website: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AppConfig {
@@ -700,6 +892,28 @@ pub struct AppInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin_display_names: Option<Vec<String>>,
 }
+impl AppInfo {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, name: String) -> Self {
+        Self {
+            app_metadata: None,
+            branding: None,
+            description: None,
+            distribution_channel: None,
+            icon_assets: None,
+            icon_dark_assets: None,
+            id,
+            install_url: None,
+            is_accessible: None,
+            is_enabled: None,
+            labels: None,
+            logo_url: None,
+            logo_url_dark: None,
+            name,
+            plugin_display_names: None,
+        }
+    }
+}
 /// Approval settings for a connected account within an app.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AppLinkConfig {
@@ -755,6 +969,16 @@ pub struct AppScreenshot {
     pub url: Option<String>,
     pub user_prompt: String,
 }
+impl AppScreenshot {
+    /// The required members; every optional member starts absent.
+    pub fn new(user_prompt: String) -> Self {
+        Self {
+            file_id: None,
+            url: None,
+            user_prompt,
+        }
+    }
+}
 /// EXPERIMENTAL - app metadata summary for plugin responses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -767,6 +991,18 @@ pub struct AppSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub install_url: Option<String>,
     pub name: String,
+}
+impl AppSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, name: String) -> Self {
+        Self {
+            category: None,
+            description: None,
+            id,
+            install_url: None,
+            name,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -786,6 +1022,26 @@ pub struct AppTemplateSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<AppTemplateUnavailableReason>,
     pub template_id: String,
+}
+impl AppTemplateSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        materialized_app_ids: Vec<String>,
+        name: String,
+        template_id: String,
+    ) -> Self {
+        Self {
+            canonical_connector_id: None,
+            category: None,
+            description: None,
+            logo_url: None,
+            logo_url_dark: None,
+            materialized_app_ids,
+            name,
+            reason: None,
+            template_id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -873,6 +1129,19 @@ pub struct AppToolSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
+impl AppToolSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(description: String, name: String) -> Self {
+        Self {
+            description,
+            disabled_reason: None,
+            is_enabled: None,
+            is_read_only: None,
+            name,
+            title: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AppToolsConfig {}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -914,6 +1183,22 @@ pub struct ApplyPatchApprovalParams {
     /// Optional explanatory reason (e.g. request for extra write access).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+impl ApplyPatchApprovalParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        call_id: String,
+        conversation_id: ThreadId,
+        file_changes: BTreeMap<String, FileChange>,
+    ) -> Self {
+        Self {
+            call_id,
+            conversation_id,
+            file_changes,
+            grant_root: None,
+            reason: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApplyPatchApprovalResponse {
@@ -1023,6 +1308,12 @@ pub struct AppsListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+impl AppsListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<AppInfo>) -> Self {
+        Self { data, next_cursor: None }
+    }
+}
 /// EXPERIMENTAL - read metadata for specific apps/connectors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1035,6 +1326,16 @@ pub struct AppsReadParams {
     /// Optional loaded thread id used to evaluate effective app configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
+}
+impl AppsReadParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(app_ids: Vec<String>) -> Self {
+        Self {
+            app_ids,
+            include_tools: None,
+            thread_id: None,
+        }
+    }
 }
 /// EXPERIMENTAL - app/read response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1089,6 +1390,12 @@ pub struct AsyncUserInputQuestion {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<String>>,
     pub title: String,
+}
+impl AsyncUserInputQuestion {
+    /// The required members; every optional member starts absent.
+    pub fn new(title: String) -> Self {
+        Self { options: None, title }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AttestationGenerateParams {}
@@ -1287,6 +1594,13 @@ pub struct BedrockAwsProfile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
 }
+#[cfg(feature = "experimental")]
+impl BedrockAwsProfile {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String) -> Self {
+        Self { name, region: None }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -1322,6 +1636,13 @@ pub struct BedrockEnvironmentCredential {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     pub r#type: AwsCredentialType,
+}
+#[cfg(feature = "experimental")]
+impl BedrockEnvironmentCredential {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#type: AwsCredentialType) -> Self {
+        Self { region: None, r#type }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -1367,6 +1688,16 @@ pub struct BedrockProviderSettingsPatch {
     pub provider_id: BedrockProviderId,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
+}
+impl BedrockProviderSettingsPatch {
+    /// The required members; every optional member starts absent.
+    pub fn new(provider_id: BedrockProviderId) -> Self {
+        Self {
+            profile: None,
+            provider_id,
+            region: None,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -1427,6 +1758,17 @@ pub struct BlobResourceContent {
     pub mime_type: Option<String>,
     /// The URI of this resource.
     pub uri: String,
+}
+impl BlobResourceContent {
+    /// The required members; every optional member starts absent.
+    pub fn new(blob: String, uri: String) -> Self {
+        Self {
+            meta: None,
+            blob,
+            mime_type: None,
+            uri,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -1610,6 +1952,16 @@ pub struct ChatgptAccount {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_name: Option<String>,
 }
+impl ChatgptAccount {
+    /// The required members; every optional member starts absent.
+    pub fn new(plan_type: PlanType) -> Self {
+        Self {
+            email: None,
+            plan_type,
+            workspace_name: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatgptAuthTokensRefreshParams {
@@ -1621,6 +1973,15 @@ pub struct ChatgptAuthTokensRefreshParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_account_id: Option<String>,
     pub reason: ChatgptAuthTokensRefreshReason,
+}
+impl ChatgptAuthTokensRefreshParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(reason: ChatgptAuthTokensRefreshReason) -> Self {
+        Self {
+            previous_account_id: None,
+            reason,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -1658,6 +2019,16 @@ pub struct ChatgptAuthTokensRefreshResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chatgpt_plan_type: Option<String>,
 }
+impl ChatgptAuthTokensRefreshResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(access_token: String, chatgpt_account_id: String) -> Self {
+        Self {
+            access_token,
+            chatgpt_account_id,
+            chatgpt_plan_type: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatgptAuthTokensv2LoginAccountParams {
@@ -1670,6 +2041,16 @@ pub struct ChatgptAuthTokensv2LoginAccountParams {
     /// When `null`, Codex attempts to derive the plan type from access-token claims. If unavailable, the plan defaults to `unknown`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chatgpt_plan_type: Option<String>,
+}
+impl ChatgptAuthTokensv2LoginAccountParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(access_token: String, chatgpt_account_id: String) -> Self {
+        Self {
+            access_token,
+            chatgpt_account_id,
+            chatgpt_plan_type: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatgptAuthTokensv2LoginAccountResponse {}
@@ -1740,6 +2121,12 @@ pub struct ClientInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub version: String,
+}
+impl ClientInfo {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, version: String) -> Self {
+        Self { name, title: None, version }
+    }
 }
 /// This translation layer make sure that we expose codex error code in camel case.
 ///
@@ -1876,6 +2263,12 @@ pub struct CollabAgentState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     pub status: CollabAgentStatus,
+}
+impl CollabAgentState {
+    /// The required members; every optional member starts absent.
+    pub fn new(status: CollabAgentStatus) -> Self {
+        Self { message: None, status }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -2023,6 +2416,31 @@ pub struct CollabAgentToolCallThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl CollabAgentToolCallThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        agents_states: BTreeMap<String, CollabAgentState>,
+        id: String,
+        receiver_thread_ids: Vec<String>,
+        sender_thread_id: String,
+        status: CollabAgentToolCallStatus,
+        tool: CollabAgentTool,
+    ) -> Self {
+        Self {
+            agents_states,
+            id,
+            model: None,
+            prompt: None,
+            reasoning_effort: None,
+            receiver_thread_ids,
+            sender_thread_id,
+            status,
+            tool,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 /// Collaboration mode for a Codex session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CollaborationMode {
@@ -2053,6 +2471,17 @@ pub struct CollaborationModeMask {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<ReasoningEffort>,
+}
+impl CollaborationModeMask {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String) -> Self {
+        Self {
+            mode: None,
+            model: None,
+            name,
+            reasoning_effort: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -2105,6 +2534,19 @@ pub struct CommandConfiguredHookHandler {
     pub status_message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_sec: Option<u64>,
+}
+impl CommandConfiguredHookHandler {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#async: bool, command: String) -> Self {
+        Self {
+            additional_context_limit: None,
+            r#async,
+            command,
+            command_windows: None,
+            status_message: None,
+            timeout_sec: None,
+        }
+    }
 }
 /// Base64-encoded output chunk emitted for a streaming `command/exec` request.
 ///
@@ -2226,6 +2668,28 @@ pub struct CommandExecParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tty: Option<bool>,
 }
+impl CommandExecParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(command: Vec<String>) -> Self {
+        Self {
+            command,
+            cwd: None,
+            disable_output_cap: None,
+            disable_timeout: None,
+            env: None,
+            output_bytes_cap: None,
+            #[cfg(feature = "experimental")]
+            permission_profile: None,
+            process_id: None,
+            sandbox_policy: None,
+            size: None,
+            stream_stdin: None,
+            stream_stdout_stderr: None,
+            timeout_ms: None,
+            tty: None,
+        }
+    }
+}
 /// Resize a running PTY-backed `command/exec` session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -2283,6 +2747,16 @@ pub struct CommandExecWriteParams {
     pub delta_base64: Option<String>,
     /// Client-supplied, connection-scoped `processId` from the original `command/exec` request.
     pub process_id: String,
+}
+impl CommandExecWriteParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(process_id: String) -> Self {
+        Self {
+            close_stdin: None,
+            delta_base64: None,
+            process_id,
+        }
+    }
 }
 /// Empty success response for `command/exec/write`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -2444,6 +2918,36 @@ pub struct CommandExecutionRequestApprovalParams {
     pub thread_id: String,
     pub turn_id: String,
 }
+impl CommandExecutionRequestApprovalParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        item_id: String,
+        started_at_ms: i64,
+        thread_id: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            additional_permissions: None,
+            approval_id: None,
+            #[cfg(feature = "experimental")]
+            available_decisions: None,
+            command: None,
+            command_actions: None,
+            cwd: None,
+            environment_id: None,
+            item_id,
+            kind: None,
+            network_approval_context: None,
+            proposed_execpolicy_amendment: None,
+            proposed_network_policy_amendments: None,
+            reason: None,
+            started_at_ms,
+            thread_id,
+            turn_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommandExecutionRequestApprovalResponse {
     pub decision: CommandExecutionApprovalDecision,
@@ -2553,6 +3057,33 @@ pub struct CommandExecutionThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl CommandExecutionThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        command: String,
+        command_actions: Vec<CommandAction>,
+        cwd: LegacyAppPathString,
+        id: String,
+        status: CommandExecutionStatus,
+    ) -> Self {
+        Self {
+            aggregated_output: None,
+            command,
+            command_actions,
+            cwd,
+            duration_ms: None,
+            exit_code: None,
+            id,
+            plugin_id: None,
+            process_id: None,
+            script_path: None,
+            source: None,
+            status,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommandGuardianApprovalReviewAction {
     pub command: String,
@@ -2589,6 +3120,42 @@ pub struct CommandHookMetadata {
     pub timeout_sec: u64,
     pub trust_status: HookTrustStatus,
 }
+impl CommandHookMetadata {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        command: String,
+        current_hash: String,
+        display_order: i64,
+        enabled: bool,
+        event_name: HookEventName,
+        is_managed: bool,
+        key: String,
+        source: HookSource,
+        source_path: AbsolutePathBuf,
+        timeout_sec: u64,
+        trust_status: HookTrustStatus,
+    ) -> Self {
+        Self {
+            r#async: None,
+            command,
+            additional_context_limit: None,
+            current_hash,
+            display_order,
+            enabled,
+            environment_id: None,
+            event_name,
+            is_managed,
+            key,
+            matcher: None,
+            plugin_id: None,
+            source,
+            source_path,
+            status_message: None,
+            timeout_sec,
+            trust_status,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommandMigration {
     pub name: String,
@@ -2600,6 +3167,12 @@ pub struct CommitReviewTarget {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
+impl CommitReviewTarget {
+    /// The required members; every optional member starts absent.
+    pub fn new(sha: String) -> Self {
+        Self { sha, title: None }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionResponseItem {
     pub encrypted_content: String,
@@ -2609,6 +3182,16 @@ pub struct CompactionResponseItem {
     pub internal_chat_message_metadata_passthrough: Option<
         InternalChatMessageMetadataPassthrough,
     >,
+}
+impl CompactionResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(encrypted_content: String) -> Self {
+        Self {
+            encrypted_content,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CompactionTriggerResponseItem {}
@@ -2666,6 +3249,21 @@ pub struct ComputerUseWindowsExeConfig {
     pub product_name: String,
     pub publisher_name: String,
 }
+impl ComputerUseWindowsExeConfig {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        access: AllowDenyRequirement,
+        product_name: String,
+        publisher_name: String,
+    ) -> Self {
+        Self {
+            access,
+            binary_name: None,
+            product_name,
+            publisher_name,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ComputerUseWindowsExeRequirement {
@@ -2674,6 +3272,21 @@ pub struct ComputerUseWindowsExeRequirement {
     pub binary_name: Option<String>,
     pub product_name: String,
     pub publisher_name: String,
+}
+impl ComputerUseWindowsExeRequirement {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        access: AllowDenyRequirement,
+        product_name: String,
+        publisher_name: String,
+    ) -> Self {
+        Self {
+            access,
+            binary_name: None,
+            product_name,
+            publisher_name,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ComputerUseWindowsRequirements {
@@ -2759,6 +3372,17 @@ pub struct ConfigBatchWriteParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reload_user_config: Option<bool>,
 }
+impl ConfigBatchWriteParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(edits: Vec<ConfigEdit>) -> Self {
+        Self {
+            edits,
+            expected_version: None,
+            file_path: None,
+            reload_user_config: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigEdit {
@@ -2774,6 +3398,17 @@ pub struct ConfigLayer {
     pub disabled_reason: Option<String>,
     pub name: ConfigLayerSource,
     pub version: String,
+}
+impl ConfigLayer {
+    /// The required members; every optional member starts absent.
+    pub fn new(config: Value, name: ConfigLayerSource, version: String) -> Self {
+        Self {
+            config,
+            disabled_reason: None,
+            name,
+            version,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigLayerMetadata {
@@ -2862,6 +3497,16 @@ pub struct ConfigReadResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layers: Option<Vec<ConfigLayer>>,
     pub origins: BTreeMap<String, ConfigLayerMetadata>,
+}
+impl ConfigReadResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(config: Config, origins: BTreeMap<String, ConfigLayerMetadata>) -> Self {
+        Self {
+            config,
+            layers: None,
+            origins,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -2970,6 +3615,18 @@ pub struct ConfigValueWriteParams {
     pub merge_strategy: MergeStrategy,
     pub value: Value,
 }
+impl ConfigValueWriteParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(key_path: String, merge_strategy: MergeStrategy, value: Value) -> Self {
+        Self {
+            expected_version: None,
+            file_path: None,
+            key_path,
+            merge_strategy,
+            value,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigWarningNotification {
     /// Optional extra guidance or error details.
@@ -2984,6 +3641,17 @@ pub struct ConfigWarningNotification {
     /// Concise summary of the warning.
     pub summary: String,
 }
+impl ConfigWarningNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(summary: String) -> Self {
+        Self {
+            details: None,
+            path: None,
+            range: None,
+            summary,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigWriteResponse {
@@ -2993,6 +3661,21 @@ pub struct ConfigWriteResponse {
     pub overridden_metadata: Option<OverriddenMetadata>,
     pub status: WriteStatus,
     pub version: String,
+}
+impl ConfigWriteResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        file_path: AbsolutePathBuf,
+        status: WriteStatus,
+        version: String,
+    ) -> Self {
+        Self {
+            file_path,
+            overridden_metadata: None,
+            status,
+            version,
+        }
+    }
 }
 /// Reasoning settings interpreted by the backend for the routed model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -3046,6 +3729,12 @@ pub struct ConfiguredHookMatcherGroup {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matcher: Option<String>,
 }
+impl ConfiguredHookMatcherGroup {
+    /// The required members; every optional member starts absent.
+    pub fn new(hooks: Vec<ConfiguredHookHandler>) -> Self {
+        Self { hooks, matcher: None }
+    }
+}
 /// EXPERIMENTAL - metadata returned by app/read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -3067,6 +3756,22 @@ pub struct ConnectorMetadata {
     pub plugin_display_names: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_summaries: Option<Vec<AppToolSummary>>,
+}
+impl ConnectorMetadata {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, name: String) -> Self {
+        Self {
+            description: None,
+            distribution_channel: None,
+            icon_url: None,
+            icon_url_dark: None,
+            id,
+            install_url: None,
+            name,
+            plugin_display_names: None,
+            tool_summaries: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -3113,6 +3818,15 @@ pub struct ConsumeAccountRateLimitResetCreditParams {
     pub credit_id: Option<String>,
     /// Identifies one logical reset attempt. A UUID is recommended; reuse the same value when retrying that attempt.
     pub idempotency_key: String,
+}
+impl ConsumeAccountRateLimitResetCreditParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(idempotency_key: String) -> Self {
+        Self {
+            credit_id: None,
+            idempotency_key,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConsumeAccountRateLimitResetCreditResponse {
@@ -3185,6 +3899,16 @@ pub struct ContextCompactionThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl ContextCompactionThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String) -> Self {
+        Self {
+            id,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ConversationTextRole {
@@ -3223,6 +3947,16 @@ pub struct CreditsSnapshot {
     pub balance: Option<String>,
     pub has_credits: bool,
     pub unlimited: bool,
+}
+impl CreditsSnapshot {
+    /// The required members; every optional member starts absent.
+    pub fn new(has_credits: bool, unlimited: bool) -> Self {
+        Self {
+            balance: None,
+            has_credits,
+            unlimited,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -3273,6 +4007,18 @@ pub struct CustomToolCallOutputResponseItem {
     pub name: Option<String>,
     pub output: FunctionCallOutputBody,
 }
+impl CustomToolCallOutputResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(call_id: String, output: FunctionCallOutputBody) -> Self {
+        Self {
+            call_id,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            name: None,
+            output,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CustomToolCallResponseItem {
     pub call_id: String,
@@ -3290,6 +4036,21 @@ pub struct CustomToolCallResponseItem {
     pub namespace: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+}
+impl CustomToolCallResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(call_id: String, input: String, name: String) -> Self {
+        Self {
+            call_id,
+            encrypted_content: None,
+            id: None,
+            input,
+            internal_chat_message_metadata_passthrough: None,
+            name,
+            namespace: None,
+            status: None,
+        }
+    }
 }
 /// Requested cyber treatment for an OpenAI model turn. Authorization and model-tier restrictions remain server-owned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -3346,6 +4107,12 @@ pub struct DeprecationNoticeNotification {
     pub details: Option<String>,
     /// Concise summary of what is deprecated.
     pub summary: String,
+}
+impl DeprecationNoticeNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(summary: String) -> Self {
+        Self { details: None, summary }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -3420,6 +4187,25 @@ pub struct DynamicToolCallParams {
     pub tool: String,
     pub turn_id: String,
 }
+impl DynamicToolCallParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        arguments: Value,
+        call_id: String,
+        thread_id: String,
+        tool: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            arguments,
+            call_id,
+            namespace: None,
+            thread_id,
+            tool,
+            turn_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DynamicToolCallResponse {
@@ -3479,6 +4265,28 @@ pub struct DynamicToolCallThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl DynamicToolCallThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        arguments: Value,
+        id: String,
+        status: DynamicToolCallStatus,
+        tool: String,
+    ) -> Self {
+        Self {
+            arguments,
+            content_items: None,
+            duration_ms: None,
+            id,
+            namespace: None,
+            status,
+            success: None,
+            tool,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -3564,6 +4372,17 @@ pub struct EnteredReviewModeThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl EnteredReviewModeThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, review: String) -> Self {
+        Self {
+            id,
+            review,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnterpriseManagedConfigLayerSource {
     /// Stable identifier for the delivered layer.
@@ -3590,6 +4409,20 @@ pub struct EnvironmentAddParams {
     /// Optional X-Request-ID for the direct WebSocket upgrade, including reconnects. Requires a secure transport or a loopback destination.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub websocket_request_id: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl EnvironmentAddParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(environment_id: String, exec_server_url: String) -> Self {
+        Self {
+            auth_bearer_token: None,
+            connect_timeout_ms: None,
+            environment_id,
+            exec_server_url,
+            skills: None,
+            websocket_request_id: None,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -3623,6 +4456,13 @@ pub struct EnvironmentInfoResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathUri>,
     pub shell: EnvironmentShellInfo,
+}
+#[cfg(feature = "experimental")]
+impl EnvironmentInfoResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(shell: EnvironmentShellInfo) -> Self {
+        Self { cwd: None, shell }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -3706,6 +4546,13 @@ pub struct EnvironmentStatusResponse {
     /// Current status observed without starting or recovering the environment.
     pub status: EnvironmentStatusKind,
 }
+#[cfg(feature = "experimental")]
+impl EnvironmentStatusResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(status: EnvironmentStatusKind) -> Self {
+        Self { error: None, status }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EnvironmentVariableGatewayAuth {
@@ -3740,6 +4587,26 @@ pub struct ExecCommandApprovalParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+impl ExecCommandApprovalParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        call_id: String,
+        command: Vec<String>,
+        conversation_id: ThreadId,
+        cwd: String,
+        parsed_cmd: Vec<ParsedCommand>,
+    ) -> Self {
+        Self {
+            approval_id: None,
+            call_id,
+            command,
+            conversation_id,
+            cwd,
+            parsed_cmd,
+            reason: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecCommandApprovalResponse {
     pub decision: ReviewDecision,
@@ -3755,6 +4622,18 @@ pub struct ExecLocalShellAction {
     pub user: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub working_directory: Option<String>,
+}
+impl ExecLocalShellAction {
+    /// The required members; every optional member starts absent.
+    pub fn new(command: Vec<String>) -> Self {
+        Self {
+            command,
+            env: None,
+            timeout_ms: None,
+            user: None,
+            working_directory: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecveGuardianApprovalReviewAction {
@@ -3781,6 +4660,17 @@ pub struct ExitedReviewModeThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl ExitedReviewModeThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, review: String) -> Self {
+        Self {
+            id,
+            review,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExperimentalFeature {
@@ -3801,6 +4691,25 @@ pub struct ExperimentalFeature {
     pub name: String,
     /// Lifecycle stage of this feature flag.
     pub stage: ExperimentalFeatureStage,
+}
+impl ExperimentalFeature {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        default_enabled: bool,
+        enabled: bool,
+        name: String,
+        stage: ExperimentalFeatureStage,
+    ) -> Self {
+        Self {
+            announcement: None,
+            default_enabled,
+            description: None,
+            display_name: None,
+            enabled,
+            name,
+            stage,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentalFeatureEnablementSetParams {
@@ -3834,6 +4743,12 @@ pub struct ExperimentalFeatureListResponse {
     /// Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl ExperimentalFeatureListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ExperimentalFeature>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -3904,6 +4819,12 @@ pub struct ExternalAgentConfigDetectResponse {
     pub connectors: Option<Vec<ExternalAgentDetectedConnectorCandidate>>,
     pub items: Vec<ExternalAgentConfigMigrationItem>,
 }
+impl ExternalAgentConfigDetectResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(items: Vec<ExternalAgentConfigMigrationItem>) -> Self {
+        Self { connectors: None, items }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalAgentConfigImportCompletedNotification {
@@ -3924,6 +4845,23 @@ pub struct ExternalAgentConfigImportHistory {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     pub successes: Vec<ExternalAgentConfigImportItemTypeSuccess>,
+}
+impl ExternalAgentConfigImportHistory {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        completed_at_ms: i64,
+        failures: Vec<ExternalAgentConfigImportItemTypeFailure>,
+        import_id: String,
+        successes: Vec<ExternalAgentConfigImportItemTypeSuccess>,
+    ) -> Self {
+        Self {
+            completed_at_ms,
+            failures,
+            import_id,
+            provider_id: None,
+            successes,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -3952,6 +4890,18 @@ pub struct ExternalAgentConfigImportHistoryRecordSuccessParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
+impl ExternalAgentConfigImportHistoryRecordSuccessParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(item_type: ExternalAgentConfigMigrationItemType) -> Self {
+        Self {
+            cwd: None,
+            item_type,
+            source: None,
+            target: None,
+            title: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalAgentConfigImportHistoryRecordTypeResultParams {
@@ -3974,6 +4924,24 @@ pub struct ExternalAgentConfigImportItemTypeFailure {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sub_error_type: Option<String>,
 }
+impl ExternalAgentConfigImportItemTypeFailure {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        failure_stage: String,
+        item_type: ExternalAgentConfigMigrationItemType,
+        message: String,
+    ) -> Self {
+        Self {
+            cwd: None,
+            error_type: None,
+            failure_stage,
+            item_type,
+            message,
+            source: None,
+            sub_error_type: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalAgentConfigImportItemTypeSuccess {
@@ -3988,6 +4956,18 @@ pub struct ExternalAgentConfigImportItemTypeSuccess {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
+impl ExternalAgentConfigImportItemTypeSuccess {
+    /// The required members; every optional member starts absent.
+    pub fn new(item_type: ExternalAgentConfigMigrationItemType) -> Self {
+        Self {
+            cwd: None,
+            item_type,
+            source: None,
+            target: None,
+            title: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalAgentConfigImportParams {
@@ -4001,6 +4981,17 @@ pub struct ExternalAgentConfigImportParams {
     /// Optional identifier for the product that initiated the import.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+}
+impl ExternalAgentConfigImportParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(migration_items: Vec<ExternalAgentConfigMigrationItem>) -> Self {
+        Self {
+            migration_items,
+            migration_source: None,
+            provider_id: None,
+            source: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4030,6 +5021,20 @@ pub struct ExternalAgentConfigMigrationItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<MigrationDetails>,
     pub item_type: ExternalAgentConfigMigrationItemType,
+}
+impl ExternalAgentConfigMigrationItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        description: String,
+        item_type: ExternalAgentConfigMigrationItemType,
+    ) -> Self {
+        Self {
+            cwd: None,
+            description,
+            details: None,
+            item_type,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -4183,6 +5188,20 @@ pub struct FeedbackSaveParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
 }
+impl FeedbackSaveParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(classification: String, save_path: LegacyAppPathString) -> Self {
+        Self {
+            classification,
+            extra_log_files: None,
+            include_logs: None,
+            reason: None,
+            save_path,
+            tags: None,
+            thread_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackSaveResponse {
@@ -4191,6 +5210,16 @@ pub struct FeedbackSaveResponse {
     pub prompt_hash: Option<String>,
     pub saved_path: LegacyAppPathString,
     pub thread_id: String,
+}
+impl FeedbackSaveResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(saved_path: LegacyAppPathString, thread_id: String) -> Self {
+        Self {
+            prompt_hash: None,
+            saved_path,
+            thread_id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4207,6 +5236,19 @@ pub struct FeedbackUploadParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
 }
+impl FeedbackUploadParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(classification: String) -> Self {
+        Self {
+            classification,
+            extra_log_files: None,
+            include_logs: None,
+            reason: None,
+            tags: None,
+            thread_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackUploadResponse {
@@ -4214,6 +5256,15 @@ pub struct FeedbackUploadResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_hash: Option<String>,
     pub thread_id: String,
+}
+impl FeedbackUploadResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            prompt_hash: None,
+            thread_id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -4321,6 +5372,24 @@ pub struct FileChangeRequestApprovalParams {
     pub thread_id: String,
     pub turn_id: String,
 }
+impl FileChangeRequestApprovalParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        item_id: String,
+        started_at_ms: i64,
+        thread_id: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            grant_root: None,
+            item_id,
+            reason: None,
+            started_at_ms,
+            thread_id,
+            turn_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileChangeRequestApprovalResponse {
     pub decision: FileChangeApprovalDecision,
@@ -4337,6 +5406,22 @@ pub struct FileChangeThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl FileChangeThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        changes: Vec<FileUpdateChange>,
+        id: String,
+        status: PatchApplyStatus,
+    ) -> Self {
+        Self {
+            changes,
+            id,
+            status,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -4523,6 +5608,24 @@ pub struct FormMcpServerElicitationRequestParams {
     #[serde(rename = "turnId", skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl FormMcpServerElicitationRequestParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        message: String,
+        requested_schema: McpElicitationSchema,
+        server_name: String,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            meta: None,
+            message,
+            requested_schema,
+            server_name,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 /// Filesystem watch notification emitted for `fs/watch` subscribers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4544,6 +5647,16 @@ pub struct FsCopyParams {
     /// Absolute source path.
     pub source_path: AbsolutePathBuf,
 }
+impl FsCopyParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(destination_path: AbsolutePathBuf, source_path: AbsolutePathBuf) -> Self {
+        Self {
+            destination_path,
+            recursive: None,
+            source_path,
+        }
+    }
+}
 /// Successful response for `fs/copy`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FsCopyResponse {}
@@ -4555,6 +5668,12 @@ pub struct FsCreateDirectoryParams {
     /// Whether parent directories should also be created. Defaults to `true`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recursive: Option<bool>,
+}
+impl FsCreateDirectoryParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(path: AbsolutePathBuf) -> Self {
+        Self { path, recursive: None }
+    }
 }
 /// Successful response for `fs/createDirectory`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -4627,6 +5746,16 @@ pub struct FsRemoveParams {
     /// Whether directory removal should recurse. Defaults to `true`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recursive: Option<bool>,
+}
+impl FsRemoveParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(path: AbsolutePathBuf) -> Self {
+        Self {
+            force: None,
+            path,
+            recursive: None,
+        }
+    }
 }
 /// Successful response for `fs/remove`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -4731,6 +5860,19 @@ pub struct FunctionCallOutputResponseItem {
     pub namespace: Option<String>,
     pub output: FunctionCallOutputBody,
 }
+impl FunctionCallOutputResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(output: FunctionCallOutputBody) -> Self {
+        Self {
+            call_id: None,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            name: None,
+            namespace: None,
+            output,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionCallOutputThreadItem {
@@ -4745,6 +5887,19 @@ pub struct FunctionCallOutputThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl FunctionCallOutputThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, name: String, output: FunctionCallOutputBody) -> Self {
+        Self {
+            id,
+            name,
+            namespace: None,
+            output,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionCallResponseItem {
@@ -4766,6 +5921,22 @@ pub struct FunctionCallResponseItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
 }
+impl FunctionCallResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(arguments: String, call_id: String, name: String) -> Self {
+        Self {
+            arguments,
+            call_id,
+            encrypted_content: None,
+            encrypted_function_args: None,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            name,
+            namespace: None,
+            status: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionDynamicToolNamespaceTool {
@@ -4775,6 +5946,17 @@ pub struct FunctionDynamicToolNamespaceTool {
     pub input_schema: Value,
     pub name: String,
 }
+impl FunctionDynamicToolNamespaceTool {
+    /// The required members; every optional member starts absent.
+    pub fn new(description: String, input_schema: Value, name: String) -> Self {
+        Self {
+            defer_loading: None,
+            description,
+            input_schema,
+            name,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionDynamicToolSpec {
@@ -4783,6 +5965,17 @@ pub struct FunctionDynamicToolSpec {
     pub description: String,
     pub input_schema: Value,
     pub name: String,
+}
+impl FunctionDynamicToolSpec {
+    /// The required members; every optional member starts absent.
+    pub fn new(description: String, input_schema: Value, name: String) -> Self {
+        Self {
+            defer_loading: None,
+            description,
+            input_schema,
+            name,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -4821,6 +6014,16 @@ pub struct FuzzyFileSearchParams {
     pub query: String,
     pub roots: Vec<String>,
 }
+impl FuzzyFileSearchParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(query: String, roots: Vec<String>) -> Self {
+        Self {
+            cancellation_token: None,
+            query,
+            roots,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FuzzyFileSearchResponse {
     pub files: Vec<FuzzyFileSearchResult>,
@@ -4835,6 +6038,25 @@ pub struct FuzzyFileSearchResult {
     pub path: String,
     pub root: String,
     pub score: u32,
+}
+impl FuzzyFileSearchResult {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        file_name: String,
+        match_type: FuzzyFileSearchMatchType,
+        path: String,
+        root: String,
+        score: u32,
+    ) -> Self {
+        Self {
+            file_name,
+            indices: None,
+            match_type,
+            path,
+            root,
+            score,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4939,6 +6161,18 @@ pub struct GatewayOAuthChangedNotification {
     pub provider_id: String,
     pub status: GatewayOAuthStatus,
 }
+impl GatewayOAuthChangedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(provider_id: String, status: GatewayOAuthStatus) -> Self {
+        Self {
+            auth_url: None,
+            error: None,
+            login_id: None,
+            provider_id,
+            status,
+        }
+    }
+}
 /// Authorize a configured provider without changing the default or any thread's provider.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -4988,6 +6222,19 @@ pub struct GatewayOAuthReadResponse {
     /// Default: `false`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub supports_device_auth: Option<bool>,
+}
+impl GatewayOAuthReadResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(provider_id: String, provider_name: String, required: bool) -> Self {
+        Self {
+            error: None,
+            provider_id,
+            provider_name,
+            required,
+            status: None,
+            supports_device_auth: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -5073,6 +6320,17 @@ pub struct GcpProviderSettingsPatch {
     pub project_id: Option<String>,
     pub provider_id: GcpProviderId,
 }
+impl GcpProviderSettingsPatch {
+    /// The required members; every optional member starts absent.
+    pub fn new(provider_id: GcpProviderId) -> Self {
+        Self {
+            credential_file: None,
+            location: None,
+            project_id: None,
+            provider_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -5085,6 +6343,17 @@ pub struct GcpSetupParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     pub project_id: String,
+}
+#[cfg(feature = "experimental")]
+impl GcpSetupParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(project_id: String) -> Self {
+        Self {
+            credential_file: None,
+            location: None,
+            project_id,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -5130,6 +6399,19 @@ pub struct GetAccountRateLimitsResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_limits_by_limit_id: Option<BTreeMap<String, RateLimitSnapshot>>,
 }
+impl GetAccountRateLimitsResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(rate_limits: RateLimitSnapshot) -> Self {
+        Self {
+            account_id: None,
+            ordinary_usage_allowed: None,
+            rate_limit_reset_credits: None,
+            rate_limit_upsell: None,
+            rate_limits,
+            rate_limits_by_limit_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetAccountResponse {
@@ -5143,6 +6425,18 @@ pub struct GetAccountResponse {
     #[cfg(feature = "experimental")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_routing: Option<WorkspaceRouting>,
+}
+impl GetAccountResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(requires_openai_auth: bool) -> Self {
+        Self {
+            account: None,
+            requires_openai_auth,
+            user_id: None,
+            #[cfg(feature = "experimental")]
+            workspace_routing: None,
+        }
+    }
 }
 /// Optional security reminder bound to the account that fetched it. Unavailable or ineligible accounts return no notice; this read never changes account security.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -5166,6 +6460,16 @@ pub struct GetAccountTokenUsageResponse {
     /// Estimated usage when a thread was requested and its billing route is available.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_usage: Option<ThreadUsage>,
+}
+impl GetAccountTokenUsageResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(summary: AccountTokenUsageSummary) -> Self {
+        Self {
+            daily_usage_buckets: None,
+            summary,
+            thread_usage: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5196,6 +6500,17 @@ pub struct GitPluginSource {
     pub sha: Option<String>,
     pub url: String,
 }
+impl GitPluginSource {
+    /// The required members; every optional member starts absent.
+    pub fn new(url: String) -> Self {
+        Self {
+            path: None,
+            ref_name: None,
+            sha: None,
+            url,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GlobPatternFileSystemPath {
     pub pattern: String,
@@ -5220,6 +6535,18 @@ pub struct GranularAskForApproval {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skill_approval: Option<bool>,
 }
+impl GranularAskForApproval {
+    /// The required members; every optional member starts absent.
+    pub fn new(mcp_elicitations: bool, rules: bool, sandbox_approval: bool) -> Self {
+        Self {
+            mcp_elicitations,
+            request_permissions: None,
+            rules,
+            sandbox_approval,
+            skill_approval: None,
+        }
+    }
+}
 /// \[UNSTABLE\] Temporary approval auto-review payload used by `item/autoApprovalReview/*` notifications. This shape is expected to change soon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -5231,6 +6558,17 @@ pub struct GuardianApprovalReview {
     pub status: GuardianApprovalReviewStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_authorization: Option<GuardianUserAuthorization>,
+}
+impl GuardianApprovalReview {
+    /// The required members; every optional member starts absent.
+    pub fn new(status: GuardianApprovalReviewStatus) -> Self {
+        Self {
+            rationale: None,
+            risk_level: None,
+            status,
+            user_authorization: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -5464,6 +6802,16 @@ pub struct HookCompletedNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl HookCompletedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(run: HookRunSummary, thread_id: String) -> Self {
+        Self {
+            run,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookErrorInfo {
     pub message: String,
@@ -5683,6 +7031,17 @@ pub struct HookPromptThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl HookPromptThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(fragments: Vec<HookPromptFragment>, id: String) -> Self {
+        Self {
+            fragments,
+            id,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookRunStatus {
@@ -5740,6 +7099,38 @@ pub struct HookRunSummary {
     pub status: HookRunStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+}
+impl HookRunSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        display_order: i64,
+        entries: Vec<HookOutputEntry>,
+        event_name: HookEventName,
+        execution_mode: HookExecutionMode,
+        handler_type: HookHandlerType,
+        id: String,
+        scope: HookScope,
+        source_path: LegacyAppPathString,
+        started_at: i64,
+        status: HookRunStatus,
+    ) -> Self {
+        Self {
+            completed_at: None,
+            display_order,
+            duration_ms: None,
+            entries,
+            event_name,
+            execution_mode,
+            handler_type,
+            id,
+            scope,
+            source: None,
+            source_path,
+            started_at,
+            status,
+            status_message: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -5825,6 +7216,16 @@ pub struct HookStartedNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl HookStartedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(run: HookRunSummary, thread_id: String) -> Self {
+        Self {
+            run,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum HookTrustStatus {
@@ -5886,6 +7287,12 @@ pub struct HourlyScheduledTaskSchedule {
     pub days: Option<Vec<ScheduledTaskWeekday>>,
     pub interval_hours: u32,
 }
+impl HourlyScheduledTaskSchedule {
+    /// The required members; every optional member starts absent.
+    pub fn new(interval_hours: u32) -> Self {
+        Self { days: None, interval_hours }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpConnectionFailedCodexErrorInfo {
@@ -5941,6 +7348,19 @@ pub struct ImageGenerationCallResponseItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revised_prompt: Option<String>,
     pub status: String,
+}
+impl ImageGenerationCallResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(result: String, status: String) -> Self {
+        Self {
+            encrypted_content: None,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            result,
+            revised_prompt: None,
+            status,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -6012,6 +7432,25 @@ pub struct ImageGenerationThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl ImageGenerationThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, status: String) -> Self {
+        Self {
+            failure: None,
+            generation_id: None,
+            id,
+            input_images: None,
+            revised_prompt: None,
+            saved_path: None,
+            status,
+            transparent_background: None,
+            file_id: None,
+            result: None,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageUserInput {
@@ -6033,6 +7472,17 @@ pub struct ImageViewThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl ImageViewThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, path: LegacyAppPathString) -> Self {
+        Self {
+            id,
+            path,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6078,6 +7528,15 @@ pub struct InitializeParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<InitializeCapabilities>,
     pub client_info: ClientInfo,
+}
+impl InitializeParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(client_info: ClientInfo) -> Self {
+        Self {
+            capabilities: None,
+            client_info,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6202,6 +7661,17 @@ pub struct InstalledApp {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime_name: Option<String>,
 }
+impl InstalledApp {
+    /// The required members; every optional member starts absent.
+    pub fn new(callable: bool, enabled: bool, id: String) -> Self {
+        Self {
+            callable,
+            enabled,
+            id,
+            runtime_name: None,
+        }
+    }
+}
 /// Internal Responses API passthrough metadata copied into underlying chat messages.
 ///
 /// Responses API strongly types this payload. Do not modify it without first getting API approval and making the corresponding Responses API change.
@@ -6228,6 +7698,23 @@ pub struct ItemCompletedNotification {
     pub thread_id: String,
     pub turn_id: String,
 }
+impl ItemCompletedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        completed_at_ms: i64,
+        item: ThreadItem,
+        thread_id: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            completed_at_ms,
+            content_token_count: None,
+            item,
+            thread_id,
+            turn_id,
+        }
+    }
+}
 /// \[UNSTABLE\] Temporary notification payload for approval auto-review. This shape is expected to change soon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6251,6 +7738,31 @@ pub struct ItemGuardianApprovalReviewCompletedNotification {
     pub thread_id: String,
     pub turn_id: String,
 }
+impl ItemGuardianApprovalReviewCompletedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        action: GuardianApprovalReviewAction,
+        completed_at_ms: i64,
+        decision_source: AutoReviewDecisionSource,
+        review: GuardianApprovalReview,
+        review_id: String,
+        started_at_ms: i64,
+        thread_id: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            action,
+            completed_at_ms,
+            decision_source,
+            review,
+            review_id,
+            started_at_ms,
+            target_item_id: None,
+            thread_id,
+            turn_id,
+        }
+    }
+}
 /// \[UNSTABLE\] Temporary notification payload for approval auto-review. This shape is expected to change soon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6270,6 +7782,27 @@ pub struct ItemGuardianApprovalReviewStartedNotification {
     pub target_item_id: Option<String>,
     pub thread_id: String,
     pub turn_id: String,
+}
+impl ItemGuardianApprovalReviewStartedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        action: GuardianApprovalReviewAction,
+        review: GuardianApprovalReview,
+        review_id: String,
+        started_at_ms: i64,
+        thread_id: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            action,
+            review,
+            review_id,
+            started_at_ms,
+            target_item_id: None,
+            thread_id,
+            turn_id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6310,11 +7843,23 @@ pub struct ListFilesCommandAction {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
+impl ListFilesCommandAction {
+    /// The required members; every optional member starts absent.
+    pub fn new(command: String) -> Self {
+        Self { command, path: None }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ListFilesParsedCommand {
     pub cmd: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+}
+impl ListFilesParsedCommand {
+    /// The required members; every optional member starts absent.
+    pub fn new(cmd: String) -> Self {
+        Self { cmd, path: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6342,6 +7887,12 @@ pub struct ListMcpServerStatusResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+impl ListMcpServerStatusResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<McpServerStatus>) -> Self {
+        Self { data, next_cursor: None }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LocalAudioUserInput {
     pub path: String,
@@ -6351,6 +7902,12 @@ pub struct LocalImageUserInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<ImageDetail>,
     pub path: String,
+}
+impl LocalImageUserInput {
+    /// The required members; every optional member starts absent.
+    pub fn new(path: String) -> Self {
+        Self { detail: None, path }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LocalPluginSource {
@@ -6403,6 +7960,19 @@ pub struct LocalShellCallResponseItem {
         InternalChatMessageMetadataPassthrough,
     >,
     pub status: LocalShellStatus,
+}
+impl LocalShellCallResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(action: LocalShellAction, status: LocalShellStatus) -> Self {
+        Self {
+            action,
+            call_id: None,
+            encrypted_content: None,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            status,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -6602,6 +8172,40 @@ pub struct ManagedHooksRequirements {
     #[serde(rename = "windowsManagedDir", skip_serializing_if = "Option::is_none")]
     pub windows_managed_dir: Option<String>,
 }
+impl ManagedHooksRequirements {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        permission_request: Vec<ConfiguredHookMatcherGroup>,
+        post_compact: Vec<ConfiguredHookMatcherGroup>,
+        post_tool_use: Vec<ConfiguredHookMatcherGroup>,
+        pre_compact: Vec<ConfiguredHookMatcherGroup>,
+        pre_tool_use: Vec<ConfiguredHookMatcherGroup>,
+        session_start: Vec<ConfiguredHookMatcherGroup>,
+        stop: Vec<ConfiguredHookMatcherGroup>,
+        subagent_start: Vec<ConfiguredHookMatcherGroup>,
+        subagent_stop: Vec<ConfiguredHookMatcherGroup>,
+        user_prompt_submit: Vec<ConfiguredHookMatcherGroup>,
+    ) -> Self {
+        Self {
+            interrupt: None,
+            permission_request,
+            post_compact,
+            post_model_request: None,
+            post_tool_use,
+            pre_compact,
+            pre_model_request: None,
+            pre_tool_use,
+            session_end: None,
+            session_start,
+            stop,
+            subagent_start,
+            subagent_stop,
+            user_prompt_submit,
+            managed_dir: None,
+            windows_managed_dir: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MarketplaceAddParams {
@@ -6610,6 +8214,16 @@ pub struct MarketplaceAddParams {
     pub source: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sparse_paths: Option<Vec<String>>,
+}
+impl MarketplaceAddParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(source: String) -> Self {
+        Self {
+            ref_name: None,
+            source,
+            sparse_paths: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6641,6 +8255,15 @@ pub struct MarketplaceRemoveResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub installed_root: Option<AbsolutePathBuf>,
     pub marketplace_name: String,
+}
+impl MarketplaceRemoveResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(marketplace_name: String) -> Self {
+        Self {
+            installed_root: None,
+            marketplace_name,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -6769,6 +8392,17 @@ pub struct McpElicitationBooleanSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationBooleanType,
 }
+impl McpElicitationBooleanSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#type: McpElicitationBooleanType) -> Self {
+        Self {
+            default: None,
+            description: None,
+            title: None,
+            r#type,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpElicitationBooleanType {
@@ -6822,6 +8456,19 @@ pub struct McpElicitationLegacyTitledEnumSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationStringType,
 }
+impl McpElicitationLegacyTitledEnumSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#enum: Vec<String>, r#type: McpElicitationStringType) -> Self {
+        Self {
+            default: None,
+            description: None,
+            r#enum,
+            enum_names: None,
+            title: None,
+            r#type,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum McpElicitationMultiSelectEnumSchema {
@@ -6841,6 +8488,19 @@ pub struct McpElicitationNumberSchema {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub r#type: McpElicitationNumberType,
+}
+impl McpElicitationNumberSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#type: McpElicitationNumberType) -> Self {
+        Self {
+            default: None,
+            description: None,
+            maximum: None,
+            minimum: None,
+            title: None,
+            r#type,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -6918,6 +8578,20 @@ pub struct McpElicitationSchema {
     pub required: Option<Vec<String>>,
     pub r#type: McpElicitationObjectType,
 }
+impl McpElicitationSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        properties: BTreeMap<String, McpElicitationPrimitiveSchema>,
+        r#type: McpElicitationObjectType,
+    ) -> Self {
+        Self {
+            schema: None,
+            properties,
+            required: None,
+            r#type,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum McpElicitationSingleSelectEnumSchema {
@@ -6974,6 +8648,20 @@ pub struct McpElicitationStringSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationStringType,
 }
+impl McpElicitationStringSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#type: McpElicitationStringType) -> Self {
+        Self {
+            default: None,
+            description: None,
+            format: None,
+            max_length: None,
+            min_length: None,
+            title: None,
+            r#type,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpElicitationStringType {
@@ -7022,6 +8710,23 @@ pub struct McpElicitationTitledMultiSelectEnumSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationArrayType,
 }
+impl McpElicitationTitledMultiSelectEnumSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        items: McpElicitationTitledEnumItems,
+        r#type: McpElicitationArrayType,
+    ) -> Self {
+        Self {
+            default: None,
+            description: None,
+            items,
+            max_items: None,
+            min_items: None,
+            title: None,
+            r#type,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpElicitationTitledSingleSelectEnumSchema {
@@ -7033,6 +8738,21 @@ pub struct McpElicitationTitledSingleSelectEnumSchema {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub r#type: McpElicitationStringType,
+}
+impl McpElicitationTitledSingleSelectEnumSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        one_of: Vec<McpElicitationConstOption>,
+        r#type: McpElicitationStringType,
+    ) -> Self {
+        Self {
+            default: None,
+            description: None,
+            one_of,
+            title: None,
+            r#type,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpElicitationUntitledEnumItems {
@@ -7055,6 +8775,23 @@ pub struct McpElicitationUntitledMultiSelectEnumSchema {
     pub title: Option<String>,
     pub r#type: McpElicitationArrayType,
 }
+impl McpElicitationUntitledMultiSelectEnumSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        items: McpElicitationUntitledEnumItems,
+        r#type: McpElicitationArrayType,
+    ) -> Self {
+        Self {
+            default: None,
+            description: None,
+            items,
+            max_items: None,
+            min_items: None,
+            title: None,
+            r#type,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpElicitationUntitledSingleSelectEnumSchema {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -7065,6 +8802,18 @@ pub struct McpElicitationUntitledSingleSelectEnumSchema {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub r#type: McpElicitationStringType,
+}
+impl McpElicitationUntitledSingleSelectEnumSchema {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#enum: Vec<String>, r#type: McpElicitationStringType) -> Self {
+        Self {
+            default: None,
+            description: None,
+            r#enum,
+            title: None,
+            r#type,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpResourceReadParams {
@@ -7084,6 +8833,20 @@ pub struct McpResourceReadParams {
     pub thread_id: Option<String>,
     pub uri: String,
 }
+impl McpResourceReadParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(server: String, uri: String) -> Self {
+        Self {
+            meta: None,
+            connector_id: None,
+            origin_call_id: None,
+            server,
+            target: None,
+            thread_id: None,
+            uri,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpResourceReadResponse {
@@ -7092,12 +8855,30 @@ pub struct McpResourceReadResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin_call_id: Option<String>,
 }
+impl McpResourceReadResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(contents: Vec<ResourceContent>) -> Self {
+        Self {
+            contents,
+            origin_call_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpResourceReadTarget {
     pub connector_id: String,
     /// Null explicitly requests no-auth access, subject to the app's resource policy.
     pub link_id: Option<String>,
+}
+impl McpResourceReadTarget {
+    /// The required members; every optional member starts absent.
+    pub fn new(connector_id: String) -> Self {
+        Self {
+            connector_id,
+            link_id: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -7233,6 +9014,16 @@ pub struct McpServerElicitationRequestResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<Value>,
 }
+impl McpServerElicitationRequestResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(action: McpServerElicitationAction) -> Self {
+        Self {
+            meta: None,
+            action,
+            content: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerEventNotification {
     pub method: String,
@@ -7257,6 +9048,26 @@ pub struct McpServerEventStreamStartParams {
     pub subscription_id: String,
     #[serde(rename = "threadId")]
     pub thread_id: String,
+}
+#[cfg(feature = "experimental")]
+impl McpServerEventStreamStartParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        arguments: Value,
+        name: String,
+        server: String,
+        subscription_id: String,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            meta: None,
+            arguments,
+            name,
+            server,
+            subscription_id,
+            thread_id,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -7287,6 +9098,19 @@ pub struct McpServerInfo {
     pub version: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
+}
+impl McpServerInfo {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, version: String) -> Self {
+        Self {
+            description: None,
+            icons: None,
+            name,
+            title: None,
+            version,
+            website_url: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerMigration {
@@ -7336,6 +9160,18 @@ pub struct McpServerOauthLoginCompletedNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
 }
+impl McpServerOauthLoginCompletedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, success: bool) -> Self {
+        Self {
+            error: None,
+            login_id: None,
+            name,
+            success,
+            thread_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerOauthLoginParams {
@@ -7350,6 +9186,18 @@ pub struct McpServerOauthLoginParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<i64>,
 }
+impl McpServerOauthLoginParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String) -> Self {
+        Self {
+            client_registration: None,
+            name,
+            scopes: None,
+            thread_id: None,
+            timeout_secs: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerOauthLoginResponse {
@@ -7357,6 +9205,15 @@ pub struct McpServerOauthLoginResponse {
     /// Identifies this login attempt across the response and completion notification. Older servers omit this field; current servers always return it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub login_id: Option<String>,
+}
+impl McpServerOauthLoginResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(authorization_url: String) -> Self {
+        Self {
+            authorization_url,
+            login_id: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct McpServerRefreshResponse {}
@@ -7448,6 +9305,31 @@ pub struct McpServerStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools_error: Option<String>,
 }
+impl McpServerStatus {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        auth_status: McpAuthStatus,
+        name: String,
+        resource_templates: Vec<ResourceTemplate>,
+        resources: Vec<Resource>,
+        tools: BTreeMap<String, Tool>,
+    ) -> Self {
+        Self {
+            auth_status,
+            http_origin: None,
+            name,
+            plugin_id: None,
+            resource_templates,
+            resources,
+            runtime_status: None,
+            server_capabilities: None,
+            server_info: None,
+            tool_list_meta: None,
+            tools,
+            tools_error: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum McpServerStatusDetail {
@@ -7489,6 +9371,18 @@ pub struct McpServerStatusUpdatedNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
 }
+impl McpServerStatusUpdatedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, status: McpServerStartupState) -> Self {
+        Self {
+            error: None,
+            failure_reason: None,
+            name,
+            status,
+            thread_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerToolCallParams {
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
@@ -7500,6 +9394,18 @@ pub struct McpServerToolCallParams {
     pub thread_id: String,
     pub tool: String,
 }
+impl McpServerToolCallParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(server: String, thread_id: String, tool: String) -> Self {
+        Self {
+            meta: None,
+            arguments: None,
+            server,
+            thread_id,
+            tool,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerToolCallResponse {
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
@@ -7509,6 +9415,17 @@ pub struct McpServerToolCallResponse {
     pub is_error: Option<bool>,
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+}
+impl McpServerToolCallResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(content: Vec<Value>) -> Self {
+        Self {
+            meta: None,
+            content,
+            is_error: None,
+            structured_content: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7522,6 +9439,18 @@ pub struct McpToolCallAppContext {
     pub link_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_uri: Option<String>,
+}
+impl McpToolCallAppContext {
+    /// The required members; every optional member starts absent.
+    pub fn new(connector_id: String) -> Self {
+        Self {
+            action_name: None,
+            app_name: None,
+            connector_id,
+            link_id: None,
+            resource_uri: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpToolCallError {
@@ -7539,6 +9468,18 @@ pub struct McpToolCallGuardianApprovalReviewAction {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_title: Option<String>,
 }
+impl McpToolCallGuardianApprovalReviewAction {
+    /// The required members; every optional member starts absent.
+    pub fn new(server: String, tool_name: String) -> Self {
+        Self {
+            connector_id: None,
+            connector_name: None,
+            server,
+            tool_name,
+            tool_title: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpToolCallProgressNotification {
@@ -7554,6 +9495,16 @@ pub struct McpToolCallResult {
     pub content: Vec<Value>,
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+}
+impl McpToolCallResult {
+    /// The required members; every optional member starts absent.
+    pub fn new(content: Vec<Value>) -> Self {
+        Self {
+            meta: None,
+            content,
+            structured_content: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -7620,6 +9571,34 @@ pub struct McpToolCallThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl McpToolCallThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        arguments: Value,
+        id: String,
+        server: String,
+        status: McpToolCallStatus,
+        tool: String,
+    ) -> Self {
+        Self {
+            app_context: None,
+            arguments,
+            duration_ms: None,
+            error: None,
+            id,
+            mcp_app_resource_uri: None,
+            mcp_app_ui: None,
+            plugin_id: None,
+            read_only_hint: None,
+            result: None,
+            server,
+            status,
+            tool,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpToolConfiguredHookHandler {
@@ -7630,6 +9609,18 @@ pub struct McpToolConfiguredHookHandler {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_sec: Option<u64>,
     pub tool: String,
+}
+impl McpToolConfiguredHookHandler {
+    /// The required members; every optional member starts absent.
+    pub fn new(input: BTreeMap<String, Value>, server: String, tool: String) -> Self {
+        Self {
+            input,
+            server,
+            status_message: None,
+            timeout_sec: None,
+            tool,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7658,6 +9649,43 @@ pub struct McpToolHookMetadata {
     pub status_message: Option<String>,
     pub timeout_sec: u64,
     pub trust_status: HookTrustStatus,
+}
+impl McpToolHookMetadata {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        server: String,
+        tool: String,
+        current_hash: String,
+        display_order: i64,
+        enabled: bool,
+        event_name: HookEventName,
+        is_managed: bool,
+        key: String,
+        source: HookSource,
+        source_path: AbsolutePathBuf,
+        timeout_sec: u64,
+        trust_status: HookTrustStatus,
+    ) -> Self {
+        Self {
+            server,
+            tool,
+            additional_context_limit: None,
+            current_hash,
+            display_order,
+            enabled,
+            environment_id: None,
+            event_name,
+            is_managed,
+            key,
+            matcher: None,
+            plugin_id: None,
+            source,
+            source_path,
+            status_message: None,
+            timeout_sec,
+            trust_status,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MdmConfigLayerSource {
@@ -7788,6 +9816,20 @@ pub struct MessageResponseItem {
     pub role: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+}
+impl MessageResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(content: Vec<ContentItem>, role: String) -> Self {
+        Self {
+            content,
+            encrypted_content: None,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            phase: None,
+            role,
+            status: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -7935,6 +9977,41 @@ pub struct Model {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_info: Option<ModelUpgradeInfo>,
 }
+impl Model {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        default_reasoning_effort: ReasoningEffort,
+        description: String,
+        display_name: String,
+        hidden: bool,
+        id: String,
+        is_default: bool,
+        model: String,
+        supported_reasoning_efforts: Vec<ReasoningEffortOption>,
+    ) -> Self {
+        Self {
+            additional_speed_tiers: None,
+            availability_nux: None,
+            available_access_programs: None,
+            default_reasoning_effort,
+            default_service_tier: None,
+            description,
+            display_name,
+            hidden,
+            id,
+            input_modalities: None,
+            is_default,
+            model,
+            model_specialty: None,
+            multi_agent_version: None,
+            service_tiers: None,
+            supported_reasoning_efforts,
+            supports_personality: None,
+            upgrade: None,
+            upgrade_info: None,
+        }
+    }
+}
 /// Caller-specific explicit access programs advertised by model discovery.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelAccessPrograms {
@@ -7968,6 +10045,12 @@ pub struct ModelListResponse {
     /// Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl ModelListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<Model>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ModelProviderCapabilitiesReadParams {}
@@ -8065,6 +10148,23 @@ pub struct ModelProviderSummary {
     pub name: String,
     pub settings: ProviderSettings,
 }
+impl ModelProviderSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        can_edit: bool,
+        id: String,
+        name: String,
+        settings: ProviderSettings,
+    ) -> Self {
+        Self {
+            base_url: None,
+            can_edit,
+            id,
+            name,
+            settings,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ModelRerouteReason {
@@ -8113,6 +10213,27 @@ pub struct ModelSafetyBufferingUpdatedNotification {
     pub turn_id: String,
     pub use_cases: Vec<String>,
 }
+impl ModelSafetyBufferingUpdatedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        model: String,
+        reasons: Vec<String>,
+        show_buffering_ui: bool,
+        thread_id: String,
+        turn_id: String,
+        use_cases: Vec<String>,
+    ) -> Self {
+        Self {
+            faster_model: None,
+            model,
+            reasons,
+            show_buffering_ui,
+            thread_id,
+            turn_id,
+            use_cases,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelServiceTier {
     pub description: String,
@@ -8132,6 +10253,18 @@ pub struct ModelUpgradeInfo {
     pub retirement_at: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_copy: Option<String>,
+}
+impl ModelUpgradeInfo {
+    /// The required members; every optional member starts absent.
+    pub fn new(model: String) -> Self {
+        Self {
+            migration_markdown: None,
+            model,
+            model_link: None,
+            retirement_at: None,
+            upgrade_copy: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -8513,6 +10646,16 @@ pub struct NpmPluginSource {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
+impl NpmPluginSource {
+    /// The required members; every optional member starts absent.
+    pub fn new(package: String) -> Self {
+        Self {
+            package,
+            registry: None,
+            version: None,
+        }
+    }
+}
 pub type NullableGatewayOAuthLoginParams = Option<GatewayOAuthLoginParams>;
 pub type NullableGatewayOAuthReadParams = Option<GatewayOAuthReadParams>;
 pub type NullableGetAccountRateLimitsParams = Option<GetAccountRateLimitsParams>;
@@ -8550,6 +10693,24 @@ pub struct OpenaiFormMcpServerElicitationRequestParams {
     #[serde(rename = "turnId", skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl OpenaiFormMcpServerElicitationRequestParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        message: String,
+        requested_schema: Value,
+        server_name: String,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            meta: None,
+            message,
+            requested_schema,
+            server_name,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct OpenaiProviderSettings {}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -8569,6 +10730,24 @@ pub struct OpenaiSlashFormMcpServerElicitationRequestParams {
     #[serde(rename = "turnId", skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl OpenaiSlashFormMcpServerElicitationRequestParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        message: String,
+        requested_schema: Value,
+        server_name: String,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            meta: None,
+            message,
+            requested_schema,
+            server_name,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -8587,6 +10766,27 @@ pub struct OpenaiUserVerificationMcpServerElicitationRequestParams {
     /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
     #[serde(rename = "turnId", skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl OpenaiUserVerificationMcpServerElicitationRequestParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        challenge: String,
+        description: String,
+        title: String,
+        server_name: String,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            meta: None,
+            challenge,
+            description,
+            title,
+            server_name,
+            thread_id,
+            turn_id: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -8710,6 +10910,16 @@ pub struct OtlpGrpcOtelExporter {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<OtelTlsConfig>,
 }
+impl OtlpGrpcOtelExporter {
+    /// The required members; every optional member starts absent.
+    pub fn new(endpoint: String, headers: BTreeMap<String, String>) -> Self {
+        Self {
+            endpoint,
+            headers,
+            tls: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OtlpHttpOtelExporter {
     pub endpoint: String,
@@ -8719,6 +10929,21 @@ pub struct OtlpHttpOtelExporter {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<OtelTlsConfig>,
 }
+impl OtlpHttpOtelExporter {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        endpoint: String,
+        headers: BTreeMap<String, String>,
+        protocol: OtelHttpProtocol,
+    ) -> Self {
+        Self {
+            endpoint,
+            headers,
+            protocol,
+            tls: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutputTextContentItem {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -8726,6 +10951,16 @@ pub struct OutputTextContentItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<Vec<Value>>,
     pub text: String,
+}
+impl OutputTextContentItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(text: String) -> Self {
+        Self {
+            annotations: None,
+            logprobs: None,
+            text,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8898,6 +11133,12 @@ pub struct PermissionProfileListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+impl PermissionProfileListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<PermissionProfileSummary>) -> Self {
+        Self { data, next_cursor: None }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PermissionProfileSummary {
     /// Whether the effective requirements allow selecting this profile.
@@ -8907,6 +11148,16 @@ pub struct PermissionProfileSummary {
     pub description: Option<String>,
     /// Available permission profile identifier.
     pub id: String,
+}
+impl PermissionProfileSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(allowed: bool, id: String) -> Self {
+        Self {
+            allowed,
+            description: None,
+            id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -8923,6 +11174,28 @@ pub struct PermissionsRequestApprovalParams {
     pub thread_id: String,
     pub turn_id: String,
 }
+impl PermissionsRequestApprovalParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        cwd: LegacyAppPathString,
+        item_id: String,
+        permissions: RequestPermissionProfile,
+        started_at_ms: i64,
+        thread_id: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            cwd,
+            environment_id: None,
+            item_id,
+            permissions,
+            reason: None,
+            started_at_ms,
+            thread_id,
+            turn_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionsRequestApprovalResponse {
@@ -8933,6 +11206,16 @@ pub struct PermissionsRequestApprovalResponse {
     /// Review every subsequent command in this turn before normal sandboxed execution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strict_auto_review: Option<bool>,
+}
+impl PermissionsRequestApprovalResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(permissions: GrantedPermissionProfile) -> Self {
+        Self {
+            permissions,
+            scope: None,
+            strict_auto_review: None,
+        }
+    }
 }
 /// Deprecated: `friendly` and `pragmatic` no longer select a style.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -8986,6 +11269,17 @@ pub struct PlanThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl PlanThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, text: String) -> Self {
+        Self {
+            id,
+            text,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -9133,6 +11427,33 @@ pub struct PluginDetail {
     pub skills: Vec<SkillSummary>,
     pub summary: PluginSummary,
 }
+impl PluginDetail {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        app_templates: Vec<AppTemplateSummary>,
+        apps: Vec<AppSummary>,
+        hooks: Vec<PluginHookSummary>,
+        marketplace_name: String,
+        mcp_servers: Vec<String>,
+        skills: Vec<SkillSummary>,
+        summary: PluginSummary,
+    ) -> Self {
+        Self {
+            app_templates,
+            apps,
+            description: None,
+            hooks,
+            marketplace_name,
+            marketplace_path: None,
+            mcp_servers,
+            onboarding_skill: None,
+            scheduled_tasks: None,
+            share_url: None,
+            skills,
+            summary,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PluginDisabledReason {
@@ -9183,6 +11504,17 @@ pub struct PluginInstallParams {
     pub plugin_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_marketplace_name: Option<String>,
+}
+impl PluginInstallParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(plugin_name: String) -> Self {
+        Self {
+            install_attempt_id: None,
+            marketplace_path: None,
+            plugin_name,
+            remote_marketplace_name: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -9268,6 +11600,15 @@ pub struct PluginInstalledResponse {
     pub marketplace_load_errors: Option<Vec<MarketplaceLoadErrorInfo>>,
     pub marketplaces: Vec<PluginMarketplaceEntry>,
 }
+impl PluginInstalledResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(marketplaces: Vec<PluginMarketplaceEntry>) -> Self {
+        Self {
+            marketplace_load_errors: None,
+            marketplaces,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginInterface {
@@ -9315,6 +11656,36 @@ pub struct PluginInterface {
     pub terms_of_service_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
+}
+impl PluginInterface {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        capabilities: Vec<String>,
+        screenshot_urls: Vec<String>,
+        screenshots: Vec<AbsolutePathBuf>,
+    ) -> Self {
+        Self {
+            brand_color: None,
+            capabilities,
+            category: None,
+            composer_icon: None,
+            composer_icon_url: None,
+            default_prompt: None,
+            developer_name: None,
+            display_name: None,
+            logo: None,
+            logo_dark: None,
+            logo_url: None,
+            logo_url_dark: None,
+            long_description: None,
+            privacy_policy_url: None,
+            screenshot_urls,
+            screenshots,
+            short_description: None,
+            terms_of_service_url: None,
+            website_url: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -9375,6 +11746,16 @@ pub struct PluginListResponse {
     pub marketplace_load_errors: Option<Vec<MarketplaceLoadErrorInfo>>,
     pub marketplaces: Vec<PluginMarketplaceEntry>,
 }
+impl PluginListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(marketplaces: Vec<PluginMarketplaceEntry>) -> Self {
+        Self {
+            featured_plugin_ids: None,
+            marketplace_load_errors: None,
+            marketplaces,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PluginMarketplaceEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -9385,6 +11766,17 @@ pub struct PluginMarketplaceEntry {
     pub path: Option<AbsolutePathBuf>,
     pub plugins: Vec<PluginSummary>,
 }
+impl PluginMarketplaceEntry {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, plugins: Vec<PluginSummary>) -> Self {
+        Self {
+            interface: None,
+            name,
+            path: None,
+            plugins,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginReadParams {
@@ -9393,6 +11785,16 @@ pub struct PluginReadParams {
     pub plugin_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_marketplace_name: Option<String>,
+}
+impl PluginReadParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(plugin_name: String) -> Self {
+        Self {
+            marketplace_path: None,
+            plugin_name,
+            remote_marketplace_name: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PluginReadResponse {
@@ -9442,6 +11844,19 @@ pub struct PluginSearchParams {
     pub scope: Option<PluginSearchScope>,
     pub search_term: String,
 }
+#[cfg(feature = "experimental")]
+impl PluginSearchParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(search_term: String) -> Self {
+        Self {
+            cursor: None,
+            cwds: None,
+            limit: None,
+            scope: None,
+            search_term,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -9451,6 +11866,13 @@ pub struct PluginSearchResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+#[cfg(feature = "experimental")]
+impl PluginSearchResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<PluginSearchResult>) -> Self {
+        Self { data, next_cursor: None }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginSearchResult {
@@ -9458,6 +11880,16 @@ pub struct PluginSearchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub marketplace_path: Option<AbsolutePathBuf>,
     pub plugin: PluginSummary,
+}
+impl PluginSearchResult {
+    /// The required members; every optional member starts absent.
+    pub fn new(marketplace_name: String, plugin: PluginSummary) -> Self {
+        Self {
+            marketplace_name,
+            marketplace_path: None,
+            plugin,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -9507,6 +11939,27 @@ pub struct PluginShareCheckoutResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_version: Option<String>,
 }
+impl PluginShareCheckoutResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        marketplace_name: String,
+        marketplace_path: AbsolutePathBuf,
+        plugin_id: String,
+        plugin_name: String,
+        plugin_path: AbsolutePathBuf,
+        remote_plugin_id: String,
+    ) -> Self {
+        Self {
+            marketplace_name,
+            marketplace_path,
+            plugin_id,
+            plugin_name,
+            plugin_path,
+            remote_plugin_id,
+            remote_version: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginShareContext {
@@ -9526,6 +11979,21 @@ pub struct PluginShareContext {
     pub share_principals: Option<Vec<PluginSharePrincipal>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share_url: Option<String>,
+}
+impl PluginShareContext {
+    /// The required members; every optional member starts absent.
+    pub fn new(remote_plugin_id: String) -> Self {
+        Self {
+            can_publish_to_workspace: None,
+            creator_account_user_id: None,
+            creator_name: None,
+            discoverability: None,
+            remote_plugin_id,
+            remote_version: None,
+            share_principals: None,
+            share_url: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -9571,6 +12039,15 @@ pub struct PluginShareListItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_plugin_path: Option<AbsolutePathBuf>,
     pub plugin: PluginSummary,
+}
+impl PluginShareListItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(plugin: PluginSummary) -> Self {
+        Self {
+            local_plugin_path: None,
+            plugin,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PluginShareListParams {}
@@ -9659,6 +12136,17 @@ pub struct PluginShareSaveParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share_targets: Option<Vec<PluginShareTarget>>,
 }
+impl PluginShareSaveParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(plugin_path: AbsolutePathBuf) -> Self {
+        Self {
+            discoverability: None,
+            plugin_path,
+            remote_plugin_id: None,
+            share_targets: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginShareSaveResponse {
@@ -9666,6 +12154,16 @@ pub struct PluginShareSaveResponse {
     pub can_publish_to_workspace: Option<bool>,
     pub remote_plugin_id: String,
     pub share_url: String,
+}
+impl PluginShareSaveResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(remote_plugin_id: String, share_url: String) -> Self {
+        Self {
+            can_publish_to_workspace: None,
+            remote_plugin_id,
+            share_url,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -9842,6 +12340,40 @@ pub struct PluginSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
+impl PluginSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        auth_policy: PluginAuthPolicy,
+        enabled: bool,
+        id: String,
+        install_policy: PluginInstallPolicy,
+        installed: bool,
+        name: String,
+        source: PluginSource,
+    ) -> Self {
+        Self {
+            auth_policy,
+            availability: None,
+            disabled_reason: None,
+            eligible_plan_types: None,
+            enabled,
+            id,
+            install_policy,
+            install_policy_source: None,
+            installed,
+            installed_at: None,
+            interface: None,
+            keywords: None,
+            local_version: None,
+            must_show_installation_interstitial: None,
+            name,
+            remote_plugin_id: None,
+            share_context: None,
+            source,
+            version: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginUninstallParams {
@@ -9882,6 +12414,27 @@ pub struct ProcessExitedNotification {
     ///
     /// In streaming mode, stdout is empty and cap state is also reported on the final stdout `process/outputDelta` notification.
     pub stdout_cap_reached: bool,
+}
+impl ProcessExitedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        exit_code: i32,
+        process_handle: String,
+        stderr: String,
+        stderr_cap_reached: bool,
+        stdout: String,
+        stdout_cap_reached: bool,
+    ) -> Self {
+        Self {
+            exit_code,
+            output_drain_timed_out: None,
+            process_handle,
+            stderr,
+            stderr_cap_reached,
+            stdout,
+            stdout_cap_reached,
+        }
+    }
 }
 /// Terminate a running `process/spawn` session.
 ///
@@ -10019,6 +12572,28 @@ pub struct ProcessSpawnParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tty: Option<bool>,
 }
+#[cfg(feature = "experimental")]
+impl ProcessSpawnParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        command: Vec<String>,
+        cwd: AbsolutePathBuf,
+        process_handle: String,
+    ) -> Self {
+        Self {
+            command,
+            cwd,
+            env: None,
+            output_bytes_cap: None,
+            process_handle,
+            size: None,
+            stream_stdin: None,
+            stream_stdout_stderr: None,
+            timeout_ms: None,
+            tty: None,
+        }
+    }
+}
 /// Successful response for `process/spawn`.
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -10049,6 +12624,17 @@ pub struct ProcessWriteStdinParams {
     /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
     pub process_handle: String,
 }
+#[cfg(feature = "experimental")]
+impl ProcessWriteStdinParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(process_handle: String) -> Self {
+        Self {
+            close_stdin: None,
+            delta_base64: None,
+            process_handle,
+        }
+    }
+}
 /// Empty success response for `process/writeStdin`.
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -10075,6 +12661,29 @@ pub struct Project {
     pub recency_at: Option<i64>,
     pub roots: Vec<ProjectRoot>,
     pub updated_at: i64,
+}
+impl Project {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        created_at: i64,
+        id: String,
+        metadata: BTreeMap<String, String>,
+        name: String,
+        position: i64,
+        roots: Vec<ProjectRoot>,
+        updated_at: i64,
+    ) -> Self {
+        Self {
+            created_at,
+            id,
+            metadata,
+            name,
+            position,
+            recency_at: None,
+            roots,
+            updated_at,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -10129,6 +12738,18 @@ pub struct ProjectCreateParams {
     pub name: String,
     pub roots: Vec<ProjectRoot>,
 }
+#[cfg(feature = "experimental")]
+impl ProjectCreateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(idempotency_key: String, name: String, roots: Vec<ProjectRoot>) -> Self {
+        Self {
+            idempotency_key,
+            metadata: None,
+            name,
+            roots,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10158,6 +12779,19 @@ pub struct ProjectImportParams {
     pub roots: Vec<ProjectRoot>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<Vec<String>>,
+}
+#[cfg(feature = "experimental")]
+impl ProjectImportParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(idempotency_key: String, name: String, roots: Vec<ProjectRoot>) -> Self {
+        Self {
+            idempotency_key,
+            metadata: None,
+            name,
+            roots,
+            threads: None,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -10190,6 +12824,13 @@ pub struct ProjectListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+#[cfg(feature = "experimental")]
+impl ProjectListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<Project>) -> Self {
+        Self { data, next_cursor: None }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10198,6 +12839,16 @@ pub struct ProjectMoveParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before_project_id: Option<String>,
     pub project_id: String,
+}
+#[cfg(feature = "experimental")]
+impl ProjectMoveParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(project_id: String) -> Self {
+        Self {
+            before_project_id: None,
+            project_id,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -10262,6 +12913,18 @@ pub struct ProjectUpdateParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roots: Option<Vec<ProjectRoot>>,
 }
+#[cfg(feature = "experimental")]
+impl ProjectUpdateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(project_id: String) -> Self {
+        Self {
+            metadata: None,
+            name: None,
+            project_id,
+            roots: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10295,6 +12958,39 @@ pub struct PromptHookMetadata {
     pub status_message: Option<String>,
     pub timeout_sec: u64,
     pub trust_status: HookTrustStatus,
+}
+impl PromptHookMetadata {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        current_hash: String,
+        display_order: i64,
+        enabled: bool,
+        event_name: HookEventName,
+        is_managed: bool,
+        key: String,
+        source: HookSource,
+        source_path: AbsolutePathBuf,
+        timeout_sec: u64,
+        trust_status: HookTrustStatus,
+    ) -> Self {
+        Self {
+            additional_context_limit: None,
+            current_hash,
+            display_order,
+            enabled,
+            environment_id: None,
+            event_name,
+            is_managed,
+            key,
+            matcher: None,
+            plugin_id: None,
+            source,
+            source_path,
+            status_message: None,
+            timeout_sec,
+            trust_status,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -10385,6 +13081,21 @@ pub struct QueuedSubmission {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub responsesapi_client_metadata: Option<BTreeMap<String, String>>,
 }
+impl QueuedSubmission {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        client_user_message_id: String,
+        id: String,
+        input: Vec<UserInput>,
+    ) -> Self {
+        Self {
+            client_user_message_id,
+            id,
+            input,
+            responsesapi_client_metadata: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RateLimitReachedType {
@@ -10445,6 +13156,25 @@ pub struct RateLimitResetCredit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
+impl RateLimitResetCredit {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        granted_at: i64,
+        id: String,
+        reset_type: RateLimitResetType,
+        status: RateLimitResetCreditStatus,
+    ) -> Self {
+        Self {
+            description: None,
+            expires_at: None,
+            granted_at,
+            id,
+            reset_type,
+            status,
+            title: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RateLimitResetCreditStatus {
@@ -10487,6 +13217,15 @@ pub struct RateLimitResetCreditsSummary {
     /// `null` means only `availableCount` is known, while an empty array means details were fetched and no available credits were returned. The backend may cap this list, so its length can be less than `availableCount`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credits: Option<Vec<RateLimitResetCredit>>,
+}
+impl RateLimitResetCreditsSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(available_count: i64) -> Self {
+        Self {
+            available_count,
+            credits: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -10552,6 +13291,16 @@ pub struct RateLimitWindow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window_duration_mins: Option<i64>,
 }
+impl RateLimitWindow {
+    /// The required members; every optional member starts absent.
+    pub fn new(used_percent: i32) -> Self {
+        Self {
+            resets_at: None,
+            used_percent,
+            window_duration_mins: None,
+        }
+    }
+}
 /// Internal-only notification containing the exact usage from one upstream Responses API completion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -10563,6 +13312,18 @@ pub struct RawResponseCompletedNotification {
     pub usage: Option<TokenUsageBreakdown>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_metadata: Option<ResponseUsageMetadata>,
+}
+impl RawResponseCompletedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(response_id: String, thread_id: String, turn_id: String) -> Self {
+        Self {
+            response_id,
+            thread_id,
+            turn_id,
+            usage: None,
+            usage_metadata: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -10777,6 +13538,23 @@ pub struct RealtimeVoicesList {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v3: Option<Vec<RealtimeVoice>>,
 }
+impl RealtimeVoicesList {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        default_v1: RealtimeVoice,
+        default_v2: RealtimeVoice,
+        v1: Vec<RealtimeVoice>,
+        v2: Vec<RealtimeVoice>,
+    ) -> Self {
+        Self {
+            default_v1,
+            default_v2,
+            v1,
+            v2,
+            v3: None,
+        }
+    }
+}
 /// A non-empty reasoning effort value advertised by the model.
 pub type ReasoningEffort = String;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10865,6 +13643,18 @@ pub struct ReasoningResponseItem {
     >,
     pub summary: Vec<ReasoningItemReasoningSummary>,
 }
+impl ReasoningResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(summary: Vec<ReasoningItemReasoningSummary>) -> Self {
+        Self {
+            content: None,
+            encrypted_content: None,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            summary,
+        }
+    }
+}
 /// A summary of the reasoning performed by the model. This can be useful for debugging and understanding the model's reasoning process. See <https://platform.openai.com/docs/guides/reasoning?api-mode=responses#reasoning-summaries>
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -10947,6 +13737,18 @@ pub struct ReasoningThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl ReasoningThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String) -> Self {
+        Self {
+            content: None,
+            id,
+            summary: None,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -10967,6 +13769,22 @@ pub struct RemoteControlClient {
     pub os_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl RemoteControlClient {
+    /// The required members; every optional member starts absent.
+    pub fn new(client_id: String) -> Self {
+        Self {
+            app_version: None,
+            client_id,
+            device_model: None,
+            device_type: None,
+            display_name: None,
+            last_seen_at: None,
+            os_version: None,
+            platform: None,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -11014,6 +13832,18 @@ pub struct RemoteControlClientsListParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<RemoteControlClientsListOrder>,
 }
+#[cfg(feature = "experimental")]
+impl RemoteControlClientsListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(environment_id: String) -> Self {
+        Self {
+            cursor: None,
+            environment_id,
+            limit: None,
+            order: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11022,6 +13852,13 @@ pub struct RemoteControlClientsListResponse {
     pub data: Vec<RemoteControlClient>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl RemoteControlClientsListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<RemoteControlClient>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -11084,6 +13921,22 @@ pub struct RemoteControlDisableResponse {
     pub server_name: String,
     pub status: RemoteControlConnectionStatus,
 }
+#[cfg(feature = "experimental")]
+impl RemoteControlDisableResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        installation_id: String,
+        server_name: String,
+        status: RemoteControlConnectionStatus,
+    ) -> Self {
+        Self {
+            environment_id: None,
+            installation_id,
+            server_name,
+            status,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RemoteControlEnableParams {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -11099,6 +13952,22 @@ pub struct RemoteControlEnableResponse {
     pub installation_id: String,
     pub server_name: String,
     pub status: RemoteControlConnectionStatus,
+}
+#[cfg(feature = "experimental")]
+impl RemoteControlEnableResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        installation_id: String,
+        server_name: String,
+        status: RemoteControlConnectionStatus,
+    ) -> Self {
+        Self {
+            environment_id: None,
+            installation_id,
+            server_name,
+            status,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -11118,6 +13987,18 @@ pub struct RemoteControlPairingStartResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manual_pairing_code: Option<String>,
     pub pairing_code: String,
+}
+#[cfg(feature = "experimental")]
+impl RemoteControlPairingStartResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(environment_id: String, expires_at: i64, pairing_code: String) -> Self {
+        Self {
+            environment_id,
+            expires_at,
+            manual_pairing_code: None,
+            pairing_code,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -11145,6 +14026,21 @@ pub struct RemoteControlStatusChangedNotification {
     pub server_name: String,
     pub status: RemoteControlConnectionStatus,
 }
+impl RemoteControlStatusChangedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        installation_id: String,
+        server_name: String,
+        status: RemoteControlConnectionStatus,
+    ) -> Self {
+        Self {
+            environment_id: None,
+            installation_id,
+            server_name,
+            status,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11156,6 +14052,22 @@ pub struct RemoteControlStatusReadResponse {
     pub server_name: String,
     pub status: RemoteControlConnectionStatus,
 }
+#[cfg(feature = "experimental")]
+impl RemoteControlStatusReadResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        installation_id: String,
+        server_name: String,
+        status: RemoteControlConnectionStatus,
+    ) -> Self {
+        Self {
+            environment_id: None,
+            installation_id,
+            server_name,
+            status,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RemotePluginSource {}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11163,7 +14075,7 @@ pub struct RequestHeader {
     pub name: String,
     pub value: String,
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
     String(String),
@@ -11182,6 +14094,12 @@ pub struct RequestPermissionsGuardianApprovalReviewAction {
     pub permissions: RequestPermissionProfile,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+impl RequestPermissionsGuardianApprovalReviewAction {
+    /// The required members; every optional member starts absent.
+    pub fn new(permissions: RequestPermissionProfile) -> Self {
+        Self { permissions, reason: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -11230,6 +14148,22 @@ pub struct Resource {
     pub title: Option<String>,
     pub uri: String,
 }
+impl Resource {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, uri: String) -> Self {
+        Self {
+            meta: None,
+            annotations: None,
+            description: None,
+            icons: None,
+            mime_type: None,
+            name,
+            size: None,
+            title: None,
+            uri,
+        }
+    }
+}
 /// Contents returned when reading a resource from an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -11251,6 +14185,19 @@ pub struct ResourceTemplate {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub uri_template: String,
+}
+impl ResourceTemplate {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, uri_template: String) -> Self {
+        Self {
+            annotations: None,
+            description: None,
+            mime_type: None,
+            name,
+            title: None,
+            uri_template,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -11503,6 +14450,16 @@ pub struct ReviewStartParams {
     pub target: ReviewTarget,
     pub thread_id: String,
 }
+impl ReviewStartParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(target: ReviewTarget, thread_id: String) -> Self {
+        Self {
+            delivery: None,
+            target,
+            thread_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewStartResponse {
@@ -11741,6 +14698,16 @@ pub struct SearchCommandAction {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
 }
+impl SearchCommandAction {
+    /// The required members; every optional member starts absent.
+    pub fn new(command: String) -> Self {
+        Self {
+            command,
+            path: None,
+            query: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchParsedCommand {
     pub cmd: String,
@@ -11748,6 +14715,16 @@ pub struct SearchParsedCommand {
     pub path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+}
+impl SearchParsedCommand {
+    /// The required members; every optional member starts absent.
+    pub fn new(cmd: String) -> Self {
+        Self {
+            cmd,
+            path: None,
+            query: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SearchResponsesApiWebSearchAction {
@@ -11798,6 +14775,16 @@ pub struct ServerDiagnosticsProcess {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resident_memory_bytes: Option<u64>,
 }
+impl ServerDiagnosticsProcess {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: u32) -> Self {
+        Self {
+            id,
+            physical_footprint_bytes: None,
+            resident_memory_bytes: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11819,6 +14806,12 @@ pub struct SessionMigration {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+}
+impl SessionMigration {
+    /// The required members; every optional member starts absent.
+    pub fn new(cwd: String, path: String) -> Self {
+        Self { cwd, path, title: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -11876,6 +14869,16 @@ pub struct Sessionsv2AccountSessionsSwitchResponse {
     pub active_session_id: Option<String>,
     pub sessions: Vec<AccountSession>,
 }
+#[cfg(feature = "experimental")]
+impl Sessionsv2AccountSessionsSwitchResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(sessions: Vec<AccountSession>) -> Self {
+        Self {
+            active_session_id: None,
+            sessions,
+        }
+    }
+}
 /// Settings for a collaboration mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
@@ -11884,6 +14887,16 @@ pub struct Settings {
     pub model: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<ReasoningEffort>,
+}
+impl Settings {
+    /// The required members; every optional member starts absent.
+    pub fn new(model: String) -> Self {
+        Self {
+            developer_instructions: None,
+            model,
+            reasoning_effort: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillDependencies {
@@ -11935,6 +14948,28 @@ pub struct SkillMetadata {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_description: Option<String>,
 }
+impl SkillMetadata {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        description: String,
+        enabled: bool,
+        name: String,
+        path: LegacyAppPathString,
+        scope: SkillScope,
+    ) -> Self {
+        Self {
+            dependencies: None,
+            description,
+            enabled,
+            interface: None,
+            name,
+            path,
+            plugin_id: None,
+            scope,
+            short_description: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillMigration {
     pub name: String,
@@ -11985,6 +15020,19 @@ pub struct SkillSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_description: Option<String>,
 }
+impl SkillSummary {
+    /// The required members; every optional member starts absent.
+    pub fn new(description: String, enabled: bool, name: String) -> Self {
+        Self {
+            description,
+            enabled,
+            interface: None,
+            name,
+            path: None,
+            short_description: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillToolDependency {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -11997,6 +15045,19 @@ pub struct SkillToolDependency {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     pub value: String,
+}
+impl SkillToolDependency {
+    /// The required members; every optional member starts absent.
+    pub fn new(r#type: String, value: String) -> Self {
+        Self {
+            command: None,
+            description: None,
+            transport: None,
+            r#type,
+            url: None,
+            value,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillUserInput {
@@ -12017,6 +15078,16 @@ pub struct SkillsConfigWriteParams {
     /// Path-based selector.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<AbsolutePathBuf>,
+}
+impl SkillsConfigWriteParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            name: None,
+            path: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12063,6 +15134,17 @@ pub struct SleepThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl SleepThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(duration_ms: u64, id: String) -> Self {
+        Self {
+            duration_ms,
+            id,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -12166,6 +15248,26 @@ pub struct SubAgentActivityThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl SubAgentActivityThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        agent_path: String,
+        agent_thread_id: String,
+        id: String,
+        kind: SubAgentActivityKind,
+    ) -> Self {
+        Self {
+            agent_path,
+            agent_thread_id,
+            id,
+            kind,
+            model: None,
+            reasoning_effort: None,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SubAgentSource {
@@ -12242,6 +15344,15 @@ pub struct TextElement {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placeholder: Option<String>,
 }
+impl TextElement {
+    /// The required members; every optional member starts absent.
+    pub fn new(byte_range: ByteRange) -> Self {
+        Self {
+            byte_range,
+            placeholder: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextPosition {
     /// 1-based column number (in Unicode scalar values).
@@ -12268,6 +15379,17 @@ pub struct TextResourceContent {
     /// The URI of this resource.
     pub uri: String,
 }
+impl TextResourceContent {
+    /// The required members; every optional member starts absent.
+    pub fn new(text: String, uri: String) -> Self {
+        Self {
+            meta: None,
+            mime_type: None,
+            text,
+            uri,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextUserInput {
     pub text: String,
@@ -12276,6 +15398,12 @@ pub struct TextUserInput {
     /// Default: `[]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text_elements: Option<Vec<TextElement>>,
+}
+impl TextUserInput {
+    /// The required members; every optional member starts absent.
+    pub fn new(text: String) -> Self {
+        Self { text, text_elements: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12383,6 +15511,64 @@ pub struct Thread {
     pub turns: Vec<Turn>,
     /// Unix timestamp (in seconds) when the thread was last updated.
     pub updated_at: i64,
+}
+impl Thread {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        cli_version: String,
+        created_at: i64,
+        cwd: AbsolutePathBuf,
+        ephemeral: bool,
+        id: String,
+        model_provider: String,
+        preview: String,
+        session_id: String,
+        source: SessionSource,
+        status: ThreadStatus,
+        turns: Vec<Turn>,
+        updated_at: i64,
+    ) -> Self {
+        Self {
+            agent_nickname: None,
+            agent_role: None,
+            #[cfg(feature = "experimental")]
+            attached_to_thread_id: None,
+            #[cfg(feature = "experimental")]
+            can_accept_direct_input: None,
+            cli_version,
+            created_at,
+            cwd,
+            #[cfg(feature = "experimental")]
+            daybreak_enabled: None,
+            #[cfg(feature = "experimental")]
+            environments: None,
+            ephemeral,
+            #[cfg(feature = "experimental")]
+            extra: None,
+            forked_from_id: None,
+            git_info: None,
+            history_mode: None,
+            id,
+            model: None,
+            model_provider,
+            name: None,
+            originator: None,
+            parent_thread_id: None,
+            path: None,
+            preview,
+            project_id: None,
+            reasoning_effort: None,
+            recency_at: None,
+            section: None,
+            section_entered_at: None,
+            session_id,
+            source,
+            status,
+            thread_source: None,
+            turns,
+            updated_at,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -12499,6 +15685,16 @@ pub struct ThreadAttachmentListParams {
     pub limit: Option<u32>,
     pub thread_id: String,
 }
+impl ThreadAttachmentListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            cursor: None,
+            limit: None,
+            thread_id,
+        }
+    }
+}
 /// One page of attachments associated with the requested thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12506,6 +15702,12 @@ pub struct ThreadAttachmentListResponse {
     pub data: Vec<ThreadAttachment>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl ThreadAttachmentListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadAttachment>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 /// The persisted attachment change represented by a notification.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -12559,6 +15761,18 @@ pub struct ThreadAttachmentOwnerListParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
 }
+impl ThreadAttachmentOwnerListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(attachment_type: String, identity_key: String) -> Self {
+        Self {
+            archived: None,
+            attachment_type,
+            cursor: None,
+            identity_key,
+            limit: None,
+        }
+    }
+}
 /// One page of matching owners, including threads without their own user messages.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -12566,6 +15780,12 @@ pub struct ThreadAttachmentOwnerListResponse {
     pub data: Vec<ThreadAttachmentOwner>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl ThreadAttachmentOwnerListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadAttachmentOwner>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 /// Parameters for deleting an attachment by its stable thread-local identity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12604,6 +15824,26 @@ pub struct ThreadBackgroundTerminal {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rss_kb: Option<u64>,
 }
+#[cfg(feature = "experimental")]
+impl ThreadBackgroundTerminal {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        command: String,
+        cwd: LegacyAppPathString,
+        item_id: String,
+        process_id: String,
+    ) -> Self {
+        Self {
+            command,
+            cpu_percent: None,
+            cwd,
+            item_id,
+            os_pid: None,
+            process_id,
+            rss_kb: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12628,6 +15868,17 @@ pub struct ThreadBackgroundTerminalsListParams {
     pub limit: Option<u32>,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadBackgroundTerminalsListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            cursor: None,
+            limit: None,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -12637,6 +15888,13 @@ pub struct ThreadBackgroundTerminalsListResponse {
     /// Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl ThreadBackgroundTerminalsListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadBackgroundTerminal>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -12801,6 +16059,44 @@ pub struct ThreadForkParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_source: Option<ThreadSource>,
 }
+impl ThreadForkParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            approval_policy: None,
+            approvals_reviewer: None,
+            #[cfg(feature = "experimental")]
+            attach_to_source: None,
+            base_instructions: None,
+            #[cfg(feature = "experimental")]
+            before_turn_id: None,
+            config: None,
+            cwd: None,
+            #[cfg(feature = "experimental")]
+            defer_goal_continuation: None,
+            developer_instructions: None,
+            ephemeral: None,
+            exclude_turns: None,
+            #[cfg(feature = "experimental")]
+            experimental_disable_prediction_mcp: None,
+            #[cfg(feature = "experimental")]
+            experimental_prediction_mode: None,
+            last_turn_id: None,
+            model: None,
+            model_provider: None,
+            #[cfg(feature = "experimental")]
+            path: None,
+            #[cfg(feature = "experimental")]
+            permissions: None,
+            #[cfg(feature = "experimental")]
+            runtime_workspace_roots: None,
+            sandbox: None,
+            service_tier: None,
+            thread_id,
+            thread_source: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadForkResponse {
@@ -12850,6 +16146,38 @@ pub struct ThreadForkResponse {
     pub service_tier: Option<String>,
     pub thread: Thread,
 }
+impl ThreadForkResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        approval_policy: AskForApproval,
+        approvals_reviewer: ApprovalsReviewer,
+        cwd: AbsolutePathBuf,
+        model: String,
+        model_provider: String,
+        sandbox: SandboxPolicy,
+        thread: Thread,
+    ) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            active_permission_profile: None,
+            approval_policy,
+            approvals_reviewer,
+            cwd,
+            disabled_plugin_ids: None,
+            instruction_sources: None,
+            model,
+            model_provider,
+            #[cfg(feature = "experimental")]
+            multi_agent_mode: None,
+            reasoning_effort: None,
+            #[cfg(feature = "experimental")]
+            runtime_workspace_roots: None,
+            sandbox,
+            service_tier: None,
+            thread,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadGoal {
@@ -12863,6 +16191,29 @@ pub struct ThreadGoal {
     pub tokens_used: i64,
     pub updated_at: i64,
 }
+impl ThreadGoal {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        created_at: i64,
+        objective: String,
+        status: ThreadGoalStatus,
+        thread_id: String,
+        time_used_seconds: i64,
+        tokens_used: i64,
+        updated_at: i64,
+    ) -> Self {
+        Self {
+            created_at,
+            objective,
+            status,
+            thread_id,
+            time_used_seconds,
+            token_budget: None,
+            tokens_used,
+            updated_at,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadGoalClearParams {
@@ -12870,6 +16221,12 @@ pub struct ThreadGoalClearParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<ThreadGoalMutationOrigin>,
     pub thread_id: String,
+}
+impl ThreadGoalClearParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self { origin: None, thread_id }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadGoalClearResponse {
@@ -12934,6 +16291,18 @@ pub struct ThreadGoalSetParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<i64>,
 }
+impl ThreadGoalSetParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            objective: None,
+            origin: None,
+            status: None,
+            thread_id,
+            token_budget: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadGoalSetResponse {
     pub goal: ThreadGoal,
@@ -12983,6 +16352,16 @@ pub struct ThreadGoalUpdatedNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl ThreadGoalUpdatedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(goal: ThreadGoal, thread_id: String) -> Self {
+        Self {
+            goal,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13011,6 +16390,13 @@ pub struct ThreadGuardianReviewResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub assessment: Option<ThreadGuardianAssessment>,
     pub call_id: String,
+}
+#[cfg(feature = "experimental")]
+impl ThreadGuardianReviewResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(call_id: String) -> Self {
+        Self { assessment: None, call_id }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -13182,6 +16568,19 @@ pub struct ThreadItemEntry {
     /// Turn containing this item.
     pub turn_id: String,
 }
+impl ThreadItemEntry {
+    /// The required members; every optional member starts absent.
+    pub fn new(item: ThreadItem, turn_id: String) -> Self {
+        Self {
+            completed_at_ms: None,
+            item,
+            #[cfg(feature = "experimental")]
+            output_deferred: None,
+            started_at_ms: None,
+            turn_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadItemOutputDeferral {
@@ -13257,6 +16656,19 @@ pub struct ThreadItemsListParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl ThreadItemsListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            cursor: None,
+            defer_output: None,
+            limit: None,
+            sort_direction: None,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadItemsListResponse {
@@ -13267,6 +16679,16 @@ pub struct ThreadItemsListResponse {
     /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl ThreadItemsListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadItemEntry>) -> Self {
+        Self {
+            backwards_cursor: None,
+            data,
+            next_cursor: None,
+        }
+    }
 }
 /// EXPERIMENTAL - retrieve a bounded set of persisted items from one turn.
 ///
@@ -13399,6 +16821,18 @@ pub struct ThreadListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_states: Option<BTreeMap<String, ThreadReadState>>,
 }
+impl ThreadListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<Thread>) -> Self {
+        Self {
+            backwards_cursor: None,
+            data,
+            next_cursor: None,
+            #[cfg(feature = "experimental")]
+            read_states: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ThreadLoadedListParams {
     /// Opaque pagination cursor returned by a previous call.
@@ -13416,6 +16850,12 @@ pub struct ThreadLoadedListResponse {
     /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl ThreadLoadedListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<String>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -13523,6 +16963,19 @@ pub struct ThreadMetadataUpdateParams {
     pub project_id: Option<String>,
     pub thread_id: String,
 }
+impl ThreadMetadataUpdateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            daybreak_enabled: None,
+            git_info: None,
+            #[cfg(feature = "experimental")]
+            project_id: None,
+            thread_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadMetadataUpdateResponse {
     pub thread: Thread,
@@ -13533,6 +16986,15 @@ pub struct ThreadNameUpdatedNotification {
     pub thread_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_name: Option<String>,
+}
+impl ThreadNameUpdatedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            thread_id,
+            thread_name: None,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -13599,6 +17061,17 @@ pub struct ThreadPrepareApprovedPlanParams {
     pub markdown: String,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadPrepareApprovedPlanParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(markdown: String, thread_id: String) -> Self {
+        Self {
+            attachment_path: None,
+            markdown,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13612,6 +17085,15 @@ pub struct ThreadProjectUpdatedNotification {
     pub project_id: Option<String>,
     pub thread_id: String,
 }
+impl ThreadProjectUpdatedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            project_id: None,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13623,6 +17105,22 @@ pub struct ThreadQueueAddParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub responsesapi_client_metadata: Option<BTreeMap<String, String>>,
     pub thread_id: String,
+}
+#[cfg(feature = "experimental")]
+impl ThreadQueueAddParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        client_user_message_id: String,
+        input: Vec<UserInput>,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            client_user_message_id,
+            input,
+            responsesapi_client_metadata: None,
+            thread_id,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -13663,6 +17161,17 @@ pub struct ThreadQueueListParams {
     pub limit: Option<u32>,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadQueueListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            cursor: None,
+            limit: None,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13672,6 +17181,13 @@ pub struct ThreadQueueListResponse {
     /// Opaque cursor for the next page, or `null` when no submissions remain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl ThreadQueueListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<QueuedSubmission>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -13694,6 +17210,16 @@ pub struct ThreadQueueStartParams {
     pub queued_submission_id: Option<String>,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadQueueStartParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            queued_submission_id: None,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13712,6 +17238,22 @@ pub struct ThreadQueueUpdateParams {
     pub responsesapi_client_metadata: Option<BTreeMap<String, String>>,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadQueueUpdateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        input: Vec<UserInput>,
+        queued_submission_id: String,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            input,
+            queued_submission_id,
+            responsesapi_client_metadata: None,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -13727,6 +17269,15 @@ pub struct ThreadReadParams {
     pub include_turns: Option<bool>,
     pub thread_id: String,
 }
+impl ThreadReadParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            include_turns: None,
+            thread_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadReadResponse {
@@ -13738,6 +17289,16 @@ pub struct ThreadReadResponse {
     pub read_state: Option<ThreadReadState>,
     pub thread: Thread,
 }
+impl ThreadReadResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread: Thread) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            read_state: None,
+            thread,
+        }
+    }
+}
 /// The first unread position in a durable local thread. A null position means read. The opaque revision guards edits against activity or marks the caller has not seen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -13745,6 +17306,15 @@ pub struct ThreadReadState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_unread: Option<ThreadUnreadPosition>,
     pub revision: String,
+}
+impl ThreadReadState {
+    /// The required members; every optional member starts absent.
+    pub fn new(revision: String) -> Self {
+        Self {
+            first_unread: None,
+            revision,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -13847,6 +17417,17 @@ pub struct ThreadRealtimeAppendTextParams {
     pub text: String,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadRealtimeAppendTextParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(text: String, thread_id: String) -> Self {
+        Self {
+            role: None,
+            text,
+            thread_id,
+        }
+    }
+}
 /// EXPERIMENTAL - response for appending realtime text input.
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -13864,6 +17445,18 @@ pub struct ThreadRealtimeAudioChunk {
     pub sample_rate: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub samples_per_channel: Option<u32>,
+}
+impl ThreadRealtimeAudioChunk {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: String, num_channels: u16, sample_rate: u32) -> Self {
+        Self {
+            data,
+            item_id: None,
+            num_channels,
+            sample_rate,
+            samples_per_channel: None,
+        }
+    }
 }
 /// EXPERIMENTAL - how an existing agent item appears in a realtime conversation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -13912,6 +17505,12 @@ pub struct ThreadRealtimeClosedNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub thread_id: String,
+}
+impl ThreadRealtimeClosedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self { reason: None, thread_id }
+    }
 }
 /// EXPERIMENTAL - emitted when thread realtime encounters an error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14122,6 +17721,35 @@ pub struct ThreadRealtimeStartParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub voice_session_id: Option<String>,
 }
+#[cfg(feature = "experimental")]
+impl ThreadRealtimeStartParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(output_modality: RealtimeOutputModality, thread_id: String) -> Self {
+        Self {
+            backend_reasoning_status: None,
+            client_managed_handoffs: None,
+            codex_response_handoff_channel_prefixes: None,
+            codex_response_handoff_mode: None,
+            codex_response_item_prefix: None,
+            codex_responses_as_items: None,
+            delegation_ack_filler: None,
+            flush_transcript_tail_on_session_end: None,
+            include_startup_context: None,
+            initial_items: None,
+            model: None,
+            output_modality,
+            prompt: None,
+            realtime_end_instructions: None,
+            realtime_session_id: None,
+            realtime_start_instructions: None,
+            thread_id,
+            transport: None,
+            version: None,
+            voice: None,
+            voice_session_id: None,
+        }
+    }
+}
 /// EXPERIMENTAL - response for starting thread realtime.
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -14172,6 +17800,16 @@ pub struct ThreadRealtimeStartedNotification {
     pub realtime_session_id: Option<String>,
     pub thread_id: String,
     pub version: RealtimeConversationVersion,
+}
+impl ThreadRealtimeStartedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String, version: RealtimeConversationVersion) -> Self {
+        Self {
+            realtime_session_id: None,
+            thread_id,
+            version,
+        }
+    }
 }
 /// EXPERIMENTAL - stop thread realtime.
 ///
@@ -14318,6 +17956,36 @@ pub struct ThreadResumeParams {
     pub service_tier: Option<String>,
     pub thread_id: String,
 }
+impl ThreadResumeParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            approval_policy: None,
+            approvals_reviewer: None,
+            base_instructions: None,
+            config: None,
+            cwd: None,
+            developer_instructions: None,
+            exclude_turns: None,
+            #[cfg(feature = "experimental")]
+            history: None,
+            #[cfg(feature = "experimental")]
+            initial_turns_page: None,
+            model: None,
+            model_provider: None,
+            #[cfg(feature = "experimental")]
+            path: None,
+            #[cfg(feature = "experimental")]
+            permissions: None,
+            personality: None,
+            #[cfg(feature = "experimental")]
+            runtime_workspace_roots: None,
+            sandbox: None,
+            service_tier: None,
+            thread_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadResumeResponse {
@@ -14386,6 +18054,43 @@ pub struct ThreadResumeResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turns_backwards_cursor: Option<String>,
 }
+impl ThreadResumeResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        approval_policy: AskForApproval,
+        approvals_reviewer: ApprovalsReviewer,
+        cwd: AbsolutePathBuf,
+        model: String,
+        model_provider: String,
+        sandbox: SandboxPolicy,
+        thread: Thread,
+    ) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            active_permission_profile: None,
+            approval_policy,
+            approvals_reviewer,
+            collaboration_mode: None,
+            cwd,
+            disabled_plugin_ids: None,
+            #[cfg(feature = "experimental")]
+            initial_turns_page: None,
+            instruction_sources: None,
+            items_backwards_cursor: None,
+            model,
+            model_provider,
+            #[cfg(feature = "experimental")]
+            multi_agent_mode: None,
+            reasoning_effort: None,
+            #[cfg(feature = "experimental")]
+            runtime_workspace_roots: None,
+            sandbox,
+            service_tier: None,
+            thread,
+            turns_backwards_cursor: None,
+        }
+    }
+}
 /// Replace a paginated thread's durable history with the prefix before one turn.
 ///
 /// This only changes persisted conversation history. It does not revert local file changes.
@@ -14411,6 +18116,16 @@ pub struct ThreadRevertResponse {
     /// Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turns_backwards_cursor: Option<String>,
+}
+impl ThreadRevertResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread: Thread) -> Self {
+        Self {
+            items_backwards_cursor: None,
+            thread,
+            turns_backwards_cursor: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -14457,6 +18172,24 @@ pub struct ThreadSampleParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_trigger: Option<String>,
 }
+#[cfg(feature = "experimental")]
+impl ThreadSampleParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(expected_turn_id: String, prompt: String, thread_id: String) -> Self {
+        Self {
+            allow_in_progress_turn: None,
+            disable_mcp: None,
+            effort: None,
+            expected_turn_id,
+            interrupt_on_cancel: None,
+            prompt,
+            responsesapi_client_metadata: None,
+            thread_id,
+            thread_source: None,
+            turn_trigger: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14473,6 +18206,20 @@ pub struct ThreadSampleResponse {
     /// Assistant text from the response, or null if it attempted a tool call or completed without text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl ThreadSampleResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(response_id: String, source_turn_id: String) -> Self {
+        Self {
+            cached_input_tokens: None,
+            input_tokens: None,
+            output_tokens: None,
+            response_id,
+            source_turn_id,
+            text: None,
+        }
+    }
 }
 /// One visible message occurrence returned by \[`ThreadSearchOccurrencesResponse`\].
 ///
@@ -14506,6 +18253,18 @@ pub struct ThreadSearchOccurrencesParams {
     pub search_term: String,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadSearchOccurrencesParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(search_term: String, thread_id: String) -> Self {
+        Self {
+            cursor: None,
+            limit: None,
+            search_term,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14516,6 +18275,13 @@ pub struct ThreadSearchOccurrencesResponse {
     /// Opaque cursor to continue after the last returned occurrence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl ThreadSearchOccurrencesResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadSearchOccurrence>) -> Self {
+        Self { data, next_cursor: None }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -14549,6 +18315,23 @@ pub struct ThreadSearchParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_kinds: Option<Vec<ThreadSourceKind>>,
 }
+#[cfg(feature = "experimental")]
+impl ThreadSearchParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(search_term: String) -> Self {
+        Self {
+            archived: None,
+            current_account_only: None,
+            cursor: None,
+            include_attached_threads: None,
+            limit: None,
+            search_term,
+            sort_direction: None,
+            sort_key: None,
+            source_kinds: None,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14561,6 +18344,17 @@ pub struct ThreadSearchResponse {
     /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl ThreadSearchResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadSearchResult>) -> Self {
+        Self {
+            backwards_cursor: None,
+            data,
+            next_cursor: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSearchResult {
@@ -14620,6 +18414,12 @@ pub struct ThreadSection {
     /// The current user-visible section name.
     pub name: String,
 }
+impl ThreadSection {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, name: String) -> Self {
+        Self { appearance: None, id, name }
+    }
+}
 /// Extensible visual presentation for a custom thread section.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ThreadSectionAppearance {
@@ -14636,6 +18436,15 @@ pub struct ThreadSectionChangedNotification {
     pub section_id: Option<String>,
     pub thread_id: String,
 }
+impl ThreadSectionChangedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            section_id: None,
+            thread_id,
+        }
+    }
+}
 /// Parameters for creating an independently persisted thread section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSectionCreateParams {
@@ -14643,6 +18452,12 @@ pub struct ThreadSectionCreateParams {
     pub appearance: Option<ThreadSectionAppearance>,
     /// The user-visible name of the section.
     pub name: String,
+}
+impl ThreadSectionCreateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String) -> Self {
+        Self { appearance: None, name }
+    }
 }
 /// The independently persisted section created by the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14678,6 +18493,12 @@ pub struct ThreadSectionListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+impl ThreadSectionListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadSection>) -> Self {
+        Self { data, next_cursor: None }
+    }
+}
 /// Parameters for moving a thread within a server-owned section ordering.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -14689,6 +18510,16 @@ pub struct ThreadSectionMoveParams {
     pub section_id: Option<String>,
     /// Thread to move into, within, or out of a section.
     pub thread_id: String,
+}
+impl ThreadSectionMoveParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            before_thread_id: None,
+            section_id: None,
+            thread_id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ThreadSectionMoveResponse {}
@@ -14707,6 +18538,16 @@ pub struct ThreadSectionUpdateParams {
     pub name: String,
     /// The stable, server-generated identity of the section to update.
     pub section_id: String,
+}
+impl ThreadSectionUpdateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, section_id: String) -> Self {
+        Self {
+            appearance: None,
+            name,
+            section_id,
+        }
+    }
 }
 /// The independently persisted section after its name is updated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14761,6 +18602,38 @@ pub struct ThreadSettings {
     pub service_tier: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<ReasoningSummary>,
+}
+impl ThreadSettings {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        approval_policy: AskForApproval,
+        approvals_reviewer: ApprovalsReviewer,
+        collaboration_mode: CollaborationMode,
+        cwd: AbsolutePathBuf,
+        model: String,
+        model_provider: String,
+        sandbox_policy: SandboxPolicy,
+    ) -> Self {
+        Self {
+            active_permission_profile: None,
+            approval_policy,
+            approvals_reviewer,
+            collaboration_mode,
+            cwd,
+            disabled_plugin_ids: None,
+            effort: None,
+            #[cfg(feature = "experimental")]
+            environments: None,
+            model,
+            model_provider,
+            #[cfg(feature = "experimental")]
+            multi_agent_mode: None,
+            personality: None,
+            sandbox_policy,
+            service_tier: None,
+            summary: None,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -14817,6 +18690,29 @@ pub struct ThreadSettingsUpdateParams {
     pub summary: Option<ReasoningSummary>,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadSettingsUpdateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            approval_policy: None,
+            approvals_reviewer: None,
+            collaboration_mode: None,
+            cwd: None,
+            disabled_plugin_ids: None,
+            effort: None,
+            environments: None,
+            model: None,
+            multi_agent_mode: None,
+            permissions: None,
+            personality: None,
+            sandbox_policy: None,
+            service_tier: None,
+            summary: None,
+            thread_id,
+        }
+    }
+}
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -14836,6 +18732,16 @@ pub struct ThreadShellCommandParams {
     /// Maximum execution time in milliseconds. Defaults to one hour when omitted or null. Must be non-negative; zero requests an immediate timeout, not unlimited execution. Does not affect the immediate RPC acknowledgement.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<i64>,
+}
+impl ThreadShellCommandParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(command: String, thread_id: String) -> Self {
+        Self {
+            command,
+            thread_id,
+            timeout_ms: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ThreadShellCommandResponse {}
@@ -14928,6 +18834,18 @@ pub struct ThreadSpawnSubAgentSource {
     pub agent_role: Option<String>,
     pub depth: i32,
     pub parent_thread_id: ThreadId,
+}
+impl ThreadSpawnSubAgentSource {
+    /// The required members; every optional member starts absent.
+    pub fn new(depth: i32, parent_thread_id: ThreadId) -> Self {
+        Self {
+            agent_nickname: None,
+            agent_path: None,
+            agent_role: None,
+            depth,
+            parent_thread_id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15087,6 +19005,38 @@ pub struct ThreadStartResponse {
     pub service_tier: Option<String>,
     pub thread: Thread,
 }
+impl ThreadStartResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        approval_policy: AskForApproval,
+        approvals_reviewer: ApprovalsReviewer,
+        cwd: AbsolutePathBuf,
+        model: String,
+        model_provider: String,
+        sandbox: SandboxPolicy,
+        thread: Thread,
+    ) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            active_permission_profile: None,
+            approval_policy,
+            approvals_reviewer,
+            cwd,
+            disabled_plugin_ids: None,
+            instruction_sources: None,
+            model,
+            model_provider,
+            #[cfg(feature = "experimental")]
+            multi_agent_mode: None,
+            reasoning_effort: None,
+            #[cfg(feature = "experimental")]
+            runtime_workspace_roots: None,
+            sandbox,
+            service_tier: None,
+            thread,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ThreadStartSource {
@@ -15218,6 +19168,17 @@ pub struct ThreadTimelineListParams {
     pub limit: Option<u32>,
     pub thread_id: String,
 }
+#[cfg(feature = "experimental")]
+impl ThreadTimelineListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            cursor: None,
+            limit: None,
+            thread_id,
+        }
+    }
+}
 /// EXPERIMENTAL - a bounded timeline page with its resolved opening voice state.
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -15231,6 +19192,17 @@ pub struct ThreadTimelineListResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
 }
+#[cfg(feature = "experimental")]
+impl ThreadTimelineListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<ThreadTimelineEntry>) -> Self {
+        Self {
+            active_realtime_session_at_page_start: None,
+            data,
+            next_cursor: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadTokenUsage {
@@ -15238,6 +19210,16 @@ pub struct ThreadTokenUsage {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_context_window: Option<i64>,
     pub total: TokenUsageBreakdown,
+}
+impl ThreadTokenUsage {
+    /// The required members; every optional member starts absent.
+    pub fn new(last: TokenUsageBreakdown, total: TokenUsageBreakdown) -> Self {
+        Self {
+            last,
+            model_context_window: None,
+            total,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15263,6 +19245,18 @@ pub struct ThreadTurnsListParams {
     pub sort_direction: Option<SortDirection>,
     pub thread_id: String,
 }
+impl ThreadTurnsListParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String) -> Self {
+        Self {
+            cursor: None,
+            items_view: None,
+            limit: None,
+            sort_direction: None,
+            thread_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadTurnsListResponse {
@@ -15273,6 +19267,16 @@ pub struct ThreadTurnsListResponse {
     /// Opaque cursor to pass to the next call to continue after the last turn. if None, there are no more turns to return.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl ThreadTurnsListResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<Turn>) -> Self {
+        Self {
+            backwards_cursor: None,
+            data,
+            next_cursor: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15375,6 +19379,22 @@ pub struct ThreadUsage {
     pub native_usage_usd_micros: Option<i64>,
     pub thread_id: String,
 }
+impl ThreadUsage {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        estimated_usage_credits_micros: i64,
+        groups: Vec<ThreadUsageBreakdownGroup>,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            estimated_usage_credits_micros,
+            estimated_usage_usd_micros: None,
+            groups,
+            native_usage_usd_micros: None,
+            thread_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadUsageBreakdownGroup {
@@ -15396,6 +19416,22 @@ pub struct ThreadUsageBreakdownGroup {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<i64>,
 }
+impl ThreadUsageBreakdownGroup {
+    /// The required members; every optional member starts absent.
+    pub fn new(estimated_usage_credits_micros: i64) -> Self {
+        Self {
+            cached_input_tokens: None,
+            estimated_usage_credits_micros,
+            input_tokens: None,
+            model: None,
+            net_new_input_tokens: None,
+            output_tokens: None,
+            reasoning_effort: None,
+            speed: None,
+            total_tokens: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TmpdirFileSystemSpecialPath {}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15409,6 +19445,25 @@ pub struct TokenUsageBreakdown {
     pub output_tokens: i64,
     pub reasoning_output_tokens: i64,
     pub total_tokens: i64,
+}
+impl TokenUsageBreakdown {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        cached_input_tokens: i64,
+        input_tokens: i64,
+        output_tokens: i64,
+        reasoning_output_tokens: i64,
+        total_tokens: i64,
+    ) -> Self {
+        Self {
+            cache_write_input_tokens: None,
+            cached_input_tokens,
+            input_tokens,
+            output_tokens,
+            reasoning_output_tokens,
+            total_tokens,
+        }
+    }
 }
 /// Definition for a tool the client can call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15428,6 +19483,21 @@ pub struct Tool {
     pub output_schema: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+}
+impl Tool {
+    /// The required members; every optional member starts absent.
+    pub fn new(input_schema: Value, name: String) -> Self {
+        Self {
+            meta: None,
+            annotations: None,
+            description: None,
+            icons: None,
+            input_schema,
+            name,
+            output_schema: None,
+            title: None,
+        }
+    }
 }
 /// A model-facing surface on which a tool can be exposed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -15488,6 +19558,25 @@ pub struct ToolRequestUserInputParams {
     pub thread_id: String,
     pub turn_id: String,
 }
+impl ToolRequestUserInputParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        is_blocking: bool,
+        item_id: String,
+        questions: Vec<ToolRequestUserInputQuestion>,
+        thread_id: String,
+        turn_id: String,
+    ) -> Self {
+        Self {
+            auto_resolution_ms: None,
+            is_blocking,
+            item_id,
+            questions,
+            thread_id,
+            turn_id,
+        }
+    }
+}
 /// EXPERIMENTAL. Represents one request_user_input question and its required options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15503,6 +19592,19 @@ pub struct ToolRequestUserInputQuestion {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<ToolRequestUserInputOption>>,
     pub question: String,
+}
+impl ToolRequestUserInputQuestion {
+    /// The required members; every optional member starts absent.
+    pub fn new(header: String, id: String, question: String) -> Self {
+        Self {
+            header,
+            id,
+            is_other: None,
+            is_secret: None,
+            options: None,
+            question,
+        }
+    }
 }
 /// EXPERIMENTAL. Response payload mapping question ids to answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15526,6 +19628,20 @@ pub struct ToolSearchCallResponseItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
 }
+impl ToolSearchCallResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(arguments: Value, execution: String) -> Self {
+        Self {
+            arguments,
+            call_id: None,
+            encrypted_content: None,
+            execution,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            status: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSearchOutputResponseItem {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -15539,6 +19655,19 @@ pub struct ToolSearchOutputResponseItem {
     >,
     pub status: String,
     pub tools: Vec<Value>,
+}
+impl ToolSearchOutputResponseItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(execution: String, status: String, tools: Vec<Value>) -> Self {
+        Self {
+            call_id: None,
+            execution,
+            id: None,
+            internal_chat_message_metadata_passthrough: None,
+            status,
+            tools,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolsV2 {
@@ -15582,6 +19711,22 @@ pub struct Turn {
     pub started_at: Option<i64>,
     pub status: TurnStatus,
 }
+impl Turn {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, items: Vec<ThreadItem>, status: TurnStatus) -> Self {
+        Self {
+            completed_at: None,
+            duration_ms: None,
+            error: None,
+            id,
+            items,
+            items_view: None,
+            root_turn_id: None,
+            started_at: None,
+            status,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnCompletedNotification {
@@ -15602,6 +19747,20 @@ pub struct TurnCompletedThreadTimelineEntry {
     pub status: TurnStatus,
     pub turn_id: String,
 }
+impl TurnCompletedThreadTimelineEntry {
+    /// The required members; every optional member starts absent.
+    pub fn new(position: u64, status: TurnStatus, turn_id: String) -> Self {
+        Self {
+            completed_at: None,
+            duration_ms: None,
+            error: None,
+            position,
+            started_at: None,
+            status,
+            turn_id,
+        }
+    }
+}
 /// Notification that the turn-level unified diff has changed. Contains the latest aggregated diff across all file changes in the turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15619,6 +19778,16 @@ pub struct TurnEnvironmentParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime_workspace_roots: Option<Vec<LegacyAppPathString>>,
 }
+impl TurnEnvironmentParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(cwd: LegacyAppPathString, environment_id: String) -> Self {
+        Self {
+            cwd,
+            environment_id,
+            runtime_workspace_roots: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnError {
@@ -15630,6 +19799,17 @@ pub struct TurnError {
     /// Optional public explanation and continuation instruction for a misalignment block.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub misalignment: Option<MisalignmentErrorDetails>,
+}
+impl TurnError {
+    /// The required members; every optional member starts absent.
+    pub fn new(message: String) -> Self {
+        Self {
+            additional_details: None,
+            codex_error_info: None,
+            message,
+            misalignment: None,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15725,6 +19905,17 @@ pub struct TurnPlanUpdatedNotification {
     pub thread_id: String,
     pub turn_id: String,
 }
+impl TurnPlanUpdatedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(plan: Vec<TurnPlanStep>, thread_id: String, turn_id: String) -> Self {
+        Self {
+            explanation: None,
+            plan,
+            thread_id,
+            turn_id,
+        }
+    }
+}
 /// Experimental settings changes for one running turn, not future turns. Unsupported fields are rejected rather than silently ignored. Any live task kind may accept publication. Child sessions and consumers of frozen initial settings are unchanged.
 ///
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -15756,6 +19947,22 @@ pub struct TurnSettingsUpdateParams {
     pub summary: Option<ReasoningSummary>,
     pub thread_id: String,
     pub turn_id: String,
+}
+#[cfg(feature = "experimental")]
+impl TurnSettingsUpdateParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(thread_id: String, turn_id: String) -> Self {
+        Self {
+            approvals_reviewer: None,
+            effort: None,
+            environments: None,
+            model: None,
+            service_tier: None,
+            summary: None,
+            thread_id,
+            turn_id,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -15919,6 +20126,50 @@ pub struct TurnStartParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_trigger: Option<String>,
 }
+impl TurnStartParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(input: Vec<UserInput>, thread_id: String) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            additional_context: None,
+            approval_policy: None,
+            approvals_reviewer: None,
+            client_user_message_id: None,
+            #[cfg(feature = "experimental")]
+            collaboration_mode: None,
+            cwd: None,
+            #[cfg(feature = "experimental")]
+            cyber_access_program: None,
+            disabled_plugin_ids: None,
+            effort: None,
+            #[cfg(feature = "experimental")]
+            environments: None,
+            input,
+            model: None,
+            #[cfg(feature = "experimental")]
+            multi_agent_mode: None,
+            output_schema: None,
+            parent_turn_id: None,
+            #[cfg(feature = "experimental")]
+            permissions: None,
+            personality: None,
+            #[cfg(feature = "experimental")]
+            responsesapi_client_metadata: None,
+            #[cfg(feature = "experimental")]
+            responsesapi_client_metadata_patch: None,
+            root_turn_id: None,
+            #[cfg(feature = "experimental")]
+            runtime_workspace_roots: None,
+            sandbox_policy: None,
+            service_tier: None,
+            service_tier_for_turn: None,
+            summary: None,
+            thread_id,
+            tool_output: None,
+            turn_trigger: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnStartResponse {
     pub turn: Turn,
@@ -15935,6 +20186,16 @@ pub struct TurnStartedThreadTimelineEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<i64>,
     pub turn_id: String,
+}
+impl TurnStartedThreadTimelineEntry {
+    /// The required members; every optional member starts absent.
+    pub fn new(position: u64, turn_id: String) -> Self {
+        Self {
+            position,
+            started_at: None,
+            turn_id,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16001,6 +20262,27 @@ pub struct TurnSteerParams {
     pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>>,
     pub thread_id: String,
 }
+impl TurnSteerParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        expected_turn_id: String,
+        input: Vec<UserInput>,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            #[cfg(feature = "experimental")]
+            additional_context: None,
+            client_user_message_id: None,
+            expected_turn_id,
+            input,
+            #[cfg(feature = "experimental")]
+            responsesapi_client_metadata: None,
+            #[cfg(feature = "experimental")]
+            responsesapi_client_metadata_patch: None,
+            thread_id,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnSteerResponse {
@@ -16021,6 +20303,17 @@ pub struct TurnToolOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retain: Option<bool>,
 }
+impl TurnToolOutput {
+    /// The required members; every optional member starts absent.
+    pub fn new(name: String, output: FunctionCallOutputBody) -> Self {
+        Self {
+            name,
+            namespace: None,
+            output,
+            retain: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnsPage {
@@ -16029,6 +20322,16 @@ pub struct TurnsPage {
     pub data: Vec<Turn>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+impl TurnsPage {
+    /// The required members; every optional member starts absent.
+    pub fn new(data: Vec<Turn>) -> Self {
+        Self {
+            backwards_cursor: None,
+            data,
+            next_cursor: None,
+        }
+    }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
@@ -16048,6 +20351,12 @@ pub struct UnknownFileSystemSpecialPath {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subpath: Option<LegacyAppPathString>,
 }
+impl UnknownFileSystemSpecialPath {
+    /// The required members; every optional member starts absent.
+    pub fn new(path: String) -> Self {
+        Self { path, subpath: None }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnknownParsedCommand {
     pub cmd: String,
@@ -16059,6 +20368,15 @@ pub struct UpdateFileChange {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub move_path: Option<String>,
     pub unified_diff: String,
+}
+impl UpdateFileChange {
+    /// The required members; every optional member starts absent.
+    pub fn new(unified_diff: String) -> Self {
+        Self {
+            move_path: None,
+            unified_diff,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UpdatePatchChangeKind {
@@ -16083,12 +20401,38 @@ pub struct UrlMcpServerElicitationRequestParams {
     #[serde(rename = "turnId", skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
 }
+impl UrlMcpServerElicitationRequestParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        elicitation_id: String,
+        message: String,
+        url: String,
+        server_name: String,
+        thread_id: String,
+    ) -> Self {
+        Self {
+            meta: None,
+            elicitation_id,
+            message,
+            url,
+            server_name,
+            thread_id,
+            turn_id: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageLimitExceededImageGenerationFailure {
     pub limit_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resets_at: Option<i64>,
+}
+impl UsageLimitExceededImageGenerationFailure {
+    /// The required members; every optional member starts absent.
+    pub fn new(limit_id: String) -> Self {
+        Self { limit_id, resets_at: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UserConfigLayerSource {
@@ -16097,6 +20441,12 @@ pub struct UserConfigLayerSource {
     /// Name of the selected profile-v2 config layered on top of the base user config, when this layer represents one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+}
+impl UserConfigLayerSource {
+    /// The required members; every optional member starts absent.
+    pub fn new(file: AbsolutePathBuf) -> Self {
+        Self { file, profile: None }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -16154,6 +20504,18 @@ pub struct UserMessageThreadItem {
     /// Unix timestamp in milliseconds when the item started, if recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
+}
+impl UserMessageThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(content: Vec<UserInput>, id: String) -> Self {
+        Self {
+            client_id: None,
+            content,
+            id,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
 }
 /// Cancels a native verification RPC issued on this connection, not an elicitation. Use a fresh request ID for each operation and a distinct ID for this cancellation RPC.
 ///
@@ -16226,6 +20588,17 @@ pub struct UserVerificationEnrollResponse {
     /// Unpadded base64url of the SubjectPublicKeyInfo DER encoding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_key: Option<String>,
+}
+#[cfg(feature = "experimental")]
+impl UserVerificationEnrollResponse {
+    /// The required members; every optional member starts absent.
+    pub fn new(credential_id: String) -> Self {
+        Self {
+            algorithm: None,
+            credential_id,
+            public_key: None,
+        }
+    }
 }
 /// Closed error categories; native diagnostic payloads must not cross this boundary.
 ///
@@ -16480,6 +20853,12 @@ pub struct WarningNotification {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
 }
+impl WarningNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(message: String) -> Self {
+        Self { message, thread_id: None }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 #[serde(rename_all = "camelCase")]
@@ -16656,6 +21035,19 @@ pub struct WebSearchThreadItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at_ms: Option<i64>,
 }
+impl WebSearchThreadItem {
+    /// The required members; every optional member starts absent.
+    pub fn new(id: String, query: String) -> Self {
+        Self {
+            action: None,
+            id,
+            query,
+            results: None,
+            completed_at_ms: None,
+            started_at_ms: None,
+        }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct WebSearchToolConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -16756,6 +21148,12 @@ pub struct WindowsSandboxSetupCompletedNotification {
     pub mode: WindowsSandboxSetupMode,
     pub success: bool,
 }
+impl WindowsSandboxSetupCompletedNotification {
+    /// The required members; every optional member starts absent.
+    pub fn new(mode: WindowsSandboxSetupMode, success: bool) -> Self {
+        Self { error: None, mode, success }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WindowsSandboxSetupMode {
@@ -16791,6 +21189,12 @@ pub struct WindowsSandboxSetupStartParams {
     pub cwd: Option<AbsolutePathBuf>,
     pub mode: WindowsSandboxSetupMode,
 }
+impl WindowsSandboxSetupStartParams {
+    /// The required members; every optional member starts absent.
+    pub fn new(mode: WindowsSandboxSetupMode) -> Self {
+        Self { cwd: None, mode }
+    }
+}
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WindowsSandboxSetupStartResponse {
     pub started: bool,
@@ -16814,6 +21218,22 @@ pub struct WorkspaceMessage {
     pub message_body: String,
     pub message_id: String,
     pub message_type: WorkspaceMessageType,
+}
+impl WorkspaceMessage {
+    /// The required members; every optional member starts absent.
+    pub fn new(
+        message_body: String,
+        message_id: String,
+        message_type: WorkspaceMessageType,
+    ) -> Self {
+        Self {
+            archived_at: None,
+            created_at: None,
+            message_body,
+            message_id,
+            message_type,
+        }
+    }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16906,3 +21326,34 @@ pub struct WriteStdinGuardianApprovalReviewAction {
     pub process_id: String,
     pub stdin: String,
 }
+/// The members where an explicit `null` is not the same as an absent member (fields of
+/// type `Option<Option<T>>`), as `(type, wire member)`: the exception to the crate's rule
+/// that a `null` member equals an absent one.
+#[cfg(feature = "experimental")]
+pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = &[
+    ("ProcessSpawnParams", "outputBytesCap"),
+    ("ProcessSpawnParams", "timeoutMs"),
+    ("ThreadListParams", "excludedThreadIds"),
+    ("ThreadListParams", "projectId"),
+    ("ThreadListParams", "sectionId"),
+    ("ThreadMetadataGitInfoUpdateParams", "branch"),
+    ("ThreadMetadataGitInfoUpdateParams", "originUrl"),
+    ("ThreadMetadataGitInfoUpdateParams", "sha"),
+    ("ThreadMetadataUpdateParams", "gitInfo"),
+    ("ThreadSectionUpdateParams", "appearance"),
+    ("ThreadSettingsUpdateParams", "serviceTier"),
+    ("TurnSettingsUpdateParams", "serviceTier"),
+];
+/// The members where an explicit `null` is not the same as an absent member (fields of
+/// type `Option<Option<T>>`), as `(type, wire member)`: the exception to the crate's rule
+/// that a `null` member equals an absent one.
+#[cfg(not(feature = "experimental"))]
+pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = &[
+    ("ThreadListParams", "excludedThreadIds"),
+    ("ThreadListParams", "sectionId"),
+    ("ThreadMetadataGitInfoUpdateParams", "branch"),
+    ("ThreadMetadataGitInfoUpdateParams", "originUrl"),
+    ("ThreadMetadataGitInfoUpdateParams", "sha"),
+    ("ThreadMetadataUpdateParams", "gitInfo"),
+    ("ThreadSectionUpdateParams", "appearance"),
+];

@@ -56,36 +56,8 @@ pub struct Session {
 
 /// `turn/start` params with one text input and nothing else.
 fn text_turn(thread_id: &str, text: &str) -> TurnStartParams {
-    TurnStartParams {
-        thread_id: thread_id.to_owned(),
-        input: vec![UserInput::Text(TextUserInput { text: text.to_owned(), text_elements: None })],
-        additional_context: None,
-        approval_policy: None,
-        approvals_reviewer: None,
-        client_user_message_id: None,
-        collaboration_mode: None,
-        cwd: None,
-        cyber_access_program: None,
-        disabled_plugin_ids: None,
-        effort: None,
-        environments: None,
-        model: None,
-        multi_agent_mode: None,
-        output_schema: None,
-        parent_turn_id: None,
-        permissions: None,
-        personality: None,
-        responsesapi_client_metadata: None,
-        responsesapi_client_metadata_patch: None,
-        root_turn_id: None,
-        runtime_workspace_roots: None,
-        sandbox_policy: None,
-        service_tier: None,
-        service_tier_for_turn: None,
-        summary: None,
-        tool_output: None,
-        turn_trigger: None,
-    }
+    let input = vec![UserInput::Text(TextUserInput { text: text.to_owned(), text_elements: None })];
+    TurnStartParams::new(input, thread_id.to_owned())
 }
 
 fn expect_invalid_request(what: &str, outcome: Outcome) -> Result<()> {
