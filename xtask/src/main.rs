@@ -1,5 +1,6 @@
 //! Project automation: `cargo xtask <command>`. One module per command.
 
+mod build_times;
 mod codex;
 #[cfg(feature = "traffic")]
 mod drift;
@@ -31,6 +32,8 @@ enum Command {
     Drift(drift::Args),
     /// The protocol changelog between two schema sets (Markdown, or --json).
     Diff(diff::Args),
+    /// Clean rebuild and check times of the protocol crate, dependencies prebuilt.
+    BuildTimes(build_times::Args),
 }
 
 /// The workspace root.
@@ -46,5 +49,6 @@ fn main() -> anyhow::Result<()> {
         #[cfg(feature = "traffic")]
         Command::Drift(args) => drift::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::BuildTimes(args) => build_times::run(args),
     }
 }
