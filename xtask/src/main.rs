@@ -1,5 +1,7 @@
 //! Project automation: `cargo xtask <command>`. One module per command.
 
+#[cfg(feature = "traffic")]
+mod bench;
 mod build_times;
 mod codex;
 #[cfg(feature = "traffic")]
@@ -32,6 +34,10 @@ enum Command {
     Drift(drift::Args),
     /// The protocol changelog between two schema sets (Markdown, or --json).
     Diff(diff::Args),
+    /// Typed decode/encode of recorded server traffic against serde_json::Value, &RawValue
+    /// and (--peer) codex-codes.
+    #[cfg(feature = "traffic")]
+    Bench(bench::Args),
     /// Clean rebuild and check times of the protocol crate, dependencies prebuilt.
     BuildTimes(build_times::Args),
 }
@@ -49,6 +55,8 @@ fn main() -> anyhow::Result<()> {
         #[cfg(feature = "traffic")]
         Command::Drift(args) => drift::run(args),
         Command::Diff(args) => diff::run(args),
+        #[cfg(feature = "traffic")]
+        Command::Bench(args) => bench::run(args),
         Command::BuildTimes(args) => build_times::run(args),
     }
 }

@@ -1,0 +1,355 @@
+//! `cargo xtask bench`: typed decode and encode of recorded server traffic against
+//! `serde_json::Value`, `&RawValue` and (with `--peer`) the `codex-codes` crate.
+//!
+//! Input: the s2c lines of `tests/fixtures/<CODEX_VERSION>/*.ndjson` that are JSON-RPC messages,
+//! repeated (in file order) to `--lines` lines (100,000) in one buffer, as read from a stream.
+//! A response is typed through the method of the c2s request with the same id in its file,
+//! the way a client does it: `ServerMessage::from_line`, then `ClientResponse::decode(method,
+//! &response.result)`. The method is looked up once while building the input, so no
+//! benchmark pays for an id map.
+//!
+//! Every benchmark walks all lines once per round; the rounds run interleaved (the order
+//! rotates each round) after one warm-up round, and the median round is reported. Each
+//! decoded value is passed through `black_box` and dropped, so every benchmark pays for its
+//! allocations and its drop. Encode serializes values decoded once per distinct line, in the
+//! same sequence as decode, to a fresh `String` per line.
+//!
+//! The last lines are machine-readable (`decode_typed_vs_value=<ratio>`, ...): how many times
+//! faster the typed crate is (median time of the other / median time of typed).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use codex_app_protocol::jsonrpc::Parts;
+use codex_app_protocol::{ClientResponse, Message, RequestId, Response, ServerMessage};
+use codex_app_traffic::transcript::{self, Dir, Entry, Format};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+#[cfg(feature = "peer")]
+mod peer;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Timed rounds of each benchmark (the median is reported), after one warm-up round.
+    #[arg(long, default_value_t = 9)]
+    rounds: usize,
+    /// Lines of input (the recorded lines repeated).
+    #[arg(long, default_value_t = 100_000)]
+    lines: usize,
+    /// Also decode with the peer crate `codex-codes` (builds xtask with `--features peer`).
+    #[arg(long)]
+    peer: bool,
+    /// Only write a transcript of `--lines` lines (the fixtures, both directions, repeated) to
+    /// PATH, for timing `cargo xtask drift PATH`.
+    #[arg(long, value_name = "PATH")]
+    write_transcript: Option<PathBuf>,
+}
+
+/// One distinct s2c line.
+struct Sample {
+    line: String,
+    /// For a response: the method of its request.
+    method: Option<String>,
+}
+
+/// The input: all lines in one buffer, as they would be read from a stream.
+struct Input {
+    samples: Vec<Sample>,
+    text: String,
+    /// (start, end, sample) of each line.
+    spans: Vec<(usize, usize, usize)>,
+}
+
+impl Input {
+    fn lines(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+        self.spans.iter().map(|&(a, b, s)| (&self.text[a..b], self.samples[s].method.as_deref()))
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.peer && !cfg!(feature = "peer") {
+        return rerun_with_peer();
+    }
+    let files = fixture_files()?;
+    if let Some(path) = &args.write_transcript {
+        return write_transcript(&files, args.lines, path);
+    }
+    if args.rounds == 0 || args.lines == 0 {
+        bail!("--rounds and --lines must be positive");
+    }
+
+    let (samples, skipped) = samples(&files)?;
+    let input = build_input(samples, args.lines);
+    let typed: Vec<Typed> = input.samples.iter().map(|s| Typed::decode(&s.line, s.method.as_deref())).collect::<Result<_, _>>()?;
+    let values: Vec<Value> = input.samples.iter().map(|s| serde_json::from_str(&s.line)).collect::<Result<_, _>>()?;
+    let order: Vec<usize> = input.spans.iter().map(|&(_, _, s)| s).collect();
+
+    let kinds = count_kinds(&input.samples);
+    println!(
+        "input: {} lines ({:.1} MB) from {} distinct s2c lines of {} fixture files ({kinds}); {skipped} s2c lines skipped (not messages)",
+        input.spans.len(),
+        input.text.len() as f64 / 1e6,
+        input.samples.len(),
+        files.len(),
+    );
+    let typed_bytes: usize = order.iter().map(|&s| typed[s].encode().len()).sum();
+    let value_bytes: usize = order.iter().map(|&s| serde_json::to_string(&values[s]).map_or(0, |t| t.len())).sum();
+    println!("encoded output: typed {:.1} MB, Value {:.1} MB", typed_bytes as f64 / 1e6, value_bytes as f64 / 1e6);
+
+    let mut benches: Vec<Bench<'_>> = vec![
+        Bench::new("decode typed", || input.lines().filter(|&(line, method)| decode_typed(line, method)).count()),
+        Bench::new("decode Value", || input.lines().filter(|&(line, _)| black_box(serde_json::from_str::<Value>(line)).is_ok()).count()),
+        Bench::new("decode &RawValue", || {
+            input.lines().filter(|&(line, _)| black_box(serde_json::from_str::<&RawValue>(line)).is_ok()).count()
+        }),
+        Bench::new("encode typed", || order.iter().map(|&s| black_box(typed[s].encode()).len()).sum()),
+        Bench::new("encode typed (Response::new)", || order.iter().map(|&s| black_box(typed[s].encode_public()).len()).sum()),
+        Bench::new("encode Value", || order.iter().map(|&s| black_box(serde_json::to_string(&values[s]).unwrap_or_default()).len()).sum()),
+    ];
+    #[cfg(feature = "peer")]
+    {
+        let outcome = peer::check(input.samples.iter().map(|s| (s.line.as_str(), s.method.as_deref())));
+        println!("peer codex-codes {}: of {} distinct lines {outcome}", peer::VERSION, input.samples.len());
+        benches.push(Bench::new("decode peer", || input.lines().filter(|&(line, method)| peer::decode(line, method)).count()));
+    }
+
+    let typed_ok = input.lines().filter(|&(line, method)| decode_typed(line, method)).count();
+    if typed_ok != input.spans.len() {
+        bail!("{} of {} lines did not decode typed", input.spans.len() - typed_ok, input.spans.len());
+    }
+
+    println!("load before: {}", crate::build_times::load());
+    for round in 0..=args.rounds {
+        let n = benches.len();
+        for k in 0..n {
+            let bench = &mut benches[(k + round) % n];
+            let started = Instant::now();
+            black_box((bench.run)());
+            let elapsed = started.elapsed();
+            if round > 0 {
+                bench.times.push(elapsed);
+            }
+        }
+    }
+    println!("load after: {}", crate::build_times::load());
+
+    let lines = input.spans.len() as f64;
+    let mb = input.text.len() as f64 / 1e6;
+    println!("\n{} rounds, median per round of {} lines:", args.rounds, input.spans.len());
+    println!("{:<30} {:>10} {:>14} {:>10} {:>10}", "benchmark", "ms", "lines/s", "MB/s", "spread");
+    let mut medians = std::collections::HashMap::new();
+    for bench in &mut benches {
+        bench.times.sort();
+        let median = bench.times[bench.times.len() / 2];
+        let (min, max) = (bench.times[0], bench.times[bench.times.len() - 1]);
+        let secs = median.as_secs_f64();
+        println!(
+            "{:<30} {:>10.1} {:>14.0} {:>10.1} {:>9.1}%",
+            bench.name,
+            secs * 1e3,
+            lines / secs,
+            mb / secs,
+            (max - min).as_secs_f64() / secs * 100.0
+        );
+        medians.insert(bench.name, median);
+    }
+    let ratio = |other: &str, typed: &str| medians[other].as_secs_f64() / medians[typed].as_secs_f64();
+    println!();
+    println!("decode_typed_vs_value={:.2}", ratio("decode Value", "decode typed"));
+    println!("decode_typed_vs_raw={:.2}", ratio("decode &RawValue", "decode typed"));
+    println!("encode_typed_vs_value={:.2}", ratio("encode Value", "encode typed"));
+    println!("encode_typed_response_new_vs_value={:.2}", ratio("encode Value", "encode typed (Response::new)"));
+    if medians.contains_key("decode peer") {
+        println!("decode_typed_vs_peer={:.2}", ratio("decode peer", "decode typed"));
+    }
+    Ok(())
+}
+
+struct Bench<'a> {
+    name: &'static str,
+    run: Box<dyn FnMut() -> usize + 'a>,
+    times: Vec<Duration>,
+}
+
+impl<'a> Bench<'a> {
+    fn new(name: &'static str, run: impl FnMut() -> usize + 'a) -> Self {
+        Bench { name, run: Box::new(run), times: Vec::new() }
+    }
+}
+
+/// One line decoded as a client decodes it.
+fn decode_typed(line: &str, method: Option<&str>) -> bool {
+    match ServerMessage::from_line(line) {
+        Ok(Message::Response(response)) => {
+            black_box(ClientResponse::decode(method.unwrap_or_default(), &response.result)).is_ok()
+        }
+        Ok(message) => {
+            black_box(message);
+            true
+        }
+        Err(e) => {
+            black_box(e);
+            false
+        }
+    }
+}
+
+/// A decoded s2c line, with a response's result typed. (One per distinct line: the size of
+/// the variants does not matter.)
+#[allow(clippy::large_enum_variant)]
+enum Typed {
+    Message(ServerMessage),
+    Response(RequestId, ClientResponse),
+}
+
+/// A response with a typed result, as `to_line` writes a response.
+#[derive(Serialize)]
+struct TypedResponse<'a> {
+    id: &'a RequestId,
+    result: &'a ClientResponse,
+}
+
+impl Typed {
+    fn decode(line: &str, method: Option<&str>) -> anyhow::Result<Typed> {
+        let message = ServerMessage::from_line(line).with_context(|| format!("typed decode of {line}"))?;
+        Ok(match message {
+            Message::Response(r) => {
+                let method = method.context("a response without its method")?;
+                let result = ClientResponse::decode(method, &r.result).with_context(|| format!("`{method}` response {line}"))?;
+                Typed::Response(r.id, result)
+            }
+            other => Typed::Message(other),
+        })
+    }
+
+    /// The line: `to_line` for requests, notifications and errors; a response is written
+    /// with its typed result (`{"id","result"}`).
+    fn encode(&self) -> String {
+        match self {
+            Typed::Message(m) => m.to_line(),
+            Typed::Response(id, result) => serde_json::to_string(&TypedResponse { id, result }).unwrap_or_default(),
+        }
+    }
+
+    /// The same through the public API only: `Response::new(id, &result)` (which serializes
+    /// the result into a `RawValue`) and then `to_line`.
+    fn encode_public(&self) -> String {
+        match self {
+            Typed::Message(m) => m.to_line(),
+            Typed::Response(id, result) => match Response::new(id.clone(), result) {
+                Ok(r) => ServerMessage::Response(r).to_line(),
+                Err(_) => String::new(),
+            },
+        }
+    }
+}
+
+/// The committed fixture transcripts, sorted.
+fn fixture_files() -> anyhow::Result<Vec<(PathBuf, Vec<Entry>)>> {
+    let dir = codex_app_traffic::fixtures_dir();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    paths.retain(|p| p.extension().is_some_and(|e| e == "ndjson"));
+    paths.sort();
+    if paths.is_empty() {
+        bail!("no fixtures in {}", dir.display());
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let entries = transcript::read_file(&p, Format::Transcript).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            Ok((p, entries))
+        })
+        .collect()
+}
+
+/// The s2c lines that are messages, responses with their request's method; and how many
+/// s2c lines were skipped.
+fn samples(files: &[(PathBuf, Vec<Entry>)]) -> anyhow::Result<(Vec<Sample>, usize)> {
+    let mut samples = Vec::new();
+    let mut skipped = 0;
+    for (_, entries) in files {
+        let mut pending = std::collections::HashMap::<RequestId, String>::new();
+        for entry in entries {
+            let Ok(parts) = Parts::parse(&entry.line) else {
+                skipped += usize::from(entry.dir == Dir::S2c);
+                continue;
+            };
+            match entry.dir {
+                Dir::C2s => {
+                    if let (Some(id), Some(method)) = (&parts.id, &parts.method) {
+                        pending.insert(id.clone(), method.to_string());
+                    }
+                }
+                Dir::S2c if parts.method.is_some() || parts.error.is_some() => {
+                    samples.push(Sample { line: entry.line.clone(), method: None });
+                }
+                Dir::S2c => match (parts.result, parts.id.as_ref().and_then(|id| pending.remove(id))) {
+                    (Some(_), Some(method)) => samples.push(Sample { line: entry.line.clone(), method: Some(method) }),
+                    _ => skipped += 1,
+                },
+            }
+        }
+    }
+    if samples.is_empty() {
+        bail!("no s2c messages in the fixtures");
+    }
+    Ok((samples, skipped))
+}
+
+fn build_input(samples: Vec<Sample>, lines: usize) -> Input {
+    let mut text = String::new();
+    let mut spans = Vec::with_capacity(lines);
+    for n in 0..lines {
+        let s = n % samples.len();
+        let start = text.len();
+        text.push_str(&samples[s].line);
+        spans.push((start, text.len(), s));
+        text.push('\n');
+    }
+    Input { samples, text, spans }
+}
+
+fn count_kinds(samples: &[Sample]) -> String {
+    let (mut requests, mut notifications, mut responses, mut errors) = (0, 0, 0, 0);
+    for s in samples {
+        match ServerMessage::from_line(&s.line) {
+            Ok(Message::Request(_)) => requests += 1,
+            Ok(Message::Notification(_)) => notifications += 1,
+            Ok(Message::Response(_)) => responses += 1,
+            Ok(Message::Error(_)) => errors += 1,
+            Err(_) => {}
+        }
+    }
+    format!("{notifications} notifications, {requests} server requests, {responses} responses, {errors} errors")
+}
+
+/// Writes the fixtures, both directions, repeated to `lines` lines.
+fn write_transcript(files: &[(PathBuf, Vec<Entry>)], lines: usize, path: &std::path::Path) -> anyhow::Result<()> {
+    let all: Vec<&Entry> = files.iter().flat_map(|(_, entries)| entries).collect();
+    let entries: Vec<Entry> = all.iter().cycle().take(lines).map(|e| Entry { number: 0, ..(*e).clone() }).collect();
+    std::fs::write(path, transcript::to_transcript(&entries)).with_context(|| format!("writing {}", path.display()))?;
+    println!("wrote {} lines ({} fixture lines repeated) to {}", entries.len(), all.len(), path.display());
+    Ok(())
+}
+
+/// `--peer` without the `peer` feature: run the same command from an xtask built with it.
+fn rerun_with_peer() -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .current_dir(crate::root())
+        .args(["run", "--release", "--quiet", "--package", "xtask", "--features", "peer", "--"])
+        .args(std::env::args_os().skip(1))
+        .status()
+        .context("running cargo")?;
+    if !status.success() {
+        bail!("xtask with --features peer failed ({status})");
+    }
+    Ok(())
+}
