@@ -47,6 +47,14 @@ pub struct Args {
     /// PATH, for timing `cargo xtask drift PATH`.
     #[arg(long, value_name = "PATH")]
     write_transcript: Option<PathBuf>,
+    /// Run only the benchmarks whose name contains this (`--only "decode typed"`, for a
+    /// profiler); the ratios of the others are then not printed.
+    #[arg(long)]
+    only: Option<String>,
+    /// Also break typed and `Value` decode down by method: each method's lines decoded as
+    /// often as they occur in the input, with its share of the typed decode time.
+    #[arg(long)]
+    by_method: bool,
 }
 
 /// One distinct s2c line.
@@ -96,8 +104,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         input.samples.len(),
         files.len(),
     );
-    let typed_bytes: usize = order.iter().map(|&s| typed[s].encode().len()).sum();
-    let value_bytes: usize = order.iter().map(|&s| serde_json::to_string(&values[s]).map_or(0, |t| t.len())).sum();
+    let typed_sizes: Vec<usize> = typed.iter().map(|t| t.encode().len()).collect();
+    let value_sizes: Vec<usize> = values.iter().map(|v| serde_json::to_string(v).map_or(0, |t| t.len())).collect();
+    let typed_bytes: usize = order.iter().map(|&s| typed_sizes[s]).sum();
+    let value_bytes: usize = order.iter().map(|&s| value_sizes[s]).sum();
     println!("encoded output: typed {:.1} MB, Value {:.1} MB", typed_bytes as f64 / 1e6, value_bytes as f64 / 1e6);
 
     let mut benches: Vec<Bench<'_>> = vec![
@@ -115,6 +125,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let outcome = peer::check(input.samples.iter().map(|s| (s.line.as_str(), s.method.as_deref())));
         println!("peer codex-codes {}: of {} distinct lines {outcome}", peer::VERSION, input.samples.len());
         benches.push(Bench::new("decode peer", || input.lines().filter(|&(line, method)| peer::decode(line, method)).count()));
+    }
+
+    if let Some(only) = &args.only {
+        benches.retain(|b| b.name.contains(only.as_str()));
     }
 
     let typed_ok = input.lines().filter(|&(line, method)| decode_typed(line, method)).count();
@@ -157,14 +171,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         medians.insert(bench.name, median);
     }
-    let ratio = |other: &str, typed: &str| medians[other].as_secs_f64() / medians[typed].as_secs_f64();
+    if args.by_method {
+        by_method(&input, args.rounds);
+    }
     println!();
-    println!("decode_typed_vs_value={:.2}", ratio("decode Value", "decode typed"));
-    println!("decode_typed_vs_raw={:.2}", ratio("decode &RawValue", "decode typed"));
-    println!("encode_typed_vs_value={:.2}", ratio("encode Value", "encode typed"));
-    println!("encode_typed_response_new_vs_value={:.2}", ratio("encode Value", "encode typed (Response::new)"));
-    if medians.contains_key("decode peer") {
-        println!("decode_typed_vs_peer={:.2}", ratio("decode peer", "decode typed"));
+    for (key, other, typed) in [
+        ("decode_typed_vs_value", "decode Value", "decode typed"),
+        ("decode_typed_vs_raw", "decode &RawValue", "decode typed"),
+        ("encode_typed_vs_value", "encode Value", "encode typed"),
+        ("encode_typed_response_new_vs_value", "encode Value", "encode typed (Response::new)"),
+        ("decode_typed_vs_peer", "decode peer", "decode typed"),
+    ] {
+        if let (Some(other), Some(typed)) = (medians.get(other), medians.get(typed)) {
+            println!("{key}={:.2}", other.as_secs_f64() / typed.as_secs_f64());
+        }
     }
     Ok(())
 }
@@ -179,6 +199,61 @@ impl<'a> Bench<'a> {
     fn new(name: &'static str, run: impl FnMut() -> usize + 'a) -> Self {
         Bench { name, run: Box::new(run), times: Vec::new() }
     }
+}
+
+/// Typed and `Value` decode per method (a response by its request's method), each distinct
+/// line decoded as often as it occurs in the input.
+fn by_method(input: &Input, rounds: usize) {
+    let mut groups = std::collections::BTreeMap::<String, Vec<&Sample>>::new();
+    for s in &input.samples {
+        let label = match (&s.method, Parts::parse(&s.line).ok().and_then(|p| p.method.map(|m| m.into_owned()))) {
+            (Some(m), _) => format!("response {m}"),
+            (None, Some(m)) => m,
+            (None, None) => "error response".into(),
+        };
+        groups.entry(label).or_default().push(s);
+    }
+    let repeat = input.spans.len() / input.samples.len();
+    let time = |f: &dyn Fn() -> usize| {
+        let mut times: Vec<Duration> = (0..rounds.max(1))
+            .map(|_| {
+                let started = Instant::now();
+                black_box(f());
+                started.elapsed()
+            })
+            .collect();
+        times.sort();
+        times[times.len() / 2]
+    };
+    let mut rows: Vec<(String, usize, usize, Duration, Duration)> = groups
+        .iter()
+        .map(|(label, samples)| {
+            let typed = time(&|| {
+                (0..repeat).map(|_| samples.iter().filter(|s| decode_typed(&s.line, s.method.as_deref())).count()).sum()
+            });
+            let value = time(&|| {
+                (0..repeat)
+                    .map(|_| samples.iter().filter(|s| black_box(serde_json::from_str::<Value>(&s.line)).is_ok()).count())
+                    .sum()
+            });
+            (label.clone(), samples.len(), samples.iter().map(|s| s.line.len()).sum(), typed, value)
+        })
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.3));
+    let total: f64 = rows.iter().map(|r| r.3.as_secs_f64()).sum();
+    let total_value: f64 = rows.iter().map(|r| r.4.as_secs_f64()).sum();
+    println!("\nby method (each distinct line x{repeat}), sorted by typed time:");
+    println!("{:<44} {:>5} {:>7} {:>9} {:>9} {:>7} {:>8}", "method", "lines", "bytes", "typed ms", "Value ms", "ratio", "share");
+    for (label, lines, bytes, typed, value) in &rows {
+        println!(
+            "{label:<44} {lines:>5} {bytes:>7} {:>9.1} {:>9.1} {:>7.2} {:>7.1}%",
+            typed.as_secs_f64() * 1e3,
+            value.as_secs_f64() * 1e3,
+            value.as_secs_f64() / typed.as_secs_f64(),
+            typed.as_secs_f64() / total * 100.0
+        );
+    }
+    println!("{:<44} {:>5} {:>7} {:>9.1} {:>9.1} {:>7.2}", "total", input.samples.len(), "", total * 1e3, total_value * 1e3, total_value / total);
 }
 
 /// One line decoded as a client decodes it.
