@@ -8,6 +8,9 @@
 //! the crate alone. The median is printed as `build_release_s=`, `check_s=` (experimental)
 //! and `build_release_stable_s=`, `check_stable_s=`.
 //!
+//! Each run also prints the CPU time of the cargo process tree, which other load on the
+//! machine changes less than the wall time, and the load average before it.
+//!
 //! It builds in its own target directory (`target/build-times`), so it neither waits on nor
 //! invalidates other builds, and with `CARGO_INCREMENTAL=0`, so `cargo check` is a clean
 //! check and not a replay of the incremental cache.
@@ -74,10 +77,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let mut times = Vec::new();
             for run in 1..=args.runs {
                 forget(&target.join(profile))?;
+                let load_before = load();
+                let cpu_before = children_cpu();
                 let started = Instant::now();
                 run_cargo(cargo(true))?;
                 let elapsed = started.elapsed();
-                println!("{label}: run {run}: {:.1} s (load {})", elapsed.as_secs_f64(), load());
+                let cpu = children_cpu().zip(cpu_before).map(|(after, before)| after - before);
+                println!(
+                    "{label}: run {run}: {:.1} s, cpu {} (load before {load_before})",
+                    elapsed.as_secs_f64(),
+                    cpu.map_or("?".into(), |c| format!("{c:.1} s"))
+                );
                 times.push(elapsed);
             }
             times.sort();
@@ -134,6 +144,16 @@ fn generated_lines(dir: &Path) -> anyhow::Result<Vec<(String, usize)>> {
     }
     files.sort();
     Ok(files)
+}
+
+/// User + system CPU seconds of the waited-for children of this process (`cutime` +
+/// `cstime` of /proc/self/stat, in clock ticks of 1/100 s): a rebuild's CPU time, which
+/// other load on the machine changes much less than its wall time.
+fn children_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |n: usize| fields.get(n)?.parse::<f64>().ok();
+    Some((ticks(13)? + ticks(14)?) / 100.0)
 }
 
 /// The load averages (1, 5, 15 minutes).
