@@ -5,15 +5,18 @@
 //! (`cargo build --release`, `cargo check`), it builds `-p codex-app-protocol` once (which
 //! builds serde and serde_json), then `--runs` times forgets the protocol crate's build (it
 //! deletes the crate's fingerprints, so no source file is touched) and times the rebuild of
-//! the crate alone. The median is printed as `build_release_s=`, `check_s=` (experimental)
-//! and `build_release_stable_s=`, `check_stable_s=`.
+//! the crate alone. The median is printed as `build_release_s=`, `check_s=`,
+//! `check_incremental_s=` (experimental) and `build_release_stable_s=`, `check_stable_s=`,
+//! `check_incremental_stable_s=`.
 //!
 //! Each run also prints the CPU time of the cargo process tree, which other load on the
 //! machine changes less than the wall time, and the load average before it.
 //!
 //! It builds in its own target directory (`target/build-times`), so it neither waits on nor
 //! invalidates other builds, and with `CARGO_INCREMENTAL=0`, so `cargo check` is a clean
-//! check and not a replay of the incremental cache.
+//! check and not a replay of the incremental cache: that is how cargo builds the crate as a
+//! dependency (only workspace members are built incrementally). `check_incremental_s` is the
+//! other case, an unchanged crate checked again with its incremental cache (`touch lib.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,20 +64,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut results = Vec::new();
     for (suffix, features) in surfaces {
-        for (name, command, profile) in [("build_release", &["build", "--release"][..], "release"), ("check", &["check"][..], "debug")] {
+        let kinds = [
+            ("build_release", &["build", "--release"][..], "release", "0"),
+            ("check", &["check"][..], "debug", "0"),
+            ("check_incremental", &["check"][..], "debug", "1"),
+        ];
+        for (name, command, profile, incremental) in kinds {
             let cargo = |quiet: bool| {
                 let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-                c.current_dir(&root).env("CARGO_INCREMENTAL", "0").args(command).args(["-p", PACKAGE, "--lib"]).args(features);
+                c.current_dir(&root).env("CARGO_INCREMENTAL", incremental).args(command).args(["-p", PACKAGE, "--lib"]).args(features);
                 c.arg("--target-dir").arg(&target);
                 if quiet {
                     c.arg("--quiet");
                 }
                 c
             };
-            let label = format!("cargo {} -p {PACKAGE} {}", command.join(" "), features.join(" "));
+            let label = format!("CARGO_INCREMENTAL={incremental} cargo {} -p {PACKAGE} {}", command.join(" "), features.join(" "));
             println!("{label}: building the dependencies");
             run_cargo(cargo(false))?;
             let mut times = Vec::new();
+            let mut cpus = Vec::new();
             for run in 1..=args.runs {
                 forget(&target.join(profile))?;
                 let load_before = load();
@@ -89,19 +98,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     cpu.map_or("?".into(), |c| format!("{c:.1} s"))
                 );
                 times.push(elapsed);
+                cpus.extend(cpu);
             }
-            times.sort();
-            results.push((format!("{name}{suffix}_s"), times[times.len() / 2], times));
+            results.push((format!("{name}{suffix}_s"), times, cpus));
         }
     }
     println!("load after: {}", load());
     println!();
     println!("generated_lines={total}");
-    for (key, median, times) in &results {
-        let all: Vec<String> = times.iter().map(|t| format!("{:.1}", t.as_secs_f64())).collect();
-        println!("{key}={:.1}  # runs: {}", median.as_secs_f64(), all.join(" "));
+    for (key, times, cpus) in &results {
+        let wall: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
+        let list = |v: &[f64]| v.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>().join(" ");
+        println!("{key}={:.1}  # wall: {}; cpu: {} (median {:.1})", median(&wall), list(&wall), list(cpus), median(cpus));
     }
     Ok(())
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Deletes the protocol crate's fingerprints in one profile folder, so that the next build
