@@ -300,8 +300,8 @@ pub fn no_params(raw: Option<&RawValue>) -> Result<(), ParamsError> {
 }
 
 /// An optional envelope member (`emittedAtMs`) from the message's other members.
-pub fn member<T: DeserializeOwned>(extra: &[(&str, &RawValue)], name: &str) -> Result<Option<T>, ParamsError> {
-    match extra.iter().find(|(k, _)| *k == name) {
+pub fn member<T: DeserializeOwned>(extra: &[(Cow<'_, str>, &RawValue)], name: &str) -> Result<Option<T>, ParamsError> {
+    match extra.iter().find(|(k, _)| k == name) {
         None => Ok(None),
         Some((_, raw)) => params::<Option<T>>(Some(raw)).map_err(|mut e| {
             e.path = if e.path.is_empty() { name.to_owned() } else { format!("{name}.{}", e.path) };

@@ -121,10 +121,6 @@ impl<'a> Parts<'a> {
     pub fn parse(line: &'a str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(line)
     }
-
-    fn extra_pairs(&self) -> Vec<(&str, &RawValue)> {
-        self.extra.iter().map(|(k, v)| (k.as_ref(), *v)).collect()
-    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Parts<'a> {
@@ -204,13 +200,13 @@ impl FromParts for ServerRequest {
 
 impl FromParts for ServerNotification {
     fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-        ServerNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra_pairs())
+        ServerNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra)
     }
 }
 
 impl FromParts for ClientNotification {
     fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-        ClientNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra_pairs())
+        ClientNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra)
     }
 }
 

@@ -212,8 +212,8 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
     // whether this schema has envelope members.
     let extra_param = match (is_request, envelope.is_empty()) {
         (true, _) => TokenStream::new(),
-        (false, false) => quote! { extra: &[(&str, &RawValue)], },
-        (false, true) => quote! { _extra: &[(&str, &RawValue)], },
+        (false, false) => quote! { extra: &[(std::borrow::Cow<'_, str>, &RawValue)], },
+        (false, true) => quote! { _extra: &[(std::borrow::Cow<'_, str>, &RawValue)], },
     };
     let envelope_decode = envelope.iter().map(|f| {
         let name = ident(&f.rust);

@@ -9219,7 +9219,7 @@ impl ServerNotification {
     pub fn from_parts(
         method: &str,
         params: Option<&RawValue>,
-        extra: &[(&str, &RawValue)],
+        extra: &[(std::borrow::Cow<'_, str>, &RawValue)],
     ) -> Result<Self, codec::ParamsError> {
         let emitted_at_ms = codec::member(extra, "emittedAtMs")?;
         Ok(
@@ -10782,7 +10782,7 @@ impl ClientNotification {
     pub fn from_parts(
         method: &str,
         params: Option<&RawValue>,
-        _extra: &[(&str, &RawValue)],
+        _extra: &[(std::borrow::Cow<'_, str>, &RawValue)],
     ) -> Result<Self, codec::ParamsError> {
         Ok(
             match method {
