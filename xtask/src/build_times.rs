@@ -12,8 +12,9 @@
 //! Each run also prints the CPU time of the cargo process tree, which other load on the
 //! machine changes less than the wall time, and the load average before it.
 //!
-//! It builds in its own target directory (`target/build-times`), so it neither waits on nor
-//! invalidates other builds, and with `CARGO_INCREMENTAL=0`, so `cargo check` is a clean
+//! It builds in its own target directories (`target/build-times/{experimental,stable}`, one
+//! per surface so that forgetting one surface's build does not rebuild the other's), so it
+//! neither waits on nor invalidates other builds, and with `CARGO_INCREMENTAL=0`, so `cargo check` is a clean
 //! check and not a replay of the incremental cache: that is how cargo builds the crate as a
 //! dependency (only workspace members are built incrementally). `check_incremental_s` is the
 //! other case, an unchanged crate checked again with its incremental cache (`touch lib.rs`).
@@ -31,7 +32,7 @@ pub struct Args {
     /// Timed rebuilds per measurement (the median is printed).
     #[arg(long, default_value_t = 3)]
     runs: usize,
-    /// The target directory to build in (default: target/build-times).
+    /// The folder of the target directories to build in (default: target/build-times).
     #[arg(long)]
     target_dir: Option<PathBuf>,
     /// Only the surface with `--features experimental`.
@@ -64,6 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut results = Vec::new();
     for (suffix, features) in surfaces {
+        let target = target.join(if suffix.is_empty() { "experimental" } else { "stable" });
         let kinds = [
             ("build_release", &["build", "--release"][..], "release", "0"),
             ("check", &["check"][..], "debug", "0"),
