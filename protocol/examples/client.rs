@@ -18,31 +18,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     send(Message::Request(ClientRequest::Initialize {
         id: RequestId::Integer(1),
-        params: InitializeParams {
+        params: Box::new(InitializeParams {
             client_info: ClientInfo { name: "example".into(), title: None, version: "0.1.0".into() },
             capabilities: None,
-        },
+        }),
     }))?;
     send(Message::Notification(ClientNotification::Initialized {}))?;
     send(Message::Request(ClientRequest::ThreadStart {
         id: RequestId::Integer(2),
-        params: ThreadStartParams { ephemeral: Some(true), ..Default::default() },
+        params: Box::new(ThreadStartParams { ephemeral: Some(true), ..Default::default() }),
     }))?;
 
-    // The client keeps `id -> method` to type each response.
+    // The client keeps `id -> method`, so each response's result is typed as it is read.
     let pending = [(RequestId::Integer(1), request::Initialize::METHOD), (RequestId::Integer(2), request::ThreadStart::METHOD)];
-    for item in ServerMessage::reader(BufReader::new(child.stdout.take().expect("piped"))) {
-        match item {
-            Ok((_, Message::Response(response))) => {
-                let method = pending.iter().find(|(id, _)| *id == response.id).map(|(_, m)| *m).unwrap_or("?");
-                println!("{method} -> {:?}", ClientResponse::decode(method, &response.result)?);
+    let method_of = |id: &RequestId| pending.iter().find(|(pending, _)| pending == id).map(|(_, method)| *method);
+    for line in framing::LineReader::new(BufReader::new(child.stdout.take().expect("piped"))) {
+        let line = line?;
+        match TypedServerMessage::from_line_with(&line.text, method_of) {
+            Ok(Message::Response(TypedResponse { result: ClientResponse::ThreadStart(started), .. })) => {
+                println!("thread started: {}", started.thread.id);
             }
-            Ok((_, Message::Notification(ServerNotification::ThreadStarted { params, .. }))) => {
-                println!("thread started: {}", params.thread.id);
+            Ok(Message::Notification(ServerNotification::ThreadStarted { params, .. })) => {
+                println!("thread/started: {}", params.thread.id);
                 break;
             }
-            Ok((_, other)) => println!("{}", other.to_line()),
-            Err(e) => eprintln!("{e}"),
+            Ok(other) => println!("{}", other.to_line()),
+            Err(e) => eprintln!("line {}: {e}", line.number),
         }
     }
     drop(stdin);

@@ -4,8 +4,12 @@
 //! `"jsonrpc": "2.0"` is accepted; output never carries it. Request ids are kept exactly as
 //! they came (an integer stays an integer, a string stays a string).
 //!
-//! A line is decoded in one pass over the envelope: `params` and `result` are kept as raw
-//! text and decoded once, by the method's own type.
+//! A line is decoded in one pass: when `method` (and `id`) come before `params`, as codex
+//! writes them, `params` is decoded by the method's own type straight from the line, and a
+//! response's `result` likewise when its `id` comes first and the caller knows the method of
+//! the request it answers ([`Message::from_line_with`]). A line in any other order, or one
+//! that does not decode, goes through [`Parts`] (the envelope with `params` and `result` kept
+//! raw), which gives the same message or the error with its path.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -18,7 +22,7 @@ use serde_json::Value;
 
 use crate::codec::{self, ParamsError};
 use crate::framing::{FramingError, LineReader};
-use crate::{ClientNotification, ClientRequest, Request, RequestId, ServerNotification, ServerRequest};
+use crate::{ClientNotification, ClientRequest, ClientResponse, Request, RequestId, ServerNotification, ServerRequest, ServerResponse};
 
 /// The `error` member of an error response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,13 +87,22 @@ pub struct ErrorResponse {
     pub error: ErrorObject,
 }
 
-/// Any message of one side of the connection.
+/// A successful response whose `result` was decoded by the method of the request it answers
+/// (`R` is [`ClientResponse`] or [`ServerResponse`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TypedResponse<R> {
+    pub id: RequestId,
+    pub result: R,
+}
+
+/// Any message of one side of the connection. `Res` is how a successful response is kept:
+/// [`Response`] (its `result` raw) or [`TypedResponse`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message<Req, Notif> {
+pub enum Message<Req, Notif, Res = Response> {
     Request(Req),
     Notification(Notif),
     /// A response to a request of the other side.
-    Response(Response),
+    Response(Res),
     Error(ErrorResponse),
 }
 
@@ -97,12 +110,58 @@ pub enum Message<Req, Notif> {
 pub type ServerMessage = Message<ServerRequest, ServerNotification>;
 /// A message the client sends.
 pub type ClientMessage = Message<ClientRequest, ClientNotification>;
+/// A message the server sends, as a client reads it: a response's `result` is typed by the
+/// method of the request it answers ([`Message::from_line_with`]).
+pub type TypedServerMessage = Message<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>;
+/// A message the client sends, with a response's `result` typed by the method of the server
+/// request it answers.
+pub type TypedClientMessage = Message<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>;
 
-/// A message that can be decoded from an envelope's parts. Implemented for the four
-/// generated method enums.
+/// A request or notification enum that can be decoded from an envelope. Implemented for the
+/// four generated method enums.
 pub trait FromParts: Sized {
+    /// Decodes the message from envelope parts already read.
     fn from_parts(parts: &Parts<'_>) -> Result<Self, ParamsError>;
+
+    /// Decodes the message of `method` (and `id`, for a request) with its `params` read
+    /// straight from `params`.
+    fn deserialize_params<'de, D: Deserializer<'de>>(id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error>;
+
+    /// Sets the envelope members (`emittedAtMs`) from the message's other members.
+    fn set_envelope(&mut self, _extra: &[(Cow<'_, str>, &RawValue)]) -> Result<(), ParamsError> {
+        Ok(())
+    }
 }
+
+/// How a successful response is kept: [`Response`] or [`TypedResponse`].
+pub trait FromResult: Sized {
+    /// Decodes the response `id` from its `result`; `method` is the method of the request it
+    /// answers, when the caller knows it.
+    fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, method: Option<&str>, result: D) -> Result<Self, D::Error>;
+}
+
+impl FromResult for Response {
+    fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, _method: Option<&str>, result: D) -> Result<Self, D::Error> {
+        Ok(Response { id, result: Box::<RawValue>::deserialize(result)? })
+    }
+}
+
+macro_rules! typed_result {
+    ($($t:ty),*) => {$(
+        /// Without the method (no pending request has this id) the result is kept as
+        /// `Unrecognized`.
+        impl FromResult for TypedResponse<$t> {
+            fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, method: Option<&str>, result: D) -> Result<Self, D::Error> {
+                let result = match method {
+                    Some(method) => <$t>::deserialize_result(method, result)?,
+                    None => <$t>::Unrecognized(Value::deserialize(result)?),
+                };
+                Ok(TypedResponse { id, result })
+            }
+        }
+    )*};
+}
+typed_result!(ClientResponse, ServerResponse);
 
 /// The members of one message, with `params` and `result` still raw.
 #[derive(Debug, Default)]
@@ -186,29 +245,40 @@ fn request_id(p: &Parts<'_>) -> Result<RequestId, ParamsError> {
     p.id.clone().ok_or_else(|| ParamsError { path: String::new(), source: de::Error::missing_field("id") })
 }
 
-impl FromParts for ClientRequest {
-    fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-        ClientRequest::from_parts(request_id(p)?, p.method.as_deref().unwrap_or_default(), p.params)
-    }
-}
+macro_rules! request_from_parts {
+    ($($t:ty),*) => {$(
+        impl FromParts for $t {
+            fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
+                <$t>::from_parts(request_id(p)?, p.method.as_deref().unwrap_or_default(), p.params)
+            }
 
-impl FromParts for ServerRequest {
-    fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-        ServerRequest::from_parts(request_id(p)?, p.method.as_deref().unwrap_or_default(), p.params)
-    }
+            fn deserialize_params<'de, D: Deserializer<'de>>(id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error> {
+                let id = id.ok_or_else(|| de::Error::missing_field("id"))?;
+                <$t>::deserialize_params(id, method, params)
+            }
+        }
+    )*};
 }
+request_from_parts!(ClientRequest, ServerRequest);
 
-impl FromParts for ServerNotification {
-    fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-        ServerNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra)
-    }
-}
+macro_rules! notification_from_parts {
+    ($($t:ty),*) => {$(
+        impl FromParts for $t {
+            fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
+                <$t>::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra)
+            }
 
-impl FromParts for ClientNotification {
-    fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-        ClientNotification::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra)
-    }
+            fn deserialize_params<'de, D: Deserializer<'de>>(_id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error> {
+                <$t>::deserialize_params(method, params)
+            }
+
+            fn set_envelope(&mut self, extra: &[(Cow<'_, str>, &RawValue)]) -> Result<(), ParamsError> {
+                <$t>::set_envelope(self, extra)
+            }
+        }
+    )*};
 }
+notification_from_parts!(ServerNotification, ClientNotification);
 
 /// Why a line did not decode.
 #[derive(Debug)]
@@ -271,15 +341,45 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-impl<Req: FromParts + Serialize, Notif: FromParts + Serialize> Message<Req, Notif> {
-    /// Decodes one line (without its newline).
+impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res> {
+    /// Decodes one line (without its newline). A response's `result` is kept raw
+    /// ([`Response`]), or as `Unrecognized` in a [`TypedResponse`]: use
+    /// [`from_line_with`](Self::from_line_with) to type it.
     pub fn from_line(line: &str) -> Result<Self, DecodeError> {
-        let parts = Parts::parse(line).map_err(|e| DecodeError::new(DecodeErrorKind::Envelope(e)))?;
-        Self::from_envelope(parts)
+        Self::from_line_with(line, |_| None::<&str>)
+    }
+
+    /// Decodes one line (without its newline); `method_of` gives the method of the request a
+    /// response answers (a client keeps `id -> method` for the requests it sent), so its
+    /// `result` is decoded by that method's response type.
+    pub fn from_line_with<M: AsRef<str>>(line: &str, method_of: impl Fn(&RequestId) -> Option<M>) -> Result<Self, DecodeError> {
+        match Self::one_pass(line, &method_of) {
+            Ok(message) => Ok(message),
+            // Another member order, or an error: the two-step path gives the same message, or
+            // the error with its path.
+            Err(_) => {
+                let parts = Parts::parse(line).map_err(|e| DecodeError::new(DecodeErrorKind::Envelope(e)))?;
+                Self::from_envelope_with(parts, method_of)
+            }
+        }
+    }
+
+    /// The one-pass decode; an error means "take the two-step path".
+    fn one_pass<M: AsRef<str>>(line: &str, method_of: &impl Fn(&RequestId) -> Option<M>) -> serde_json::Result<Self> {
+        let mut deserializer = serde_json::Deserializer::from_str(line);
+        let message = deserializer.deserialize_map(LineVisitor::<Req, Notif, Res, _, M> { method_of, _types: std::marker::PhantomData })?;
+        deserializer.end()?;
+        Ok(message)
     }
 
     /// Decodes a message from envelope parts already read.
     pub fn from_envelope(parts: Parts<'_>) -> Result<Self, DecodeError> {
+        Self::from_envelope_with(parts, |_| None::<&str>)
+    }
+
+    /// Decodes a message from envelope parts already read; `method_of` as in
+    /// [`from_line_with`](Self::from_line_with).
+    pub fn from_envelope_with<M: AsRef<str>>(parts: Parts<'_>, method_of: impl Fn(&RequestId) -> Option<M>) -> Result<Self, DecodeError> {
         let member = |member, error| {
             let mut e = DecodeError::new(DecodeErrorKind::Member { member, error });
             e.method = parts.method.as_deref().map(str::to_owned);
@@ -291,7 +391,15 @@ impl<Req: FromParts + Serialize, Notif: FromParts + Serialize> Message<Req, Noti
             (Some(_), None, None) => Notif::from_parts(&parts).map(Message::Notification).map_err(|e| member("params", e)),
             (None, Some(result), None) => {
                 let id = parts.id.clone().ok_or_else(|| not("a response without `id`"))?;
-                Ok(Message::Response(Response { id, result: (*result).to_owned() }))
+                let method = method_of(&id);
+                let method = method.as_ref().map(AsRef::as_ref);
+                codec::decode_raw(Some(result), |result| Res::deserialize_result(id, method, result))
+                    .map(Message::Response)
+                    .map_err(|e| {
+                        let mut e = member("result", e);
+                        e.method = method.map(str::to_owned);
+                        e
+                    })
             }
             (None, None, Some(error)) => {
                 let error = codec::params::<ErrorObject>(Some(error)).map_err(|e| member("error", e))?;
@@ -302,6 +410,129 @@ impl<Req: FromParts + Serialize, Notif: FromParts + Serialize> Message<Req, Noti
         }
     }
 
+    /// Reads messages from an NDJSON stream; see [`MessageReader`].
+    pub fn reader<R: BufRead>(input: R) -> MessageReader<R, Self> {
+        MessageReader { lines: LineReader::new(input), _message: std::marker::PhantomData }
+    }
+}
+
+/// The one-pass decode of a line. Any member order it does not handle ends it with an error,
+/// and the caller takes the two-step path.
+struct LineVisitor<'f, Req, Notif, Res, F, M> {
+    method_of: &'f F,
+    _types: Decodes<Req, Notif, Res, M>,
+}
+
+/// What a [`LineVisitor`] decodes, and the type its `method_of` returns.
+type Decodes<Req, Notif, Res, M> = std::marker::PhantomData<fn() -> (Message<Req, Notif, Res>, M)>;
+
+/// What the one-pass decode has read of a message's body so far.
+enum Body<Req, Notif, Res> {
+    Request(Req),
+    Notification(Notif),
+    Response(Res),
+    Error(ErrorObject),
+}
+
+/// Params decoded by the method's type, straight from the line.
+struct ParamsSeed<'m, T> {
+    id: Option<RequestId>,
+    method: &'m str,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'de, T: FromParts> de::DeserializeSeed<'de> for ParamsSeed<'_, T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize_params(self.id, self.method, deserializer)
+    }
+}
+
+/// A result decoded by the type of its request's method, straight from the line.
+struct ResultSeed<'m, T> {
+    id: RequestId,
+    method: Option<&'m str>,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'de, T: FromResult> de::DeserializeSeed<'de> for ResultSeed<'_, T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize_result(self.id, self.method, deserializer)
+    }
+}
+
+impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -> Option<M>, M: AsRef<str>> Visitor<'de>
+    for LineVisitor<'_, Req, Notif, Res, F, M>
+{
+    type Value = Message<Req, Notif, Res>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        fn two_step<E: de::Error>() -> E {
+            E::custom("take the two-step path")
+        }
+        // `id` is `Some(None)` for `"id": null`.
+        let mut id: Option<Option<RequestId>> = None;
+        let mut method: Option<Cow<'de, str>> = None;
+        let mut body: Option<Body<Req, Notif, Res>> = None;
+        let mut extra: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+        while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
+            match key.as_ref() {
+                "id" if id.is_none() && matches!(body, None | Some(Body::Error(_))) => id = Some(map.next_value::<Option<RequestId>>()?),
+                "method" if method.is_none() && body.is_none() => method = Some(map.next_value::<BorrowedStr<'de>>()?.0),
+                "params" if body.is_none() => {
+                    let Some(method) = method.as_deref() else { return Err(two_step()) };
+                    body = Some(match id.clone().flatten() {
+                        Some(id) => Body::Request(map.next_value_seed(ParamsSeed { id: Some(id), method, _type: std::marker::PhantomData })?),
+                        None => Body::Notification(map.next_value_seed(ParamsSeed { id: None, method, _type: std::marker::PhantomData })?),
+                    });
+                }
+                "result" if body.is_none() && method.is_none() => {
+                    let Some(Some(id)) = &id else { return Err(two_step()) };
+                    let request_method = (self.method_of)(id);
+                    let seed = ResultSeed { id: id.clone(), method: request_method.as_ref().map(AsRef::as_ref), _type: std::marker::PhantomData };
+                    body = Some(Body::Response(map.next_value_seed(seed)?));
+                }
+                "error" if body.is_none() && method.is_none() => body = Some(Body::Error(map.next_value()?)),
+                "jsonrpc" => {
+                    if map.next_value::<BorrowedStr<'de>>()?.0 != "2.0" {
+                        return Err(two_step());
+                    }
+                }
+                "id" | "method" | "params" | "result" | "error" => return Err(two_step()),
+                _ => extra.push((key, map.next_value()?)),
+            }
+        }
+        let not_null = || serde_json::Deserializer::from_str("null");
+        match (body, method) {
+            (Some(Body::Request(request)), _) => Ok(Message::Request(request)),
+            (Some(Body::Notification(mut notification)), _) => {
+                notification.set_envelope(&extra).map_err(|_| two_step::<A::Error>())?;
+                Ok(Message::Notification(notification))
+            }
+            // A method without params: decoded from `null`, as if `"params": null`.
+            (None, Some(method)) => match id.flatten() {
+                Some(id) => Req::deserialize_params(Some(id), &method, &mut not_null()).map(Message::Request),
+                None => Notif::deserialize_params(None, &method, &mut not_null()).and_then(|mut notification| {
+                    notification.set_envelope(&extra).map_err(de::Error::custom)?;
+                    Ok(Message::Notification(notification))
+                }),
+            }
+            .map_err(|_| two_step()),
+            (Some(Body::Response(response)), None) => Ok(Message::Response(response)),
+            (Some(Body::Error(error)), None) => Ok(Message::Error(ErrorResponse { id: id.flatten(), error })),
+            _ => Err(two_step()),
+        }
+    }
+}
+
+impl<Req: Serialize, Notif: Serialize, Res: Serialize> Message<Req, Notif, Res> {
     /// Encodes the message as one line (without a newline).
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).expect("messages always serialize")
@@ -320,10 +551,6 @@ impl<Req: FromParts + Serialize, Notif: FromParts + Serialize> Message<Req, Noti
         }
     }
 
-    /// Reads messages from an NDJSON stream; see [`MessageReader`].
-    pub fn reader<R: BufRead>(input: R) -> MessageReader<R, Self> {
-        MessageReader { lines: LineReader::new(input), _message: std::marker::PhantomData }
-    }
 }
 
 /// The method of a request or notification enum.
@@ -342,7 +569,7 @@ macro_rules! has_method {
 }
 has_method!(ClientRequest, ServerRequest, ServerNotification, ClientNotification);
 
-impl<Req: Serialize, Notif: Serialize> Serialize for Message<Req, Notif> {
+impl<Req: Serialize, Notif: Serialize, Res: Serialize> Serialize for Message<Req, Notif, Res> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Message::Request(r) => r.serialize(serializer),
@@ -369,8 +596,8 @@ impl<R: BufRead, M> MessageReader<R, M> {
     }
 }
 
-impl<R: BufRead, Req: FromParts + Serialize, Notif: FromParts + Serialize> Iterator for MessageReader<R, Message<Req, Notif>> {
-    type Item = Result<(u64, Message<Req, Notif>), DecodeError>;
+impl<R: BufRead, Req: FromParts, Notif: FromParts, Res: FromResult> Iterator for MessageReader<R, Message<Req, Notif, Res>> {
+    type Item = Result<(u64, Message<Req, Notif, Res>), DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         Some(match self.lines.next()? {
@@ -380,5 +607,71 @@ impl<R: BufRead, Req: FromParts + Serialize, Notif: FromParts + Serialize> Itera
                 e
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ClientResponse, TypedServerMessage};
+
+    fn method_of(id: &RequestId) -> Option<&'static str> {
+        (*id == RequestId::Integer(1)).then_some("thread/archive")
+    }
+
+    /// Lines in the member order codex writes take the one-pass decode, and it gives what
+    /// the two-step decode gives.
+    #[test]
+    fn codex_member_order_is_decoded_in_one_pass() {
+        let lines = [
+            r#"{"method":"thread/name/updated","params":{"threadId":"t","threadName":"n"},"emittedAtMs":7}"#,
+            r#"{"method":"thread/archived","params":{"threadId":"t"}}"#,
+            r#"{"method":"item/tool/call","id":0,"params":{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{}}}"#,
+            r#"{"id":1,"result":{}}"#,
+            r#"{"id":2,"result":{"anything":[1,2]}}"#,
+            r#"{"error":{"code":-32600,"message":"Not initialized"},"id":3}"#,
+            r#"{"method":"some/futureNotification","params":{"x":1},"emittedAtMs":1}"#,
+            r#"{"jsonrpc":"2.0","method":"some/futureNotification"}"#,
+        ];
+        for line in lines {
+            let one = TypedServerMessage::one_pass(line, &method_of).unwrap_or_else(|e| panic!("{line}: not one pass: {e}"));
+            let two = TypedServerMessage::from_envelope_with(Parts::parse(line).unwrap(), method_of).unwrap();
+            assert_eq!(one, two, "{line}");
+        }
+        let typed = TypedServerMessage::from_line_with(r#"{"id":1,"result":{}}"#, method_of).unwrap();
+        assert!(matches!(typed, Message::Response(TypedResponse { result: ClientResponse::ThreadArchive(_), .. })));
+        let unknown = TypedServerMessage::from_line_with(r#"{"id":2,"result":{}}"#, method_of).unwrap();
+        assert!(matches!(unknown, Message::Response(TypedResponse { result: ClientResponse::Unrecognized(_), .. })));
+    }
+
+    /// Other member orders, and lines that do not decode, are handed to the two-step path,
+    /// which decodes them (or reports the error with its path).
+    #[test]
+    fn other_orders_and_errors_take_the_two_step_path() {
+        let cases = [
+            // params before method; id after params; result before id; error and method.
+            (r#"{"params":{"threadId":"t"},"method":"thread/archived"}"#, true),
+            (r#"{"method":"item/tool/call","params":{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{}},"id":0}"#, true),
+            (r#"{"result":{},"id":1}"#, true),
+            (r#"{"method":"thread/archived","params":{"threadId":7}}"#, false),
+            (r#"{"method":"thread/archived","params":{"threadId":"t"},"emittedAtMs":"soon"}"#, false),
+            (r#"{"method":"thread/archived","error":{"code":1,"message":"m"}}"#, false),
+            (r#"{"jsonrpc":"1.0","method":"thread/archived","params":{"threadId":"t"}}"#, false),
+        ];
+        for (line, decodes) in cases {
+            assert!(TypedServerMessage::one_pass(line, &method_of).is_err(), "{line}: expected the two-step path");
+            let two = Parts::parse(line)
+                .map_err(|e| e.to_string())
+                .and_then(|parts| TypedServerMessage::from_envelope_with(parts, method_of).map_err(|e| e.to_string()));
+            assert_eq!(two.is_ok(), decodes, "{line}: {two:?}");
+            let via_line = TypedServerMessage::from_line_with(line, method_of);
+            match (&via_line, &two) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{line}"),
+                (Err(a), Err(b)) => assert!(a.to_string().ends_with(b.as_str()), "{line}: {a} vs {b}"),
+                _ => panic!("{line}: {via_line:?} vs {two:?}"),
+            }
+        }
+        let error = TypedServerMessage::from_line_with(r#"{"method":"thread/archived","params":{"threadId":7}}"#, method_of).unwrap_err();
+        assert_eq!(error.path().as_deref(), Some("params.threadId"));
     }
 }

@@ -8,7 +8,8 @@
 //!   [`client_notification`]; see [`Request`] and [`Notification`].
 //! - [`ClientRequest`], [`ServerRequest`], [`ServerNotification`] and [`ClientNotification`]
 //!   are the messages of each direction, [`ClientResponse`] and [`ServerResponse`] their typed
-//!   results. [`ServerMessage`] and [`ClientMessage`] decode and encode whole lines; see
+//!   results. [`ServerMessage`] and [`ClientMessage`] decode and encode whole lines (and
+//!   [`TypedServerMessage`] with responses typed by their request's method); see
 //!   [`jsonrpc`] for the envelope and [`framing`] for reading NDJSON streams.
 //! - Nothing is lost: a method, union arm or enum value this version does not know decodes to
 //!   the type's `Unrecognized` variant and encodes back to the same JSON.
@@ -59,5 +60,8 @@ mod generated {
 pub use experimental::{experimental_error_message, ExperimentalApi};
 pub use generated::methods::*;
 pub use generated::types::*;
-pub use jsonrpc::{ClientMessage, ErrorObject, ErrorResponse, Message, Response, ServerMessage};
+pub use jsonrpc::{
+    ClientMessage, ErrorObject, ErrorResponse, Message, Response, ServerMessage, TypedClientMessage, TypedResponse,
+    TypedServerMessage,
+};
 pub use method::{Notification, NotificationVisitor, Request, RequestVisitor};

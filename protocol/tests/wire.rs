@@ -251,9 +251,9 @@ mod experimental {
 
         let request = ClientRequest::MockExperimentalMethod { id: RequestId::Integer(1), params: Default::default() };
         assert_eq!(request.experimental_reason(), Some("mock/experimentalMethod"));
-        let request = ClientRequest::ThreadStart { id: RequestId::Integer(2), params: tools };
+        let request = ClientRequest::ThreadStart { id: RequestId::Integer(2), params: Box::new(tools) };
         assert_eq!(request.experimental_reason(), Some("thread/start.dynamicTools"));
-        let request = ClientRequest::ThreadStart { id: RequestId::Integer(3), params: stable };
+        let request = ClientRequest::ThreadStart { id: RequestId::Integer(3), params: Box::new(stable) };
         assert_eq!(request.experimental_reason(), None);
 
         assert_eq!(

@@ -4,9 +4,11 @@
 //! Input: the s2c lines of `tests/fixtures/<CODEX_VERSION>/*.ndjson` that are JSON-RPC messages,
 //! repeated (in file order) to `--lines` lines (100,000) in one buffer, as read from a stream.
 //! A response is typed through the method of the c2s request with the same id in its file,
-//! the way a client does it: `ServerMessage::from_line`, then `ClientResponse::decode(method,
-//! &response.result)`. The method is looked up once while building the input, so no
-//! benchmark pays for an id map.
+//! the way a client does it: `TypedServerMessage::from_line_with(line, |id| method)`, which
+//! decodes `params` and `result` by their method's types in one pass over the line. The
+//! method is looked up once while building the input, so no benchmark pays for an id map.
+//! `decode typed (two-step)` is the other way a client can do it: `ServerMessage::from_line`
+//! (the result kept raw), then `ClientResponse::decode(method, &response.result)`.
 //!
 //! Every benchmark walks all lines once per round; the rounds run interleaved (the order
 //! rotates each round) after one warm-up round, and the median round is reported. Each
@@ -23,9 +25,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use codex_app_protocol::jsonrpc::Parts;
-use codex_app_protocol::{ClientResponse, Message, RequestId, Response, ServerMessage};
+use codex_app_protocol::{ClientResponse, Message, RequestId, Response, ServerMessage, TypedServerMessage};
 use codex_app_traffic::transcript::{self, Dir, Entry, Format};
-use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -112,6 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let mut benches: Vec<Bench<'_>> = vec![
         Bench::new("decode typed", || input.lines().filter(|&(line, method)| decode_typed(line, method)).count()),
+        Bench::new("decode typed (two-step)", || input.lines().filter(|&(line, method)| decode_two_step(line, method)).count()),
         Bench::new("decode Value", || input.lines().filter(|&(line, _)| black_box(serde_json::from_str::<Value>(line)).is_ok()).count()),
         Bench::new("decode &RawValue", || {
             input.lines().filter(|&(line, _)| black_box(serde_json::from_str::<&RawValue>(line)).is_ok()).count()
@@ -256,8 +258,23 @@ fn by_method(input: &Input, rounds: usize) {
     println!("{:<44} {:>5} {:>7} {:>9.1} {:>9.1} {:>7.2}", "total", input.samples.len(), "", total * 1e3, total_value * 1e3, total_value / total);
 }
 
-/// One line decoded as a client decodes it.
+/// One line decoded as a client decodes it: in one pass, a response typed by its request's
+/// method.
 fn decode_typed(line: &str, method: Option<&str>) -> bool {
+    match TypedServerMessage::from_line_with(line, |_| method) {
+        Ok(message) => {
+            black_box(message);
+            true
+        }
+        Err(e) => {
+            black_box(e);
+            false
+        }
+    }
+}
+
+/// One line decoded in two steps: the envelope with the result raw, then the result.
+fn decode_two_step(line: &str, method: Option<&str>) -> bool {
     match ServerMessage::from_line(line) {
         Ok(Message::Response(response)) => {
             black_box(ClientResponse::decode(method.unwrap_or_default(), &response.result)).is_ok()
@@ -275,50 +292,33 @@ fn decode_typed(line: &str, method: Option<&str>) -> bool {
 
 /// A decoded s2c line, with a response's result typed. (One per distinct line: the size of
 /// the variants does not matter.)
-#[allow(clippy::large_enum_variant)]
-enum Typed {
-    Message(ServerMessage),
-    Response(RequestId, ClientResponse),
-}
-
-/// A response with a typed result, as `to_line` writes a response.
-#[derive(Serialize)]
-struct TypedResponse<'a> {
-    id: &'a RequestId,
-    result: &'a ClientResponse,
-}
+struct Typed(TypedServerMessage);
 
 impl Typed {
     fn decode(line: &str, method: Option<&str>) -> anyhow::Result<Typed> {
-        let message = ServerMessage::from_line(line).with_context(|| format!("typed decode of {line}"))?;
-        Ok(match message {
-            Message::Response(r) => {
-                let method = method.context("a response without its method")?;
-                let result = ClientResponse::decode(method, &r.result).with_context(|| format!("`{method}` response {line}"))?;
-                Typed::Response(r.id, result)
+        let message = TypedServerMessage::from_line_with(line, |_| method).with_context(|| format!("typed decode of {line}"))?;
+        if let Message::Response(r) = &message {
+            if let ClientResponse::Unrecognized(_) = r.result {
+                bail!("response {line} not typed (method {method:?})");
             }
-            other => Typed::Message(other),
-        })
-    }
-
-    /// The line: `to_line` for requests, notifications and errors; a response is written
-    /// with its typed result (`{"id","result"}`).
-    fn encode(&self) -> String {
-        match self {
-            Typed::Message(m) => m.to_line(),
-            Typed::Response(id, result) => serde_json::to_string(&TypedResponse { id, result }).unwrap_or_default(),
         }
+        Ok(Typed(message))
     }
 
-    /// The same through the public API only: `Response::new(id, &result)` (which serializes
-    /// the result into a `RawValue`) and then `to_line`.
+    /// The line as `to_line` writes it (a response with its typed result).
+    fn encode(&self) -> String {
+        self.0.to_line()
+    }
+
+    /// The same with a response built by `Response::new(id, &result)` (which serializes the
+    /// result into a `RawValue`) and then written by `ServerMessage::to_line`.
     fn encode_public(&self) -> String {
-        match self {
-            Typed::Message(m) => m.to_line(),
-            Typed::Response(id, result) => match Response::new(id.clone(), result) {
+        match &self.0 {
+            Message::Response(r) => match Response::new(r.id.clone(), &r.result) {
                 Ok(r) => ServerMessage::Response(r).to_line(),
                 Err(_) => String::new(),
             },
+            other => other.to_line(),
         }
     }
 }

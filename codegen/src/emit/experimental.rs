@@ -59,7 +59,7 @@ pub fn emit_experimental(ir: &Ir) -> Result<TokenStream, Error> {
         }
         if !m.experimental {
             request_arms.push(if optional {
-                quote! { Self::#name { params, .. } => params.as_ref().and_then(ExperimentalApi::experimental_reason), }
+                quote! { Self::#name { params, .. } => params.as_deref().and_then(ExperimentalApi::experimental_reason), }
             } else {
                 quote! { Self::#name { params, .. } => params.experimental_reason(), }
             });

@@ -19,7 +19,7 @@ pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<TokenStream, Error> 
     }
     let directions = Direction::ALL.map(|d| emit_direction(ir, d));
     Ok(quote! {
-        use serde::{Serialize, Serializer};
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
         use serde_json::value::RawValue;
         use serde_json::Value;
 
@@ -97,6 +97,23 @@ fn params_ty(p: &Params, prefix: &TokenStream) -> TokenStream {
     }
 }
 
+/// The type of a message enum's `params` field: boxed, so a message is a few words whatever
+/// its method (the largest params would otherwise set the size of every message, and each
+/// move of one would copy it).
+fn boxed_params_ty(p: &Params) -> TokenStream {
+    match p {
+        Params::None | Params::Null => quote! { () },
+        Params::Required(t) => {
+            let t = ty_tokens(t);
+            quote! { Box<#t> }
+        }
+        Params::Optional(t) => {
+            let t = ty_tokens(t);
+            quote! { Option<Box<#t>> }
+        }
+    }
+}
+
 fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
     let methods = ir.methods(direction);
     let n = names(direction);
@@ -161,7 +178,7 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
         let params = match &m.params {
             Params::None | Params::Null => TokenStream::new(),
             p => {
-                let t = params_ty(p, &TokenStream::new());
+                let t = boxed_params_ty(p);
                 quote! { params: #t, }
             }
         };
@@ -191,40 +208,92 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
         }
     });
 
-    // Decoding from the envelope's parts.
-    let decode_arms = methods.iter().map(|m| {
+    // Decoding: `deserialize_params` reads params straight from the line's deserializer (one
+    // pass); `from_parts` decodes raw params through it.
+    let envelope_none: Vec<TokenStream> = envelope
+        .iter()
+        .map(|f| {
+            let name = ident(&f.rust);
+            quote! { #name: None, }
+        })
+        .collect();
+    let params_arms = methods.iter().map(|m| {
         let gate = gate(m.experimental);
         let name = ident(&m.rust);
         let wire = &m.wire;
         let id = is_request.then(|| quote! { id, });
-        let params = match &m.params {
-            Params::None | Params::Null => quote! { codec::no_params(params)?; },
-            _ => TokenStream::new(),
-        };
-        let params_field = match &m.params {
-            Params::None | Params::Null => TokenStream::new(),
-            _ => quote! { params: codec::params(params)?, },
-        };
-        quote! { #gate #wire => { #params Self::#name { #id #params_field #(#envelope_names)* } } }
+        match &m.params {
+            Params::None | Params::Null => quote! {
+                #gate #wire => {
+                    <()>::deserialize(params)?;
+                    Self::#name { #id #(#envelope_none)* }
+                }
+            },
+            _ => quote! {
+                #gate #wire => Self::#name { #id params: Deserialize::deserialize(params)?, #(#envelope_none)* },
+            },
+        }
     });
     let id_param = is_request.then(|| quote! { id: RequestId, });
+    let id_arg = is_request.then(|| quote! { id, });
     // Notifications always take the other members, so the signature does not depend on
     // whether this schema has envelope members.
-    let extra_param = match (is_request, envelope.is_empty()) {
-        (true, _) => TokenStream::new(),
-        (false, false) => quote! { extra: &[(std::borrow::Cow<'_, str>, &RawValue)], },
-        (false, true) => quote! { _extra: &[(std::borrow::Cow<'_, str>, &RawValue)], },
+    let extra_param = (!is_request).then(|| quote! { extra: &[(std::borrow::Cow<'_, str>, &RawValue)], });
+    let from_parts_body = if is_request {
+        quote! { codec::decode_raw(params, |params| Self::deserialize_params(id, method, params)) }
+    } else {
+        quote! {
+            let mut message = codec::decode_raw(params, |params| Self::deserialize_params(method, params))?;
+            message.set_envelope(extra)?;
+            Ok(message)
+        }
     };
-    let envelope_decode = envelope.iter().map(|f| {
-        let name = ident(&f.rust);
-        let wire = &f.wire;
-        quote! { let #name = codec::member(extra, #wire)?; }
+    let set_envelope = (!is_request).then(|| {
+        let body = if envelope.is_empty() {
+            quote! { let _ = extra; }
+        } else {
+            let names: Vec<_> = envelope.iter().map(|f| ident(&f.rust)).collect();
+            // One member binds as itself, more as a tuple.
+            let bound = match names.as_slice() {
+                [one] => quote! { #one },
+                _ => quote! { (#(#names,)*) },
+            };
+            let arms = methods.iter().map(|m| {
+                let gate = gate(m.experimental);
+                let name = ident(&m.rust);
+                quote! { #gate Self::#name { #(#names,)* .. } => #bound, }
+            });
+            let sets = envelope.iter().map(|f| {
+                let name = ident(&f.rust);
+                let wire = &f.wire;
+                quote! { *#name = codec::member(extra, #wire)?; }
+            });
+            quote! {
+                let #bound = match self {
+                    #(#arms)*
+                    Self::#catch_all { #(#names,)* .. } => #bound,
+                };
+                #(#sets)*
+            }
+        };
+        quote! {
+            /// Sets the envelope members every notification may carry from the message's
+            /// members other than `method` and `params`.
+            pub fn set_envelope(&mut self, extra: &[(std::borrow::Cow<'_, str>, &RawValue)]) -> Result<(), codec::ParamsError> {
+                #body
+                Ok(())
+            }
+        }
     });
-    let id_arg = is_request.then(|| quote! { id, });
     let from_parts_doc = if is_request {
         " Decodes a request from its id, method and raw `params` (absent and `null` are the same)."
     } else {
         " Decodes a notification from its method, raw `params` (absent and `null` are the same) and other members."
+    };
+    let deserialize_params_doc = if is_request {
+        " Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none)."
+    } else {
+        " Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`)."
     };
 
     // Encoding.
@@ -284,13 +353,14 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
             let name = ident(&m.rust);
             let ty = ty_tokens(m.response.as_ref().expect("paired"));
             let doc = format!(" The result of `{}`.", m.wire);
-            quote! { #[doc = #doc] #gate #name(#ty), }
+            // Boxed for the same reason as params.
+            quote! { #[doc = #doc] #gate #name(Box<#ty>), }
         });
         let arms = methods.iter().map(|m| {
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
             let wire = &m.wire;
-            quote! { #gate #wire => Self::#name(codec::params(Some(result))?), }
+            quote! { #gate #wire => Self::#name(Deserialize::deserialize(result)?), }
         });
         let doc = format!(" The `result` of a response to a [`{enum_name}`], typed by the request's method.");
         quote! {
@@ -307,9 +377,15 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
                 /// Decodes the `result` of a response to a request of `method` (a client keeps
                 /// `id -> method` for the requests it sent).
                 pub fn decode(method: &str, result: &RawValue) -> Result<Self, codec::ParamsError> {
+                    codec::decode_raw(Some(result), |result| Self::deserialize_result(method, result))
+                }
+
+                /// Decodes the `result` of a response to a request of `method` straight from
+                /// `result`.
+                pub fn deserialize_result<'de, D: Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
                     Ok(match method {
                         #(#arms)*
-                        _ => Self::#catch_all(codec::params(Some(result))?),
+                        _ => Self::#catch_all(Value::deserialize(result)?),
                     })
                 }
             }
@@ -350,12 +426,18 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
 
             #[doc = #from_parts_doc]
             pub fn from_parts(#id_param method: &str, params: Option<&RawValue>, #extra_param) -> Result<Self, codec::ParamsError> {
-                #(#envelope_decode)*
+                #from_parts_body
+            }
+
+            #[doc = #deserialize_params_doc]
+            pub fn deserialize_params<'de, D: Deserializer<'de>>(#id_param method: &str, params: D) -> Result<Self, D::Error> {
                 Ok(match method {
-                    #(#decode_arms)*
-                    _ => Self::#catch_all { #id_arg method: method.to_owned(), params: codec::params(params)?, #(#envelope_names)* },
+                    #(#params_arms)*
+                    _ => Self::#catch_all { #id_arg method: method.to_owned(), params: Option::<Value>::deserialize(params)?, #(#envelope_none)* },
                 })
             }
+
+            #set_envelope
 
             /// Calls `visitor` with the marker type of `method`, or its `unrecognized` for a
             /// method this version of the crate does not know.

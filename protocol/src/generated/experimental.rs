@@ -141,10 +141,10 @@ impl ExperimentalApi for ClientRequest {
             Self::ReviewStart { params, .. } => params.experimental_reason(),
             Self::ModelList { params, .. } => params.experimental_reason(),
             Self::AccountGatewayOAuthRead { params, .. } => {
-                params.as_ref().and_then(ExperimentalApi::experimental_reason)
+                params.as_deref().and_then(ExperimentalApi::experimental_reason)
             }
             Self::AccountGatewayOAuthLogin { params, .. } => {
-                params.as_ref().and_then(ExperimentalApi::experimental_reason)
+                params.as_deref().and_then(ExperimentalApi::experimental_reason)
             }
             Self::ModelProviderList { params, .. } => params.experimental_reason(),
             Self::ModelProviderConfigWrite { params, .. } => params.experimental_reason(),
@@ -190,13 +190,13 @@ impl ExperimentalApi for ClientRequest {
             Self::AccountSessionList { .. } => Some("accountSession/list"),
             Self::AccountSessionSwitch { .. } => Some("accountSession/switch"),
             Self::AccountRateLimitsRead { params, .. } => {
-                params.as_ref().and_then(ExperimentalApi::experimental_reason)
+                params.as_deref().and_then(ExperimentalApi::experimental_reason)
             }
             Self::AccountRateLimitResetCreditConsume { params, .. } => {
                 params.experimental_reason()
             }
             Self::AccountUsageRead { params, .. } => {
-                params.as_ref().and_then(ExperimentalApi::experimental_reason)
+                params.as_deref().and_then(ExperimentalApi::experimental_reason)
             }
             Self::AccountSendAddCreditsNudgeEmail { params, .. } => {
                 params.experimental_reason()

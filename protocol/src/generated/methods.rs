@@ -2,7 +2,7 @@
 // stable/codex_app_server_protocol.schemas.json sha256 96ad5012f080b182a7ecfe2a0179ef04a8f9be80ff5e680f28afb37d9b4cf995
 // experimental/codex_app_server_protocol.schemas.json sha256 d2d0612646b0739dd264067ef944442a5485e44529c793bebf3985e9a9df6cfc
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use super::types::*;
@@ -1832,63 +1832,63 @@ pub mod request {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientRequest {
     /// `initialize`
-    Initialize { id: RequestId, params: InitializeParams },
+    Initialize { id: RequestId, params: Box<InitializeParams> },
     /// `server/diagnostics`
     ///
     /// Read content-free, process-local diagnostics.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ServerDiagnostics { id: RequestId, params: ServerDiagnosticsParams },
+    ServerDiagnostics { id: RequestId, params: Box<ServerDiagnosticsParams> },
     /// `userVerification/status`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    UserVerificationStatus { id: RequestId, params: UserVerificationStatusParams },
+    UserVerificationStatus { id: RequestId, params: Box<UserVerificationStatusParams> },
     /// `userVerification/enroll`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    UserVerificationEnroll { id: RequestId, params: UserVerificationEnrollParams },
+    UserVerificationEnroll { id: RequestId, params: Box<UserVerificationEnrollParams> },
     /// `userVerification/delete`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    UserVerificationDelete { id: RequestId, params: UserVerificationDeleteParams },
+    UserVerificationDelete { id: RequestId, params: Box<UserVerificationDeleteParams> },
     /// `userVerification/verify`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    UserVerificationVerify { id: RequestId, params: UserVerificationVerifyParams },
+    UserVerificationVerify { id: RequestId, params: Box<UserVerificationVerifyParams> },
     /// `userVerification/cancel`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    UserVerificationCancel { id: RequestId, params: UserVerificationCancelParams },
+    UserVerificationCancel { id: RequestId, params: Box<UserVerificationCancelParams> },
     /// `thread/start`
     ///
     /// NEW APIs
-    ThreadStart { id: RequestId, params: ThreadStartParams },
+    ThreadStart { id: RequestId, params: Box<ThreadStartParams> },
     /// `thread/resume`
-    ThreadResume { id: RequestId, params: ThreadResumeParams },
+    ThreadResume { id: RequestId, params: Box<ThreadResumeParams> },
     /// `thread/fork`
-    ThreadFork { id: RequestId, params: ThreadForkParams },
+    ThreadFork { id: RequestId, params: Box<ThreadForkParams> },
     /// `thread/sample`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadSample { id: RequestId, params: ThreadSampleParams },
+    ThreadSample { id: RequestId, params: Box<ThreadSampleParams> },
     /// `thread/sample/cancel`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadSampleCancel { id: RequestId, params: ThreadSampleCancelParams },
+    ThreadSampleCancel { id: RequestId, params: Box<ThreadSampleCancelParams> },
     /// `thread/archive`
-    ThreadArchive { id: RequestId, params: ThreadArchiveParams },
+    ThreadArchive { id: RequestId, params: Box<ThreadArchiveParams> },
     /// `thread/delete`
-    ThreadDelete { id: RequestId, params: ThreadDeleteParams },
+    ThreadDelete { id: RequestId, params: Box<ThreadDeleteParams> },
     /// `thread/unsubscribe`
-    ThreadUnsubscribe { id: RequestId, params: ThreadUnsubscribeParams },
+    ThreadUnsubscribe { id: RequestId, params: Box<ThreadUnsubscribeParams> },
     /// `thread/increment_elicitation`
     ///
     /// Increment the thread-local out-of-band elicitation counter.
@@ -1899,7 +1899,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadIncrementElicitation {
         id: RequestId,
-        params: ThreadIncrementElicitationParams,
+        params: Box<ThreadIncrementElicitationParams>,
     },
     /// `thread/decrement_elicitation`
     ///
@@ -1911,83 +1911,89 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadDecrementElicitation {
         id: RequestId,
-        params: ThreadDecrementElicitationParams,
+        params: Box<ThreadDecrementElicitationParams>,
     },
     /// `thread/name/set`
-    ThreadNameSet { id: RequestId, params: ThreadSetNameParams },
+    ThreadNameSet { id: RequestId, params: Box<ThreadSetNameParams> },
     /// `thread/prediction/request`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadPredictionRequest { id: RequestId, params: ThreadPredictionRequestParams },
+    ThreadPredictionRequest {
+        id: RequestId,
+        params: Box<ThreadPredictionRequestParams>,
+    },
     /// `thread/goal/set`
-    ThreadGoalSet { id: RequestId, params: ThreadGoalSetParams },
+    ThreadGoalSet { id: RequestId, params: Box<ThreadGoalSetParams> },
     /// `thread/goal/get`
-    ThreadGoalGet { id: RequestId, params: ThreadGoalGetParams },
+    ThreadGoalGet { id: RequestId, params: Box<ThreadGoalGetParams> },
     /// `thread/goal/clear`
-    ThreadGoalClear { id: RequestId, params: ThreadGoalClearParams },
+    ThreadGoalClear { id: RequestId, params: Box<ThreadGoalClearParams> },
     /// `thread/queue/add`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadQueueAdd { id: RequestId, params: ThreadQueueAddParams },
+    ThreadQueueAdd { id: RequestId, params: Box<ThreadQueueAddParams> },
     /// `thread/queue/list`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadQueueList { id: RequestId, params: ThreadQueueListParams },
+    ThreadQueueList { id: RequestId, params: Box<ThreadQueueListParams> },
     /// `thread/queue/update`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadQueueUpdate { id: RequestId, params: ThreadQueueUpdateParams },
+    ThreadQueueUpdate { id: RequestId, params: Box<ThreadQueueUpdateParams> },
     /// `thread/queue/delete`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadQueueDelete { id: RequestId, params: ThreadQueueDeleteParams },
+    ThreadQueueDelete { id: RequestId, params: Box<ThreadQueueDeleteParams> },
     /// `thread/queue/reorder`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadQueueReorder { id: RequestId, params: ThreadQueueReorderParams },
+    ThreadQueueReorder { id: RequestId, params: Box<ThreadQueueReorderParams> },
     /// `thread/queue/start`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadQueueStart { id: RequestId, params: ThreadQueueStartParams },
+    ThreadQueueStart { id: RequestId, params: Box<ThreadQueueStartParams> },
     /// `thread/metadata/update`
-    ThreadMetadataUpdate { id: RequestId, params: ThreadMetadataUpdateParams },
+    ThreadMetadataUpdate { id: RequestId, params: Box<ThreadMetadataUpdateParams> },
     /// `thread/attachment/add`
-    ThreadAttachmentAdd { id: RequestId, params: ThreadAttachmentAddParams },
+    ThreadAttachmentAdd { id: RequestId, params: Box<ThreadAttachmentAddParams> },
     /// `thread/attachment/list`
-    ThreadAttachmentList { id: RequestId, params: ThreadAttachmentListParams },
+    ThreadAttachmentList { id: RequestId, params: Box<ThreadAttachmentListParams> },
     /// `thread/attachmentOwner/list`
-    ThreadAttachmentOwnerList { id: RequestId, params: ThreadAttachmentOwnerListParams },
+    ThreadAttachmentOwnerList {
+        id: RequestId,
+        params: Box<ThreadAttachmentOwnerListParams>,
+    },
     /// `thread/attachment/remove`
-    ThreadAttachmentRemove { id: RequestId, params: ThreadAttachmentRemoveParams },
+    ThreadAttachmentRemove { id: RequestId, params: Box<ThreadAttachmentRemoveParams> },
     /// `thread/section/move`
-    ThreadSectionMove { id: RequestId, params: ThreadSectionMoveParams },
+    ThreadSectionMove { id: RequestId, params: Box<ThreadSectionMoveParams> },
     /// `thread/settings/update`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadSettingsUpdate { id: RequestId, params: ThreadSettingsUpdateParams },
+    ThreadSettingsUpdate { id: RequestId, params: Box<ThreadSettingsUpdateParams> },
     /// `thread/memoryMode/set`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadMemoryModeSet { id: RequestId, params: ThreadMemoryModeSetParams },
+    ThreadMemoryModeSet { id: RequestId, params: Box<ThreadMemoryModeSetParams> },
     /// `thread/memory/read`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadMemoryRead { id: RequestId, params: ThreadMemoryReadParams },
+    ThreadMemoryRead { id: RequestId, params: Box<ThreadMemoryReadParams> },
     /// `memory/status`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    MemoryStatus { id: RequestId, params: MemoryStatusParams },
+    MemoryStatus { id: RequestId, params: Box<MemoryStatusParams> },
     /// `memory/reset`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -2001,15 +2007,15 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     RolloutCompress { id: RequestId },
     /// `thread/unarchive`
-    ThreadUnarchive { id: RequestId, params: ThreadUnarchiveParams },
+    ThreadUnarchive { id: RequestId, params: Box<ThreadUnarchiveParams> },
     /// `thread/compact/start`
-    ThreadCompactStart { id: RequestId, params: ThreadCompactStartParams },
+    ThreadCompactStart { id: RequestId, params: Box<ThreadCompactStartParams> },
     /// `thread/shellCommand`
-    ThreadShellCommand { id: RequestId, params: ThreadShellCommandParams },
+    ThreadShellCommand { id: RequestId, params: Box<ThreadShellCommandParams> },
     /// `thread/approveGuardianDeniedAction`
     ThreadApproveGuardianDeniedAction {
         id: RequestId,
-        params: ThreadApproveGuardianDeniedActionParams,
+        params: Box<ThreadApproveGuardianDeniedActionParams>,
     },
     /// `thread/backgroundTerminals/clean`
     ///
@@ -2017,7 +2023,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadBackgroundTerminalsClean {
         id: RequestId,
-        params: ThreadBackgroundTerminalsCleanParams,
+        params: Box<ThreadBackgroundTerminalsCleanParams>,
     },
     /// `thread/backgroundTerminals/list`
     ///
@@ -2025,7 +2031,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadBackgroundTerminalsList {
         id: RequestId,
-        params: ThreadBackgroundTerminalsListParams,
+        params: Box<ThreadBackgroundTerminalsListParams>,
     },
     /// `thread/backgroundTerminals/terminate`
     ///
@@ -2033,253 +2039,289 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     ThreadBackgroundTerminalsTerminate {
         id: RequestId,
-        params: ThreadBackgroundTerminalsTerminateParams,
+        params: Box<ThreadBackgroundTerminalsTerminateParams>,
     },
     /// `thread/revert`
-    ThreadRevert { id: RequestId, params: ThreadRevertParams },
+    ThreadRevert { id: RequestId, params: Box<ThreadRevertParams> },
     /// `thread/list`
-    ThreadList { id: RequestId, params: ThreadListParams },
+    ThreadList { id: RequestId, params: Box<ThreadListParams> },
     /// `project/list`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProjectList { id: RequestId, params: ProjectListParams },
+    ProjectList { id: RequestId, params: Box<ProjectListParams> },
     /// `project/read`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProjectRead { id: RequestId, params: ProjectReadParams },
+    ProjectRead { id: RequestId, params: Box<ProjectReadParams> },
     /// `project/create`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProjectCreate { id: RequestId, params: ProjectCreateParams },
+    ProjectCreate { id: RequestId, params: Box<ProjectCreateParams> },
     /// `project/import`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProjectImport { id: RequestId, params: ProjectImportParams },
+    ProjectImport { id: RequestId, params: Box<ProjectImportParams> },
     /// `project/update`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProjectUpdate { id: RequestId, params: ProjectUpdateParams },
+    ProjectUpdate { id: RequestId, params: Box<ProjectUpdateParams> },
     /// `project/move`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProjectMove { id: RequestId, params: ProjectMoveParams },
+    ProjectMove { id: RequestId, params: Box<ProjectMoveParams> },
     /// `project/delete`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProjectDelete { id: RequestId, params: ProjectDeleteParams },
+    ProjectDelete { id: RequestId, params: Box<ProjectDeleteParams> },
     /// `threadSection/list`
-    ThreadSectionList { id: RequestId, params: ThreadSectionListParams },
+    ThreadSectionList { id: RequestId, params: Box<ThreadSectionListParams> },
     /// `threadSection/create`
-    ThreadSectionCreate { id: RequestId, params: ThreadSectionCreateParams },
+    ThreadSectionCreate { id: RequestId, params: Box<ThreadSectionCreateParams> },
     /// `threadSection/update`
-    ThreadSectionUpdate { id: RequestId, params: ThreadSectionUpdateParams },
+    ThreadSectionUpdate { id: RequestId, params: Box<ThreadSectionUpdateParams> },
     /// `threadSection/delete`
-    ThreadSectionDelete { id: RequestId, params: ThreadSectionDeleteParams },
+    ThreadSectionDelete { id: RequestId, params: Box<ThreadSectionDeleteParams> },
     /// `thread/search`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadSearch { id: RequestId, params: ThreadSearchParams },
+    ThreadSearch { id: RequestId, params: Box<ThreadSearchParams> },
     /// `thread/searchOccurrences`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadSearchOccurrences { id: RequestId, params: ThreadSearchOccurrencesParams },
+    ThreadSearchOccurrences {
+        id: RequestId,
+        params: Box<ThreadSearchOccurrencesParams>,
+    },
     /// `thread/loaded/list`
-    ThreadLoadedList { id: RequestId, params: ThreadLoadedListParams },
+    ThreadLoadedList { id: RequestId, params: Box<ThreadLoadedListParams> },
     /// `thread/read`
-    ThreadRead { id: RequestId, params: ThreadReadParams },
+    ThreadRead { id: RequestId, params: Box<ThreadReadParams> },
     /// `thread/readState/update`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadReadStateUpdate { id: RequestId, params: ThreadReadStateUpdateParams },
+    ThreadReadStateUpdate { id: RequestId, params: Box<ThreadReadStateUpdateParams> },
     /// `thread/turns/list`
-    ThreadTurnsList { id: RequestId, params: ThreadTurnsListParams },
+    ThreadTurnsList { id: RequestId, params: Box<ThreadTurnsListParams> },
     /// `thread/items/list`
-    ThreadItemsList { id: RequestId, params: ThreadItemsListParams },
+    ThreadItemsList { id: RequestId, params: Box<ThreadItemsListParams> },
     /// `thread/items/read`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadItemsRead { id: RequestId, params: ThreadItemsReadParams },
+    ThreadItemsRead { id: RequestId, params: Box<ThreadItemsReadParams> },
     /// `thread/guardianReview`
     ///
     /// Review the idle thread's final injected exec_command without executing it.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadGuardianReview { id: RequestId, params: ThreadGuardianReviewParams },
+    ThreadGuardianReview { id: RequestId, params: Box<ThreadGuardianReviewParams> },
     /// `thread/inject_items`
     ///
     /// Append raw Responses API items to the thread history without starting a user turn.
-    ThreadInjectItems { id: RequestId, params: ThreadInjectItemsParams },
+    ThreadInjectItems { id: RequestId, params: Box<ThreadInjectItemsParams> },
     /// `thread/prepareApprovedPlan`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadPrepareApprovedPlan { id: RequestId, params: ThreadPrepareApprovedPlanParams },
+    ThreadPrepareApprovedPlan {
+        id: RequestId,
+        params: Box<ThreadPrepareApprovedPlanParams>,
+    },
     /// `skills/list`
-    SkillsList { id: RequestId, params: SkillsListParams },
+    SkillsList { id: RequestId, params: Box<SkillsListParams> },
     /// `skills/extraRoots/set`
-    SkillsExtraRootsSet { id: RequestId, params: SkillsExtraRootsSetParams },
+    SkillsExtraRootsSet { id: RequestId, params: Box<SkillsExtraRootsSetParams> },
     /// `hooks/list`
-    HooksList { id: RequestId, params: HooksListParams },
+    HooksList { id: RequestId, params: Box<HooksListParams> },
     /// `marketplace/add`
-    MarketplaceAdd { id: RequestId, params: MarketplaceAddParams },
+    MarketplaceAdd { id: RequestId, params: Box<MarketplaceAddParams> },
     /// `marketplace/remove`
-    MarketplaceRemove { id: RequestId, params: MarketplaceRemoveParams },
+    MarketplaceRemove { id: RequestId, params: Box<MarketplaceRemoveParams> },
     /// `marketplace/upgrade`
-    MarketplaceUpgrade { id: RequestId, params: MarketplaceUpgradeParams },
+    MarketplaceUpgrade { id: RequestId, params: Box<MarketplaceUpgradeParams> },
     /// `plugin/list`
-    PluginList { id: RequestId, params: PluginListParams },
+    PluginList { id: RequestId, params: Box<PluginListParams> },
     /// `plugin/search`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    PluginSearch { id: RequestId, params: PluginSearchParams },
+    PluginSearch { id: RequestId, params: Box<PluginSearchParams> },
     /// `plugin/installed`
-    PluginInstalled { id: RequestId, params: PluginInstalledParams },
+    PluginInstalled { id: RequestId, params: Box<PluginInstalledParams> },
     /// `plugin/reconcile`
-    PluginReconcile { id: RequestId, params: PluginReconcileParams },
+    PluginReconcile { id: RequestId, params: Box<PluginReconcileParams> },
     /// `plugin/read`
-    PluginRead { id: RequestId, params: PluginReadParams },
+    PluginRead { id: RequestId, params: Box<PluginReadParams> },
     /// `plugin/skill/read`
-    PluginSkillRead { id: RequestId, params: PluginSkillReadParams },
+    PluginSkillRead { id: RequestId, params: Box<PluginSkillReadParams> },
     /// `plugin/share/save`
-    PluginShareSave { id: RequestId, params: PluginShareSaveParams },
+    PluginShareSave { id: RequestId, params: Box<PluginShareSaveParams> },
     /// `plugin/share/updateTargets`
-    PluginShareUpdateTargets { id: RequestId, params: PluginShareUpdateTargetsParams },
+    PluginShareUpdateTargets {
+        id: RequestId,
+        params: Box<PluginShareUpdateTargetsParams>,
+    },
     /// `plugin/share/list`
-    PluginShareList { id: RequestId, params: PluginShareListParams },
+    PluginShareList { id: RequestId, params: Box<PluginShareListParams> },
     /// `plugin/share/checkout`
-    PluginShareCheckout { id: RequestId, params: PluginShareCheckoutParams },
+    PluginShareCheckout { id: RequestId, params: Box<PluginShareCheckoutParams> },
     /// `plugin/share/delete`
-    PluginShareDelete { id: RequestId, params: PluginShareDeleteParams },
+    PluginShareDelete { id: RequestId, params: Box<PluginShareDeleteParams> },
     /// `app/read`
-    AppRead { id: RequestId, params: AppsReadParams },
+    AppRead { id: RequestId, params: Box<AppsReadParams> },
     /// `app/list`
-    AppList { id: RequestId, params: AppsListParams },
+    AppList { id: RequestId, params: Box<AppsListParams> },
     /// `app/installed`
-    AppInstalled { id: RequestId, params: AppsInstalledParams },
+    AppInstalled { id: RequestId, params: Box<AppsInstalledParams> },
     /// `fs/readFile`
-    FsReadFile { id: RequestId, params: FsReadFileParams },
+    FsReadFile { id: RequestId, params: Box<FsReadFileParams> },
     /// `fs/writeFile`
-    FsWriteFile { id: RequestId, params: FsWriteFileParams },
+    FsWriteFile { id: RequestId, params: Box<FsWriteFileParams> },
     /// `fs/createDirectory`
-    FsCreateDirectory { id: RequestId, params: FsCreateDirectoryParams },
+    FsCreateDirectory { id: RequestId, params: Box<FsCreateDirectoryParams> },
     /// `fs/getMetadata`
-    FsGetMetadata { id: RequestId, params: FsGetMetadataParams },
+    FsGetMetadata { id: RequestId, params: Box<FsGetMetadataParams> },
     /// `fs/readDirectory`
-    FsReadDirectory { id: RequestId, params: FsReadDirectoryParams },
+    FsReadDirectory { id: RequestId, params: Box<FsReadDirectoryParams> },
     /// `fs/remove`
-    FsRemove { id: RequestId, params: FsRemoveParams },
+    FsRemove { id: RequestId, params: Box<FsRemoveParams> },
     /// `fs/copy`
-    FsCopy { id: RequestId, params: FsCopyParams },
+    FsCopy { id: RequestId, params: Box<FsCopyParams> },
     /// `fs/watch`
-    FsWatch { id: RequestId, params: FsWatchParams },
+    FsWatch { id: RequestId, params: Box<FsWatchParams> },
     /// `fs/unwatch`
-    FsUnwatch { id: RequestId, params: FsUnwatchParams },
+    FsUnwatch { id: RequestId, params: Box<FsUnwatchParams> },
     /// `skills/config/write`
-    SkillsConfigWrite { id: RequestId, params: SkillsConfigWriteParams },
+    SkillsConfigWrite { id: RequestId, params: Box<SkillsConfigWriteParams> },
     /// `plugin/install`
-    PluginInstall { id: RequestId, params: PluginInstallParams },
+    PluginInstall { id: RequestId, params: Box<PluginInstallParams> },
     /// `plugin/uninstall`
-    PluginUninstall { id: RequestId, params: PluginUninstallParams },
+    PluginUninstall { id: RequestId, params: Box<PluginUninstallParams> },
     /// `turn/start`
-    TurnStart { id: RequestId, params: TurnStartParams },
+    TurnStart { id: RequestId, params: Box<TurnStartParams> },
     /// `turn/settings/update`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    TurnSettingsUpdate { id: RequestId, params: TurnSettingsUpdateParams },
+    TurnSettingsUpdate { id: RequestId, params: Box<TurnSettingsUpdateParams> },
     /// `turn/steer`
-    TurnSteer { id: RequestId, params: TurnSteerParams },
+    TurnSteer { id: RequestId, params: Box<TurnSteerParams> },
     /// `turn/interrupt`
-    TurnInterrupt { id: RequestId, params: TurnInterruptParams },
+    TurnInterrupt { id: RequestId, params: Box<TurnInterruptParams> },
     /// `thread/realtime/start`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeStart { id: RequestId, params: ThreadRealtimeStartParams },
+    ThreadRealtimeStart { id: RequestId, params: Box<ThreadRealtimeStartParams> },
     /// `thread/realtime/appendAudio`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeAppendAudio { id: RequestId, params: ThreadRealtimeAppendAudioParams },
+    ThreadRealtimeAppendAudio {
+        id: RequestId,
+        params: Box<ThreadRealtimeAppendAudioParams>,
+    },
     /// `thread/realtime/appendText`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeAppendText { id: RequestId, params: ThreadRealtimeAppendTextParams },
+    ThreadRealtimeAppendText {
+        id: RequestId,
+        params: Box<ThreadRealtimeAppendTextParams>,
+    },
     /// `thread/realtime/appendSpeech`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadRealtimeAppendSpeech {
         id: RequestId,
-        params: ThreadRealtimeAppendSpeechParams,
+        params: Box<ThreadRealtimeAppendSpeechParams>,
     },
     /// `thread/realtime/stop`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeStop { id: RequestId, params: ThreadRealtimeStopParams },
+    ThreadRealtimeStop { id: RequestId, params: Box<ThreadRealtimeStopParams> },
     /// `thread/timeline/list`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadTimelineList { id: RequestId, params: ThreadTimelineListParams },
+    ThreadTimelineList { id: RequestId, params: Box<ThreadTimelineListParams> },
     /// `thread/realtime/listVoices`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeListVoices { id: RequestId, params: ThreadRealtimeListVoicesParams },
+    ThreadRealtimeListVoices {
+        id: RequestId,
+        params: Box<ThreadRealtimeListVoicesParams>,
+    },
     /// `review/start`
-    ReviewStart { id: RequestId, params: ReviewStartParams },
+    ReviewStart { id: RequestId, params: Box<ReviewStartParams> },
     /// `model/list`
-    ModelList { id: RequestId, params: ModelListParams },
+    ModelList { id: RequestId, params: Box<ModelListParams> },
     /// `account/gatewayOAuth/read`
-    AccountGatewayOAuthRead { id: RequestId, params: Option<GatewayOAuthReadParams> },
+    AccountGatewayOAuthRead {
+        id: RequestId,
+        params: Option<Box<GatewayOAuthReadParams>>,
+    },
     /// `account/gatewayOAuth/login`
-    AccountGatewayOAuthLogin { id: RequestId, params: Option<GatewayOAuthLoginParams> },
+    AccountGatewayOAuthLogin {
+        id: RequestId,
+        params: Option<Box<GatewayOAuthLoginParams>>,
+    },
     /// `account/gatewayOAuth/cancel`
     AccountGatewayOAuthCancel { id: RequestId },
     /// `modelProvider/list`
-    ModelProviderList { id: RequestId, params: ModelProviderListParams },
+    ModelProviderList { id: RequestId, params: Box<ModelProviderListParams> },
     /// `modelProvider/config/write`
-    ModelProviderConfigWrite { id: RequestId, params: ModelProviderConfigWriteParams },
+    ModelProviderConfigWrite {
+        id: RequestId,
+        params: Box<ModelProviderConfigWriteParams>,
+    },
     /// `modelProvider/capabilities/read`
     ModelProviderCapabilitiesRead {
         id: RequestId,
-        params: ModelProviderCapabilitiesReadParams,
+        params: Box<ModelProviderCapabilitiesReadParams>,
     },
     /// `experimentalFeature/list`
-    ExperimentalFeatureList { id: RequestId, params: ExperimentalFeatureListParams },
+    ExperimentalFeatureList {
+        id: RequestId,
+        params: Box<ExperimentalFeatureListParams>,
+    },
     /// `permissionProfile/list`
-    PermissionProfileList { id: RequestId, params: PermissionProfileListParams },
+    PermissionProfileList { id: RequestId, params: Box<PermissionProfileListParams> },
     /// `experimentalFeature/enablement/set`
     ExperimentalFeatureEnablementSet {
         id: RequestId,
-        params: ExperimentalFeatureEnablementSetParams,
+        params: Box<ExperimentalFeatureEnablementSetParams>,
     },
     /// `remoteControl/enable`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    RemoteControlEnable { id: RequestId, params: Option<RemoteControlEnableParams> },
+    RemoteControlEnable {
+        id: RequestId,
+        params: Option<Box<RemoteControlEnableParams>>,
+    },
     /// `remoteControl/disable`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    RemoteControlDisable { id: RequestId, params: Option<RemoteControlDisableParams> },
+    RemoteControlDisable {
+        id: RequestId,
+        params: Option<Box<RemoteControlDisableParams>>,
+    },
     /// `remoteControl/status/read`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -2289,27 +2331,33 @@ pub enum ClientRequest {
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    RemoteControlPairingStart { id: RequestId, params: RemoteControlPairingStartParams },
+    RemoteControlPairingStart {
+        id: RequestId,
+        params: Box<RemoteControlPairingStartParams>,
+    },
     /// `remoteControl/pairing/status`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     RemoteControlPairingStatus {
         id: RequestId,
-        params: RemoteControlPairingStatusParams,
+        params: Box<RemoteControlPairingStatusParams>,
     },
     /// `remoteControl/client/list`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    RemoteControlClientList { id: RequestId, params: RemoteControlClientsListParams },
+    RemoteControlClientList {
+        id: RequestId,
+        params: Box<RemoteControlClientsListParams>,
+    },
     /// `remoteControl/client/revoke`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     RemoteControlClientRevoke {
         id: RequestId,
-        params: RemoteControlClientsRevokeParams,
+        params: Box<RemoteControlClientsRevokeParams>,
     },
     /// `collaborationMode/list`
     ///
@@ -2317,194 +2365,212 @@ pub enum ClientRequest {
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    CollaborationModeList { id: RequestId, params: CollaborationModeListParams },
+    CollaborationModeList { id: RequestId, params: Box<CollaborationModeListParams> },
     /// `mock/experimentalMethod`
     ///
     /// Test-only method used to validate experimental gating.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    MockExperimentalMethod { id: RequestId, params: MockExperimentalMethodParams },
+    MockExperimentalMethod { id: RequestId, params: Box<MockExperimentalMethodParams> },
     /// `environment/add`
     ///
     /// Adds or replaces a remote environment by id for later selection.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    EnvironmentAdd { id: RequestId, params: EnvironmentAddParams },
+    EnvironmentAdd { id: RequestId, params: Box<EnvironmentAddParams> },
     /// `environment/info`
     ///
     /// Reads information from a configured execution environment.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    EnvironmentInfo { id: RequestId, params: EnvironmentInfoParams },
+    EnvironmentInfo { id: RequestId, params: Box<EnvironmentInfoParams> },
     /// `environment/status`
     ///
     /// Reads the current status of a configured execution environment.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    EnvironmentStatus { id: RequestId, params: EnvironmentStatusParams },
+    EnvironmentStatus { id: RequestId, params: Box<EnvironmentStatusParams> },
     /// `mcpServer/oauth/login`
-    McpServerOauthLogin { id: RequestId, params: McpServerOauthLoginParams },
+    McpServerOauthLogin { id: RequestId, params: Box<McpServerOauthLoginParams> },
     /// `config/mcpServer/reload`
     ConfigMcpServerReload { id: RequestId },
     /// `mcpServerStatus/list`
-    McpServerStatusList { id: RequestId, params: ListMcpServerStatusParams },
+    McpServerStatusList { id: RequestId, params: Box<ListMcpServerStatusParams> },
     /// `mcpServer/resource/read`
-    McpServerResourceRead { id: RequestId, params: McpResourceReadParams },
+    McpServerResourceRead { id: RequestId, params: Box<McpResourceReadParams> },
     /// `mcpServer/event/stream/start`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    McpServerEventStreamStart { id: RequestId, params: McpServerEventStreamStartParams },
+    McpServerEventStreamStart {
+        id: RequestId,
+        params: Box<McpServerEventStreamStartParams>,
+    },
     /// `mcpServer/event/stream/stop`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    McpServerEventStreamStop { id: RequestId, params: McpServerEventStreamStopParams },
+    McpServerEventStreamStop {
+        id: RequestId,
+        params: Box<McpServerEventStreamStopParams>,
+    },
     /// `mcpServer/tool/call`
-    McpServerToolCall { id: RequestId, params: McpServerToolCallParams },
+    McpServerToolCall { id: RequestId, params: Box<McpServerToolCallParams> },
     /// `windowsSandbox/setupStart`
-    WindowsSandboxSetupStart { id: RequestId, params: WindowsSandboxSetupStartParams },
+    WindowsSandboxSetupStart {
+        id: RequestId,
+        params: Box<WindowsSandboxSetupStartParams>,
+    },
     /// `windowsSandbox/readiness`
     WindowsSandboxReadiness { id: RequestId },
     /// `account/login/start`
-    AccountLoginStart { id: RequestId, params: LoginAccountParams },
+    AccountLoginStart { id: RequestId, params: Box<LoginAccountParams> },
     /// `account/bedrock/discover`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    AccountBedrockDiscover { id: RequestId, params: BedrockDiscoverParams },
+    AccountBedrockDiscover { id: RequestId, params: Box<BedrockDiscoverParams> },
     /// `account/bedrock/setup`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    AccountBedrockSetup { id: RequestId, params: BedrockSetupParams },
+    AccountBedrockSetup { id: RequestId, params: Box<BedrockSetupParams> },
     /// `account/gcp/setup`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    AccountGcpSetup { id: RequestId, params: GcpSetupParams },
+    AccountGcpSetup { id: RequestId, params: Box<GcpSetupParams> },
     /// `account/bedrock/checkGovCloudRequirements`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     AccountBedrockCheckGovCloudRequirements {
         id: RequestId,
-        params: BedrockCheckGovCloudRequirementsParams,
+        params: Box<BedrockCheckGovCloudRequirementsParams>,
     },
     /// `account/login/cancel`
-    AccountLoginCancel { id: RequestId, params: CancelLoginAccountParams },
+    AccountLoginCancel { id: RequestId, params: Box<CancelLoginAccountParams> },
     /// `accountSession/list`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    AccountSessionList { id: RequestId, params: AccountSessionsListParams },
+    AccountSessionList { id: RequestId, params: Box<AccountSessionsListParams> },
     /// `accountSession/switch`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    AccountSessionSwitch { id: RequestId, params: AccountSessionsSwitchParams },
+    AccountSessionSwitch { id: RequestId, params: Box<AccountSessionsSwitchParams> },
     /// `account/logout`
     AccountLogout { id: RequestId },
     /// `account/securitySetup/read`
     AccountSecuritySetupRead { id: RequestId },
     /// `account/rateLimits/read`
-    AccountRateLimitsRead { id: RequestId, params: Option<GetAccountRateLimitsParams> },
+    AccountRateLimitsRead {
+        id: RequestId,
+        params: Option<Box<GetAccountRateLimitsParams>>,
+    },
     /// `account/rateLimitResetCredit/consume`
     AccountRateLimitResetCreditConsume {
         id: RequestId,
-        params: ConsumeAccountRateLimitResetCreditParams,
+        params: Box<ConsumeAccountRateLimitResetCreditParams>,
     },
     /// `account/usage/read`
-    AccountUsageRead { id: RequestId, params: Option<GetAccountTokenUsageParams> },
+    AccountUsageRead { id: RequestId, params: Option<Box<GetAccountTokenUsageParams>> },
     /// `account/workspaceMessages/read`
     AccountWorkspaceMessagesRead { id: RequestId },
     /// `account/sendAddCreditsNudgeEmail`
     AccountSendAddCreditsNudgeEmail {
         id: RequestId,
-        params: SendAddCreditsNudgeEmailParams,
+        params: Box<SendAddCreditsNudgeEmailParams>,
     },
     /// `feedback/upload`
-    FeedbackUpload { id: RequestId, params: FeedbackUploadParams },
+    FeedbackUpload { id: RequestId, params: Box<FeedbackUploadParams> },
     /// `feedback/save`
-    FeedbackSave { id: RequestId, params: FeedbackSaveParams },
+    FeedbackSave { id: RequestId, params: Box<FeedbackSaveParams> },
     /// `command/exec`
     ///
     /// Execute a standalone command (argv vector) under the server's sandbox.
-    CommandExec { id: RequestId, params: CommandExecParams },
+    CommandExec { id: RequestId, params: Box<CommandExecParams> },
     /// `command/exec/write`
     ///
     /// Write stdin bytes to a running `command/exec` session or close stdin.
-    CommandExecWrite { id: RequestId, params: CommandExecWriteParams },
+    CommandExecWrite { id: RequestId, params: Box<CommandExecWriteParams> },
     /// `command/exec/terminate`
     ///
     /// Terminate a running `command/exec` session by client-supplied `processId`.
-    CommandExecTerminate { id: RequestId, params: CommandExecTerminateParams },
+    CommandExecTerminate { id: RequestId, params: Box<CommandExecTerminateParams> },
     /// `command/exec/resize`
     ///
     /// Resize a running PTY-backed `command/exec` session by client-supplied `processId`.
-    CommandExecResize { id: RequestId, params: CommandExecResizeParams },
+    CommandExecResize { id: RequestId, params: Box<CommandExecResizeParams> },
     /// `process/spawn`
     ///
     /// Spawn a standalone process (argv vector) without a Codex sandbox.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProcessSpawn { id: RequestId, params: ProcessSpawnParams },
+    ProcessSpawn { id: RequestId, params: Box<ProcessSpawnParams> },
     /// `process/writeStdin`
     ///
     /// Write stdin bytes to a running `process/spawn` session or close stdin.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProcessWriteStdin { id: RequestId, params: ProcessWriteStdinParams },
+    ProcessWriteStdin { id: RequestId, params: Box<ProcessWriteStdinParams> },
     /// `process/kill`
     ///
     /// Terminate a running `process/spawn` session by client-supplied `processHandle`.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProcessKill { id: RequestId, params: ProcessKillParams },
+    ProcessKill { id: RequestId, params: Box<ProcessKillParams> },
     /// `process/resizePty`
     ///
     /// Resize a running PTY-backed `process/spawn` session by client-supplied `processHandle`.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    ProcessResizePty { id: RequestId, params: ProcessResizePtyParams },
+    ProcessResizePty { id: RequestId, params: Box<ProcessResizePtyParams> },
     /// `config/read`
-    ConfigRead { id: RequestId, params: ConfigReadParams },
+    ConfigRead { id: RequestId, params: Box<ConfigReadParams> },
     /// `externalAgentConfig/detect`
-    ExternalAgentConfigDetect { id: RequestId, params: ExternalAgentConfigDetectParams },
+    ExternalAgentConfigDetect {
+        id: RequestId,
+        params: Box<ExternalAgentConfigDetectParams>,
+    },
     /// `externalAgentConfig/import`
-    ExternalAgentConfigImport { id: RequestId, params: ExternalAgentConfigImportParams },
+    ExternalAgentConfigImport {
+        id: RequestId,
+        params: Box<ExternalAgentConfigImportParams>,
+    },
     /// `externalAgentConfig/import/recordHistory`
     ExternalAgentConfigImportRecordHistory {
         id: RequestId,
-        params: ExternalAgentConfigImportHistoryRecordParams,
+        params: Box<ExternalAgentConfigImportHistoryRecordParams>,
     },
     /// `externalAgentConfig/import/readHistories`
     ExternalAgentConfigImportReadHistories { id: RequestId },
     /// `config/value/write`
-    ConfigValueWrite { id: RequestId, params: ConfigValueWriteParams },
+    ConfigValueWrite { id: RequestId, params: Box<ConfigValueWriteParams> },
     /// `config/batchWrite`
-    ConfigBatchWrite { id: RequestId, params: ConfigBatchWriteParams },
+    ConfigBatchWrite { id: RequestId, params: Box<ConfigBatchWriteParams> },
     /// `configRequirements/read`
     ConfigRequirementsRead { id: RequestId },
     /// `account/read`
-    AccountRead { id: RequestId, params: GetAccountParams },
+    AccountRead { id: RequestId, params: Box<GetAccountParams> },
     /// `fuzzyFileSearch`
-    FuzzyFileSearch { id: RequestId, params: FuzzyFileSearchParams },
+    FuzzyFileSearch { id: RequestId, params: Box<FuzzyFileSearchParams> },
     /// `fuzzyFileSearch/sessionStart`
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionStart {
         id: RequestId,
-        params: FuzzyFileSearchSessionStartParams,
+        params: Box<FuzzyFileSearchSessionStartParams>,
     },
     /// `fuzzyFileSearch/sessionUpdate`
     ///
@@ -2512,7 +2578,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionUpdate {
         id: RequestId,
-        params: FuzzyFileSearchSessionUpdateParams,
+        params: Box<FuzzyFileSearchSessionUpdateParams>,
     },
     /// `fuzzyFileSearch/sessionStop`
     ///
@@ -2520,7 +2586,7 @@ pub enum ClientRequest {
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionStop {
         id: RequestId,
-        params: FuzzyFileSearchSessionStopParams,
+        params: Box<FuzzyFileSearchSessionStopParams>,
     },
     /// A method this version of the crate does not know, kept as it came.
     Unrecognized {
@@ -3089,762 +3155,770 @@ impl ClientRequest {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Self, codec::ParamsError> {
+        codec::decode_raw(params, |params| Self::deserialize_params(id, method, params))
+    }
+    /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
+    pub fn deserialize_params<'de, D: Deserializer<'de>>(
+        id: RequestId,
+        method: &str,
+        params: D,
+    ) -> Result<Self, D::Error> {
         Ok(
             match method {
                 "initialize" => {
                     Self::Initialize {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "server/diagnostics" => {
                     Self::ServerDiagnostics {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/status" => {
                     Self::UserVerificationStatus {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/enroll" => {
                     Self::UserVerificationEnroll {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/delete" => {
                     Self::UserVerificationDelete {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/verify" => {
                     Self::UserVerificationVerify {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/cancel" => {
                     Self::UserVerificationCancel {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/start" => {
                     Self::ThreadStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/resume" => {
                     Self::ThreadResume {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/fork" => {
                     Self::ThreadFork {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/sample" => {
                     Self::ThreadSample {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/sample/cancel" => {
                     Self::ThreadSampleCancel {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/archive" => {
                     Self::ThreadArchive {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/delete" => {
                     Self::ThreadDelete {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/unsubscribe" => {
                     Self::ThreadUnsubscribe {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/increment_elicitation" => {
                     Self::ThreadIncrementElicitation {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/decrement_elicitation" => {
                     Self::ThreadDecrementElicitation {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/name/set" => {
                     Self::ThreadNameSet {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/prediction/request" => {
                     Self::ThreadPredictionRequest {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/goal/set" => {
                     Self::ThreadGoalSet {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/goal/get" => {
                     Self::ThreadGoalGet {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/goal/clear" => {
                     Self::ThreadGoalClear {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/add" => {
                     Self::ThreadQueueAdd {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/list" => {
                     Self::ThreadQueueList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/update" => {
                     Self::ThreadQueueUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/delete" => {
                     Self::ThreadQueueDelete {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/reorder" => {
                     Self::ThreadQueueReorder {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/start" => {
                     Self::ThreadQueueStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/metadata/update" => {
                     Self::ThreadMetadataUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/attachment/add" => {
                     Self::ThreadAttachmentAdd {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/attachment/list" => {
                     Self::ThreadAttachmentList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/attachmentOwner/list" => {
                     Self::ThreadAttachmentOwnerList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/attachment/remove" => {
                     Self::ThreadAttachmentRemove {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/section/move" => {
                     Self::ThreadSectionMove {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/settings/update" => {
                     Self::ThreadSettingsUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/memoryMode/set" => {
                     Self::ThreadMemoryModeSet {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/memory/read" => {
                     Self::ThreadMemoryRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "memory/status" => {
                     Self::MemoryStatus {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "memory/reset" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::MemoryReset { id }
                 }
                 #[cfg(feature = "experimental")]
                 "rollout/compress" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::RolloutCompress { id }
                 }
                 "thread/unarchive" => {
                     Self::ThreadUnarchive {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/compact/start" => {
                     Self::ThreadCompactStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/shellCommand" => {
                     Self::ThreadShellCommand {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/approveGuardianDeniedAction" => {
                     Self::ThreadApproveGuardianDeniedAction {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/backgroundTerminals/clean" => {
                     Self::ThreadBackgroundTerminalsClean {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/backgroundTerminals/list" => {
                     Self::ThreadBackgroundTerminalsList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/backgroundTerminals/terminate" => {
                     Self::ThreadBackgroundTerminalsTerminate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/revert" => {
                     Self::ThreadRevert {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/list" => {
                     Self::ThreadList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "project/list" => {
                     Self::ProjectList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "project/read" => {
                     Self::ProjectRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "project/create" => {
                     Self::ProjectCreate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "project/import" => {
                     Self::ProjectImport {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "project/update" => {
                     Self::ProjectUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "project/move" => {
                     Self::ProjectMove {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "project/delete" => {
                     Self::ProjectDelete {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "threadSection/list" => {
                     Self::ThreadSectionList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "threadSection/create" => {
                     Self::ThreadSectionCreate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "threadSection/update" => {
                     Self::ThreadSectionUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "threadSection/delete" => {
                     Self::ThreadSectionDelete {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/search" => {
                     Self::ThreadSearch {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/searchOccurrences" => {
                     Self::ThreadSearchOccurrences {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/loaded/list" => {
                     Self::ThreadLoadedList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/read" => {
                     Self::ThreadRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/readState/update" => {
                     Self::ThreadReadStateUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/turns/list" => {
                     Self::ThreadTurnsList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/items/list" => {
                     Self::ThreadItemsList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/items/read" => {
                     Self::ThreadItemsRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/guardianReview" => {
                     Self::ThreadGuardianReview {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "thread/inject_items" => {
                     Self::ThreadInjectItems {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/prepareApprovedPlan" => {
                     Self::ThreadPrepareApprovedPlan {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "skills/list" => {
                     Self::SkillsList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "skills/extraRoots/set" => {
                     Self::SkillsExtraRootsSet {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "hooks/list" => {
                     Self::HooksList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "marketplace/add" => {
                     Self::MarketplaceAdd {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "marketplace/remove" => {
                     Self::MarketplaceRemove {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "marketplace/upgrade" => {
                     Self::MarketplaceUpgrade {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/list" => {
                     Self::PluginList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "plugin/search" => {
                     Self::PluginSearch {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/installed" => {
                     Self::PluginInstalled {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/reconcile" => {
                     Self::PluginReconcile {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/read" => {
                     Self::PluginRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/skill/read" => {
                     Self::PluginSkillRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/share/save" => {
                     Self::PluginShareSave {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/share/updateTargets" => {
                     Self::PluginShareUpdateTargets {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/share/list" => {
                     Self::PluginShareList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/share/checkout" => {
                     Self::PluginShareCheckout {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/share/delete" => {
                     Self::PluginShareDelete {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "app/read" => {
                     Self::AppRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "app/list" => {
                     Self::AppList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "app/installed" => {
                     Self::AppInstalled {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/readFile" => {
                     Self::FsReadFile {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/writeFile" => {
                     Self::FsWriteFile {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/createDirectory" => {
                     Self::FsCreateDirectory {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/getMetadata" => {
                     Self::FsGetMetadata {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/readDirectory" => {
                     Self::FsReadDirectory {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/remove" => {
                     Self::FsRemove {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/copy" => {
                     Self::FsCopy {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/watch" => {
                     Self::FsWatch {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fs/unwatch" => {
                     Self::FsUnwatch {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "skills/config/write" => {
                     Self::SkillsConfigWrite {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/install" => {
                     Self::PluginInstall {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "plugin/uninstall" => {
                     Self::PluginUninstall {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "turn/start" => {
                     Self::TurnStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "turn/settings/update" => {
                     Self::TurnSettingsUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "turn/steer" => {
                     Self::TurnSteer {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "turn/interrupt" => {
                     Self::TurnInterrupt {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/start" => {
                     Self::ThreadRealtimeStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/appendAudio" => {
                     Self::ThreadRealtimeAppendAudio {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/appendText" => {
                     Self::ThreadRealtimeAppendText {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/appendSpeech" => {
                     Self::ThreadRealtimeAppendSpeech {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/stop" => {
                     Self::ThreadRealtimeStop {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/timeline/list" => {
                     Self::ThreadTimelineList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/listVoices" => {
                     Self::ThreadRealtimeListVoices {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "review/start" => {
                     Self::ReviewStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "model/list" => {
                     Self::ModelList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/gatewayOAuth/read" => {
                     Self::AccountGatewayOAuthRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/gatewayOAuth/login" => {
                     Self::AccountGatewayOAuthLogin {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/gatewayOAuth/cancel" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::AccountGatewayOAuthCancel {
                         id,
                     }
@@ -3852,56 +3926,56 @@ impl ClientRequest {
                 "modelProvider/list" => {
                     Self::ModelProviderList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "modelProvider/config/write" => {
                     Self::ModelProviderConfigWrite {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "modelProvider/capabilities/read" => {
                     Self::ModelProviderCapabilitiesRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "experimentalFeature/list" => {
                     Self::ExperimentalFeatureList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "permissionProfile/list" => {
                     Self::PermissionProfileList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "experimentalFeature/enablement/set" => {
                     Self::ExperimentalFeatureEnablementSet {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/enable" => {
                     Self::RemoteControlEnable {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/disable" => {
                     Self::RemoteControlDisable {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/status/read" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::RemoteControlStatusRead {
                         id,
                     }
@@ -3910,115 +3984,115 @@ impl ClientRequest {
                 "remoteControl/pairing/start" => {
                     Self::RemoteControlPairingStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/pairing/status" => {
                     Self::RemoteControlPairingStatus {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/client/list" => {
                     Self::RemoteControlClientList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/client/revoke" => {
                     Self::RemoteControlClientRevoke {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "collaborationMode/list" => {
                     Self::CollaborationModeList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "mock/experimentalMethod" => {
                     Self::MockExperimentalMethod {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "environment/add" => {
                     Self::EnvironmentAdd {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "environment/info" => {
                     Self::EnvironmentInfo {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "environment/status" => {
                     Self::EnvironmentStatus {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "mcpServer/oauth/login" => {
                     Self::McpServerOauthLogin {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "config/mcpServer/reload" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::ConfigMcpServerReload { id }
                 }
                 "mcpServerStatus/list" => {
                     Self::McpServerStatusList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "mcpServer/resource/read" => {
                     Self::McpServerResourceRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "mcpServer/event/stream/start" => {
                     Self::McpServerEventStreamStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "mcpServer/event/stream/stop" => {
                     Self::McpServerEventStreamStop {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "mcpServer/tool/call" => {
                     Self::McpServerToolCall {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "windowsSandbox/setupStart" => {
                     Self::WindowsSandboxSetupStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "windowsSandbox/readiness" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::WindowsSandboxReadiness {
                         id,
                     }
@@ -4026,63 +4100,63 @@ impl ClientRequest {
                 "account/login/start" => {
                     Self::AccountLoginStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "account/bedrock/discover" => {
                     Self::AccountBedrockDiscover {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "account/bedrock/setup" => {
                     Self::AccountBedrockSetup {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "account/gcp/setup" => {
                     Self::AccountGcpSetup {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "account/bedrock/checkGovCloudRequirements" => {
                     Self::AccountBedrockCheckGovCloudRequirements {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/login/cancel" => {
                     Self::AccountLoginCancel {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "accountSession/list" => {
                     Self::AccountSessionList {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "accountSession/switch" => {
                     Self::AccountSessionSwitch {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/logout" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::AccountLogout { id }
                 }
                 "account/securitySetup/read" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::AccountSecuritySetupRead {
                         id,
                     }
@@ -4090,23 +4164,23 @@ impl ClientRequest {
                 "account/rateLimits/read" => {
                     Self::AccountRateLimitsRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/rateLimitResetCredit/consume" => {
                     Self::AccountRateLimitResetCreditConsume {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/usage/read" => {
                     Self::AccountUsageRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/workspaceMessages/read" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::AccountWorkspaceMessagesRead {
                         id,
                     }
@@ -4114,99 +4188,99 @@ impl ClientRequest {
                 "account/sendAddCreditsNudgeEmail" => {
                     Self::AccountSendAddCreditsNudgeEmail {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "feedback/upload" => {
                     Self::FeedbackUpload {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "feedback/save" => {
                     Self::FeedbackSave {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "command/exec" => {
                     Self::CommandExec {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "command/exec/write" => {
                     Self::CommandExecWrite {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "command/exec/terminate" => {
                     Self::CommandExecTerminate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "command/exec/resize" => {
                     Self::CommandExecResize {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "process/spawn" => {
                     Self::ProcessSpawn {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "process/writeStdin" => {
                     Self::ProcessWriteStdin {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "process/kill" => {
                     Self::ProcessKill {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "process/resizePty" => {
                     Self::ProcessResizePty {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "config/read" => {
                     Self::ConfigRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "externalAgentConfig/detect" => {
                     Self::ExternalAgentConfigDetect {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "externalAgentConfig/import" => {
                     Self::ExternalAgentConfigImport {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "externalAgentConfig/import/recordHistory" => {
                     Self::ExternalAgentConfigImportRecordHistory {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "externalAgentConfig/import/readHistories" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::ExternalAgentConfigImportReadHistories {
                         id,
                     }
@@ -4214,57 +4288,57 @@ impl ClientRequest {
                 "config/value/write" => {
                     Self::ConfigValueWrite {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "config/batchWrite" => {
                     Self::ConfigBatchWrite {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "configRequirements/read" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::ConfigRequirementsRead { id }
                 }
                 "account/read" => {
                     Self::AccountRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "fuzzyFileSearch" => {
                     Self::FuzzyFileSearch {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "fuzzyFileSearch/sessionStart" => {
                     Self::FuzzyFileSearchSessionStart {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "fuzzyFileSearch/sessionUpdate" => {
                     Self::FuzzyFileSearchSessionUpdate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "fuzzyFileSearch/sessionStop" => {
                     Self::FuzzyFileSearchSessionStop {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 _ => {
                     Self::Unrecognized {
                         id,
                         method: method.to_owned(),
-                        params: codec::params(params)?,
+                        params: Option::<Value>::deserialize(params)?,
                     }
                 }
             },
@@ -6403,452 +6477,454 @@ impl Serialize for ClientRequest {
 #[serde(untagged)]
 pub enum ClientResponse {
     /// The result of `initialize`.
-    Initialize(InitializeResponse),
+    Initialize(Box<InitializeResponse>),
     /// The result of `server/diagnostics`.
     #[cfg(feature = "experimental")]
-    ServerDiagnostics(ServerDiagnosticsResponse),
+    ServerDiagnostics(Box<ServerDiagnosticsResponse>),
     /// The result of `userVerification/status`.
     #[cfg(feature = "experimental")]
-    UserVerificationStatus(UserVerificationStatusResponse),
+    UserVerificationStatus(Box<UserVerificationStatusResponse>),
     /// The result of `userVerification/enroll`.
     #[cfg(feature = "experimental")]
-    UserVerificationEnroll(UserVerificationEnrollResponse),
+    UserVerificationEnroll(Box<UserVerificationEnrollResponse>),
     /// The result of `userVerification/delete`.
     #[cfg(feature = "experimental")]
-    UserVerificationDelete(UserVerificationDeleteResponse),
+    UserVerificationDelete(Box<UserVerificationDeleteResponse>),
     /// The result of `userVerification/verify`.
     #[cfg(feature = "experimental")]
-    UserVerificationVerify(UserVerificationVerifyResponse),
+    UserVerificationVerify(Box<UserVerificationVerifyResponse>),
     /// The result of `userVerification/cancel`.
     #[cfg(feature = "experimental")]
-    UserVerificationCancel(UserVerificationCancelResponse),
+    UserVerificationCancel(Box<UserVerificationCancelResponse>),
     /// The result of `thread/start`.
-    ThreadStart(ThreadStartResponse),
+    ThreadStart(Box<ThreadStartResponse>),
     /// The result of `thread/resume`.
-    ThreadResume(ThreadResumeResponse),
+    ThreadResume(Box<ThreadResumeResponse>),
     /// The result of `thread/fork`.
-    ThreadFork(ThreadForkResponse),
+    ThreadFork(Box<ThreadForkResponse>),
     /// The result of `thread/sample`.
     #[cfg(feature = "experimental")]
-    ThreadSample(ThreadSampleResponse),
+    ThreadSample(Box<ThreadSampleResponse>),
     /// The result of `thread/sample/cancel`.
     #[cfg(feature = "experimental")]
-    ThreadSampleCancel(ThreadSampleCancelResponse),
+    ThreadSampleCancel(Box<ThreadSampleCancelResponse>),
     /// The result of `thread/archive`.
-    ThreadArchive(ThreadArchiveResponse),
+    ThreadArchive(Box<ThreadArchiveResponse>),
     /// The result of `thread/delete`.
-    ThreadDelete(ThreadDeleteResponse),
+    ThreadDelete(Box<ThreadDeleteResponse>),
     /// The result of `thread/unsubscribe`.
-    ThreadUnsubscribe(ThreadUnsubscribeResponse),
+    ThreadUnsubscribe(Box<ThreadUnsubscribeResponse>),
     /// The result of `thread/increment_elicitation`.
     #[cfg(feature = "experimental")]
-    ThreadIncrementElicitation(ThreadIncrementElicitationResponse),
+    ThreadIncrementElicitation(Box<ThreadIncrementElicitationResponse>),
     /// The result of `thread/decrement_elicitation`.
     #[cfg(feature = "experimental")]
-    ThreadDecrementElicitation(ThreadDecrementElicitationResponse),
+    ThreadDecrementElicitation(Box<ThreadDecrementElicitationResponse>),
     /// The result of `thread/name/set`.
-    ThreadNameSet(ThreadSetNameResponse),
+    ThreadNameSet(Box<ThreadSetNameResponse>),
     /// The result of `thread/prediction/request`.
     #[cfg(feature = "experimental")]
-    ThreadPredictionRequest(ThreadPredictionRequestResponse),
+    ThreadPredictionRequest(Box<ThreadPredictionRequestResponse>),
     /// The result of `thread/goal/set`.
-    ThreadGoalSet(ThreadGoalSetResponse),
+    ThreadGoalSet(Box<ThreadGoalSetResponse>),
     /// The result of `thread/goal/get`.
-    ThreadGoalGet(ThreadGoalGetResponse),
+    ThreadGoalGet(Box<ThreadGoalGetResponse>),
     /// The result of `thread/goal/clear`.
-    ThreadGoalClear(ThreadGoalClearResponse),
+    ThreadGoalClear(Box<ThreadGoalClearResponse>),
     /// The result of `thread/queue/add`.
     #[cfg(feature = "experimental")]
-    ThreadQueueAdd(ThreadQueueAddResponse),
+    ThreadQueueAdd(Box<ThreadQueueAddResponse>),
     /// The result of `thread/queue/list`.
     #[cfg(feature = "experimental")]
-    ThreadQueueList(ThreadQueueListResponse),
+    ThreadQueueList(Box<ThreadQueueListResponse>),
     /// The result of `thread/queue/update`.
     #[cfg(feature = "experimental")]
-    ThreadQueueUpdate(ThreadQueueUpdateResponse),
+    ThreadQueueUpdate(Box<ThreadQueueUpdateResponse>),
     /// The result of `thread/queue/delete`.
     #[cfg(feature = "experimental")]
-    ThreadQueueDelete(ThreadQueueDeleteResponse),
+    ThreadQueueDelete(Box<ThreadQueueDeleteResponse>),
     /// The result of `thread/queue/reorder`.
     #[cfg(feature = "experimental")]
-    ThreadQueueReorder(ThreadQueueReorderResponse),
+    ThreadQueueReorder(Box<ThreadQueueReorderResponse>),
     /// The result of `thread/queue/start`.
     #[cfg(feature = "experimental")]
-    ThreadQueueStart(ThreadQueueStartResponse),
+    ThreadQueueStart(Box<ThreadQueueStartResponse>),
     /// The result of `thread/metadata/update`.
-    ThreadMetadataUpdate(ThreadMetadataUpdateResponse),
+    ThreadMetadataUpdate(Box<ThreadMetadataUpdateResponse>),
     /// The result of `thread/attachment/add`.
-    ThreadAttachmentAdd(ThreadAttachmentAddResponse),
+    ThreadAttachmentAdd(Box<ThreadAttachmentAddResponse>),
     /// The result of `thread/attachment/list`.
-    ThreadAttachmentList(ThreadAttachmentListResponse),
+    ThreadAttachmentList(Box<ThreadAttachmentListResponse>),
     /// The result of `thread/attachmentOwner/list`.
-    ThreadAttachmentOwnerList(ThreadAttachmentOwnerListResponse),
+    ThreadAttachmentOwnerList(Box<ThreadAttachmentOwnerListResponse>),
     /// The result of `thread/attachment/remove`.
-    ThreadAttachmentRemove(ThreadAttachmentRemoveResponse),
+    ThreadAttachmentRemove(Box<ThreadAttachmentRemoveResponse>),
     /// The result of `thread/section/move`.
-    ThreadSectionMove(ThreadSectionMoveResponse),
+    ThreadSectionMove(Box<ThreadSectionMoveResponse>),
     /// The result of `thread/settings/update`.
     #[cfg(feature = "experimental")]
-    ThreadSettingsUpdate(ThreadSettingsUpdateResponse),
+    ThreadSettingsUpdate(Box<ThreadSettingsUpdateResponse>),
     /// The result of `thread/memoryMode/set`.
     #[cfg(feature = "experimental")]
-    ThreadMemoryModeSet(ThreadMemoryModeSetResponse),
+    ThreadMemoryModeSet(Box<ThreadMemoryModeSetResponse>),
     /// The result of `thread/memory/read`.
     #[cfg(feature = "experimental")]
-    ThreadMemoryRead(ThreadMemoryReadResponse),
+    ThreadMemoryRead(Box<ThreadMemoryReadResponse>),
     /// The result of `memory/status`.
     #[cfg(feature = "experimental")]
-    MemoryStatus(MemoryStatusResponse),
+    MemoryStatus(Box<MemoryStatusResponse>),
     /// The result of `memory/reset`.
     #[cfg(feature = "experimental")]
-    MemoryReset(MemoryResetResponse),
+    MemoryReset(Box<MemoryResetResponse>),
     /// The result of `rollout/compress`.
     #[cfg(feature = "experimental")]
-    RolloutCompress(RolloutCompressResponse),
+    RolloutCompress(Box<RolloutCompressResponse>),
     /// The result of `thread/unarchive`.
-    ThreadUnarchive(ThreadUnarchiveResponse),
+    ThreadUnarchive(Box<ThreadUnarchiveResponse>),
     /// The result of `thread/compact/start`.
-    ThreadCompactStart(ThreadCompactStartResponse),
+    ThreadCompactStart(Box<ThreadCompactStartResponse>),
     /// The result of `thread/shellCommand`.
-    ThreadShellCommand(ThreadShellCommandResponse),
+    ThreadShellCommand(Box<ThreadShellCommandResponse>),
     /// The result of `thread/approveGuardianDeniedAction`.
-    ThreadApproveGuardianDeniedAction(ThreadApproveGuardianDeniedActionResponse),
+    ThreadApproveGuardianDeniedAction(Box<ThreadApproveGuardianDeniedActionResponse>),
     /// The result of `thread/backgroundTerminals/clean`.
     #[cfg(feature = "experimental")]
-    ThreadBackgroundTerminalsClean(ThreadBackgroundTerminalsCleanResponse),
+    ThreadBackgroundTerminalsClean(Box<ThreadBackgroundTerminalsCleanResponse>),
     /// The result of `thread/backgroundTerminals/list`.
     #[cfg(feature = "experimental")]
-    ThreadBackgroundTerminalsList(ThreadBackgroundTerminalsListResponse),
+    ThreadBackgroundTerminalsList(Box<ThreadBackgroundTerminalsListResponse>),
     /// The result of `thread/backgroundTerminals/terminate`.
     #[cfg(feature = "experimental")]
-    ThreadBackgroundTerminalsTerminate(ThreadBackgroundTerminalsTerminateResponse),
+    ThreadBackgroundTerminalsTerminate(Box<ThreadBackgroundTerminalsTerminateResponse>),
     /// The result of `thread/revert`.
-    ThreadRevert(ThreadRevertResponse),
+    ThreadRevert(Box<ThreadRevertResponse>),
     /// The result of `thread/list`.
-    ThreadList(ThreadListResponse),
+    ThreadList(Box<ThreadListResponse>),
     /// The result of `project/list`.
     #[cfg(feature = "experimental")]
-    ProjectList(ProjectListResponse),
+    ProjectList(Box<ProjectListResponse>),
     /// The result of `project/read`.
     #[cfg(feature = "experimental")]
-    ProjectRead(ProjectReadResponse),
+    ProjectRead(Box<ProjectReadResponse>),
     /// The result of `project/create`.
     #[cfg(feature = "experimental")]
-    ProjectCreate(ProjectCreateResponse),
+    ProjectCreate(Box<ProjectCreateResponse>),
     /// The result of `project/import`.
     #[cfg(feature = "experimental")]
-    ProjectImport(ProjectImportResponse),
+    ProjectImport(Box<ProjectImportResponse>),
     /// The result of `project/update`.
     #[cfg(feature = "experimental")]
-    ProjectUpdate(ProjectUpdateResponse),
+    ProjectUpdate(Box<ProjectUpdateResponse>),
     /// The result of `project/move`.
     #[cfg(feature = "experimental")]
-    ProjectMove(ProjectMoveResponse),
+    ProjectMove(Box<ProjectMoveResponse>),
     /// The result of `project/delete`.
     #[cfg(feature = "experimental")]
-    ProjectDelete(ProjectDeleteResponse),
+    ProjectDelete(Box<ProjectDeleteResponse>),
     /// The result of `threadSection/list`.
-    ThreadSectionList(ThreadSectionListResponse),
+    ThreadSectionList(Box<ThreadSectionListResponse>),
     /// The result of `threadSection/create`.
-    ThreadSectionCreate(ThreadSectionCreateResponse),
+    ThreadSectionCreate(Box<ThreadSectionCreateResponse>),
     /// The result of `threadSection/update`.
-    ThreadSectionUpdate(ThreadSectionUpdateResponse),
+    ThreadSectionUpdate(Box<ThreadSectionUpdateResponse>),
     /// The result of `threadSection/delete`.
-    ThreadSectionDelete(ThreadSectionDeleteResponse),
+    ThreadSectionDelete(Box<ThreadSectionDeleteResponse>),
     /// The result of `thread/search`.
     #[cfg(feature = "experimental")]
-    ThreadSearch(ThreadSearchResponse),
+    ThreadSearch(Box<ThreadSearchResponse>),
     /// The result of `thread/searchOccurrences`.
     #[cfg(feature = "experimental")]
-    ThreadSearchOccurrences(ThreadSearchOccurrencesResponse),
+    ThreadSearchOccurrences(Box<ThreadSearchOccurrencesResponse>),
     /// The result of `thread/loaded/list`.
-    ThreadLoadedList(ThreadLoadedListResponse),
+    ThreadLoadedList(Box<ThreadLoadedListResponse>),
     /// The result of `thread/read`.
-    ThreadRead(ThreadReadResponse),
+    ThreadRead(Box<ThreadReadResponse>),
     /// The result of `thread/readState/update`.
     #[cfg(feature = "experimental")]
-    ThreadReadStateUpdate(ThreadReadStateUpdateResponse),
+    ThreadReadStateUpdate(Box<ThreadReadStateUpdateResponse>),
     /// The result of `thread/turns/list`.
-    ThreadTurnsList(ThreadTurnsListResponse),
+    ThreadTurnsList(Box<ThreadTurnsListResponse>),
     /// The result of `thread/items/list`.
-    ThreadItemsList(ThreadItemsListResponse),
+    ThreadItemsList(Box<ThreadItemsListResponse>),
     /// The result of `thread/items/read`.
     #[cfg(feature = "experimental")]
-    ThreadItemsRead(ThreadItemsReadResponse),
+    ThreadItemsRead(Box<ThreadItemsReadResponse>),
     /// The result of `thread/guardianReview`.
     #[cfg(feature = "experimental")]
-    ThreadGuardianReview(ThreadGuardianReviewResponse),
+    ThreadGuardianReview(Box<ThreadGuardianReviewResponse>),
     /// The result of `thread/inject_items`.
-    ThreadInjectItems(ThreadInjectItemsResponse),
+    ThreadInjectItems(Box<ThreadInjectItemsResponse>),
     /// The result of `thread/prepareApprovedPlan`.
     #[cfg(feature = "experimental")]
-    ThreadPrepareApprovedPlan(ThreadPrepareApprovedPlanResponse),
+    ThreadPrepareApprovedPlan(Box<ThreadPrepareApprovedPlanResponse>),
     /// The result of `skills/list`.
-    SkillsList(SkillsListResponse),
+    SkillsList(Box<SkillsListResponse>),
     /// The result of `skills/extraRoots/set`.
-    SkillsExtraRootsSet(SkillsExtraRootsSetResponse),
+    SkillsExtraRootsSet(Box<SkillsExtraRootsSetResponse>),
     /// The result of `hooks/list`.
-    HooksList(HooksListResponse),
+    HooksList(Box<HooksListResponse>),
     /// The result of `marketplace/add`.
-    MarketplaceAdd(MarketplaceAddResponse),
+    MarketplaceAdd(Box<MarketplaceAddResponse>),
     /// The result of `marketplace/remove`.
-    MarketplaceRemove(MarketplaceRemoveResponse),
+    MarketplaceRemove(Box<MarketplaceRemoveResponse>),
     /// The result of `marketplace/upgrade`.
-    MarketplaceUpgrade(MarketplaceUpgradeResponse),
+    MarketplaceUpgrade(Box<MarketplaceUpgradeResponse>),
     /// The result of `plugin/list`.
-    PluginList(PluginListResponse),
+    PluginList(Box<PluginListResponse>),
     /// The result of `plugin/search`.
     #[cfg(feature = "experimental")]
-    PluginSearch(PluginSearchResponse),
+    PluginSearch(Box<PluginSearchResponse>),
     /// The result of `plugin/installed`.
-    PluginInstalled(PluginInstalledResponse),
+    PluginInstalled(Box<PluginInstalledResponse>),
     /// The result of `plugin/reconcile`.
-    PluginReconcile(PluginReconcileResponse),
+    PluginReconcile(Box<PluginReconcileResponse>),
     /// The result of `plugin/read`.
-    PluginRead(PluginReadResponse),
+    PluginRead(Box<PluginReadResponse>),
     /// The result of `plugin/skill/read`.
-    PluginSkillRead(PluginSkillReadResponse),
+    PluginSkillRead(Box<PluginSkillReadResponse>),
     /// The result of `plugin/share/save`.
-    PluginShareSave(PluginShareSaveResponse),
+    PluginShareSave(Box<PluginShareSaveResponse>),
     /// The result of `plugin/share/updateTargets`.
-    PluginShareUpdateTargets(PluginShareUpdateTargetsResponse),
+    PluginShareUpdateTargets(Box<PluginShareUpdateTargetsResponse>),
     /// The result of `plugin/share/list`.
-    PluginShareList(PluginShareListResponse),
+    PluginShareList(Box<PluginShareListResponse>),
     /// The result of `plugin/share/checkout`.
-    PluginShareCheckout(PluginShareCheckoutResponse),
+    PluginShareCheckout(Box<PluginShareCheckoutResponse>),
     /// The result of `plugin/share/delete`.
-    PluginShareDelete(PluginShareDeleteResponse),
+    PluginShareDelete(Box<PluginShareDeleteResponse>),
     /// The result of `app/read`.
-    AppRead(AppsReadResponse),
+    AppRead(Box<AppsReadResponse>),
     /// The result of `app/list`.
-    AppList(AppsListResponse),
+    AppList(Box<AppsListResponse>),
     /// The result of `app/installed`.
-    AppInstalled(AppsInstalledResponse),
+    AppInstalled(Box<AppsInstalledResponse>),
     /// The result of `fs/readFile`.
-    FsReadFile(FsReadFileResponse),
+    FsReadFile(Box<FsReadFileResponse>),
     /// The result of `fs/writeFile`.
-    FsWriteFile(FsWriteFileResponse),
+    FsWriteFile(Box<FsWriteFileResponse>),
     /// The result of `fs/createDirectory`.
-    FsCreateDirectory(FsCreateDirectoryResponse),
+    FsCreateDirectory(Box<FsCreateDirectoryResponse>),
     /// The result of `fs/getMetadata`.
-    FsGetMetadata(FsGetMetadataResponse),
+    FsGetMetadata(Box<FsGetMetadataResponse>),
     /// The result of `fs/readDirectory`.
-    FsReadDirectory(FsReadDirectoryResponse),
+    FsReadDirectory(Box<FsReadDirectoryResponse>),
     /// The result of `fs/remove`.
-    FsRemove(FsRemoveResponse),
+    FsRemove(Box<FsRemoveResponse>),
     /// The result of `fs/copy`.
-    FsCopy(FsCopyResponse),
+    FsCopy(Box<FsCopyResponse>),
     /// The result of `fs/watch`.
-    FsWatch(FsWatchResponse),
+    FsWatch(Box<FsWatchResponse>),
     /// The result of `fs/unwatch`.
-    FsUnwatch(FsUnwatchResponse),
+    FsUnwatch(Box<FsUnwatchResponse>),
     /// The result of `skills/config/write`.
-    SkillsConfigWrite(SkillsConfigWriteResponse),
+    SkillsConfigWrite(Box<SkillsConfigWriteResponse>),
     /// The result of `plugin/install`.
-    PluginInstall(PluginInstallResponse),
+    PluginInstall(Box<PluginInstallResponse>),
     /// The result of `plugin/uninstall`.
-    PluginUninstall(PluginUninstallResponse),
+    PluginUninstall(Box<PluginUninstallResponse>),
     /// The result of `turn/start`.
-    TurnStart(TurnStartResponse),
+    TurnStart(Box<TurnStartResponse>),
     /// The result of `turn/settings/update`.
     #[cfg(feature = "experimental")]
-    TurnSettingsUpdate(TurnSettingsUpdateResponse),
+    TurnSettingsUpdate(Box<TurnSettingsUpdateResponse>),
     /// The result of `turn/steer`.
-    TurnSteer(TurnSteerResponse),
+    TurnSteer(Box<TurnSteerResponse>),
     /// The result of `turn/interrupt`.
-    TurnInterrupt(TurnInterruptResponse),
+    TurnInterrupt(Box<TurnInterruptResponse>),
     /// The result of `thread/realtime/start`.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeStart(ThreadRealtimeStartResponse),
+    ThreadRealtimeStart(Box<ThreadRealtimeStartResponse>),
     /// The result of `thread/realtime/appendAudio`.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeAppendAudio(ThreadRealtimeAppendAudioResponse),
+    ThreadRealtimeAppendAudio(Box<ThreadRealtimeAppendAudioResponse>),
     /// The result of `thread/realtime/appendText`.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeAppendText(ThreadRealtimeAppendTextResponse),
+    ThreadRealtimeAppendText(Box<ThreadRealtimeAppendTextResponse>),
     /// The result of `thread/realtime/appendSpeech`.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeAppendSpeech(ThreadRealtimeAppendSpeechResponse),
+    ThreadRealtimeAppendSpeech(Box<ThreadRealtimeAppendSpeechResponse>),
     /// The result of `thread/realtime/stop`.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeStop(ThreadRealtimeStopResponse),
+    ThreadRealtimeStop(Box<ThreadRealtimeStopResponse>),
     /// The result of `thread/timeline/list`.
     #[cfg(feature = "experimental")]
-    ThreadTimelineList(ThreadTimelineListResponse),
+    ThreadTimelineList(Box<ThreadTimelineListResponse>),
     /// The result of `thread/realtime/listVoices`.
     #[cfg(feature = "experimental")]
-    ThreadRealtimeListVoices(ThreadRealtimeListVoicesResponse),
+    ThreadRealtimeListVoices(Box<ThreadRealtimeListVoicesResponse>),
     /// The result of `review/start`.
-    ReviewStart(ReviewStartResponse),
+    ReviewStart(Box<ReviewStartResponse>),
     /// The result of `model/list`.
-    ModelList(ModelListResponse),
+    ModelList(Box<ModelListResponse>),
     /// The result of `account/gatewayOAuth/read`.
-    AccountGatewayOAuthRead(GatewayOAuthReadResponse),
+    AccountGatewayOAuthRead(Box<GatewayOAuthReadResponse>),
     /// The result of `account/gatewayOAuth/login`.
-    AccountGatewayOAuthLogin(GatewayOAuthLoginResponse),
+    AccountGatewayOAuthLogin(Box<GatewayOAuthLoginResponse>),
     /// The result of `account/gatewayOAuth/cancel`.
-    AccountGatewayOAuthCancel(GatewayOAuthCancelResponse),
+    AccountGatewayOAuthCancel(Box<GatewayOAuthCancelResponse>),
     /// The result of `modelProvider/list`.
-    ModelProviderList(ModelProviderListResponse),
+    ModelProviderList(Box<ModelProviderListResponse>),
     /// The result of `modelProvider/config/write`.
-    ModelProviderConfigWrite(ModelProviderConfigWriteResponse),
+    ModelProviderConfigWrite(Box<ModelProviderConfigWriteResponse>),
     /// The result of `modelProvider/capabilities/read`.
-    ModelProviderCapabilitiesRead(ModelProviderCapabilitiesReadResponse),
+    ModelProviderCapabilitiesRead(Box<ModelProviderCapabilitiesReadResponse>),
     /// The result of `experimentalFeature/list`.
-    ExperimentalFeatureList(ExperimentalFeatureListResponse),
+    ExperimentalFeatureList(Box<ExperimentalFeatureListResponse>),
     /// The result of `permissionProfile/list`.
-    PermissionProfileList(PermissionProfileListResponse),
+    PermissionProfileList(Box<PermissionProfileListResponse>),
     /// The result of `experimentalFeature/enablement/set`.
-    ExperimentalFeatureEnablementSet(ExperimentalFeatureEnablementSetResponse),
+    ExperimentalFeatureEnablementSet(Box<ExperimentalFeatureEnablementSetResponse>),
     /// The result of `remoteControl/enable`.
     #[cfg(feature = "experimental")]
-    RemoteControlEnable(RemoteControlEnableResponse),
+    RemoteControlEnable(Box<RemoteControlEnableResponse>),
     /// The result of `remoteControl/disable`.
     #[cfg(feature = "experimental")]
-    RemoteControlDisable(RemoteControlDisableResponse),
+    RemoteControlDisable(Box<RemoteControlDisableResponse>),
     /// The result of `remoteControl/status/read`.
     #[cfg(feature = "experimental")]
-    RemoteControlStatusRead(RemoteControlStatusReadResponse),
+    RemoteControlStatusRead(Box<RemoteControlStatusReadResponse>),
     /// The result of `remoteControl/pairing/start`.
     #[cfg(feature = "experimental")]
-    RemoteControlPairingStart(RemoteControlPairingStartResponse),
+    RemoteControlPairingStart(Box<RemoteControlPairingStartResponse>),
     /// The result of `remoteControl/pairing/status`.
     #[cfg(feature = "experimental")]
-    RemoteControlPairingStatus(RemoteControlPairingStatusResponse),
+    RemoteControlPairingStatus(Box<RemoteControlPairingStatusResponse>),
     /// The result of `remoteControl/client/list`.
     #[cfg(feature = "experimental")]
-    RemoteControlClientList(RemoteControlClientsListResponse),
+    RemoteControlClientList(Box<RemoteControlClientsListResponse>),
     /// The result of `remoteControl/client/revoke`.
     #[cfg(feature = "experimental")]
-    RemoteControlClientRevoke(RemoteControlClientsRevokeResponse),
+    RemoteControlClientRevoke(Box<RemoteControlClientsRevokeResponse>),
     /// The result of `collaborationMode/list`.
     #[cfg(feature = "experimental")]
-    CollaborationModeList(CollaborationModeListResponse),
+    CollaborationModeList(Box<CollaborationModeListResponse>),
     /// The result of `mock/experimentalMethod`.
     #[cfg(feature = "experimental")]
-    MockExperimentalMethod(MockExperimentalMethodResponse),
+    MockExperimentalMethod(Box<MockExperimentalMethodResponse>),
     /// The result of `environment/add`.
     #[cfg(feature = "experimental")]
-    EnvironmentAdd(EnvironmentAddResponse),
+    EnvironmentAdd(Box<EnvironmentAddResponse>),
     /// The result of `environment/info`.
     #[cfg(feature = "experimental")]
-    EnvironmentInfo(EnvironmentInfoResponse),
+    EnvironmentInfo(Box<EnvironmentInfoResponse>),
     /// The result of `environment/status`.
     #[cfg(feature = "experimental")]
-    EnvironmentStatus(EnvironmentStatusResponse),
+    EnvironmentStatus(Box<EnvironmentStatusResponse>),
     /// The result of `mcpServer/oauth/login`.
-    McpServerOauthLogin(McpServerOauthLoginResponse),
+    McpServerOauthLogin(Box<McpServerOauthLoginResponse>),
     /// The result of `config/mcpServer/reload`.
-    ConfigMcpServerReload(McpServerRefreshResponse),
+    ConfigMcpServerReload(Box<McpServerRefreshResponse>),
     /// The result of `mcpServerStatus/list`.
-    McpServerStatusList(ListMcpServerStatusResponse),
+    McpServerStatusList(Box<ListMcpServerStatusResponse>),
     /// The result of `mcpServer/resource/read`.
-    McpServerResourceRead(McpResourceReadResponse),
+    McpServerResourceRead(Box<McpResourceReadResponse>),
     /// The result of `mcpServer/event/stream/start`.
     #[cfg(feature = "experimental")]
-    McpServerEventStreamStart(McpServerEventStreamStartResponse),
+    McpServerEventStreamStart(Box<McpServerEventStreamStartResponse>),
     /// The result of `mcpServer/event/stream/stop`.
     #[cfg(feature = "experimental")]
-    McpServerEventStreamStop(McpServerEventStreamStopResponse),
+    McpServerEventStreamStop(Box<McpServerEventStreamStopResponse>),
     /// The result of `mcpServer/tool/call`.
-    McpServerToolCall(McpServerToolCallResponse),
+    McpServerToolCall(Box<McpServerToolCallResponse>),
     /// The result of `windowsSandbox/setupStart`.
-    WindowsSandboxSetupStart(WindowsSandboxSetupStartResponse),
+    WindowsSandboxSetupStart(Box<WindowsSandboxSetupStartResponse>),
     /// The result of `windowsSandbox/readiness`.
-    WindowsSandboxReadiness(WindowsSandboxReadinessResponse),
+    WindowsSandboxReadiness(Box<WindowsSandboxReadinessResponse>),
     /// The result of `account/login/start`.
-    AccountLoginStart(LoginAccountResponse),
+    AccountLoginStart(Box<LoginAccountResponse>),
     /// The result of `account/bedrock/discover`.
     #[cfg(feature = "experimental")]
-    AccountBedrockDiscover(BedrockDiscoverResponse),
+    AccountBedrockDiscover(Box<BedrockDiscoverResponse>),
     /// The result of `account/bedrock/setup`.
     #[cfg(feature = "experimental")]
-    AccountBedrockSetup(BedrockSetupResponse),
+    AccountBedrockSetup(Box<BedrockSetupResponse>),
     /// The result of `account/gcp/setup`.
     #[cfg(feature = "experimental")]
-    AccountGcpSetup(GcpSetupResponse),
+    AccountGcpSetup(Box<GcpSetupResponse>),
     /// The result of `account/bedrock/checkGovCloudRequirements`.
     #[cfg(feature = "experimental")]
-    AccountBedrockCheckGovCloudRequirements(BedrockCheckGovCloudRequirementsResponse),
+    AccountBedrockCheckGovCloudRequirements(
+        Box<BedrockCheckGovCloudRequirementsResponse>,
+    ),
     /// The result of `account/login/cancel`.
-    AccountLoginCancel(CancelLoginAccountResponse),
+    AccountLoginCancel(Box<CancelLoginAccountResponse>),
     /// The result of `accountSession/list`.
     #[cfg(feature = "experimental")]
-    AccountSessionList(AccountSessionsResponse),
+    AccountSessionList(Box<AccountSessionsResponse>),
     /// The result of `accountSession/switch`.
     #[cfg(feature = "experimental")]
-    AccountSessionSwitch(AccountSessionsSwitchResponse),
+    AccountSessionSwitch(Box<AccountSessionsSwitchResponse>),
     /// The result of `account/logout`.
-    AccountLogout(LogoutAccountResponse),
+    AccountLogout(Box<LogoutAccountResponse>),
     /// The result of `account/securitySetup/read`.
-    AccountSecuritySetupRead(GetAccountSecuritySetupResponse),
+    AccountSecuritySetupRead(Box<GetAccountSecuritySetupResponse>),
     /// The result of `account/rateLimits/read`.
-    AccountRateLimitsRead(GetAccountRateLimitsResponse),
+    AccountRateLimitsRead(Box<GetAccountRateLimitsResponse>),
     /// The result of `account/rateLimitResetCredit/consume`.
-    AccountRateLimitResetCreditConsume(ConsumeAccountRateLimitResetCreditResponse),
+    AccountRateLimitResetCreditConsume(Box<ConsumeAccountRateLimitResetCreditResponse>),
     /// The result of `account/usage/read`.
-    AccountUsageRead(GetAccountTokenUsageResponse),
+    AccountUsageRead(Box<GetAccountTokenUsageResponse>),
     /// The result of `account/workspaceMessages/read`.
-    AccountWorkspaceMessagesRead(GetWorkspaceMessagesResponse),
+    AccountWorkspaceMessagesRead(Box<GetWorkspaceMessagesResponse>),
     /// The result of `account/sendAddCreditsNudgeEmail`.
-    AccountSendAddCreditsNudgeEmail(SendAddCreditsNudgeEmailResponse),
+    AccountSendAddCreditsNudgeEmail(Box<SendAddCreditsNudgeEmailResponse>),
     /// The result of `feedback/upload`.
-    FeedbackUpload(FeedbackUploadResponse),
+    FeedbackUpload(Box<FeedbackUploadResponse>),
     /// The result of `feedback/save`.
-    FeedbackSave(FeedbackSaveResponse),
+    FeedbackSave(Box<FeedbackSaveResponse>),
     /// The result of `command/exec`.
-    CommandExec(CommandExecResponse),
+    CommandExec(Box<CommandExecResponse>),
     /// The result of `command/exec/write`.
-    CommandExecWrite(CommandExecWriteResponse),
+    CommandExecWrite(Box<CommandExecWriteResponse>),
     /// The result of `command/exec/terminate`.
-    CommandExecTerminate(CommandExecTerminateResponse),
+    CommandExecTerminate(Box<CommandExecTerminateResponse>),
     /// The result of `command/exec/resize`.
-    CommandExecResize(CommandExecResizeResponse),
+    CommandExecResize(Box<CommandExecResizeResponse>),
     /// The result of `process/spawn`.
     #[cfg(feature = "experimental")]
-    ProcessSpawn(ProcessSpawnResponse),
+    ProcessSpawn(Box<ProcessSpawnResponse>),
     /// The result of `process/writeStdin`.
     #[cfg(feature = "experimental")]
-    ProcessWriteStdin(ProcessWriteStdinResponse),
+    ProcessWriteStdin(Box<ProcessWriteStdinResponse>),
     /// The result of `process/kill`.
     #[cfg(feature = "experimental")]
-    ProcessKill(ProcessKillResponse),
+    ProcessKill(Box<ProcessKillResponse>),
     /// The result of `process/resizePty`.
     #[cfg(feature = "experimental")]
-    ProcessResizePty(ProcessResizePtyResponse),
+    ProcessResizePty(Box<ProcessResizePtyResponse>),
     /// The result of `config/read`.
-    ConfigRead(ConfigReadResponse),
+    ConfigRead(Box<ConfigReadResponse>),
     /// The result of `externalAgentConfig/detect`.
-    ExternalAgentConfigDetect(ExternalAgentConfigDetectResponse),
+    ExternalAgentConfigDetect(Box<ExternalAgentConfigDetectResponse>),
     /// The result of `externalAgentConfig/import`.
-    ExternalAgentConfigImport(ExternalAgentConfigImportResponse),
+    ExternalAgentConfigImport(Box<ExternalAgentConfigImportResponse>),
     /// The result of `externalAgentConfig/import/recordHistory`.
     ExternalAgentConfigImportRecordHistory(
-        ExternalAgentConfigImportHistoryRecordResponse,
+        Box<ExternalAgentConfigImportHistoryRecordResponse>,
     ),
     /// The result of `externalAgentConfig/import/readHistories`.
     ExternalAgentConfigImportReadHistories(
-        ExternalAgentConfigImportHistoriesReadResponse,
+        Box<ExternalAgentConfigImportHistoriesReadResponse>,
     ),
     /// The result of `config/value/write`.
-    ConfigValueWrite(ConfigWriteResponse),
+    ConfigValueWrite(Box<ConfigWriteResponse>),
     /// The result of `config/batchWrite`.
-    ConfigBatchWrite(ConfigWriteResponse),
+    ConfigBatchWrite(Box<ConfigWriteResponse>),
     /// The result of `configRequirements/read`.
-    ConfigRequirementsRead(ConfigRequirementsReadResponse),
+    ConfigRequirementsRead(Box<ConfigRequirementsReadResponse>),
     /// The result of `account/read`.
-    AccountRead(GetAccountResponse),
+    AccountRead(Box<GetAccountResponse>),
     /// The result of `fuzzyFileSearch`.
-    FuzzyFileSearch(FuzzyFileSearchResponse),
+    FuzzyFileSearch(Box<FuzzyFileSearchResponse>),
     /// The result of `fuzzyFileSearch/sessionStart`.
     #[cfg(feature = "experimental")]
-    FuzzyFileSearchSessionStart(FuzzyFileSearchSessionStartResponse),
+    FuzzyFileSearchSessionStart(Box<FuzzyFileSearchSessionStartResponse>),
     /// The result of `fuzzyFileSearch/sessionUpdate`.
     #[cfg(feature = "experimental")]
-    FuzzyFileSearchSessionUpdate(FuzzyFileSearchSessionUpdateResponse),
+    FuzzyFileSearchSessionUpdate(Box<FuzzyFileSearchSessionUpdateResponse>),
     /// The result of `fuzzyFileSearch/sessionStop`.
     #[cfg(feature = "experimental")]
-    FuzzyFileSearchSessionStop(FuzzyFileSearchSessionStopResponse),
+    FuzzyFileSearchSessionStop(Box<FuzzyFileSearchSessionStopResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
     Unrecognized(Value),
 }
@@ -6856,520 +6932,591 @@ impl ClientResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
     /// `id -> method` for the requests it sent).
     pub fn decode(method: &str, result: &RawValue) -> Result<Self, codec::ParamsError> {
+        codec::decode_raw(
+            Some(result),
+            |result| Self::deserialize_result(method, result),
+        )
+    }
+    /// Decodes the `result` of a response to a request of `method` straight from
+    /// `result`.
+    pub fn deserialize_result<'de, D: Deserializer<'de>>(
+        method: &str,
+        result: D,
+    ) -> Result<Self, D::Error> {
         Ok(
             match method {
-                "initialize" => Self::Initialize(codec::params(Some(result))?),
+                "initialize" => Self::Initialize(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
                 "server/diagnostics" => {
-                    Self::ServerDiagnostics(codec::params(Some(result))?)
+                    Self::ServerDiagnostics(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/status" => {
-                    Self::UserVerificationStatus(codec::params(Some(result))?)
+                    Self::UserVerificationStatus(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/enroll" => {
-                    Self::UserVerificationEnroll(codec::params(Some(result))?)
+                    Self::UserVerificationEnroll(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/delete" => {
-                    Self::UserVerificationDelete(codec::params(Some(result))?)
+                    Self::UserVerificationDelete(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/verify" => {
-                    Self::UserVerificationVerify(codec::params(Some(result))?)
+                    Self::UserVerificationVerify(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "userVerification/cancel" => {
-                    Self::UserVerificationCancel(codec::params(Some(result))?)
+                    Self::UserVerificationCancel(Deserialize::deserialize(result)?)
                 }
-                "thread/start" => Self::ThreadStart(codec::params(Some(result))?),
-                "thread/resume" => Self::ThreadResume(codec::params(Some(result))?),
-                "thread/fork" => Self::ThreadFork(codec::params(Some(result))?),
+                "thread/start" => Self::ThreadStart(Deserialize::deserialize(result)?),
+                "thread/resume" => Self::ThreadResume(Deserialize::deserialize(result)?),
+                "thread/fork" => Self::ThreadFork(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "thread/sample" => Self::ThreadSample(codec::params(Some(result))?),
+                "thread/sample" => Self::ThreadSample(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
                 "thread/sample/cancel" => {
-                    Self::ThreadSampleCancel(codec::params(Some(result))?)
+                    Self::ThreadSampleCancel(Deserialize::deserialize(result)?)
                 }
-                "thread/archive" => Self::ThreadArchive(codec::params(Some(result))?),
-                "thread/delete" => Self::ThreadDelete(codec::params(Some(result))?),
+                "thread/archive" => {
+                    Self::ThreadArchive(Deserialize::deserialize(result)?)
+                }
+                "thread/delete" => Self::ThreadDelete(Deserialize::deserialize(result)?),
                 "thread/unsubscribe" => {
-                    Self::ThreadUnsubscribe(codec::params(Some(result))?)
+                    Self::ThreadUnsubscribe(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/increment_elicitation" => {
-                    Self::ThreadIncrementElicitation(codec::params(Some(result))?)
+                    Self::ThreadIncrementElicitation(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/decrement_elicitation" => {
-                    Self::ThreadDecrementElicitation(codec::params(Some(result))?)
+                    Self::ThreadDecrementElicitation(Deserialize::deserialize(result)?)
                 }
-                "thread/name/set" => Self::ThreadNameSet(codec::params(Some(result))?),
+                "thread/name/set" => {
+                    Self::ThreadNameSet(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
                 "thread/prediction/request" => {
-                    Self::ThreadPredictionRequest(codec::params(Some(result))?)
+                    Self::ThreadPredictionRequest(Deserialize::deserialize(result)?)
                 }
-                "thread/goal/set" => Self::ThreadGoalSet(codec::params(Some(result))?),
-                "thread/goal/get" => Self::ThreadGoalGet(codec::params(Some(result))?),
+                "thread/goal/set" => {
+                    Self::ThreadGoalSet(Deserialize::deserialize(result)?)
+                }
+                "thread/goal/get" => {
+                    Self::ThreadGoalGet(Deserialize::deserialize(result)?)
+                }
                 "thread/goal/clear" => {
-                    Self::ThreadGoalClear(codec::params(Some(result))?)
+                    Self::ThreadGoalClear(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
-                "thread/queue/add" => Self::ThreadQueueAdd(codec::params(Some(result))?),
+                "thread/queue/add" => {
+                    Self::ThreadQueueAdd(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
                 "thread/queue/list" => {
-                    Self::ThreadQueueList(codec::params(Some(result))?)
+                    Self::ThreadQueueList(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/update" => {
-                    Self::ThreadQueueUpdate(codec::params(Some(result))?)
+                    Self::ThreadQueueUpdate(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/delete" => {
-                    Self::ThreadQueueDelete(codec::params(Some(result))?)
+                    Self::ThreadQueueDelete(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/reorder" => {
-                    Self::ThreadQueueReorder(codec::params(Some(result))?)
+                    Self::ThreadQueueReorder(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/queue/start" => {
-                    Self::ThreadQueueStart(codec::params(Some(result))?)
+                    Self::ThreadQueueStart(Deserialize::deserialize(result)?)
                 }
                 "thread/metadata/update" => {
-                    Self::ThreadMetadataUpdate(codec::params(Some(result))?)
+                    Self::ThreadMetadataUpdate(Deserialize::deserialize(result)?)
                 }
                 "thread/attachment/add" => {
-                    Self::ThreadAttachmentAdd(codec::params(Some(result))?)
+                    Self::ThreadAttachmentAdd(Deserialize::deserialize(result)?)
                 }
                 "thread/attachment/list" => {
-                    Self::ThreadAttachmentList(codec::params(Some(result))?)
+                    Self::ThreadAttachmentList(Deserialize::deserialize(result)?)
                 }
                 "thread/attachmentOwner/list" => {
-                    Self::ThreadAttachmentOwnerList(codec::params(Some(result))?)
+                    Self::ThreadAttachmentOwnerList(Deserialize::deserialize(result)?)
                 }
                 "thread/attachment/remove" => {
-                    Self::ThreadAttachmentRemove(codec::params(Some(result))?)
+                    Self::ThreadAttachmentRemove(Deserialize::deserialize(result)?)
                 }
                 "thread/section/move" => {
-                    Self::ThreadSectionMove(codec::params(Some(result))?)
+                    Self::ThreadSectionMove(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/settings/update" => {
-                    Self::ThreadSettingsUpdate(codec::params(Some(result))?)
+                    Self::ThreadSettingsUpdate(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/memoryMode/set" => {
-                    Self::ThreadMemoryModeSet(codec::params(Some(result))?)
+                    Self::ThreadMemoryModeSet(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/memory/read" => {
-                    Self::ThreadMemoryRead(codec::params(Some(result))?)
+                    Self::ThreadMemoryRead(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
-                "memory/status" => Self::MemoryStatus(codec::params(Some(result))?),
+                "memory/status" => Self::MemoryStatus(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "memory/reset" => Self::MemoryReset(codec::params(Some(result))?),
+                "memory/reset" => Self::MemoryReset(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "rollout/compress" => Self::RolloutCompress(codec::params(Some(result))?),
-                "thread/unarchive" => Self::ThreadUnarchive(codec::params(Some(result))?),
+                "rollout/compress" => {
+                    Self::RolloutCompress(Deserialize::deserialize(result)?)
+                }
+                "thread/unarchive" => {
+                    Self::ThreadUnarchive(Deserialize::deserialize(result)?)
+                }
                 "thread/compact/start" => {
-                    Self::ThreadCompactStart(codec::params(Some(result))?)
+                    Self::ThreadCompactStart(Deserialize::deserialize(result)?)
                 }
                 "thread/shellCommand" => {
-                    Self::ThreadShellCommand(codec::params(Some(result))?)
+                    Self::ThreadShellCommand(Deserialize::deserialize(result)?)
                 }
                 "thread/approveGuardianDeniedAction" => {
-                    Self::ThreadApproveGuardianDeniedAction(codec::params(Some(result))?)
+                    Self::ThreadApproveGuardianDeniedAction(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
                 #[cfg(feature = "experimental")]
                 "thread/backgroundTerminals/clean" => {
-                    Self::ThreadBackgroundTerminalsClean(codec::params(Some(result))?)
+                    Self::ThreadBackgroundTerminalsClean(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
                 #[cfg(feature = "experimental")]
                 "thread/backgroundTerminals/list" => {
-                    Self::ThreadBackgroundTerminalsList(codec::params(Some(result))?)
+                    Self::ThreadBackgroundTerminalsList(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
                 #[cfg(feature = "experimental")]
                 "thread/backgroundTerminals/terminate" => {
                     Self::ThreadBackgroundTerminalsTerminate(
-                        codec::params(Some(result))?,
+                        Deserialize::deserialize(result)?,
                     )
                 }
-                "thread/revert" => Self::ThreadRevert(codec::params(Some(result))?),
-                "thread/list" => Self::ThreadList(codec::params(Some(result))?),
+                "thread/revert" => Self::ThreadRevert(Deserialize::deserialize(result)?),
+                "thread/list" => Self::ThreadList(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "project/list" => Self::ProjectList(codec::params(Some(result))?),
+                "project/list" => Self::ProjectList(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "project/read" => Self::ProjectRead(codec::params(Some(result))?),
+                "project/read" => Self::ProjectRead(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "project/create" => Self::ProjectCreate(codec::params(Some(result))?),
+                "project/create" => {
+                    Self::ProjectCreate(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
-                "project/import" => Self::ProjectImport(codec::params(Some(result))?),
+                "project/import" => {
+                    Self::ProjectImport(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
-                "project/update" => Self::ProjectUpdate(codec::params(Some(result))?),
+                "project/update" => {
+                    Self::ProjectUpdate(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
-                "project/move" => Self::ProjectMove(codec::params(Some(result))?),
+                "project/move" => Self::ProjectMove(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "project/delete" => Self::ProjectDelete(codec::params(Some(result))?),
+                "project/delete" => {
+                    Self::ProjectDelete(Deserialize::deserialize(result)?)
+                }
                 "threadSection/list" => {
-                    Self::ThreadSectionList(codec::params(Some(result))?)
+                    Self::ThreadSectionList(Deserialize::deserialize(result)?)
                 }
                 "threadSection/create" => {
-                    Self::ThreadSectionCreate(codec::params(Some(result))?)
+                    Self::ThreadSectionCreate(Deserialize::deserialize(result)?)
                 }
                 "threadSection/update" => {
-                    Self::ThreadSectionUpdate(codec::params(Some(result))?)
+                    Self::ThreadSectionUpdate(Deserialize::deserialize(result)?)
                 }
                 "threadSection/delete" => {
-                    Self::ThreadSectionDelete(codec::params(Some(result))?)
+                    Self::ThreadSectionDelete(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
-                "thread/search" => Self::ThreadSearch(codec::params(Some(result))?),
+                "thread/search" => Self::ThreadSearch(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
                 "thread/searchOccurrences" => {
-                    Self::ThreadSearchOccurrences(codec::params(Some(result))?)
+                    Self::ThreadSearchOccurrences(Deserialize::deserialize(result)?)
                 }
                 "thread/loaded/list" => {
-                    Self::ThreadLoadedList(codec::params(Some(result))?)
+                    Self::ThreadLoadedList(Deserialize::deserialize(result)?)
                 }
-                "thread/read" => Self::ThreadRead(codec::params(Some(result))?),
+                "thread/read" => Self::ThreadRead(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
                 "thread/readState/update" => {
-                    Self::ThreadReadStateUpdate(codec::params(Some(result))?)
+                    Self::ThreadReadStateUpdate(Deserialize::deserialize(result)?)
                 }
                 "thread/turns/list" => {
-                    Self::ThreadTurnsList(codec::params(Some(result))?)
+                    Self::ThreadTurnsList(Deserialize::deserialize(result)?)
                 }
                 "thread/items/list" => {
-                    Self::ThreadItemsList(codec::params(Some(result))?)
+                    Self::ThreadItemsList(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/items/read" => {
-                    Self::ThreadItemsRead(codec::params(Some(result))?)
+                    Self::ThreadItemsRead(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/guardianReview" => {
-                    Self::ThreadGuardianReview(codec::params(Some(result))?)
+                    Self::ThreadGuardianReview(Deserialize::deserialize(result)?)
                 }
                 "thread/inject_items" => {
-                    Self::ThreadInjectItems(codec::params(Some(result))?)
+                    Self::ThreadInjectItems(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/prepareApprovedPlan" => {
-                    Self::ThreadPrepareApprovedPlan(codec::params(Some(result))?)
+                    Self::ThreadPrepareApprovedPlan(Deserialize::deserialize(result)?)
                 }
-                "skills/list" => Self::SkillsList(codec::params(Some(result))?),
+                "skills/list" => Self::SkillsList(Deserialize::deserialize(result)?),
                 "skills/extraRoots/set" => {
-                    Self::SkillsExtraRootsSet(codec::params(Some(result))?)
+                    Self::SkillsExtraRootsSet(Deserialize::deserialize(result)?)
                 }
-                "hooks/list" => Self::HooksList(codec::params(Some(result))?),
-                "marketplace/add" => Self::MarketplaceAdd(codec::params(Some(result))?),
+                "hooks/list" => Self::HooksList(Deserialize::deserialize(result)?),
+                "marketplace/add" => {
+                    Self::MarketplaceAdd(Deserialize::deserialize(result)?)
+                }
                 "marketplace/remove" => {
-                    Self::MarketplaceRemove(codec::params(Some(result))?)
+                    Self::MarketplaceRemove(Deserialize::deserialize(result)?)
                 }
                 "marketplace/upgrade" => {
-                    Self::MarketplaceUpgrade(codec::params(Some(result))?)
+                    Self::MarketplaceUpgrade(Deserialize::deserialize(result)?)
                 }
-                "plugin/list" => Self::PluginList(codec::params(Some(result))?),
+                "plugin/list" => Self::PluginList(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
-                "plugin/search" => Self::PluginSearch(codec::params(Some(result))?),
-                "plugin/installed" => Self::PluginInstalled(codec::params(Some(result))?),
-                "plugin/reconcile" => Self::PluginReconcile(codec::params(Some(result))?),
-                "plugin/read" => Self::PluginRead(codec::params(Some(result))?),
+                "plugin/search" => Self::PluginSearch(Deserialize::deserialize(result)?),
+                "plugin/installed" => {
+                    Self::PluginInstalled(Deserialize::deserialize(result)?)
+                }
+                "plugin/reconcile" => {
+                    Self::PluginReconcile(Deserialize::deserialize(result)?)
+                }
+                "plugin/read" => Self::PluginRead(Deserialize::deserialize(result)?),
                 "plugin/skill/read" => {
-                    Self::PluginSkillRead(codec::params(Some(result))?)
+                    Self::PluginSkillRead(Deserialize::deserialize(result)?)
                 }
                 "plugin/share/save" => {
-                    Self::PluginShareSave(codec::params(Some(result))?)
+                    Self::PluginShareSave(Deserialize::deserialize(result)?)
                 }
                 "plugin/share/updateTargets" => {
-                    Self::PluginShareUpdateTargets(codec::params(Some(result))?)
+                    Self::PluginShareUpdateTargets(Deserialize::deserialize(result)?)
                 }
                 "plugin/share/list" => {
-                    Self::PluginShareList(codec::params(Some(result))?)
+                    Self::PluginShareList(Deserialize::deserialize(result)?)
                 }
                 "plugin/share/checkout" => {
-                    Self::PluginShareCheckout(codec::params(Some(result))?)
+                    Self::PluginShareCheckout(Deserialize::deserialize(result)?)
                 }
                 "plugin/share/delete" => {
-                    Self::PluginShareDelete(codec::params(Some(result))?)
+                    Self::PluginShareDelete(Deserialize::deserialize(result)?)
                 }
-                "app/read" => Self::AppRead(codec::params(Some(result))?),
-                "app/list" => Self::AppList(codec::params(Some(result))?),
-                "app/installed" => Self::AppInstalled(codec::params(Some(result))?),
-                "fs/readFile" => Self::FsReadFile(codec::params(Some(result))?),
-                "fs/writeFile" => Self::FsWriteFile(codec::params(Some(result))?),
+                "app/read" => Self::AppRead(Deserialize::deserialize(result)?),
+                "app/list" => Self::AppList(Deserialize::deserialize(result)?),
+                "app/installed" => Self::AppInstalled(Deserialize::deserialize(result)?),
+                "fs/readFile" => Self::FsReadFile(Deserialize::deserialize(result)?),
+                "fs/writeFile" => Self::FsWriteFile(Deserialize::deserialize(result)?),
                 "fs/createDirectory" => {
-                    Self::FsCreateDirectory(codec::params(Some(result))?)
+                    Self::FsCreateDirectory(Deserialize::deserialize(result)?)
                 }
-                "fs/getMetadata" => Self::FsGetMetadata(codec::params(Some(result))?),
-                "fs/readDirectory" => Self::FsReadDirectory(codec::params(Some(result))?),
-                "fs/remove" => Self::FsRemove(codec::params(Some(result))?),
-                "fs/copy" => Self::FsCopy(codec::params(Some(result))?),
-                "fs/watch" => Self::FsWatch(codec::params(Some(result))?),
-                "fs/unwatch" => Self::FsUnwatch(codec::params(Some(result))?),
+                "fs/getMetadata" => {
+                    Self::FsGetMetadata(Deserialize::deserialize(result)?)
+                }
+                "fs/readDirectory" => {
+                    Self::FsReadDirectory(Deserialize::deserialize(result)?)
+                }
+                "fs/remove" => Self::FsRemove(Deserialize::deserialize(result)?),
+                "fs/copy" => Self::FsCopy(Deserialize::deserialize(result)?),
+                "fs/watch" => Self::FsWatch(Deserialize::deserialize(result)?),
+                "fs/unwatch" => Self::FsUnwatch(Deserialize::deserialize(result)?),
                 "skills/config/write" => {
-                    Self::SkillsConfigWrite(codec::params(Some(result))?)
+                    Self::SkillsConfigWrite(Deserialize::deserialize(result)?)
                 }
-                "plugin/install" => Self::PluginInstall(codec::params(Some(result))?),
-                "plugin/uninstall" => Self::PluginUninstall(codec::params(Some(result))?),
-                "turn/start" => Self::TurnStart(codec::params(Some(result))?),
+                "plugin/install" => {
+                    Self::PluginInstall(Deserialize::deserialize(result)?)
+                }
+                "plugin/uninstall" => {
+                    Self::PluginUninstall(Deserialize::deserialize(result)?)
+                }
+                "turn/start" => Self::TurnStart(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
                 "turn/settings/update" => {
-                    Self::TurnSettingsUpdate(codec::params(Some(result))?)
+                    Self::TurnSettingsUpdate(Deserialize::deserialize(result)?)
                 }
-                "turn/steer" => Self::TurnSteer(codec::params(Some(result))?),
-                "turn/interrupt" => Self::TurnInterrupt(codec::params(Some(result))?),
+                "turn/steer" => Self::TurnSteer(Deserialize::deserialize(result)?),
+                "turn/interrupt" => {
+                    Self::TurnInterrupt(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/start" => {
-                    Self::ThreadRealtimeStart(codec::params(Some(result))?)
+                    Self::ThreadRealtimeStart(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/appendAudio" => {
-                    Self::ThreadRealtimeAppendAudio(codec::params(Some(result))?)
+                    Self::ThreadRealtimeAppendAudio(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/appendText" => {
-                    Self::ThreadRealtimeAppendText(codec::params(Some(result))?)
+                    Self::ThreadRealtimeAppendText(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/appendSpeech" => {
-                    Self::ThreadRealtimeAppendSpeech(codec::params(Some(result))?)
+                    Self::ThreadRealtimeAppendSpeech(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/stop" => {
-                    Self::ThreadRealtimeStop(codec::params(Some(result))?)
+                    Self::ThreadRealtimeStop(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/timeline/list" => {
-                    Self::ThreadTimelineList(codec::params(Some(result))?)
+                    Self::ThreadTimelineList(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "thread/realtime/listVoices" => {
-                    Self::ThreadRealtimeListVoices(codec::params(Some(result))?)
+                    Self::ThreadRealtimeListVoices(Deserialize::deserialize(result)?)
                 }
-                "review/start" => Self::ReviewStart(codec::params(Some(result))?),
-                "model/list" => Self::ModelList(codec::params(Some(result))?),
+                "review/start" => Self::ReviewStart(Deserialize::deserialize(result)?),
+                "model/list" => Self::ModelList(Deserialize::deserialize(result)?),
                 "account/gatewayOAuth/read" => {
-                    Self::AccountGatewayOAuthRead(codec::params(Some(result))?)
+                    Self::AccountGatewayOAuthRead(Deserialize::deserialize(result)?)
                 }
                 "account/gatewayOAuth/login" => {
-                    Self::AccountGatewayOAuthLogin(codec::params(Some(result))?)
+                    Self::AccountGatewayOAuthLogin(Deserialize::deserialize(result)?)
                 }
                 "account/gatewayOAuth/cancel" => {
-                    Self::AccountGatewayOAuthCancel(codec::params(Some(result))?)
+                    Self::AccountGatewayOAuthCancel(Deserialize::deserialize(result)?)
                 }
                 "modelProvider/list" => {
-                    Self::ModelProviderList(codec::params(Some(result))?)
+                    Self::ModelProviderList(Deserialize::deserialize(result)?)
                 }
                 "modelProvider/config/write" => {
-                    Self::ModelProviderConfigWrite(codec::params(Some(result))?)
+                    Self::ModelProviderConfigWrite(Deserialize::deserialize(result)?)
                 }
                 "modelProvider/capabilities/read" => {
-                    Self::ModelProviderCapabilitiesRead(codec::params(Some(result))?)
+                    Self::ModelProviderCapabilitiesRead(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
                 "experimentalFeature/list" => {
-                    Self::ExperimentalFeatureList(codec::params(Some(result))?)
+                    Self::ExperimentalFeatureList(Deserialize::deserialize(result)?)
                 }
                 "permissionProfile/list" => {
-                    Self::PermissionProfileList(codec::params(Some(result))?)
+                    Self::PermissionProfileList(Deserialize::deserialize(result)?)
                 }
                 "experimentalFeature/enablement/set" => {
-                    Self::ExperimentalFeatureEnablementSet(codec::params(Some(result))?)
+                    Self::ExperimentalFeatureEnablementSet(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/enable" => {
-                    Self::RemoteControlEnable(codec::params(Some(result))?)
+                    Self::RemoteControlEnable(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/disable" => {
-                    Self::RemoteControlDisable(codec::params(Some(result))?)
+                    Self::RemoteControlDisable(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/status/read" => {
-                    Self::RemoteControlStatusRead(codec::params(Some(result))?)
+                    Self::RemoteControlStatusRead(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/pairing/start" => {
-                    Self::RemoteControlPairingStart(codec::params(Some(result))?)
+                    Self::RemoteControlPairingStart(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/pairing/status" => {
-                    Self::RemoteControlPairingStatus(codec::params(Some(result))?)
+                    Self::RemoteControlPairingStatus(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/client/list" => {
-                    Self::RemoteControlClientList(codec::params(Some(result))?)
+                    Self::RemoteControlClientList(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "remoteControl/client/revoke" => {
-                    Self::RemoteControlClientRevoke(codec::params(Some(result))?)
+                    Self::RemoteControlClientRevoke(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "collaborationMode/list" => {
-                    Self::CollaborationModeList(codec::params(Some(result))?)
+                    Self::CollaborationModeList(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "mock/experimentalMethod" => {
-                    Self::MockExperimentalMethod(codec::params(Some(result))?)
+                    Self::MockExperimentalMethod(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
-                "environment/add" => Self::EnvironmentAdd(codec::params(Some(result))?),
+                "environment/add" => {
+                    Self::EnvironmentAdd(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
-                "environment/info" => Self::EnvironmentInfo(codec::params(Some(result))?),
+                "environment/info" => {
+                    Self::EnvironmentInfo(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
                 "environment/status" => {
-                    Self::EnvironmentStatus(codec::params(Some(result))?)
+                    Self::EnvironmentStatus(Deserialize::deserialize(result)?)
                 }
                 "mcpServer/oauth/login" => {
-                    Self::McpServerOauthLogin(codec::params(Some(result))?)
+                    Self::McpServerOauthLogin(Deserialize::deserialize(result)?)
                 }
                 "config/mcpServer/reload" => {
-                    Self::ConfigMcpServerReload(codec::params(Some(result))?)
+                    Self::ConfigMcpServerReload(Deserialize::deserialize(result)?)
                 }
                 "mcpServerStatus/list" => {
-                    Self::McpServerStatusList(codec::params(Some(result))?)
+                    Self::McpServerStatusList(Deserialize::deserialize(result)?)
                 }
                 "mcpServer/resource/read" => {
-                    Self::McpServerResourceRead(codec::params(Some(result))?)
+                    Self::McpServerResourceRead(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "mcpServer/event/stream/start" => {
-                    Self::McpServerEventStreamStart(codec::params(Some(result))?)
+                    Self::McpServerEventStreamStart(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "mcpServer/event/stream/stop" => {
-                    Self::McpServerEventStreamStop(codec::params(Some(result))?)
+                    Self::McpServerEventStreamStop(Deserialize::deserialize(result)?)
                 }
                 "mcpServer/tool/call" => {
-                    Self::McpServerToolCall(codec::params(Some(result))?)
+                    Self::McpServerToolCall(Deserialize::deserialize(result)?)
                 }
                 "windowsSandbox/setupStart" => {
-                    Self::WindowsSandboxSetupStart(codec::params(Some(result))?)
+                    Self::WindowsSandboxSetupStart(Deserialize::deserialize(result)?)
                 }
                 "windowsSandbox/readiness" => {
-                    Self::WindowsSandboxReadiness(codec::params(Some(result))?)
+                    Self::WindowsSandboxReadiness(Deserialize::deserialize(result)?)
                 }
                 "account/login/start" => {
-                    Self::AccountLoginStart(codec::params(Some(result))?)
+                    Self::AccountLoginStart(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "account/bedrock/discover" => {
-                    Self::AccountBedrockDiscover(codec::params(Some(result))?)
+                    Self::AccountBedrockDiscover(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "account/bedrock/setup" => {
-                    Self::AccountBedrockSetup(codec::params(Some(result))?)
+                    Self::AccountBedrockSetup(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "account/gcp/setup" => {
-                    Self::AccountGcpSetup(codec::params(Some(result))?)
+                    Self::AccountGcpSetup(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "account/bedrock/checkGovCloudRequirements" => {
                     Self::AccountBedrockCheckGovCloudRequirements(
-                        codec::params(Some(result))?,
+                        Deserialize::deserialize(result)?,
                     )
                 }
                 "account/login/cancel" => {
-                    Self::AccountLoginCancel(codec::params(Some(result))?)
+                    Self::AccountLoginCancel(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "accountSession/list" => {
-                    Self::AccountSessionList(codec::params(Some(result))?)
+                    Self::AccountSessionList(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "accountSession/switch" => {
-                    Self::AccountSessionSwitch(codec::params(Some(result))?)
+                    Self::AccountSessionSwitch(Deserialize::deserialize(result)?)
                 }
-                "account/logout" => Self::AccountLogout(codec::params(Some(result))?),
+                "account/logout" => {
+                    Self::AccountLogout(Deserialize::deserialize(result)?)
+                }
                 "account/securitySetup/read" => {
-                    Self::AccountSecuritySetupRead(codec::params(Some(result))?)
+                    Self::AccountSecuritySetupRead(Deserialize::deserialize(result)?)
                 }
                 "account/rateLimits/read" => {
-                    Self::AccountRateLimitsRead(codec::params(Some(result))?)
+                    Self::AccountRateLimitsRead(Deserialize::deserialize(result)?)
                 }
                 "account/rateLimitResetCredit/consume" => {
                     Self::AccountRateLimitResetCreditConsume(
-                        codec::params(Some(result))?,
+                        Deserialize::deserialize(result)?,
                     )
                 }
                 "account/usage/read" => {
-                    Self::AccountUsageRead(codec::params(Some(result))?)
+                    Self::AccountUsageRead(Deserialize::deserialize(result)?)
                 }
                 "account/workspaceMessages/read" => {
-                    Self::AccountWorkspaceMessagesRead(codec::params(Some(result))?)
+                    Self::AccountWorkspaceMessagesRead(Deserialize::deserialize(result)?)
                 }
                 "account/sendAddCreditsNudgeEmail" => {
-                    Self::AccountSendAddCreditsNudgeEmail(codec::params(Some(result))?)
+                    Self::AccountSendAddCreditsNudgeEmail(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
-                "feedback/upload" => Self::FeedbackUpload(codec::params(Some(result))?),
-                "feedback/save" => Self::FeedbackSave(codec::params(Some(result))?),
-                "command/exec" => Self::CommandExec(codec::params(Some(result))?),
+                "feedback/upload" => {
+                    Self::FeedbackUpload(Deserialize::deserialize(result)?)
+                }
+                "feedback/save" => Self::FeedbackSave(Deserialize::deserialize(result)?),
+                "command/exec" => Self::CommandExec(Deserialize::deserialize(result)?),
                 "command/exec/write" => {
-                    Self::CommandExecWrite(codec::params(Some(result))?)
+                    Self::CommandExecWrite(Deserialize::deserialize(result)?)
                 }
                 "command/exec/terminate" => {
-                    Self::CommandExecTerminate(codec::params(Some(result))?)
+                    Self::CommandExecTerminate(Deserialize::deserialize(result)?)
                 }
                 "command/exec/resize" => {
-                    Self::CommandExecResize(codec::params(Some(result))?)
+                    Self::CommandExecResize(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
-                "process/spawn" => Self::ProcessSpawn(codec::params(Some(result))?),
+                "process/spawn" => Self::ProcessSpawn(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
                 "process/writeStdin" => {
-                    Self::ProcessWriteStdin(codec::params(Some(result))?)
+                    Self::ProcessWriteStdin(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
-                "process/kill" => Self::ProcessKill(codec::params(Some(result))?),
+                "process/kill" => Self::ProcessKill(Deserialize::deserialize(result)?),
                 #[cfg(feature = "experimental")]
                 "process/resizePty" => {
-                    Self::ProcessResizePty(codec::params(Some(result))?)
+                    Self::ProcessResizePty(Deserialize::deserialize(result)?)
                 }
-                "config/read" => Self::ConfigRead(codec::params(Some(result))?),
+                "config/read" => Self::ConfigRead(Deserialize::deserialize(result)?),
                 "externalAgentConfig/detect" => {
-                    Self::ExternalAgentConfigDetect(codec::params(Some(result))?)
+                    Self::ExternalAgentConfigDetect(Deserialize::deserialize(result)?)
                 }
                 "externalAgentConfig/import" => {
-                    Self::ExternalAgentConfigImport(codec::params(Some(result))?)
+                    Self::ExternalAgentConfigImport(Deserialize::deserialize(result)?)
                 }
                 "externalAgentConfig/import/recordHistory" => {
                     Self::ExternalAgentConfigImportRecordHistory(
-                        codec::params(Some(result))?,
+                        Deserialize::deserialize(result)?,
                     )
                 }
                 "externalAgentConfig/import/readHistories" => {
                     Self::ExternalAgentConfigImportReadHistories(
-                        codec::params(Some(result))?,
+                        Deserialize::deserialize(result)?,
                     )
                 }
                 "config/value/write" => {
-                    Self::ConfigValueWrite(codec::params(Some(result))?)
+                    Self::ConfigValueWrite(Deserialize::deserialize(result)?)
                 }
                 "config/batchWrite" => {
-                    Self::ConfigBatchWrite(codec::params(Some(result))?)
+                    Self::ConfigBatchWrite(Deserialize::deserialize(result)?)
                 }
                 "configRequirements/read" => {
-                    Self::ConfigRequirementsRead(codec::params(Some(result))?)
+                    Self::ConfigRequirementsRead(Deserialize::deserialize(result)?)
                 }
-                "account/read" => Self::AccountRead(codec::params(Some(result))?),
-                "fuzzyFileSearch" => Self::FuzzyFileSearch(codec::params(Some(result))?),
+                "account/read" => Self::AccountRead(Deserialize::deserialize(result)?),
+                "fuzzyFileSearch" => {
+                    Self::FuzzyFileSearch(Deserialize::deserialize(result)?)
+                }
                 #[cfg(feature = "experimental")]
                 "fuzzyFileSearch/sessionStart" => {
-                    Self::FuzzyFileSearchSessionStart(codec::params(Some(result))?)
+                    Self::FuzzyFileSearchSessionStart(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "fuzzyFileSearch/sessionUpdate" => {
-                    Self::FuzzyFileSearchSessionUpdate(codec::params(Some(result))?)
+                    Self::FuzzyFileSearchSessionUpdate(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
                 "fuzzyFileSearch/sessionStop" => {
-                    Self::FuzzyFileSearchSessionStop(codec::params(Some(result))?)
+                    Self::FuzzyFileSearchSessionStop(Deserialize::deserialize(result)?)
                 }
-                _ => Self::Unrecognized(codec::params(Some(result))?),
+                _ => Self::Unrecognized(Value::deserialize(result)?),
             },
         )
     }
@@ -7497,61 +7644,61 @@ pub enum ServerRequest {
     /// NEW APIs Sent when approval is requested for a specific command execution. This request is used for Turns started via turn/start.
     ItemCommandExecutionRequestApproval {
         id: RequestId,
-        params: CommandExecutionRequestApprovalParams,
+        params: Box<CommandExecutionRequestApprovalParams>,
     },
     /// `item/fileChange/requestApproval`
     ///
     /// Sent when approval is requested for a specific file change. This request is used for Turns started via turn/start.
     ItemFileChangeRequestApproval {
         id: RequestId,
-        params: FileChangeRequestApprovalParams,
+        params: Box<FileChangeRequestApprovalParams>,
     },
     /// `item/tool/requestUserInput`
     ///
     /// EXPERIMENTAL - Request input from the user for a tool call.
-    ItemToolRequestUserInput { id: RequestId, params: ToolRequestUserInputParams },
+    ItemToolRequestUserInput { id: RequestId, params: Box<ToolRequestUserInputParams> },
     /// `mcpServer/elicitation/request`
     ///
     /// Request input for an MCP server elicitation.
     McpServerElicitationRequest {
         id: RequestId,
-        params: McpServerElicitationRequestParams,
+        params: Box<McpServerElicitationRequestParams>,
     },
     /// `item/permissions/requestApproval`
     ///
     /// Request approval for additional permissions from the user.
     ItemPermissionsRequestApproval {
         id: RequestId,
-        params: PermissionsRequestApprovalParams,
+        params: Box<PermissionsRequestApprovalParams>,
     },
     /// `item/tool/call`
     ///
     /// Execute a dynamic tool call on the client.
-    ItemToolCall { id: RequestId, params: DynamicToolCallParams },
+    ItemToolCall { id: RequestId, params: Box<DynamicToolCallParams> },
     /// `account/chatgptAuthTokens/refresh`
     AccountChatgptAuthTokensRefresh {
         id: RequestId,
-        params: ChatgptAuthTokensRefreshParams,
+        params: Box<ChatgptAuthTokensRefreshParams>,
     },
     /// `attestation/generate`
     ///
     /// Generate a fresh upstream attestation result on demand.
-    AttestationGenerate { id: RequestId, params: AttestationGenerateParams },
+    AttestationGenerate { id: RequestId, params: Box<AttestationGenerateParams> },
     /// `currentTime/read`
     ///
     /// Read the current time from an external clock owned by the client.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
-    CurrentTimeRead { id: RequestId, params: CurrentTimeReadParams },
+    CurrentTimeRead { id: RequestId, params: Box<CurrentTimeReadParams> },
     /// `applyPatchApproval`
     ///
     /// DEPRECATED APIs below Request to approve a patch. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
-    ApplyPatchApproval { id: RequestId, params: ApplyPatchApprovalParams },
+    ApplyPatchApproval { id: RequestId, params: Box<ApplyPatchApprovalParams> },
     /// `execCommandApproval`
     ///
     /// Request to exec a command. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
-    ExecCommandApproval { id: RequestId, params: ExecCommandApprovalParams },
+    ExecCommandApproval { id: RequestId, params: Box<ExecCommandApprovalParams> },
     /// A method this version of the crate does not know, kept as it came.
     Unrecognized {
         id: RequestId,
@@ -7611,80 +7758,88 @@ impl ServerRequest {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Self, codec::ParamsError> {
+        codec::decode_raw(params, |params| Self::deserialize_params(id, method, params))
+    }
+    /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
+    pub fn deserialize_params<'de, D: Deserializer<'de>>(
+        id: RequestId,
+        method: &str,
+        params: D,
+    ) -> Result<Self, D::Error> {
         Ok(
             match method {
                 "item/commandExecution/requestApproval" => {
                     Self::ItemCommandExecutionRequestApproval {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "item/fileChange/requestApproval" => {
                     Self::ItemFileChangeRequestApproval {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "item/tool/requestUserInput" => {
                     Self::ItemToolRequestUserInput {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "mcpServer/elicitation/request" => {
                     Self::McpServerElicitationRequest {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "item/permissions/requestApproval" => {
                     Self::ItemPermissionsRequestApproval {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "item/tool/call" => {
                     Self::ItemToolCall {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "account/chatgptAuthTokens/refresh" => {
                     Self::AccountChatgptAuthTokensRefresh {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "attestation/generate" => {
                     Self::AttestationGenerate {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 #[cfg(feature = "experimental")]
                 "currentTime/read" => {
                     Self::CurrentTimeRead {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "applyPatchApproval" => {
                     Self::ApplyPatchApproval {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 "execCommandApproval" => {
                     Self::ExecCommandApproval {
                         id,
-                        params: codec::params(params)?,
+                        params: Deserialize::deserialize(params)?,
                     }
                 }
                 _ => {
                     Self::Unrecognized {
                         id,
                         method: method.to_owned(),
-                        params: codec::params(params)?,
+                        params: Option::<Value>::deserialize(params)?,
                     }
                 }
             },
@@ -7849,28 +8004,28 @@ impl Serialize for ServerRequest {
 #[serde(untagged)]
 pub enum ServerResponse {
     /// The result of `item/commandExecution/requestApproval`.
-    ItemCommandExecutionRequestApproval(CommandExecutionRequestApprovalResponse),
+    ItemCommandExecutionRequestApproval(Box<CommandExecutionRequestApprovalResponse>),
     /// The result of `item/fileChange/requestApproval`.
-    ItemFileChangeRequestApproval(FileChangeRequestApprovalResponse),
+    ItemFileChangeRequestApproval(Box<FileChangeRequestApprovalResponse>),
     /// The result of `item/tool/requestUserInput`.
-    ItemToolRequestUserInput(ToolRequestUserInputResponse),
+    ItemToolRequestUserInput(Box<ToolRequestUserInputResponse>),
     /// The result of `mcpServer/elicitation/request`.
-    McpServerElicitationRequest(McpServerElicitationRequestResponse),
+    McpServerElicitationRequest(Box<McpServerElicitationRequestResponse>),
     /// The result of `item/permissions/requestApproval`.
-    ItemPermissionsRequestApproval(PermissionsRequestApprovalResponse),
+    ItemPermissionsRequestApproval(Box<PermissionsRequestApprovalResponse>),
     /// The result of `item/tool/call`.
-    ItemToolCall(DynamicToolCallResponse),
+    ItemToolCall(Box<DynamicToolCallResponse>),
     /// The result of `account/chatgptAuthTokens/refresh`.
-    AccountChatgptAuthTokensRefresh(ChatgptAuthTokensRefreshResponse),
+    AccountChatgptAuthTokensRefresh(Box<ChatgptAuthTokensRefreshResponse>),
     /// The result of `attestation/generate`.
-    AttestationGenerate(AttestationGenerateResponse),
+    AttestationGenerate(Box<AttestationGenerateResponse>),
     /// The result of `currentTime/read`.
     #[cfg(feature = "experimental")]
-    CurrentTimeRead(CurrentTimeReadResponse),
+    CurrentTimeRead(Box<CurrentTimeReadResponse>),
     /// The result of `applyPatchApproval`.
-    ApplyPatchApproval(ApplyPatchApprovalResponse),
+    ApplyPatchApproval(Box<ApplyPatchApprovalResponse>),
     /// The result of `execCommandApproval`.
-    ExecCommandApproval(ExecCommandApprovalResponse),
+    ExecCommandApproval(Box<ExecCommandApprovalResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
     Unrecognized(Value),
 }
@@ -7878,41 +8033,60 @@ impl ServerResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
     /// `id -> method` for the requests it sent).
     pub fn decode(method: &str, result: &RawValue) -> Result<Self, codec::ParamsError> {
+        codec::decode_raw(
+            Some(result),
+            |result| Self::deserialize_result(method, result),
+        )
+    }
+    /// Decodes the `result` of a response to a request of `method` straight from
+    /// `result`.
+    pub fn deserialize_result<'de, D: Deserializer<'de>>(
+        method: &str,
+        result: D,
+    ) -> Result<Self, D::Error> {
         Ok(
             match method {
                 "item/commandExecution/requestApproval" => {
                     Self::ItemCommandExecutionRequestApproval(
-                        codec::params(Some(result))?,
+                        Deserialize::deserialize(result)?,
                     )
                 }
                 "item/fileChange/requestApproval" => {
-                    Self::ItemFileChangeRequestApproval(codec::params(Some(result))?)
+                    Self::ItemFileChangeRequestApproval(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
                 "item/tool/requestUserInput" => {
-                    Self::ItemToolRequestUserInput(codec::params(Some(result))?)
+                    Self::ItemToolRequestUserInput(Deserialize::deserialize(result)?)
                 }
                 "mcpServer/elicitation/request" => {
-                    Self::McpServerElicitationRequest(codec::params(Some(result))?)
+                    Self::McpServerElicitationRequest(Deserialize::deserialize(result)?)
                 }
                 "item/permissions/requestApproval" => {
-                    Self::ItemPermissionsRequestApproval(codec::params(Some(result))?)
+                    Self::ItemPermissionsRequestApproval(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
-                "item/tool/call" => Self::ItemToolCall(codec::params(Some(result))?),
+                "item/tool/call" => Self::ItemToolCall(Deserialize::deserialize(result)?),
                 "account/chatgptAuthTokens/refresh" => {
-                    Self::AccountChatgptAuthTokensRefresh(codec::params(Some(result))?)
+                    Self::AccountChatgptAuthTokensRefresh(
+                        Deserialize::deserialize(result)?,
+                    )
                 }
                 "attestation/generate" => {
-                    Self::AttestationGenerate(codec::params(Some(result))?)
+                    Self::AttestationGenerate(Deserialize::deserialize(result)?)
                 }
                 #[cfg(feature = "experimental")]
-                "currentTime/read" => Self::CurrentTimeRead(codec::params(Some(result))?),
+                "currentTime/read" => {
+                    Self::CurrentTimeRead(Deserialize::deserialize(result)?)
+                }
                 "applyPatchApproval" => {
-                    Self::ApplyPatchApproval(codec::params(Some(result))?)
+                    Self::ApplyPatchApproval(Deserialize::deserialize(result)?)
                 }
                 "execCommandApproval" => {
-                    Self::ExecCommandApproval(codec::params(Some(result))?)
+                    Self::ExecCommandApproval(Deserialize::deserialize(result)?)
                 }
-                _ => Self::Unrecognized(codec::params(Some(result))?),
+                _ => Self::Unrecognized(Value::deserialize(result)?),
             },
         )
     }
@@ -8545,211 +8719,211 @@ pub enum ServerNotification {
     ///
     /// NEW NOTIFICATIONS
     Error {
-        params: ErrorNotification,
+        params: Box<ErrorNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/started`
     ThreadStarted {
-        params: ThreadStartedNotification,
+        params: Box<ThreadStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/status/changed`
     ThreadStatusChanged {
-        params: ThreadStatusChangedNotification,
+        params: Box<ThreadStatusChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/readState/changed`
     ThreadReadStateChanged {
-        params: ThreadReadStateChangedNotification,
+        params: Box<ThreadReadStateChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/archived`
     ThreadArchived {
-        params: ThreadArchivedNotification,
+        params: Box<ThreadArchivedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/deleted`
     ThreadDeleted {
-        params: ThreadDeletedNotification,
+        params: Box<ThreadDeletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/unarchived`
     ThreadUnarchived {
-        params: ThreadUnarchivedNotification,
+        params: Box<ThreadUnarchivedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/closed`
     ThreadClosed {
-        params: ThreadClosedNotification,
+        params: Box<ThreadClosedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/reverted`
     ThreadReverted {
-        params: ThreadRevertedNotification,
+        params: Box<ThreadRevertedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `skills/changed`
     SkillsChanged {
-        params: SkillsChangedNotification,
+        params: Box<SkillsChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/name/updated`
     ThreadNameUpdated {
-        params: ThreadNameUpdatedNotification,
+        params: Box<ThreadNameUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/section/changed`
     ThreadSectionChanged {
-        params: ThreadSectionChangedNotification,
+        params: Box<ThreadSectionChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/attachment/updated`
     ThreadAttachmentUpdated {
-        params: ThreadAttachmentUpdatedNotification,
+        params: Box<ThreadAttachmentUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/goal/updated`
     ThreadGoalUpdated {
-        params: ThreadGoalUpdatedNotification,
+        params: Box<ThreadGoalUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/prediction/updated`
     ThreadPredictionUpdated {
-        params: ThreadPredictionUpdatedNotification,
+        params: Box<ThreadPredictionUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/goal/cleared`
     ThreadGoalCleared {
-        params: ThreadGoalClearedNotification,
+        params: Box<ThreadGoalClearedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/queue/changed`
     ThreadQueueChanged {
-        params: ThreadQueueChangedNotification,
+        params: Box<ThreadQueueChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `project/changed`
     ProjectChanged {
-        params: ProjectChangedNotification,
+        params: Box<ProjectChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/project/updated`
     ThreadProjectUpdated {
-        params: ThreadProjectUpdatedNotification,
+        params: Box<ThreadProjectUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/environment/connected`
     ThreadEnvironmentConnected {
-        params: EnvironmentConnectionNotification,
+        params: Box<EnvironmentConnectionNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/environment/disconnected`
     ThreadEnvironmentDisconnected {
-        params: EnvironmentConnectionNotification,
+        params: Box<EnvironmentConnectionNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/settings/updated`
     ThreadSettingsUpdated {
-        params: ThreadSettingsUpdatedNotification,
+        params: Box<ThreadSettingsUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/tokenUsage/updated`
     ThreadTokenUsageUpdated {
-        params: ThreadTokenUsageUpdatedNotification,
+        params: Box<ThreadTokenUsageUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/started`
     TurnStarted {
-        params: TurnStartedNotification,
+        params: Box<TurnStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `hook/started`
     HookStarted {
-        params: HookStartedNotification,
+        params: Box<HookStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/completed`
     TurnCompleted {
-        params: TurnCompletedNotification,
+        params: Box<TurnCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `hook/completed`
     HookCompleted {
-        params: HookCompletedNotification,
+        params: Box<HookCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/diff/updated`
     TurnDiffUpdated {
-        params: TurnDiffUpdatedNotification,
+        params: Box<TurnDiffUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/plan/updated`
     TurnPlanUpdated {
-        params: TurnPlanUpdatedNotification,
+        params: Box<TurnPlanUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/started`
     ItemStarted {
-        params: ItemStartedNotification,
+        params: Box<ItemStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/autoApprovalReview/started`
     ItemAutoApprovalReviewStarted {
-        params: ItemGuardianApprovalReviewStartedNotification,
+        params: Box<ItemGuardianApprovalReviewStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/autoApprovalReview/completed`
     ItemAutoApprovalReviewCompleted {
-        params: ItemGuardianApprovalReviewCompletedNotification,
+        params: Box<ItemGuardianApprovalReviewCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `autoApprovalReview/strictReviewRequired`
     AutoApprovalReviewStrictReviewRequired {
-        params: StrictReviewRequiredNotification,
+        params: Box<StrictReviewRequiredNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/completed`
     ItemCompleted {
-        params: ItemCompletedNotification,
+        params: Box<ItemCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/agentMessage/delta`
     ItemAgentMessageDelta {
-        params: AgentMessageDeltaNotification,
+        params: Box<AgentMessageDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -8757,7 +8931,7 @@ pub enum ServerNotification {
     ///
     /// EXPERIMENTAL - proposed plan streaming deltas for plan items.
     ItemPlanDelta {
-        params: PlanDeltaNotification,
+        params: Box<PlanDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -8765,7 +8939,7 @@ pub enum ServerNotification {
     ///
     /// Stream base64-encoded stdout/stderr chunks for a running `command/exec` session.
     CommandExecOutputDelta {
-        params: CommandExecOutputDeltaNotification,
+        params: Box<CommandExecOutputDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -8773,7 +8947,7 @@ pub enum ServerNotification {
     ///
     /// Stream base64-encoded stdout/stderr chunks for a running `process/spawn` session.
     ProcessOutputDelta {
-        params: ProcessOutputDeltaNotification,
+        params: Box<ProcessOutputDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -8781,19 +8955,19 @@ pub enum ServerNotification {
     ///
     /// Final exit notification for a `process/spawn` session.
     ProcessExited {
-        params: ProcessExitedNotification,
+        params: Box<ProcessExitedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/commandExecution/outputDelta`
     ItemCommandExecutionOutputDelta {
-        params: CommandExecutionOutputDeltaNotification,
+        params: Box<CommandExecutionOutputDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/commandExecution/terminalInteraction`
     ItemCommandExecutionTerminalInteraction {
-        params: TerminalInteractionNotification,
+        params: Box<TerminalInteractionNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -8801,109 +8975,109 @@ pub enum ServerNotification {
     ///
     /// Deprecated legacy apply_patch output stream notification.
     ItemFileChangeOutputDelta {
-        params: FileChangeOutputDeltaNotification,
+        params: Box<FileChangeOutputDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/fileChange/patchUpdated`
     ItemFileChangePatchUpdated {
-        params: FileChangePatchUpdatedNotification,
+        params: Box<FileChangePatchUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `serverRequest/resolved`
     ServerRequestResolved {
-        params: ServerRequestResolvedNotification,
+        params: Box<ServerRequestResolvedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/mcpToolCall/progress`
     ItemMcpToolCallProgress {
-        params: McpToolCallProgressNotification,
+        params: Box<McpToolCallProgressNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `mcpServer/oauthLogin/completed`
     McpServerOauthLoginCompleted {
-        params: McpServerOauthLoginCompletedNotification,
+        params: Box<McpServerOauthLoginCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `mcpServer/startupStatus/updated`
     McpServerStartupStatusUpdated {
-        params: McpServerStatusUpdatedNotification,
+        params: Box<McpServerStatusUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `mcpServer/event/stream/notification`
     McpServerEventStreamNotification {
-        params: McpServerEventStreamNotification,
+        params: Box<McpServerEventStreamNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/updated`
     AccountUpdated {
-        params: AccountUpdatedNotification,
+        params: Box<AccountUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/gatewayOAuth/changed`
     AccountGatewayOAuthChanged {
-        params: GatewayOAuthChangedNotification,
+        params: Box<GatewayOAuthChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/rateLimits/updated`
     AccountRateLimitsUpdated {
-        params: AccountRateLimitsUpdatedNotification,
+        params: Box<AccountRateLimitsUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `app/list/updated`
     AppListUpdated {
-        params: AppListUpdatedNotification,
+        params: Box<AppListUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `remoteControl/status/changed`
     RemoteControlStatusChanged {
-        params: RemoteControlStatusChangedNotification,
+        params: Box<RemoteControlStatusChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `externalAgentConfig/import/progress`
     ExternalAgentConfigImportProgress {
-        params: ExternalAgentConfigImportProgressNotification,
+        params: Box<ExternalAgentConfigImportProgressNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `externalAgentConfig/import/completed`
     ExternalAgentConfigImportCompleted {
-        params: ExternalAgentConfigImportCompletedNotification,
+        params: Box<ExternalAgentConfigImportCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `fs/changed`
     FsChanged {
-        params: FsChangedNotification,
+        params: Box<FsChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/reasoning/summaryTextDelta`
     ItemReasoningSummaryTextDelta {
-        params: ReasoningSummaryTextDeltaNotification,
+        params: Box<ReasoningSummaryTextDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/reasoning/summaryPartAdded`
     ItemReasoningSummaryPartAdded {
-        params: ReasoningSummaryPartAddedNotification,
+        params: Box<ReasoningSummaryPartAddedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `item/reasoning/textDelta`
     ItemReasoningTextDelta {
-        params: ReasoningTextDeltaNotification,
+        params: Box<ReasoningTextDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -8911,145 +9085,145 @@ pub enum ServerNotification {
     ///
     /// Deprecated: Use `ContextCompaction` item type instead.
     ThreadCompacted {
-        params: ContextCompactedNotification,
+        params: Box<ContextCompactedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `model/rerouted`
     ModelRerouted {
-        params: ModelReroutedNotification,
+        params: Box<ModelReroutedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `model/verification`
     ModelVerification {
-        params: ModelVerificationNotification,
+        params: Box<ModelVerificationNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `modelProvider/authRecoveryStarted`
     ModelProviderAuthRecoveryStarted {
-        params: AuthRecoveryNotification,
+        params: Box<AuthRecoveryNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `modelProvider/authRecoveryCompleted`
     ModelProviderAuthRecoveryCompleted {
-        params: AuthRecoveryNotification,
+        params: Box<AuthRecoveryNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `turn/moderationMetadata`
     TurnModerationMetadata {
-        params: TurnModerationMetadataNotification,
+        params: Box<TurnModerationMetadataNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `model/safetyBuffering/updated`
     ModelSafetyBufferingUpdated {
-        params: ModelSafetyBufferingUpdatedNotification,
+        params: Box<ModelSafetyBufferingUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `warning`
     Warning {
-        params: WarningNotification,
+        params: Box<WarningNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `guardianWarning`
     GuardianWarning {
-        params: GuardianWarningNotification,
+        params: Box<GuardianWarningNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `deprecationNotice`
     DeprecationNotice {
-        params: DeprecationNoticeNotification,
+        params: Box<DeprecationNoticeNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `configWarning`
     ConfigWarning {
-        params: ConfigWarningNotification,
+        params: Box<ConfigWarningNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `fuzzyFileSearch/sessionUpdated`
     FuzzyFileSearchSessionUpdated {
-        params: FuzzyFileSearchSessionUpdatedNotification,
+        params: Box<FuzzyFileSearchSessionUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `fuzzyFileSearch/sessionCompleted`
     FuzzyFileSearchSessionCompleted {
-        params: FuzzyFileSearchSessionCompletedNotification,
+        params: Box<FuzzyFileSearchSessionCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/started`
     ThreadRealtimeStarted {
-        params: ThreadRealtimeStartedNotification,
+        params: Box<ThreadRealtimeStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/itemAdded`
     ThreadRealtimeItemAdded {
-        params: ThreadRealtimeItemAddedNotification,
+        params: Box<ThreadRealtimeItemAddedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/item/started`
     ThreadRealtimeItemStarted {
-        params: ThreadRealtimeItemStartedNotification,
+        params: Box<ThreadRealtimeItemStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/item/transcript/delta`
     ThreadRealtimeItemTranscriptDelta {
-        params: ThreadRealtimeItemTranscriptDeltaNotification,
+        params: Box<ThreadRealtimeItemTranscriptDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/item/completed`
     ThreadRealtimeItemCompleted {
-        params: ThreadRealtimeItemCompletedNotification,
+        params: Box<ThreadRealtimeItemCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/transcript/delta`
     ThreadRealtimeTranscriptDelta {
-        params: ThreadRealtimeTranscriptDeltaNotification,
+        params: Box<ThreadRealtimeTranscriptDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/transcript/done`
     ThreadRealtimeTranscriptDone {
-        params: ThreadRealtimeTranscriptDoneNotification,
+        params: Box<ThreadRealtimeTranscriptDoneNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/outputAudio/delta`
     ThreadRealtimeOutputAudioDelta {
-        params: ThreadRealtimeOutputAudioDeltaNotification,
+        params: Box<ThreadRealtimeOutputAudioDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/sdp`
     ThreadRealtimeSdp {
-        params: ThreadRealtimeSdpNotification,
+        params: Box<ThreadRealtimeSdpNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/error`
     ThreadRealtimeError {
-        params: ThreadRealtimeErrorNotification,
+        params: Box<ThreadRealtimeErrorNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `thread/realtime/closed`
     ThreadRealtimeClosed {
-        params: ThreadRealtimeClosedNotification,
+        params: Box<ThreadRealtimeClosedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -9057,19 +9231,19 @@ pub enum ServerNotification {
     ///
     /// Notifies the user of world-writable directories on Windows, which cannot be protected by the sandbox.
     WindowsWorldWritableWarning {
-        params: WindowsWorldWritableWarningNotification,
+        params: Box<WindowsWorldWritableWarningNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `windowsSandbox/setupCompleted`
     WindowsSandboxSetupCompleted {
-        params: WindowsSandboxSetupCompletedNotification,
+        params: Box<WindowsSandboxSetupCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
     /// `account/login/completed`
     AccountLoginCompleted {
-        params: AccountLoginCompletedNotification,
+        params: Box<AccountLoginCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -9221,534 +9395,655 @@ impl ServerNotification {
         params: Option<&RawValue>,
         extra: &[(std::borrow::Cow<'_, str>, &RawValue)],
     ) -> Result<Self, codec::ParamsError> {
-        let emitted_at_ms = codec::member(extra, "emittedAtMs")?;
+        let mut message = codec::decode_raw(
+            params,
+            |params| Self::deserialize_params(method, params),
+        )?;
+        message.set_envelope(extra)?;
+        Ok(message)
+    }
+    /// Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
+    pub fn deserialize_params<'de, D: Deserializer<'de>>(
+        method: &str,
+        params: D,
+    ) -> Result<Self, D::Error> {
         Ok(
             match method {
                 "error" => {
                     Self::Error {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/started" => {
                     Self::ThreadStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/status/changed" => {
                     Self::ThreadStatusChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/readState/changed" => {
                     Self::ThreadReadStateChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/archived" => {
                     Self::ThreadArchived {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/deleted" => {
                     Self::ThreadDeleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/unarchived" => {
                     Self::ThreadUnarchived {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/closed" => {
                     Self::ThreadClosed {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/reverted" => {
                     Self::ThreadReverted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "skills/changed" => {
                     Self::SkillsChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/name/updated" => {
                     Self::ThreadNameUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/section/changed" => {
                     Self::ThreadSectionChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/attachment/updated" => {
                     Self::ThreadAttachmentUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/goal/updated" => {
                     Self::ThreadGoalUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/prediction/updated" => {
                     Self::ThreadPredictionUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/goal/cleared" => {
                     Self::ThreadGoalCleared {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/queue/changed" => {
                     Self::ThreadQueueChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "project/changed" => {
                     Self::ProjectChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/project/updated" => {
                     Self::ThreadProjectUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/environment/connected" => {
                     Self::ThreadEnvironmentConnected {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/environment/disconnected" => {
                     Self::ThreadEnvironmentDisconnected {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/settings/updated" => {
                     Self::ThreadSettingsUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/tokenUsage/updated" => {
                     Self::ThreadTokenUsageUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "turn/started" => {
                     Self::TurnStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "hook/started" => {
                     Self::HookStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "turn/completed" => {
                     Self::TurnCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "hook/completed" => {
                     Self::HookCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "turn/diff/updated" => {
                     Self::TurnDiffUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "turn/plan/updated" => {
                     Self::TurnPlanUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/started" => {
                     Self::ItemStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/autoApprovalReview/started" => {
                     Self::ItemAutoApprovalReviewStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/autoApprovalReview/completed" => {
                     Self::ItemAutoApprovalReviewCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "autoApprovalReview/strictReviewRequired" => {
                     Self::AutoApprovalReviewStrictReviewRequired {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/completed" => {
                     Self::ItemCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/agentMessage/delta" => {
                     Self::ItemAgentMessageDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/plan/delta" => {
                     Self::ItemPlanDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "command/exec/outputDelta" => {
                     Self::CommandExecOutputDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "process/outputDelta" => {
                     Self::ProcessOutputDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "process/exited" => {
                     Self::ProcessExited {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/commandExecution/outputDelta" => {
                     Self::ItemCommandExecutionOutputDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/commandExecution/terminalInteraction" => {
                     Self::ItemCommandExecutionTerminalInteraction {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/fileChange/outputDelta" => {
                     Self::ItemFileChangeOutputDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/fileChange/patchUpdated" => {
                     Self::ItemFileChangePatchUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "serverRequest/resolved" => {
                     Self::ServerRequestResolved {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/mcpToolCall/progress" => {
                     Self::ItemMcpToolCallProgress {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "mcpServer/oauthLogin/completed" => {
                     Self::McpServerOauthLoginCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "mcpServer/startupStatus/updated" => {
                     Self::McpServerStartupStatusUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "mcpServer/event/stream/notification" => {
                     Self::McpServerEventStreamNotification {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "account/updated" => {
                     Self::AccountUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "account/gatewayOAuth/changed" => {
                     Self::AccountGatewayOAuthChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "account/rateLimits/updated" => {
                     Self::AccountRateLimitsUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "app/list/updated" => {
                     Self::AppListUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "remoteControl/status/changed" => {
                     Self::RemoteControlStatusChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "externalAgentConfig/import/progress" => {
                     Self::ExternalAgentConfigImportProgress {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "externalAgentConfig/import/completed" => {
                     Self::ExternalAgentConfigImportCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "fs/changed" => {
                     Self::FsChanged {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/reasoning/summaryTextDelta" => {
                     Self::ItemReasoningSummaryTextDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/reasoning/summaryPartAdded" => {
                     Self::ItemReasoningSummaryPartAdded {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "item/reasoning/textDelta" => {
                     Self::ItemReasoningTextDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/compacted" => {
                     Self::ThreadCompacted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "model/rerouted" => {
                     Self::ModelRerouted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "model/verification" => {
                     Self::ModelVerification {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "modelProvider/authRecoveryStarted" => {
                     Self::ModelProviderAuthRecoveryStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "modelProvider/authRecoveryCompleted" => {
                     Self::ModelProviderAuthRecoveryCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "turn/moderationMetadata" => {
                     Self::TurnModerationMetadata {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "model/safetyBuffering/updated" => {
                     Self::ModelSafetyBufferingUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "warning" => {
                     Self::Warning {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "guardianWarning" => {
                     Self::GuardianWarning {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "deprecationNotice" => {
                     Self::DeprecationNotice {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "configWarning" => {
                     Self::ConfigWarning {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "fuzzyFileSearch/sessionUpdated" => {
                     Self::FuzzyFileSearchSessionUpdated {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "fuzzyFileSearch/sessionCompleted" => {
                     Self::FuzzyFileSearchSessionCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/started" => {
                     Self::ThreadRealtimeStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/itemAdded" => {
                     Self::ThreadRealtimeItemAdded {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/item/started" => {
                     Self::ThreadRealtimeItemStarted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/item/transcript/delta" => {
                     Self::ThreadRealtimeItemTranscriptDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/item/completed" => {
                     Self::ThreadRealtimeItemCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/transcript/delta" => {
                     Self::ThreadRealtimeTranscriptDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/transcript/done" => {
                     Self::ThreadRealtimeTranscriptDone {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/outputAudio/delta" => {
                     Self::ThreadRealtimeOutputAudioDelta {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/sdp" => {
                     Self::ThreadRealtimeSdp {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/error" => {
                     Self::ThreadRealtimeError {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "thread/realtime/closed" => {
                     Self::ThreadRealtimeClosed {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "windows/worldWritableWarning" => {
                     Self::WindowsWorldWritableWarning {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "windowsSandbox/setupCompleted" => {
                     Self::WindowsSandboxSetupCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 "account/login/completed" => {
                     Self::AccountLoginCompleted {
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Deserialize::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
                 _ => {
                     Self::Unrecognized {
                         method: method.to_owned(),
-                        params: codec::params(params)?,
-                        emitted_at_ms,
+                        params: Option::<Value>::deserialize(params)?,
+                        emitted_at_ms: None,
                     }
                 }
             },
         )
+    }
+    /// Sets the envelope members every notification may carry from the message's
+    /// members other than `method` and `params`.
+    pub fn set_envelope(
+        &mut self,
+        extra: &[(std::borrow::Cow<'_, str>, &RawValue)],
+    ) -> Result<(), codec::ParamsError> {
+        let emitted_at_ms = match self {
+            Self::Error { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadStatusChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadReadStateChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadArchived { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadDeleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadUnarchived { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadClosed { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadReverted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::SkillsChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadNameUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadSectionChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadAttachmentUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadGoalUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadPredictionUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadGoalCleared { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadQueueChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ProjectChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadProjectUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadEnvironmentConnected { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadEnvironmentDisconnected { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadSettingsUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadTokenUsageUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::HookStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::HookCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnDiffUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnPlanUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemAutoApprovalReviewStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemAutoApprovalReviewCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AutoApprovalReviewStrictReviewRequired { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ItemCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemAgentMessageDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemPlanDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::CommandExecOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ProcessOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ProcessExited { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemCommandExecutionOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemCommandExecutionTerminalInteraction { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ItemFileChangeOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemFileChangePatchUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ServerRequestResolved { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemMcpToolCallProgress { emitted_at_ms, .. } => emitted_at_ms,
+            Self::McpServerOauthLoginCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::McpServerStartupStatusUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::McpServerEventStreamNotification { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountGatewayOAuthChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountRateLimitsUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AppListUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::RemoteControlStatusChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ExternalAgentConfigImportProgress { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ExternalAgentConfigImportCompleted { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::FsChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemReasoningSummaryTextDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemReasoningSummaryPartAdded { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemReasoningTextDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadCompacted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelRerouted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelVerification { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelProviderAuthRecoveryStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelProviderAuthRecoveryCompleted { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::TurnModerationMetadata { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelSafetyBufferingUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::Warning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::GuardianWarning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::DeprecationNotice { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ConfigWarning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::FuzzyFileSearchSessionUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::FuzzyFileSearchSessionCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeItemAdded { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeItemStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeItemTranscriptDelta { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ThreadRealtimeItemCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeTranscriptDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeTranscriptDone { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeOutputAudioDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeSdp { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeError { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeClosed { emitted_at_ms, .. } => emitted_at_ms,
+            Self::WindowsWorldWritableWarning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::WindowsSandboxSetupCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountLoginCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::Unrecognized { emitted_at_ms, .. } => emitted_at_ms,
+        };
+        *emitted_at_ms = codec::member(extra, "emittedAtMs")?;
+        Ok(())
     }
     /// Calls `visitor` with the marker type of `method`, or its `unrecognized` for a
     /// method this version of the crate does not know.
@@ -10782,22 +11077,43 @@ impl ClientNotification {
     pub fn from_parts(
         method: &str,
         params: Option<&RawValue>,
-        _extra: &[(std::borrow::Cow<'_, str>, &RawValue)],
+        extra: &[(std::borrow::Cow<'_, str>, &RawValue)],
     ) -> Result<Self, codec::ParamsError> {
+        let mut message = codec::decode_raw(
+            params,
+            |params| Self::deserialize_params(method, params),
+        )?;
+        message.set_envelope(extra)?;
+        Ok(message)
+    }
+    /// Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
+    pub fn deserialize_params<'de, D: Deserializer<'de>>(
+        method: &str,
+        params: D,
+    ) -> Result<Self, D::Error> {
         Ok(
             match method {
                 "initialized" => {
-                    codec::no_params(params)?;
+                    <()>::deserialize(params)?;
                     Self::Initialized {}
                 }
                 _ => {
                     Self::Unrecognized {
                         method: method.to_owned(),
-                        params: codec::params(params)?,
+                        params: Option::<Value>::deserialize(params)?,
                     }
                 }
             },
         )
+    }
+    /// Sets the envelope members every notification may carry from the message's
+    /// members other than `method` and `params`.
+    pub fn set_envelope(
+        &mut self,
+        extra: &[(std::borrow::Cow<'_, str>, &RawValue)],
+    ) -> Result<(), codec::ParamsError> {
+        let _ = extra;
+        Ok(())
     }
     /// Calls `visitor` with the marker type of `method`, or its `unrecognized` for a
     /// method this version of the crate does not know.

@@ -86,7 +86,7 @@ impl Session {
             },
             capabilities: experimental.then(|| InitializeCapabilities { experimental_api: Some(true), ..Default::default() }),
         };
-        self.srv.call_ok::<request::Initialize>(|id| ClientRequest::Initialize { id, params }, T)?;
+        self.srv.call_ok::<request::Initialize>(|id| ClientRequest::Initialize { id, params: Box::new(params) }, T)?;
         self.srv.notify(ClientNotification::Initialized {})?;
         // Sent on its own shortly after `initialize` (with any `configWarning`); waiting for
         // it keeps it from landing between later steps at random.
@@ -97,7 +97,7 @@ impl Session {
 
     /// `thread/start`, then `thread/started`; returns the thread id.
     fn thread_start(&mut self, params: ThreadStartParams) -> Result<String> {
-        let started = self.srv.call_ok::<request::ThreadStart>(|id| ClientRequest::ThreadStart { id, params }, T)?;
+        let started = self.srv.call_ok::<request::ThreadStart>(|id| ClientRequest::ThreadStart { id, params: Box::new(params) }, T)?;
         let id = started.thread.id;
         self.srv.wait_notification("thread/started", T, |n| match n {
             ServerNotification::ThreadStarted { params, .. } if params.thread.id == id => Some(()),
@@ -109,7 +109,7 @@ impl Session {
     /// `turn/start` with one text input; returns the turn id.
     fn turn_start(&mut self, thread_id: &str, text: &str) -> Result<String> {
         let params = text_turn(thread_id, text);
-        let started = self.srv.call_ok::<request::TurnStart>(|id| ClientRequest::TurnStart { id, params }, T)?;
+        let started = self.srv.call_ok::<request::TurnStart>(|id| ClientRequest::TurnStart { id, params: Box::new(params) }, T)?;
         Ok(started.turn.id)
     }
 
@@ -175,17 +175,17 @@ fn truncate(s: &str, max: usize) -> String {
 fn lifecycle(s: &mut Session) -> Result<()> {
     s.initialize(false)?;
     let thread = s.thread_start(ThreadStartParams::default())?;
-    let list = s.srv.call_ok::<request::ThreadList>(|id| ClientRequest::ThreadList { id, params: ThreadListParams::default() }, T)?;
+    let list = s.srv.call_ok::<request::ThreadList>(|id| ClientRequest::ThreadList { id, params: Box::new(ThreadListParams::default()) }, T)?;
     s.notes.push(format!("thread/list: {} threads", list.data.len()));
     let read = ThreadReadParams { thread_id: thread.clone(), include_turns: None };
-    s.srv.call_ok::<request::ThreadRead>(|id| ClientRequest::ThreadRead { id, params: read }, T)?;
+    s.srv.call_ok::<request::ThreadRead>(|id| ClientRequest::ThreadRead { id, params: Box::new(read) }, T)?;
     let name = ThreadSetNameParams { thread_id: thread.clone(), name: "recorded thread".into() };
-    s.srv.call_ok::<request::ThreadNameSet>(|id| ClientRequest::ThreadNameSet { id, params: name }, T)?;
+    s.srv.call_ok::<request::ThreadNameSet>(|id| ClientRequest::ThreadNameSet { id, params: Box::new(name) }, T)?;
     let archive = ThreadArchiveParams { thread_id: thread };
-    s.srv.call_ok::<request::ThreadArchive>(|id| ClientRequest::ThreadArchive { id, params: archive }, T)?;
-    let models = s.srv.call_ok::<request::ModelList>(|id| ClientRequest::ModelList { id, params: ModelListParams::default() }, T)?;
+    s.srv.call_ok::<request::ThreadArchive>(|id| ClientRequest::ThreadArchive { id, params: Box::new(archive) }, T)?;
+    let models = s.srv.call_ok::<request::ModelList>(|id| ClientRequest::ModelList { id, params: Box::new(ModelListParams::default()) }, T)?;
     s.notes.push(format!("model/list: {} models", models.data.len()));
-    s.srv.call_ok::<request::ConfigRead>(|id| ClientRequest::ConfigRead { id, params: ConfigReadParams::default() }, T)?;
+    s.srv.call_ok::<request::ConfigRead>(|id| ClientRequest::ConfigRead { id, params: Box::new(ConfigReadParams::default()) }, T)?;
     s.srv.drain(QUIET, T);
     Ok(())
 }
@@ -305,14 +305,14 @@ fn upstream_failure(s: &mut Session) -> Result<()> {
 
 /// What the server does with requests it must refuse and lines it cannot read.
 fn protocol_errors(s: &mut Session) -> Result<()> {
-    let list = |id| ClientRequest::ThreadList { id, params: ThreadListParams::default() };
+    let list = |id| ClientRequest::ThreadList { id, params: Box::new(ThreadListParams::default()) };
     expect_invalid_request("before initialize", s.srv.call(list, T)?)?;
     s.initialize(false)?;
     let again = InitializeParams {
         client_info: ClientInfo { name: "again".into(), title: None, version: "0".into() },
         capabilities: None,
     };
-    expect_invalid_request("second initialize", s.srv.call(|id| ClientRequest::Initialize { id, params: again }, T)?)?;
+    expect_invalid_request("second initialize", s.srv.call(|id| ClientRequest::Initialize { id, params: Box::new(again) }, T)?)?;
 
     // Lines no conforming client writes: an unknown method, a param of the wrong type.
     s.srv.send_bad_line(r#"{"id":"unknown","method":"no/such/method","params":{}}"#)?;
@@ -322,8 +322,8 @@ fn protocol_errors(s: &mut Session) -> Result<()> {
 
     // Experimental use without the opt-in: typed (the crate is built with `experimental`).
     let field = ThreadStartParams { mock_experimental_field: Some("x".into()), ..Default::default() };
-    expect_invalid_request("experimental field", s.srv.call(|id| ClientRequest::ThreadStart { id, params: field }, T)?)?;
-    let method = |id| ClientRequest::MockExperimentalMethod { id, params: MockExperimentalMethodParams::default() };
+    expect_invalid_request("experimental field", s.srv.call(|id| ClientRequest::ThreadStart { id, params: Box::new(field) }, T)?)?;
+    let method = |id| ClientRequest::MockExperimentalMethod { id, params: Box::new(MockExperimentalMethodParams::default()) };
     expect_invalid_request("experimental method", s.srv.call(method, T)?)?;
 
     s.srv.send_bad_line("this is not JSON")?; // no reply; the next request still works
@@ -352,7 +352,7 @@ fn interrupt(s: &mut Session) -> Result<()> {
         matches!(n, ServerNotification::ItemAgentMessageDelta { .. }).then_some(())
     })?;
     let params = TurnInterruptParams { thread_id: thread, turn_id: turn };
-    s.srv.call_ok::<request::TurnInterrupt>(|id| ClientRequest::TurnInterrupt { id, params }, T)?;
+    s.srv.call_ok::<request::TurnInterrupt>(|id| ClientRequest::TurnInterrupt { id, params: Box::new(params) }, T)?;
     s.turn_completed(TurnStatus::Interrupted)?;
     let outcome = s.mock.wait_for_outcome(0, T)?;
     ensure!(outcome == MockOutcome::ClientGone, "the model stream ended with {outcome:?}, expected the client to hang up");
