@@ -63,25 +63,85 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
                 members.push((k, v));
             }
-            let Some(at) = members.iter().position(|(k, _)| k == T::TAG) else {
+            let Some(text) = tag_first(members, T::TAG) else {
                 return Err(de::Error::missing_field(T::TAG));
             };
-            members.swap(0, at);
-            let mut text = String::from("{");
-            for (n, (k, v)) in members.iter().enumerate() {
-                if n > 0 {
-                    text.push(',');
-                }
-                text.push_str(&serde_json::to_string(k).map_err(de::Error::custom)?);
-                text.push(':');
-                text.push_str(v.get());
-            }
-            text.push('}');
             deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text)).map_err(de::Error::custom)
         }
     }
 
     deserializer.deserialize_map(TaggedVisitor(PhantomData))
+}
+
+/// A struct (a JSON object with known members), decoded member by member from a map.
+///
+/// The generated `visit_members` matches each key as a borrowed string and reads its value
+/// into a slot; unknown keys are skipped as `IgnoredAny` (or kept, for open objects). This
+/// is what serde's derive does, without its per-struct field-identifier types and its
+/// sequence form (a JSON array is never a struct here), which would be compiled for every
+/// struct.
+pub trait DecodeStruct: Sized {
+    const EXPECTING: &'static str;
+    fn visit_members<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+}
+
+pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
+    struct StructVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: DecodeStruct> Visitor<'de> for StructVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::visit_members(map)
+        }
+    }
+
+    deserializer.deserialize_map(StructVisitor(PhantomData))
+}
+
+/// The next member name of a struct, borrowed from the input when it has no escapes.
+pub fn next_key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
+    Ok(map.next_key::<Str<'de>>()?.map(|key| key.0))
+}
+
+/// Reads a member's value into its slot; a member given twice is an error.
+pub fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, slot: &mut Option<T>, name: &'static str) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(name));
+    }
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
+/// Skips the value of a member the struct does not know.
+pub fn skip_member<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    map.next_value::<de::IgnoredAny>().map(|_| ())
+}
+
+/// The value of a required member, or the error that names it.
+pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
+    slot.ok_or_else(|| de::Error::missing_field(name))
+}
+
+/// The object of `members` written back with the `tag` member first; `None` without one.
+fn tag_first(mut members: Vec<(String, Box<RawValue>)>, tag: &str) -> Option<String> {
+    let at = members.iter().position(|(k, _)| k == tag)?;
+    members.swap(0, at);
+    let mut text = String::from("{");
+    for (n, (k, v)) in members.iter().enumerate() {
+        if n > 0 {
+            text.push(',');
+        }
+        text.push_str(&Value::String(k.clone()).to_string());
+        text.push(':');
+        text.push_str(v.get());
+    }
+    text.push('}');
+    Some(text)
 }
 
 /// A string enum; an unknown value is kept in its catch-all variant.
@@ -92,28 +152,35 @@ pub trait StringEnum: Sized {
 }
 
 pub fn deserialize_string_enum<'de, D: Deserializer<'de>, T: StringEnum>(deserializer: D) -> Result<T, D::Error> {
-    struct StringEnumVisitor<T>(PhantomData<T>);
+    // One visitor for every string enum (the expected-type text is a value, not a type), so
+    // the deserializer's string path is compiled once, not once per enum.
+    struct StringVisitor(&'static str);
 
-    impl<T: StringEnum> Visitor<'_> for StringEnumVisitor<T> {
-        type Value = T;
+    impl<'de> Visitor<'de> for StringVisitor {
+        type Value = Cow<'de, str>;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(T::EXPECTING)
+            f.write_str(self.0)
         }
 
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-            Ok(T::from_wire(v).unwrap_or_else(|| T::unrecognized(v.to_owned())))
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(v))
         }
 
-        fn visit_string<E: de::Error>(self, v: String) -> Result<T, E> {
-            Ok(match T::from_wire(&v) {
-                Some(known) => known,
-                None => T::unrecognized(v),
-            })
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v.to_owned()))
+        }
+
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v))
         }
     }
 
-    deserializer.deserialize_str(StringEnumVisitor(PhantomData))
+    let value = deserializer.deserialize_str(StringVisitor(T::EXPECTING))?;
+    Ok(match T::from_wire(&value) {
+        Some(known) => known,
+        None => T::unrecognized(value.into_owned()),
+    })
 }
 
 /// A union of plain strings and single-key objects (serde's externally tagged form).

@@ -271,3 +271,25 @@ fn experimental_members_are_unknown_without_the_feature() {
     let p: ThreadStartParams = serde_json::from_value(json!({"dynamicTools": [], "model": "m"})).unwrap();
     assert_eq!(serde_json::to_value(&p).unwrap(), json!({"model": "m"}));
 }
+
+#[test]
+fn struct_members_are_checked_like_serde_derive_checks_them() {
+    let missing = serde_json::from_str::<ThreadNameUpdatedNotification>(r#"{"threadName":"n"}"#).unwrap_err();
+    assert!(missing.to_string().starts_with("missing field `threadId`"), "{missing}");
+    let twice = serde_json::from_str::<ThreadArchivedNotification>(r#"{"threadId":"a","threadId":"b"}"#).unwrap_err();
+    assert!(twice.to_string().starts_with("duplicate field `threadId`"), "{twice}");
+    let array = serde_json::from_str::<ThreadArchivedNotification>(r#"["a"]"#).unwrap_err();
+    assert!(array.to_string().contains("expected struct ThreadArchivedNotification"), "{array}");
+    // Unknown members are skipped; escaped member names are matched after unescaping.
+    let p: ThreadArchivedNotification = serde_json::from_str(r#"{"later":[1,{"x":null}],"thread\u0049d":"a"}"#).unwrap();
+    assert_eq!(p.thread_id, "a");
+}
+
+#[test]
+fn open_objects_keep_their_other_members_in_order() {
+    let line = r#"{"model":"m","zeta":1,"alpha":{"nested":[true]}}"#;
+    let config: Config = serde_json::from_str(line).unwrap();
+    assert_eq!(config.model.as_deref(), Some("m"));
+    assert_eq!(config.extra.len(), 2);
+    same_json(&serde_json::to_string(&config).unwrap(), line);
+}

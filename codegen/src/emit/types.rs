@@ -11,7 +11,7 @@ use crate::Error;
 
 /// Names the generated code uses unqualified; a schema type of the same name would shadow them.
 pub const RESERVED_NAMES: &[&str] =
-    &["String", "Vec", "Option", "Box", "BTreeMap", "Value", "Result", "Serialize", "Deserialize", "Deserializer", "Serializer"];
+    &["String", "Vec", "Option", "Box", "BTreeMap", "Value", "Result", "Serialize", "Deserialize", "Deserializer", "Serializer", "MapAccess"];
 
 pub fn emit_types(ir: &Ir) -> Result<TokenStream, Error> {
     let mut items = Vec::new();
@@ -28,11 +28,15 @@ pub fn emit_types(ir: &Ir) -> Result<TokenStream, Error> {
     let uses = |word: &str| text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word);
     let map = uses("BTreeMap").then(|| quote! { use std::collections::BTreeMap; });
     let de = uses("Deserializer").then(|| quote! { Deserializer, });
+    let map_access = uses("MapAccess").then(|| quote! { use serde::de::MapAccess; });
+    let ser = uses("Serializer").then(|| quote! { use serde::ser::{SerializeMap, Serializer}; });
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let codec = uses("codec").then(|| quote! { use crate::codec; });
     Ok(quote! {
         #map
         use serde::{Deserialize, #de Serialize};
+        #map_access
+        #ser
         #value
         #codec
         #body
@@ -84,7 +88,11 @@ fn emit_type(def: &TypeDef) -> TokenStream {
             let ty = ty_tokens(ty);
             (quote! { pub type #name = #ty; }, Vec::new())
         }
-        TypeKind::Struct(s) => (emit_struct(&name, s), emit_constructor(&name, s).into_iter().collect()),
+        TypeKind::Struct(s) => {
+            let (item, mut impls) = emit_struct(&name, s);
+            impls.extend(emit_constructor(&name, s));
+            (item, impls)
+        }
         TypeKind::StringEnum(e) => emit_string_enum(&name, e),
         TypeKind::Tagged(t) => emit_tagged(&name, t),
         TypeKind::External(e) => emit_external(&name, e),
@@ -144,82 +152,189 @@ pub fn ty_tokens_in(ty: &Ty, prefix: &TokenStream) -> TokenStream {
     }
 }
 
-/// The name serde's `rename_all = "camelCase"` gives a snake_case field.
-fn serde_camel(snake: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in snake.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Field declarations with their serde attributes. `rename_all` is used when it names every
-/// field right, so per-field renames only appear where a name is irregular.
-fn fields_tokens(fields: &[Field]) -> (TokenStream, Vec<TokenStream>) {
-    let camel = !fields.is_empty()
-        && fields.iter().all(|f| serde_camel(naming::bare(&f.rust)) == f.wire)
-        && fields.iter().any(|f| naming::bare(&f.rust) != f.wire);
-    let container = if camel { quote! { #[serde(rename_all = "camelCase")] } } else { TokenStream::new() };
-    let decls = fields
+/// Field declarations. (The wire names live in the `Serialize` and `Deserialize` impls.)
+fn field_decls(fields: &[Field]) -> Vec<TokenStream> {
+    fields
         .iter()
         .map(|f| {
             let docs = doc_attrs(f.doc.as_deref(), f.experimental);
             let gate = gate(f.experimental);
             let name = ident(&f.rust);
-            let wire = &f.wire;
-            let rename = if camel || naming::bare(&f.rust) == f.wire {
-                TokenStream::new()
-            } else {
-                quote! { rename = #wire, }
-            };
             let ty = ty_tokens(&f.ty);
-            let (ty, attrs) = match f.presence() {
-                Presence::Required => (ty, quote! {}),
-                Presence::RequiredNullable => (quote! { Option<#ty> }, quote! {}),
-                Presence::Optional => (quote! { Option<#ty> }, quote! { skip_serializing_if = "Option::is_none", }),
-                Presence::OptionalNullable => (
-                    quote! { Option<Option<#ty>> },
-                    quote! { default, skip_serializing_if = "Option::is_none", deserialize_with = "codec::double_option", },
-                ),
+            let ty = match f.presence() {
+                Presence::Required => ty,
+                Presence::RequiredNullable | Presence::Optional => quote! { Option<#ty> },
+                Presence::OptionalNullable => quote! { Option<Option<#ty>> },
             };
-            let serde = if rename.is_empty() && attrs.is_empty() {
-                TokenStream::new()
-            } else {
-                quote! { #[serde(#rename #attrs)] }
-            };
-            quote! { #docs #gate #serde pub #name: #ty, }
+            quote! { #docs #gate pub #name: #ty, }
         })
-        .collect();
-    (container, decls)
+        .collect()
 }
 
-fn emit_struct(name: &Ident, s: &Struct) -> TokenStream {
-    let (container, mut decls) = fields_tokens(&s.fields);
+fn emit_struct(name: &Ident, s: &Struct) -> (TokenStream, Vec<TokenStream>) {
+    let mut decls = field_decls(&s.fields);
+    let extra_field = extra_field(s);
     if let Some(extra) = &s.extra {
         let ty = ty_tokens(extra);
-        let field = if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") };
         decls.push(quote! {
             /// Members the schema leaves open (`additionalProperties`), kept as they came.
-            #[serde(flatten)]
-            pub #field: BTreeMap<String, #ty>,
+            pub #extra_field: BTreeMap<String, #ty>,
         });
     }
-    let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { quote! { Default, } } else { quote! {} };
-    quote! {
-        #[derive(Debug, Clone, PartialEq, #default Serialize, Deserialize)]
-        #container
+    let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { quote! { , Default } } else { quote! {} };
+    let item = quote! {
+        #[derive(Debug, Clone, PartialEq #default)]
         pub struct #name {
             #(#decls)*
         }
+    };
+    let mut impls = vec![emit_struct_encode(name, s, &extra_field)];
+    impls.extend(emit_struct_decode(name, s, &extra_field));
+    (item, impls)
+}
+
+/// `Serialize` for a struct: its members in declaration order, an optional member only
+/// when `Some` (so `Some(None)` of an `Option<Option<T>>` is an explicit `null`), then the
+/// open object's other members.
+fn emit_struct_encode(name: &Ident, s: &Struct, extra_field: &Ident) -> TokenStream {
+    let writes = s.fields.iter().map(|f| {
+        let gate = gate(f.experimental);
+        let field = ident(&f.rust);
+        let wire = &f.wire;
+        match f.presence() {
+            Presence::Required | Presence::RequiredNullable => quote! { #gate map.serialize_entry(#wire, &self.#field)?; },
+            Presence::Optional | Presence::OptionalNullable => quote! {
+                #gate
+                if let Some(value) = &self.#field {
+                    map.serialize_entry(#wire, value)?;
+                }
+            },
+        }
+    });
+    let extra = s.extra.as_ref().map(|_| {
+        quote! {
+            for (key, value) in &self.#extra_field {
+                map.serialize_entry(key, value)?;
+            }
+        }
+    });
+    let map = if s.fields.is_empty() && s.extra.is_none() { quote! { map } } else { quote! { mut map } };
+    quote! {
+        impl Serialize for #name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let #map = serializer.serialize_map(None)?;
+                #(#writes)*
+                #extra
+                map.end()
+            }
+        }
     }
+}
+
+/// The field that keeps the members of an open object.
+fn extra_field(s: &Struct) -> Ident {
+    if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") }
+}
+
+/// `Deserialize` for a struct, through `codec::DecodeStruct`: one slot per member, the key
+/// matched as a string, unknown keys skipped (or kept in the open object's map).
+///
+/// Each slot is an `Option` of what the member decodes as, so absent is `None`; a required
+/// member that is absent is an error naming it. `null` reads as the member's `Option` type
+/// reads it: `None` for `Option<T>`, `Some(None)` for `Option<Option<T>>` (whose slot is
+/// then `Some`), which is what makes explicit `null` and absent different there.
+fn emit_struct_decode(name: &Ident, s: &Struct, extra_field: &Ident) -> Vec<TokenStream> {
+    // A slot is named like its field, unless that is a name the body uses.
+    let slot = |f: &Field| {
+        let bare = naming::bare(&f.rust);
+        if ["map", "key"].contains(&bare) || *extra_field == bare {
+            format_ident!("{}_member", bare)
+        } else {
+            ident(&f.rust)
+        }
+    };
+    let slots = s.fields.iter().map(|f| {
+        let gate = gate(f.experimental);
+        let slot = slot(f);
+        let ty = ty_tokens(&f.ty);
+        let value = match f.presence() {
+            Presence::Required => ty,
+            _ => quote! { Option<#ty> },
+        };
+        quote! { #gate let mut #slot: Option<#value> = None; }
+    });
+    let arms = s.fields.iter().map(|f| {
+        let gate = gate(f.experimental);
+        let slot = slot(f);
+        let wire = &f.wire;
+        quote! { #gate #wire => codec::read_member(&mut map, &mut #slot, #wire)?, }
+    });
+    let inits = s.fields.iter().map(|f| {
+        let gate = gate(f.experimental);
+        let field = ident(&f.rust);
+        let slot = slot(f);
+        let wire = &f.wire;
+        let value = match f.presence() {
+            Presence::Required if matches!(f.ty, Ty::Option(_)) => quote! { #slot.flatten() },
+            Presence::Required => quote! { codec::required(#slot, #wire)? },
+            Presence::RequiredNullable | Presence::Optional => quote! { #slot.flatten() },
+            Presence::OptionalNullable if slot == field => return quote! { #gate #field, },
+            Presence::OptionalNullable => quote! { #slot },
+        };
+        quote! { #gate #field: #value, }
+    });
+    let (extra_slot, unknown, extra_init) = match &s.extra {
+        Some(_) => (
+            quote! { let mut #extra_field = BTreeMap::new(); },
+            quote! { { #extra_field.insert(key.into_owned(), map.next_value()?); } },
+            quote! { #extra_field, },
+        ),
+        None => (TokenStream::new(), quote! { codec::skip_member(&mut map)? }, TokenStream::new()),
+    };
+    let read = if s.fields.is_empty() && s.extra.is_none() {
+        quote! {
+            while codec::next_key(&mut map)?.is_some() {
+                codec::skip_member(&mut map)?;
+            }
+        }
+    } else if s.fields.is_empty() {
+        quote! {
+            while let Some(key) = codec::next_key(&mut map)? {
+                #unknown
+            }
+        }
+    } else {
+        quote! {
+            while let Some(key) = codec::next_key(&mut map)? {
+                match key.as_ref() {
+                    #(#arms)*
+                    _ => #unknown,
+                }
+            }
+        }
+    };
+    let expecting = format!("struct {name}");
+    vec![
+        quote! {
+            impl codec::DecodeStruct for #name {
+                const EXPECTING: &'static str = #expecting;
+
+                fn visit_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+                    #(#slots)*
+                    #extra_slot
+                    #read
+                    Ok(Self { #(#inits)* #extra_init })
+                }
+            }
+        },
+        quote! {
+            impl<'de> Deserialize<'de> for #name {
+                fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    codec::deserialize_struct(deserializer)
+                }
+            }
+        },
+    ]
 }
 
 /// `new(required...)` for a struct with required members and others: the optional members
@@ -245,7 +360,7 @@ fn emit_constructor(name: &Ident, s: &Struct) -> Option<TokenStream> {
         }
     });
     let extra = s.extra.as_ref().map(|_| {
-        let field = if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") };
+        let field = extra_field(s);
         quote! { #field: BTreeMap::new(), }
     });
     Some(quote! {
