@@ -219,8 +219,10 @@ fn emit_struct_encode(name: &Ident, s: &Struct, extra_field: &Ident) -> TokenStr
         }
     });
     let map = if s.fields.is_empty() && s.extra.is_none() { quote! { map } } else { quote! { mut map } };
+    let allow = all_experimental(s).then(|| quote! { #[cfg_attr(not(feature = "experimental"), allow(unused_mut))] });
     quote! {
         impl Serialize for #name {
+            #allow
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let #map = serializer.serialize_map(None)?;
                 #(#writes)*
@@ -229,6 +231,11 @@ fn emit_struct_encode(name: &Ident, s: &Struct, extra_field: &Ident) -> TokenStr
             }
         }
     }
+}
+
+/// Whether every member is experimental (so the stable build of the struct has none).
+fn all_experimental(s: &Struct) -> bool {
+    !s.fields.is_empty() && s.extra.is_none() && s.fields.iter().all(|f| f.experimental)
 }
 
 /// The field that keeps the members of an open object.
@@ -314,11 +321,15 @@ fn emit_struct_decode(name: &Ident, s: &Struct, extra_field: &Ident) -> Vec<Toke
         }
     };
     let expecting = format!("struct {name}");
+    let allow = all_experimental(s).then(|| {
+        quote! { #[cfg_attr(not(feature = "experimental"), allow(unused_mut, clippy::match_single_binding))] }
+    });
     vec![
         quote! {
             impl codec::DecodeStruct for #name {
                 const EXPECTING: &'static str = #expecting;
 
+                #allow
                 fn visit_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
                     #(#slots)*
                     #extra_slot

@@ -46045,6 +46045,7 @@ pub struct ThreadItemOutputDeferral {
     pub mcp_tool_call: Option<bool>,
 }
 impl Serialize for ThreadItemOutputDeferral {
+    #[cfg_attr(not(feature = "experimental"), allow(unused_mut))]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         #[cfg(feature = "experimental")]
@@ -46060,6 +46061,10 @@ impl Serialize for ThreadItemOutputDeferral {
 }
 impl codec::DecodeStruct for ThreadItemOutputDeferral {
     const EXPECTING: &'static str = "struct ThreadItemOutputDeferral";
+    #[cfg_attr(
+        not(feature = "experimental"),
+        allow(unused_mut, clippy::match_single_binding)
+    )]
     fn visit_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         #[cfg(feature = "experimental")]
         let mut command_execution: Option<Option<bool>> = None;
