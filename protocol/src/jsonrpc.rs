@@ -484,19 +484,20 @@ impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -
         let mut extra: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
         while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
             match key.as_ref() {
+                // `params` and `result` take the id; one after them is another order.
                 "id" if id.is_none() && matches!(body, None | Some(Body::Error(_))) => id = Some(map.next_value::<Option<RequestId>>()?),
                 "method" if method.is_none() && body.is_none() => method = Some(map.next_value::<BorrowedStr<'de>>()?.0),
                 "params" if body.is_none() => {
                     let Some(method) = method.as_deref() else { return Err(two_step()) };
-                    body = Some(match id.clone().flatten() {
+                    body = Some(match id.take().flatten() {
                         Some(id) => Body::Request(map.next_value_seed(ParamsSeed { id: Some(id), method, _type: std::marker::PhantomData })?),
                         None => Body::Notification(map.next_value_seed(ParamsSeed { id: None, method, _type: std::marker::PhantomData })?),
                     });
                 }
                 "result" if body.is_none() && method.is_none() => {
-                    let Some(Some(id)) = &id else { return Err(two_step()) };
-                    let request_method = (self.method_of)(id);
-                    let seed = ResultSeed { id: id.clone(), method: request_method.as_ref().map(AsRef::as_ref), _type: std::marker::PhantomData };
+                    let Some(Some(id)) = id.take() else { return Err(two_step()) };
+                    let request_method = (self.method_of)(&id);
+                    let seed = ResultSeed { id, method: request_method.as_ref().map(AsRef::as_ref), _type: std::marker::PhantomData };
                     body = Some(Body::Response(map.next_value_seed(seed)?));
                 }
                 "error" if body.is_none() && method.is_none() => body = Some(Body::Error(map.next_value()?)),
@@ -653,6 +654,7 @@ mod tests {
             (r#"{"params":{"threadId":"t"},"method":"thread/archived"}"#, true),
             (r#"{"method":"item/tool/call","params":{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{}},"id":0}"#, true),
             (r#"{"result":{},"id":1}"#, true),
+            (r#"{"id":1,"result":{},"id":2}"#, true),
             (r#"{"method":"thread/archived","params":{"threadId":7}}"#, false),
             (r#"{"method":"thread/archived","params":{"threadId":"t"},"emittedAtMs":"soon"}"#, false),
             (r#"{"method":"thread/archived","error":{"code":1,"message":"m"}}"#, false),

@@ -261,32 +261,14 @@ fn by_method(input: &Input, rounds: usize) {
 /// One line decoded as a client decodes it: in one pass, a response typed by its request's
 /// method.
 fn decode_typed(line: &str, method: Option<&str>) -> bool {
-    match TypedServerMessage::from_line_with(line, |_| method) {
-        Ok(message) => {
-            black_box(message);
-            true
-        }
-        Err(e) => {
-            black_box(e);
-            false
-        }
-    }
+    black_box(TypedServerMessage::from_line_with(line, |_| method)).is_ok()
 }
 
 /// One line decoded in two steps: the envelope with the result raw, then the result.
 fn decode_two_step(line: &str, method: Option<&str>) -> bool {
-    match ServerMessage::from_line(line) {
-        Ok(Message::Response(response)) => {
-            black_box(ClientResponse::decode(method.unwrap_or_default(), &response.result)).is_ok()
-        }
-        Ok(message) => {
-            black_box(message);
-            true
-        }
-        Err(e) => {
-            black_box(e);
-            false
-        }
+    match black_box(ServerMessage::from_line(line)) {
+        Ok(Message::Response(response)) => black_box(ClientResponse::decode(method.unwrap_or_default(), &response.result)).is_ok(),
+        other => other.is_ok(),
     }
 }
 
