@@ -233,6 +233,17 @@ fn emit_struct_encode(name: &Ident, s: &Struct, extra_field: &Ident) -> TokenStr
     }
 }
 
+/// `Deserialize` for a named type through its `codec` function (`via(deserializer)`).
+fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
+    quote! {
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                #via(deserializer)
+            }
+        }
+    }
+}
+
 /// Whether every member is experimental (so the stable build of the struct has none).
 fn all_experimental(s: &Struct) -> bool {
     !s.fields.is_empty() && s.extra.is_none() && s.fields.iter().all(|f| f.experimental)
@@ -338,13 +349,7 @@ fn emit_struct_decode(name: &Ident, s: &Struct, extra_field: &Ident) -> Vec<Toke
                 }
             }
         },
-        quote! {
-            impl<'de> Deserialize<'de> for #name {
-                fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                    codec::deserialize_struct(deserializer)
-                }
-            }
-        },
+        deserialize_impl(name, quote! { codec::deserialize_struct }),
     ]
 }
 
@@ -426,13 +431,7 @@ fn emit_string_enum(name: &Ident, e: &StringEnum) -> (TokenStream, Vec<TokenStre
             }
         }
     };
-    let de_impl = quote! {
-        impl<'de> Deserialize<'de> for #name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                codec::deserialize_string_enum(deserializer)
-            }
-        }
-    };
+    let de_impl = deserialize_impl(name, quote! { codec::deserialize_string_enum });
     (item, vec![enum_impl, de_impl])
 }
 
@@ -519,13 +518,7 @@ fn emit_tagged(name: &Ident, t: &Tagged) -> (TokenStream, Vec<TokenStream>) {
             }
         }
     };
-    let de_impl = quote! {
-        impl<'de> Deserialize<'de> for #name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                codec::deserialize_tagged(deserializer)
-            }
-        }
-    };
+    let de_impl = deserialize_impl(name, quote! { codec::deserialize_tagged });
     (item, vec![union_impl, de_impl])
 }
 
@@ -596,13 +589,7 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
             }
         }
     };
-    let de_impl = quote! {
-        impl<'de> Deserialize<'de> for #name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                codec::deserialize_external(deserializer)
-            }
-        }
-    };
+    let de_impl = deserialize_impl(name, quote! { codec::deserialize_external });
     (item, vec![union_impl, de_impl])
 }
 
