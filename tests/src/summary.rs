@@ -3,19 +3,21 @@
 //! notification, a renamed variant or a changed status shows as a one-line diff.
 //!
 //! ```text
-//!    6 c2s request      thread/start    ClientRequest::ThreadStart id=2 approvalPolicy=Untrusted
-//!    7 s2c response     thread/start    ClientResponse::ThreadStart id=2 thread.status=Idle
-//!   12 s2c notification item/started    ServerNotification::ItemStarted item=CommandExecution status=InProgress
+//!    6 c2s request      thread/start    ClientRequest::ThreadStart id=2 approvalPolicy=untrusted
+//!    7 s2c response     thread/start    ClientResponse::ThreadStart id=2 thread.status=idle
+//!   12 s2c notification item/started    ServerNotification::ItemStarted item=commandExecution status=inProgress
 //! ```
+//!
+//! The variant comes from the typed decode; the key fields are read from the message's JSON
+//! by the table [`KEYS`] (method, member path), so this module works with the crate generated
+//! from any codex release: a method or member a release does not have is simply not shown.
 
 use std::collections::HashMap;
 use std::fmt::{Debug, Write as _};
 
 use codex_app_protocol::jsonrpc::Parts;
-use codex_app_protocol::{
-    ClientMessage, ClientRequest, ClientResponse, Message, RequestId, ServerMessage, ServerNotification, ServerRequest,
-    ServerResponse, ThreadItem, Turn, UserInput,
-};
+use codex_app_protocol::{ClientMessage, ClientResponse, Message, RequestId, ServerMessage, ServerResponse};
+use serde_json::Value;
 
 use crate::drift::truncate;
 use crate::transcript::{Dir, Entry};
@@ -26,6 +28,137 @@ pub fn variant_name(value: &impl Debug) -> String {
     let text = format!("{value:?}");
     let end = text.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(text.len());
     text[..end].to_owned()
+}
+
+/// Which kind of message a key applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum On {
+    /// A client request's or notification's params.
+    ClientParams,
+    /// A server request's or notification's params.
+    ServerParams,
+    /// The result of a client request (sent by the server).
+    ClientResult,
+    /// The result of a server request (sent by the client).
+    ServerResult,
+}
+
+/// How a key's value is shown.
+#[derive(Debug, Clone, Copy)]
+enum Show {
+    /// A string as it is, a tagged object by its `type`, anything else as compact JSON.
+    Plain,
+    /// A string quoted and cut to 40 characters.
+    Text,
+    /// The length of an array.
+    Len,
+    /// The key's name alone, when the member is present and not `null`.
+    Flag,
+    /// A boolean that is `false` when absent.
+    Bool,
+    /// Each element of an array of user inputs: `text="..."`, or `input=<type>`.
+    Inputs,
+    /// A thread item: `item=<type>` and its `status`, `exitCode`, `tool` and `text`.
+    Item,
+}
+
+/// The key fields shown per method: (kind of message, method, label, JSON pointer, display).
+/// Members that are absent or `null` are left out (except [`Show::Bool`]).
+const KEYS: &[(On, &str, &str, &str, Show)] = &[
+    (On::ClientParams, "initialize", "client", "/clientInfo/name", Show::Plain),
+    (On::ClientParams, "initialize", "experimentalApi", "/capabilities/experimentalApi", Show::Bool),
+    (On::ClientParams, "thread/start", "approvalPolicy", "/approvalPolicy", Show::Plain),
+    (On::ClientParams, "thread/start", "dynamicTools", "/dynamicTools", Show::Len),
+    (On::ClientParams, "thread/start", "mockExperimentalField", "/mockExperimentalField", Show::Flag),
+    (On::ClientParams, "turn/start", "input", "/input", Show::Inputs),
+    (On::ClientParams, "thread/name/set", "name", "/name", Show::Text),
+    (On::ServerParams, "item/started", "item", "/item", Show::Item),
+    (On::ServerParams, "item/completed", "item", "/item", Show::Item),
+    (On::ServerParams, "turn/started", "turn.status", "/turn/status", Show::Plain),
+    (On::ServerParams, "turn/completed", "turn.status", "/turn/status", Show::Plain),
+    (On::ServerParams, "turn/completed", "error", "/turn/error/message", Show::Text),
+    (On::ServerParams, "thread/status/changed", "status", "/status", Show::Plain),
+    (On::ServerParams, "item/agentMessage/delta", "delta", "/delta", Show::Text),
+    (On::ServerParams, "item/commandExecution/outputDelta", "delta", "/delta", Show::Text),
+    (On::ServerParams, "item/reasoning/summaryTextDelta", "summaryIndex", "/summaryIndex", Show::Plain),
+    (On::ServerParams, "item/reasoning/summaryTextDelta", "delta", "/delta", Show::Text),
+    (On::ServerParams, "error", "willRetry", "/willRetry", Show::Plain),
+    (On::ServerParams, "error", "message", "/error/message", Show::Text),
+    (On::ServerParams, "remoteControl/status/changed", "status", "/status", Show::Plain),
+    (On::ServerParams, "warning", "message", "/message", Show::Text),
+    (On::ServerParams, "configWarning", "summary", "/summary", Show::Text),
+    (On::ServerParams, "item/commandExecution/requestApproval", "command", "/command", Show::Text),
+    (On::ServerParams, "item/tool/call", "tool", "/tool", Show::Plain),
+    (On::ServerParams, "item/tool/call", "arguments", "/arguments", Show::Plain),
+    (On::ClientResult, "thread/start", "thread.status", "/thread/status", Show::Plain),
+    (On::ClientResult, "thread/read", "thread.status", "/thread/status", Show::Plain),
+    (On::ClientResult, "thread/read", "turns", "/thread/turns", Show::Len),
+    (On::ClientResult, "thread/list", "threads", "/data", Show::Len),
+    (On::ClientResult, "turn/start", "turn.status", "/turn/status", Show::Plain),
+    (On::ClientResult, "model/list", "models", "/data", Show::Len),
+    (On::ServerResult, "item/commandExecution/requestApproval", "decision", "/decision", Show::Plain),
+    (On::ServerResult, "item/tool/call", "success", "/success", Show::Plain),
+    (On::ServerResult, "item/tool/call", "contentItems", "/contentItems", Show::Len),
+];
+
+/// The key fields of a message of `method` whose params or result is `raw`.
+fn keys(on: On, method: &str, raw: Option<&serde_json::value::RawValue>) -> String {
+    let value: Value = raw.and_then(|r| serde_json::from_str(r.get()).ok()).unwrap_or(Value::Null);
+    let mut out = String::new();
+    for &(_, _, label, pointer, show) in KEYS.iter().filter(|k| k.0 == on && k.1 == method) {
+        let found = value.pointer(pointer).filter(|v| !v.is_null());
+        match (show, found) {
+            (Show::Bool, found) => {
+                let _ = write!(out, " {label}={}", found.and_then(Value::as_bool).unwrap_or(false));
+            }
+            (_, None) => {}
+            (Show::Plain, Some(v)) => {
+                let _ = write!(out, " {label}={}", plain(v));
+            }
+            (Show::Text, Some(v)) => {
+                let _ = write!(out, " {label}={}", quoted(v.as_str().unwrap_or(&v.to_string())));
+            }
+            (Show::Len, Some(v)) => {
+                let _ = write!(out, " {label}={}", v.as_array().map_or(0, Vec::len));
+            }
+            (Show::Flag, Some(_)) => {
+                let _ = write!(out, " {label}");
+            }
+            (Show::Inputs, Some(v)) => {
+                for input in v.as_array().into_iter().flatten() {
+                    match input.get("text").and_then(Value::as_str) {
+                        Some(text) => {
+                            let _ = write!(out, " text={}", quoted(text));
+                        }
+                        None => {
+                            let _ = write!(out, " {label}={}", plain(&input["type"]));
+                        }
+                    }
+                }
+            }
+            (Show::Item, Some(item)) => {
+                let _ = write!(out, " {label}={}", plain(&item["type"]));
+                for member in ["status", "exitCode", "tool"] {
+                    if let Some(v) = item.get(member).filter(|v| !v.is_null()) {
+                        let _ = write!(out, " {member}={}", plain(v));
+                    }
+                }
+                if let Some(text) = item.get("text").and_then(Value::as_str) {
+                    let _ = write!(out, " text={}", quoted(text));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A string as it is, a tagged object (`{"type": "idle"}`) by its tag, else compact JSON.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Object(o) if o.get("type").is_some_and(Value::is_string) => o["type"].as_str().unwrap_or_default().to_owned(),
+        other => other.to_string(),
+    }
 }
 
 fn id_text(id: &RequestId) -> String {
@@ -62,14 +195,19 @@ pub fn summarize(entries: &[Entry]) -> String {
         let method_of = |pending: &mut [HashMap<String, String>; 2], id: &RequestId| {
             pending[slot(e.dir.opposite())].remove(&id_text(id)).unwrap_or_else(|| "?".to_owned())
         };
+        let (params, result) = (parts.params, parts.result);
         let text = match e.dir {
             Dir::C2s => match ClientMessage::from_envelope(parts) {
                 Err(err) => format!("undecodable  {}", err),
-                Ok(Message::Request(r)) => {
-                    format!("request      {:<40} ClientRequest::{} id={}{}", r.method(), variant_name(&r), id_text(r.id()), client_request_keys(&r))
-                }
+                Ok(Message::Request(r)) => format!(
+                    "request      {:<40} ClientRequest::{} id={}{}",
+                    r.method(),
+                    variant_name(&r),
+                    id_text(r.id()),
+                    keys(On::ClientParams, r.method(), params)
+                ),
                 Ok(Message::Notification(n)) => {
-                    format!("notification {:<40} ClientNotification::{}", n.method(), variant_name(&n))
+                    format!("notification {:<40} ClientNotification::{}{}", n.method(), variant_name(&n), keys(On::ClientParams, n.method(), params))
                 }
                 Ok(Message::Response(resp)) => {
                     let method = method_of(&mut pending, &resp.id);
@@ -78,7 +216,7 @@ pub fn summarize(entries: &[Entry]) -> String {
                             "response     {method:<40} ServerResponse::{} id={}{}",
                             variant_name(&t),
                             id_text(&resp.id),
-                            server_response_keys(&t)
+                            keys(On::ServerResult, &method, result)
                         ),
                         Err(err) => format!("response     {method:<40} undecodable: {err}"),
                     }
@@ -87,11 +225,15 @@ pub fn summarize(entries: &[Entry]) -> String {
             },
             Dir::S2c => match ServerMessage::from_envelope(parts) {
                 Err(err) => format!("undecodable  {}", err),
-                Ok(Message::Request(r)) => {
-                    format!("request      {:<40} ServerRequest::{} id={}{}", r.method(), variant_name(&r), id_text(r.id()), server_request_keys(&r))
-                }
+                Ok(Message::Request(r)) => format!(
+                    "request      {:<40} ServerRequest::{} id={}{}",
+                    r.method(),
+                    variant_name(&r),
+                    id_text(r.id()),
+                    keys(On::ServerParams, r.method(), params)
+                ),
                 Ok(Message::Notification(n)) => {
-                    format!("notification {:<40} ServerNotification::{}{}", n.method(), variant_name(&n), notification_keys(&n))
+                    format!("notification {:<40} ServerNotification::{}{}", n.method(), variant_name(&n), keys(On::ServerParams, n.method(), params))
                 }
                 Ok(Message::Response(resp)) => {
                     let method = method_of(&mut pending, &resp.id);
@@ -100,7 +242,7 @@ pub fn summarize(entries: &[Entry]) -> String {
                             "response     {method:<40} ClientResponse::{} id={}{}",
                             variant_name(&t),
                             id_text(&resp.id),
-                            client_response_keys(&t)
+                            keys(On::ClientResult, &method, result)
                         ),
                         Err(err) => format!("response     {method:<40} undecodable: {err}"),
                     }
@@ -126,121 +268,4 @@ fn error_text(err: codex_app_protocol::ErrorResponse, mut method_of: impl FnMut(
     let method = err.id.as_ref().map(&mut method_of).unwrap_or_else(|| "?".to_owned());
     let id = err.id.as_ref().map(id_text).unwrap_or_else(|| "none".to_owned());
     format!("error        {method:<40} ErrorResponse id={id} code={} message={}", err.error.code, quoted(&err.error.message))
-}
-
-fn client_request_keys(r: &ClientRequest) -> String {
-    let mut k = String::new();
-    match r {
-        ClientRequest::Initialize { params, .. } => {
-            let experimental = params.capabilities.as_ref().and_then(|c| c.experimental_api).unwrap_or(false);
-            let _ = write!(k, " client={} experimentalApi={experimental}", params.client_info.name);
-        }
-        ClientRequest::ThreadStart { params, .. } => {
-            if let Some(policy) = &params.approval_policy {
-                let _ = write!(k, " approvalPolicy={}", variant_name(policy));
-            }
-            if let Some(tools) = &params.dynamic_tools {
-                let _ = write!(k, " dynamicTools={}", tools.len());
-            }
-            if params.mock_experimental_field.is_some() {
-                k.push_str(" mockExperimentalField");
-            }
-        }
-        ClientRequest::TurnStart { params, .. } => {
-            for input in &params.input {
-                match input {
-                    UserInput::Text(t) => {
-                        let _ = write!(k, " text={}", quoted(&t.text));
-                    }
-                    other => {
-                        let _ = write!(k, " input={}", variant_name(other));
-                    }
-                }
-            }
-        }
-        ClientRequest::ThreadNameSet { params, .. } => {
-            let _ = write!(k, " name={}", quoted(&params.name));
-        }
-        _ => {}
-    }
-    k
-}
-
-fn thread_item_keys(item: &ThreadItem) -> String {
-    let mut k = format!(" item={}", variant_name(item));
-    match item {
-        ThreadItem::CommandExecution(c) => {
-            let _ = write!(k, " status={}", variant_name(&c.status));
-            if let Some(code) = c.exit_code {
-                let _ = write!(k, " exitCode={code}");
-            }
-        }
-        ThreadItem::DynamicToolCall(t) => {
-            let _ = write!(k, " tool={} status={}", t.tool, variant_name(&t.status));
-        }
-        ThreadItem::AgentMessage(m) => {
-            let _ = write!(k, " text={}", quoted(&m.text));
-        }
-        _ => {}
-    }
-    k
-}
-
-fn notification_keys(n: &ServerNotification) -> String {
-    match n {
-        ServerNotification::ItemStarted { params, .. } => thread_item_keys(&params.item),
-        ServerNotification::ItemCompleted { params, .. } => thread_item_keys(&params.item),
-        ServerNotification::TurnStarted { params, .. } => turn_keys(&params.turn),
-        ServerNotification::TurnCompleted { params, .. } => turn_keys(&params.turn),
-        ServerNotification::ThreadStatusChanged { params, .. } => format!(" status={}", variant_name(&params.status)),
-        ServerNotification::ItemAgentMessageDelta { params, .. } => format!(" delta={}", quoted(&params.delta)),
-        ServerNotification::ItemCommandExecutionOutputDelta { params, .. } => format!(" delta={}", quoted(&params.delta)),
-        ServerNotification::ItemReasoningSummaryTextDelta { params, .. } => {
-            format!(" summaryIndex={} delta={}", params.summary_index, quoted(&params.delta))
-        }
-        ServerNotification::Error { params, .. } => {
-            format!(" willRetry={} message={}", params.will_retry, quoted(&params.error.message))
-        }
-        ServerNotification::RemoteControlStatusChanged { params, .. } => format!(" status={}", variant_name(&params.status)),
-        ServerNotification::Warning { params, .. } => format!(" message={}", quoted(&params.message)),
-        ServerNotification::ConfigWarning { params, .. } => format!(" summary={}", quoted(&params.summary)),
-        _ => String::new(),
-    }
-}
-
-fn turn_keys(turn: &Turn) -> String {
-    let mut k = format!(" turn.status={}", variant_name(&turn.status));
-    if let Some(error) = &turn.error {
-        let _ = write!(k, " error={}", quoted(&error.message));
-    }
-    k
-}
-
-fn server_request_keys(r: &ServerRequest) -> String {
-    match r {
-        ServerRequest::ItemCommandExecutionRequestApproval { params, .. } => {
-            format!(" command={}", quoted(params.command.as_deref().unwrap_or("")))
-        }
-        ServerRequest::ItemToolCall { params, .. } => format!(" tool={} arguments={}", params.tool, params.arguments),
-        _ => String::new(),
-    }
-}
-
-fn client_response_keys(r: &ClientResponse) -> String {
-    match r {
-        ClientResponse::ThreadStart(t) => format!(" thread.status={}", variant_name(&t.thread.status)),
-        ClientResponse::ThreadRead(t) => format!(" thread.status={} turns={}", variant_name(&t.thread.status), t.thread.turns.len()),
-        ClientResponse::ThreadList(t) => format!(" threads={}", t.data.len()),
-        ClientResponse::TurnStart(t) => format!(" turn.status={}", variant_name(&t.turn.status)),
-        ClientResponse::ModelList(m) => format!(" models={}", m.data.len()),
-        _ => String::new(),
-    }
-}
-
-fn server_response_keys(r: &ServerResponse) -> String {
-    match r {
-        ServerResponse::ItemCommandExecutionRequestApproval(a) => format!(" decision={}", variant_name(&a.decision)),
-        ServerResponse::ItemToolCall(t) => format!(" success={} contentItems={}", t.success, t.content_items.len()),
-        _ => String::new(),
-    }
 }

@@ -1,11 +1,9 @@
 //! The drift check over every committed fixture: recorded traffic of the codex release the
 //! protocol crate was generated from must decode without drift.
 
-use std::path::PathBuf;
-
 use codex_app_traffic::drift::{self, Kind};
 use codex_app_traffic::transcript::{self, Dir};
-use codex_app_traffic::{fixtures_dir, Format};
+use codex_app_traffic::{fixture_for_test, fixtures_dir, fixtures_for_test, Format};
 
 /// The scenarios `cargo xtask record` records; each must have a committed fixture.
 const SCENARIOS: &[&str] = &[
@@ -19,20 +17,10 @@ const SCENARIOS: &[&str] = &[
     "interrupt",
 ];
 
-fn fixtures() -> Vec<PathBuf> {
-    let dir = fixtures_dir();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e} (record fixtures with `cargo xtask record`)", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
-        .collect();
-    files.sort();
-    files
-}
-
 #[test]
 fn every_scenario_has_a_fixture() {
-    let names: Vec<String> = fixtures().iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+    let Some(files) = fixtures_for_test("every_scenario_has_a_fixture") else { return };
+    let names: Vec<String> = files.iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
     for scenario in SCENARIOS {
         assert!(names.iter().any(|n| n == scenario), "no fixture for scenario `{scenario}` in {}", fixtures_dir().display());
     }
@@ -40,8 +28,9 @@ fn every_scenario_has_a_fixture() {
 
 #[test]
 fn no_drift_in_any_fixture() {
+    let Some(files) = fixtures_for_test("no_drift_in_any_fixture") else { return };
     let mut reports = Vec::new();
-    for path in fixtures() {
+    for path in files {
         let report = drift::check_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(report.lines > 0, "{} is empty", path.display());
         reports.push((path.display().to_string(), report));
@@ -57,7 +46,7 @@ fn no_drift_in_any_fixture() {
 /// request with `"jsonrpc": "2.0"` and the string ids are no drift.
 #[test]
 fn protocol_errors_bad_lines_are_expected_findings() {
-    let path = fixtures_dir().join("protocol_errors.ndjson");
+    let Some(path) = fixture_for_test("protocol_errors_bad_lines_are_expected_findings", "protocol_errors") else { return };
     let entries = transcript::read_file(&path, Format::Transcript).unwrap();
     let report = drift::check(&entries, Format::Transcript);
     let found: Vec<(Kind, Option<&str>, bool)> =
@@ -79,7 +68,8 @@ fn protocol_errors_bad_lines_are_expected_findings() {
 /// without the requests and are counted, not reported.
 #[test]
 fn one_sided_server_output_of_every_fixture() {
-    for path in fixtures() {
+    let Some(files) = fixtures_for_test("one_sided_server_output_of_every_fixture") else { return };
+    for path in files {
         let entries = transcript::read_file(&path, Format::Transcript).unwrap();
         let stdout: String = entries.iter().filter(|e| e.dir == Dir::S2c).map(|e| format!("{}\n", e.line)).collect();
         let server = transcript::parse(&stdout, Format::OneSided(codex_app_traffic::Side::Server)).unwrap();

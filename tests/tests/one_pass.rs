@@ -12,7 +12,7 @@ use codex_app_protocol::{
     TypedResponse,
 };
 use codex_app_traffic::transcript::{self, Dir, Entry};
-use codex_app_traffic::{fixtures_dir, Format};
+use codex_app_traffic::{fixtures_for_test, Format};
 use serde_json::value::RawValue;
 
 /// The top-level members of a JSON object line, in order, values as written.
@@ -79,11 +79,10 @@ fn requests(entries: &[Entry], dir: Dir) -> HashMap<RequestId, String> {
 
 #[test]
 fn one_pass_and_two_step_decode_agree_on_every_fixture_line() {
+    let Some(paths) = fixtures_for_test("one_pass_and_two_step_decode_agree_on_every_fixture_line") else { return };
     let mut checked = 0;
     let mut failures = Vec::new();
-    let mut paths: Vec<_> = std::fs::read_dir(fixtures_dir()).unwrap().map(|e| e.unwrap().path()).collect();
-    paths.sort();
-    for path in paths.iter().filter(|p| p.extension().is_some_and(|x| x == "ndjson")) {
+    for path in &paths {
         let entries = transcript::read_file(path, Format::Transcript).unwrap();
         let client_requests = requests(&entries, Dir::C2s);
         let server_requests = requests(&entries, Dir::S2c);

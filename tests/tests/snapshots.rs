@@ -8,12 +8,13 @@
 
 use codex_app_traffic::summary::summarize;
 use codex_app_traffic::transcript;
-use codex_app_traffic::{fixtures_dir, Format};
+use codex_app_traffic::{fixture_for_test, fixtures_for_test, Format};
 
-fn summary(scenario: &str) -> String {
-    let path = fixtures_dir().join(format!("{scenario}.ndjson"));
+/// The summary of the fixture of `scenario`; `None` when fixture tests are skipped.
+fn summary(scenario: &str) -> Option<String> {
+    let path = fixture_for_test(scenario, scenario)?;
     let entries = transcript::read_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    format!("codex {}\n{}", codex_app_protocol::CODEX_VERSION, summarize(&entries))
+    Some(format!("codex {}\n{}", codex_app_protocol::CODEX_VERSION, summarize(&entries)))
 }
 
 macro_rules! snapshot {
@@ -21,7 +22,9 @@ macro_rules! snapshot {
         $(
             #[test]
             fn $scenario() {
-                insta::assert_snapshot!(stringify!($scenario), summary(stringify!($scenario)));
+                if let Some(summary) = summary(stringify!($scenario)) {
+                    insta::assert_snapshot!(stringify!($scenario), summary);
+                }
             }
         )*
 
@@ -29,12 +32,10 @@ macro_rules! snapshot {
         #[test]
         fn every_fixture_is_snapshotted() {
             let known = [$(stringify!($scenario)),*];
-            for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
-                let path = entry.unwrap().path();
-                if path.extension().is_some_and(|x| x == "ndjson") {
-                    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-                    assert!(known.contains(&name.as_str()), "fixture `{name}` has no snapshot test; add it to `snapshot!` in {}", file!());
-                }
+            let Some(files) = fixtures_for_test("every_fixture_is_snapshotted") else { return };
+            for path in files {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                assert!(known.contains(&name.as_str()), "fixture `{name}` has no snapshot test; add it to `snapshot!` in {}", file!());
             }
         }
     };

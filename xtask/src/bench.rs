@@ -81,7 +81,7 @@ impl Input {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.peer && !cfg!(feature = "peer") {
-        return rerun_with_peer();
+        bail!("--peer needs xtask-traffic built with `--features peer`; `cargo xtask bench --peer` does that");
     }
     let files = fixture_files()?;
     if let Some(path) = &args.write_transcript {
@@ -307,16 +307,7 @@ impl Typed {
 
 /// The committed fixture transcripts, sorted.
 fn fixture_files() -> anyhow::Result<Vec<(PathBuf, Vec<Entry>)>> {
-    let dir = codex_app_traffic::fixtures_dir();
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    paths.retain(|p| p.extension().is_some_and(|e| e == "ndjson"));
-    paths.sort();
-    if paths.is_empty() {
-        bail!("no fixtures in {}", dir.display());
-    }
+    let paths = codex_app_traffic::fixture_files().map_err(anyhow::Error::msg)?;
     paths
         .into_iter()
         .map(|p| {
@@ -393,20 +384,5 @@ fn write_transcript(files: &[(PathBuf, Vec<Entry>)], lines: usize, path: &std::p
     let entries: Vec<Entry> = all.iter().cycle().take(lines).map(|e| Entry { number: 0, ..(*e).clone() }).collect();
     std::fs::write(path, transcript::to_transcript(&entries)).with_context(|| format!("writing {}", path.display()))?;
     println!("wrote {} lines ({} fixture lines repeated) to {}", entries.len(), all.len(), path.display());
-    Ok(())
-}
-
-/// `--peer` without the `peer` feature: run the same command from an xtask built with it.
-fn rerun_with_peer() -> anyhow::Result<()> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .current_dir(crate::root())
-        .args(["run", "--release", "--quiet", "--package", "xtask", "--features", "peer", "--"])
-        .args(std::env::args_os().skip(1))
-        .status()
-        .context("running cargo")?;
-    if !status.success() {
-        bail!("xtask with --features peer failed ({status})");
-    }
     Ok(())
 }

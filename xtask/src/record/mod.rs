@@ -1,7 +1,7 @@
 //! `cargo xtask record [--codex PATH] [--out DIR] [SCENARIO...]`: record real `codex
 //! app-server` traffic.
 //!
-//! Every scenario runs against its own loopback mock of the Responses API ([`mock`]) and its own
+//! Every scenario runs against its own loopback mock of the Responses API (`codex_app_mock`) and its own
 //! `codex app-server` in a throw-away `CODEX_HOME` ([`server`]), driven by the typed client
 //! steps of [`scenarios`]. Its transcript is normalized ([`normalize`]) and written to
 //! `tests/fixtures/<codex version>/<scenario>.ndjson`. The raw transcript, the requests the
@@ -11,7 +11,6 @@
 //! Without a codex binary nothing is written; `scripts/install-codex.sh` installs the pinned
 //! one into `.codex-bin/`.
 
-pub mod mock;
 pub mod normalize;
 pub mod scenarios;
 pub mod server;
@@ -25,7 +24,7 @@ use codex_app_traffic::transcript::to_transcript;
 use codex_app_traffic::{drift, Entry, Format};
 use serde_json::{json, Value};
 
-use mock::{MockServer, Outcome, RecordedRequest};
+use codex_app_mock::{MockServer, Outcome, RecordedRequest};
 use normalize::Normalizer;
 use scenarios::{Session, SCENARIOS};
 use server::AppServer;
@@ -134,7 +133,7 @@ pub fn record(name: &str, codex: &Path, debug_dir: &Path) -> Result<Recorded> {
 
     let Session { mut mock, srv, mut notes } = session;
     let literals = literal_placeholders(srv.home(), &mock.base_url());
-    let undecoded = srv.undecoded().to_vec();
+    let not_json = srv.not_json().to_vec();
     let (entries, _status) = srv.finish(FINISH)?;
     mock.shutdown();
     let duration = start.elapsed();
@@ -149,8 +148,8 @@ pub fn record(name: &str, codex: &Path, debug_dir: &Path) -> Result<Recorded> {
     result.with_context(|| format!("scenario {name} failed (server log: {})", log.display()))?;
     check_requests(&mock, &requests)?;
     notes.push(format!("model requests: {}", requests.len()));
-    for line in undecoded {
-        notes.push(format!("server line that does not decode: {}", drift::truncate(&line, 200)));
+    for line in not_json {
+        notes.push(format!("server line that is not JSON: {}", drift::truncate(&line, 200)));
     }
     Ok(Recorded { entries: normalized, notes, duration })
 }

@@ -1,33 +1,29 @@
 //! Scripted scenarios against the real server.
 //!
 //! Each scenario gets its own mock and a fresh server and runs a short sequence of steps. The
-//! client side is written with the typed crate: requests are `ClientRequest` values, answers
-//! to server requests are typed response structs, and waits match typed `ServerMessage`s. The
-//! only raw lines are the deliberately malformed ones of `protocol_errors` (marked `bad`) and
-//! the one well-formed line the typed crate never writes (a request with `"jsonrpc": "2.0"`).
+//! client side is written as JSON and checked by the typed crate before it is sent
+//! ([`AppServer::typed_line`]), so this file compiles whatever codex release the crate was
+//! generated from: a scenario that no longer fits a new release fails at run time, naming the
+//! method and the member, instead of breaking the build. The only raw lines are the
+//! deliberately malformed ones of `protocol_errors` (marked `bad`) and the one well-formed line
+//! the typed crate never writes (a request with `"jsonrpc": "2.0"`).
 
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context as _, Result};
+use codex_app_mock::{ev, MockBody, MockServer, Outcome as MockOutcome};
 use codex_app_protocol::jsonrpc::ErrorObject;
-use codex_app_protocol::{
-    request, AskForApproval, ClientInfo, ClientNotification, ClientRequest, CommandExecutionApprovalDecision,
-    CommandExecutionRequestApprovalResponse, CommandExecutionStatus, ConfigReadParams, DynamicToolCallOutputContentItem,
-    DynamicToolCallResponse, DynamicToolSpec, FunctionDynamicToolSpec, InitializeCapabilities, InitializeParams,
-    InputTextDynamicToolCallOutputContentItem, Message, MockExperimentalMethodParams, ModelListParams, RequestId,
-    ServerNotification, ServerRequest, TextUserInput, ThreadArchiveParams, ThreadItem, ThreadListParams,
-    ThreadReadParams, ThreadSetNameParams, ThreadStartParams, Turn, TurnInterruptParams, TurnStartParams, TurnStatus,
-    UserInput,
-};
-use serde_json::json;
+use serde_json::{json, Value};
 
-use super::mock::{ev, MockBody, MockServer, Outcome as MockOutcome};
 use super::server::{AppServer, Outcome};
 
 /// Per-wait timeout.
 pub const T: Duration = Duration::from_secs(10);
 /// Quiet period that ends a drain (late notifications after `turn/completed`).
 const QUIET: Duration = Duration::from_millis(300);
+/// How long to wait for `remoteControl/status/changed` after `initialize`; releases before
+/// 0.16x do not send it.
+const REMOTE_CONTROL_STATUS: Duration = Duration::from_secs(2);
 
 type Scenario = fn(&mut Session) -> Result<()>;
 
@@ -55,72 +51,70 @@ pub struct Session {
 // Steps shared by the scenarios.
 
 /// `turn/start` params with one text input and nothing else.
-fn text_turn(thread_id: &str, text: &str) -> TurnStartParams {
-    let input = vec![UserInput::Text(TextUserInput { text: text.to_owned(), text_elements: None })];
-    TurnStartParams::new(input, thread_id.to_owned())
+fn text_turn(thread_id: &str, text: &str) -> Value {
+    json!({"input": [{"type": "text", "text": text}], "threadId": thread_id})
+}
+
+/// The string at `pointer` in `value`, or an error naming what was expected.
+fn str_at<'a>(value: &'a Value, pointer: &str) -> Result<&'a str> {
+    value.pointer(pointer).and_then(Value::as_str).with_context(|| format!("no string at {pointer} in {value}"))
 }
 
 fn expect_invalid_request(what: &str, outcome: Outcome) -> Result<()> {
     match outcome {
-        Err(e) if e.error.code == ErrorObject::INVALID_REQUEST => Ok(()),
-        Err(e) => bail!("{what}: expected error {}, got {} {}", ErrorObject::INVALID_REQUEST, e.error.code, e.error.message),
-        Ok(r) => bail!("{what}: expected an error, got the result {}", r.result.get()),
+        Err(e) if e["code"] == ErrorObject::INVALID_REQUEST => Ok(()),
+        Err(e) => bail!("{what}: expected error {}, got {e}", ErrorObject::INVALID_REQUEST),
+        Ok(r) => bail!("{what}: expected an error, got the result {r}"),
     }
 }
 
 fn expect_result(what: &str, outcome: Outcome) -> Result<()> {
     match outcome {
         Ok(_) => Ok(()),
-        Err(e) => bail!("{what}: expected a result, got error {} {}", e.error.code, e.error.message),
+        Err(e) => bail!("{what}: expected a result, got error {e}"),
     }
 }
 
 impl Session {
     /// `initialize` + `initialized`; `experimental` opts into the experimental API.
     fn initialize(&mut self, experimental: bool) -> Result<()> {
-        let params = InitializeParams {
-            client_info: ClientInfo {
-                name: "codex-recorder".into(),
-                title: Some("Codex traffic recorder".into()),
-                version: "0.1.0".into(),
-            },
-            capabilities: experimental.then(|| InitializeCapabilities { experimental_api: Some(true), ..Default::default() }),
-        };
-        self.srv.call_ok::<request::Initialize>(|id| ClientRequest::Initialize { id, params: Box::new(params) }, T)?;
-        self.srv.notify(ClientNotification::Initialized {})?;
+        let mut params = json!({
+            "clientInfo": {"name": "codex-recorder", "title": "Codex traffic recorder", "version": "0.1.0"},
+        });
+        if experimental {
+            params["capabilities"] = json!({"experimentalApi": true});
+        }
+        self.srv.call_ok("initialize", params, T)?;
+        self.srv.notify("initialized", None)?;
         // Sent on its own shortly after `initialize` (with any `configWarning`); waiting for
         // it keeps it from landing between later steps at random.
-        self.srv.wait_notification("remoteControl/status/changed", T, |n| {
-            matches!(n, ServerNotification::RemoteControlStatusChanged { .. }).then_some(())
-        })
+        let status = self.srv.wait_notification("remoteControl/status/changed", REMOTE_CONTROL_STATUS, |_| Some(()));
+        if status.is_err() {
+            self.notes.push(format!("no remoteControl/status/changed within {REMOTE_CONTROL_STATUS:?} of initialize"));
+        }
+        Ok(())
     }
 
     /// `thread/start`, then `thread/started`; returns the thread id.
-    fn thread_start(&mut self, params: ThreadStartParams) -> Result<String> {
-        let started = self.srv.call_ok::<request::ThreadStart>(|id| ClientRequest::ThreadStart { id, params: Box::new(params) }, T)?;
-        let id = started.thread.id;
-        self.srv.wait_notification("thread/started", T, |n| match n {
-            ServerNotification::ThreadStarted { params, .. } if params.thread.id == id => Some(()),
-            _ => None,
-        })?;
+    fn thread_start(&mut self, params: Value) -> Result<String> {
+        let started = self.srv.call_ok("thread/start", params, T)?;
+        let id = str_at(&started, "/thread/id")?.to_owned();
+        self.srv.wait_notification("thread/started", T, |p| (p["thread"]["id"] == id.as_str()).then_some(()))?;
         Ok(id)
     }
 
     /// `turn/start` with one text input; returns the turn id.
     fn turn_start(&mut self, thread_id: &str, text: &str) -> Result<String> {
-        let params = text_turn(thread_id, text);
-        let started = self.srv.call_ok::<request::TurnStart>(|id| ClientRequest::TurnStart { id, params: Box::new(params) }, T)?;
-        Ok(started.turn.id)
+        let started = self.srv.call_ok("turn/start", text_turn(thread_id, text), T)?;
+        Ok(str_at(&started, "/turn/id")?.to_owned())
     }
 
-    /// Waits for `turn/completed` with `status`, then reads late notifications until quiet.
-    fn turn_completed(&mut self, status: TurnStatus) -> Result<Turn> {
-        let turn = self.srv.wait_notification("turn/completed", T, |n| match n {
-            ServerNotification::TurnCompleted { params, .. } => Some(params.turn.clone()),
-            _ => None,
-        })?;
+    /// Waits for `turn/completed` with `status` (its wire value), then reads late
+    /// notifications until quiet. Returns the turn.
+    fn turn_completed(&mut self, status: &str) -> Result<Value> {
+        let turn = self.srv.wait_notification("turn/completed", T, |p| Some(p["turn"].clone()))?;
         self.srv.drain(QUIET, T);
-        ensure!(turn.status == status, "turn ended with status {:?}, expected {status:?}", turn.status);
+        ensure!(turn["status"] == status, "turn ended with status {}, expected {status:?}", turn["status"]);
         Ok(turn)
     }
 
@@ -135,14 +129,11 @@ impl Session {
         self.mock.push_events(ev::assistant_message(&second, &format!("msg-{n}"), &["Done."]));
 
         self.turn_start(thread, &format!("Run `{cmd}`"))?;
-        let approval = self.srv.wait_server_request("item/commandExecution/requestApproval", T, |r| match r {
-            ServerRequest::ItemCommandExecutionRequestApproval { id, params } => Some((id.clone(), params.command.clone())),
-            _ => None,
-        })?;
-        ensure!(approval.1.as_deref().is_some_and(|c| c.contains(cmd)), "approval asked for {:?}, expected {cmd:?}", approval.1);
-        let accept = CommandExecutionRequestApprovalResponse { decision: CommandExecutionApprovalDecision::Accept };
-        self.srv.respond(approval.0, &accept)?;
-        self.turn_completed(TurnStatus::Completed)?;
+        let (request, command) =
+            self.srv.wait_server_request("item/commandExecution/requestApproval", T, |p| Some(p["command"].clone()))?;
+        ensure!(command.as_str().is_some_and(|c| c.contains(cmd)), "approval asked for {command}, expected {cmd:?}");
+        self.srv.respond(&request, json!({"decision": "accept"}))?;
+        self.turn_completed("completed")?;
 
         let requests = self.mock.wait_for_requests(2 * n, T)?;
         let output = requests[2 * n - 1].function_output(&call_id).context("the model got no tool output")?;
@@ -153,13 +144,10 @@ impl Session {
 
     /// Waits for `item/completed` of the command execution `call_id`; returns its status and
     /// exit code.
-    fn command_completed(&mut self, call_id: &str) -> Result<(CommandExecutionStatus, Option<i32>)> {
-        self.srv.wait_notification(&format!("item/completed of {call_id}"), T, |n| match n {
-            ServerNotification::ItemCompleted { params, .. } => match &params.item {
-                ThreadItem::CommandExecution(c) if c.id == call_id => Some((c.status.clone(), c.exit_code)),
-                _ => None,
-            },
-            _ => None,
+    fn command_completed(&mut self, call_id: &str) -> Result<(Value, Value)> {
+        self.srv.wait_notification("item/completed", T, |p| {
+            let item = &p["item"];
+            (item["type"] == "commandExecution" && item["id"] == call_id).then(|| (item["status"].clone(), item["exitCode"].clone()))
         })
     }
 }
@@ -174,18 +162,15 @@ fn truncate(s: &str, max: usize) -> String {
 /// Handshake and thread lifecycle, model list and config.
 fn lifecycle(s: &mut Session) -> Result<()> {
     s.initialize(false)?;
-    let thread = s.thread_start(ThreadStartParams::default())?;
-    let list = s.srv.call_ok::<request::ThreadList>(|id| ClientRequest::ThreadList { id, params: Box::new(ThreadListParams::default()) }, T)?;
-    s.notes.push(format!("thread/list: {} threads", list.data.len()));
-    let read = ThreadReadParams { thread_id: thread.clone(), include_turns: None };
-    s.srv.call_ok::<request::ThreadRead>(|id| ClientRequest::ThreadRead { id, params: Box::new(read) }, T)?;
-    let name = ThreadSetNameParams { thread_id: thread.clone(), name: "recorded thread".into() };
-    s.srv.call_ok::<request::ThreadNameSet>(|id| ClientRequest::ThreadNameSet { id, params: Box::new(name) }, T)?;
-    let archive = ThreadArchiveParams { thread_id: thread };
-    s.srv.call_ok::<request::ThreadArchive>(|id| ClientRequest::ThreadArchive { id, params: Box::new(archive) }, T)?;
-    let models = s.srv.call_ok::<request::ModelList>(|id| ClientRequest::ModelList { id, params: Box::new(ModelListParams::default()) }, T)?;
-    s.notes.push(format!("model/list: {} models", models.data.len()));
-    s.srv.call_ok::<request::ConfigRead>(|id| ClientRequest::ConfigRead { id, params: Box::new(ConfigReadParams::default()) }, T)?;
+    let thread = s.thread_start(json!({}))?;
+    let list = s.srv.call_ok("thread/list", json!({}), T)?;
+    s.notes.push(format!("thread/list: {} threads", list["data"].as_array().map_or(0, Vec::len)));
+    s.srv.call_ok("thread/read", json!({"threadId": thread}), T)?;
+    s.srv.call_ok("thread/name/set", json!({"threadId": thread, "name": "recorded thread"}), T)?;
+    s.srv.call_ok("thread/archive", json!({"threadId": thread}), T)?;
+    let models = s.srv.call_ok("model/list", json!({}), T)?;
+    s.notes.push(format!("model/list: {} models", models["data"].as_array().map_or(0, Vec::len)));
+    s.srv.call_ok("config/read", json!({}), T)?;
     s.srv.drain(QUIET, T);
     Ok(())
 }
@@ -195,11 +180,11 @@ fn streaming(s: &mut Session) -> Result<()> {
     s.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Hel", "lo ", "there"]));
     s.mock.push_events(ev::assistant_message("resp-2", "msg-2", &["Second ", "answer"]));
     s.initialize(false)?;
-    let thread = s.thread_start(ThreadStartParams::default())?;
+    let thread = s.thread_start(json!({}))?;
     s.turn_start(&thread, "Say hello")?;
-    s.turn_completed(TurnStatus::Completed)?;
+    s.turn_completed("completed")?;
     s.turn_start(&thread, "Say something else")?;
-    s.turn_completed(TurnStatus::Completed)?;
+    s.turn_completed("completed")?;
 
     let requests = s.mock.wait_for_requests(2, T)?;
     let tools = requests[0].tool_names().join(", ");
@@ -223,9 +208,9 @@ fn reasoning(s: &mut Session) -> Result<()> {
     body.extend(answer.into_iter().skip(1)); // without its own `response.created`
     s.mock.push_events(body);
     s.initialize(false)?;
-    let thread = s.thread_start(ThreadStartParams::default())?;
+    let thread = s.thread_start(json!({}))?;
     s.turn_start(&thread, "Think, then answer")?;
-    s.turn_completed(TurnStatus::Completed)?;
+    s.turn_completed("completed")?;
     Ok(())
 }
 
@@ -235,16 +220,15 @@ fn reasoning(s: &mut Session) -> Result<()> {
 /// after `turn/completed`.
 fn command_approval(s: &mut Session) -> Result<()> {
     s.initialize(false)?;
-    let params = ThreadStartParams { approval_policy: Some(AskForApproval::Untrusted), ..Default::default() };
-    let thread = s.thread_start(params)?;
+    let thread = s.thread_start(json!({"approvalPolicy": "untrusted"}))?;
     // Output that comes at once can beat the server's output streaming and then shows only
     // in `aggregatedOutput`, not as a delta; the sleeps make the deltas dependable.
     s.approved_command_turn(&thread, 1, "sleep 0.2; echo hello; sleep 0.2; echo world", 1000)?;
     let (status, code) = s.command_completed("call-1")?;
-    ensure!(status == CommandExecutionStatus::Completed && code == Some(0), "call-1 ended {status:?} with exit code {code:?}");
+    ensure!(status == "completed" && code == 0, "call-1 ended {status} with exit code {code}");
     s.approved_command_turn(&thread, 2, "sleep 0.2; echo oops >&2; exit 3", 1000)?;
     let (status, code) = s.command_completed("call-2")?;
-    ensure!(status == CommandExecutionStatus::Failed && code == Some(3), "call-2 ended {status:?} with exit code {code:?}");
+    ensure!(status == "failed" && code == 3, "call-2 ended {status} with exit code {code}");
     s.approved_command_turn(&thread, 3, "sleep 1; echo late", 100)?;
     s.command_completed("call-3")?;
     Ok(())
@@ -256,28 +240,21 @@ fn dynamic_tool(s: &mut Session) -> Result<()> {
     s.mock.push_events(ev::tool_call("resp-1", "call-weather", "lookup_weather", &args));
     s.mock.push_events(ev::assistant_message("resp-2", "msg-1", &["It is sunny in Paris."]));
     s.initialize(true)?;
-    let tool = DynamicToolSpec::Function(FunctionDynamicToolSpec {
-        name: "lookup_weather".into(),
-        description: "Current weather for a city.".into(),
-        input_schema: json!({"type": "object", "properties": {"city": {"type": "string"}},
-                             "required": ["city"], "additionalProperties": false}),
-        defer_loading: None,
+    let tool = json!({
+        "type": "function",
+        "name": "lookup_weather",
+        "description": "Current weather for a city.",
+        "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}},
+                        "required": ["city"], "additionalProperties": false},
     });
-    let thread = s.thread_start(ThreadStartParams { dynamic_tools: Some(vec![tool]), ..Default::default() })?;
+    let thread = s.thread_start(json!({"dynamicTools": [tool]}))?;
     s.turn_start(&thread, "Weather in Paris?")?;
-    let (id, arguments) = s.srv.wait_server_request("item/tool/call", T, |r| match r {
-        ServerRequest::ItemToolCall { id, params } if params.tool == "lookup_weather" => Some((id.clone(), params.arguments.clone())),
-        _ => None,
-    })?;
+    let (request, arguments) =
+        s.srv.wait_server_request("item/tool/call", T, |p| (p["tool"] == "lookup_weather").then(|| p["arguments"].clone()))?;
     ensure!(arguments == args, "unexpected tool arguments: {arguments}");
-    let answer = DynamicToolCallResponse {
-        success: true,
-        content_items: vec![DynamicToolCallOutputContentItem::InputText(InputTextDynamicToolCallOutputContentItem {
-            text: "sunny, 24 C".into(),
-        })],
-    };
-    s.srv.respond(id, &answer)?;
-    s.turn_completed(TurnStatus::Completed)?;
+    let answer = json!({"success": true, "contentItems": [{"type": "inputText", "text": "sunny, 24 C"}]});
+    s.srv.respond(&request, answer)?;
+    s.turn_completed("completed")?;
 
     let requests = s.mock.wait_for_requests(2, T)?;
     let tools = requests[0].tool_names().join(", ");
@@ -292,47 +269,39 @@ fn upstream_failure(s: &mut Session) -> Result<()> {
     let failed = ev::failed("resp-1", "server_error", "mock upstream failure");
     s.mock.push_events(vec![ev::created("resp-1"), failed]);
     s.initialize(false)?;
-    let thread = s.thread_start(ThreadStartParams::default())?;
+    let thread = s.thread_start(json!({}))?;
     s.turn_start(&thread, "This will fail")?;
-    let message = s.srv.wait_notification("error", T, |n| match n {
-        ServerNotification::Error { params, .. } => Some(params.error.message.clone()),
-        _ => None,
-    })?;
+    let message = s.srv.wait_notification("error", T, |p| Some(p["error"]["message"].clone()))?;
     s.notes.push(format!("error notification: {message}"));
-    s.turn_completed(TurnStatus::Failed)?;
+    s.turn_completed("failed")?;
     Ok(())
 }
 
 /// What the server does with requests it must refuse and lines it cannot read.
 fn protocol_errors(s: &mut Session) -> Result<()> {
-    let list = |id| ClientRequest::ThreadList { id, params: Box::new(ThreadListParams::default()) };
-    expect_invalid_request("before initialize", s.srv.call(list, T)?)?;
+    expect_invalid_request("before initialize", s.srv.call("thread/list", json!({}), T)?)?;
     s.initialize(false)?;
-    let again = InitializeParams {
-        client_info: ClientInfo { name: "again".into(), title: None, version: "0".into() },
-        capabilities: None,
-    };
-    expect_invalid_request("second initialize", s.srv.call(|id| ClientRequest::Initialize { id, params: Box::new(again) }, T)?)?;
+    let again = json!({"clientInfo": {"name": "again", "version": "0"}});
+    expect_invalid_request("second initialize", s.srv.call("initialize", again, T)?)?;
 
     // Lines no conforming client writes: an unknown method, a param of the wrong type.
     s.srv.send_bad_line(r#"{"id":"unknown","method":"no/such/method","params":{}}"#)?;
-    expect_invalid_request("unknown method", s.srv.wait_response(&RequestId::String("unknown".into()), T)?)?;
+    expect_invalid_request("unknown method", s.srv.wait_response(&json!("unknown"), T)?)?;
     s.srv.send_bad_line(r#"{"id":"bad-params","method":"thread/read","params":{"threadId":42}}"#)?;
-    expect_invalid_request("invalid params", s.srv.wait_response(&RequestId::String("bad-params".into()), T)?)?;
+    expect_invalid_request("invalid params", s.srv.wait_response(&json!("bad-params"), T)?)?;
 
     // Experimental use without the opt-in: typed (the crate is built with `experimental`).
-    let field = ThreadStartParams { mock_experimental_field: Some("x".into()), ..Default::default() };
-    expect_invalid_request("experimental field", s.srv.call(|id| ClientRequest::ThreadStart { id, params: Box::new(field) }, T)?)?;
-    let method = |id| ClientRequest::MockExperimentalMethod { id, params: Box::new(MockExperimentalMethodParams::default()) };
-    expect_invalid_request("experimental method", s.srv.call(method, T)?)?;
+    let field = json!({"mockExperimentalField": "x"});
+    expect_invalid_request("experimental field", s.srv.call("thread/start", field, T)?)?;
+    expect_invalid_request("experimental method", s.srv.call("mock/experimentalMethod", json!({}), T)?)?;
 
     s.srv.send_bad_line("this is not JSON")?; // no reply; the next request still works
     // Accepted by the server and not drift: the typed crate drops `jsonrpc` by design.
     s.srv.send_raw_line(r#"{"jsonrpc":"2.0","id":"with-jsonrpc","method":"thread/list","params":{}}"#)?;
-    expect_result("request with jsonrpc", s.srv.wait_response(&RequestId::String("with-jsonrpc".into()), T)?)?;
-    let id = RequestId::String("string-id".into());
-    s.srv.send(&Message::Request(list(id.clone())))?;
-    expect_result("string id", s.srv.wait_response(&id, T)?)?;
+    expect_result("request with jsonrpc", s.srv.wait_response(&json!("with-jsonrpc"), T)?)?;
+    let line = AppServer::typed_line(&json!({"id": "string-id", "method": "thread/list", "params": {}}), None)?;
+    s.srv.send_raw_line(&line)?;
+    expect_result("string id", s.srv.wait_response(&json!("string-id"), T)?)?;
     s.srv.drain(QUIET, T);
     Ok(())
 }
@@ -345,16 +314,45 @@ fn interrupt(s: &mut Session) -> Result<()> {
         max_hold: Duration::from_secs(15),
     });
     s.initialize(false)?;
-    let thread = s.thread_start(ThreadStartParams::default())?;
+    let thread = s.thread_start(json!({}))?;
     let turn = s.turn_start(&thread, "Take your time")?;
     // The turn is streaming once the first delta is out.
-    s.srv.wait_notification("item/agentMessage/delta", T, |n| {
-        matches!(n, ServerNotification::ItemAgentMessageDelta { .. }).then_some(())
-    })?;
-    let params = TurnInterruptParams { thread_id: thread, turn_id: turn };
-    s.srv.call_ok::<request::TurnInterrupt>(|id| ClientRequest::TurnInterrupt { id, params: Box::new(params) }, T)?;
-    s.turn_completed(TurnStatus::Interrupted)?;
+    s.srv.wait_notification("item/agentMessage/delta", T, |_| Some(()))?;
+    s.srv.call_ok("turn/interrupt", json!({"threadId": thread, "turnId": turn}), T)?;
+    s.turn_completed("interrupted")?;
     let outcome = s.mock.wait_for_outcome(0, T)?;
     ensure!(outcome == MockOutcome::ClientGone, "the model stream ended with {outcome:?}, expected the client to hang up");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use codex_app_protocol::ClientMessage;
+
+    use super::*;
+
+    // `initialize` is in the schema of every codex release, so these hold after any regen.
+    fn initialize(client_info: Value) -> Value {
+        json!({"id": 1, "method": "initialize", "params": {"clientInfo": client_info}})
+    }
+
+    #[test]
+    fn a_message_that_does_not_fit_is_refused_with_its_path() {
+        let err = AppServer::typed_line(&initialize(json!({"name": 42, "version": "1"})), None).unwrap_err().to_string();
+        assert!(err.contains("undecodable") && err.contains("params.clientInfo.name") && err.contains("initialize"), "{err}");
+        let extra = initialize(json!({"name": "n", "version": "1", "noSuchMember": 1}));
+        let err = AppServer::typed_line(&extra, None).unwrap_err().to_string();
+        assert!(err.contains("unknown-field") && err.contains("params.clientInfo.noSuchMember"), "{err}");
+        let unknown_method = json!({"id": 1, "method": "no/such/method", "params": {}});
+        let err = AppServer::typed_line(&unknown_method, None).unwrap_err().to_string();
+        assert!(err.contains("unknown-method") && err.contains("no/such/method"), "{err}");
+    }
+
+    #[test]
+    fn a_message_that_fits_is_sent_in_the_typed_encoding() {
+        let request = initialize(json!({"version": "1", "name": "n"}));
+        let line = AppServer::typed_line(&request, None).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), request);
+        assert_eq!(ClientMessage::from_line(&line).unwrap().to_line(), line, "not the typed crate's own encoding");
+    }
 }

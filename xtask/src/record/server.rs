@@ -1,5 +1,5 @@
-//! A real `codex app-server` in an isolated, throw-away `CODEX_HOME`, driven with typed
-//! messages.
+//! A real `codex app-server` in an isolated, throw-away `CODEX_HOME`, driven with JSON messages
+//! that the typed crate checks before they are sent.
 //!
 //! [`AppServer::spawn`] writes a `config.toml` that points the model provider at the mock,
 //! starts the server (own process group, `RUST_LOG=warn`, a clean `HOME`, stderr to a log file)
@@ -8,11 +8,18 @@
 //! when the client wrote can come after that client line. Reading in the client's order
 //! (rather than time-stamping on arrival) keeps transcripts repeatable.
 //!
-//! Client lines are typed messages encoded with `ClientMessage::to_line`; only deliberately
-//! malformed lines are raw ([`AppServer::send_bad_line`], plus the one well-formed line the
-//! typed crate never writes: a request carrying `"jsonrpc": "2.0"`). Server lines are decoded
-//! with `ServerMessage::from_line`; the `wait_*` helpers read until a wanted message arrives
-//! and keep the others in a backlog that later waits search first.
+//! The scenarios write their messages as JSON, so that xtask compiles against the crate
+//! generated from any codex release. Before a message goes out, [`AppServer::typed_line`] runs
+//! the drift check on it: a method, member or value that the generated crate does not know (a
+//! scenario that no longer fits the schema) is an error naming the method, the serde or JSON
+//! path and the codex version, and nothing is sent. What is sent is the typed crate's own
+//! encoding of the message (members in schema order). Only deliberately malformed lines are
+//! raw ([`AppServer::send_bad_line`], plus the one well-formed line the typed crate never
+//! writes: a request carrying `"jsonrpc": "2.0"`).
+//!
+//! Server lines are kept as JSON values; the `wait_*` helpers read until a wanted message
+//! arrives and keep the others in a backlog that later waits search first. Whether they fit the
+//! types is the drift check's business, run over the whole recording afterwards.
 //!
 //! Nothing waits forever: every read has a deadline, and [`AppServer::finish`] (or drop) kills
 //! the process group if the server does not exit after stdin is closed.
@@ -27,45 +34,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, ensure, Context as _, Result};
-use codex_app_protocol::{
-    ClientMessage, ClientNotification, ClientRequest, ErrorResponse, Message, Request, RequestId, Response,
-    ServerMessage, ServerNotification, ServerRequest,
-};
-use codex_app_traffic::{Dir, Entry};
-use serde::Serialize;
+use codex_app_mock::CodexHome;
+use codex_app_protocol::{ClientMessage, ClientResponse, Message, Response, ServerResponse, CODEX_VERSION};
+use codex_app_traffic::{drift, Dir, Entry, Format};
+use serde_json::{json, Value};
 
-/// The `config.toml` written into the fresh `CODEX_HOME`: the model provider is the mock (no
-/// retries, so a failure shows at once). The rest keeps the server off the network beyond
-/// loopback: no update check, no analytics, no plugin sync (which otherwise tries github.com
-/// and chatgpt.com at start-up); none of it changes what the model or the client sees, apart
-/// from `config/read` echoing these settings.
-pub fn config_toml(mock_base_url: &str) -> String {
-    format!(
-        r#"model = "mock-model"
-approval_policy = "never"
-sandbox_mode = "workspace-write"
-model_provider = "mock_provider"
-check_for_update_on_startup = false
-
-[model_providers.mock_provider]
-name = "Mock provider"
-base_url = "{mock_base_url}"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[features]
-plugins = false
-remote_plugin = false
-"#
-    )
-}
-
-/// The outcome of a request: its response or its error response.
-pub type Outcome = std::result::Result<Response, ErrorResponse>;
+/// The outcome of a request: its `result`, or its `error` object.
+pub type Outcome = std::result::Result<Value, Value>;
 
 /// A running `codex app-server`.
 pub struct AppServer {
@@ -73,13 +48,13 @@ pub struct AppServer {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     reader: Option<JoinHandle<()>>,
-    home: tempfile::TempDir,
+    home: CodexHome,
     log_path: PathBuf,
     transcript: Vec<Entry>,
-    backlog: VecDeque<ServerMessage>,
-    /// Server lines that did not decode (they stay in the transcript; the drift check reports
+    backlog: VecDeque<Value>,
+    /// Server lines that are not JSON (they stay in the transcript; the drift check reports
     /// them).
-    undecoded: Vec<String>,
+    not_json: Vec<String>,
     next_id: i64,
     eof: bool,
 }
@@ -89,33 +64,16 @@ impl AppServer {
     /// `codex app-server` in `<CODEX_HOME>/work` with `HOME=<CODEX_HOME>/home`; stderr goes to
     /// `log_path`.
     pub fn spawn(codex: &Path, mock_base_url: &str, log_path: &Path) -> Result<AppServer> {
-        let home = tempfile::Builder::new().prefix("codex-home-").tempdir()?;
-        std::fs::write(home.path().join("config.toml"), config_toml(mock_base_url))?;
-        let cwd = home.path().join("work");
-        std::fs::create_dir_all(&cwd)?;
-        // A clean $HOME too: the user's shell start-up files (which codex's shell snapshot
-        // runs) must not leak output or timing into recorded commands.
-        let user_home = home.path().join("home");
-        std::fs::create_dir_all(&user_home)?;
+        let home = CodexHome::new(mock_base_url)?;
         if let Some(dir) = log_path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         let log = File::create(log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
 
         let mut cmd = Command::new(codex);
-        cmd.arg("app-server")
-            .current_dir(&cwd)
-            .env("CODEX_HOME", home.path())
-            .env("HOME", &user_home)
-            .env("RUST_LOG", "warn")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("CODEX_API_KEY")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .stdin(Stdio::piped())
+        cmd.arg("app-server");
+        home.configure(&mut cmd);
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log));
         #[cfg(unix)]
@@ -160,7 +118,7 @@ impl AppServer {
             log_path: log_path.to_owned(),
             transcript: Vec::new(),
             backlog: VecDeque::new(),
-            undecoded: Vec::new(),
+            not_json: Vec::new(),
             next_id: 0,
             eof: false,
         })
@@ -184,9 +142,40 @@ impl AppServer {
         Ok(())
     }
 
-    /// Sends a typed message.
-    pub fn send(&mut self, message: &ClientMessage) -> Result<()> {
-        self.write_line(&message.to_line(), false)
+    /// The line the typed crate writes for the client message `message`, after checking that
+    /// it fits the generated types: the drift check must find nothing (no unknown method,
+    /// member or value, nothing undecodable, nothing lost in the round trip). `answering` is
+    /// the server request a response answers (its result is typed by that request's method).
+    pub fn typed_line(message: &Value, answering: Option<&Value>) -> Result<String> {
+        let line = message.to_string();
+        let mut entries = Vec::new();
+        if let Some(request) = answering {
+            entries.push(Entry { number: 0, dir: Dir::S2c, line: request.to_string(), bad: false });
+        }
+        entries.push(Entry { number: entries.len() + 1, dir: Dir::C2s, line: line.clone(), bad: false });
+        let report = drift::check(&entries, Format::Transcript);
+        let findings: Vec<String> = report.drift().filter(|f| f.dir == Dir::C2s).map(|f| f.to_string()).collect();
+        ensure!(
+            findings.is_empty(),
+            "this message does not fit the types generated from codex {CODEX_VERSION}:\n  {}\n  message: {}",
+            findings.join("\n  "),
+            drift::truncate(&line, 300)
+        );
+        let decoded = ClientMessage::from_line(&line).context("the checked message does not decode")?;
+        Ok(match (decoded, answering) {
+            (Message::Response(response), Some(request)) => {
+                let method = request["method"].as_str().context("the answered request has no method")?;
+                let typed = ServerResponse::decode(method, &response.result).context("the checked result does not decode")?;
+                ClientMessage::Response(Response::new(response.id, &typed)?).to_line()
+            }
+            (decoded, _) => decoded.to_line(),
+        })
+    }
+
+    /// Checks a client message (see [`AppServer::typed_line`]) and sends the typed encoding.
+    fn send_checked(&mut self, message: &Value, answering: Option<&Value>) -> Result<()> {
+        let line = Self::typed_line(message, answering)?;
+        self.write_line(&line, false)
     }
 
     /// Sends a line as it is, marked as deliberately malformed.
@@ -200,42 +189,54 @@ impl AppServer {
     }
 
     /// The next integer request id (1, 2, ...).
-    pub fn next_id(&mut self) -> RequestId {
+    pub fn next_id(&mut self) -> Value {
         self.next_id += 1;
-        RequestId::Integer(self.next_id)
+        json!(self.next_id)
     }
 
-    /// Sends the request `make` builds with the next id; returns the id.
-    pub fn request(&mut self, make: impl FnOnce(RequestId) -> ClientRequest) -> Result<RequestId> {
+    /// Sends the request `method` with `params` (checked first) under the next id; returns
+    /// the id.
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value> {
         let id = self.next_id();
-        self.send(&Message::Request(make(id.clone())))?;
+        self.send_checked(&json!({"id": id, "method": method, "params": params}), None)
+            .with_context(|| format!("request `{method}`"))?;
         Ok(id)
     }
 
     /// Sends a request and waits for its response or error.
-    pub fn call(&mut self, make: impl FnOnce(RequestId) -> ClientRequest, timeout: Duration) -> Result<Outcome> {
-        let id = self.request(make)?;
+    pub fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Outcome> {
+        let id = self.request(method, params)?;
         self.wait_response(&id, timeout)
     }
 
-    /// Sends a request of method `R` and waits for a successful response, decoded as
-    /// `R::Response`.
-    pub fn call_ok<R: Request>(&mut self, make: impl FnOnce(RequestId) -> ClientRequest, timeout: Duration) -> Result<R::Response> {
-        match self.call(make, timeout)? {
-            Ok(response) => response.decode::<R>().with_context(|| format!("{}: the result does not decode", R::METHOD)),
-            Err(error) => bail!("{} failed: {} {}", R::METHOD, error.error.code, error.error.message),
+    /// Sends a request and waits for a successful response; returns its result, after
+    /// checking that it decodes as the method's response type.
+    pub fn call_ok(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value> {
+        match self.call(method, params, timeout)? {
+            Ok(result) => {
+                let raw = serde_json::value::to_raw_value(&result)?;
+                ClientResponse::decode(method, &raw).with_context(|| format!("{method}: the result does not decode"))?;
+                Ok(result)
+            }
+            Err(error) => bail!("{method} failed: {error}"),
         }
     }
 
-    /// Sends a notification.
-    pub fn notify(&mut self, notification: ClientNotification) -> Result<()> {
-        self.send(&Message::Notification(notification))
+    /// Sends a notification (`params` `None`: no `params` member).
+    pub fn notify(&mut self, method: &str, params: Option<Value>) -> Result<()> {
+        let mut message = json!({"method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.send_checked(&message, None).with_context(|| format!("notification `{method}`"))
     }
 
-    /// Answers a server request with `result`.
-    pub fn respond<T: Serialize>(&mut self, id: RequestId, result: &T) -> Result<()> {
-        let response = Response::new(id, result).context("cannot encode the result")?;
-        self.send(&Message::Response(response))
+    /// Answers the server request `request` (the whole message) with `result` (checked first,
+    /// typed by the request's method).
+    pub fn respond(&mut self, request: &Value, result: Value) -> Result<()> {
+        let method = request["method"].as_str().unwrap_or("?").to_owned();
+        self.send_checked(&json!({"id": request["id"], "result": result}), Some(request))
+            .with_context(|| format!("the response to `{method}`"))
     }
 
     /// Reads one line (recorded in the transcript); `None` on timeout or end of output.
@@ -256,13 +257,13 @@ impl AppServer {
         }
     }
 
-    /// Reads one line and, if it decodes, appends it to the backlog.
+    /// Reads one line and, if it is JSON, appends it to the backlog.
     fn pump(&mut self, timeout: Duration) -> bool {
         match self.recv_line(timeout) {
             Some(line) => {
-                match ServerMessage::from_line(&line) {
+                match serde_json::from_str::<Value>(&line) {
                     Ok(message) => self.backlog.push_back(message),
-                    Err(e) => self.undecoded.push(format!("{e}: {line}")),
+                    Err(e) => self.not_json.push(format!("{e}: {line}")),
                 }
                 true
             }
@@ -272,7 +273,7 @@ impl AppServer {
 
     /// Returns what `pick` extracts from the first message (backlog first, then new lines) it
     /// accepts; that message is removed, everything else read on the way stays in the backlog.
-    pub fn wait_for<T>(&mut self, what: &str, timeout: Duration, mut pick: impl FnMut(&ServerMessage) -> Option<T>) -> Result<T> {
+    pub fn wait_for<T>(&mut self, what: &str, timeout: Duration, mut pick: impl FnMut(&Value) -> Option<T>) -> Result<T> {
         let deadline = Instant::now() + timeout;
         let mut searched = 0;
         loop {
@@ -291,27 +292,37 @@ impl AppServer {
     }
 
     /// Waits for the response or error answering request `id`.
-    pub fn wait_response(&mut self, id: &RequestId, timeout: Duration) -> Result<Outcome> {
-        self.wait_for(&format!("the response to request {}", serde_json::to_string(id)?), timeout, |m| match m {
-            Message::Response(r) if &r.id == id => Some(Ok(r.clone())),
-            Message::Error(e) if e.id.as_ref() == Some(id) => Some(Err(e.clone())),
-            _ => None,
+    pub fn wait_response(&mut self, id: &Value, timeout: Duration) -> Result<Outcome> {
+        self.wait_for(&format!("the response to request {id}"), timeout, |m| {
+            if m.get("method").is_some() || m.get("id") != Some(id) {
+                return None;
+            }
+            match (m.get("result"), m.get("error")) {
+                (Some(result), None) => Some(Ok(result.clone())),
+                (None, Some(error)) => Some(Err(error.clone())),
+                _ => None,
+            }
         })
     }
 
-    /// Waits for a notification that `pick` accepts.
-    pub fn wait_notification<T>(&mut self, what: &str, timeout: Duration, mut pick: impl FnMut(&ServerNotification) -> Option<T>) -> Result<T> {
-        self.wait_for(what, timeout, |m| match m {
-            Message::Notification(n) => pick(n),
-            _ => None,
+    /// Waits for a notification `method` whose params `pick` accepts (`Value::Null` when it
+    /// has none).
+    pub fn wait_notification<T>(&mut self, method: &str, timeout: Duration, mut pick: impl FnMut(&Value) -> Option<T>) -> Result<T> {
+        self.wait_for(&format!("notification `{method}`"), timeout, |m| {
+            (m.get("id").is_none() && m["method"] == method).then(|| pick(&m["params"])).flatten()
         })
     }
 
-    /// Waits for a server request that `pick` accepts.
-    pub fn wait_server_request<T>(&mut self, what: &str, timeout: Duration, mut pick: impl FnMut(&ServerRequest) -> Option<T>) -> Result<T> {
-        self.wait_for(what, timeout, |m| match m {
-            Message::Request(r) => pick(r),
-            _ => None,
+    /// Waits for a server request `method` whose params `pick` accepts; returns the whole
+    /// request (to answer with [`AppServer::respond`]) and what `pick` extracted.
+    pub fn wait_server_request<T>(
+        &mut self,
+        method: &str,
+        timeout: Duration,
+        mut pick: impl FnMut(&Value) -> Option<T>,
+    ) -> Result<(Value, T)> {
+        self.wait_for(&format!("server request `{method}`"), timeout, |m| {
+            (m.get("id").is_some() && m["method"] == method).then(|| pick(&m["params"]).map(|t| (m.clone(), t))).flatten()
         })
     }
 
@@ -329,9 +340,9 @@ impl AppServer {
         }
     }
 
-    /// Server lines that did not decode with the typed crate.
-    pub fn undecoded(&self) -> &[String] {
-        &self.undecoded
+    /// Server lines that are not JSON.
+    pub fn not_json(&self) -> &[String] {
+        &self.not_json
     }
 
     fn wait_error(&self, what: &str, timeout: Duration) -> anyhow::Error {

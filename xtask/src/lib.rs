@@ -1,0 +1,29 @@
+//! Project automation behind `cargo xtask`. One module per command.
+//!
+//! Two binaries share these modules:
+//! - `xtask` (what `cargo xtask` runs, built without default features): `regen`, `diff` and
+//!   `build-times`, which need the generator alone. It never compiles the protocol crate, so
+//!   `cargo xtask regen` starts fast on a fresh clone and still runs when the generated code
+//!   does not compile.
+//! - `xtask-traffic` (feature `traffic`): `record`, `drift` and `bench`, which decode traffic
+//!   with the generated crate. `xtask` hands these commands to it through `cargo run`
+//!   ([`traffic::forward`]), so `cargo xtask drift ...` is still one command.
+
+#[cfg(feature = "traffic")]
+pub mod bench;
+pub mod build_times;
+pub mod codex;
+pub mod diff;
+#[cfg(feature = "traffic")]
+pub mod drift;
+#[cfg(feature = "traffic")]
+pub mod record;
+pub mod regen;
+pub mod traffic;
+
+use std::path::PathBuf;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is in the workspace").to_owned()
+}
