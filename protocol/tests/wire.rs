@@ -1,4 +1,9 @@
 //! The envelope, framing, unknown data and the `null` policy, on hand-picked lines.
+//!
+//! The lines and types are those of the vendored codex release; after a regen from another
+//! release these tests are left out and one test says so (see `pinned_to_codex!`).
+
+codex_app_protocol::pinned_to_codex! { "0.169.0",
 
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;
@@ -292,4 +297,6 @@ fn open_objects_keep_their_other_members_in_order() {
     assert_eq!(config.model.as_deref(), Some("m"));
     assert_eq!(config.extra.len(), 2);
     same_json(&serde_json::to_string(&config).unwrap(), line);
+}
+
 }

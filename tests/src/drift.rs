@@ -759,7 +759,6 @@ pub fn render(files: &[(String, Report)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codex_app_protocol::ThreadMetadataGitInfoUpdateParams;
     use serde_json::json;
 
     fn diffs(original: Value, reencoded: Value) -> Diffs {
@@ -784,6 +783,10 @@ mod tests {
         assert_eq!(d.lost.len(), 1);
         assert!(!same_number(&serde_json::Number::from(u64::MAX), &serde_json::Number::from(-1i64)));
     }
+
+    // Written against a type of the vendored release (see `pinned_to_codex!`).
+    codex_app_protocol::pinned_to_codex! { "0.169.0",
+    use codex_app_protocol::ThreadMetadataGitInfoUpdateParams;
 
     /// The exception of the null policy, as it would show if a decoder lost the difference
     /// between `null` and absent for an `Option<Option<T>>` member.
@@ -813,6 +816,7 @@ mod tests {
         // Kept apart: no drift.
         let kept = ThreadMetadataGitInfoUpdateParams { branch: Some(None), ..plain };
         assert_eq!(run(kept, json!({"params": {"branch": null}}), json!({"params": {"branch": null}})), []);
+    }
     }
 
     #[test]

@@ -9,6 +9,31 @@ use super::types::*;
 use crate::codec;
 /// The codex release whose schema this crate was generated from.
 pub const CODEX_VERSION: &str = "0.169.0";
+/// Keeps the items after the version when this crate was generated from that codex
+/// release ([`CODEX_VERSION`]); otherwise puts in their place one test that fails and
+/// says why.
+///
+/// For tests written against one release's types, which name types, members and
+/// variants another release may not have: after `cargo xtask regen` from another
+/// release they still compile, and the failing test asks for them to be checked
+/// against the new types (and the version they name changed). Set
+/// `CODEX_APP_SKIP_PINNED_TESTS=1` to have it pass with a note instead.
+///
+/// ```
+/// codex_app_protocol::pinned_to_codex! { "0.0.0-not-this-one",
+///     fn uses_types_of_another_release() {}
+/// }
+/// ```
+#[macro_export]
+macro_rules! pinned_to_codex {
+    ("0.169.0", $($item:item)*) => {
+        $($item)*
+    };
+    ($version:literal, $($item:item)*) => {
+        #[test] fn pinned_to_another_codex_release() {
+        $crate::pinned_tests_left_out($version); }
+    };
+}
 /// Marker types for the requests the client sends, one per method.
 pub mod request {
     /// `initialize`
