@@ -325,14 +325,14 @@ impl<'b> Lowerer<'b> {
                 let (ty, nullable) = cx.ty_of(schema, &hint).map_err(|e| at(e, schema, &owner.pointer, wire))?;
                 let required = !optional_only && owner.required.contains(wire);
                 let doc = field_doc(schema);
-                let null_meaningful = !required && nullable && null_has_meaning(doc.as_deref());
                 fields.push(Field {
                     wire: wire.clone(),
                     rust: naming::field(wire),
                     ty,
                     required,
                     nullable,
-                    null_meaningful,
+                    // Decided after merging, from vendor-schemas/decisions.json.
+                    null_meaningful: false,
                     doc,
                     experimental: false,
                 });
@@ -730,41 +730,4 @@ fn field_doc(s: &Schema) -> Option<String> {
         });
     }
     doc
-}
-
-/// Whether a description gives an explicit `null` a meaning distinct from omitting the
-/// member: it speaks of both, and does not equate them ("omit or pass `null`",
-/// "omitted/null", "omission or `null`").
-pub fn null_has_meaning(doc: Option<&str>) -> bool {
-    let Some(doc) = doc else { return false };
-    let lower = doc.to_ascii_lowercase().replace('`', "");
-    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    let is_omit = |w: &str| matches!(w, "omit" | "omits" | "omitted" | "omitting" | "omission");
-    if !words.contains(&"null") || !words.iter().any(|w| is_omit(w)) {
-        return false;
-    }
-    // "omit or null", "omitted / null", "omit or pass null", "null or omitted"
-    let equated = words.windows(3).any(|w| {
-        (is_omit(w[0]) && w[1] == "or" && w[2] == "null") || (w[0] == "null" && w[1] == "or" && is_omit(w[2]))
-    }) || words.windows(4).any(|w| is_omit(w[0]) && w[1] == "or" && matches!(w[2], "pass" | "send" | "set") && w[3] == "null")
-        || words.windows(2).any(|w| is_omit(w[0]) && w[1] == "null" && lower.contains('/'));
-    !equated
-}
-
-#[cfg(test)]
-mod tests {
-    use super::null_has_meaning;
-
-    #[test]
-    fn null_meaning_from_descriptions() {
-        assert!(null_has_meaning(Some("Omit to leave the stored branch unchanged, set to `null` to clear it.")));
-        assert!(null_has_meaning(Some("`null` clears the current service tier; omission leaves it unchanged.")));
-        assert!(null_has_meaning(Some("When omitted, the server default applies. Set to `null` to disable the cap.")));
-        assert!(!null_has_meaning(Some("Omit or pass `null` to clear the override.")));
-        assert!(!null_has_meaning(Some("Omitted or null leaves it unchanged.")));
-        assert!(!null_has_meaning(Some("Omitted/null preserves the list; [] clears it.")));
-        assert!(!null_has_meaning(Some("Omission or `null` leaves the effort unchanged.")));
-        assert!(!null_has_meaning(Some("null when unavailable")));
-        assert!(!null_has_meaning(None));
-    }
 }

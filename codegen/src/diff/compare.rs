@@ -69,7 +69,7 @@ impl Comparison<'_> {
         let breaking = sends.iter().chain(&receives).any(|e| e.breaking);
         let severity = if breaking {
             Severity::Breaking
-        } else if matches!(kind, Kind::Renamed { .. } | Kind::TypeRemoved) {
+        } else if rule.rust_api || matches!(kind, Kind::Renamed { .. } | Kind::TypeRemoved) {
             Severity::RustApi
         } else {
             Severity::Compatible
@@ -415,6 +415,9 @@ impl Comparison<'_> {
                     (_, Presence::Required) => BECAME_REQUIRED,
                     (Presence::Required, Presence::RequiredNullable) => BECAME_NULLABLE,
                     (Presence::Required, _) => BECAME_OPTIONAL,
+                    (Presence::Optional, Presence::OptionalNullable) | (Presence::OptionalNullable, Presence::Optional) => {
+                        NULL_DISTINCTION_CHANGED
+                    }
                     _ => PRESENCE_OTHER,
                 };
                 let kind = Kind::PresenceChanged {

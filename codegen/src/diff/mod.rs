@@ -48,7 +48,8 @@
 //! | field renamed (looks like it) | **breaking** | **breaking** |
 //! | field became required (`Option<T>` -> `T`) | **breaking**: must set it | **breaking**: an older codex may leave it out |
 //! | field became optional or nullable (`T` -> `Option<T>`) | compatible | **breaking**: must handle `None` |
-//! | other presence changes (`Option<T>` <-> `Option<Option<T>>`, required nullable <-> optional) | compatible | compatible |
+//! | `Option<T>` <-> `Option<Option<T>>` (whether `null` differs from absent) | Rust API only | Rust API only |
+//! | other presence changes (required nullable <-> optional) | compatible | compatible |
 //! | enum value or union variant added | compatible | compatible: something new to handle (it decoded as `Unrecognized` before) |
 //! | enum value or union variant removed | **breaking**: the server rejects it | **breaking**: code matching it must change |
 //! | enum value or variant respelled (only case or separators differ) | **breaking** | **breaking** |
@@ -75,7 +76,7 @@
 //! list every variant without a `_` arm. Changes that only touch the Rust API are their own
 //! category, "Rust API only": a type removed (where it was used, what replaced it is reported
 //! with its own verdict), a type renamed with the same shape, an inline type the generator
-//! named differently. The wire is unchanged, but code that names them must follow.
+//! named differently, a member that changes between `Option<T>` and `Option<Option<T>>`. The wire is unchanged, but code that names them must follow.
 
 mod compare;
 mod markdown;
@@ -106,8 +107,11 @@ pub fn diff_sets(old: &SchemaSet, new: &SchemaSet) -> Result<Report, Error> {
             e
         }
     };
-    let old_ir = crate::build_ir(old).map_err(in_version(&old.codex_version))?;
-    let new_ir = crate::build_ir(new).map_err(in_version(&new.codex_version))?;
+    // Other releases may have members the decisions do not cover: take the proposals.
+    let decisions = crate::decisions::Decisions::checked_in()?;
+    let propose = crate::decisions::Undecided::Propose;
+    let old_ir = crate::build_ir_with(old, decisions, propose).map_err(in_version(&old.codex_version))?;
+    let new_ir = crate::build_ir_with(new, decisions, propose).map_err(in_version(&new.codex_version))?;
     Ok(diff(&old_ir, &old.codex_version, &new_ir, &new.codex_version))
 }
 

@@ -6,13 +6,19 @@
 pub(super) struct Rule {
     pub(super) sends: (bool, &'static str),
     pub(super) receives: (bool, &'static str),
+    /// Not breaking on the wire, but code that uses the item must change ("Rust API only").
+    pub(super) rust_api: bool,
 }
 
 pub(super) const BREAKS: bool = true;
 pub(super) const OK: bool = false;
 
 pub(super) const fn rule(sends: (bool, &'static str), receives: (bool, &'static str)) -> Rule {
-    Rule { sends, receives }
+    Rule { sends, receives, rust_api: false }
+}
+
+pub(super) const fn rust_api_rule(why: &'static str) -> Rule {
+    Rule { sends: (OK, why), receives: (OK, why), rust_api: true }
 }
 
 pub(super) const METHOD_ADDED: Rule = rule((OK, ""), (OK, ""));
@@ -47,6 +53,9 @@ pub(super) const BECAME_REQUIRED: Rule = rule(
 );
 pub(super) const BECAME_OPTIONAL: Rule = rule((OK, "may be left out now"), (BREAKS, "may be absent now: handle `None`"));
 pub(super) const BECAME_NULLABLE: Rule = rule((OK, "may be `null` now"), (BREAKS, "may be `null` now: handle `None`"));
+/// `Option<T>` <-> `Option<Option<T>>`: the same on the wire, another Rust type.
+pub(super) const NULL_DISTINCTION_CHANGED: Rule =
+    rust_api_rule("same on the wire, but the field changes between `Option<T>` and `Option<Option<T>>`: code that reads or sets it must change");
 pub(super) const PRESENCE_OTHER: Rule = rule((OK, ""), (OK, ""));
 pub(super) const VALUE_ADDED: Rule = rule((OK, ""), (OK, "new case to handle (it decoded as `Unrecognized` before)"));
 pub(super) const UNTAGGED_ARM_ADDED: Rule = rule((OK, ""), (OK, "new case to handle (it failed to decode before)"));

@@ -202,6 +202,24 @@ fn required_and_optional() {
 }
 
 #[test]
+fn option_to_double_option_is_a_rust_api_change() {
+    let defs = |doc: &str| {
+        format!(
+            r#""TStartParams":{{"type":"object","properties":{{"c":{{"type":["string","null"],"description":"{doc}"}}}}}},
+               "TStartResponse":{{"type":"object"}}"#
+        )
+    };
+    let old = stable("1", &["c t/start TStartParams"], &defs("Omit to keep it, set to `null` to clear it."));
+    let new = stable("2", &["c t/start TStartParams"], &defs("The value."));
+    let r = report(&old, &new);
+    let c = at(&r, "TStartParams.c", "presence_changed");
+    assert_eq!((c.severity, breaks(c)), (Severity::RustApi, (false, false)));
+    let Kind::PresenceChanged { old_ty, new_ty, .. } = &c.kind else { unreachable!() };
+    assert_eq!((old_ty.as_str(), new_ty.as_str()), ("Option<Option<String>>", "Option<String>"));
+    assert_eq!(report(&new, &old).changes[0].severity, Severity::RustApi);
+}
+
+#[test]
 fn enum_values_and_union_variants() {
     let defs = |values: &str, arms: &str| {
         format!(

@@ -61,18 +61,7 @@ pub(super) fn summary(kind: &TypeKind) -> String {
 
 /// The generated Rust type.
 pub fn rust_ty(ty: &Ty) -> String {
-    match ty {
-        Ty::Named(n) => n.clone(),
-        Ty::String => "String".to_owned(),
-        Ty::Bool => "bool".to_owned(),
-        Ty::Int(k) => format!("{k:?}").to_ascii_lowercase(),
-        Ty::Float => "f64".to_owned(),
-        Ty::Any => "Value".to_owned(),
-        Ty::Unit => "()".to_owned(),
-        Ty::Vec(t) => format!("Vec<{}>", rust_ty(t)),
-        Ty::Map(t) => format!("BTreeMap<String, {}>", rust_ty(t)),
-        Ty::Option(t) => format!("Option<{}>", rust_ty(t)),
-    }
+    ty.rust_text()
 }
 
 /// The Rust type of a field, with its presence.

@@ -123,6 +123,24 @@ fn params_ty(p: &Params, prefix: &TokenStream) -> TokenStream {
     }
 }
 
+/// The line of a marker's docs that names its params and response types, linked.
+fn types_doc(m: &Method) -> String {
+    let link = |t: &Ty| match t {
+        Ty::Named(n) => format!("[`{n}`](crate::{n})"),
+        other => format!("`{}`", other.rust_text()),
+    };
+    let params = match &m.params {
+        Params::None | Params::Null => "no params".to_owned(),
+        Params::Required(t) => format!("params {}", link(t)),
+        Params::Optional(t) => format!("params {} (optional)", link(t)),
+    };
+    match &m.response {
+        Some(Ty::Any) => format!("Takes {params}; the response is any JSON value."),
+        Some(r) => format!("Takes {params}; answered with {}.", link(r)),
+        None => format!("Takes {params}."),
+    }
+}
+
 /// The type of a message enum's `params` field: boxed, so a message is a few words whatever
 /// its method (the largest params would otherwise set the size of every message, and each
 /// move of one would copy it).
@@ -195,6 +213,12 @@ impl<'a> DirectionEmitter<'a> {
         }
     }
 
+    /// A link to the marker type of a method: [`request::ThreadStart`](crate::request::ThreadStart).
+    fn marker_link(&self, m: &Method) -> String {
+        let path = format!("{}::{}", self.names.module, m.rust);
+        format!("[`{path}`](crate::{path})")
+    }
+
     /// `id` as the first member of a request variant.
     fn id_field(&self) -> Option<TokenStream> {
         self.is_request.then(|| quote! { id: RequestId, })
@@ -208,16 +232,6 @@ impl<'a> DirectionEmitter<'a> {
                 let name = ident(&f.rust);
                 let ty = ty_tokens(&f.ty);
                 quote! { #docs #name: Option<#ty>, }
-            })
-            .collect()
-    }
-
-    fn envelope_names(&self) -> Vec<TokenStream> {
-        self.envelope
-            .iter()
-            .map(|f| {
-                let name = ident(&f.rust);
-                quote! { #name, }
             })
             .collect()
     }
@@ -248,9 +262,12 @@ impl<'a> DirectionEmitter<'a> {
                 quote! { type Response = #r; }
             });
             let method_doc = format!(" `{wire}`");
+            let links = format!(" {}", types_doc(m));
             let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
             quote! {
                 #[doc = #method_doc]
+                #[doc = ""]
+                #[doc = #links]
                 #sep
                 #docs #gate
                 #[derive(Debug)]
@@ -281,7 +298,7 @@ impl<'a> DirectionEmitter<'a> {
             let docs = doc_attrs(m.doc.as_deref(), m.experimental);
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
-            let wire = format!(" `{}`", m.wire);
+            let wire = format!(" `{}`: {}", m.wire, self.marker_link(m));
             let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
             let params = match &m.params {
                 Params::None | Params::Null => TokenStream::new(),
@@ -476,40 +493,36 @@ impl<'a> DirectionEmitter<'a> {
         }
     }
 
-    /// `Serialize` for the message enum: the whole message object.
+    /// `Serialize` for the message enum: the whole message object, through a
+    /// `codec::MessageWriter` that knows the id, method and envelope, so each arm only hands
+    /// over its params.
     fn serialize(&self) -> TokenStream {
-        let is_request = self.is_request;
-        let envelope_names = self.envelope_names();
-        let id_ref = if is_request { quote! { Some(id) } } else { quote! { None } };
-        let id_arg = is_request.then(|| quote! { id, });
-        let write_envelope = if self.envelope.is_empty() {
-            quote! { |_| Ok(()) }
-        } else {
-            let args = self.envelope.iter().map(|f| ident(&f.rust));
-            quote! { |map| write_envelope(map, #(#args),*) }
+        let id = if self.is_request { quote! { Some(self.id()) } } else { quote! { None } };
+        let write_envelope = match self.envelope {
+            [] => quote! { |_| Ok(()) },
+            [_] => quote! { |map| write_envelope(map, self.envelope()) },
+            more => {
+                let names: Vec<_> = more.iter().map(|f| ident(&f.rust)).collect();
+                quote! { |map| { let (#(#names),*) = self.envelope(); write_envelope(map, #(#names),*) } }
+            }
         };
         let serialize_arms = self.methods.iter().map(|m| {
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
-            let wire = &m.wire;
-            let (bind, params) = match &m.params {
-                Params::None | Params::Null => (TokenStream::new(), quote! { None::<&()> }),
-                Params::Required(_) => (quote! { params, }, quote! { Some(params) }),
-                Params::Optional(_) => (quote! { params, }, quote! { params.as_ref() }),
-            };
-            quote! {
-                #gate Self::#name { #id_arg #bind #(#envelope_names)* } =>
-                    codec::write_message(serializer, #id_ref, #wire, #params, #write_envelope),
+            match &m.params {
+                Params::None | Params::Null => quote! { #gate Self::#name { .. } => message.params(None::<&()>), },
+                Params::Required(_) => quote! { #gate Self::#name { params, .. } => message.params(Some(params)), },
+                Params::Optional(_) => quote! { #gate Self::#name { params, .. } => message.params(params.as_ref()), },
             }
         });
         let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
         quote! {
             impl Serialize for #enum_name {
                 fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                    let message = codec::MessageWriter::new(serializer, #id, self.method(), #write_envelope);
                     match self {
                         #(#serialize_arms)*
-                        Self::#catch_all { #id_arg method, params, #(#envelope_names)* } =>
-                            codec::write_message(serializer, #id_ref, method, params.as_ref(), #write_envelope),
+                        Self::#catch_all { params, .. } => message.params(params.as_ref()),
                     }
                 }
             }
@@ -529,7 +542,30 @@ impl<'a> DirectionEmitter<'a> {
                 let wire = &f.wire;
                 quote! { if let Some(value) = #name { map.serialize_entry(#wire, value)?; } }
             });
+            let names: Vec<_> = self.envelope.iter().map(|f| ident(&f.rust)).collect();
+            let tys: Vec<_> = self.envelope.iter().map(|f| ty_tokens(&f.ty)).collect();
+            // One member is returned as itself, more as a tuple.
+            let (bound, ret) = match (names.as_slice(), tys.as_slice()) {
+                ([one], [ty]) => (quote! { #one }, quote! { &Option<#ty> }),
+                _ => (quote! { (#(#names,)*) }, quote! { (#(&Option<#tys>,)*) }),
+            };
+            let arms = self.methods.iter().map(|m| {
+                let gate = gate(m.experimental);
+                let name = ident(&m.rust);
+                quote! { #gate Self::#name { #(#names,)* .. } => #bound, }
+            });
+            let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
             quote! {
+                impl #enum_name {
+                    /// The envelope members of this notification.
+                    fn envelope(&self) -> #ret {
+                        match self {
+                            #(#arms)*
+                            Self::#catch_all { #(#names,)* .. } => #bound,
+                        }
+                    }
+                }
+
                 /// Writes the envelope members every notification may carry.
                 fn write_envelope<M: serde::ser::SerializeMap>(map: &mut M, #(#params),*) -> Result<(), M::Error> {
                     #(#writes)*
@@ -547,7 +583,7 @@ impl<'a> DirectionEmitter<'a> {
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
             let ty = ty_tokens(m.response.as_ref().expect("paired"));
-            let doc = format!(" The result of `{}`.", m.wire);
+            let doc = format!(" The result of `{}` ({}).", m.wire, self.marker_link(m));
             // Boxed for the same reason as params.
             quote! { #[doc = #doc] #gate #name(Box<#ty>), }
         });
