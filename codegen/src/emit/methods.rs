@@ -395,7 +395,7 @@ impl<'a> DirectionEmitter<'a> {
         // whether this schema has envelope members.
         let extra_param = (!is_request).then(|| quote! { extra: &[(std::borrow::Cow<'_, str>, &RawValue)], });
         let from_parts_body = if is_request {
-            quote! { codec::decode_raw(params, |params| Self::deserialize_params(id, method, params)) }
+            quote! { codec::decode_raw(params, |params| Self::deserialize_params(id.clone(), method, params)) }
         } else {
             quote! {
                 let mut message = codec::decode_raw(params, |params| Self::deserialize_params(method, params))?;

@@ -216,7 +216,7 @@ fn emit_type(def: &TypeDef) -> Vec<Part> {
         }
         TypeKind::Tagged(t) => emit_tagged(&name, t),
         TypeKind::External(e) => emit_external(&name, e),
-        TypeKind::Untagged(u) => (emit_untagged(&name, u), Vec::new()),
+        TypeKind::Untagged(u) => emit_untagged(&name, u),
     };
     vec![Part::Tokens(quote! {
         #docs #gate #item
@@ -446,7 +446,12 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
     (item, vec![union_impl, de_impl])
 }
 
-fn emit_untagged(name: &Ident, u: &Untagged) -> TokenStream {
+/// An untagged union: `Serialize` derived (each arm as its own JSON), `Deserialize` written
+/// out. A union of plain scalars (`RequestId`) is read from the scalar; any other picks its
+/// arm from the buffered value by what each arm's schema accepts ([`ArmMatch`]: JSON type,
+/// required members, enum and const members, closed objects), the way the schema would pick
+/// it, and decodes only that arm.
+fn emit_untagged(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStream>) {
     let variants = u.arms.iter().map(|a| {
         let docs = doc_attrs(a.doc.as_deref(), a.experimental);
         let gate = gate(a.experimental);
@@ -457,11 +462,125 @@ fn emit_untagged(name: &Ident, u: &Untagged) -> TokenStream {
     // Scalar unions (`RequestId`: string or integer) can be map keys.
     let scalar = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool));
     let eq_hash = if scalar { quote! { Eq, Hash, } } else { TokenStream::new() };
-    quote! {
-        #[derive(Debug, Clone, PartialEq, #eq_hash Serialize, Deserialize)]
+    let item = quote! {
+        #[derive(Debug, Clone, PartialEq, #eq_hash Serialize)]
         #[serde(untagged)]
         pub enum #name {
             #(#variants)*
+        }
+    };
+    let arm_names = u.arms.iter().map(|a| a.rust.as_str()).collect::<Vec<_>>().join(", ");
+    let expecting = format!("`{name}` (one of: {arm_names})");
+    let scalar_only = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool | Ty::Float));
+    if scalar_only {
+        let tries = u.arms.iter().map(|a| {
+            let gate = gate(a.experimental);
+            let rust = ident(&a.rust);
+            let read = match &a.ty {
+                Ty::String => quote! { scalar.as_str().map(str::to_owned) },
+                Ty::Bool => quote! { scalar.as_bool() },
+                Ty::Float => quote! { scalar.as_f64() },
+                int => {
+                    let t = ty_tokens(int);
+                    quote! { scalar.as_int::<#t>() }
+                }
+            };
+            quote! {
+                #gate
+                if let Some(value) = #read {
+                    return Some(Self::#rust(value));
+                }
+            }
+        });
+        let union_impl = quote! {
+            impl codec::ScalarUnion for #name {
+                const EXPECTING: &'static str = #expecting;
+
+                fn from_scalar(scalar: codec::Scalar<'_>) -> Option<Self> {
+                    #(#tries)*
+                    None
+                }
+            }
+        };
+        return (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_scalar_union })]);
+    }
+    let entries = |stable_only: bool| {
+        let items = u.arms.iter().enumerate().filter(|(_, a)| !(stable_only && a.experimental)).map(|(i, a)| {
+            let m = match_tokens(&a.accepts);
+            quote! { (#i, #m) }
+        });
+        quote! { &[#(#items),*] }
+    };
+    let arms_const = if u.arms.iter().any(|a| a.experimental) {
+        let (all, stable) = (entries(false), entries(true));
+        quote! {
+            #[cfg(feature = "experimental")]
+            const ARMS: &'static [(usize, codec::Match)] = #all;
+            #[cfg(not(feature = "experimental"))]
+            const ARMS: &'static [(usize, codec::Match)] = #stable;
+        }
+    } else {
+        let all = entries(false);
+        quote! { const ARMS: &'static [(usize, codec::Match)] = #all; }
+    };
+    let decodes = u.arms.iter().enumerate().map(|(i, a)| {
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        quote! { #gate #i => Self::#rust(Deserialize::deserialize(deserializer)?), }
+    });
+    let union_impl = quote! {
+        impl codec::UntaggedUnion for #name {
+            const EXPECTING: &'static str = #expecting;
+            #arms_const
+
+            fn decode_arm(
+                arm: usize,
+                deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+            ) -> serde_json::Result<Self> {
+                Ok(match arm {
+                    #(#decodes)*
+                    _ => return Err(serde::de::Error::custom("no such variant")),
+                })
+            }
+        }
+    };
+    (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_untagged })])
+}
+
+/// A [`codec::Match`] literal for what an arm accepts.
+fn match_tokens(m: &ArmMatch) -> TokenStream {
+    let strs = |v: &[String]| quote! { &[#(#v),*] };
+    match m {
+        ArmMatch::Any => quote! { codec::Match::Any },
+        ArmMatch::Types(types) => {
+            let types = types.iter().map(|t| {
+                let t = format_ident!("{}", format!("{t:?}"));
+                quote! { codec::JsonType::#t }
+            });
+            quote! { codec::Match::Types(&[#(#types),*]) }
+        }
+        ArmMatch::Strings(values) => {
+            let values = strs(values);
+            quote! { codec::Match::Strings(#values) }
+        }
+        ArmMatch::Object(o) => {
+            let required = strs(&o.required);
+            let members = o.members.iter().map(|(member, m)| {
+                let m = match_tokens(m);
+                quote! { (#member, #m) }
+            });
+            let closed = match &o.closed {
+                Some(c) => {
+                    let c = strs(c);
+                    quote! { Some(#c) }
+                }
+                None => quote! { None },
+            };
+            quote! { codec::Match::Object { required: #required, members: &[#(#members),*], closed: #closed } }
+        }
+        ArmMatch::AnyOf(arms) => {
+            let arms = arms.iter().map(match_tokens);
+            quote! { codec::Match::AnyOf(&[#(#arms),*]) }
         }
     }
 }

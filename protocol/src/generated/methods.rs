@@ -3544,7 +3544,10 @@ impl ClientRequest {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Self, codec::ParamsError> {
-        codec::decode_raw(params, |params| Self::deserialize_params(id, method, params))
+        codec::decode_raw(
+            params,
+            |params| Self::deserialize_params(id.clone(), method, params),
+        )
     }
     /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
     pub fn deserialize_params<'de, D: Deserializer<'de>>(
@@ -6751,7 +6754,10 @@ impl ServerRequest {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Self, codec::ParamsError> {
-        codec::decode_raw(params, |params| Self::deserialize_params(id, method, params))
+        codec::decode_raw(
+            params,
+            |params| Self::deserialize_params(id.clone(), method, params),
+        )
     }
     /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
     pub fn deserialize_params<'de, D: Deserializer<'de>>(

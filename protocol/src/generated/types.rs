@@ -168,12 +168,63 @@ wire_struct! {
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum AccountSessionsSwitchResponse {
     Sessionsv2(Sessionsv2AccountSessionsSwitchResponse),
     /// Open the URL and await account/login/completed for this login ID.
     AuthUrl(AuthUrlAccountSessionsSwitchResponse),
+}
+#[cfg(feature = "experimental")]
+impl codec::UntaggedUnion for AccountSessionsSwitchResponse {
+    const EXPECTING: &'static str = "`AccountSessionsSwitchResponse` (one of: Sessionsv2, AuthUrl)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (
+            0usize,
+            codec::Match::Object {
+                required: &["sessions"],
+                members: &[
+                    (
+                        "activeSessionId",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("sessions", codec::Match::Types(&[codec::JsonType::Array])),
+                ],
+                closed: None,
+            },
+        ),
+        (
+            1usize,
+            codec::Match::Object {
+                required: &["auth_url", "login_id"],
+                members: &[
+                    ("auth_url", codec::Match::Types(&[codec::JsonType::String])),
+                    ("login_id", codec::Match::Types(&[codec::JsonType::String])),
+                ],
+                closed: None,
+            },
+        ),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::Sessionsv2(Deserialize::deserialize(deserializer)?),
+                1usize => Self::AuthUrl(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+#[cfg(feature = "experimental")]
+impl<'de> Deserialize<'de> for AccountSessionsSwitchResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -3556,11 +3607,35 @@ wire_struct! {
     }
 }
 /// Backward-compatible API shape for ChatGPT workspace login restrictions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ForcedChatgptWorkspaceIds {
     String(String),
     Array(Vec<String>),
+}
+impl codec::UntaggedUnion for ForcedChatgptWorkspaceIds {
+    const EXPECTING: &'static str = "`ForcedChatgptWorkspaceIds` (one of: String, Array)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (0usize, codec::Match::Types(&[codec::JsonType::String])),
+        (1usize, codec::Match::Types(&[codec::JsonType::Array])),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::String(Deserialize::deserialize(deserializer)?),
+                1usize => Self::Array(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for ForcedChatgptWorkspaceIds {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -3760,11 +3835,35 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FsWriteFileResponse {}
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum FunctionCallOutputBody {
     String(String),
     Array(Vec<FunctionCallOutputContentItem>),
+}
+impl codec::UntaggedUnion for FunctionCallOutputBody {
+    const EXPECTING: &'static str = "`FunctionCallOutputBody` (one of: String, Array)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (0usize, codec::Match::Types(&[codec::JsonType::String])),
+        (1usize, codec::Match::Types(&[codec::JsonType::Array])),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::String(Deserialize::deserialize(deserializer)?),
+                1usize => Self::Array(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for FunctionCallOutputBody {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 /// Responses API compatible content items that can be returned by a tool call. This is a subset of ContentItem with the types we support as function call outputs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -5352,12 +5451,257 @@ wire_struct! {
         pub title: String = "title" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum McpElicitationEnumSchema {
     SingleSelect(McpElicitationSingleSelectEnumSchema),
     MultiSelect(McpElicitationMultiSelectEnumSchema),
     LegacyTitled(McpElicitationLegacyTitledEnumSchema),
+}
+impl codec::UntaggedUnion for McpElicitationEnumSchema {
+    const EXPECTING: &'static str = "`McpElicitationEnumSchema` (one of: SingleSelect, MultiSelect, LegacyTitled)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (
+            0usize,
+            codec::Match::AnyOf(
+                &[
+                    codec::Match::Object {
+                        required: &["enum", "type"],
+                        members: &[
+                            (
+                                "default",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "description",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                            (
+                                "title",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("type", codec::Match::Strings(&["string"])),
+                        ],
+                        closed: Some(
+                            &["default", "description", "enum", "title", "type"],
+                        ),
+                    },
+                    codec::Match::Object {
+                        required: &["oneOf", "type"],
+                        members: &[
+                            (
+                                "default",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "description",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
+                            (
+                                "title",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("type", codec::Match::Strings(&["string"])),
+                        ],
+                        closed: Some(
+                            &["default", "description", "oneOf", "title", "type"],
+                        ),
+                    },
+                ],
+            ),
+        ),
+        (
+            1usize,
+            codec::Match::AnyOf(
+                &[
+                    codec::Match::Object {
+                        required: &["items", "type"],
+                        members: &[
+                            (
+                                "default",
+                                codec::Match::Types(
+                                    &[codec::JsonType::Array, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "description",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "items",
+                                codec::Match::Object {
+                                    required: &["enum", "type"],
+                                    members: &[
+                                        ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                                        ("type", codec::Match::Strings(&["string"])),
+                                    ],
+                                    closed: Some(&["enum", "type"]),
+                                },
+                            ),
+                            (
+                                "maxItems",
+                                codec::Match::Types(
+                                    &[codec::JsonType::Integer, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "minItems",
+                                codec::Match::Types(
+                                    &[codec::JsonType::Integer, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "title",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("type", codec::Match::Strings(&["array"])),
+                        ],
+                        closed: Some(
+                            &[
+                                "default",
+                                "description",
+                                "items",
+                                "maxItems",
+                                "minItems",
+                                "title",
+                                "type",
+                            ],
+                        ),
+                    },
+                    codec::Match::Object {
+                        required: &["items", "type"],
+                        members: &[
+                            (
+                                "default",
+                                codec::Match::Types(
+                                    &[codec::JsonType::Array, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "description",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "items",
+                                codec::Match::Object {
+                                    required: &["anyOf"],
+                                    members: &[
+                                        ("anyOf", codec::Match::Types(&[codec::JsonType::Array])),
+                                    ],
+                                    closed: Some(&["anyOf"]),
+                                },
+                            ),
+                            (
+                                "maxItems",
+                                codec::Match::Types(
+                                    &[codec::JsonType::Integer, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "minItems",
+                                codec::Match::Types(
+                                    &[codec::JsonType::Integer, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "title",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("type", codec::Match::Strings(&["array"])),
+                        ],
+                        closed: Some(
+                            &[
+                                "default",
+                                "description",
+                                "items",
+                                "maxItems",
+                                "minItems",
+                                "title",
+                                "type",
+                            ],
+                        ),
+                    },
+                ],
+            ),
+        ),
+        (
+            2usize,
+            codec::Match::Object {
+                required: &["enum", "type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                    (
+                        "enumNames",
+                        codec::Match::Types(
+                            &[codec::JsonType::Array, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["string"])),
+                ],
+                closed: Some(
+                    &["default", "description", "enum", "enumNames", "title", "type"],
+                ),
+            },
+        ),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::SingleSelect(Deserialize::deserialize(deserializer)?),
+                1usize => Self::MultiSelect(Deserialize::deserialize(deserializer)?),
+                2usize => Self::LegacyTitled(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationEnumSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -5371,11 +5715,154 @@ wire_struct! {
     }
     fn new(r#enum: Vec<String>, r#type: McpElicitationStringType);
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum McpElicitationMultiSelectEnumSchema {
     Untitled(McpElicitationUntitledMultiSelectEnumSchema),
     Titled(McpElicitationTitledMultiSelectEnumSchema),
+}
+impl codec::UntaggedUnion for McpElicitationMultiSelectEnumSchema {
+    const EXPECTING: &'static str = "`McpElicitationMultiSelectEnumSchema` (one of: Untitled, Titled)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (
+            0usize,
+            codec::Match::Object {
+                required: &["items", "type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::Array, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "items",
+                        codec::Match::Object {
+                            required: &["enum", "type"],
+                            members: &[
+                                ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                                ("type", codec::Match::Strings(&["string"])),
+                            ],
+                            closed: Some(&["enum", "type"]),
+                        },
+                    ),
+                    (
+                        "maxItems",
+                        codec::Match::Types(
+                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "minItems",
+                        codec::Match::Types(
+                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["array"])),
+                ],
+                closed: Some(
+                    &[
+                        "default",
+                        "description",
+                        "items",
+                        "maxItems",
+                        "minItems",
+                        "title",
+                        "type",
+                    ],
+                ),
+            },
+        ),
+        (
+            1usize,
+            codec::Match::Object {
+                required: &["items", "type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::Array, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "items",
+                        codec::Match::Object {
+                            required: &["anyOf"],
+                            members: &[
+                                ("anyOf", codec::Match::Types(&[codec::JsonType::Array])),
+                            ],
+                            closed: Some(&["anyOf"]),
+                        },
+                    ),
+                    (
+                        "maxItems",
+                        codec::Match::Types(
+                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "minItems",
+                        codec::Match::Types(
+                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["array"])),
+                ],
+                closed: Some(
+                    &[
+                        "default",
+                        "description",
+                        "items",
+                        "maxItems",
+                        "minItems",
+                        "title",
+                        "type",
+                    ],
+                ),
+            },
+        ),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::Untitled(Deserialize::deserialize(deserializer)?),
+                1usize => Self::Titled(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationMultiSelectEnumSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -5402,13 +5889,390 @@ wire_enum! {
         Object = "object",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum McpElicitationPrimitiveSchema {
     Enum(McpElicitationEnumSchema),
     String(McpElicitationStringSchema),
     Number(McpElicitationNumberSchema),
     Boolean(McpElicitationBooleanSchema),
+}
+impl codec::UntaggedUnion for McpElicitationPrimitiveSchema {
+    const EXPECTING: &'static str = "`McpElicitationPrimitiveSchema` (one of: Enum, String, Number, Boolean)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (
+            0usize,
+            codec::Match::AnyOf(
+                &[
+                    codec::Match::AnyOf(
+                        &[
+                            codec::Match::Object {
+                                required: &["enum", "type"],
+                                members: &[
+                                    (
+                                        "default",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "description",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                                    (
+                                        "title",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    ("type", codec::Match::Strings(&["string"])),
+                                ],
+                                closed: Some(
+                                    &["default", "description", "enum", "title", "type"],
+                                ),
+                            },
+                            codec::Match::Object {
+                                required: &["oneOf", "type"],
+                                members: &[
+                                    (
+                                        "default",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "description",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
+                                    (
+                                        "title",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    ("type", codec::Match::Strings(&["string"])),
+                                ],
+                                closed: Some(
+                                    &["default", "description", "oneOf", "title", "type"],
+                                ),
+                            },
+                        ],
+                    ),
+                    codec::Match::AnyOf(
+                        &[
+                            codec::Match::Object {
+                                required: &["items", "type"],
+                                members: &[
+                                    (
+                                        "default",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::Array, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "description",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "items",
+                                        codec::Match::Object {
+                                            required: &["enum", "type"],
+                                            members: &[],
+                                            closed: Some(&["enum", "type"]),
+                                        },
+                                    ),
+                                    (
+                                        "maxItems",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "minItems",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "title",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    ("type", codec::Match::Strings(&["array"])),
+                                ],
+                                closed: Some(
+                                    &[
+                                        "default",
+                                        "description",
+                                        "items",
+                                        "maxItems",
+                                        "minItems",
+                                        "title",
+                                        "type",
+                                    ],
+                                ),
+                            },
+                            codec::Match::Object {
+                                required: &["items", "type"],
+                                members: &[
+                                    (
+                                        "default",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::Array, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "description",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "items",
+                                        codec::Match::Object {
+                                            required: &["anyOf"],
+                                            members: &[],
+                                            closed: Some(&["anyOf"]),
+                                        },
+                                    ),
+                                    (
+                                        "maxItems",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "minItems",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    (
+                                        "title",
+                                        codec::Match::Types(
+                                            &[codec::JsonType::String, codec::JsonType::Null],
+                                        ),
+                                    ),
+                                    ("type", codec::Match::Strings(&["array"])),
+                                ],
+                                closed: Some(
+                                    &[
+                                        "default",
+                                        "description",
+                                        "items",
+                                        "maxItems",
+                                        "minItems",
+                                        "title",
+                                        "type",
+                                    ],
+                                ),
+                            },
+                        ],
+                    ),
+                    codec::Match::Object {
+                        required: &["enum", "type"],
+                        members: &[
+                            (
+                                "default",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "description",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                            (
+                                "enumNames",
+                                codec::Match::Types(
+                                    &[codec::JsonType::Array, codec::JsonType::Null],
+                                ),
+                            ),
+                            (
+                                "title",
+                                codec::Match::Types(
+                                    &[codec::JsonType::String, codec::JsonType::Null],
+                                ),
+                            ),
+                            ("type", codec::Match::Strings(&["string"])),
+                        ],
+                        closed: Some(
+                            &[
+                                "default",
+                                "description",
+                                "enum",
+                                "enumNames",
+                                "title",
+                                "type",
+                            ],
+                        ),
+                    },
+                ],
+            ),
+        ),
+        (
+            1usize,
+            codec::Match::Object {
+                required: &["type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "format",
+                        codec::Match::AnyOf(
+                            &[
+                                codec::Match::Strings(
+                                    &["email", "uri", "date", "date-time"],
+                                ),
+                                codec::Match::Types(&[codec::JsonType::Null]),
+                            ],
+                        ),
+                    ),
+                    (
+                        "maxLength",
+                        codec::Match::Types(
+                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "minLength",
+                        codec::Match::Types(
+                            &[codec::JsonType::Integer, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["string"])),
+                ],
+                closed: Some(
+                    &[
+                        "default",
+                        "description",
+                        "format",
+                        "maxLength",
+                        "minLength",
+                        "title",
+                        "type",
+                    ],
+                ),
+            },
+        ),
+        (
+            2usize,
+            codec::Match::Object {
+                required: &["type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::Number, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "maximum",
+                        codec::Match::Types(
+                            &[codec::JsonType::Number, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "minimum",
+                        codec::Match::Types(
+                            &[codec::JsonType::Number, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["number", "integer"])),
+                ],
+                closed: Some(
+                    &["default", "description", "maximum", "minimum", "title", "type"],
+                ),
+            },
+        ),
+        (
+            3usize,
+            codec::Match::Object {
+                required: &["type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::Boolean, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["boolean"])),
+                ],
+                closed: Some(&["default", "description", "title", "type"]),
+            },
+        ),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::Enum(Deserialize::deserialize(deserializer)?),
+                1usize => Self::String(Deserialize::deserialize(deserializer)?),
+                2usize => Self::Number(Deserialize::deserialize(deserializer)?),
+                3usize => Self::Boolean(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationPrimitiveSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_struct! {
     /// Typed form schema for MCP `elicitation/create` requests.
@@ -5423,11 +6287,91 @@ wire_struct! {
     }
     fn new(properties: BTreeMap<String, McpElicitationPrimitiveSchema>, r#type: McpElicitationObjectType);
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum McpElicitationSingleSelectEnumSchema {
     Untitled(McpElicitationUntitledSingleSelectEnumSchema),
     Titled(McpElicitationTitledSingleSelectEnumSchema),
+}
+impl codec::UntaggedUnion for McpElicitationSingleSelectEnumSchema {
+    const EXPECTING: &'static str = "`McpElicitationSingleSelectEnumSchema` (one of: Untitled, Titled)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (
+            0usize,
+            codec::Match::Object {
+                required: &["enum", "type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["string"])),
+                ],
+                closed: Some(&["default", "description", "enum", "title", "type"]),
+            },
+        ),
+        (
+            1usize,
+            codec::Match::Object {
+                required: &["oneOf", "type"],
+                members: &[
+                    (
+                        "default",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    (
+                        "description",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
+                    (
+                        "title",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("type", codec::Match::Strings(&["string"])),
+                ],
+                closed: Some(&["default", "description", "oneOf", "title", "type"]),
+            },
+        ),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::Untitled(Deserialize::deserialize(deserializer)?),
+                1usize => Self::Titled(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for McpElicitationSingleSelectEnumSchema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -8507,11 +9451,28 @@ wire_struct! {
         pub value: String = "value" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum RequestId {
     String(String),
     Integer(i64),
+}
+impl codec::ScalarUnion for RequestId {
+    const EXPECTING: &'static str = "`RequestId` (one of: String, Integer)";
+    fn from_scalar(scalar: codec::Scalar<'_>) -> Option<Self> {
+        if let Some(value) = scalar.as_str().map(str::to_owned) {
+            return Some(Self::String(value));
+        }
+        if let Some(value) = scalar.as_int::<i64>() {
+            return Some(Self::Integer(value));
+        }
+        None
+    }
+}
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_scalar_union(deserializer)
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -8551,11 +9512,67 @@ wire_struct! {
     fn new(name: String, uri: String);
 }
 /// Contents returned when reading a resource from an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ResourceContent {
     Text(TextResourceContent),
     Blob(BlobResourceContent),
+}
+impl codec::UntaggedUnion for ResourceContent {
+    const EXPECTING: &'static str = "`ResourceContent` (one of: Text, Blob)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (
+            0usize,
+            codec::Match::Object {
+                required: &["text", "uri"],
+                members: &[
+                    (
+                        "mimeType",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("text", codec::Match::Types(&[codec::JsonType::String])),
+                    ("uri", codec::Match::Types(&[codec::JsonType::String])),
+                ],
+                closed: None,
+            },
+        ),
+        (
+            1usize,
+            codec::Match::Object {
+                required: &["blob", "uri"],
+                members: &[
+                    ("blob", codec::Match::Types(&[codec::JsonType::String])),
+                    (
+                        "mimeType",
+                        codec::Match::Types(
+                            &[codec::JsonType::String, codec::JsonType::Null],
+                        ),
+                    ),
+                    ("uri", codec::Match::Types(&[codec::JsonType::String])),
+                ],
+                closed: None,
+            },
+        ),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::Text(Deserialize::deserialize(deserializer)?),
+                1usize => Self::Blob(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for ResourceContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_struct! {
     /// A template description for resources available on the server.
@@ -10336,11 +11353,51 @@ impl<'de> Deserialize<'de> for ThreadItemsListAnchor {
     }
 }
 /// Starting position for an item-history page.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ThreadItemsListCursor {
     String(String),
     ThreadItemsListAnchor(ThreadItemsListAnchor),
+}
+impl codec::UntaggedUnion for ThreadItemsListCursor {
+    const EXPECTING: &'static str = "`ThreadItemsListCursor` (one of: String, ThreadItemsListAnchor)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (0usize, codec::Match::Types(&[codec::JsonType::String])),
+        (
+            1usize,
+            codec::Match::AnyOf(
+                &[
+                    codec::Match::Object {
+                        required: &["itemId", "type"],
+                        members: &[
+                            ("itemId", codec::Match::Types(&[codec::JsonType::String])),
+                            ("type", codec::Match::Strings(&["item"])),
+                        ],
+                        closed: None,
+                    },
+                ],
+            ),
+        ),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::String(Deserialize::deserialize(deserializer)?),
+                1usize => {
+                    Self::ThreadItemsListAnchor(Deserialize::deserialize(deserializer)?)
+                }
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for ThreadItemsListCursor {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -10393,11 +11450,35 @@ wire_struct! {
         pub data: Vec<ThreadItemEntry> = "data" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ThreadListCwdFilter {
     String(String),
     Array(Vec<String>),
+}
+impl codec::UntaggedUnion for ThreadListCwdFilter {
+    const EXPECTING: &'static str = "`ThreadListCwdFilter` (one of: String, Array)";
+    const ARMS: &'static [(usize, codec::Match)] = &[
+        (0usize, codec::Match::Types(&[codec::JsonType::String])),
+        (1usize, codec::Match::Types(&[codec::JsonType::Array])),
+    ];
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self> {
+        Ok(
+            match arm {
+                0usize => Self::String(Deserialize::deserialize(deserializer)?),
+                1usize => Self::Array(Deserialize::deserialize(deserializer)?),
+                _ => return Err(serde::de::Error::custom("no such variant")),
+            },
+        )
+    }
+}
+impl<'de> Deserialize<'de> for ThreadListCwdFilter {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        codec::deserialize_untagged(deserializer)
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
