@@ -18,10 +18,10 @@ pub fn doc_attrs(doc: Option<&str>, experimental: bool) -> TokenStream {
 }
 
 /// The lines of a doc comment for a description, plus the experimental note when marked.
-/// An upstream section heading at its start is left out ([`without_heading`]), and so is an
-/// `@deprecated` note ([`deprecation`] makes it an attribute).
+/// An upstream section heading at its start is left out ([`without_heading`]). An
+/// `@deprecated` note stays (it is also the note of the member's `#[deprecated]`).
 pub fn doc_lines(doc: Option<&str>, experimental: bool) -> Vec<String> {
-    let mut lines = doc.map(|d| sanitize(&without_deprecation(without_heading(d)))).unwrap_or_default();
+    let mut lines = doc.map(|d| sanitize(without_heading(d))).unwrap_or_default();
     if experimental {
         if !lines.is_empty() {
             lines.push(String::new());
@@ -96,14 +96,6 @@ pub fn deprecation(doc: Option<&str>) -> Option<String> {
     let end = rest.find("\n\n").unwrap_or(rest.len());
     let note = rest[..end].split_whitespace().collect::<Vec<_>>().join(" ");
     Some(if note.is_empty() { "deprecated upstream".to_owned() } else { note })
-}
-
-/// The description without its `@deprecated` note (which becomes `#[deprecated]`).
-fn without_deprecation(doc: &str) -> String {
-    let Some(at) = doc.find("@deprecated") else { return doc.to_owned() };
-    let rest = &doc[at..];
-    let end = rest.find("\n\n").map_or(doc.len(), |e| at + e);
-    format!("{}{}", doc[..at].trim_end(), &doc[end..]).trim().to_owned()
 }
 
 pub fn sanitize(text: &str) -> Vec<String> {
@@ -190,8 +182,6 @@ mod tests {
         assert_eq!(deprecation(Some("@deprecated Use `isBlocking` instead.")).as_deref(), Some("Use `isBlocking` instead."));
         assert_eq!(deprecation(Some("A flag.\n\n@deprecated Ignored.\n\nMore.")).as_deref(), Some("Ignored."));
         assert_eq!(deprecation(Some("A flag.")), None);
-        assert_eq!(without_deprecation("A flag.\n\n@deprecated Ignored.\n\nMore."), "A flag.\n\nMore.");
-        assert_eq!(without_deprecation("@deprecated Ignored."), "");
     }
 
     #[test]

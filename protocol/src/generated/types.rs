@@ -7078,6 +7078,8 @@ wire_struct! {
         /// Default: `[]`.
         pub service_tiers: Option<Vec<ModelServiceTier>> = "serviceTiers" (optional),
         pub supported_reasoning_efforts: Vec<ReasoningEffortOption> = "supportedReasoningEfforts" (required),
+        /// @deprecated Always false; models no longer support personality selection.
+        ///
         /// Default: `false`.
         #[deprecated(note = "Always false; models no longer support personality selection.")]
         pub supports_personality: Option<bool> = "supportsPersonality" (optional),
@@ -11006,6 +11008,8 @@ wire_struct! {
         pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
+        /// @deprecated Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.
+        ///
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -12411,6 +12415,7 @@ wire_struct! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")]
         pub permissions: Option<String> = "permissions" (optional),
+        /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
@@ -12457,6 +12462,8 @@ wire_struct! {
         pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
+        /// @deprecated Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.
+        ///
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -12829,12 +12836,15 @@ wire_struct! {
         pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
+        /// @deprecated Always `explicitRequestOnly`. Use `effort` for Ultra behavior.
+        ///
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Always `explicitRequestOnly`. Use `effort` for Ultra behavior.")]
         #[cfg(feature = "experimental")]
         pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        /// @deprecated Reports the saved setting; `friendly` and `pragmatic` no longer select a style.
         #[deprecated(note = "Reports the saved setting; `friendly` and `pragmatic` no longer select a style.")]
         pub personality: Option<Personality> = "personality" (optional),
         pub sandbox_policy: SandboxPolicy = "sandboxPolicy" (required),
@@ -12866,10 +12876,12 @@ wire_struct! {
         pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         /// Override the model for subsequent turns.
         pub model: Option<String> = "model" (optional),
+        /// @deprecated Ignored. Use `effort: "ultra"` for proactive multi-agent behavior.
         #[deprecated(note = "Ignored. Use `effort: \"ultra\"` for proactive multi-agent behavior.")]
         pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         /// Select a named permissions profile id for subsequent turns. Cannot be combined with `sandboxPolicy`.
         pub permissions: Option<String> = "permissions" (optional),
+        /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Override the sandbox policy for subsequent turns.
@@ -12994,6 +13006,8 @@ wire_struct! {
         pub mock_experimental_field: Option<String> = "mockExperimentalField" (optional),
         pub model: Option<String> = "model" (optional),
         pub model_provider: Option<String> = "modelProvider" (optional),
+        /// @deprecated Ignored. Use Ultra reasoning effort for proactive multi-agent behavior.
+        ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Ignored. Use Ultra reasoning effort for proactive multi-agent behavior.")]
         #[cfg(feature = "experimental")]
@@ -13003,6 +13017,7 @@ wire_struct! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")]
         pub permissions: Option<String> = "permissions" (optional),
+        /// @deprecated `friendly` and `pragmatic` no longer select a style.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Optional project identity for this new thread. Durable threads persist the assignment; ephemeral threads expose it only in live responses.
@@ -13050,6 +13065,8 @@ wire_struct! {
         pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
+        /// @deprecated Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.
+        ///
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -13404,6 +13421,7 @@ wire_struct! {
     /// EXPERIMENTAL. Params sent with a request_user_input event.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ToolRequestUserInputParams {
+        /// @deprecated Use `isBlocking` to decide whether the request should block.
         #[deprecated(note = "Use `isBlocking` to decide whether the request should block.")]
         pub auto_resolution_ms: Option<u64> = "autoResolutionMs" (optional),
         pub is_blocking: bool = "isBlocking" (required),
@@ -13690,6 +13708,8 @@ wire_struct! {
         pub input: Vec<UserInput> = "input" (required),
         /// Override the model for this turn and subsequent turns.
         pub model: Option<String> = "model" (optional),
+        /// @deprecated Ignored. Use `effort: "ultra"` for proactive multi-agent behavior.
+        ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Ignored. Use `effort: \"ultra\"` for proactive multi-agent behavior.")]
         #[cfg(feature = "experimental")]
@@ -13705,6 +13725,7 @@ wire_struct! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")]
         pub permissions: Option<String> = "permissions" (optional),
+        /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Optional metadata to enrich Codex's ResponsesAPI turn metadata. Replaces unprotected client-provided entries when supplied; an empty map clears them.
