@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use super::types::*;
 use crate::codec;
 /// The codex release whose schema this crate was generated from.
@@ -2593,7 +2592,7 @@ pub enum ClientRequest {
         id: RequestId,
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
     },
 }
 impl ClientRequest {
@@ -4341,7 +4340,7 @@ impl ClientRequest {
                     Self::Unrecognized {
                         id,
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                     }
                 }
             },
@@ -6929,7 +6928,7 @@ pub enum ClientResponse {
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionStop(Box<FuzzyFileSearchSessionStopResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
-    Unrecognized(Value),
+    Unrecognized(crate::RawJson),
 }
 impl ClientResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
@@ -7519,7 +7518,7 @@ impl ClientResponse {
                 "fuzzyFileSearch/sessionStop" => {
                     Self::FuzzyFileSearchSessionStop(Deserialize::deserialize(result)?)
                 }
-                _ => Self::Unrecognized(Value::deserialize(result)?),
+                _ => Self::Unrecognized(crate::RawJson::deserialize(result)?),
             },
         )
     }
@@ -7707,7 +7706,7 @@ pub enum ServerRequest {
         id: RequestId,
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
     },
 }
 impl ServerRequest {
@@ -7845,7 +7844,7 @@ impl ServerRequest {
                     Self::Unrecognized {
                         id,
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                     }
                 }
             },
@@ -8033,7 +8032,7 @@ pub enum ServerResponse {
     /// The result of `execCommandApproval`.
     ExecCommandApproval(Box<ExecCommandApprovalResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
-    Unrecognized(Value),
+    Unrecognized(crate::RawJson),
 }
 impl ServerResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
@@ -8092,7 +8091,7 @@ impl ServerResponse {
                 "execCommandApproval" => {
                     Self::ExecCommandApproval(Deserialize::deserialize(result)?)
                 }
-                _ => Self::Unrecognized(Value::deserialize(result)?),
+                _ => Self::Unrecognized(crate::RawJson::deserialize(result)?),
             },
         )
     }
@@ -9257,7 +9256,7 @@ pub enum ServerNotification {
     Unrecognized {
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -9934,7 +9933,7 @@ impl ServerNotification {
                 _ => {
                     Self::Unrecognized {
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                         emitted_at_ms: None,
                     }
                 }
@@ -11068,7 +11067,7 @@ pub enum ClientNotification {
     Unrecognized {
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
     },
 }
 impl ClientNotification {
@@ -11106,7 +11105,7 @@ impl ClientNotification {
                 _ => {
                     Self::Unrecognized {
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                     }
                 }
             },
