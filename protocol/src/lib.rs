@@ -32,6 +32,39 @@
 //! So the one rule for comparing a message with its re-encoding: an object member whose value
 //! is `null` equals an absent member, except where the type is `Option<Option<T>>`.
 
+//!
+//! # What decoding keeps, and its limits
+//!
+//! - **Unknown methods and untyped results** are kept as their exact text ([`RawJson`]):
+//!   they encode back byte for byte, numbers of any size included.
+//! - **Unknown union arms and enum values** are kept in the type's `Unrecognized` variant.
+//!   An untagged union picks the arm its schema picks (JSON type, required members, enum and
+//!   const members, closed objects); a value no arm accepts as the schema says goes to the arm
+//!   that accepts it with unknown enum values, then to the one whose members fit, so a value
+//!   a later release added is kept and its error, if any, names the member.
+//! - **Unknown members** of a struct are skipped (an open object, `additionalProperties`,
+//!   keeps them), and so are envelope members other than `id`, `method`, `params`, `result`,
+//!   `error`, `jsonrpc` and the notification envelope (`emittedAtMs`). `ErrorObject` keeps
+//!   its unknown members. The drift check reports every skipped member as `unknown-field`.
+//! - **A member given twice** keeps its last value everywhere (struct and envelope members,
+//!   union tags), as `serde_json::Value` does; every occurrence must have the member's type.
+//! - **`"id": null`** is only an error response's (the server could not tell which request
+//!   failed). A message with a method and a `null` id is an error, not a notification: a
+//!   [`jsonrpc::DecodeError`] carries the method and (when there is one) the id, so the
+//!   request can be answered with an error.
+//! - **`Value` members** (where the schema says "any": `config`, `inputSchema`, ...) hold
+//!   numbers as `serde_json` does without its `arbitrary_precision` feature (which would
+//!   change the build of every crate that uses `serde_json`): an integer outside 64 bits
+//!   becomes the nearest `f64`. The drift check compares numbers by their text and reports it.
+//! - **Nesting**: values nested deeper than 128 levels do not decode (`serde_json`'s limit,
+//!   which keeps the stack bounded).
+//! - **Memory**: decoding a line costs a bounded multiple of its length. The worst case is a
+//!   line of many tiny objects in `Value` members (about 90 times the line); typed members
+//!   and raw parts cost less. [`framing::LineReader`] bounds the line
+//!   ([`framing::DEFAULT_MAX_LINE_LEN`], 64 MiB, for `thread/read` of a long thread), so a
+//!   hostile peer can make one decode take a few GiB at most: lower the limit with
+//!   `with_max_line_len` where that matters.
+
 // Which helpers the generated code calls depends on the schema it was generated from.
 #[allow(dead_code)]
 mod codec;
@@ -81,7 +114,7 @@ pub fn pinned_tests_left_out(written_for: &str) {
 pub use generated::methods::*;
 pub use generated::types::*;
 pub use jsonrpc::{
-    ClientMessage, ErrorObject, ErrorResponse, Message, Response, ServerMessage, TypedClientMessage, TypedResponse,
+    ClientMessage, ErrorObject, ErrorResponse, Message, RawJson, Response, ServerMessage, TypedClientMessage, TypedResponse,
     TypedServerMessage,
 };
 pub use method::{Notification, NotificationVisitor, Request, RequestVisitor};

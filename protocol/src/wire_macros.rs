@@ -286,6 +286,8 @@ pub mod optional {
 
 /// A member that must be present but may be `null`: the field is `Option<T>`, always written
 /// (`None` as `null`); an absent one reads as `None`.
+// Each presence module goes unused with the schemas that have no member of that presence.
+#[allow(dead_code, unused_imports)]
 pub mod required_nullable {
     use super::*;
 
@@ -299,6 +301,7 @@ pub mod required_nullable {
 
 /// A member whose `null` means something other than its absence: the field is
 /// `Option<Option<T>>`, `None` absent, `Some(None)` an explicit `null`.
+#[allow(dead_code, unused_imports)]
 pub mod optional_nullable {
     use super::*;
 

@@ -1,4 +1,8 @@
 //! Regression tests for what fuzzing found (issue 10): each fails on the code before its fix.
+//!
+//! Written against the types of the vendored codex release (see `pinned_to_codex!`).
+
+codex_app_protocol::pinned_to_codex! { "0.169.0",
 
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;
@@ -124,4 +128,25 @@ fn error_paths_inside_buffered_unions() {
     let items: Vec<_> = ServerMessage::reader(&b"\xff\n"[..]).collect();
     let text = items[0].as_ref().unwrap_err().to_string();
     assert_eq!(text.matches("line 1").count(), 1, "{text}");
+}
+
+/// Findings 2 and 8: the params of an unknown method and the result of a response that cannot
+/// be typed are kept as their exact text: big numbers stay exact, and they cost the memory of
+/// their text, not a `Value` tree.
+#[test]
+fn unknown_params_and_results_are_kept_as_text() {
+    for line in [
+        r#"{"method":"zz/new","params":{"n":123456789012345678901234567890,"f":1e400}}"#,
+        r#"{"id":1,"method":"zz/ask","params":[0.10000000000000000000001]}"#,
+    ] {
+        let m = ServerMessage::from_line(line).unwrap();
+        assert_eq!(m.to_line(), line);
+    }
+    let line = r#"{"id":3,"result":{"n":123456789012345678901234567890}}"#;
+    let m = TypedServerMessage::from_line(line).unwrap();
+    let Message::Response(TypedResponse { result: ClientResponse::Unrecognized(raw), .. }) = &m else { panic!("{m:?}") };
+    assert_eq!(raw.get(), r#"{"n":123456789012345678901234567890}"#);
+    assert_eq!(m.to_line(), line);
+}
+
 }

@@ -428,6 +428,27 @@ impl Checker {
         true
     }
 
+    /// Numbers compared by their text where comparing values cannot see a change: an integer
+    /// outside 64 bits in the line must come back with the same digits (a `Value` member holds
+    /// it as the nearest `f64`, which compares equal to itself).
+    fn big_integers(&mut self, e: &Entry, method: Option<&str>, original: &Value, reencoded: impl FnOnce() -> serde_json::Result<String>) {
+        let big = big_integer_literals(&e.line);
+        if big.is_empty() {
+            return;
+        }
+        let Ok(text) = reencoded() else { return };
+        let mut kept = big_integer_literals(&text);
+        for literal in big {
+            if let Some(i) = kept.iter().position(|k| *k == literal) {
+                kept.swap_remove(i);
+                continue;
+            }
+            let path = literal.parse::<f64>().ok().and_then(|f| path_of_float(original, f, &mut String::new()));
+            let detail = format!("the integer {} does not fit 64 bits; it was re-encoded as a float", truncate(literal, 60));
+            self.find(e, Kind::RoundTrip, method, path, detail);
+        }
+    }
+
     fn typed_message<T: Serialize + fmt::Debug>(
         &mut self,
         e: &Entry,
@@ -439,6 +460,7 @@ impl Checker {
         match serde_json::to_value(typed) {
             Ok(reencoded) => {
                 self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, debug_root: "" }, ignored);
+                self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
                 true
             }
             Err(err) => {
@@ -465,6 +487,7 @@ impl Checker {
                 reencoded.insert("result".into(), result);
                 let reencoded = Value::Object(reencoded);
                 self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, debug_root: "result" }, ignored);
+                self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
                 true
             }
             Err(err) => {
@@ -538,6 +561,59 @@ impl Checker {
                 self.find(e, Kind::RoundTrip, method, Some(path), detail);
             }
         }
+    }
+}
+
+/// The integer literals of a JSON text (outside strings) that fit neither `i64` nor `u64`.
+fn big_integer_literals(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            c if c == b'-' || c.is_ascii_digit() => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    i += 1;
+                }
+                let literal = &text[start..i];
+                let integer = !literal.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'));
+                if integer && literal.len() > 18 && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+                    out.push(literal);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The path of the first number in `v` that is the float `f`.
+fn path_of_float(v: &Value, f: f64, path: &mut String) -> Option<String> {
+    match v {
+        Value::Number(n) if n.is_f64() && n.as_f64() == Some(f) => Some(path.clone()),
+        Value::Object(m) => m.iter().find_map(|(k, x)| {
+            let len = path.len();
+            push_key(path, k);
+            let found = path_of_float(x, f, path);
+            path.truncate(len);
+            found
+        }),
+        Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| {
+            let len = path.len();
+            push_index(path, i);
+            let found = path_of_float(x, f, path);
+            path.truncate(len);
+            found
+        }),
+        _ => None,
     }
 }
 

@@ -53,3 +53,16 @@ fn one_sided_files_too() {
     let report = drift::check(&entries, Format::OneSided(Side::Client));
     assert_eq!(report.findings[0].kind, Kind::NotAMessage, "{}", report.findings[0]);
 }
+
+/// Finding 2: an integer outside 64 bits in a `Value` member comes back as a float; the drift
+/// check compares numbers by their text and reports it where it is.
+#[test]
+fn big_integers_in_value_members_are_drift() {
+    let line = r#"{"id":1,"method":"thread/start","params":{"config":{"n":123456789012345678901234567890}}}"#.to_owned();
+    let report = check(Dir::C2s, &[line]);
+    let found: Vec<_> = report.drift().map(|f| (f.kind, f.path.clone())).collect();
+    assert_eq!(found, [(Kind::RoundTrip, Some("params.config.n".to_owned()))], "{:?}", report.findings);
+    // Integers that fit, and big numbers inside strings, are not.
+    let line = r#"{"id":1,"method":"thread/start","params":{"config":{"n":18446744073709551615,"s":"123456789012345678901234567890"}}}"#;
+    assert_eq!(check(Dir::C2s, &[line.to_owned()]).drift_count(), 0);
+}

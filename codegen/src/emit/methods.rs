@@ -18,10 +18,13 @@ pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<TokenStream, Error> 
         ));
     }
     let directions = Direction::ALL.map(|d| emit_direction(ir, d));
+    // `Value` only where a method's params or result is "any".
+    let text = quote! { #(#directions)* }.to_string();
+    let value = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == "Value").then(|| quote! { use serde_json::Value; });
     Ok(quote! {
         use serde::{Deserialize, Deserializer, Serialize, Serializer};
         use serde_json::value::RawValue;
-        use serde_json::Value;
+        #value
 
         use super::types::*;
         use crate::codec;
@@ -321,7 +324,7 @@ impl<'a> DirectionEmitter<'a> {
                     #id_field
                     method: String,
                     #[doc = #unrecognized_params_doc]
-                    params: Option<Value>,
+                    params: Option<crate::RawJson>,
                     #(#envelope_fields)*
                 },
             }
@@ -424,7 +427,7 @@ impl<'a> DirectionEmitter<'a> {
             pub fn deserialize_params<'de, D: Deserializer<'de>>(#id_param method: &str, params: D) -> Result<Self, D::Error> {
                 Ok(match method {
                     #(#params_arms)*
-                    _ => Self::#catch_all { #id_arg method: method.to_owned(), params: Option::<Value>::deserialize(params)?, #(#envelope_none)* },
+                    _ => Self::#catch_all { #id_arg method: method.to_owned(), params: Option::<crate::RawJson>::deserialize(params)?, #(#envelope_none)* },
                 })
             }
 
@@ -601,7 +604,7 @@ impl<'a> DirectionEmitter<'a> {
             pub enum #response {
                 #(#variants)*
                 /// The result of a method this version of the crate does not know, kept as it came.
-                #catch_all(Value),
+                #catch_all(crate::RawJson),
             }
 
             impl #response {
@@ -616,7 +619,7 @@ impl<'a> DirectionEmitter<'a> {
                 pub fn deserialize_result<'de, D: Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
                     Ok(match method {
                         #(#arms)*
-                        _ => Self::#catch_all(Value::deserialize(result)?),
+                        _ => Self::#catch_all(crate::RawJson::deserialize(result)?),
                     })
                 }
             }

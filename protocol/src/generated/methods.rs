@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use super::types::*;
 use crate::codec;
 /// The codex release whose schema this crate was generated from.
@@ -2982,7 +2981,7 @@ pub enum ClientRequest {
         id: RequestId,
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
     },
 }
 impl ClientRequest {
@@ -4730,7 +4729,7 @@ impl ClientRequest {
                     Self::Unrecognized {
                         id,
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                     }
                 }
             },
@@ -5900,7 +5899,7 @@ pub enum ClientResponse {
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionStop(Box<FuzzyFileSearchSessionStopResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
-    Unrecognized(Value),
+    Unrecognized(crate::RawJson),
 }
 impl ClientResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
@@ -6490,7 +6489,7 @@ impl ClientResponse {
                 "fuzzyFileSearch/sessionStop" => {
                     Self::FuzzyFileSearchSessionStop(Deserialize::deserialize(result)?)
                 }
-                _ => Self::Unrecognized(Value::deserialize(result)?),
+                _ => Self::Unrecognized(crate::RawJson::deserialize(result)?),
             },
         )
     }
@@ -6700,7 +6699,7 @@ pub enum ServerRequest {
         id: RequestId,
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
     },
 }
 impl ServerRequest {
@@ -6838,7 +6837,7 @@ impl ServerRequest {
                     Self::Unrecognized {
                         id,
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                     }
                 }
             },
@@ -6946,7 +6945,7 @@ pub enum ServerResponse {
     /// The result of `execCommandApproval` ([`server_request::ExecCommandApproval`](crate::server_request::ExecCommandApproval)).
     ExecCommandApproval(Box<ExecCommandApprovalResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
-    Unrecognized(Value),
+    Unrecognized(crate::RawJson),
 }
 impl ServerResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
@@ -7005,7 +7004,7 @@ impl ServerResponse {
                 "execCommandApproval" => {
                     Self::ExecCommandApproval(Deserialize::deserialize(result)?)
                 }
-                _ => Self::Unrecognized(Value::deserialize(result)?),
+                _ => Self::Unrecognized(crate::RawJson::deserialize(result)?),
             },
         )
     }
@@ -8338,7 +8337,7 @@ pub enum ServerNotification {
     Unrecognized {
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
@@ -9015,7 +9014,7 @@ impl ServerNotification {
                 _ => {
                     Self::Unrecognized {
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                         emitted_at_ms: None,
                     }
                 }
@@ -9629,7 +9628,7 @@ pub enum ClientNotification {
     Unrecognized {
         method: String,
         /// `params` as it came (`None` when absent or `null`).
-        params: Option<Value>,
+        params: Option<crate::RawJson>,
     },
 }
 impl ClientNotification {
@@ -9667,7 +9666,7 @@ impl ClientNotification {
                 _ => {
                     Self::Unrecognized {
                         method: method.to_owned(),
-                        params: Option::<Value>::deserialize(params)?,
+                        params: Option::<crate::RawJson>::deserialize(params)?,
                     }
                 }
             },

@@ -1,0 +1,110 @@
+//! What the fuzz targets share: the round-trip property of a decoded line, and the method
+//! names of the vendored bundle (to type responses by a pending request's method).
+
+use std::sync::OnceLock;
+
+use codex_app_protocol::jsonrpc::{FromParts, FromResult, Parts};
+use codex_app_protocol::{Message, RequestId};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The vendored experimental bundle (every method of both surfaces).
+const BUNDLE: &str = include_str!("../../vendor-schemas/experimental/codex_app_server_protocol.schemas.json");
+
+/// The methods of one of the bundle's method unions (`ClientRequest`, `ServerRequest`).
+pub fn methods(union: &str) -> &'static [String] {
+    static CELL: OnceLock<Value> = OnceLock::new();
+    static CLIENT: OnceLock<Vec<String>> = OnceLock::new();
+    static SERVER: OnceLock<Vec<String>> = OnceLock::new();
+    let bundle = CELL.get_or_init(|| serde_json::from_str(BUNDLE).expect("the vendored bundle is JSON"));
+    let cell = if union == "ClientRequest" { &CLIENT } else { &SERVER };
+    cell.get_or_init(|| {
+        let arms = bundle["definitions"][union]["oneOf"].as_array().cloned().unwrap_or_default();
+        arms.iter().filter_map(|a| a["properties"]["method"]["enum"][0].as_str().map(str::to_owned)).collect()
+    })
+}
+
+/// The method a fuzzed line's response answers: picked from `methods` by the id, so a line
+/// and its re-encoding (same id) are typed alike.
+pub fn method_for(methods: &'static [String], id: &RequestId) -> Option<&'static str> {
+    let n = match id {
+        RequestId::Integer(n) => n.unsigned_abs() as usize,
+        RequestId::String(s) => s.bytes().map(usize::from).sum(),
+    };
+    // Some ids answer no known request: the result stays `Unrecognized`.
+    (n % (methods.len() + 1) < methods.len()).then(|| methods[n % (methods.len() + 1)].as_str())
+}
+
+/// The properties every decodable line must have:
+/// - the one-pass decode and the two-step decode (envelope, then members) agree;
+/// - the decoded message re-encodes to a line that decodes to the same message;
+/// - the re-encoding changes and adds nothing: every member it has is in the line with an
+///   equal value (numbers by value), under the null rule (`null` equals absent). Members it
+///   lacks are members the types do not know (the drift check's `unknown-field`), the
+///   top-level `"jsonrpc"` and unknown envelope members (dropped by design).
+pub fn check_line<Req, Notif, Res>(line: &str, method_of: impl Fn(&RequestId) -> Option<&'static str> + Copy)
+where
+    Req: FromParts + Serialize + PartialEq + std::fmt::Debug,
+    Notif: FromParts + Serialize + PartialEq + std::fmt::Debug,
+    Res: FromResult + Serialize + PartialEq + std::fmt::Debug,
+{
+    let one = Message::<Req, Notif, Res>::from_line_with(line, method_of);
+    let two = Parts::parse(line).ok().map(|parts| Message::<Req, Notif, Res>::from_envelope_with(parts, method_of));
+    match (&one, &two) {
+        (Ok(a), Some(Ok(b))) => assert_eq!(a, b, "one-pass and two-step decodes differ: {line}"),
+        (Err(_), None | Some(Err(_))) => {}
+        _ => panic!("one-pass and two-step decodes disagree on {line}: {one:?} vs {two:?}"),
+    }
+    let Ok(message) = one else { return };
+    let text = message.to_line();
+    let again = Message::<Req, Notif, Res>::from_line_with(&text, method_of)
+        .unwrap_or_else(|e| panic!("the re-encoding does not decode: {e}\nline: {line}\nre-encoded: {text}"));
+    assert_eq!(message, again, "decode(encode(m)) != m\nline: {line}\nre-encoded: {text}");
+    let (Ok(original), Ok(reencoded)) = (serde_json::from_str::<Value>(line), serde_json::from_str::<Value>(&text)) else {
+        return;
+    };
+    if let Err(e) = covered(&original, &reencoded, true, &mut String::new()) {
+        panic!("the re-encoding changes the line at {e}\nline: {line}\nre-encoded: {text}");
+    }
+}
+
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+        (Some(x), Some(y), _, _) => x == y,
+        (_, _, Some(x), Some(y)) => x == y,
+        _ => a.as_f64() == b.as_f64(),
+    }
+}
+
+/// Whether everything in `re` is in `original` (see [`check_line`]).
+fn covered(original: &Value, re: &Value, top: bool, path: &mut String) -> Result<(), String> {
+    match (original, re) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, bv) in b {
+                let len = path.len();
+                path.push('.');
+                path.push_str(key);
+                match a.get(key) {
+                    Some(av) => covered(av, bv, false, path)?,
+                    None if bv.is_null() => {}
+                    None => return Err(format!("{path}: a member the line does not have: {bv}")),
+                }
+                path.truncate(len);
+            }
+            let _ = top;
+            Ok(())
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (av, bv)) in a.iter().zip(b).enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                covered(av, bv, false, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        (Value::Number(a), Value::Number(b)) if same_number(a, b) => Ok(()),
+        (a, b) if a == b => Ok(()),
+        (a, b) => Err(format!("{path}: {a} re-encoded as {b}")),
+    }
+}
