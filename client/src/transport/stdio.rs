@@ -152,13 +152,18 @@ impl CodexCommand {
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
         }
+        // Its own process group: the npm `codex` is a node script that starts the native
+        // binary as its child, and killing the server must kill both.
+        #[cfg(unix)]
+        cmd.process_group(0);
         let mut child = cmd.spawn().map_err(|e| TransportError::new(format!("spawning {} app-server", program.display()), e))?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let tail = StderrTail::new(self.stderr_tail_lines);
         tokio::spawn(tail.clone().collect(stderr));
-        Ok(StdioTransport { child, stdin, stdout, tail, exit_timeout: self.exit_timeout })
+        let group = ProcessGroup(child.id());
+        Ok(StdioTransport { child, stdin, stdout, tail, exit_timeout: self.exit_timeout, group })
     }
 }
 
@@ -216,10 +221,35 @@ pub struct StdioTransport {
     stdout: ChildStdout,
     tail: StderrTail,
     exit_timeout: Duration,
+    group: ProcessGroup,
+}
+
+/// The server's process group (its id is the child's pid); killed when the receiving half
+/// is dropped.
+#[derive(Debug)]
+struct ProcessGroup(Option<u32>);
+
+impl ProcessGroup {
+    fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(id) = self.0.and_then(|id| libc::pid_t::try_from(id).ok()) {
+            // SAFETY: killpg only sends a signal; the group is the one this transport made.
+            unsafe {
+                libc::killpg(id, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 impl StdioTransport {
-    /// The child's process id (while it runs).
+    /// The child's process id (while it runs); it is also the id of the server's process
+    /// group.
     pub fn id(&self) -> Option<u32> {
         self.child.id()
     }
@@ -236,6 +266,7 @@ pub struct StdioReceiver {
     child: Child,
     tail: StderrTail,
     exit_timeout: Duration,
+    group: ProcessGroup,
 }
 
 impl Transport for StdioTransport {
@@ -248,6 +279,7 @@ impl Transport for StdioTransport {
             child: self.child,
             tail: self.tail,
             exit_timeout: self.exit_timeout,
+            group: self.group,
         };
         (StdioSender(Some(self.stdin)), receiver)
     }
@@ -281,6 +313,7 @@ impl LineReceiver for StdioReceiver {
             Ok(Ok(status)) => Some(status.to_string()),
             Ok(Err(e)) => Some(format!("cannot wait for the server: {e}")),
             Err(_) => {
+                self.group.kill();
                 let _ = self.child.kill().await;
                 Some(match self.child.try_wait() {
                     Ok(Some(status)) => format!("killed after {timeout:?}: {status}"),
@@ -288,6 +321,8 @@ impl LineReceiver for StdioReceiver {
                 })
             }
         };
+        // Whatever the server started in its group must not outlive it.
+        self.group.kill();
         // Give the stderr reader a moment to take the last lines.
         tokio::time::sleep(Duration::from_millis(20)).await;
         ServerExit { status, stderr_tail: self.tail.snapshot(), reason: String::new() }
