@@ -33,6 +33,8 @@
 //! - **Notifications**: [`Client::notifications`] (every notification) and [`TurnHandle`]
 //!   (one turn's), bounded with a documented lag policy ([`events`]).
 //! - **Server requests**: [`ServerRequestHandler`]; the defaults approve nothing.
+//! - **Typed structured output and dynamic tools** (module `structured`, the `schemars`
+//!   feature; tools also need `experimental`).
 //! - **Transcript tap** ([`Tap`]): every line in the project's transcript format, for
 //!   `cargo xtask drift`.
 //! - **Failure**: when the server dies, pending requests fail with
@@ -44,6 +46,8 @@ mod client;
 pub mod error;
 pub mod events;
 pub mod handler;
+#[cfg(feature = "schemars")]
+pub mod structured;
 pub mod tap;
 pub mod transport;
 mod turn;
