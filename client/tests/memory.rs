@@ -555,3 +555,19 @@ async fn arc_notifications_are_shared_between_streams() {
     let (Some(Event::Notification(a)), Some(Event::Notification(b))) = (one.next().await, two.next().await) else { panic!() };
     assert!(Arc::ptr_eq(&a, &b));
 }
+
+#[tokio::test]
+async fn a_request_without_an_answer_times_out_and_leaves_nothing_pending() {
+    let (client, mut server) = connect_with(Client::builder().request_timeout(Duration::from_millis(100))).await;
+    let started = Instant::now();
+    match client.request::<request::ThreadList>(ThreadListParams::default()).await {
+        Err(ClientError::Timeout(after)) => assert_eq!(after, Duration::from_millis(100)),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(client.pending_requests(), 0);
+    // The late answer is discarded.
+    let request = server.recv_json().await.unwrap();
+    server.send(json!({"id": request["id"], "result": {"data": [], "nextCursor": null}}).to_string()).await.unwrap();
+    assert_eq!(client.pending_requests(), 0);
+}
