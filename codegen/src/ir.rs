@@ -159,8 +159,50 @@ pub struct Untagged {
 pub struct UntaggedArm {
     pub rust: String,
     pub ty: Ty,
+    /// What JSON the arm's schema accepts: how the decoder picks the arm.
+    pub accepts: ArmMatch,
     pub doc: Option<String>,
     pub experimental: bool,
+}
+
+/// What JSON an untagged union arm accepts, read from its schema: its JSON types, required
+/// members, the values of members whose schema is a string enum or const, and whether other
+/// members are allowed. The decoder picks the first arm that accepts a value (as the schema
+/// would), then the first that accepts it with unknown enum values allowed (an open enum keeps
+/// a value added in a later release), then the first of the value's JSON type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArmMatch {
+    /// Any JSON value.
+    Any,
+    /// A value of one of these JSON types (`Number` accepts integers too).
+    Types(Vec<JsonType>),
+    /// A string, one of these values.
+    Strings(Vec<String>),
+    Object(ObjectMatch),
+    /// Any of these.
+    AnyOf(Vec<ArmMatch>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMatch {
+    /// Members that must be present.
+    pub required: Vec<String>,
+    /// What members accept when present (members that accept anything are left out).
+    pub members: Vec<(String, ArmMatch)>,
+    /// `additionalProperties: false`: the only members allowed.
+    pub closed: Option<Vec<String>>,
+}
+
+/// A JSON type, as an untagged union tells its arms apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JsonType {
+    Null,
+    Boolean,
+    Integer,
+    Number,
+    String,
+    Array,
+    Object,
 }
 
 /// A type expression.
@@ -272,6 +314,24 @@ impl Ir {
             Direction::ServerRequest => &mut self.server_requests,
             Direction::ServerNotification => &mut self.server_notifications,
             Direction::ClientNotification => &mut self.client_notifications,
+        }
+    }
+}
+
+impl Ty {
+    /// The generated Rust type, as source text (`Option<Vec<Turn>>`, `BTreeMap<String, Value>`).
+    pub fn rust_text(&self) -> String {
+        match self {
+            Ty::Named(n) => n.clone(),
+            Ty::String => "String".to_owned(),
+            Ty::Bool => "bool".to_owned(),
+            Ty::Int(k) => format!("{k:?}").to_ascii_lowercase(),
+            Ty::Float => "f64".to_owned(),
+            Ty::Any => "Value".to_owned(),
+            Ty::Unit => "()".to_owned(),
+            Ty::Vec(t) => format!("Vec<{}>", t.rust_text()),
+            Ty::Map(t) => format!("BTreeMap<String, {}>", t.rust_text()),
+            Ty::Option(t) => format!("Option<{}>", t.rust_text()),
         }
     }
 }

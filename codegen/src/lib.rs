@@ -8,13 +8,15 @@
 //!   -> schema.rs   parse each bundle into a schema model (unknown keywords are errors)
 //!   -> lower.rs    lower each bundle into the IR (ir.rs), naming through naming.rs
 //!   -> merge.rs    mark what only the experimental bundle has
-//!   -> pairing.rs  pair each request with its response type
+//!   -> decisions.rs  `Option<Option<T>>` members, from vendor-schemas/decisions.json
+//!   -> pairing.rs  pair each request with its response type (naming convention, then decisions.json)
 //!   -> emit/       tokens from the IR (quote)
 //!   -> format.rs   prettyplease, file header
 //! ```
 //!
 //! `diff.rs` compares the IRs of two schema sets: the protocol changelog (`cargo xtask diff`).
 
+pub mod decisions;
 pub mod diff;
 mod emit;
 mod error;
@@ -66,8 +68,14 @@ impl SchemaSet {
     }
 }
 
-/// Schema set -> IR with experimental marks and response pairing.
+/// Schema set -> IR with experimental marks, the decisions of `vendor-schemas/decisions.json`
+/// and response pairing. A member the decisions do not cover is an error listing what to add.
 pub fn build_ir(set: &SchemaSet) -> Result<ir::Ir, Error> {
+    build_ir_with(set, decisions::Decisions::checked_in()?, decisions::Undecided::Fail)
+}
+
+/// [`build_ir`] with other decisions, choosing what happens to an undecided member.
+pub fn build_ir_with(set: &SchemaSet, decisions: &decisions::Decisions, undecided: decisions::Undecided) -> Result<ir::Ir, Error> {
     fn in_bundle(which: &'static str) -> impl Fn(Error) -> Error {
         move |mut e| {
             e.message = format!("{which} bundle: {}", e.message);
@@ -84,7 +92,8 @@ pub fn build_ir(set: &SchemaSet) -> Result<ir::Ir, Error> {
             merge::merge(&stable, experimental)?
         }
     };
-    pairing::pair(&mut ir)?;
+    decisions::apply_null_decisions(&mut ir, decisions, undecided)?;
+    pairing::pair(&mut ir, decisions)?;
     Ok(ir)
 }
 
@@ -112,11 +121,24 @@ pub struct Summary {
 /// Generates the protocol crate's `src/generated/` files from a schema set.
 /// `command` is the command line that regenerates them, named in each file's header.
 pub fn generate(set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, Summary), Error> {
-    let ir = build_ir(set)?;
+    generate_from(build_ir(set)?, set, command)
+}
+
+/// [`generate`] with other decisions, choosing what happens to an undecided member.
+pub fn generate_with(
+    set: &SchemaSet,
+    command: &str,
+    decisions: &decisions::Decisions,
+    undecided: decisions::Undecided,
+) -> Result<(Vec<GeneratedFile>, Summary), Error> {
+    generate_from(build_ir_with(set, decisions, undecided)?, set, command)
+}
+
+fn generate_from(ir: ir::Ir, set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, Summary), Error> {
     let header = format::Header { command, codex_version: &set.codex_version, hashes: format::hashes(set) };
     let files = emit::emit(&ir, &set.codex_version)?
         .into_iter()
-        .map(|(path, tokens)| Ok(GeneratedFile { path: path.into(), contents: format::render(&header, path, tokens)? }))
+        .map(|(path, parts)| Ok(GeneratedFile { path: path.into(), contents: format::render(&header, path, parts)? }))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut summary = summarize(&ir);
     summary.lines = files.iter().map(|f| f.contents.lines().count()).sum();

@@ -24,6 +24,10 @@ use crate::naming;
 use crate::schema::{Bundle, InstanceType, Schema, SchemaObject};
 use crate::Error;
 
+/// How deep [`Lowerer::arm_match`] looks into the members of an untagged union's arms:
+/// members of members of members.
+const MEMBER_DEPTH: usize = 9;
+
 /// The name of the catch-all variant every open enum gets.
 pub const CATCH_ALL: &str = "Unrecognized";
 
@@ -302,8 +306,10 @@ impl<'b> Lowerer<'b> {
         for t in o.types.iter().flatten().filter(|t| **t != InstanceType::Null) {
             let single = SchemaObject { pointer: o.pointer.clone(), types: Some(vec![*t]), ..o.clone() };
             let rust = naming::pascal(t.as_str());
-            let (ty, _) = self.ty_of(&Schema::Object(Box::new(single)), &format!("{name}{rust}"))?;
-            arms.push(UntaggedArm { rust, ty, doc: None, experimental: false });
+            let single = Schema::Object(Box::new(single));
+            let (ty, _) = self.ty_of(&single, &format!("{name}{rust}"))?;
+            let accepts = self.arm_match(&single, 0);
+            arms.push(UntaggedArm { rust, ty, accepts, doc: None, experimental: false });
         }
         Ok(TypeKind::Untagged(Untagged { arms }))
     }
@@ -325,14 +331,14 @@ impl<'b> Lowerer<'b> {
                 let (ty, nullable) = cx.ty_of(schema, &hint).map_err(|e| at(e, schema, &owner.pointer, wire))?;
                 let required = !optional_only && owner.required.contains(wire);
                 let doc = field_doc(schema);
-                let null_meaningful = !required && nullable && null_has_meaning(doc.as_deref());
                 fields.push(Field {
                     wire: wire.clone(),
                     rust: naming::field(wire),
                     ty,
                     required,
                     nullable,
-                    null_meaningful,
+                    // Decided after merging, from vendor-schemas/decisions.json.
+                    null_meaningful: false,
                     doc,
                     experimental: false,
                 });
@@ -497,9 +503,92 @@ impl<'b> Lowerer<'b> {
             let (ty, nullable) = self.ty_of(arm.schema, &format!("{rust}{name}"))?;
             let ty = if nullable { Ty::Option(Box::new(ty)) } else { ty };
             let doc = arm.object.and_then(|a| if arm.ref_name.is_some() { None } else { a.description.clone() });
-            out.push(UntaggedArm { rust, ty, doc, experimental: false });
+            let accepts = self.arm_match(arm.schema, 0);
+            out.push(UntaggedArm { rust, ty, accepts, doc, experimental: false });
         }
         Ok(TypeKind::Untagged(Untagged { arms: out }))
+    }
+
+    /// What JSON `s` accepts, as far as an untagged union needs to tell its arms apart: JSON
+    /// types, required members, string-enum and const members, `additionalProperties: false`.
+    /// Deeper constraints are left to the arm's decoder.
+    fn arm_match(&self, s: &Schema, depth: usize) -> ArmMatch {
+        let Schema::Object(o) = s else { return ArmMatch::Any };
+        if depth > MEMBER_DEPTH + 16 {
+            return ArmMatch::Any; // a recursive schema: accept, the arm's decoder decides
+        }
+        if let Some(r) = &o.reference {
+            return match self.bundle.resolve(r, &o.pointer) {
+                Ok(def) => self.arm_match(&def.schema, depth + 1),
+                Err(_) => ArmMatch::Any,
+            };
+        }
+        if let Some([only]) = o.all_of.as_deref() {
+            return self.arm_match(only, depth + 1);
+        }
+        if let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) {
+            if !(o.any_of.is_some() && !o.properties.is_empty() && arms.iter().all(is_property_group)) {
+                // A union: any of its arms (a tagged union's arms carry their tag values).
+                return ArmMatch::AnyOf(arms.iter().map(|a| self.arm_match(a, depth + 1)).collect());
+            }
+        }
+        let nullable = o.allows_null_type() || o.enum_values.as_ref().is_some_and(|v| v.contains(&Value::Null));
+        let with_null = |m: ArmMatch| if nullable { ArmMatch::AnyOf(vec![m, ArmMatch::Types(vec![JsonType::Null])]) } else { m };
+        if let Some(values) = &o.enum_values {
+            let strings: Vec<String> = values.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+            if strings.len() + usize::from(nullable) == values.len() {
+                return with_null(ArmMatch::Strings(strings));
+            }
+            return ArmMatch::Any;
+        }
+        let types: Vec<InstanceType> = o.types.iter().flatten().copied().filter(|t| *t != InstanceType::Null).collect();
+        if types.is_empty() && o.properties.is_empty() {
+            return if o.is_null() { ArmMatch::Types(vec![JsonType::Null]) } else { ArmMatch::Any };
+        }
+        let object = || {
+            // Members are looked into down to a few levels of objects, enough to tell apart
+            // arms that differ only inside a member (titled and untitled multi-selects).
+            let members = if depth < MEMBER_DEPTH {
+                o.properties
+                    .iter()
+                    .map(|(name, p)| (name.clone(), self.arm_match(p, depth + MEMBER_DEPTH / 3)))
+                    .filter(|(_, m)| *m != ArmMatch::Any)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let closed = matches!(o.additional_properties, Some(Schema::Bool(false))).then(|| o.properties.keys().cloned().collect());
+            ArmMatch::Object(ObjectMatch { required: o.required.clone(), members, closed })
+        };
+        let mut alternatives: Vec<ArmMatch> = Vec::new();
+        let mut plain = Vec::new();
+        if types.is_empty() {
+            alternatives.push(object());
+        }
+        for t in &types {
+            match t {
+                InstanceType::Object if !o.properties.is_empty() || matches!(o.additional_properties, Some(Schema::Bool(false))) => {
+                    alternatives.push(object())
+                }
+                InstanceType::Object => plain.push(JsonType::Object),
+                InstanceType::Array => plain.push(JsonType::Array),
+                InstanceType::String => plain.push(JsonType::String),
+                InstanceType::Integer => plain.push(JsonType::Integer),
+                InstanceType::Number => plain.push(JsonType::Number),
+                InstanceType::Boolean => plain.push(JsonType::Boolean),
+                InstanceType::Null => {}
+            }
+        }
+        if nullable {
+            plain.push(JsonType::Null);
+        }
+        if !plain.is_empty() {
+            alternatives.push(ArmMatch::Types(plain));
+        }
+        match alternatives.len() {
+            1 => alternatives.pop().expect("one"),
+            _ => ArmMatch::AnyOf(alternatives),
+        }
     }
 
     /// The methods of one direction, and the union's sibling properties (envelope members).
@@ -730,41 +819,4 @@ fn field_doc(s: &Schema) -> Option<String> {
         });
     }
     doc
-}
-
-/// Whether a description gives an explicit `null` a meaning distinct from omitting the
-/// member: it speaks of both, and does not equate them ("omit or pass `null`",
-/// "omitted/null", "omission or `null`").
-pub fn null_has_meaning(doc: Option<&str>) -> bool {
-    let Some(doc) = doc else { return false };
-    let lower = doc.to_ascii_lowercase().replace('`', "");
-    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    let is_omit = |w: &str| matches!(w, "omit" | "omits" | "omitted" | "omitting" | "omission");
-    if !words.contains(&"null") || !words.iter().any(|w| is_omit(w)) {
-        return false;
-    }
-    // "omit or null", "omitted / null", "omit or pass null", "null or omitted"
-    let equated = words.windows(3).any(|w| {
-        (is_omit(w[0]) && w[1] == "or" && w[2] == "null") || (w[0] == "null" && w[1] == "or" && is_omit(w[2]))
-    }) || words.windows(4).any(|w| is_omit(w[0]) && w[1] == "or" && matches!(w[2], "pass" | "send" | "set") && w[3] == "null")
-        || words.windows(2).any(|w| is_omit(w[0]) && w[1] == "null" && lower.contains('/'));
-    !equated
-}
-
-#[cfg(test)]
-mod tests {
-    use super::null_has_meaning;
-
-    #[test]
-    fn null_meaning_from_descriptions() {
-        assert!(null_has_meaning(Some("Omit to leave the stored branch unchanged, set to `null` to clear it.")));
-        assert!(null_has_meaning(Some("`null` clears the current service tier; omission leaves it unchanged.")));
-        assert!(null_has_meaning(Some("When omitted, the server default applies. Set to `null` to disable the cap.")));
-        assert!(!null_has_meaning(Some("Omit or pass `null` to clear the override.")));
-        assert!(!null_has_meaning(Some("Omitted or null leaves it unchanged.")));
-        assert!(!null_has_meaning(Some("Omitted/null preserves the list; [] clears it.")));
-        assert!(!null_has_meaning(Some("Omission or `null` leaves the effort unchanged.")));
-        assert!(!null_has_meaning(Some("null when unavailable")));
-        assert!(!null_has_meaning(None));
-    }
 }

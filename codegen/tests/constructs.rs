@@ -4,7 +4,8 @@
 //! Each error case (`tests/errors/*.json`) snapshots the error message, which names the JSON
 //! pointer of the construct.
 
-use codex_app_codegen::{generate, SchemaSet};
+use codex_app_codegen::decisions::{Decisions, Undecided};
+use codex_app_codegen::{generate, generate_with, SchemaSet};
 use serde_json::Value;
 
 fn schema_set(path: &std::path::Path) -> SchemaSet {
@@ -20,7 +21,10 @@ fn constructs() {
     insta::glob!("constructs/*.json", |path| {
         let set = schema_set(path);
         let has_methods = set.stable.contains("\"ClientRequest\"") || set.stable.contains("\"ServerNotification\"");
-        let (files, _) = generate(&set, "test").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // The constructs' members are not in vendor-schemas/decisions.json: they take the
+        // proposals read from their descriptions.
+        let (files, _) = generate_with(&set, "test", Decisions::checked_in().unwrap(), Undecided::Propose)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut out = String::new();
         for file in files {
             let name = file.path.to_str().unwrap();
@@ -37,6 +41,14 @@ fn constructs() {
         }
         insta::assert_snapshot!(out);
     });
+}
+
+#[test]
+fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
+    let set = schema_set(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/constructs/struct_members.json")));
+    let err = generate(&set, "test").expect_err("Widget.branch is not decided");
+    assert!(err.message.contains("vendor-schemas/decisions.json"), "{err}");
+    assert!(err.message.contains(r#""Widget.branch": true,"#), "{err}");
 }
 
 #[test]

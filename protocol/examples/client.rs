@@ -18,15 +18,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     send(Message::Request(ClientRequest::Initialize {
         id: RequestId::Integer(1),
-        params: Box::new(InitializeParams {
-            client_info: ClientInfo { name: "example".into(), title: None, version: "0.1.0".into() },
-            capabilities: None,
-        }),
+        // Built from JSON: the members of `InitializeParams` differ between codex releases, and
+        // this example compiles against the crate generated from any of them.
+        params: Box::new(serde_json::from_value(serde_json::json!({"clientInfo": {"name": "example", "version": "0.1.0"}}))?),
     }))?;
     send(Message::Notification(ClientNotification::Initialized {}))?;
     send(Message::Request(ClientRequest::ThreadStart {
         id: RequestId::Integer(2),
-        params: Box::new(ThreadStartParams { ephemeral: Some(true), ..Default::default() }),
+        params: Box::new(ThreadStartParams::default()),
     }))?;
 
     // The client keeps `id -> method`, so each response's result is typed as it is read.

@@ -54,7 +54,8 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             };
             if first.0 == T::TAG {
                 let tag = map.next_value::<Str<'de>>()?;
-                return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(map));
+                let guard = TagGuard { map, name: T::TAG, tag: &tag.0 };
+                return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(guard));
             }
             // The tag is not first: keep the members as raw JSON, write them back with the
             // tag first and decode that through the path above. (Decoding the buffered members
@@ -66,11 +67,101 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             let Some(text) = tag_first(members, T::TAG) else {
                 return Err(de::Error::missing_field(T::TAG));
             };
-            deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text)).map_err(de::Error::custom)
+            deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text)).map_err(|e| nested_error(&text, e))
         }
     }
 
     deserializer.deserialize_map(TaggedVisitor(PhantomData))
+}
+
+/// The members after a tagged union's tag, as its arm reads them. A second tag member is
+/// type-checked and must repeat the tag; one with another value would change the arm after it
+/// was chosen, which a one-pass decode cannot do: it is an error [`decode_raw`] answers by
+/// decoding the text again with duplicate members resolved (the last one counts).
+struct TagGuard<'t, A> {
+    map: A,
+    name: &'static str,
+    tag: &'t str,
+}
+
+/// The message of a [`TagGuard`] error; [`decode_raw`] retries on it.
+const DUPLICATE_MEMBERS: &str = "a member is given twice with different values";
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagGuard<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        loop {
+            let Some(Str(key)) = self.map.next_key::<Str<'de>>()? else { return Ok(None) };
+            if key == self.name {
+                if self.map.next_value::<Str<'de>>()?.0 != self.tag {
+                    return Err(de::Error::custom(DUPLICATE_MEMBERS));
+                }
+                continue;
+            }
+            return match key {
+                Cow::Borrowed(k) => seed.deserialize(de::value::BorrowedStrDeserializer::new(k)),
+                Cow::Owned(k) => seed.deserialize(de::value::StringDeserializer::new(k)),
+            }
+            .map(Some);
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// `text` with every object's duplicate members resolved as `serde_json::Value` resolves them:
+/// the last value counts, at the place of the first. Values are copied as text (numbers
+/// stay exact). `None` when nothing is duplicated (or `text` is no JSON).
+pub fn resolve_duplicates(text: &str) -> Option<String> {
+    fn write(raw: &RawValue, out: &mut String, changed: &mut bool) -> serde_json::Result<()> {
+        let text = raw.get();
+        match text.trim_start().as_bytes().first() {
+            Some(b'{') => {
+                let members = serde_json::from_str::<Members<'_>>(text)?.0;
+                let mut order: Vec<(&str, &RawValue)> = Vec::with_capacity(members.len());
+                for (k, v) in &members {
+                    match order.iter_mut().find(|(seen, _)| seen == k) {
+                        Some(slot) => {
+                            slot.1 = v;
+                            *changed = true;
+                        }
+                        None => order.push((k, v)),
+                    }
+                }
+                out.push('{');
+                for (n, (k, v)) in order.into_iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.to_owned()).to_string());
+                    out.push(':');
+                    write(v, out, changed)?;
+                }
+                out.push('}');
+            }
+            Some(b'[') => {
+                let items = serde_json::from_str::<Vec<&RawValue>>(text)?;
+                out.push('[');
+                for (n, v) in items.into_iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    write(v, out, changed)?;
+                }
+                out.push(']');
+            }
+            _ => out.push_str(text.trim()),
+        }
+        Ok(())
+    }
+    let raw = serde_json::from_str::<&RawValue>(text).ok()?;
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    write(raw, &mut out, &mut changed).ok()?;
+    changed.then_some(out)
 }
 
 /// A struct (a JSON object with known members), decoded member by member from a map.
@@ -108,11 +199,9 @@ pub fn next_key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, s
     Ok(map.next_key::<Str<'de>>()?.map(|key| key.0))
 }
 
-/// Reads a member's value into its slot; a member given twice is an error.
-pub fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, slot: &mut Option<T>, name: &'static str) -> Result<(), A::Error> {
-    if slot.is_some() {
-        return Err(de::Error::duplicate_field(name));
-    }
+/// Reads a member's value into its slot. A member given twice keeps its last value (as
+/// `serde_json::Value` does); every occurrence must have the member's type.
+pub fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, slot: &mut Option<T>, _name: &'static str) -> Result<(), A::Error> {
     *slot = Some(map.next_value()?);
     Ok(())
 }
@@ -127,10 +216,13 @@ pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<
     slot.ok_or_else(|| de::Error::missing_field(name))
 }
 
-/// The object of `members` written back with the `tag` member first; `None` without one.
+/// The object of `members` written back with the `tag` member first (its last occurrence, the
+/// one that counts; earlier ones dropped); `None` without one.
 fn tag_first(mut members: Vec<(String, Box<RawValue>)>, tag: &str) -> Option<String> {
-    let at = members.iter().position(|(k, _)| k == tag)?;
-    members.swap(0, at);
+    let at = members.iter().rposition(|(k, _)| k == tag)?;
+    let last = members.remove(at);
+    members.retain(|(k, _)| k != tag);
+    members.insert(0, last);
     let mut text = String::from("{");
     for (n, (k, v)) in members.iter().enumerate() {
         if n > 0 {
@@ -308,15 +400,36 @@ pub fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, ParamsEr
 /// `decode` is called with the same deserializer type as the one-pass decode of a whole line
 /// (`&mut serde_json::Deserializer<StrRead>`), so both paths share one instantiation of every
 /// type's deserializer.
-pub fn decode_raw<'a, T>(
-    raw: Option<&'a RawValue>,
-    decode: impl FnOnce(&mut serde_json::Deserializer<serde_json::de::StrRead<'a>>) -> serde_json::Result<T>,
+pub fn decode_raw<T>(
+    raw: Option<&RawValue>,
+    decode: impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
 ) -> Result<T, ParamsError> {
     let text = raw.map_or("null", RawValue::get);
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    decode(&mut deserializer)
-        .and_then(|value| deserializer.end().map(|()| value))
-        .map_err(|source| ParamsError { path: path_at(text, source.column()), source })
+    let run = |text: &str| {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        decode(&mut deserializer).and_then(|value| deserializer.end().map(|()| value))
+    };
+    match run(text) {
+        Ok(value) => Ok(value),
+        // A member given twice with different values where the one-pass decode could not
+        // take the last one (a union's tag): decode the text with duplicates resolved.
+        Err(source) if source.to_string().contains(DUPLICATE_MEMBERS) => match resolve_duplicates(text) {
+            Some(resolved) => run(&resolved).map_err(|e| params_error(&resolved, e)),
+            None => Err(params_error(text, source)),
+        },
+        Err(source) => Err(params_error(text, source)),
+    }
+}
+
+/// The [`ParamsError`] of an error at `source.column()` of `text`, with the path of a value
+/// decoded from buffered text ([`nested_error`]) appended.
+fn params_error(text: &str, source: serde_json::Error) -> ParamsError {
+    let here = path_at(text, source.column());
+    let (inner, message) = split_nested(&source);
+    if inner.is_empty() {
+        return ParamsError { path: here, source };
+    }
+    ParamsError { path: join_path(&here, &inner), source: de::Error::custom(message) }
 }
 
 /// The JSON path (`thread.turns[0].id`, empty at the top) of the value that ends at byte
@@ -379,7 +492,7 @@ pub fn path_at(text: &str, column: usize) -> String {
 
 /// An optional envelope member (`emittedAtMs`) from the message's other members.
 pub fn member<T: DeserializeOwned>(extra: &[(Cow<'_, str>, &RawValue)], name: &str) -> Result<Option<T>, ParamsError> {
-    match extra.iter().find(|(k, _)| k == name) {
+    match extra.iter().rev().find(|(k, _)| k == name) {
         None => Ok(None),
         Some((_, raw)) => params::<Option<T>>(Some(raw)).map_err(|mut e| {
             e.path = if e.path.is_empty() { name.to_owned() } else { format!("{name}.{}", e.path) };
@@ -407,4 +520,403 @@ pub fn write_message<S: Serializer, P: Serialize + ?Sized>(
     }
     envelope(&mut map)?;
     map.end()
+}
+
+/// Writes one message whose id, method and envelope members are known, given its params:
+/// what the generated `Serialize` of a message enum hands each variant's params to.
+pub struct MessageWriter<'a, S: Serializer, E> {
+    serializer: S,
+    id: Option<&'a RequestId>,
+    method: &'a str,
+    envelope: E,
+}
+
+impl<'a, S: Serializer, E: FnOnce(&mut S::SerializeMap) -> Result<(), S::Error>> MessageWriter<'a, S, E> {
+    pub fn new(serializer: S, id: Option<&'a RequestId>, method: &'a str, envelope: E) -> Self {
+        MessageWriter { serializer, id, method, envelope }
+    }
+
+    /// Writes the message with `params` (not written when `None`).
+    #[inline]
+    pub fn params<P: Serialize + ?Sized>(self, params: Option<&P>) -> Result<S::Ok, S::Error> {
+        write_message(self.serializer, self.id, self.method, params, self.envelope)
+    }
+}
+
+/// A JSON type, as an untagged union tells its arms apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonType {
+    Null,
+    Boolean,
+    Integer,
+    /// Any number (an integer too).
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+/// What JSON an arm of an untagged union accepts, as its schema says (generated data; see
+/// [`deserialize_untagged`]).
+#[derive(Debug)]
+pub enum Match {
+    Any,
+    Types(&'static [JsonType]),
+    /// A string, one of these values.
+    Strings(&'static [&'static str]),
+    Object {
+        required: &'static [&'static str],
+        /// What members accept when present.
+        members: &'static [(&'static str, Match)],
+        /// `additionalProperties: false`: the only members allowed.
+        closed: Option<&'static [&'static str]>,
+    },
+    AnyOf(&'static [Match]),
+}
+
+/// How strictly an arm is matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strictness {
+    /// As the schema says.
+    Schema,
+    /// Enum and const values not checked: a value a later release added (kept by an open enum).
+    AnyValue,
+    /// Required and allowed members only: the arm a value of the wrong type in a member
+    /// belongs to, so that the error is about that member.
+    Members,
+    /// Only the JSON type.
+    JsonType,
+}
+
+/// The top level of one buffered JSON value, enough to pick an untagged union's arm.
+pub struct Shape<'a> {
+    kind: JsonType,
+    text: &'a str,
+    /// An object's members in order (a key given twice is here twice; the last one counts).
+    members: Vec<(Cow<'a, str>, &'a RawValue)>,
+}
+
+impl<'a> Shape<'a> {
+    /// Reads the top level of `text` (one JSON value).
+    pub fn read(text: &'a str) -> serde_json::Result<Self> {
+        let trimmed = text.trim_start();
+        let kind = match trimmed.as_bytes().first() {
+            Some(b'{') => JsonType::Object,
+            Some(b'[') => JsonType::Array,
+            Some(b'"') => JsonType::String,
+            Some(b't' | b'f') => JsonType::Boolean,
+            Some(b'n') => JsonType::Null,
+            _ if trimmed.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) => JsonType::Number,
+            _ => JsonType::Integer,
+        };
+        let members = if kind == JsonType::Object { serde_json::from_str::<Members<'a>>(text)?.0 } else { Vec::new() };
+        Ok(Shape { kind, text, members })
+    }
+
+    fn member(&self, name: &str) -> Option<&'a RawValue> {
+        self.members.iter().rev().find(|(k, _)| k == name).map(|(_, v)| *v)
+    }
+
+    fn accepts(&self, m: &Match, how: Strictness) -> bool {
+        match m {
+            Match::Any => true,
+            Match::Types(types) => {
+                types.iter().any(|t| *t == self.kind || (*t == JsonType::Number && self.kind == JsonType::Integer))
+            }
+            Match::Strings(values) => {
+                self.kind == JsonType::String
+                    && (how != Strictness::Schema
+                        || serde_json::from_str::<Cow<'_, str>>(self.text).is_ok_and(|s| values.contains(&s.as_ref())))
+            }
+            Match::Object { required, members, closed } => {
+                if self.kind != JsonType::Object {
+                    return false;
+                }
+                if how == Strictness::JsonType {
+                    return true;
+                }
+                let present = required.iter().all(|r| self.member(r).is_some());
+                let allowed = closed.map_or(true, |c| self.members.iter().all(|(k, _)| c.contains(&k.as_ref())));
+                present
+                    && allowed
+                    && (how == Strictness::Members || members.iter().all(|(name, m)| match self.member(name) {
+                        None => true,
+                        Some(raw) => Shape::read(raw.get()).is_ok_and(|shape| shape.accepts(m, how)),
+                    }))
+            }
+            Match::AnyOf(arms) => arms.iter().any(|a| self.accepts(a, how)),
+        }
+    }
+
+    /// The arm to decode: the first that accepts the value as the schema says, else the first
+    /// that accepts it with unknown enum values, else the first whose required and allowed
+    /// members fit, else the first of its JSON type.
+    pub fn pick(&self, arms: &[(usize, Match)]) -> Option<usize> {
+        [Strictness::Schema, Strictness::AnyValue, Strictness::Members, Strictness::JsonType]
+            .into_iter()
+            .find_map(|how| arms.iter().find(|(_, m)| self.accepts(m, how)).map(|(i, _)| *i))
+    }
+}
+
+/// An object's members as raw values, in order.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+
+        impl<'de> Visitor<'de> for MembersVisitor {
+            type Value = Members<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    members.push((key.0, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+        }
+
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+/// A union whose arms are told apart by the shape of the JSON (`#[serde(untagged)]` on the
+/// wire), decoded by picking the arm its schema would pick, not by trying each in turn.
+pub trait UntaggedUnion: Sized {
+    const EXPECTING: &'static str;
+    /// `(variant index, what it accepts)`, in schema order.
+    const ARMS: &'static [(usize, Match)];
+    fn decode_arm(arm: usize, deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<Self>;
+}
+
+/// Decodes an untagged union: the value is read once as JSON text (an object's or array's
+/// members kept raw), its arm picked by [`Shape::pick`], and only that arm decoded from the
+/// text. Decoding from inside the visitor lets serde_json place an error at the union's value,
+/// and the path inside the arm is carried in the message ([`nested_error`]).
+pub fn deserialize_untagged<'de, D: Deserializer<'de>, T: UntaggedUnion>(deserializer: D) -> Result<T, D::Error> {
+    struct UntaggedVisitor<T>(PhantomData<T>);
+
+    fn decode<T: UntaggedUnion, E: de::Error>(text: &str) -> Result<T, E> {
+        let shape = Shape::read(text).map_err(E::custom)?;
+        let Some(arm) = shape.pick(T::ARMS) else {
+            return Err(E::custom(format_args!("no variant of {} matches this value", T::EXPECTING)));
+        };
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        T::decode_arm(arm, &mut deserializer)
+            .and_then(|value| deserializer.end().map(|()| value))
+            .map_err(|e| nested_error(text, e))
+    }
+
+    impl<'de, T: UntaggedUnion> Visitor<'de> for UntaggedVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+            let mut text = String::from("{");
+            while let Some(key) = map.next_key::<Str<'de>>()? {
+                if text.len() > 1 {
+                    text.push(',');
+                }
+                text.push_str(&Value::String(key.0.into_owned()).to_string());
+                text.push(':');
+                text.push_str(map.next_value::<Box<RawValue>>()?.get());
+            }
+            text.push('}');
+            decode(&text)
+        }
+
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+            let mut text = String::from("[");
+            while let Some(item) = seq.next_element::<Box<RawValue>>()? {
+                if text.len() > 1 {
+                    text.push(',');
+                }
+                text.push_str(item.get());
+            }
+            text.push(']');
+            decode(&text)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            decode(&Value::String(v.to_owned()).to_string())
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+            decode(&v.to_string())
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+            decode(&v.to_string())
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+            decode(&Value::from(v).to_string())
+        }
+
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
+            decode(if v { "true" } else { "false" })
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+            decode("null")
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<T, E> {
+            decode("null")
+        }
+
+        fn visit_some<D2: Deserializer<'de>>(self, deserializer: D2) -> Result<T, D2::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    deserializer.deserialize_any(UntaggedVisitor(PhantomData))
+}
+
+/// A union of plain JSON scalars (`RequestId`: a string or an integer), decoded from the
+/// scalar without buffering.
+pub trait ScalarUnion: Sized {
+    const EXPECTING: &'static str;
+    fn from_scalar(scalar: Scalar<'_>) -> Option<Self>;
+}
+
+/// One JSON scalar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar<'a> {
+    Str(Cow<'a, str>),
+    I64(i64),
+    U64(u64),
+    F64(f64),
+    Bool(bool),
+}
+
+impl Scalar<'_> {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Scalar::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Scalar::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_int<T: TryFrom<i64> + TryFrom<u64>>(&self) -> Option<T> {
+        match self {
+            Scalar::I64(n) => T::try_from(*n).ok(),
+            Scalar::U64(n) => T::try_from(*n).ok(),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Scalar::I64(n) => Some(*n as f64),
+            Scalar::U64(n) => Some(*n as f64),
+            Scalar::F64(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn unexpected(&self) -> de::Unexpected<'_> {
+        match self {
+            Scalar::Str(s) => de::Unexpected::Str(s),
+            Scalar::I64(n) => de::Unexpected::Signed(*n),
+            Scalar::U64(n) => de::Unexpected::Unsigned(*n),
+            Scalar::F64(n) => de::Unexpected::Float(*n),
+            Scalar::Bool(b) => de::Unexpected::Bool(*b),
+        }
+    }
+}
+
+pub fn deserialize_scalar_union<'de, D: Deserializer<'de>, T: ScalarUnion>(deserializer: D) -> Result<T, D::Error> {
+    struct ScalarVisitor(&'static str);
+
+    impl<'de> Visitor<'de> for ScalarVisitor {
+        type Value = Scalar<'de>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Scalar<'de>, E> {
+            Ok(Scalar::Str(Cow::Borrowed(v)))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar<'de>, E> {
+            Ok(Scalar::Str(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar<'de>, E> {
+            Ok(Scalar::Str(Cow::Owned(v)))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar<'de>, E> {
+            Ok(Scalar::I64(v))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar<'de>, E> {
+            Ok(Scalar::U64(v))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar<'de>, E> {
+            Ok(Scalar::F64(v))
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar<'de>, E> {
+            Ok(Scalar::Bool(v))
+        }
+    }
+
+    let scalar = deserializer.deserialize_any(ScalarVisitor(T::EXPECTING))?;
+    let unexpected = format!("{}", scalar.unexpected());
+    T::from_scalar(scalar).ok_or_else(|| de::Error::custom(format_args!("invalid value: {unexpected}, expected {}", T::EXPECTING)))
+}
+
+/// How an error inside a value decoded from buffered text starts: ``in `path`: ``, the path
+/// inside that value, which [`decode_raw`] joins to the path of the value.
+const NESTED: &str = "in `";
+
+/// An error of a decode of buffered `text` (a union's value), re-raised in the decoder that
+/// read `text`, with the path inside `text` where it happened.
+pub fn nested_error<E: de::Error>(text: &str, e: serde_json::Error) -> E {
+    let (inner, message) = split_nested(&e);
+    let path = join_path(&path_at(text, e.column()), &inner);
+    if path.is_empty() {
+        E::custom(message)
+    } else {
+        E::custom(format_args!("{NESTED}{path}`: {message}"))
+    }
+}
+
+/// The path carried by a [`nested_error`] and the message without it or its position.
+fn split_nested(e: &serde_json::Error) -> (String, String) {
+    let mut message = e.to_string();
+    if e.line() != 0 {
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_owned();
+        }
+    }
+    if let Some(rest) = message.strip_prefix(NESTED) {
+        if let Some((path, msg)) = rest.split_once("`: ") {
+            return (path.to_owned(), msg.to_owned());
+        }
+    }
+    (String::new(), message)
+}
+
+/// `outer` and `inner` paths joined (`a.b` + `[0].c` = `a.b[0].c`).
+pub fn join_path(outer: &str, inner: &str) -> String {
+    match (outer.is_empty(), inner.is_empty()) {
+        (_, true) => outer.to_owned(),
+        (true, false) => inner.to_owned(),
+        (false, false) if inner.starts_with('[') => format!("{outer}{inner}"),
+        (false, false) => format!("{outer}.{inner}"),
+    }
 }

@@ -113,7 +113,9 @@ impl<R: BufRead> LineReader<R> {
                 None => (available, None),
             };
             if !too_long {
-                if self.buf.len() + chunk.len() > self.max {
+                // One byte more than the maximum may be the `\r` of a `\r\n`, which does not
+                // count; `next_line` checks the length without it.
+                if self.buf.len() + chunk.len() > self.max.saturating_add(1) {
                     too_long = true;
                     self.buf.clear();
                 } else {
@@ -151,6 +153,10 @@ impl<R: BufRead> LineReader<R> {
             }
             if self.buf.last() == Some(&b'\r') {
                 self.buf.pop();
+            }
+            if self.buf.len() > self.max {
+                self.buf.clear();
+                return Some(Err(FramingError::TooLong { line: self.number, len: self.max + 1, max: self.max }));
             }
             if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -218,6 +224,19 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert!(got[0].as_ref().unwrap_err().contains("line 1"), "{:?}", got[0]);
         assert_eq!(got[1], Ok((2, "ok".into())));
+    }
+
+    /// The maximum counts the line without its terminator, `\r\n` as well as `\n`.
+    #[test]
+    fn crlf_terminator_is_not_counted() {
+        for chunk in [1, 3, 100] {
+            let got = lines(b"1234567890\r\n12345678901\r\n123456789\r", chunk, 10);
+            assert_eq!(got[0], Ok((1, "1234567890".into())), "chunk {chunk}");
+            assert!(got[1].as_ref().is_err_and(|e| e.contains("line 2")), "chunk {chunk}: {:?}", got[1]);
+            assert_eq!(got[2], Ok((3, "123456789".into())), "chunk {chunk}");
+        }
+        // A bare `\r` inside a line counts like any byte.
+        assert!(lines(b"1234567890\r1\n", 100, 10)[0].is_err());
     }
 
     #[test]

@@ -24,13 +24,17 @@ use crate::codec::{self, ParamsError};
 use crate::framing::{FramingError, LineReader};
 use crate::{ClientNotification, ClientRequest, ClientResponse, Request, RequestId, ServerNotification, ServerRequest, ServerResponse};
 
-/// The `error` member of an error response.
+/// The `error` member of an error response. Members other than `code`, `message` and `data`
+/// are kept in `extra` and written back after them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorObject {
     pub code: i64,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+    /// Members the JSON-RPC error object does not define, kept as they came.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
 }
 
 impl ErrorObject {
@@ -44,7 +48,7 @@ impl ErrorObject {
     pub const SERVER_OVERLOADED: i64 = -32001;
 
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None }
+        ErrorObject { code, message: message.into(), data: None, extra: serde_json::Map::new() }
     }
 
     /// Whether the same request may succeed if sent again later.
@@ -166,7 +170,11 @@ typed_result!(ClientResponse, ServerResponse);
 /// The members of one message, with `params` and `result` still raw.
 #[derive(Debug, Default)]
 pub struct Parts<'a> {
+    /// `None` when absent or `null` (`null_id` tells them apart).
     pub id: Option<RequestId>,
+    /// `"id": null`: allowed on an error response (the server could not tell which request
+    /// failed); a message with a method and a `null` id is no message.
+    pub null_id: bool,
     pub method: Option<Cow<'a, str>>,
     pub params: Option<&'a RawValue>,
     pub result: Option<&'a RawValue>,
@@ -197,7 +205,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Parts<'a> {
                 let mut parts = Parts::default();
                 while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
                     match key.as_ref() {
-                        "id" => parts.id = map.next_value::<Option<RequestId>>()?,
+                        "id" => {
+                            parts.id = map.next_value::<Option<RequestId>>()?;
+                            parts.null_id = parts.id.is_none();
+                        }
                         "method" => parts.method = Some(map.next_value::<BorrowedStr<'de>>()?.0),
                         "params" => parts.params = Some(map.next_value()?),
                         "result" => parts.result = Some(map.next_value()?),
@@ -285,7 +296,11 @@ notification_from_parts!(ServerNotification, ClientNotification);
 pub struct DecodeError {
     /// 1-based line number, when the line came from a stream.
     pub line: Option<u64>,
-    /// The message's method, when it had one.
+    /// The message's `id`, when it had one: a request whose params do not decode can still be
+    /// answered (`-32602`), a response whose result does not decode still fails its request.
+    pub id: Option<RequestId>,
+    /// The message's method, when it had one (for a response: the method of its request,
+    /// when the caller said it).
     pub method: Option<String>,
     pub kind: DecodeErrorKind,
 }
@@ -305,16 +320,15 @@ pub enum DecodeErrorKind {
 
 impl DecodeError {
     fn new(kind: DecodeErrorKind) -> Self {
-        DecodeError { line: None, method: None, kind }
+        DecodeError { line: None, id: None, method: None, kind }
     }
 
-    /// The serde path of a member error, prefixed by the member (`params.thread.id`).
+    /// The serde path of a member error, prefixed by the member (`params.thread.id`,
+    /// `params[0]`).
     pub fn path(&self) -> Option<String> {
         match &self.kind {
-            DecodeErrorKind::Member { member, error } if error.path.is_empty() || error.path == "." => {
-                Some((*member).to_owned())
-            }
-            DecodeErrorKind::Member { member, error } => Some(format!("{member}.{}", error.path)),
+            DecodeErrorKind::Member { member, error } if error.path == "." => Some((*member).to_owned()),
+            DecodeErrorKind::Member { member, error } => Some(codec::join_path(member, &error.path)),
             _ => None,
         }
     }
@@ -322,7 +336,8 @@ impl DecodeError {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(line) = self.line {
+        // A framing error names its line itself.
+        if let (Some(line), false) = (self.line, matches!(self.kind, DecodeErrorKind::Framing(_))) {
             write!(f, "line {line}: ")?;
         }
         if let Some(method) = &self.method {
@@ -383,17 +398,24 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
         let member = |member, error| {
             let mut e = DecodeError::new(DecodeErrorKind::Member { member, error });
             e.method = parts.method.as_deref().map(str::to_owned);
+            e.id = parts.id.clone();
             e
         };
-        let not = |why| DecodeError::new(DecodeErrorKind::NotAMessage(why));
+        let not = |why| {
+            let mut e = DecodeError::new(DecodeErrorKind::NotAMessage(why));
+            e.method = parts.method.as_deref().map(str::to_owned);
+            e.id = parts.id.clone();
+            e
+        };
         match (&parts.method, &parts.result, &parts.error) {
+            (Some(_), None, None) if parts.null_id => Err(not("a request with a `null` id (a notification has no `id`)")),
             (Some(_), None, None) if parts.id.is_some() => Req::from_parts(&parts).map(Message::Request).map_err(|e| member("params", e)),
             (Some(_), None, None) => Notif::from_parts(&parts).map(Message::Notification).map_err(|e| member("params", e)),
             (None, Some(result), None) => {
                 let id = parts.id.clone().ok_or_else(|| not("a response without `id`"))?;
                 let method = method_of(&id);
                 let method = method.as_ref().map(AsRef::as_ref);
-                codec::decode_raw(Some(result), |result| Res::deserialize_result(id, method, result))
+                codec::decode_raw(Some(result), |result| Res::deserialize_result(id.clone(), method, result))
                     .map(Message::Response)
                     .map_err(|e| {
                         let mut e = member("result", e);
@@ -489,9 +511,10 @@ impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -
                 "method" if method.is_none() && body.is_none() => method = Some(map.next_value::<BorrowedStr<'de>>()?.0),
                 "params" if body.is_none() => {
                     let Some(method) = method.as_deref() else { return Err(two_step()) };
-                    body = Some(match id.take().flatten() {
-                        Some(id) => Body::Request(map.next_value_seed(ParamsSeed { id: Some(id), method, _type: std::marker::PhantomData })?),
+                    body = Some(match id.take() {
+                        Some(Some(id)) => Body::Request(map.next_value_seed(ParamsSeed { id: Some(id), method, _type: std::marker::PhantomData })?),
                         None => Body::Notification(map.next_value_seed(ParamsSeed { id: None, method, _type: std::marker::PhantomData })?),
+                        Some(None) => return Err(two_step()),
                     });
                 }
                 "result" if body.is_none() && method.is_none() => {
@@ -518,8 +541,9 @@ impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -
                 Ok(Message::Notification(notification))
             }
             // A method without params: decoded from `null`, as if `"params": null`.
-            (None, Some(method)) => match id.flatten() {
-                Some(id) => Req::deserialize_params(Some(id), &method, &mut not_null()).map(Message::Request),
+            (None, Some(method)) => match id {
+                Some(Some(id)) => Req::deserialize_params(Some(id), &method, &mut not_null()).map(Message::Request),
+                Some(None) => Err(two_step()),
                 None => Notif::deserialize_params(None, &method, &mut not_null()).and_then(|mut notification| {
                     notification.set_envelope(&extra).map_err(de::Error::custom)?;
                     Ok(Message::Notification(notification))
@@ -602,7 +626,7 @@ impl<R: BufRead, Req: FromParts, Notif: FromParts, Res: FromResult> Iterator for
 
     fn next(&mut self) -> Option<Self::Item> {
         Some(match self.lines.next()? {
-            Err(e) => Err(DecodeError { line: e.line(), method: None, kind: DecodeErrorKind::Framing(e) }),
+            Err(e) => Err(DecodeError { line: e.line(), id: None, method: None, kind: DecodeErrorKind::Framing(e) }),
             Ok(line) => Message::from_line(&line.text).map(|m| (line.number, m)).map_err(|mut e| {
                 e.line = Some(line.number);
                 e

@@ -1,4 +1,9 @@
 //! The envelope, framing, unknown data and the `null` policy, on hand-picked lines.
+//!
+//! The lines and types are those of the vendored codex release; after a regen from another
+//! release these tests are left out and one test says so (see `pinned_to_codex!`).
+
+codex_app_protocol::pinned_to_codex! { "0.169.0",
 
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;
@@ -276,8 +281,10 @@ fn experimental_members_are_unknown_without_the_feature() {
 fn struct_members_are_checked_like_serde_derive_checks_them() {
     let missing = serde_json::from_str::<ThreadNameUpdatedNotification>(r#"{"threadName":"n"}"#).unwrap_err();
     assert!(missing.to_string().starts_with("missing field `threadId`"), "{missing}");
-    let twice = serde_json::from_str::<ThreadArchivedNotification>(r#"{"threadId":"a","threadId":"b"}"#).unwrap_err();
-    assert!(twice.to_string().starts_with("duplicate field `threadId`"), "{twice}");
+    // A member given twice keeps its last value (as `serde_json::Value` does), type-checked.
+    let twice = serde_json::from_str::<ThreadArchivedNotification>(r#"{"threadId":"a","threadId":"b"}"#).unwrap();
+    assert_eq!(twice.thread_id, "b");
+    assert!(serde_json::from_str::<ThreadArchivedNotification>(r#"{"threadId":"a","threadId":5}"#).is_err());
     let array = serde_json::from_str::<ThreadArchivedNotification>(r#"["a"]"#).unwrap_err();
     assert!(array.to_string().contains("expected struct ThreadArchivedNotification"), "{array}");
     // Unknown members are skipped; escaped member names are matched after unescaping.
@@ -292,4 +299,6 @@ fn open_objects_keep_their_other_members_in_order() {
     assert_eq!(config.model.as_deref(), Some("m"));
     assert_eq!(config.extra.len(), 2);
     same_json(&serde_json::to_string(&config).unwrap(), line);
+}
+
 }

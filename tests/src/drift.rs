@@ -263,6 +263,12 @@ impl Checker {
         }
         let value: Value = match serde_json::from_str(&e.line) {
             Ok(v) => v,
+            // JSON nested deeper than the decoder follows (serde_json's limit of 128 levels,
+            // which the protocol crate keeps): valid JSON the crate cannot decode.
+            Err(err) if serde_json::from_str::<&RawValue>(&e.line).is_ok() => {
+                let detail = format!("JSON nested deeper than the decoder follows (128 levels): {err}");
+                return self.find(e, Kind::Undecodable, None, None, detail);
+            }
             Err(err) => return self.find(e, Kind::NotJson, None, None, format!("{err}: {}", truncate(&e.line, 60))),
         };
         let parts = match Parts::parse(&e.line) {
@@ -699,6 +705,9 @@ fn ignored_path(root: &str, p: &serde_ignored::Path<'_>) -> String {
     out
 }
 
+/// The longest file or method name the tables print whole.
+const MAX_NAME: usize = 100;
+
 /// Prints findings of several files and the summary table: lines, typed lines, drift per
 /// file; methods seen; drift by kind.
 pub fn render(files: &[(String, Report)]) -> String {
@@ -712,12 +721,13 @@ pub fn render(files: &[(String, Report)]) -> String {
         out.push('\n');
     }
 
-    let width = files.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(5);
+    // Names are cut in the tables (a method name can be any length on the wire).
+    let width = files.iter().map(|(n, _)| n.len().min(MAX_NAME)).max().unwrap_or(0).max(5);
     let _ = writeln!(out, "{:<width$}  {:>7}  {:>7}  {:>5}  {:>8}", "file", "lines", "typed", "drift", "expected");
     let (mut lines, mut typed, mut drift, mut expected, mut untyped) = (0, 0, 0, 0, 0);
     for (name, r) in files {
         let (d, x) = (r.drift_count(), r.findings.len() - r.drift_count());
-        let _ = writeln!(out, "{name:<width$}  {:>7}  {:>7}  {d:>5}  {x:>8}", r.lines, r.typed);
+        let _ = writeln!(out, "{:<width$}  {:>7}  {:>7}  {d:>5}  {x:>8}", truncate(name, MAX_NAME), r.lines, r.typed);
         lines += r.lines;
         typed += r.typed;
         drift += d;
@@ -737,11 +747,11 @@ pub fn render(files: &[(String, Report)]) -> String {
             *methods.entry(key).or_default() += n;
         }
     }
-    let mwidth = methods.keys().map(|(_, _, m)| m.len()).max().unwrap_or(0).max(6);
+    let mwidth = methods.keys().map(|(_, _, m)| m.chars().count().min(MAX_NAME)).max().unwrap_or(0).max(6);
     let _ = writeln!(out, "\nmethods seen ({}):", methods.len());
     let _ = writeln!(out, "  {:<3}  {:<12}  {:<mwidth$}  {:>7}", "dir", "message", "method", "count");
     for ((dir, kind, method), n) in &methods {
-        let _ = writeln!(out, "  {dir:<3}  {:<12}  {method:<mwidth$}  {n:>7}", kind.name());
+        let _ = writeln!(out, "  {dir:<3}  {:<12}  {:<mwidth$}  {n:>7}", kind.name(), truncate(method, MAX_NAME));
     }
 
     let _ = writeln!(out, "\ndrift by kind:");
@@ -759,7 +769,6 @@ pub fn render(files: &[(String, Report)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codex_app_protocol::ThreadMetadataGitInfoUpdateParams;
     use serde_json::json;
 
     fn diffs(original: Value, reencoded: Value) -> Diffs {
@@ -784,6 +793,10 @@ mod tests {
         assert_eq!(d.lost.len(), 1);
         assert!(!same_number(&serde_json::Number::from(u64::MAX), &serde_json::Number::from(-1i64)));
     }
+
+    // Written against a type of the vendored release (see `pinned_to_codex!`).
+    codex_app_protocol::pinned_to_codex! { "0.169.0",
+    use codex_app_protocol::ThreadMetadataGitInfoUpdateParams;
 
     /// The exception of the null policy, as it would show if a decoder lost the difference
     /// between `null` and absent for an `Option<Option<T>>` member.
@@ -813,6 +826,7 @@ mod tests {
         // Kept apart: no drift.
         let kept = ThreadMetadataGitInfoUpdateParams { branch: Some(None), ..plain };
         assert_eq!(run(kept, json!({"params": {"branch": null}}), json!({"params": {"branch": null}})), []);
+    }
     }
 
     #[test]

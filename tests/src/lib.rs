@@ -26,7 +26,7 @@ pub fn fixtures_dir() -> std::path::PathBuf {
 
 /// Set (to anything but `0` or empty) to skip the tests that read the committed fixtures when
 /// none are recorded for `CODEX_VERSION` yet (right after a regen, before `cargo xtask record`).
-pub const SKIP_FIXTURE_TESTS_ENV: &str = "CODEX_APP_SKIP_FIXTURE_TESTS";
+pub const SKIP_PINNED_TESTS_ENV: &str = "CODEX_APP_SKIP_PINNED_TESTS";
 
 /// The committed fixtures (`*.ndjson` in [`fixtures_dir`], sorted), or a message that says
 /// none are recorded for this codex version and how to record them.
@@ -47,7 +47,7 @@ pub fn fixture_files() -> Result<Vec<std::path::PathBuf>, String> {
             "no fixtures are recorded for codex {version} yet ({} has no *.ndjson): the protocol crate was generated \
              from codex {version}. Record its traffic with `cargo xtask record` (it runs that codex: install it with \
              `CODEX_VERSION={version} scripts/install-codex.sh`), then review the typed summaries with \
-             `cargo insta review`. To run the other tests before recording, set {SKIP_FIXTURE_TESTS_ENV}=1.",
+             `cargo insta review`. To run the other tests before recording, set {SKIP_PINNED_TESTS_ENV}=1.",
             dir.display()
         ));
     }
@@ -55,7 +55,7 @@ pub fn fixture_files() -> Result<Vec<std::path::PathBuf>, String> {
 }
 
 /// For tests that read the committed fixtures: the files, or `None` (after printing why) when
-/// there are none and [`SKIP_FIXTURE_TESTS_ENV`] is set.
+/// there are none and [`SKIP_PINNED_TESTS_ENV`] is set.
 ///
 /// # Panics
 /// When there are no fixtures for `CODEX_VERSION` and the variable is not set: a test over the
@@ -63,7 +63,7 @@ pub fn fixture_files() -> Result<Vec<std::path::PathBuf>, String> {
 pub fn fixtures_for_test(test: &str) -> Option<Vec<std::path::PathBuf>> {
     match fixture_files() {
         Ok(files) => Some(files),
-        Err(message) if std::env::var(SKIP_FIXTURE_TESTS_ENV).is_ok_and(|v| !v.is_empty() && v != "0") => {
+        Err(message) if std::env::var(SKIP_PINNED_TESTS_ENV).is_ok_and(|v| !v.is_empty() && v != "0") => {
             eprintln!("SKIPPED {test}: {message}");
             None
         }

@@ -22,7 +22,7 @@
 //! The same walk records the Rust struct name at each JSON object, which the round trip uses to
 //! apply the one exception of the null policy (`Option<Option<T>>` members).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -36,6 +36,8 @@ pub const MARKER: &str = "Unrecognized";
 pub struct Walk {
     /// JSON paths of `Unrecognized` values, with a description of each.
     pub unrecognized: Vec<(String, String)>,
+    /// The paths in `unrecognized` (a line can have thousands).
+    seen: HashSet<String>,
     /// The Rust struct decoded at each JSON object path.
     pub structs: HashMap<String, String>,
 }
@@ -345,7 +347,8 @@ fn describe(json: Option<&Value>) -> String {
                 let key = o.keys().next().map(String::as_str).unwrap_or_default();
                 format!("unknown union variant `{key}` (single-key object)")
             } else {
-                format!("unknown union variant {}", crate::drift::truncate(&Value::Object(o.clone()).to_string(), 80))
+                let text = serde_json::to_string(o).unwrap_or_default();
+                format!("unknown union variant {}", crate::drift::truncate(&text, 80))
             }
         }
         Some(other) => format!("unknown union variant {}", crate::drift::truncate(&other.to_string(), 80)),
@@ -357,7 +360,7 @@ impl Walk {
     fn node(&mut self, node: &Node<'_>, json: Option<&Value>, path: &mut String) {
         match node {
             Node::Named(name, _) if *name == MARKER => {
-                if !self.unrecognized.iter().any(|(p, _)| p == path) {
+                if self.seen.insert(path.clone()) {
                     self.unrecognized.push((path.clone(), describe(json)));
                 }
             }

@@ -18,6 +18,15 @@
 //! check and not a replay of the incremental cache: that is how cargo builds the crate as a
 //! dependency (only workspace members are built incrementally). `check_incremental_s` is the
 //! other case, an unchanged crate checked again with its incremental cache (`touch lib.rs`).
+//!
+//! `--peer` times, in the same run, a release build of the stable surface and of the peer
+//! crate `codex-codes` 0.166 (`types` feature, default features off), both built the way a
+//! user's project builds them: as dependencies of a scratch package
+//! (`target/build-times/peer/`, its own workspace, default release profile, the workspace's
+//! `Cargo.lock` as a starting point so serde and serde_json are the same versions), with
+//! their dependencies prebuilt. The runs alternate (ours, theirs, ours, ...) so that load on
+//! the machine falls on both, and `build_vs_peer=` is the median of ours / the median of
+//! theirs (wall time; the CPU-time ratio is printed next to it).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,7 +50,18 @@ pub struct Args {
     /// Only the stable surface.
     #[arg(long)]
     stable_only: bool,
+    /// Also time a release build of the stable surface against one of the peer crate
+    /// `codex-codes` 0.166 (`types`), both as dependencies of a scratch package, and print
+    /// `build_vs_peer=` (ours / theirs).
+    #[arg(long)]
+    peer: bool,
+    /// Only the `--peer` comparison (implies `--peer`).
+    #[arg(long)]
+    peer_only: bool,
 }
+
+/// The peer crate and the version `--peer` builds.
+const PEER: (&str, &str) = ("codex-codes", "=0.166.4");
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.runs == 0 {
@@ -57,10 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("load before: {}", load());
 
     let mut surfaces: Vec<(&str, &[&str])> = Vec::new();
-    if !args.stable_only {
+    if !args.stable_only && !args.peer_only {
         surfaces.push(("", &["--features", "experimental"]));
     }
-    if !args.experimental_only {
+    if !args.experimental_only && !args.peer_only {
         surfaces.push(("_stable", &[]));
     }
     let mut results = Vec::new();
@@ -105,13 +125,91 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             results.push((format!("{name}{suffix}_s"), times, cpus));
         }
     }
+    if args.peer || args.peer_only {
+        let (ours, theirs) = peer_runs(&root, &target.join("peer"), args.runs)?;
+        results.push(("build_release_stable_as_dependency_s".into(), ours.0, ours.1));
+        results.push(("build_release_peer_s".into(), theirs.0, theirs.1));
+    }
     println!("load after: {}", load());
     println!();
     println!("generated_lines={total}");
+    let mut medians = std::collections::BTreeMap::new();
     for (key, times, cpus) in &results {
         let wall: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
         let list = |v: &[f64]| v.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>().join(" ");
         println!("{key}={:.1}  # wall: {}; cpu: {} (median {:.1})", median(&wall), list(&wall), list(cpus), median(cpus));
+        medians.insert(key.as_str(), (median(&wall), median(cpus)));
+    }
+    if let (Some(ours), Some(theirs)) = (medians.get("build_release_stable_as_dependency_s"), medians.get("build_release_peer_s")) {
+        println!("build_vs_peer={:.2}  # ours (stable surface) / {} {}; cpu time: {:.2}", ours.0 / theirs.0, PEER.0, PEER.1, ours.1 / theirs.1);
+    }
+    Ok(())
+}
+
+/// Wall and CPU times of each run.
+type Runs = (Vec<Duration>, Vec<f64>);
+
+/// `--peer`: release builds of our stable surface and of the peer crate as dependencies of a
+/// scratch package in `dir`, alternating, `runs` of each. Returns (ours, theirs).
+fn peer_runs(root: &Path, dir: &Path, runs: usize) -> anyhow::Result<(Runs, Runs)> {
+    std::fs::create_dir_all(dir.join("src")).with_context(|| format!("creating {}", dir.display()))?;
+    let protocol = root.join("protocol");
+    let manifest = format!(
+        "# Written by `cargo xtask build-times --peer`: both crates as a user's project depends on them.\n\
+         [package]\nname = \"build-times-peer\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [dependencies]\n\
+         {PACKAGE} = {{ path = {protocol:?} }}\n\
+         {} = {{ version = \"{}\", default-features = false, features = [\"types\"] }}\n\n\
+         [workspace]\n",
+        PEER.0,
+        PEER.1,
+    );
+    write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
+    write_if_changed(&dir.join("src/lib.rs"), "")?;
+    if !dir.join("Cargo.lock").exists() {
+        // Same serde and serde_json as the workspace; cargo adds what the peer needs.
+        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).context("copying Cargo.lock")?;
+    }
+    let cargo = |package: &str, quiet: bool| {
+        let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        c.current_dir(dir).env("CARGO_INCREMENTAL", "0").args(["build", "--release", "-p", package]);
+        c.arg("--manifest-path").arg(dir.join("Cargo.toml"));
+        if quiet {
+            c.arg("--quiet");
+        }
+        c
+    };
+    let packages = [PACKAGE, PEER.0];
+    for package in packages {
+        println!("cargo build --release -p {package} (as a dependency, in {}): building the dependencies", dir.display());
+        run_cargo(cargo(package, false))?;
+    }
+    let mut results: [Runs; 2] = Default::default();
+    for run in 1..=runs {
+        for (package, result) in packages.iter().zip(results.iter_mut()) {
+            forget_package(&dir.join("target/release"), package)?;
+            let load_before = load();
+            let cpu_before = children_cpu();
+            let started = Instant::now();
+            run_cargo(cargo(package, true))?;
+            let elapsed = started.elapsed();
+            let cpu = children_cpu().zip(cpu_before).map(|(after, before)| after - before);
+            println!(
+                "cargo build --release -p {package} (as a dependency): run {run}: {:.1} s, cpu {} (load before {load_before})",
+                elapsed.as_secs_f64(),
+                cpu.map_or("?".into(), |c| format!("{c:.1} s"))
+            );
+            result.0.push(elapsed);
+            result.1.extend(cpu);
+        }
+    }
+    let [ours, theirs] = results;
+    Ok((ours, theirs))
+}
+
+fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
@@ -125,8 +223,13 @@ fn median(values: &[f64]) -> f64 {
 /// Deletes the protocol crate's fingerprints in one profile folder, so that the next build
 /// compiles the crate again (and nothing else).
 fn forget(profile_dir: &Path) -> anyhow::Result<()> {
+    forget_package(profile_dir, PACKAGE)
+}
+
+/// Deletes one package's fingerprints in one profile folder.
+fn forget_package(profile_dir: &Path, package: &str) -> anyhow::Result<()> {
     let dir = profile_dir.join(".fingerprint");
-    let prefix = format!("{PACKAGE}-");
+    let prefix = format!("{package}-");
     let mut removed = 0;
     for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
         let entry = entry?;
@@ -136,7 +239,7 @@ fn forget(profile_dir: &Path) -> anyhow::Result<()> {
         }
     }
     if removed == 0 {
-        bail!("no fingerprint of {PACKAGE} in {}", dir.display());
+        bail!("no fingerprint of {package} in {}", dir.display());
     }
     Ok(())
 }

@@ -13,15 +13,27 @@ pub const EXPERIMENTAL_NOTE: &str = "**Experimental**: the server rejects this u
 
 /// `#[doc = ...]` attributes for a description, plus the experimental note when marked.
 pub fn doc_attrs(doc: Option<&str>, experimental: bool) -> TokenStream {
-    let mut lines = doc.map(sanitize).unwrap_or_default();
+    let lines = doc_lines(doc, experimental).into_iter().map(|l| if l.is_empty() { l } else { format!(" {l}") });
+    quote! { #( #[doc = #lines] )* }
+}
+
+/// The lines of a doc comment for a description, plus the experimental note when marked.
+/// An upstream section heading at its start is left out ([`without_heading`]), and so is an
+/// `@deprecated` note ([`deprecation`] makes it an attribute).
+pub fn doc_lines(doc: Option<&str>, experimental: bool) -> Vec<String> {
+    let mut lines = doc.map(|d| sanitize(&without_deprecation(without_heading(d)))).unwrap_or_default();
     if experimental {
         if !lines.is_empty() {
             lines.push(String::new());
         }
         lines.push(EXPERIMENTAL_NOTE.to_owned());
     }
-    let lines = lines.into_iter().map(|l| if l.is_empty() { l } else { format!(" {l}") });
-    quote! { #( #[doc = #lines] )* }
+    lines
+}
+
+/// A doc comment as source text, each line `///` and indented by `indent`.
+pub fn doc_comment(lines: &[String], indent: &str) -> String {
+    lines.iter().map(|l| if l.is_empty() { format!("{indent}///\n") } else { format!("{indent}/// {l}\n") }).collect()
 }
 
 /// The `#[cfg(feature = "experimental")]` gate, when marked.
@@ -31,6 +43,67 @@ pub fn gate(experimental: bool) -> TokenStream {
     } else {
         TokenStream::new()
     }
+}
+
+/// The description without a section heading of the upstream source that leaked into it.
+///
+/// The schema's descriptions come from doc comments, and a comment that heads a group of
+/// items in the upstream source (`// NEW APIs`, `// DEPRECATED APIs below`) ends up in the
+/// description of the first item after it, run together with its first sentence: "NEW APIs
+/// Sent when approval is requested ...", or the whole description ("NEW NOTIFICATIONS").
+/// Such a heading is recognised by its shape, not by its words: at least two leading
+/// all-capital words (a plural `s` allowed, `APIs`), then at most one lower-case word
+/// (`below`), then either the end of the text or a capitalised word that starts the
+/// sentence. Descriptions that merely start with an acronym ("URL of ...", "EXPERIMENTAL -
+/// app metadata ...") do not have that shape.
+pub fn without_heading(doc: &str) -> &str {
+    let text = doc.trim_start();
+    let is_caps = |w: &str| {
+        let w = w.strip_suffix('s').filter(|r| r.len() >= 2).unwrap_or(w);
+        w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase())
+    };
+    let is_lower = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase());
+    let is_sentence_start = |w: &str| {
+        let mut chars = w.chars();
+        chars.next().is_some_and(|c| c.is_ascii_uppercase()) && chars.clone().next().is_some_and(|c| c.is_ascii_lowercase())
+    };
+    let first_line = text.lines().next().unwrap_or_default();
+    let words: Vec<&str> = first_line.split(' ').collect();
+    let caps = words.iter().take_while(|w| is_caps(w)).count();
+    if caps < 2 {
+        return doc;
+    }
+    let mut heading = caps;
+    if words.get(heading).is_some_and(|w| is_lower(w)) {
+        heading += 1;
+    }
+    match words.get(heading) {
+        None => text[first_line.len()..].trim_start(),
+        Some(next) if is_sentence_start(next) => {
+            let skip: usize = words[..heading].iter().map(|w| w.len() + 1).sum();
+            &text[skip..]
+        }
+        Some(_) => doc,
+    }
+}
+
+/// The `@deprecated` note of a description: the text after the marker, to the end of its
+/// paragraph.
+pub fn deprecation(doc: Option<&str>) -> Option<String> {
+    let doc = doc?;
+    let at = doc.find("@deprecated")?;
+    let rest = &doc[at + "@deprecated".len()..];
+    let end = rest.find("\n\n").unwrap_or(rest.len());
+    let note = rest[..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(if note.is_empty() { "deprecated upstream".to_owned() } else { note })
+}
+
+/// The description without its `@deprecated` note (which becomes `#[deprecated]`).
+fn without_deprecation(doc: &str) -> String {
+    let Some(at) = doc.find("@deprecated") else { return doc.to_owned() };
+    let rest = &doc[at..];
+    let end = rest.find("\n\n").map_or(doc.len(), |e| at + e);
+    format!("{}{}", doc[..at].trim_end(), &doc[end..]).trim().to_owned()
 }
 
 pub fn sanitize(text: &str) -> Vec<String> {
@@ -97,6 +170,29 @@ fn escape_inline(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leaked_section_headings_are_left_out() {
+        assert_eq!(without_heading("NEW APIs"), "");
+        assert_eq!(without_heading("NEW NOTIFICATIONS"), "");
+        assert_eq!(without_heading("NEW APIs Sent when approval is requested."), "Sent when approval is requested.");
+        assert_eq!(without_heading("DEPRECATED APIs below Request to approve a patch."), "Request to approve a patch.");
+        assert_eq!(without_heading("NEW APIs\n\nStarts a thread."), "Starts a thread.");
+        // Not headings: one acronym, punctuation, or no sentence after the words.
+        assert_eq!(without_heading("URL of the thread"), "URL of the thread");
+        assert_eq!(without_heading("EXPERIMENTAL - app metadata."), "EXPERIMENTAL - app metadata.");
+        assert_eq!(without_heading("MCP OAuth login"), "MCP OAuth login");
+        assert_eq!(without_heading("JSON RPC error code"), "JSON RPC error code");
+    }
+
+    #[test]
+    fn deprecation_notes() {
+        assert_eq!(deprecation(Some("@deprecated Use `isBlocking` instead.")).as_deref(), Some("Use `isBlocking` instead."));
+        assert_eq!(deprecation(Some("A flag.\n\n@deprecated Ignored.\n\nMore.")).as_deref(), Some("Ignored."));
+        assert_eq!(deprecation(Some("A flag.")), None);
+        assert_eq!(without_deprecation("A flag.\n\n@deprecated Ignored.\n\nMore."), "A flag.\n\nMore.");
+        assert_eq!(without_deprecation("@deprecated Ignored."), "");
+    }
 
     #[test]
     fn neutralises_rustdoc_hazards() {

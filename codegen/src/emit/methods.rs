@@ -29,6 +29,32 @@ pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<TokenStream, Error> 
         /// The codex release whose schema this crate was generated from.
         pub const CODEX_VERSION: &str = #codex_version;
 
+        /// Keeps the items after the version when this crate was generated from that codex
+        /// release ([`CODEX_VERSION`]); otherwise puts in their place one test that fails and
+        /// says why.
+        ///
+        /// For tests written against one release's types, which name types, members and
+        /// variants another release may not have: after `cargo xtask regen` from another
+        /// release they still compile, and the failing test asks for them to be checked
+        /// against the new types (and the version they name changed). Set
+        /// `CODEX_APP_SKIP_PINNED_TESTS=1` to have it pass with a note instead.
+        ///
+        /// ```
+        /// codex_app_protocol::pinned_to_codex! { "0.0.0-not-this-one",
+        ///     fn uses_types_of_another_release() {}
+        /// }
+        /// ```
+        #[macro_export]
+        macro_rules! pinned_to_codex {
+            (#codex_version, $($item:item)*) => { $($item)* };
+            ($version:literal, $($item:item)*) => {
+                #[test]
+                fn pinned_to_another_codex_release() {
+                    $crate::pinned_tests_left_out($version);
+                }
+            };
+        }
+
         #(#directions)*
     })
 }
@@ -97,6 +123,24 @@ fn params_ty(p: &Params, prefix: &TokenStream) -> TokenStream {
     }
 }
 
+/// The line of a marker's docs that names its params and response types, linked.
+fn types_doc(m: &Method) -> String {
+    let link = |t: &Ty| match t {
+        Ty::Named(n) => format!("[`{n}`](crate::{n})"),
+        other => format!("`{}`", other.rust_text()),
+    };
+    let params = match &m.params {
+        Params::None | Params::Null => "no params".to_owned(),
+        Params::Required(t) => format!("params {}", link(t)),
+        Params::Optional(t) => format!("params {} (optional)", link(t)),
+    };
+    match &m.response {
+        Some(Ty::Any) => format!("Takes {params}; the response is any JSON value."),
+        Some(r) => format!("Takes {params}; answered with {}.", link(r)),
+        None => format!("Takes {params}."),
+    }
+}
+
 /// The type of a message enum's `params` field: boxed, so a message is a few words whatever
 /// its method (the largest params would otherwise set the size of every message, and each
 /// move of one would copy it).
@@ -114,156 +158,298 @@ fn boxed_params_ty(p: &Params) -> TokenStream {
     }
 }
 
+/// Everything one direction's methods need: marker types, the message enum with its
+/// accessors, decoding, encoding and method visitor, and (for requests) the response enum.
 fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
-    let methods = ir.methods(direction);
-    let n = names(direction);
-    let is_request = direction.is_request();
-    let envelope: &[Field] = if direction == Direction::ServerNotification { &ir.notification_envelope } else { &[] };
-    let catch_all = format_ident!("{}", CATCH_ALL);
-    let (enum_name, module, trait_name, visitor) = (&n.enum_name, &n.module, &n.trait_name, &n.visitor);
-    let (enum_doc, module_doc) = (n.enum_doc, n.module_doc);
+    let d = DirectionEmitter::new(ir, direction);
+    let markers = d.markers();
+    let message_enum = d.message_enum();
+    let accessors = d.accessors();
+    let decoding = d.decoding();
+    let visit_method = d.visit_method();
+    let (serialize, envelope_writer) = (d.serialize(), d.envelope_writer());
+    let response = d.response_enum();
+    let enum_name = &d.names.enum_name;
+    quote! {
+        #markers
 
-    // Marker types.
-    let markers = methods.iter().map(|m| {
-        let docs = doc_attrs(m.doc.as_deref(), m.experimental);
-        let gate = gate(m.experimental);
-        let name = ident(&m.rust);
-        let wire = &m.wire;
-        // Markers are named like methods, and a method can be named like a type: refer to
-        // types through `super::` so a marker never shadows one.
-        let params = params_ty(&m.params, &quote! { super:: });
-        let response = m.response.as_ref().map(|r| {
-            let r = ty_tokens_in(r, &quote! { super:: });
-            quote! { type Response = #r; }
-        });
-        let method_doc = format!(" `{wire}`");
-        let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
-        quote! {
-            #[doc = #method_doc]
-            #sep
-            #docs #gate
-            #[derive(Debug)]
-            pub enum #name {}
+        #message_enum
 
-            #gate
-            impl #trait_name for #name {
-                const METHOD: &'static str = #wire;
-                type Params = #params;
-                #response
-            }
+        impl #enum_name {
+            #accessors
+
+            #decoding
+
+            #visit_method
         }
-    });
 
-    // The message enum.
-    let id_field = is_request.then(|| quote! { id: RequestId, });
-    let envelope_fields: Vec<TokenStream> = envelope
-        .iter()
-        .map(|f| {
-            let docs = doc_attrs(f.doc.as_deref(), f.experimental);
-            let name = ident(&f.rust);
-            let ty = ty_tokens(&f.ty);
-            quote! { #docs #name: Option<#ty>, }
-        })
-        .collect();
-    let envelope_names: Vec<TokenStream> = envelope.iter().map(|f| {
-        let name = ident(&f.rust);
-        quote! { #name, }
-    }).collect();
-    let variants = methods.iter().map(|m| {
-        let docs = doc_attrs(m.doc.as_deref(), m.experimental);
-        let gate = gate(m.experimental);
-        let name = ident(&m.rust);
-        let wire = format!(" `{}`", m.wire);
-        let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
-        let params = match &m.params {
-            Params::None | Params::Null => TokenStream::new(),
-            p => {
-                let t = boxed_params_ty(p);
-                quote! { params: #t, }
-            }
-        };
-        quote! { #[doc = #wire] #sep #docs #gate #name { #id_field #params #(#envelope_fields)* }, }
-    });
+        #serialize
 
-    let method_arms = methods.iter().map(|m| {
-        let gate = gate(m.experimental);
-        let name = ident(&m.rust);
-        let wire = &m.wire;
-        quote! { #gate Self::#name { .. } => #wire, }
-    });
-    let id_fn = is_request.then(|| {
-        let arms = methods.iter().map(|m| {
+        #envelope_writer
+
+        #response
+    }
+}
+
+/// One direction of the IR, with what every part of its emission shares.
+struct DirectionEmitter<'a> {
+    methods: &'a [Method],
+    names: Names,
+    is_request: bool,
+    /// The members every message of this direction may carry next to `method` and `params`
+    /// (server notifications only).
+    envelope: &'a [Field],
+    catch_all: proc_macro2::Ident,
+}
+
+impl<'a> DirectionEmitter<'a> {
+    fn new(ir: &'a Ir, direction: Direction) -> Self {
+        DirectionEmitter {
+            methods: ir.methods(direction),
+            names: names(direction),
+            is_request: direction.is_request(),
+            envelope: if direction == Direction::ServerNotification { &ir.notification_envelope } else { &[] },
+            catch_all: format_ident!("{}", CATCH_ALL),
+        }
+    }
+
+    /// A link to the marker type of a method: [`request::ThreadStart`](crate::request::ThreadStart).
+    fn marker_link(&self, m: &Method) -> String {
+        let path = format!("{}::{}", self.names.module, m.rust);
+        format!("[`{path}`](crate::{path})")
+    }
+
+    /// `id` as the first member of a request variant.
+    fn id_field(&self) -> Option<TokenStream> {
+        self.is_request.then(|| quote! { id: RequestId, })
+    }
+
+    fn envelope_fields(&self) -> Vec<TokenStream> {
+        self.envelope
+            .iter()
+            .map(|f| {
+                let docs = doc_attrs(f.doc.as_deref(), f.experimental);
+                let name = ident(&f.rust);
+                let ty = ty_tokens(&f.ty);
+                quote! { #docs #name: Option<#ty>, }
+            })
+            .collect()
+    }
+
+    fn envelope_none(&self) -> Vec<TokenStream> {
+        self.envelope
+            .iter()
+            .map(|f| {
+                let name = ident(&f.rust);
+                quote! { #name: None, }
+            })
+            .collect()
+    }
+
+    /// The module of marker types, one per method, implementing `Request` or `Notification`.
+    fn markers(&self) -> TokenStream {
+        let trait_name = &self.names.trait_name;
+        let markers = self.methods.iter().map(|m| {
+            let docs = doc_attrs(m.doc.as_deref(), m.experimental);
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
-            quote! { #gate Self::#name { id, .. } => id, }
-        });
-        quote! {
-            /// The request id.
-            pub fn id(&self) -> &RequestId {
-                match self {
-                    #(#arms)*
-                    Self::#catch_all { id, .. } => id,
+            let wire = &m.wire;
+            // Markers are named like methods, and a method can be named like a type: refer to
+            // types through `super::` so a marker never shadows one.
+            let params = params_ty(&m.params, &quote! { super:: });
+            let response = m.response.as_ref().map(|r| {
+                let r = ty_tokens_in(r, &quote! { super:: });
+                quote! { type Response = #r; }
+            });
+            let method_doc = format!(" `{wire}`");
+            let links = format!(" {}", types_doc(m));
+            let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
+            quote! {
+                #[doc = #method_doc]
+                #[doc = ""]
+                #[doc = #links]
+                #sep
+                #docs #gate
+                #[derive(Debug)]
+                pub enum #name {}
+
+                #gate
+                impl #trait_name for #name {
+                    const METHOD: &'static str = #wire;
+                    type Params = #params;
+                    #response
                 }
             }
-        }
-    });
-
-    // Decoding: `deserialize_params` reads params straight from the line's deserializer (one
-    // pass); `from_parts` decodes raw params through it.
-    let envelope_none: Vec<TokenStream> = envelope
-        .iter()
-        .map(|f| {
-            let name = ident(&f.rust);
-            quote! { #name: None, }
-        })
-        .collect();
-    let params_arms = methods.iter().map(|m| {
-        let gate = gate(m.experimental);
-        let name = ident(&m.rust);
-        let wire = &m.wire;
-        let id = is_request.then(|| quote! { id, });
-        match &m.params {
-            Params::None | Params::Null => quote! {
-                #gate #wire => {
-                    <()>::deserialize(params)?;
-                    Self::#name { #id #(#envelope_none)* }
-                }
-            },
-            _ => quote! {
-                #gate #wire => Self::#name { #id params: Deserialize::deserialize(params)?, #(#envelope_none)* },
-            },
-        }
-    });
-    let id_param = is_request.then(|| quote! { id: RequestId, });
-    let id_arg = is_request.then(|| quote! { id, });
-    // Notifications always take the other members, so the signature does not depend on
-    // whether this schema has envelope members.
-    let extra_param = (!is_request).then(|| quote! { extra: &[(std::borrow::Cow<'_, str>, &RawValue)], });
-    let from_parts_body = if is_request {
-        quote! { codec::decode_raw(params, |params| Self::deserialize_params(id, method, params)) }
-    } else {
+        });
+        let (module, module_doc) = (&self.names.module, self.names.module_doc);
         quote! {
-            let mut message = codec::decode_raw(params, |params| Self::deserialize_params(method, params))?;
-            message.set_envelope(extra)?;
-            Ok(message)
+            #[doc = #module_doc]
+            pub mod #module {
+                #(#markers)*
+            }
         }
-    };
-    let set_envelope = (!is_request).then(|| {
-        let body = if envelope.is_empty() {
+    }
+
+    /// The message enum: one variant per method with its boxed params, and the catch-all.
+    fn message_enum(&self) -> TokenStream {
+        let id_field = self.id_field();
+        let envelope_fields = self.envelope_fields();
+        let variants = self.methods.iter().map(|m| {
+            let docs = doc_attrs(m.doc.as_deref(), m.experimental);
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let wire = format!(" `{}`: {}", m.wire, self.marker_link(m));
+            let sep = (!docs.is_empty()).then(|| quote! { #[doc = ""] });
+            let params = match &m.params {
+                Params::None | Params::Null => TokenStream::new(),
+                p => {
+                    let t = boxed_params_ty(p);
+                    quote! { params: #t, }
+                }
+            };
+            quote! { #[doc = #wire] #sep #docs #gate #name { #id_field #params #(#envelope_fields)* }, }
+        });
+        let (enum_name, enum_doc, catch_all) = (&self.names.enum_name, self.names.enum_doc, &self.catch_all);
+        let unrecognized_params_doc = " `params` as it came (`None` when absent or `null`).";
+        quote! {
+            #[doc = #enum_doc]
+            #[derive(Debug, Clone, PartialEq)]
+            pub enum #enum_name {
+                #(#variants)*
+                /// A method this version of the crate does not know, kept as it came.
+                #catch_all {
+                    #id_field
+                    method: String,
+                    #[doc = #unrecognized_params_doc]
+                    params: Option<Value>,
+                    #(#envelope_fields)*
+                },
+            }
+        }
+    }
+
+    /// `method()` and, for requests, `id()`.
+    fn accessors(&self) -> TokenStream {
+        let catch_all = &self.catch_all;
+        let method_arms = self.methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let wire = &m.wire;
+            quote! { #gate Self::#name { .. } => #wire, }
+        });
+        let id_fn = self.is_request.then(|| {
+            let arms = self.methods.iter().map(|m| {
+                let gate = gate(m.experimental);
+                let name = ident(&m.rust);
+                quote! { #gate Self::#name { id, .. } => id, }
+            });
+            quote! {
+                /// The request id.
+                pub fn id(&self) -> &RequestId {
+                    match self {
+                        #(#arms)*
+                        Self::#catch_all { id, .. } => id,
+                    }
+                }
+            }
+        });
+        quote! {
+            /// The method name on the wire.
+            pub fn method(&self) -> &str {
+                match self {
+                    #(#method_arms)*
+                    Self::#catch_all { method, .. } => method,
+                }
+            }
+
+            #id_fn
+        }
+    }
+
+    /// `deserialize_params` reads params straight from the line's deserializer (one pass);
+    /// `from_parts` decodes raw params through it; notifications also get `set_envelope`.
+    fn decoding(&self) -> TokenStream {
+        let is_request = self.is_request;
+        let catch_all = &self.catch_all;
+        let envelope_none = self.envelope_none();
+        let params_arms = self.methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let wire = &m.wire;
+            let id = is_request.then(|| quote! { id, });
+            match &m.params {
+                Params::None | Params::Null => quote! {
+                    #gate #wire => {
+                        <()>::deserialize(params)?;
+                        Self::#name { #id #(#envelope_none)* }
+                    }
+                },
+                _ => quote! {
+                    #gate #wire => Self::#name { #id params: Deserialize::deserialize(params)?, #(#envelope_none)* },
+                },
+            }
+        });
+        let id_param = is_request.then(|| quote! { id: RequestId, });
+        let id_arg = is_request.then(|| quote! { id, });
+        // Notifications always take the other members, so the signature does not depend on
+        // whether this schema has envelope members.
+        let extra_param = (!is_request).then(|| quote! { extra: &[(std::borrow::Cow<'_, str>, &RawValue)], });
+        let from_parts_body = if is_request {
+            quote! { codec::decode_raw(params, |params| Self::deserialize_params(id.clone(), method, params)) }
+        } else {
+            quote! {
+                let mut message = codec::decode_raw(params, |params| Self::deserialize_params(method, params))?;
+                message.set_envelope(extra)?;
+                Ok(message)
+            }
+        };
+        let set_envelope = (!is_request).then(|| self.set_envelope());
+        let from_parts_doc = if is_request {
+            " Decodes a request from its id, method and raw `params` (absent and `null` are the same)."
+        } else {
+            " Decodes a notification from its method, raw `params` (absent and `null` are the same) and other members."
+        };
+        let deserialize_params_doc = if is_request {
+            " Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none)."
+        } else {
+            " Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`)."
+        };
+        quote! {
+            #[doc = #from_parts_doc]
+            pub fn from_parts(#id_param method: &str, params: Option<&RawValue>, #extra_param) -> Result<Self, codec::ParamsError> {
+                #from_parts_body
+            }
+
+            #[doc = #deserialize_params_doc]
+            pub fn deserialize_params<'de, D: Deserializer<'de>>(#id_param method: &str, params: D) -> Result<Self, D::Error> {
+                Ok(match method {
+                    #(#params_arms)*
+                    _ => Self::#catch_all { #id_arg method: method.to_owned(), params: Option::<Value>::deserialize(params)?, #(#envelope_none)* },
+                })
+            }
+
+            #set_envelope
+        }
+    }
+
+    /// A notification's `set_envelope`: the envelope members from the message's other members.
+    fn set_envelope(&self) -> TokenStream {
+        let catch_all = &self.catch_all;
+        let body = if self.envelope.is_empty() {
             quote! { let _ = extra; }
         } else {
-            let names: Vec<_> = envelope.iter().map(|f| ident(&f.rust)).collect();
+            let names: Vec<_> = self.envelope.iter().map(|f| ident(&f.rust)).collect();
             // One member binds as itself, more as a tuple.
             let bound = match names.as_slice() {
                 [one] => quote! { #one },
                 _ => quote! { (#(#names,)*) },
             };
-            let arms = methods.iter().map(|m| {
+            let arms = self.methods.iter().map(|m| {
                 let gate = gate(m.experimental);
                 let name = ident(&m.rust);
                 quote! { #gate Self::#name { #(#names,)* .. } => #bound, }
             });
-            let sets = envelope.iter().map(|f| {
+            let sets = self.envelope.iter().map(|f| {
                 let name = ident(&f.rust);
                 let wire = &f.wire;
                 quote! { *#name = codec::member(extra, #wire)?; }
@@ -284,86 +470,131 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
                 Ok(())
             }
         }
-    });
-    let from_parts_doc = if is_request {
-        " Decodes a request from its id, method and raw `params` (absent and `null` are the same)."
-    } else {
-        " Decodes a notification from its method, raw `params` (absent and `null` are the same) and other members."
-    };
-    let deserialize_params_doc = if is_request {
-        " Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none)."
-    } else {
-        " Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`)."
-    };
+    }
 
-    // Encoding.
-    let id_ref = if is_request { quote! { Some(id) } } else { quote! { None } };
-    let write_envelope = if envelope.is_empty() {
-        quote! { |_| Ok(()) }
-    } else {
-        let args = envelope.iter().map(|f| ident(&f.rust));
-        quote! { |map| write_envelope(map, #(#args),*) }
-    };
-    let serialize_arms = methods.iter().map(|m| {
-        let gate = gate(m.experimental);
-        let name = ident(&m.rust);
-        let wire = &m.wire;
-        let id = is_request.then(|| quote! { id, });
-        let (bind, params) = match &m.params {
-            Params::None | Params::Null => (TokenStream::new(), quote! { None::<&()> }),
-            Params::Required(_) => (quote! { params, }, quote! { Some(params) }),
-            Params::Optional(_) => (quote! { params, }, quote! { params.as_ref() }),
-        };
-        quote! {
-            #gate Self::#name { #id #bind #(#envelope_names)* } =>
-                codec::write_message(serializer, #id_ref, #wire, #params, #write_envelope),
-        }
-    });
-    let envelope_writer = (!envelope.is_empty()).then(|| {
-        let params = envelope.iter().map(|f| {
-            let name = ident(&f.rust);
-            let ty = ty_tokens(&f.ty);
-            quote! { #name: &Option<#ty> }
-        });
-        let writes = envelope.iter().map(|f| {
-            let name = ident(&f.rust);
-            let wire = &f.wire;
-            quote! { if let Some(value) = #name { map.serialize_entry(#wire, value)?; } }
+    /// `visit_method`: the marker type of a method, by its wire name.
+    fn visit_method(&self) -> TokenStream {
+        let (module, visitor) = (&self.names.module, &self.names.visitor);
+        let visit_arms = self.methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let wire = &m.wire;
+            quote! { #gate #wire => visitor.visit::<#module::#name>(), }
         });
         quote! {
-            /// Writes the envelope members every notification may carry.
-            fn write_envelope<M: serde::ser::SerializeMap>(map: &mut M, #(#params),*) -> Result<(), M::Error> {
-                #(#writes)*
-                Ok(())
+            /// Calls `visitor` with the marker type of `method`, or its `unrecognized` for a
+            /// method this version of the crate does not know.
+            pub fn visit_method<V: #visitor>(method: &str, visitor: V) -> V::Output {
+                match method {
+                    #(#visit_arms)*
+                    _ => visitor.unrecognized(),
+                }
             }
         }
-    });
+    }
 
-    // Visiting the marker type of a method.
-    let visit_arms = methods.iter().map(|m| {
-        let gate = gate(m.experimental);
-        let name = ident(&m.rust);
-        let wire = &m.wire;
-        quote! { #gate #wire => visitor.visit::<#module::#name>(), }
-    });
+    /// `Serialize` for the message enum: the whole message object, through a
+    /// `codec::MessageWriter` that knows the id, method and envelope, so each arm only hands
+    /// over its params.
+    fn serialize(&self) -> TokenStream {
+        let id = if self.is_request { quote! { Some(self.id()) } } else { quote! { None } };
+        let write_envelope = match self.envelope {
+            [] => quote! { |_| Ok(()) },
+            [_] => quote! { |map| write_envelope(map, self.envelope()) },
+            more => {
+                let names: Vec<_> = more.iter().map(|f| ident(&f.rust)).collect();
+                quote! { |map| { let (#(#names),*) = self.envelope(); write_envelope(map, #(#names),*) } }
+            }
+        };
+        let serialize_arms = self.methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            match &m.params {
+                Params::None | Params::Null => quote! { #gate Self::#name { .. } => message.params(None::<&()>), },
+                Params::Required(_) => quote! { #gate Self::#name { params, .. } => message.params(Some(params)), },
+                Params::Optional(_) => quote! { #gate Self::#name { params, .. } => message.params(params.as_ref()), },
+            }
+        });
+        let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
+        quote! {
+            impl Serialize for #enum_name {
+                fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                    let message = codec::MessageWriter::new(serializer, #id, self.method(), #write_envelope);
+                    match self {
+                        #(#serialize_arms)*
+                        Self::#catch_all { params, .. } => message.params(params.as_ref()),
+                    }
+                }
+            }
+        }
+    }
 
-    let response = n.response.as_ref().map(|response| {
-        let variants = methods.iter().map(|m| {
+    /// `write_envelope`, which the `Serialize` impl calls, when there are envelope members.
+    fn envelope_writer(&self) -> Option<TokenStream> {
+        (!self.envelope.is_empty()).then(|| {
+            let params = self.envelope.iter().map(|f| {
+                let name = ident(&f.rust);
+                let ty = ty_tokens(&f.ty);
+                quote! { #name: &Option<#ty> }
+            });
+            let writes = self.envelope.iter().map(|f| {
+                let name = ident(&f.rust);
+                let wire = &f.wire;
+                quote! { if let Some(value) = #name { map.serialize_entry(#wire, value)?; } }
+            });
+            let names: Vec<_> = self.envelope.iter().map(|f| ident(&f.rust)).collect();
+            let tys: Vec<_> = self.envelope.iter().map(|f| ty_tokens(&f.ty)).collect();
+            // One member is returned as itself, more as a tuple.
+            let (bound, ret) = match (names.as_slice(), tys.as_slice()) {
+                ([one], [ty]) => (quote! { #one }, quote! { &Option<#ty> }),
+                _ => (quote! { (#(#names,)*) }, quote! { (#(&Option<#tys>,)*) }),
+            };
+            let arms = self.methods.iter().map(|m| {
+                let gate = gate(m.experimental);
+                let name = ident(&m.rust);
+                quote! { #gate Self::#name { #(#names,)* .. } => #bound, }
+            });
+            let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
+            quote! {
+                impl #enum_name {
+                    /// The envelope members of this notification.
+                    fn envelope(&self) -> #ret {
+                        match self {
+                            #(#arms)*
+                            Self::#catch_all { #(#names,)* .. } => #bound,
+                        }
+                    }
+                }
+
+                /// Writes the envelope members every notification may carry.
+                fn write_envelope<M: serde::ser::SerializeMap>(map: &mut M, #(#params),*) -> Result<(), M::Error> {
+                    #(#writes)*
+                    Ok(())
+                }
+            }
+        })
+    }
+
+    /// For requests: the enum of results typed by method (`ClientResponse`, `ServerResponse`).
+    fn response_enum(&self) -> Option<TokenStream> {
+        let response = self.names.response.as_ref()?;
+        let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
+        let variants = self.methods.iter().map(|m| {
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
             let ty = ty_tokens(m.response.as_ref().expect("paired"));
-            let doc = format!(" The result of `{}`.", m.wire);
+            let doc = format!(" The result of `{}` ({}).", m.wire, self.marker_link(m));
             // Boxed for the same reason as params.
             quote! { #[doc = #doc] #gate #name(Box<#ty>), }
         });
-        let arms = methods.iter().map(|m| {
+        let arms = self.methods.iter().map(|m| {
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
             let wire = &m.wire;
             quote! { #gate #wire => Self::#name(Deserialize::deserialize(result)?), }
         });
         let doc = format!(" The `result` of a response to a [`{enum_name}`], typed by the request's method.");
-        quote! {
+        Some(quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, PartialEq, Serialize)]
             #[serde(untagged)]
@@ -389,78 +620,6 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
                     })
                 }
             }
-        }
-    });
-
-    let unrecognized_params_doc = " `params` as it came (`None` when absent or `null`).";
-    quote! {
-        #[doc = #module_doc]
-        pub mod #module {
-            #(#markers)*
-        }
-
-        #[doc = #enum_doc]
-        #[derive(Debug, Clone, PartialEq)]
-        pub enum #enum_name {
-            #(#variants)*
-            /// A method this version of the crate does not know, kept as it came.
-            #catch_all {
-                #id_field
-                method: String,
-                #[doc = #unrecognized_params_doc]
-                params: Option<Value>,
-                #(#envelope_fields)*
-            },
-        }
-
-        impl #enum_name {
-            /// The method name on the wire.
-            pub fn method(&self) -> &str {
-                match self {
-                    #(#method_arms)*
-                    Self::#catch_all { method, .. } => method,
-                }
-            }
-
-            #id_fn
-
-            #[doc = #from_parts_doc]
-            pub fn from_parts(#id_param method: &str, params: Option<&RawValue>, #extra_param) -> Result<Self, codec::ParamsError> {
-                #from_parts_body
-            }
-
-            #[doc = #deserialize_params_doc]
-            pub fn deserialize_params<'de, D: Deserializer<'de>>(#id_param method: &str, params: D) -> Result<Self, D::Error> {
-                Ok(match method {
-                    #(#params_arms)*
-                    _ => Self::#catch_all { #id_arg method: method.to_owned(), params: Option::<Value>::deserialize(params)?, #(#envelope_none)* },
-                })
-            }
-
-            #set_envelope
-
-            /// Calls `visitor` with the marker type of `method`, or its `unrecognized` for a
-            /// method this version of the crate does not know.
-            pub fn visit_method<V: #visitor>(method: &str, visitor: V) -> V::Output {
-                match method {
-                    #(#visit_arms)*
-                    _ => visitor.unrecognized(),
-                }
-            }
-        }
-
-        impl Serialize for #enum_name {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                match self {
-                    #(#serialize_arms)*
-                    Self::#catch_all { #id_arg method, params, #(#envelope_names)* } =>
-                        codec::write_message(serializer, #id_ref, method, params.as_ref(), #write_envelope),
-                }
-            }
-        }
-
-        #envelope_writer
-
-        #response
+        })
     }
 }

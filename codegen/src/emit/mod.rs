@@ -12,12 +12,20 @@ use proc_macro2::TokenStream;
 use crate::ir::Ir;
 use crate::Error;
 
+/// A piece of a generated file, in order.
+pub enum Part {
+    /// Items as tokens, laid out by prettyplease.
+    Tokens(TokenStream),
+    /// Source text written as it is: the invocations of the protocol crate's wire macros
+    /// (`wire_struct!`, `wire_enum!`), which prettyplease would put on one line.
+    Text(String),
+}
 
-/// `(file name, tokens)` for each generated file.
-pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, TokenStream)>, Error> {
+/// `(file name, parts)` for each generated file.
+pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, Vec<Part>)>, Error> {
     Ok(vec![
         ("types.rs", types::emit_types(ir)?),
-        ("methods.rs", methods::emit_methods(ir, codex_version)?),
-        ("experimental.rs", experimental::emit_experimental(ir)?),
+        ("methods.rs", vec![Part::Tokens(methods::emit_methods(ir, codex_version)?)]),
+        ("experimental.rs", vec![Part::Tokens(experimental::emit_experimental(ir)?)]),
     ])
 }

@@ -3,7 +3,10 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::docs::{doc_attrs, gate};
+use std::fmt::Write as _;
+
+use super::docs::{deprecation, doc_attrs, doc_comment, doc_lines, gate};
+use super::Part;
 use crate::ir::*;
 use crate::lower::CATCH_ALL;
 use crate::naming;
@@ -13,34 +16,151 @@ use crate::Error;
 pub const RESERVED_NAMES: &[&str] =
     &["String", "Vec", "Option", "Box", "BTreeMap", "Value", "Result", "Serialize", "Deserialize", "Deserializer", "Serializer", "MapAccess"];
 
-pub fn emit_types(ir: &Ir) -> Result<TokenStream, Error> {
-    let mut items = Vec::new();
+pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
+    let mut parts = Vec::new();
+    let mut tokens = TokenStream::new();
     for def in ir.types.values() {
         if RESERVED_NAMES.contains(&def.name.as_str()) {
             return Err(Error::new(&def.pointer, format!("a schema type named `{}` would shadow a name the generated code uses", def.name)));
         }
-        items.push(emit_type(def));
+        // Consecutive tokens are laid out together.
+        for part in emit_type(def) {
+            match part {
+                Part::Tokens(t) => tokens.extend(t),
+                text => {
+                    if !tokens.is_empty() {
+                        parts.push(Part::Tokens(std::mem::take(&mut tokens)));
+                    }
+                    parts.push(text);
+                }
+            }
+        }
     }
-    items.push(null_meaningful_table(ir));
-    let body = quote! { #(#items)* };
+    tokens.extend(null_meaningful_table(ir));
+    parts.push(Part::Tokens(tokens));
     // Import only what the code uses: a small schema may need no `BTreeMap` or `codec`.
-    let text = body.to_string();
+    let text: String = parts
+        .iter()
+        .map(|p| match p {
+            Part::Tokens(t) => t.to_string(),
+            Part::Text(t) => t.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
     let uses = |word: &str| text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word);
     let map = uses("BTreeMap").then(|| quote! { use std::collections::BTreeMap; });
-    let de = uses("Deserializer").then(|| quote! { Deserializer, });
+    let serde_names: Vec<Ident> =
+        ["Deserialize", "Deserializer", "Serialize"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
+    let serde = (!serde_names.is_empty()).then(|| quote! { use serde::{#(#serde_names),*}; });
     let map_access = uses("MapAccess").then(|| quote! { use serde::de::MapAccess; });
     let ser = uses("Serializer").then(|| quote! { use serde::ser::{SerializeMap, Serializer}; });
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let codec = uses("codec").then(|| quote! { use crate::codec; });
-    Ok(quote! {
-        #map
-        use serde::{Deserialize, #de Serialize};
-        #map_access
-        #ser
-        #value
-        #codec
-        #body
-    })
+    let macros: Vec<Ident> = ["wire_enum", "wire_struct"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
+    let macros = (!macros.is_empty()).then(|| quote! { use crate::wire_macros::{#(#macros),*}; });
+    parts.insert(
+        0,
+        Part::Tokens(quote! {
+            #map
+            #serde
+            #map_access
+            #ser
+            #value
+            #codec
+            #macros
+        }),
+    );
+    Ok(parts)
+}
+
+/// The Rust type of a field as declared: the member's type wrapped as its presence needs.
+fn field_ty_text(f: &Field) -> String {
+    let ty = f.ty.rust_text();
+    match f.presence() {
+        Presence::Required => ty,
+        Presence::RequiredNullable | Presence::Optional => format!("Option<{ty}>"),
+        Presence::OptionalNullable => format!("Option<Option<{ty}>>"),
+    }
+}
+
+/// The presence module of `protocol/src/wire_macros.rs` that reads and writes a field.
+fn presence_keyword(f: &Field) -> &'static str {
+    match f.presence() {
+        // A required member whose type is itself nullable reads and writes like one declared
+        // required-and-nullable.
+        Presence::Required if matches!(f.ty, Ty::Option(_)) => "required_nullable",
+        Presence::Required => "required",
+        Presence::RequiredNullable => "required_nullable",
+        Presence::Optional => "optional",
+        Presence::OptionalNullable => "optional_nullable",
+    }
+}
+
+const EXPERIMENTAL_GATE: &str = "#[cfg(feature = \"experimental\")]";
+
+/// A struct as a `wire_struct!` invocation: the declaration with each member's wire name and
+/// presence, from which the macro writes `Serialize` and the decoding.
+fn struct_text(def: &TypeDef, s: &Struct) -> String {
+    let mut out = String::new();
+    if def.experimental {
+        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
+    }
+    out.push_str("wire_struct! {\n");
+    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { ", Default" } else { "" };
+    let _ = writeln!(out, "    #[derive(Debug, Clone, PartialEq{default})]");
+    if s.fields.is_empty() && s.extra.is_none() {
+        let _ = writeln!(out, "    pub struct {} {{}}", def.name);
+        out.push_str("}\n");
+        return out;
+    }
+    let _ = writeln!(out, "    pub struct {} {{", def.name);
+    for f in &s.fields {
+        out.push_str(&doc_comment(&doc_lines(f.doc.as_deref(), f.experimental), "        "));
+        if let Some(note) = deprecation(f.doc.as_deref()) {
+            let _ = writeln!(out, "        #[deprecated(note = {note:?})]");
+        }
+        if f.experimental {
+            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
+        }
+        let _ = writeln!(out, "        pub {}: {} = {:?} ({}),", f.rust, field_ty_text(f), f.wire, presence_keyword(f));
+    }
+    if let Some(extra) = &s.extra {
+        let _ = writeln!(out, "        ..pub {}: BTreeMap<String, {}>", extra_field(s), extra.rust_text());
+    }
+    out.push_str("    }\n");
+    // `new(required...)` for a struct with required members and others: the optional members
+    // start absent. Without it such a struct can only be built by a literal naming every
+    // member, which also breaks when the `experimental` feature adds members.
+    let required: Vec<&Field> = s.fields.iter().filter(|f| presence_keyword(f) == "required").collect();
+    if !required.is_empty() && (required.len() < s.fields.len() || s.extra.is_some()) {
+        let params: Vec<String> = required.iter().map(|f| format!("{}: {}", f.rust, field_ty_text(f))).collect();
+        let _ = writeln!(out, "    fn new({});", params.join(", "));
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// A string enum as a `wire_enum!` invocation: one `Variant = "wire"` line per value, from
+/// which the macro writes `as_str`, `Serialize` and the decoding.
+fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
+    let mut out = String::new();
+    if def.experimental {
+        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
+    }
+    out.push_str("wire_enum! {\n");
+    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    out.push_str("    #[derive(Debug, Clone, PartialEq, Eq, Hash)]\n");
+    let _ = writeln!(out, "    pub enum {} {{", def.name);
+    for v in &e.values {
+        out.push_str(&doc_comment(&doc_lines(v.doc.as_deref(), v.experimental), "        "));
+        if v.experimental {
+            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
+        }
+        let _ = writeln!(out, "        {} = {:?},", v.rust, v.wire);
+    }
+    out.push_str("    }\n}\n");
+    out
 }
 
 /// `NULL_MEANINGFUL_MEMBERS`: the `Option<Option<T>>` members, as data for tools that compare
@@ -79,29 +199,29 @@ fn null_meaningful_table(ir: &Ir) -> TokenStream {
     }
 }
 
-fn emit_type(def: &TypeDef) -> TokenStream {
+/// One named type: structs and string enums as wire-macro text (a struct's constructor as
+/// tokens), the others as tokens.
+fn emit_type(def: &TypeDef) -> Vec<Part> {
     let docs = doc_attrs(def.doc.as_deref(), def.experimental);
     let gate = gate(def.experimental);
     let name = ident(&def.name);
     let (item, impls) = match &def.kind {
+        TypeKind::Struct(s) => {
+            return vec![Part::Text(struct_text(def, s))];
+        }
+        TypeKind::StringEnum(e) => return vec![Part::Text(string_enum_text(def, e))],
         TypeKind::Alias(ty) => {
             let ty = ty_tokens(ty);
             (quote! { pub type #name = #ty; }, Vec::new())
         }
-        TypeKind::Struct(s) => {
-            let (item, mut impls) = emit_struct(&name, s);
-            impls.extend(emit_constructor(&name, s));
-            (item, impls)
-        }
-        TypeKind::StringEnum(e) => emit_string_enum(&name, e),
         TypeKind::Tagged(t) => emit_tagged(&name, t),
         TypeKind::External(e) => emit_external(&name, e),
-        TypeKind::Untagged(u) => (emit_untagged(&name, u), Vec::new()),
+        TypeKind::Untagged(u) => emit_untagged(&name, u),
     };
-    quote! {
+    vec![Part::Tokens(quote! {
         #docs #gate #item
         #( #gate #impls )*
-    }
+    })]
 }
 
 pub fn ident(name: &str) -> Ident {
@@ -152,87 +272,6 @@ pub fn ty_tokens_in(ty: &Ty, prefix: &TokenStream) -> TokenStream {
     }
 }
 
-/// Field declarations. (The wire names live in the `Serialize` and `Deserialize` impls.)
-fn field_decls(fields: &[Field]) -> Vec<TokenStream> {
-    fields
-        .iter()
-        .map(|f| {
-            let docs = doc_attrs(f.doc.as_deref(), f.experimental);
-            let gate = gate(f.experimental);
-            let name = ident(&f.rust);
-            let ty = ty_tokens(&f.ty);
-            let ty = match f.presence() {
-                Presence::Required => ty,
-                Presence::RequiredNullable | Presence::Optional => quote! { Option<#ty> },
-                Presence::OptionalNullable => quote! { Option<Option<#ty>> },
-            };
-            quote! { #docs #gate pub #name: #ty, }
-        })
-        .collect()
-}
-
-fn emit_struct(name: &Ident, s: &Struct) -> (TokenStream, Vec<TokenStream>) {
-    let mut decls = field_decls(&s.fields);
-    let extra_field = extra_field(s);
-    if let Some(extra) = &s.extra {
-        let ty = ty_tokens(extra);
-        decls.push(quote! {
-            /// Members the schema leaves open (`additionalProperties`), kept as they came.
-            pub #extra_field: BTreeMap<String, #ty>,
-        });
-    }
-    let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { quote! { , Default } } else { quote! {} };
-    let item = quote! {
-        #[derive(Debug, Clone, PartialEq #default)]
-        pub struct #name {
-            #(#decls)*
-        }
-    };
-    let mut impls = vec![emit_struct_encode(name, s, &extra_field)];
-    impls.extend(emit_struct_decode(name, s, &extra_field));
-    (item, impls)
-}
-
-/// `Serialize` for a struct: its members in declaration order, an optional member only
-/// when `Some` (so `Some(None)` of an `Option<Option<T>>` is an explicit `null`), then the
-/// open object's other members.
-fn emit_struct_encode(name: &Ident, s: &Struct, extra_field: &Ident) -> TokenStream {
-    let writes = s.fields.iter().map(|f| {
-        let gate = gate(f.experimental);
-        let field = ident(&f.rust);
-        let wire = &f.wire;
-        match f.presence() {
-            Presence::Required | Presence::RequiredNullable => quote! { #gate map.serialize_entry(#wire, &self.#field)?; },
-            Presence::Optional | Presence::OptionalNullable => quote! {
-                #gate
-                if let Some(value) = &self.#field {
-                    map.serialize_entry(#wire, value)?;
-                }
-            },
-        }
-    });
-    let extra = s.extra.as_ref().map(|_| {
-        quote! {
-            for (key, value) in &self.#extra_field {
-                map.serialize_entry(key, value)?;
-            }
-        }
-    });
-    let map = if s.fields.is_empty() && s.extra.is_none() { quote! { map } } else { quote! { mut map } };
-    let allow = all_experimental(s).then(|| quote! { #[cfg_attr(not(feature = "experimental"), allow(unused_mut))] });
-    quote! {
-        impl Serialize for #name {
-            #allow
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let #map = serializer.serialize_map(None)?;
-                #(#writes)*
-                #extra
-                map.end()
-            }
-        }
-    }
-}
-
 /// `Deserialize` for a named type through its `codec` function (`via(deserializer)`).
 fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
     quote! {
@@ -244,195 +283,9 @@ fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
     }
 }
 
-/// Whether every member is experimental (so the stable build of the struct has none).
-fn all_experimental(s: &Struct) -> bool {
-    !s.fields.is_empty() && s.extra.is_none() && s.fields.iter().all(|f| f.experimental)
-}
-
 /// The field that keeps the members of an open object.
 fn extra_field(s: &Struct) -> Ident {
     if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") }
-}
-
-/// `Deserialize` for a struct, through `codec::DecodeStruct`: one slot per member, the key
-/// matched as a string, unknown keys skipped (or kept in the open object's map).
-///
-/// Each slot is an `Option` of what the member decodes as, so absent is `None`; a required
-/// member that is absent is an error naming it. `null` reads as the member's `Option` type
-/// reads it: `None` for `Option<T>`, `Some(None)` for `Option<Option<T>>` (whose slot is
-/// then `Some`), which is what makes explicit `null` and absent different there.
-fn emit_struct_decode(name: &Ident, s: &Struct, extra_field: &Ident) -> Vec<TokenStream> {
-    // A slot is named like its field, unless that is a name the body uses.
-    let slot = |f: &Field| {
-        let bare = naming::bare(&f.rust);
-        if ["map", "key"].contains(&bare) || *extra_field == bare {
-            format_ident!("{}_member", bare)
-        } else {
-            ident(&f.rust)
-        }
-    };
-    let slots = s.fields.iter().map(|f| {
-        let gate = gate(f.experimental);
-        let slot = slot(f);
-        let ty = ty_tokens(&f.ty);
-        let value = match f.presence() {
-            Presence::Required => ty,
-            _ => quote! { Option<#ty> },
-        };
-        quote! { #gate let mut #slot: Option<#value> = None; }
-    });
-    let arms = s.fields.iter().map(|f| {
-        let gate = gate(f.experimental);
-        let slot = slot(f);
-        let wire = &f.wire;
-        quote! { #gate #wire => codec::read_member(&mut map, &mut #slot, #wire)?, }
-    });
-    let inits = s.fields.iter().map(|f| {
-        let gate = gate(f.experimental);
-        let field = ident(&f.rust);
-        let slot = slot(f);
-        let wire = &f.wire;
-        let value = match f.presence() {
-            Presence::Required if matches!(f.ty, Ty::Option(_)) => quote! { #slot.flatten() },
-            Presence::Required => quote! { codec::required(#slot, #wire)? },
-            Presence::RequiredNullable | Presence::Optional => quote! { #slot.flatten() },
-            Presence::OptionalNullable if slot == field => return quote! { #gate #field, },
-            Presence::OptionalNullable => quote! { #slot },
-        };
-        quote! { #gate #field: #value, }
-    });
-    let (extra_slot, unknown, extra_init) = match &s.extra {
-        Some(_) => (
-            quote! { let mut #extra_field = BTreeMap::new(); },
-            quote! { { #extra_field.insert(key.into_owned(), map.next_value()?); } },
-            quote! { #extra_field, },
-        ),
-        None => (TokenStream::new(), quote! { codec::skip_member(&mut map)? }, TokenStream::new()),
-    };
-    let read = if s.fields.is_empty() && s.extra.is_none() {
-        quote! {
-            while codec::next_key(&mut map)?.is_some() {
-                codec::skip_member(&mut map)?;
-            }
-        }
-    } else if s.fields.is_empty() {
-        quote! {
-            while let Some(key) = codec::next_key(&mut map)? {
-                #unknown
-            }
-        }
-    } else {
-        quote! {
-            while let Some(key) = codec::next_key(&mut map)? {
-                match key.as_ref() {
-                    #(#arms)*
-                    _ => #unknown,
-                }
-            }
-        }
-    };
-    let expecting = format!("struct {name}");
-    let allow = all_experimental(s).then(|| {
-        quote! { #[cfg_attr(not(feature = "experimental"), allow(unused_mut, clippy::match_single_binding))] }
-    });
-    vec![
-        quote! {
-            impl codec::DecodeStruct for #name {
-                const EXPECTING: &'static str = #expecting;
-
-                #allow
-                fn visit_members<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-                    #(#slots)*
-                    #extra_slot
-                    #read
-                    Ok(Self { #(#inits)* #extra_init })
-                }
-            }
-        },
-        deserialize_impl(name, quote! { codec::deserialize_struct }),
-    ]
-}
-
-/// `new(required...)` for a struct with required members and others: the optional members
-/// start absent. Without it such a struct can only be built by a literal naming every member,
-/// which also breaks when the `experimental` feature adds members.
-fn emit_constructor(name: &Ident, s: &Struct) -> Option<TokenStream> {
-    let required: Vec<&Field> = s.fields.iter().filter(|f| f.presence() == Presence::Required).collect();
-    if required.is_empty() || (required.len() == s.fields.len() && s.extra.is_none()) {
-        return None;
-    }
-    let params = required.iter().map(|f| {
-        let name = ident(&f.rust);
-        let ty = ty_tokens(&f.ty);
-        quote! { #name: #ty }
-    });
-    let inits = s.fields.iter().map(|f| {
-        let name = ident(&f.rust);
-        let gate = gate(f.experimental);
-        if f.presence() == Presence::Required {
-            quote! { #gate #name, }
-        } else {
-            quote! { #gate #name: None, }
-        }
-    });
-    let extra = s.extra.as_ref().map(|_| {
-        let field = extra_field(s);
-        quote! { #field: BTreeMap::new(), }
-    });
-    Some(quote! {
-        impl #name {
-            /// The required members; every optional member starts absent.
-            pub fn new(#(#params),*) -> Self {
-                Self { #(#inits)* #extra }
-            }
-        }
-    })
-}
-
-fn emit_string_enum(name: &Ident, e: &StringEnum) -> (TokenStream, Vec<TokenStream>) {
-    let catch_all = format_ident!("{}", CATCH_ALL);
-    let (container, renames) = variant_renames(e.values.iter().map(|v| (v.rust.as_str(), v.wire.as_str())));
-    let variants = e.values.iter().zip(renames).map(|(v, rename)| {
-        let docs = doc_attrs(v.doc.as_deref(), v.experimental);
-        let gate = gate(v.experimental);
-        let rust = ident(&v.rust);
-        quote! { #docs #gate #rename #rust, }
-    });
-    let arms = e.values.iter().map(|v| {
-        let gate = gate(v.experimental);
-        let rust = ident(&v.rust);
-        let wire = &v.wire;
-        quote! { #gate #wire => Self::#rust, }
-    });
-    let expecting = format!("`{name}` (a string)");
-    let item = quote! {
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-        #container
-        pub enum #name {
-            #(#variants)*
-            /// A value this version of the crate does not know, kept as it came.
-            #[serde(untagged)]
-            #catch_all(String),
-        }
-    };
-    let enum_impl = quote! {
-        impl codec::StringEnum for #name {
-            const EXPECTING: &'static str = #expecting;
-
-            fn from_wire(value: &str) -> Option<Self> {
-                Some(match value {
-                    #(#arms)*
-                    _ => return None,
-                })
-            }
-
-            fn unrecognized(value: String) -> Self {
-                Self::#catch_all(value)
-            }
-        }
-    };
-    let de_impl = deserialize_impl(name, quote! { codec::deserialize_string_enum });
-    (item, vec![enum_impl, de_impl])
 }
 
 /// A serde `rename_all` rule: its name and how serde applies it to a PascalCase variant name.
@@ -593,7 +446,12 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
     (item, vec![union_impl, de_impl])
 }
 
-fn emit_untagged(name: &Ident, u: &Untagged) -> TokenStream {
+/// An untagged union: `Serialize` derived (each arm as its own JSON), `Deserialize` written
+/// out. A union of plain scalars (`RequestId`) is read from the scalar; any other picks its
+/// arm from the buffered value by what each arm's schema accepts ([`ArmMatch`]: JSON type,
+/// required members, enum and const members, closed objects), the way the schema would pick
+/// it, and decodes only that arm.
+fn emit_untagged(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStream>) {
     let variants = u.arms.iter().map(|a| {
         let docs = doc_attrs(a.doc.as_deref(), a.experimental);
         let gate = gate(a.experimental);
@@ -604,11 +462,125 @@ fn emit_untagged(name: &Ident, u: &Untagged) -> TokenStream {
     // Scalar unions (`RequestId`: string or integer) can be map keys.
     let scalar = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool));
     let eq_hash = if scalar { quote! { Eq, Hash, } } else { TokenStream::new() };
-    quote! {
-        #[derive(Debug, Clone, PartialEq, #eq_hash Serialize, Deserialize)]
+    let item = quote! {
+        #[derive(Debug, Clone, PartialEq, #eq_hash Serialize)]
         #[serde(untagged)]
         pub enum #name {
             #(#variants)*
+        }
+    };
+    let arm_names = u.arms.iter().map(|a| a.rust.as_str()).collect::<Vec<_>>().join(", ");
+    let expecting = format!("`{name}` (one of: {arm_names})");
+    let scalar_only = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool | Ty::Float));
+    if scalar_only {
+        let tries = u.arms.iter().map(|a| {
+            let gate = gate(a.experimental);
+            let rust = ident(&a.rust);
+            let read = match &a.ty {
+                Ty::String => quote! { scalar.as_str().map(str::to_owned) },
+                Ty::Bool => quote! { scalar.as_bool() },
+                Ty::Float => quote! { scalar.as_f64() },
+                int => {
+                    let t = ty_tokens(int);
+                    quote! { scalar.as_int::<#t>() }
+                }
+            };
+            quote! {
+                #gate
+                if let Some(value) = #read {
+                    return Some(Self::#rust(value));
+                }
+            }
+        });
+        let union_impl = quote! {
+            impl codec::ScalarUnion for #name {
+                const EXPECTING: &'static str = #expecting;
+
+                fn from_scalar(scalar: codec::Scalar<'_>) -> Option<Self> {
+                    #(#tries)*
+                    None
+                }
+            }
+        };
+        return (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_scalar_union })]);
+    }
+    let entries = |stable_only: bool| {
+        let items = u.arms.iter().enumerate().filter(|(_, a)| !(stable_only && a.experimental)).map(|(i, a)| {
+            let m = match_tokens(&a.accepts);
+            quote! { (#i, #m) }
+        });
+        quote! { &[#(#items),*] }
+    };
+    let arms_const = if u.arms.iter().any(|a| a.experimental) {
+        let (all, stable) = (entries(false), entries(true));
+        quote! {
+            #[cfg(feature = "experimental")]
+            const ARMS: &'static [(usize, codec::Match)] = #all;
+            #[cfg(not(feature = "experimental"))]
+            const ARMS: &'static [(usize, codec::Match)] = #stable;
+        }
+    } else {
+        let all = entries(false);
+        quote! { const ARMS: &'static [(usize, codec::Match)] = #all; }
+    };
+    let decodes = u.arms.iter().enumerate().map(|(i, a)| {
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        quote! { #gate #i => Self::#rust(Deserialize::deserialize(deserializer)?), }
+    });
+    let union_impl = quote! {
+        impl codec::UntaggedUnion for #name {
+            const EXPECTING: &'static str = #expecting;
+            #arms_const
+
+            fn decode_arm(
+                arm: usize,
+                deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+            ) -> serde_json::Result<Self> {
+                Ok(match arm {
+                    #(#decodes)*
+                    _ => return Err(serde::de::Error::custom("no such variant")),
+                })
+            }
+        }
+    };
+    (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_untagged })])
+}
+
+/// A [`codec::Match`] literal for what an arm accepts.
+fn match_tokens(m: &ArmMatch) -> TokenStream {
+    let strs = |v: &[String]| quote! { &[#(#v),*] };
+    match m {
+        ArmMatch::Any => quote! { codec::Match::Any },
+        ArmMatch::Types(types) => {
+            let types = types.iter().map(|t| {
+                let t = format_ident!("{}", format!("{t:?}"));
+                quote! { codec::JsonType::#t }
+            });
+            quote! { codec::Match::Types(&[#(#types),*]) }
+        }
+        ArmMatch::Strings(values) => {
+            let values = strs(values);
+            quote! { codec::Match::Strings(#values) }
+        }
+        ArmMatch::Object(o) => {
+            let required = strs(&o.required);
+            let members = o.members.iter().map(|(member, m)| {
+                let m = match_tokens(m);
+                quote! { (#member, #m) }
+            });
+            let closed = match &o.closed {
+                Some(c) => {
+                    let c = strs(c);
+                    quote! { Some(#c) }
+                }
+                None => quote! { None },
+            };
+            quote! { codec::Match::Object { required: #required, members: &[#(#members),*], closed: #closed } }
+        }
+        ArmMatch::AnyOf(arms) => {
+            let arms = arms.iter().map(match_tokens);
+            quote! { codec::Match::AnyOf(&[#(#arms),*]) }
         }
     }
 }

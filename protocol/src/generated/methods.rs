@@ -9,9 +9,36 @@ use super::types::*;
 use crate::codec;
 /// The codex release whose schema this crate was generated from.
 pub const CODEX_VERSION: &str = "0.169.0";
+/// Keeps the items after the version when this crate was generated from that codex
+/// release ([`CODEX_VERSION`]); otherwise puts in their place one test that fails and
+/// says why.
+///
+/// For tests written against one release's types, which name types, members and
+/// variants another release may not have: after `cargo xtask regen` from another
+/// release they still compile, and the failing test asks for them to be checked
+/// against the new types (and the version they name changed). Set
+/// `CODEX_APP_SKIP_PINNED_TESTS=1` to have it pass with a note instead.
+///
+/// ```
+/// codex_app_protocol::pinned_to_codex! { "0.0.0-not-this-one",
+///     fn uses_types_of_another_release() {}
+/// }
+/// ```
+#[macro_export]
+macro_rules! pinned_to_codex {
+    ("0.169.0", $($item:item)*) => {
+        $($item)*
+    };
+    ($version:literal, $($item:item)*) => {
+        #[test] fn pinned_to_another_codex_release() {
+        $crate::pinned_tests_left_out($version); }
+    };
+}
 /// Marker types for the requests the client sends, one per method.
 pub mod request {
     /// `initialize`
+    ///
+    /// Takes params [`InitializeParams`](crate::InitializeParams); answered with [`InitializeResponse`](crate::InitializeResponse).
     #[derive(Debug)]
     pub enum Initialize {}
     impl crate::Request for Initialize {
@@ -20,6 +47,8 @@ pub mod request {
         type Response = super::InitializeResponse;
     }
     /// `server/diagnostics`
+    ///
+    /// Takes params [`ServerDiagnosticsParams`](crate::ServerDiagnosticsParams); answered with [`ServerDiagnosticsResponse`](crate::ServerDiagnosticsResponse).
     ///
     /// Read content-free, process-local diagnostics.
     ///
@@ -35,6 +64,8 @@ pub mod request {
     }
     /// `userVerification/status`
     ///
+    /// Takes params [`UserVerificationStatusParams`](crate::UserVerificationStatusParams); answered with [`UserVerificationStatusResponse`](crate::UserVerificationStatusResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -46,6 +77,8 @@ pub mod request {
         type Response = super::UserVerificationStatusResponse;
     }
     /// `userVerification/enroll`
+    ///
+    /// Takes params [`UserVerificationEnrollParams`](crate::UserVerificationEnrollParams); answered with [`UserVerificationEnrollResponse`](crate::UserVerificationEnrollResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -59,6 +92,8 @@ pub mod request {
     }
     /// `userVerification/delete`
     ///
+    /// Takes params [`UserVerificationDeleteParams`](crate::UserVerificationDeleteParams); answered with [`UserVerificationDeleteResponse`](crate::UserVerificationDeleteResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -70,6 +105,8 @@ pub mod request {
         type Response = super::UserVerificationDeleteResponse;
     }
     /// `userVerification/verify`
+    ///
+    /// Takes params [`UserVerificationVerifyParams`](crate::UserVerificationVerifyParams); answered with [`UserVerificationVerifyResponse`](crate::UserVerificationVerifyResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -83,6 +120,8 @@ pub mod request {
     }
     /// `userVerification/cancel`
     ///
+    /// Takes params [`UserVerificationCancelParams`](crate::UserVerificationCancelParams); answered with [`UserVerificationCancelResponse`](crate::UserVerificationCancelResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -95,7 +134,7 @@ pub mod request {
     }
     /// `thread/start`
     ///
-    /// NEW APIs
+    /// Takes params [`ThreadStartParams`](crate::ThreadStartParams); answered with [`ThreadStartResponse`](crate::ThreadStartResponse).
     #[derive(Debug)]
     pub enum ThreadStart {}
     impl crate::Request for ThreadStart {
@@ -104,6 +143,8 @@ pub mod request {
         type Response = super::ThreadStartResponse;
     }
     /// `thread/resume`
+    ///
+    /// Takes params [`ThreadResumeParams`](crate::ThreadResumeParams); answered with [`ThreadResumeResponse`](crate::ThreadResumeResponse).
     #[derive(Debug)]
     pub enum ThreadResume {}
     impl crate::Request for ThreadResume {
@@ -112,6 +153,8 @@ pub mod request {
         type Response = super::ThreadResumeResponse;
     }
     /// `thread/fork`
+    ///
+    /// Takes params [`ThreadForkParams`](crate::ThreadForkParams); answered with [`ThreadForkResponse`](crate::ThreadForkResponse).
     #[derive(Debug)]
     pub enum ThreadFork {}
     impl crate::Request for ThreadFork {
@@ -120,6 +163,8 @@ pub mod request {
         type Response = super::ThreadForkResponse;
     }
     /// `thread/sample`
+    ///
+    /// Takes params [`ThreadSampleParams`](crate::ThreadSampleParams); answered with [`ThreadSampleResponse`](crate::ThreadSampleResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -133,6 +178,8 @@ pub mod request {
     }
     /// `thread/sample/cancel`
     ///
+    /// Takes params [`ThreadSampleCancelParams`](crate::ThreadSampleCancelParams); answered with [`ThreadSampleCancelResponse`](crate::ThreadSampleCancelResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -144,6 +191,8 @@ pub mod request {
         type Response = super::ThreadSampleCancelResponse;
     }
     /// `thread/archive`
+    ///
+    /// Takes params [`ThreadArchiveParams`](crate::ThreadArchiveParams); answered with [`ThreadArchiveResponse`](crate::ThreadArchiveResponse).
     #[derive(Debug)]
     pub enum ThreadArchive {}
     impl crate::Request for ThreadArchive {
@@ -152,6 +201,8 @@ pub mod request {
         type Response = super::ThreadArchiveResponse;
     }
     /// `thread/delete`
+    ///
+    /// Takes params [`ThreadDeleteParams`](crate::ThreadDeleteParams); answered with [`ThreadDeleteResponse`](crate::ThreadDeleteResponse).
     #[derive(Debug)]
     pub enum ThreadDelete {}
     impl crate::Request for ThreadDelete {
@@ -160,6 +211,8 @@ pub mod request {
         type Response = super::ThreadDeleteResponse;
     }
     /// `thread/unsubscribe`
+    ///
+    /// Takes params [`ThreadUnsubscribeParams`](crate::ThreadUnsubscribeParams); answered with [`ThreadUnsubscribeResponse`](crate::ThreadUnsubscribeResponse).
     #[derive(Debug)]
     pub enum ThreadUnsubscribe {}
     impl crate::Request for ThreadUnsubscribe {
@@ -168,6 +221,8 @@ pub mod request {
         type Response = super::ThreadUnsubscribeResponse;
     }
     /// `thread/increment_elicitation`
+    ///
+    /// Takes params [`ThreadIncrementElicitationParams`](crate::ThreadIncrementElicitationParams); answered with [`ThreadIncrementElicitationResponse`](crate::ThreadIncrementElicitationResponse).
     ///
     /// Increment the thread-local out-of-band elicitation counter.
     ///
@@ -185,6 +240,8 @@ pub mod request {
     }
     /// `thread/decrement_elicitation`
     ///
+    /// Takes params [`ThreadDecrementElicitationParams`](crate::ThreadDecrementElicitationParams); answered with [`ThreadDecrementElicitationResponse`](crate::ThreadDecrementElicitationResponse).
+    ///
     /// Decrement the thread-local out-of-band elicitation counter.
     ///
     /// When the count reaches zero, timeout accounting resumes for the thread.
@@ -200,6 +257,8 @@ pub mod request {
         type Response = super::ThreadDecrementElicitationResponse;
     }
     /// `thread/name/set`
+    ///
+    /// Takes params [`ThreadSetNameParams`](crate::ThreadSetNameParams); answered with [`ThreadSetNameResponse`](crate::ThreadSetNameResponse).
     #[derive(Debug)]
     pub enum ThreadNameSet {}
     impl crate::Request for ThreadNameSet {
@@ -208,6 +267,8 @@ pub mod request {
         type Response = super::ThreadSetNameResponse;
     }
     /// `thread/prediction/request`
+    ///
+    /// Takes params [`ThreadPredictionRequestParams`](crate::ThreadPredictionRequestParams); answered with [`ThreadPredictionRequestResponse`](crate::ThreadPredictionRequestResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -220,6 +281,8 @@ pub mod request {
         type Response = super::ThreadPredictionRequestResponse;
     }
     /// `thread/goal/set`
+    ///
+    /// Takes params [`ThreadGoalSetParams`](crate::ThreadGoalSetParams); answered with [`ThreadGoalSetResponse`](crate::ThreadGoalSetResponse).
     #[derive(Debug)]
     pub enum ThreadGoalSet {}
     impl crate::Request for ThreadGoalSet {
@@ -228,6 +291,8 @@ pub mod request {
         type Response = super::ThreadGoalSetResponse;
     }
     /// `thread/goal/get`
+    ///
+    /// Takes params [`ThreadGoalGetParams`](crate::ThreadGoalGetParams); answered with [`ThreadGoalGetResponse`](crate::ThreadGoalGetResponse).
     #[derive(Debug)]
     pub enum ThreadGoalGet {}
     impl crate::Request for ThreadGoalGet {
@@ -236,6 +301,8 @@ pub mod request {
         type Response = super::ThreadGoalGetResponse;
     }
     /// `thread/goal/clear`
+    ///
+    /// Takes params [`ThreadGoalClearParams`](crate::ThreadGoalClearParams); answered with [`ThreadGoalClearResponse`](crate::ThreadGoalClearResponse).
     #[derive(Debug)]
     pub enum ThreadGoalClear {}
     impl crate::Request for ThreadGoalClear {
@@ -244,6 +311,8 @@ pub mod request {
         type Response = super::ThreadGoalClearResponse;
     }
     /// `thread/queue/add`
+    ///
+    /// Takes params [`ThreadQueueAddParams`](crate::ThreadQueueAddParams); answered with [`ThreadQueueAddResponse`](crate::ThreadQueueAddResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -257,6 +326,8 @@ pub mod request {
     }
     /// `thread/queue/list`
     ///
+    /// Takes params [`ThreadQueueListParams`](crate::ThreadQueueListParams); answered with [`ThreadQueueListResponse`](crate::ThreadQueueListResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -268,6 +339,8 @@ pub mod request {
         type Response = super::ThreadQueueListResponse;
     }
     /// `thread/queue/update`
+    ///
+    /// Takes params [`ThreadQueueUpdateParams`](crate::ThreadQueueUpdateParams); answered with [`ThreadQueueUpdateResponse`](crate::ThreadQueueUpdateResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -281,6 +354,8 @@ pub mod request {
     }
     /// `thread/queue/delete`
     ///
+    /// Takes params [`ThreadQueueDeleteParams`](crate::ThreadQueueDeleteParams); answered with [`ThreadQueueDeleteResponse`](crate::ThreadQueueDeleteResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -292,6 +367,8 @@ pub mod request {
         type Response = super::ThreadQueueDeleteResponse;
     }
     /// `thread/queue/reorder`
+    ///
+    /// Takes params [`ThreadQueueReorderParams`](crate::ThreadQueueReorderParams); answered with [`ThreadQueueReorderResponse`](crate::ThreadQueueReorderResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -305,6 +382,8 @@ pub mod request {
     }
     /// `thread/queue/start`
     ///
+    /// Takes params [`ThreadQueueStartParams`](crate::ThreadQueueStartParams); answered with [`ThreadQueueStartResponse`](crate::ThreadQueueStartResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -316,6 +395,8 @@ pub mod request {
         type Response = super::ThreadQueueStartResponse;
     }
     /// `thread/metadata/update`
+    ///
+    /// Takes params [`ThreadMetadataUpdateParams`](crate::ThreadMetadataUpdateParams); answered with [`ThreadMetadataUpdateResponse`](crate::ThreadMetadataUpdateResponse).
     #[derive(Debug)]
     pub enum ThreadMetadataUpdate {}
     impl crate::Request for ThreadMetadataUpdate {
@@ -324,6 +405,8 @@ pub mod request {
         type Response = super::ThreadMetadataUpdateResponse;
     }
     /// `thread/attachment/add`
+    ///
+    /// Takes params [`ThreadAttachmentAddParams`](crate::ThreadAttachmentAddParams); answered with [`ThreadAttachmentAddResponse`](crate::ThreadAttachmentAddResponse).
     #[derive(Debug)]
     pub enum ThreadAttachmentAdd {}
     impl crate::Request for ThreadAttachmentAdd {
@@ -332,6 +415,8 @@ pub mod request {
         type Response = super::ThreadAttachmentAddResponse;
     }
     /// `thread/attachment/list`
+    ///
+    /// Takes params [`ThreadAttachmentListParams`](crate::ThreadAttachmentListParams); answered with [`ThreadAttachmentListResponse`](crate::ThreadAttachmentListResponse).
     #[derive(Debug)]
     pub enum ThreadAttachmentList {}
     impl crate::Request for ThreadAttachmentList {
@@ -340,6 +425,8 @@ pub mod request {
         type Response = super::ThreadAttachmentListResponse;
     }
     /// `thread/attachmentOwner/list`
+    ///
+    /// Takes params [`ThreadAttachmentOwnerListParams`](crate::ThreadAttachmentOwnerListParams); answered with [`ThreadAttachmentOwnerListResponse`](crate::ThreadAttachmentOwnerListResponse).
     #[derive(Debug)]
     pub enum ThreadAttachmentOwnerList {}
     impl crate::Request for ThreadAttachmentOwnerList {
@@ -348,6 +435,8 @@ pub mod request {
         type Response = super::ThreadAttachmentOwnerListResponse;
     }
     /// `thread/attachment/remove`
+    ///
+    /// Takes params [`ThreadAttachmentRemoveParams`](crate::ThreadAttachmentRemoveParams); answered with [`ThreadAttachmentRemoveResponse`](crate::ThreadAttachmentRemoveResponse).
     #[derive(Debug)]
     pub enum ThreadAttachmentRemove {}
     impl crate::Request for ThreadAttachmentRemove {
@@ -356,6 +445,8 @@ pub mod request {
         type Response = super::ThreadAttachmentRemoveResponse;
     }
     /// `thread/section/move`
+    ///
+    /// Takes params [`ThreadSectionMoveParams`](crate::ThreadSectionMoveParams); answered with [`ThreadSectionMoveResponse`](crate::ThreadSectionMoveResponse).
     #[derive(Debug)]
     pub enum ThreadSectionMove {}
     impl crate::Request for ThreadSectionMove {
@@ -364,6 +455,8 @@ pub mod request {
         type Response = super::ThreadSectionMoveResponse;
     }
     /// `thread/settings/update`
+    ///
+    /// Takes params [`ThreadSettingsUpdateParams`](crate::ThreadSettingsUpdateParams); answered with [`ThreadSettingsUpdateResponse`](crate::ThreadSettingsUpdateResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -377,6 +470,8 @@ pub mod request {
     }
     /// `thread/memoryMode/set`
     ///
+    /// Takes params [`ThreadMemoryModeSetParams`](crate::ThreadMemoryModeSetParams); answered with [`ThreadMemoryModeSetResponse`](crate::ThreadMemoryModeSetResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -388,6 +483,8 @@ pub mod request {
         type Response = super::ThreadMemoryModeSetResponse;
     }
     /// `thread/memory/read`
+    ///
+    /// Takes params [`ThreadMemoryReadParams`](crate::ThreadMemoryReadParams); answered with [`ThreadMemoryReadResponse`](crate::ThreadMemoryReadResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -401,6 +498,8 @@ pub mod request {
     }
     /// `memory/status`
     ///
+    /// Takes params [`MemoryStatusParams`](crate::MemoryStatusParams); answered with [`MemoryStatusResponse`](crate::MemoryStatusResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -413,6 +512,8 @@ pub mod request {
     }
     /// `memory/reset`
     ///
+    /// Takes no params; answered with [`MemoryResetResponse`](crate::MemoryResetResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -424,6 +525,8 @@ pub mod request {
         type Response = super::MemoryResetResponse;
     }
     /// `rollout/compress`
+    ///
+    /// Takes no params; answered with [`RolloutCompressResponse`](crate::RolloutCompressResponse).
     ///
     /// Start a best-effort background compression pass for cold local rollouts.
     ///
@@ -438,6 +541,8 @@ pub mod request {
         type Response = super::RolloutCompressResponse;
     }
     /// `thread/unarchive`
+    ///
+    /// Takes params [`ThreadUnarchiveParams`](crate::ThreadUnarchiveParams); answered with [`ThreadUnarchiveResponse`](crate::ThreadUnarchiveResponse).
     #[derive(Debug)]
     pub enum ThreadUnarchive {}
     impl crate::Request for ThreadUnarchive {
@@ -446,6 +551,8 @@ pub mod request {
         type Response = super::ThreadUnarchiveResponse;
     }
     /// `thread/compact/start`
+    ///
+    /// Takes params [`ThreadCompactStartParams`](crate::ThreadCompactStartParams); answered with [`ThreadCompactStartResponse`](crate::ThreadCompactStartResponse).
     #[derive(Debug)]
     pub enum ThreadCompactStart {}
     impl crate::Request for ThreadCompactStart {
@@ -454,6 +561,8 @@ pub mod request {
         type Response = super::ThreadCompactStartResponse;
     }
     /// `thread/shellCommand`
+    ///
+    /// Takes params [`ThreadShellCommandParams`](crate::ThreadShellCommandParams); answered with [`ThreadShellCommandResponse`](crate::ThreadShellCommandResponse).
     #[derive(Debug)]
     pub enum ThreadShellCommand {}
     impl crate::Request for ThreadShellCommand {
@@ -462,6 +571,8 @@ pub mod request {
         type Response = super::ThreadShellCommandResponse;
     }
     /// `thread/approveGuardianDeniedAction`
+    ///
+    /// Takes params [`ThreadApproveGuardianDeniedActionParams`](crate::ThreadApproveGuardianDeniedActionParams); answered with [`ThreadApproveGuardianDeniedActionResponse`](crate::ThreadApproveGuardianDeniedActionResponse).
     #[derive(Debug)]
     pub enum ThreadApproveGuardianDeniedAction {}
     impl crate::Request for ThreadApproveGuardianDeniedAction {
@@ -470,6 +581,8 @@ pub mod request {
         type Response = super::ThreadApproveGuardianDeniedActionResponse;
     }
     /// `thread/backgroundTerminals/clean`
+    ///
+    /// Takes params [`ThreadBackgroundTerminalsCleanParams`](crate::ThreadBackgroundTerminalsCleanParams); answered with [`ThreadBackgroundTerminalsCleanResponse`](crate::ThreadBackgroundTerminalsCleanResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -483,6 +596,8 @@ pub mod request {
     }
     /// `thread/backgroundTerminals/list`
     ///
+    /// Takes params [`ThreadBackgroundTerminalsListParams`](crate::ThreadBackgroundTerminalsListParams); answered with [`ThreadBackgroundTerminalsListResponse`](crate::ThreadBackgroundTerminalsListResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -495,6 +610,8 @@ pub mod request {
     }
     /// `thread/backgroundTerminals/terminate`
     ///
+    /// Takes params [`ThreadBackgroundTerminalsTerminateParams`](crate::ThreadBackgroundTerminalsTerminateParams); answered with [`ThreadBackgroundTerminalsTerminateResponse`](crate::ThreadBackgroundTerminalsTerminateResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -506,6 +623,8 @@ pub mod request {
         type Response = super::ThreadBackgroundTerminalsTerminateResponse;
     }
     /// `thread/revert`
+    ///
+    /// Takes params [`ThreadRevertParams`](crate::ThreadRevertParams); answered with [`ThreadRevertResponse`](crate::ThreadRevertResponse).
     #[derive(Debug)]
     pub enum ThreadRevert {}
     impl crate::Request for ThreadRevert {
@@ -514,6 +633,8 @@ pub mod request {
         type Response = super::ThreadRevertResponse;
     }
     /// `thread/list`
+    ///
+    /// Takes params [`ThreadListParams`](crate::ThreadListParams); answered with [`ThreadListResponse`](crate::ThreadListResponse).
     #[derive(Debug)]
     pub enum ThreadList {}
     impl crate::Request for ThreadList {
@@ -522,6 +643,8 @@ pub mod request {
         type Response = super::ThreadListResponse;
     }
     /// `project/list`
+    ///
+    /// Takes params [`ProjectListParams`](crate::ProjectListParams); answered with [`ProjectListResponse`](crate::ProjectListResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -535,6 +658,8 @@ pub mod request {
     }
     /// `project/read`
     ///
+    /// Takes params [`ProjectReadParams`](crate::ProjectReadParams); answered with [`ProjectReadResponse`](crate::ProjectReadResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -546,6 +671,8 @@ pub mod request {
         type Response = super::ProjectReadResponse;
     }
     /// `project/create`
+    ///
+    /// Takes params [`ProjectCreateParams`](crate::ProjectCreateParams); answered with [`ProjectCreateResponse`](crate::ProjectCreateResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -559,6 +686,8 @@ pub mod request {
     }
     /// `project/import`
     ///
+    /// Takes params [`ProjectImportParams`](crate::ProjectImportParams); answered with [`ProjectImportResponse`](crate::ProjectImportResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -570,6 +699,8 @@ pub mod request {
         type Response = super::ProjectImportResponse;
     }
     /// `project/update`
+    ///
+    /// Takes params [`ProjectUpdateParams`](crate::ProjectUpdateParams); answered with [`ProjectUpdateResponse`](crate::ProjectUpdateResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -583,6 +714,8 @@ pub mod request {
     }
     /// `project/move`
     ///
+    /// Takes params [`ProjectMoveParams`](crate::ProjectMoveParams); answered with [`ProjectMoveResponse`](crate::ProjectMoveResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -595,6 +728,8 @@ pub mod request {
     }
     /// `project/delete`
     ///
+    /// Takes params [`ProjectDeleteParams`](crate::ProjectDeleteParams); answered with [`ProjectDeleteResponse`](crate::ProjectDeleteResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -606,6 +741,8 @@ pub mod request {
         type Response = super::ProjectDeleteResponse;
     }
     /// `threadSection/list`
+    ///
+    /// Takes params [`ThreadSectionListParams`](crate::ThreadSectionListParams); answered with [`ThreadSectionListResponse`](crate::ThreadSectionListResponse).
     #[derive(Debug)]
     pub enum ThreadSectionList {}
     impl crate::Request for ThreadSectionList {
@@ -614,6 +751,8 @@ pub mod request {
         type Response = super::ThreadSectionListResponse;
     }
     /// `threadSection/create`
+    ///
+    /// Takes params [`ThreadSectionCreateParams`](crate::ThreadSectionCreateParams); answered with [`ThreadSectionCreateResponse`](crate::ThreadSectionCreateResponse).
     #[derive(Debug)]
     pub enum ThreadSectionCreate {}
     impl crate::Request for ThreadSectionCreate {
@@ -622,6 +761,8 @@ pub mod request {
         type Response = super::ThreadSectionCreateResponse;
     }
     /// `threadSection/update`
+    ///
+    /// Takes params [`ThreadSectionUpdateParams`](crate::ThreadSectionUpdateParams); answered with [`ThreadSectionUpdateResponse`](crate::ThreadSectionUpdateResponse).
     #[derive(Debug)]
     pub enum ThreadSectionUpdate {}
     impl crate::Request for ThreadSectionUpdate {
@@ -630,6 +771,8 @@ pub mod request {
         type Response = super::ThreadSectionUpdateResponse;
     }
     /// `threadSection/delete`
+    ///
+    /// Takes params [`ThreadSectionDeleteParams`](crate::ThreadSectionDeleteParams); answered with [`ThreadSectionDeleteResponse`](crate::ThreadSectionDeleteResponse).
     #[derive(Debug)]
     pub enum ThreadSectionDelete {}
     impl crate::Request for ThreadSectionDelete {
@@ -638,6 +781,8 @@ pub mod request {
         type Response = super::ThreadSectionDeleteResponse;
     }
     /// `thread/search`
+    ///
+    /// Takes params [`ThreadSearchParams`](crate::ThreadSearchParams); answered with [`ThreadSearchResponse`](crate::ThreadSearchResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -651,6 +796,8 @@ pub mod request {
     }
     /// `thread/searchOccurrences`
     ///
+    /// Takes params [`ThreadSearchOccurrencesParams`](crate::ThreadSearchOccurrencesParams); answered with [`ThreadSearchOccurrencesResponse`](crate::ThreadSearchOccurrencesResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -662,6 +809,8 @@ pub mod request {
         type Response = super::ThreadSearchOccurrencesResponse;
     }
     /// `thread/loaded/list`
+    ///
+    /// Takes params [`ThreadLoadedListParams`](crate::ThreadLoadedListParams); answered with [`ThreadLoadedListResponse`](crate::ThreadLoadedListResponse).
     #[derive(Debug)]
     pub enum ThreadLoadedList {}
     impl crate::Request for ThreadLoadedList {
@@ -670,6 +819,8 @@ pub mod request {
         type Response = super::ThreadLoadedListResponse;
     }
     /// `thread/read`
+    ///
+    /// Takes params [`ThreadReadParams`](crate::ThreadReadParams); answered with [`ThreadReadResponse`](crate::ThreadReadResponse).
     #[derive(Debug)]
     pub enum ThreadRead {}
     impl crate::Request for ThreadRead {
@@ -678,6 +829,8 @@ pub mod request {
         type Response = super::ThreadReadResponse;
     }
     /// `thread/readState/update`
+    ///
+    /// Takes params [`ThreadReadStateUpdateParams`](crate::ThreadReadStateUpdateParams); answered with [`ThreadReadStateUpdateResponse`](crate::ThreadReadStateUpdateResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -690,6 +843,8 @@ pub mod request {
         type Response = super::ThreadReadStateUpdateResponse;
     }
     /// `thread/turns/list`
+    ///
+    /// Takes params [`ThreadTurnsListParams`](crate::ThreadTurnsListParams); answered with [`ThreadTurnsListResponse`](crate::ThreadTurnsListResponse).
     #[derive(Debug)]
     pub enum ThreadTurnsList {}
     impl crate::Request for ThreadTurnsList {
@@ -698,6 +853,8 @@ pub mod request {
         type Response = super::ThreadTurnsListResponse;
     }
     /// `thread/items/list`
+    ///
+    /// Takes params [`ThreadItemsListParams`](crate::ThreadItemsListParams); answered with [`ThreadItemsListResponse`](crate::ThreadItemsListResponse).
     #[derive(Debug)]
     pub enum ThreadItemsList {}
     impl crate::Request for ThreadItemsList {
@@ -706,6 +863,8 @@ pub mod request {
         type Response = super::ThreadItemsListResponse;
     }
     /// `thread/items/read`
+    ///
+    /// Takes params [`ThreadItemsReadParams`](crate::ThreadItemsReadParams); answered with [`ThreadItemsReadResponse`](crate::ThreadItemsReadResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -718,6 +877,8 @@ pub mod request {
         type Response = super::ThreadItemsReadResponse;
     }
     /// `thread/guardianReview`
+    ///
+    /// Takes params [`ThreadGuardianReviewParams`](crate::ThreadGuardianReviewParams); answered with [`ThreadGuardianReviewResponse`](crate::ThreadGuardianReviewResponse).
     ///
     /// Review the idle thread's final injected exec_command without executing it.
     ///
@@ -733,6 +894,8 @@ pub mod request {
     }
     /// `thread/inject_items`
     ///
+    /// Takes params [`ThreadInjectItemsParams`](crate::ThreadInjectItemsParams); answered with [`ThreadInjectItemsResponse`](crate::ThreadInjectItemsResponse).
+    ///
     /// Append raw Responses API items to the thread history without starting a user turn.
     #[derive(Debug)]
     pub enum ThreadInjectItems {}
@@ -742,6 +905,8 @@ pub mod request {
         type Response = super::ThreadInjectItemsResponse;
     }
     /// `thread/prepareApprovedPlan`
+    ///
+    /// Takes params [`ThreadPrepareApprovedPlanParams`](crate::ThreadPrepareApprovedPlanParams); answered with [`ThreadPrepareApprovedPlanResponse`](crate::ThreadPrepareApprovedPlanResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -754,6 +919,8 @@ pub mod request {
         type Response = super::ThreadPrepareApprovedPlanResponse;
     }
     /// `skills/list`
+    ///
+    /// Takes params [`SkillsListParams`](crate::SkillsListParams); answered with [`SkillsListResponse`](crate::SkillsListResponse).
     #[derive(Debug)]
     pub enum SkillsList {}
     impl crate::Request for SkillsList {
@@ -762,6 +929,8 @@ pub mod request {
         type Response = super::SkillsListResponse;
     }
     /// `skills/extraRoots/set`
+    ///
+    /// Takes params [`SkillsExtraRootsSetParams`](crate::SkillsExtraRootsSetParams); answered with [`SkillsExtraRootsSetResponse`](crate::SkillsExtraRootsSetResponse).
     #[derive(Debug)]
     pub enum SkillsExtraRootsSet {}
     impl crate::Request for SkillsExtraRootsSet {
@@ -770,6 +939,8 @@ pub mod request {
         type Response = super::SkillsExtraRootsSetResponse;
     }
     /// `hooks/list`
+    ///
+    /// Takes params [`HooksListParams`](crate::HooksListParams); answered with [`HooksListResponse`](crate::HooksListResponse).
     #[derive(Debug)]
     pub enum HooksList {}
     impl crate::Request for HooksList {
@@ -778,6 +949,8 @@ pub mod request {
         type Response = super::HooksListResponse;
     }
     /// `marketplace/add`
+    ///
+    /// Takes params [`MarketplaceAddParams`](crate::MarketplaceAddParams); answered with [`MarketplaceAddResponse`](crate::MarketplaceAddResponse).
     #[derive(Debug)]
     pub enum MarketplaceAdd {}
     impl crate::Request for MarketplaceAdd {
@@ -786,6 +959,8 @@ pub mod request {
         type Response = super::MarketplaceAddResponse;
     }
     /// `marketplace/remove`
+    ///
+    /// Takes params [`MarketplaceRemoveParams`](crate::MarketplaceRemoveParams); answered with [`MarketplaceRemoveResponse`](crate::MarketplaceRemoveResponse).
     #[derive(Debug)]
     pub enum MarketplaceRemove {}
     impl crate::Request for MarketplaceRemove {
@@ -794,6 +969,8 @@ pub mod request {
         type Response = super::MarketplaceRemoveResponse;
     }
     /// `marketplace/upgrade`
+    ///
+    /// Takes params [`MarketplaceUpgradeParams`](crate::MarketplaceUpgradeParams); answered with [`MarketplaceUpgradeResponse`](crate::MarketplaceUpgradeResponse).
     #[derive(Debug)]
     pub enum MarketplaceUpgrade {}
     impl crate::Request for MarketplaceUpgrade {
@@ -802,6 +979,8 @@ pub mod request {
         type Response = super::MarketplaceUpgradeResponse;
     }
     /// `plugin/list`
+    ///
+    /// Takes params [`PluginListParams`](crate::PluginListParams); answered with [`PluginListResponse`](crate::PluginListResponse).
     #[derive(Debug)]
     pub enum PluginList {}
     impl crate::Request for PluginList {
@@ -810,6 +989,8 @@ pub mod request {
         type Response = super::PluginListResponse;
     }
     /// `plugin/search`
+    ///
+    /// Takes params [`PluginSearchParams`](crate::PluginSearchParams); answered with [`PluginSearchResponse`](crate::PluginSearchResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -822,6 +1003,8 @@ pub mod request {
         type Response = super::PluginSearchResponse;
     }
     /// `plugin/installed`
+    ///
+    /// Takes params [`PluginInstalledParams`](crate::PluginInstalledParams); answered with [`PluginInstalledResponse`](crate::PluginInstalledResponse).
     #[derive(Debug)]
     pub enum PluginInstalled {}
     impl crate::Request for PluginInstalled {
@@ -830,6 +1013,8 @@ pub mod request {
         type Response = super::PluginInstalledResponse;
     }
     /// `plugin/reconcile`
+    ///
+    /// Takes params [`PluginReconcileParams`](crate::PluginReconcileParams); answered with [`PluginReconcileResponse`](crate::PluginReconcileResponse).
     #[derive(Debug)]
     pub enum PluginReconcile {}
     impl crate::Request for PluginReconcile {
@@ -838,6 +1023,8 @@ pub mod request {
         type Response = super::PluginReconcileResponse;
     }
     /// `plugin/read`
+    ///
+    /// Takes params [`PluginReadParams`](crate::PluginReadParams); answered with [`PluginReadResponse`](crate::PluginReadResponse).
     #[derive(Debug)]
     pub enum PluginRead {}
     impl crate::Request for PluginRead {
@@ -846,6 +1033,8 @@ pub mod request {
         type Response = super::PluginReadResponse;
     }
     /// `plugin/skill/read`
+    ///
+    /// Takes params [`PluginSkillReadParams`](crate::PluginSkillReadParams); answered with [`PluginSkillReadResponse`](crate::PluginSkillReadResponse).
     #[derive(Debug)]
     pub enum PluginSkillRead {}
     impl crate::Request for PluginSkillRead {
@@ -854,6 +1043,8 @@ pub mod request {
         type Response = super::PluginSkillReadResponse;
     }
     /// `plugin/share/save`
+    ///
+    /// Takes params [`PluginShareSaveParams`](crate::PluginShareSaveParams); answered with [`PluginShareSaveResponse`](crate::PluginShareSaveResponse).
     #[derive(Debug)]
     pub enum PluginShareSave {}
     impl crate::Request for PluginShareSave {
@@ -862,6 +1053,8 @@ pub mod request {
         type Response = super::PluginShareSaveResponse;
     }
     /// `plugin/share/updateTargets`
+    ///
+    /// Takes params [`PluginShareUpdateTargetsParams`](crate::PluginShareUpdateTargetsParams); answered with [`PluginShareUpdateTargetsResponse`](crate::PluginShareUpdateTargetsResponse).
     #[derive(Debug)]
     pub enum PluginShareUpdateTargets {}
     impl crate::Request for PluginShareUpdateTargets {
@@ -870,6 +1063,8 @@ pub mod request {
         type Response = super::PluginShareUpdateTargetsResponse;
     }
     /// `plugin/share/list`
+    ///
+    /// Takes params [`PluginShareListParams`](crate::PluginShareListParams); answered with [`PluginShareListResponse`](crate::PluginShareListResponse).
     #[derive(Debug)]
     pub enum PluginShareList {}
     impl crate::Request for PluginShareList {
@@ -878,6 +1073,8 @@ pub mod request {
         type Response = super::PluginShareListResponse;
     }
     /// `plugin/share/checkout`
+    ///
+    /// Takes params [`PluginShareCheckoutParams`](crate::PluginShareCheckoutParams); answered with [`PluginShareCheckoutResponse`](crate::PluginShareCheckoutResponse).
     #[derive(Debug)]
     pub enum PluginShareCheckout {}
     impl crate::Request for PluginShareCheckout {
@@ -886,6 +1083,8 @@ pub mod request {
         type Response = super::PluginShareCheckoutResponse;
     }
     /// `plugin/share/delete`
+    ///
+    /// Takes params [`PluginShareDeleteParams`](crate::PluginShareDeleteParams); answered with [`PluginShareDeleteResponse`](crate::PluginShareDeleteResponse).
     #[derive(Debug)]
     pub enum PluginShareDelete {}
     impl crate::Request for PluginShareDelete {
@@ -894,6 +1093,8 @@ pub mod request {
         type Response = super::PluginShareDeleteResponse;
     }
     /// `app/read`
+    ///
+    /// Takes params [`AppsReadParams`](crate::AppsReadParams); answered with [`AppsReadResponse`](crate::AppsReadResponse).
     #[derive(Debug)]
     pub enum AppRead {}
     impl crate::Request for AppRead {
@@ -902,6 +1103,8 @@ pub mod request {
         type Response = super::AppsReadResponse;
     }
     /// `app/list`
+    ///
+    /// Takes params [`AppsListParams`](crate::AppsListParams); answered with [`AppsListResponse`](crate::AppsListResponse).
     #[derive(Debug)]
     pub enum AppList {}
     impl crate::Request for AppList {
@@ -910,6 +1113,8 @@ pub mod request {
         type Response = super::AppsListResponse;
     }
     /// `app/installed`
+    ///
+    /// Takes params [`AppsInstalledParams`](crate::AppsInstalledParams); answered with [`AppsInstalledResponse`](crate::AppsInstalledResponse).
     #[derive(Debug)]
     pub enum AppInstalled {}
     impl crate::Request for AppInstalled {
@@ -918,6 +1123,8 @@ pub mod request {
         type Response = super::AppsInstalledResponse;
     }
     /// `fs/readFile`
+    ///
+    /// Takes params [`FsReadFileParams`](crate::FsReadFileParams); answered with [`FsReadFileResponse`](crate::FsReadFileResponse).
     #[derive(Debug)]
     pub enum FsReadFile {}
     impl crate::Request for FsReadFile {
@@ -926,6 +1133,8 @@ pub mod request {
         type Response = super::FsReadFileResponse;
     }
     /// `fs/writeFile`
+    ///
+    /// Takes params [`FsWriteFileParams`](crate::FsWriteFileParams); answered with [`FsWriteFileResponse`](crate::FsWriteFileResponse).
     #[derive(Debug)]
     pub enum FsWriteFile {}
     impl crate::Request for FsWriteFile {
@@ -934,6 +1143,8 @@ pub mod request {
         type Response = super::FsWriteFileResponse;
     }
     /// `fs/createDirectory`
+    ///
+    /// Takes params [`FsCreateDirectoryParams`](crate::FsCreateDirectoryParams); answered with [`FsCreateDirectoryResponse`](crate::FsCreateDirectoryResponse).
     #[derive(Debug)]
     pub enum FsCreateDirectory {}
     impl crate::Request for FsCreateDirectory {
@@ -942,6 +1153,8 @@ pub mod request {
         type Response = super::FsCreateDirectoryResponse;
     }
     /// `fs/getMetadata`
+    ///
+    /// Takes params [`FsGetMetadataParams`](crate::FsGetMetadataParams); answered with [`FsGetMetadataResponse`](crate::FsGetMetadataResponse).
     #[derive(Debug)]
     pub enum FsGetMetadata {}
     impl crate::Request for FsGetMetadata {
@@ -950,6 +1163,8 @@ pub mod request {
         type Response = super::FsGetMetadataResponse;
     }
     /// `fs/readDirectory`
+    ///
+    /// Takes params [`FsReadDirectoryParams`](crate::FsReadDirectoryParams); answered with [`FsReadDirectoryResponse`](crate::FsReadDirectoryResponse).
     #[derive(Debug)]
     pub enum FsReadDirectory {}
     impl crate::Request for FsReadDirectory {
@@ -958,6 +1173,8 @@ pub mod request {
         type Response = super::FsReadDirectoryResponse;
     }
     /// `fs/remove`
+    ///
+    /// Takes params [`FsRemoveParams`](crate::FsRemoveParams); answered with [`FsRemoveResponse`](crate::FsRemoveResponse).
     #[derive(Debug)]
     pub enum FsRemove {}
     impl crate::Request for FsRemove {
@@ -966,6 +1183,8 @@ pub mod request {
         type Response = super::FsRemoveResponse;
     }
     /// `fs/copy`
+    ///
+    /// Takes params [`FsCopyParams`](crate::FsCopyParams); answered with [`FsCopyResponse`](crate::FsCopyResponse).
     #[derive(Debug)]
     pub enum FsCopy {}
     impl crate::Request for FsCopy {
@@ -974,6 +1193,8 @@ pub mod request {
         type Response = super::FsCopyResponse;
     }
     /// `fs/watch`
+    ///
+    /// Takes params [`FsWatchParams`](crate::FsWatchParams); answered with [`FsWatchResponse`](crate::FsWatchResponse).
     #[derive(Debug)]
     pub enum FsWatch {}
     impl crate::Request for FsWatch {
@@ -982,6 +1203,8 @@ pub mod request {
         type Response = super::FsWatchResponse;
     }
     /// `fs/unwatch`
+    ///
+    /// Takes params [`FsUnwatchParams`](crate::FsUnwatchParams); answered with [`FsUnwatchResponse`](crate::FsUnwatchResponse).
     #[derive(Debug)]
     pub enum FsUnwatch {}
     impl crate::Request for FsUnwatch {
@@ -990,6 +1213,8 @@ pub mod request {
         type Response = super::FsUnwatchResponse;
     }
     /// `skills/config/write`
+    ///
+    /// Takes params [`SkillsConfigWriteParams`](crate::SkillsConfigWriteParams); answered with [`SkillsConfigWriteResponse`](crate::SkillsConfigWriteResponse).
     #[derive(Debug)]
     pub enum SkillsConfigWrite {}
     impl crate::Request for SkillsConfigWrite {
@@ -998,6 +1223,8 @@ pub mod request {
         type Response = super::SkillsConfigWriteResponse;
     }
     /// `plugin/install`
+    ///
+    /// Takes params [`PluginInstallParams`](crate::PluginInstallParams); answered with [`PluginInstallResponse`](crate::PluginInstallResponse).
     #[derive(Debug)]
     pub enum PluginInstall {}
     impl crate::Request for PluginInstall {
@@ -1006,6 +1233,8 @@ pub mod request {
         type Response = super::PluginInstallResponse;
     }
     /// `plugin/uninstall`
+    ///
+    /// Takes params [`PluginUninstallParams`](crate::PluginUninstallParams); answered with [`PluginUninstallResponse`](crate::PluginUninstallResponse).
     #[derive(Debug)]
     pub enum PluginUninstall {}
     impl crate::Request for PluginUninstall {
@@ -1014,6 +1243,8 @@ pub mod request {
         type Response = super::PluginUninstallResponse;
     }
     /// `turn/start`
+    ///
+    /// Takes params [`TurnStartParams`](crate::TurnStartParams); answered with [`TurnStartResponse`](crate::TurnStartResponse).
     #[derive(Debug)]
     pub enum TurnStart {}
     impl crate::Request for TurnStart {
@@ -1022,6 +1253,8 @@ pub mod request {
         type Response = super::TurnStartResponse;
     }
     /// `turn/settings/update`
+    ///
+    /// Takes params [`TurnSettingsUpdateParams`](crate::TurnSettingsUpdateParams); answered with [`TurnSettingsUpdateResponse`](crate::TurnSettingsUpdateResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1034,6 +1267,8 @@ pub mod request {
         type Response = super::TurnSettingsUpdateResponse;
     }
     /// `turn/steer`
+    ///
+    /// Takes params [`TurnSteerParams`](crate::TurnSteerParams); answered with [`TurnSteerResponse`](crate::TurnSteerResponse).
     #[derive(Debug)]
     pub enum TurnSteer {}
     impl crate::Request for TurnSteer {
@@ -1042,6 +1277,8 @@ pub mod request {
         type Response = super::TurnSteerResponse;
     }
     /// `turn/interrupt`
+    ///
+    /// Takes params [`TurnInterruptParams`](crate::TurnInterruptParams); answered with [`TurnInterruptResponse`](crate::TurnInterruptResponse).
     #[derive(Debug)]
     pub enum TurnInterrupt {}
     impl crate::Request for TurnInterrupt {
@@ -1050,6 +1287,8 @@ pub mod request {
         type Response = super::TurnInterruptResponse;
     }
     /// `thread/realtime/start`
+    ///
+    /// Takes params [`ThreadRealtimeStartParams`](crate::ThreadRealtimeStartParams); answered with [`ThreadRealtimeStartResponse`](crate::ThreadRealtimeStartResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1063,6 +1302,8 @@ pub mod request {
     }
     /// `thread/realtime/appendAudio`
     ///
+    /// Takes params [`ThreadRealtimeAppendAudioParams`](crate::ThreadRealtimeAppendAudioParams); answered with [`ThreadRealtimeAppendAudioResponse`](crate::ThreadRealtimeAppendAudioResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1074,6 +1315,8 @@ pub mod request {
         type Response = super::ThreadRealtimeAppendAudioResponse;
     }
     /// `thread/realtime/appendText`
+    ///
+    /// Takes params [`ThreadRealtimeAppendTextParams`](crate::ThreadRealtimeAppendTextParams); answered with [`ThreadRealtimeAppendTextResponse`](crate::ThreadRealtimeAppendTextResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1087,6 +1330,8 @@ pub mod request {
     }
     /// `thread/realtime/appendSpeech`
     ///
+    /// Takes params [`ThreadRealtimeAppendSpeechParams`](crate::ThreadRealtimeAppendSpeechParams); answered with [`ThreadRealtimeAppendSpeechResponse`](crate::ThreadRealtimeAppendSpeechResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1098,6 +1343,8 @@ pub mod request {
         type Response = super::ThreadRealtimeAppendSpeechResponse;
     }
     /// `thread/realtime/stop`
+    ///
+    /// Takes params [`ThreadRealtimeStopParams`](crate::ThreadRealtimeStopParams); answered with [`ThreadRealtimeStopResponse`](crate::ThreadRealtimeStopResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1111,6 +1358,8 @@ pub mod request {
     }
     /// `thread/timeline/list`
     ///
+    /// Takes params [`ThreadTimelineListParams`](crate::ThreadTimelineListParams); answered with [`ThreadTimelineListResponse`](crate::ThreadTimelineListResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1123,6 +1372,8 @@ pub mod request {
     }
     /// `thread/realtime/listVoices`
     ///
+    /// Takes params [`ThreadRealtimeListVoicesParams`](crate::ThreadRealtimeListVoicesParams); answered with [`ThreadRealtimeListVoicesResponse`](crate::ThreadRealtimeListVoicesResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1134,6 +1385,8 @@ pub mod request {
         type Response = super::ThreadRealtimeListVoicesResponse;
     }
     /// `review/start`
+    ///
+    /// Takes params [`ReviewStartParams`](crate::ReviewStartParams); answered with [`ReviewStartResponse`](crate::ReviewStartResponse).
     #[derive(Debug)]
     pub enum ReviewStart {}
     impl crate::Request for ReviewStart {
@@ -1142,6 +1395,8 @@ pub mod request {
         type Response = super::ReviewStartResponse;
     }
     /// `model/list`
+    ///
+    /// Takes params [`ModelListParams`](crate::ModelListParams); answered with [`ModelListResponse`](crate::ModelListResponse).
     #[derive(Debug)]
     pub enum ModelList {}
     impl crate::Request for ModelList {
@@ -1150,6 +1405,8 @@ pub mod request {
         type Response = super::ModelListResponse;
     }
     /// `account/gatewayOAuth/read`
+    ///
+    /// Takes params [`GatewayOAuthReadParams`](crate::GatewayOAuthReadParams) (optional); answered with [`GatewayOAuthReadResponse`](crate::GatewayOAuthReadResponse).
     #[derive(Debug)]
     pub enum AccountGatewayOAuthRead {}
     impl crate::Request for AccountGatewayOAuthRead {
@@ -1158,6 +1415,8 @@ pub mod request {
         type Response = super::GatewayOAuthReadResponse;
     }
     /// `account/gatewayOAuth/login`
+    ///
+    /// Takes params [`GatewayOAuthLoginParams`](crate::GatewayOAuthLoginParams) (optional); answered with [`GatewayOAuthLoginResponse`](crate::GatewayOAuthLoginResponse).
     #[derive(Debug)]
     pub enum AccountGatewayOAuthLogin {}
     impl crate::Request for AccountGatewayOAuthLogin {
@@ -1166,6 +1425,8 @@ pub mod request {
         type Response = super::GatewayOAuthLoginResponse;
     }
     /// `account/gatewayOAuth/cancel`
+    ///
+    /// Takes no params; answered with [`GatewayOAuthCancelResponse`](crate::GatewayOAuthCancelResponse).
     #[derive(Debug)]
     pub enum AccountGatewayOAuthCancel {}
     impl crate::Request for AccountGatewayOAuthCancel {
@@ -1174,6 +1435,8 @@ pub mod request {
         type Response = super::GatewayOAuthCancelResponse;
     }
     /// `modelProvider/list`
+    ///
+    /// Takes params [`ModelProviderListParams`](crate::ModelProviderListParams); answered with [`ModelProviderListResponse`](crate::ModelProviderListResponse).
     #[derive(Debug)]
     pub enum ModelProviderList {}
     impl crate::Request for ModelProviderList {
@@ -1182,6 +1445,8 @@ pub mod request {
         type Response = super::ModelProviderListResponse;
     }
     /// `modelProvider/config/write`
+    ///
+    /// Takes params [`ModelProviderConfigWriteParams`](crate::ModelProviderConfigWriteParams); answered with [`ModelProviderConfigWriteResponse`](crate::ModelProviderConfigWriteResponse).
     #[derive(Debug)]
     pub enum ModelProviderConfigWrite {}
     impl crate::Request for ModelProviderConfigWrite {
@@ -1190,6 +1455,8 @@ pub mod request {
         type Response = super::ModelProviderConfigWriteResponse;
     }
     /// `modelProvider/capabilities/read`
+    ///
+    /// Takes params [`ModelProviderCapabilitiesReadParams`](crate::ModelProviderCapabilitiesReadParams); answered with [`ModelProviderCapabilitiesReadResponse`](crate::ModelProviderCapabilitiesReadResponse).
     #[derive(Debug)]
     pub enum ModelProviderCapabilitiesRead {}
     impl crate::Request for ModelProviderCapabilitiesRead {
@@ -1198,6 +1465,8 @@ pub mod request {
         type Response = super::ModelProviderCapabilitiesReadResponse;
     }
     /// `experimentalFeature/list`
+    ///
+    /// Takes params [`ExperimentalFeatureListParams`](crate::ExperimentalFeatureListParams); answered with [`ExperimentalFeatureListResponse`](crate::ExperimentalFeatureListResponse).
     #[derive(Debug)]
     pub enum ExperimentalFeatureList {}
     impl crate::Request for ExperimentalFeatureList {
@@ -1206,6 +1475,8 @@ pub mod request {
         type Response = super::ExperimentalFeatureListResponse;
     }
     /// `permissionProfile/list`
+    ///
+    /// Takes params [`PermissionProfileListParams`](crate::PermissionProfileListParams); answered with [`PermissionProfileListResponse`](crate::PermissionProfileListResponse).
     #[derive(Debug)]
     pub enum PermissionProfileList {}
     impl crate::Request for PermissionProfileList {
@@ -1214,6 +1485,8 @@ pub mod request {
         type Response = super::PermissionProfileListResponse;
     }
     /// `experimentalFeature/enablement/set`
+    ///
+    /// Takes params [`ExperimentalFeatureEnablementSetParams`](crate::ExperimentalFeatureEnablementSetParams); answered with [`ExperimentalFeatureEnablementSetResponse`](crate::ExperimentalFeatureEnablementSetResponse).
     #[derive(Debug)]
     pub enum ExperimentalFeatureEnablementSet {}
     impl crate::Request for ExperimentalFeatureEnablementSet {
@@ -1222,6 +1495,8 @@ pub mod request {
         type Response = super::ExperimentalFeatureEnablementSetResponse;
     }
     /// `remoteControl/enable`
+    ///
+    /// Takes params [`RemoteControlEnableParams`](crate::RemoteControlEnableParams) (optional); answered with [`RemoteControlEnableResponse`](crate::RemoteControlEnableResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1235,6 +1510,8 @@ pub mod request {
     }
     /// `remoteControl/disable`
     ///
+    /// Takes params [`RemoteControlDisableParams`](crate::RemoteControlDisableParams) (optional); answered with [`RemoteControlDisableResponse`](crate::RemoteControlDisableResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1246,6 +1523,8 @@ pub mod request {
         type Response = super::RemoteControlDisableResponse;
     }
     /// `remoteControl/status/read`
+    ///
+    /// Takes no params; answered with [`RemoteControlStatusReadResponse`](crate::RemoteControlStatusReadResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1259,6 +1538,8 @@ pub mod request {
     }
     /// `remoteControl/pairing/start`
     ///
+    /// Takes params [`RemoteControlPairingStartParams`](crate::RemoteControlPairingStartParams); answered with [`RemoteControlPairingStartResponse`](crate::RemoteControlPairingStartResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1270,6 +1551,8 @@ pub mod request {
         type Response = super::RemoteControlPairingStartResponse;
     }
     /// `remoteControl/pairing/status`
+    ///
+    /// Takes params [`RemoteControlPairingStatusParams`](crate::RemoteControlPairingStatusParams); answered with [`RemoteControlPairingStatusResponse`](crate::RemoteControlPairingStatusResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1283,6 +1566,8 @@ pub mod request {
     }
     /// `remoteControl/client/list`
     ///
+    /// Takes params [`RemoteControlClientsListParams`](crate::RemoteControlClientsListParams); answered with [`RemoteControlClientsListResponse`](crate::RemoteControlClientsListResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1295,6 +1580,8 @@ pub mod request {
     }
     /// `remoteControl/client/revoke`
     ///
+    /// Takes params [`RemoteControlClientsRevokeParams`](crate::RemoteControlClientsRevokeParams); answered with [`RemoteControlClientsRevokeResponse`](crate::RemoteControlClientsRevokeResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1306,6 +1593,8 @@ pub mod request {
         type Response = super::RemoteControlClientsRevokeResponse;
     }
     /// `collaborationMode/list`
+    ///
+    /// Takes params [`CollaborationModeListParams`](crate::CollaborationModeListParams); answered with [`CollaborationModeListResponse`](crate::CollaborationModeListResponse).
     ///
     /// Lists collaboration mode presets.
     ///
@@ -1321,6 +1610,8 @@ pub mod request {
     }
     /// `mock/experimentalMethod`
     ///
+    /// Takes params [`MockExperimentalMethodParams`](crate::MockExperimentalMethodParams); answered with [`MockExperimentalMethodResponse`](crate::MockExperimentalMethodResponse).
+    ///
     /// Test-only method used to validate experimental gating.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -1334,6 +1625,8 @@ pub mod request {
         type Response = super::MockExperimentalMethodResponse;
     }
     /// `environment/add`
+    ///
+    /// Takes params [`EnvironmentAddParams`](crate::EnvironmentAddParams); answered with [`EnvironmentAddResponse`](crate::EnvironmentAddResponse).
     ///
     /// Adds or replaces a remote environment by id for later selection.
     ///
@@ -1349,6 +1642,8 @@ pub mod request {
     }
     /// `environment/info`
     ///
+    /// Takes params [`EnvironmentInfoParams`](crate::EnvironmentInfoParams); answered with [`EnvironmentInfoResponse`](crate::EnvironmentInfoResponse).
+    ///
     /// Reads information from a configured execution environment.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -1363,6 +1658,8 @@ pub mod request {
     }
     /// `environment/status`
     ///
+    /// Takes params [`EnvironmentStatusParams`](crate::EnvironmentStatusParams); answered with [`EnvironmentStatusResponse`](crate::EnvironmentStatusResponse).
+    ///
     /// Reads the current status of a configured execution environment.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -1376,6 +1673,8 @@ pub mod request {
         type Response = super::EnvironmentStatusResponse;
     }
     /// `mcpServer/oauth/login`
+    ///
+    /// Takes params [`McpServerOauthLoginParams`](crate::McpServerOauthLoginParams); answered with [`McpServerOauthLoginResponse`](crate::McpServerOauthLoginResponse).
     #[derive(Debug)]
     pub enum McpServerOauthLogin {}
     impl crate::Request for McpServerOauthLogin {
@@ -1384,6 +1683,8 @@ pub mod request {
         type Response = super::McpServerOauthLoginResponse;
     }
     /// `config/mcpServer/reload`
+    ///
+    /// Takes no params; answered with [`McpServerRefreshResponse`](crate::McpServerRefreshResponse).
     #[derive(Debug)]
     pub enum ConfigMcpServerReload {}
     impl crate::Request for ConfigMcpServerReload {
@@ -1392,6 +1693,8 @@ pub mod request {
         type Response = super::McpServerRefreshResponse;
     }
     /// `mcpServerStatus/list`
+    ///
+    /// Takes params [`ListMcpServerStatusParams`](crate::ListMcpServerStatusParams); answered with [`ListMcpServerStatusResponse`](crate::ListMcpServerStatusResponse).
     #[derive(Debug)]
     pub enum McpServerStatusList {}
     impl crate::Request for McpServerStatusList {
@@ -1400,6 +1703,8 @@ pub mod request {
         type Response = super::ListMcpServerStatusResponse;
     }
     /// `mcpServer/resource/read`
+    ///
+    /// Takes params [`McpResourceReadParams`](crate::McpResourceReadParams); answered with [`McpResourceReadResponse`](crate::McpResourceReadResponse).
     #[derive(Debug)]
     pub enum McpServerResourceRead {}
     impl crate::Request for McpServerResourceRead {
@@ -1408,6 +1713,8 @@ pub mod request {
         type Response = super::McpResourceReadResponse;
     }
     /// `mcpServer/event/stream/start`
+    ///
+    /// Takes params [`McpServerEventStreamStartParams`](crate::McpServerEventStreamStartParams); answered with [`McpServerEventStreamStartResponse`](crate::McpServerEventStreamStartResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1421,6 +1728,8 @@ pub mod request {
     }
     /// `mcpServer/event/stream/stop`
     ///
+    /// Takes params [`McpServerEventStreamStopParams`](crate::McpServerEventStreamStopParams); answered with [`McpServerEventStreamStopResponse`](crate::McpServerEventStreamStopResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1432,6 +1741,8 @@ pub mod request {
         type Response = super::McpServerEventStreamStopResponse;
     }
     /// `mcpServer/tool/call`
+    ///
+    /// Takes params [`McpServerToolCallParams`](crate::McpServerToolCallParams); answered with [`McpServerToolCallResponse`](crate::McpServerToolCallResponse).
     #[derive(Debug)]
     pub enum McpServerToolCall {}
     impl crate::Request for McpServerToolCall {
@@ -1440,6 +1751,8 @@ pub mod request {
         type Response = super::McpServerToolCallResponse;
     }
     /// `windowsSandbox/setupStart`
+    ///
+    /// Takes params [`WindowsSandboxSetupStartParams`](crate::WindowsSandboxSetupStartParams); answered with [`WindowsSandboxSetupStartResponse`](crate::WindowsSandboxSetupStartResponse).
     #[derive(Debug)]
     pub enum WindowsSandboxSetupStart {}
     impl crate::Request for WindowsSandboxSetupStart {
@@ -1448,6 +1761,8 @@ pub mod request {
         type Response = super::WindowsSandboxSetupStartResponse;
     }
     /// `windowsSandbox/readiness`
+    ///
+    /// Takes no params; answered with [`WindowsSandboxReadinessResponse`](crate::WindowsSandboxReadinessResponse).
     #[derive(Debug)]
     pub enum WindowsSandboxReadiness {}
     impl crate::Request for WindowsSandboxReadiness {
@@ -1456,6 +1771,8 @@ pub mod request {
         type Response = super::WindowsSandboxReadinessResponse;
     }
     /// `account/login/start`
+    ///
+    /// Takes params [`LoginAccountParams`](crate::LoginAccountParams); answered with [`LoginAccountResponse`](crate::LoginAccountResponse).
     #[derive(Debug)]
     pub enum AccountLoginStart {}
     impl crate::Request for AccountLoginStart {
@@ -1464,6 +1781,8 @@ pub mod request {
         type Response = super::LoginAccountResponse;
     }
     /// `account/bedrock/discover`
+    ///
+    /// Takes params [`BedrockDiscoverParams`](crate::BedrockDiscoverParams); answered with [`BedrockDiscoverResponse`](crate::BedrockDiscoverResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1477,6 +1796,8 @@ pub mod request {
     }
     /// `account/bedrock/setup`
     ///
+    /// Takes params [`BedrockSetupParams`](crate::BedrockSetupParams); answered with [`BedrockSetupResponse`](crate::BedrockSetupResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1488,6 +1809,8 @@ pub mod request {
         type Response = super::BedrockSetupResponse;
     }
     /// `account/gcp/setup`
+    ///
+    /// Takes params [`GcpSetupParams`](crate::GcpSetupParams); answered with [`GcpSetupResponse`](crate::GcpSetupResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1501,6 +1824,8 @@ pub mod request {
     }
     /// `account/bedrock/checkGovCloudRequirements`
     ///
+    /// Takes params [`BedrockCheckGovCloudRequirementsParams`](crate::BedrockCheckGovCloudRequirementsParams); answered with [`BedrockCheckGovCloudRequirementsResponse`](crate::BedrockCheckGovCloudRequirementsResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1512,6 +1837,8 @@ pub mod request {
         type Response = super::BedrockCheckGovCloudRequirementsResponse;
     }
     /// `account/login/cancel`
+    ///
+    /// Takes params [`CancelLoginAccountParams`](crate::CancelLoginAccountParams); answered with [`CancelLoginAccountResponse`](crate::CancelLoginAccountResponse).
     #[derive(Debug)]
     pub enum AccountLoginCancel {}
     impl crate::Request for AccountLoginCancel {
@@ -1520,6 +1847,8 @@ pub mod request {
         type Response = super::CancelLoginAccountResponse;
     }
     /// `accountSession/list`
+    ///
+    /// Takes params [`AccountSessionsListParams`](crate::AccountSessionsListParams); answered with [`AccountSessionsResponse`](crate::AccountSessionsResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1533,6 +1862,8 @@ pub mod request {
     }
     /// `accountSession/switch`
     ///
+    /// Takes params [`AccountSessionsSwitchParams`](crate::AccountSessionsSwitchParams); answered with [`AccountSessionsSwitchResponse`](crate::AccountSessionsSwitchResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1544,6 +1875,8 @@ pub mod request {
         type Response = super::AccountSessionsSwitchResponse;
     }
     /// `account/logout`
+    ///
+    /// Takes no params; answered with [`LogoutAccountResponse`](crate::LogoutAccountResponse).
     #[derive(Debug)]
     pub enum AccountLogout {}
     impl crate::Request for AccountLogout {
@@ -1552,6 +1885,8 @@ pub mod request {
         type Response = super::LogoutAccountResponse;
     }
     /// `account/securitySetup/read`
+    ///
+    /// Takes no params; answered with [`GetAccountSecuritySetupResponse`](crate::GetAccountSecuritySetupResponse).
     #[derive(Debug)]
     pub enum AccountSecuritySetupRead {}
     impl crate::Request for AccountSecuritySetupRead {
@@ -1560,6 +1895,8 @@ pub mod request {
         type Response = super::GetAccountSecuritySetupResponse;
     }
     /// `account/rateLimits/read`
+    ///
+    /// Takes params [`GetAccountRateLimitsParams`](crate::GetAccountRateLimitsParams) (optional); answered with [`GetAccountRateLimitsResponse`](crate::GetAccountRateLimitsResponse).
     #[derive(Debug)]
     pub enum AccountRateLimitsRead {}
     impl crate::Request for AccountRateLimitsRead {
@@ -1568,6 +1905,8 @@ pub mod request {
         type Response = super::GetAccountRateLimitsResponse;
     }
     /// `account/rateLimitResetCredit/consume`
+    ///
+    /// Takes params [`ConsumeAccountRateLimitResetCreditParams`](crate::ConsumeAccountRateLimitResetCreditParams); answered with [`ConsumeAccountRateLimitResetCreditResponse`](crate::ConsumeAccountRateLimitResetCreditResponse).
     #[derive(Debug)]
     pub enum AccountRateLimitResetCreditConsume {}
     impl crate::Request for AccountRateLimitResetCreditConsume {
@@ -1576,6 +1915,8 @@ pub mod request {
         type Response = super::ConsumeAccountRateLimitResetCreditResponse;
     }
     /// `account/usage/read`
+    ///
+    /// Takes params [`GetAccountTokenUsageParams`](crate::GetAccountTokenUsageParams) (optional); answered with [`GetAccountTokenUsageResponse`](crate::GetAccountTokenUsageResponse).
     #[derive(Debug)]
     pub enum AccountUsageRead {}
     impl crate::Request for AccountUsageRead {
@@ -1584,6 +1925,8 @@ pub mod request {
         type Response = super::GetAccountTokenUsageResponse;
     }
     /// `account/workspaceMessages/read`
+    ///
+    /// Takes no params; answered with [`GetWorkspaceMessagesResponse`](crate::GetWorkspaceMessagesResponse).
     #[derive(Debug)]
     pub enum AccountWorkspaceMessagesRead {}
     impl crate::Request for AccountWorkspaceMessagesRead {
@@ -1592,6 +1935,8 @@ pub mod request {
         type Response = super::GetWorkspaceMessagesResponse;
     }
     /// `account/sendAddCreditsNudgeEmail`
+    ///
+    /// Takes params [`SendAddCreditsNudgeEmailParams`](crate::SendAddCreditsNudgeEmailParams); answered with [`SendAddCreditsNudgeEmailResponse`](crate::SendAddCreditsNudgeEmailResponse).
     #[derive(Debug)]
     pub enum AccountSendAddCreditsNudgeEmail {}
     impl crate::Request for AccountSendAddCreditsNudgeEmail {
@@ -1600,6 +1945,8 @@ pub mod request {
         type Response = super::SendAddCreditsNudgeEmailResponse;
     }
     /// `feedback/upload`
+    ///
+    /// Takes params [`FeedbackUploadParams`](crate::FeedbackUploadParams); answered with [`FeedbackUploadResponse`](crate::FeedbackUploadResponse).
     #[derive(Debug)]
     pub enum FeedbackUpload {}
     impl crate::Request for FeedbackUpload {
@@ -1608,6 +1955,8 @@ pub mod request {
         type Response = super::FeedbackUploadResponse;
     }
     /// `feedback/save`
+    ///
+    /// Takes params [`FeedbackSaveParams`](crate::FeedbackSaveParams); answered with [`FeedbackSaveResponse`](crate::FeedbackSaveResponse).
     #[derive(Debug)]
     pub enum FeedbackSave {}
     impl crate::Request for FeedbackSave {
@@ -1616,6 +1965,8 @@ pub mod request {
         type Response = super::FeedbackSaveResponse;
     }
     /// `command/exec`
+    ///
+    /// Takes params [`CommandExecParams`](crate::CommandExecParams); answered with [`CommandExecResponse`](crate::CommandExecResponse).
     ///
     /// Execute a standalone command (argv vector) under the server's sandbox.
     #[derive(Debug)]
@@ -1627,6 +1978,8 @@ pub mod request {
     }
     /// `command/exec/write`
     ///
+    /// Takes params [`CommandExecWriteParams`](crate::CommandExecWriteParams); answered with [`CommandExecWriteResponse`](crate::CommandExecWriteResponse).
+    ///
     /// Write stdin bytes to a running `command/exec` session or close stdin.
     #[derive(Debug)]
     pub enum CommandExecWrite {}
@@ -1636,6 +1989,8 @@ pub mod request {
         type Response = super::CommandExecWriteResponse;
     }
     /// `command/exec/terminate`
+    ///
+    /// Takes params [`CommandExecTerminateParams`](crate::CommandExecTerminateParams); answered with [`CommandExecTerminateResponse`](crate::CommandExecTerminateResponse).
     ///
     /// Terminate a running `command/exec` session by client-supplied `processId`.
     #[derive(Debug)]
@@ -1647,6 +2002,8 @@ pub mod request {
     }
     /// `command/exec/resize`
     ///
+    /// Takes params [`CommandExecResizeParams`](crate::CommandExecResizeParams); answered with [`CommandExecResizeResponse`](crate::CommandExecResizeResponse).
+    ///
     /// Resize a running PTY-backed `command/exec` session by client-supplied `processId`.
     #[derive(Debug)]
     pub enum CommandExecResize {}
@@ -1656,6 +2013,8 @@ pub mod request {
         type Response = super::CommandExecResizeResponse;
     }
     /// `process/spawn`
+    ///
+    /// Takes params [`ProcessSpawnParams`](crate::ProcessSpawnParams); answered with [`ProcessSpawnResponse`](crate::ProcessSpawnResponse).
     ///
     /// Spawn a standalone process (argv vector) without a Codex sandbox.
     ///
@@ -1671,6 +2030,8 @@ pub mod request {
     }
     /// `process/writeStdin`
     ///
+    /// Takes params [`ProcessWriteStdinParams`](crate::ProcessWriteStdinParams); answered with [`ProcessWriteStdinResponse`](crate::ProcessWriteStdinResponse).
+    ///
     /// Write stdin bytes to a running `process/spawn` session or close stdin.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -1684,6 +2045,8 @@ pub mod request {
         type Response = super::ProcessWriteStdinResponse;
     }
     /// `process/kill`
+    ///
+    /// Takes params [`ProcessKillParams`](crate::ProcessKillParams); answered with [`ProcessKillResponse`](crate::ProcessKillResponse).
     ///
     /// Terminate a running `process/spawn` session by client-supplied `processHandle`.
     ///
@@ -1699,6 +2062,8 @@ pub mod request {
     }
     /// `process/resizePty`
     ///
+    /// Takes params [`ProcessResizePtyParams`](crate::ProcessResizePtyParams); answered with [`ProcessResizePtyResponse`](crate::ProcessResizePtyResponse).
+    ///
     /// Resize a running PTY-backed `process/spawn` session by client-supplied `processHandle`.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -1712,6 +2077,8 @@ pub mod request {
         type Response = super::ProcessResizePtyResponse;
     }
     /// `config/read`
+    ///
+    /// Takes params [`ConfigReadParams`](crate::ConfigReadParams); answered with [`ConfigReadResponse`](crate::ConfigReadResponse).
     #[derive(Debug)]
     pub enum ConfigRead {}
     impl crate::Request for ConfigRead {
@@ -1720,6 +2087,8 @@ pub mod request {
         type Response = super::ConfigReadResponse;
     }
     /// `externalAgentConfig/detect`
+    ///
+    /// Takes params [`ExternalAgentConfigDetectParams`](crate::ExternalAgentConfigDetectParams); answered with [`ExternalAgentConfigDetectResponse`](crate::ExternalAgentConfigDetectResponse).
     #[derive(Debug)]
     pub enum ExternalAgentConfigDetect {}
     impl crate::Request for ExternalAgentConfigDetect {
@@ -1728,6 +2097,8 @@ pub mod request {
         type Response = super::ExternalAgentConfigDetectResponse;
     }
     /// `externalAgentConfig/import`
+    ///
+    /// Takes params [`ExternalAgentConfigImportParams`](crate::ExternalAgentConfigImportParams); answered with [`ExternalAgentConfigImportResponse`](crate::ExternalAgentConfigImportResponse).
     #[derive(Debug)]
     pub enum ExternalAgentConfigImport {}
     impl crate::Request for ExternalAgentConfigImport {
@@ -1736,6 +2107,8 @@ pub mod request {
         type Response = super::ExternalAgentConfigImportResponse;
     }
     /// `externalAgentConfig/import/recordHistory`
+    ///
+    /// Takes params [`ExternalAgentConfigImportHistoryRecordParams`](crate::ExternalAgentConfigImportHistoryRecordParams); answered with [`ExternalAgentConfigImportHistoryRecordResponse`](crate::ExternalAgentConfigImportHistoryRecordResponse).
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportRecordHistory {}
     impl crate::Request for ExternalAgentConfigImportRecordHistory {
@@ -1744,6 +2117,8 @@ pub mod request {
         type Response = super::ExternalAgentConfigImportHistoryRecordResponse;
     }
     /// `externalAgentConfig/import/readHistories`
+    ///
+    /// Takes no params; answered with [`ExternalAgentConfigImportHistoriesReadResponse`](crate::ExternalAgentConfigImportHistoriesReadResponse).
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportReadHistories {}
     impl crate::Request for ExternalAgentConfigImportReadHistories {
@@ -1752,6 +2127,8 @@ pub mod request {
         type Response = super::ExternalAgentConfigImportHistoriesReadResponse;
     }
     /// `config/value/write`
+    ///
+    /// Takes params [`ConfigValueWriteParams`](crate::ConfigValueWriteParams); answered with [`ConfigWriteResponse`](crate::ConfigWriteResponse).
     #[derive(Debug)]
     pub enum ConfigValueWrite {}
     impl crate::Request for ConfigValueWrite {
@@ -1760,6 +2137,8 @@ pub mod request {
         type Response = super::ConfigWriteResponse;
     }
     /// `config/batchWrite`
+    ///
+    /// Takes params [`ConfigBatchWriteParams`](crate::ConfigBatchWriteParams); answered with [`ConfigWriteResponse`](crate::ConfigWriteResponse).
     #[derive(Debug)]
     pub enum ConfigBatchWrite {}
     impl crate::Request for ConfigBatchWrite {
@@ -1768,6 +2147,8 @@ pub mod request {
         type Response = super::ConfigWriteResponse;
     }
     /// `configRequirements/read`
+    ///
+    /// Takes no params; answered with [`ConfigRequirementsReadResponse`](crate::ConfigRequirementsReadResponse).
     #[derive(Debug)]
     pub enum ConfigRequirementsRead {}
     impl crate::Request for ConfigRequirementsRead {
@@ -1776,6 +2157,8 @@ pub mod request {
         type Response = super::ConfigRequirementsReadResponse;
     }
     /// `account/read`
+    ///
+    /// Takes params [`GetAccountParams`](crate::GetAccountParams); answered with [`GetAccountResponse`](crate::GetAccountResponse).
     #[derive(Debug)]
     pub enum AccountRead {}
     impl crate::Request for AccountRead {
@@ -1784,6 +2167,8 @@ pub mod request {
         type Response = super::GetAccountResponse;
     }
     /// `fuzzyFileSearch`
+    ///
+    /// Takes params [`FuzzyFileSearchParams`](crate::FuzzyFileSearchParams); answered with [`FuzzyFileSearchResponse`](crate::FuzzyFileSearchResponse).
     #[derive(Debug)]
     pub enum FuzzyFileSearch {}
     impl crate::Request for FuzzyFileSearch {
@@ -1792,6 +2177,8 @@ pub mod request {
         type Response = super::FuzzyFileSearchResponse;
     }
     /// `fuzzyFileSearch/sessionStart`
+    ///
+    /// Takes params [`FuzzyFileSearchSessionStartParams`](crate::FuzzyFileSearchSessionStartParams); answered with [`FuzzyFileSearchSessionStartResponse`](crate::FuzzyFileSearchSessionStartResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1805,6 +2192,8 @@ pub mod request {
     }
     /// `fuzzyFileSearch/sessionUpdate`
     ///
+    /// Takes params [`FuzzyFileSearchSessionUpdateParams`](crate::FuzzyFileSearchSessionUpdateParams); answered with [`FuzzyFileSearchSessionUpdateResponse`](crate::FuzzyFileSearchSessionUpdateResponse).
+    ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     #[derive(Debug)]
@@ -1816,6 +2205,8 @@ pub mod request {
         type Response = super::FuzzyFileSearchSessionUpdateResponse;
     }
     /// `fuzzyFileSearch/sessionStop`
+    ///
+    /// Takes params [`FuzzyFileSearchSessionStopParams`](crate::FuzzyFileSearchSessionStopParams); answered with [`FuzzyFileSearchSessionStopResponse`](crate::FuzzyFileSearchSessionStopResponse).
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1831,65 +2222,63 @@ pub mod request {
 /// A request the client sends to the server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientRequest {
-    /// `initialize`
+    /// `initialize`: [`request::Initialize`](crate::request::Initialize)
     Initialize { id: RequestId, params: Box<InitializeParams> },
-    /// `server/diagnostics`
+    /// `server/diagnostics`: [`request::ServerDiagnostics`](crate::request::ServerDiagnostics)
     ///
     /// Read content-free, process-local diagnostics.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ServerDiagnostics { id: RequestId, params: Box<ServerDiagnosticsParams> },
-    /// `userVerification/status`
+    /// `userVerification/status`: [`request::UserVerificationStatus`](crate::request::UserVerificationStatus)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     UserVerificationStatus { id: RequestId, params: Box<UserVerificationStatusParams> },
-    /// `userVerification/enroll`
+    /// `userVerification/enroll`: [`request::UserVerificationEnroll`](crate::request::UserVerificationEnroll)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     UserVerificationEnroll { id: RequestId, params: Box<UserVerificationEnrollParams> },
-    /// `userVerification/delete`
+    /// `userVerification/delete`: [`request::UserVerificationDelete`](crate::request::UserVerificationDelete)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     UserVerificationDelete { id: RequestId, params: Box<UserVerificationDeleteParams> },
-    /// `userVerification/verify`
+    /// `userVerification/verify`: [`request::UserVerificationVerify`](crate::request::UserVerificationVerify)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     UserVerificationVerify { id: RequestId, params: Box<UserVerificationVerifyParams> },
-    /// `userVerification/cancel`
+    /// `userVerification/cancel`: [`request::UserVerificationCancel`](crate::request::UserVerificationCancel)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     UserVerificationCancel { id: RequestId, params: Box<UserVerificationCancelParams> },
-    /// `thread/start`
-    ///
-    /// NEW APIs
+    /// `thread/start`: [`request::ThreadStart`](crate::request::ThreadStart)
     ThreadStart { id: RequestId, params: Box<ThreadStartParams> },
-    /// `thread/resume`
+    /// `thread/resume`: [`request::ThreadResume`](crate::request::ThreadResume)
     ThreadResume { id: RequestId, params: Box<ThreadResumeParams> },
-    /// `thread/fork`
+    /// `thread/fork`: [`request::ThreadFork`](crate::request::ThreadFork)
     ThreadFork { id: RequestId, params: Box<ThreadForkParams> },
-    /// `thread/sample`
+    /// `thread/sample`: [`request::ThreadSample`](crate::request::ThreadSample)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadSample { id: RequestId, params: Box<ThreadSampleParams> },
-    /// `thread/sample/cancel`
+    /// `thread/sample/cancel`: [`request::ThreadSampleCancel`](crate::request::ThreadSampleCancel)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadSampleCancel { id: RequestId, params: Box<ThreadSampleCancelParams> },
-    /// `thread/archive`
+    /// `thread/archive`: [`request::ThreadArchive`](crate::request::ThreadArchive)
     ThreadArchive { id: RequestId, params: Box<ThreadArchiveParams> },
-    /// `thread/delete`
+    /// `thread/delete`: [`request::ThreadDelete`](crate::request::ThreadDelete)
     ThreadDelete { id: RequestId, params: Box<ThreadDeleteParams> },
-    /// `thread/unsubscribe`
+    /// `thread/unsubscribe`: [`request::ThreadUnsubscribe`](crate::request::ThreadUnsubscribe)
     ThreadUnsubscribe { id: RequestId, params: Box<ThreadUnsubscribeParams> },
-    /// `thread/increment_elicitation`
+    /// `thread/increment_elicitation`: [`request::ThreadIncrementElicitation`](crate::request::ThreadIncrementElicitation)
     ///
     /// Increment the thread-local out-of-band elicitation counter.
     ///
@@ -1901,7 +2290,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadIncrementElicitationParams>,
     },
-    /// `thread/decrement_elicitation`
+    /// `thread/decrement_elicitation`: [`request::ThreadDecrementElicitation`](crate::request::ThreadDecrementElicitation)
     ///
     /// Decrement the thread-local out-of-band elicitation counter.
     ///
@@ -1913,9 +2302,9 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadDecrementElicitationParams>,
     },
-    /// `thread/name/set`
+    /// `thread/name/set`: [`request::ThreadNameSet`](crate::request::ThreadNameSet)
     ThreadNameSet { id: RequestId, params: Box<ThreadSetNameParams> },
-    /// `thread/prediction/request`
+    /// `thread/prediction/request`: [`request::ThreadPredictionRequest`](crate::request::ThreadPredictionRequest)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -1923,101 +2312,101 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadPredictionRequestParams>,
     },
-    /// `thread/goal/set`
+    /// `thread/goal/set`: [`request::ThreadGoalSet`](crate::request::ThreadGoalSet)
     ThreadGoalSet { id: RequestId, params: Box<ThreadGoalSetParams> },
-    /// `thread/goal/get`
+    /// `thread/goal/get`: [`request::ThreadGoalGet`](crate::request::ThreadGoalGet)
     ThreadGoalGet { id: RequestId, params: Box<ThreadGoalGetParams> },
-    /// `thread/goal/clear`
+    /// `thread/goal/clear`: [`request::ThreadGoalClear`](crate::request::ThreadGoalClear)
     ThreadGoalClear { id: RequestId, params: Box<ThreadGoalClearParams> },
-    /// `thread/queue/add`
+    /// `thread/queue/add`: [`request::ThreadQueueAdd`](crate::request::ThreadQueueAdd)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadQueueAdd { id: RequestId, params: Box<ThreadQueueAddParams> },
-    /// `thread/queue/list`
+    /// `thread/queue/list`: [`request::ThreadQueueList`](crate::request::ThreadQueueList)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadQueueList { id: RequestId, params: Box<ThreadQueueListParams> },
-    /// `thread/queue/update`
+    /// `thread/queue/update`: [`request::ThreadQueueUpdate`](crate::request::ThreadQueueUpdate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadQueueUpdate { id: RequestId, params: Box<ThreadQueueUpdateParams> },
-    /// `thread/queue/delete`
+    /// `thread/queue/delete`: [`request::ThreadQueueDelete`](crate::request::ThreadQueueDelete)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadQueueDelete { id: RequestId, params: Box<ThreadQueueDeleteParams> },
-    /// `thread/queue/reorder`
+    /// `thread/queue/reorder`: [`request::ThreadQueueReorder`](crate::request::ThreadQueueReorder)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadQueueReorder { id: RequestId, params: Box<ThreadQueueReorderParams> },
-    /// `thread/queue/start`
+    /// `thread/queue/start`: [`request::ThreadQueueStart`](crate::request::ThreadQueueStart)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadQueueStart { id: RequestId, params: Box<ThreadQueueStartParams> },
-    /// `thread/metadata/update`
+    /// `thread/metadata/update`: [`request::ThreadMetadataUpdate`](crate::request::ThreadMetadataUpdate)
     ThreadMetadataUpdate { id: RequestId, params: Box<ThreadMetadataUpdateParams> },
-    /// `thread/attachment/add`
+    /// `thread/attachment/add`: [`request::ThreadAttachmentAdd`](crate::request::ThreadAttachmentAdd)
     ThreadAttachmentAdd { id: RequestId, params: Box<ThreadAttachmentAddParams> },
-    /// `thread/attachment/list`
+    /// `thread/attachment/list`: [`request::ThreadAttachmentList`](crate::request::ThreadAttachmentList)
     ThreadAttachmentList { id: RequestId, params: Box<ThreadAttachmentListParams> },
-    /// `thread/attachmentOwner/list`
+    /// `thread/attachmentOwner/list`: [`request::ThreadAttachmentOwnerList`](crate::request::ThreadAttachmentOwnerList)
     ThreadAttachmentOwnerList {
         id: RequestId,
         params: Box<ThreadAttachmentOwnerListParams>,
     },
-    /// `thread/attachment/remove`
+    /// `thread/attachment/remove`: [`request::ThreadAttachmentRemove`](crate::request::ThreadAttachmentRemove)
     ThreadAttachmentRemove { id: RequestId, params: Box<ThreadAttachmentRemoveParams> },
-    /// `thread/section/move`
+    /// `thread/section/move`: [`request::ThreadSectionMove`](crate::request::ThreadSectionMove)
     ThreadSectionMove { id: RequestId, params: Box<ThreadSectionMoveParams> },
-    /// `thread/settings/update`
+    /// `thread/settings/update`: [`request::ThreadSettingsUpdate`](crate::request::ThreadSettingsUpdate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadSettingsUpdate { id: RequestId, params: Box<ThreadSettingsUpdateParams> },
-    /// `thread/memoryMode/set`
+    /// `thread/memoryMode/set`: [`request::ThreadMemoryModeSet`](crate::request::ThreadMemoryModeSet)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadMemoryModeSet { id: RequestId, params: Box<ThreadMemoryModeSetParams> },
-    /// `thread/memory/read`
+    /// `thread/memory/read`: [`request::ThreadMemoryRead`](crate::request::ThreadMemoryRead)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadMemoryRead { id: RequestId, params: Box<ThreadMemoryReadParams> },
-    /// `memory/status`
+    /// `memory/status`: [`request::MemoryStatus`](crate::request::MemoryStatus)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     MemoryStatus { id: RequestId, params: Box<MemoryStatusParams> },
-    /// `memory/reset`
+    /// `memory/reset`: [`request::MemoryReset`](crate::request::MemoryReset)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     MemoryReset { id: RequestId },
-    /// `rollout/compress`
+    /// `rollout/compress`: [`request::RolloutCompress`](crate::request::RolloutCompress)
     ///
     /// Start a best-effort background compression pass for cold local rollouts.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     RolloutCompress { id: RequestId },
-    /// `thread/unarchive`
+    /// `thread/unarchive`: [`request::ThreadUnarchive`](crate::request::ThreadUnarchive)
     ThreadUnarchive { id: RequestId, params: Box<ThreadUnarchiveParams> },
-    /// `thread/compact/start`
+    /// `thread/compact/start`: [`request::ThreadCompactStart`](crate::request::ThreadCompactStart)
     ThreadCompactStart { id: RequestId, params: Box<ThreadCompactStartParams> },
-    /// `thread/shellCommand`
+    /// `thread/shellCommand`: [`request::ThreadShellCommand`](crate::request::ThreadShellCommand)
     ThreadShellCommand { id: RequestId, params: Box<ThreadShellCommandParams> },
-    /// `thread/approveGuardianDeniedAction`
+    /// `thread/approveGuardianDeniedAction`: [`request::ThreadApproveGuardianDeniedAction`](crate::request::ThreadApproveGuardianDeniedAction)
     ThreadApproveGuardianDeniedAction {
         id: RequestId,
         params: Box<ThreadApproveGuardianDeniedActionParams>,
     },
-    /// `thread/backgroundTerminals/clean`
+    /// `thread/backgroundTerminals/clean`: [`request::ThreadBackgroundTerminalsClean`](crate::request::ThreadBackgroundTerminalsClean)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2025,7 +2414,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadBackgroundTerminalsCleanParams>,
     },
-    /// `thread/backgroundTerminals/list`
+    /// `thread/backgroundTerminals/list`: [`request::ThreadBackgroundTerminalsList`](crate::request::ThreadBackgroundTerminalsList)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2033,7 +2422,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadBackgroundTerminalsListParams>,
     },
-    /// `thread/backgroundTerminals/terminate`
+    /// `thread/backgroundTerminals/terminate`: [`request::ThreadBackgroundTerminalsTerminate`](crate::request::ThreadBackgroundTerminalsTerminate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2041,59 +2430,59 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadBackgroundTerminalsTerminateParams>,
     },
-    /// `thread/revert`
+    /// `thread/revert`: [`request::ThreadRevert`](crate::request::ThreadRevert)
     ThreadRevert { id: RequestId, params: Box<ThreadRevertParams> },
-    /// `thread/list`
+    /// `thread/list`: [`request::ThreadList`](crate::request::ThreadList)
     ThreadList { id: RequestId, params: Box<ThreadListParams> },
-    /// `project/list`
+    /// `project/list`: [`request::ProjectList`](crate::request::ProjectList)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProjectList { id: RequestId, params: Box<ProjectListParams> },
-    /// `project/read`
+    /// `project/read`: [`request::ProjectRead`](crate::request::ProjectRead)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProjectRead { id: RequestId, params: Box<ProjectReadParams> },
-    /// `project/create`
+    /// `project/create`: [`request::ProjectCreate`](crate::request::ProjectCreate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProjectCreate { id: RequestId, params: Box<ProjectCreateParams> },
-    /// `project/import`
+    /// `project/import`: [`request::ProjectImport`](crate::request::ProjectImport)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProjectImport { id: RequestId, params: Box<ProjectImportParams> },
-    /// `project/update`
+    /// `project/update`: [`request::ProjectUpdate`](crate::request::ProjectUpdate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProjectUpdate { id: RequestId, params: Box<ProjectUpdateParams> },
-    /// `project/move`
+    /// `project/move`: [`request::ProjectMove`](crate::request::ProjectMove)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProjectMove { id: RequestId, params: Box<ProjectMoveParams> },
-    /// `project/delete`
+    /// `project/delete`: [`request::ProjectDelete`](crate::request::ProjectDelete)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProjectDelete { id: RequestId, params: Box<ProjectDeleteParams> },
-    /// `threadSection/list`
+    /// `threadSection/list`: [`request::ThreadSectionList`](crate::request::ThreadSectionList)
     ThreadSectionList { id: RequestId, params: Box<ThreadSectionListParams> },
-    /// `threadSection/create`
+    /// `threadSection/create`: [`request::ThreadSectionCreate`](crate::request::ThreadSectionCreate)
     ThreadSectionCreate { id: RequestId, params: Box<ThreadSectionCreateParams> },
-    /// `threadSection/update`
+    /// `threadSection/update`: [`request::ThreadSectionUpdate`](crate::request::ThreadSectionUpdate)
     ThreadSectionUpdate { id: RequestId, params: Box<ThreadSectionUpdateParams> },
-    /// `threadSection/delete`
+    /// `threadSection/delete`: [`request::ThreadSectionDelete`](crate::request::ThreadSectionDelete)
     ThreadSectionDelete { id: RequestId, params: Box<ThreadSectionDeleteParams> },
-    /// `thread/search`
+    /// `thread/search`: [`request::ThreadSearch`](crate::request::ThreadSearch)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadSearch { id: RequestId, params: Box<ThreadSearchParams> },
-    /// `thread/searchOccurrences`
+    /// `thread/searchOccurrences`: [`request::ThreadSearchOccurrences`](crate::request::ThreadSearchOccurrences)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2101,36 +2490,36 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadSearchOccurrencesParams>,
     },
-    /// `thread/loaded/list`
+    /// `thread/loaded/list`: [`request::ThreadLoadedList`](crate::request::ThreadLoadedList)
     ThreadLoadedList { id: RequestId, params: Box<ThreadLoadedListParams> },
-    /// `thread/read`
+    /// `thread/read`: [`request::ThreadRead`](crate::request::ThreadRead)
     ThreadRead { id: RequestId, params: Box<ThreadReadParams> },
-    /// `thread/readState/update`
+    /// `thread/readState/update`: [`request::ThreadReadStateUpdate`](crate::request::ThreadReadStateUpdate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadReadStateUpdate { id: RequestId, params: Box<ThreadReadStateUpdateParams> },
-    /// `thread/turns/list`
+    /// `thread/turns/list`: [`request::ThreadTurnsList`](crate::request::ThreadTurnsList)
     ThreadTurnsList { id: RequestId, params: Box<ThreadTurnsListParams> },
-    /// `thread/items/list`
+    /// `thread/items/list`: [`request::ThreadItemsList`](crate::request::ThreadItemsList)
     ThreadItemsList { id: RequestId, params: Box<ThreadItemsListParams> },
-    /// `thread/items/read`
+    /// `thread/items/read`: [`request::ThreadItemsRead`](crate::request::ThreadItemsRead)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadItemsRead { id: RequestId, params: Box<ThreadItemsReadParams> },
-    /// `thread/guardianReview`
+    /// `thread/guardianReview`: [`request::ThreadGuardianReview`](crate::request::ThreadGuardianReview)
     ///
     /// Review the idle thread's final injected exec_command without executing it.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadGuardianReview { id: RequestId, params: Box<ThreadGuardianReviewParams> },
-    /// `thread/inject_items`
+    /// `thread/inject_items`: [`request::ThreadInjectItems`](crate::request::ThreadInjectItems)
     ///
     /// Append raw Responses API items to the thread history without starting a user turn.
     ThreadInjectItems { id: RequestId, params: Box<ThreadInjectItemsParams> },
-    /// `thread/prepareApprovedPlan`
+    /// `thread/prepareApprovedPlan`: [`request::ThreadPrepareApprovedPlan`](crate::request::ThreadPrepareApprovedPlan)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2138,93 +2527,93 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadPrepareApprovedPlanParams>,
     },
-    /// `skills/list`
+    /// `skills/list`: [`request::SkillsList`](crate::request::SkillsList)
     SkillsList { id: RequestId, params: Box<SkillsListParams> },
-    /// `skills/extraRoots/set`
+    /// `skills/extraRoots/set`: [`request::SkillsExtraRootsSet`](crate::request::SkillsExtraRootsSet)
     SkillsExtraRootsSet { id: RequestId, params: Box<SkillsExtraRootsSetParams> },
-    /// `hooks/list`
+    /// `hooks/list`: [`request::HooksList`](crate::request::HooksList)
     HooksList { id: RequestId, params: Box<HooksListParams> },
-    /// `marketplace/add`
+    /// `marketplace/add`: [`request::MarketplaceAdd`](crate::request::MarketplaceAdd)
     MarketplaceAdd { id: RequestId, params: Box<MarketplaceAddParams> },
-    /// `marketplace/remove`
+    /// `marketplace/remove`: [`request::MarketplaceRemove`](crate::request::MarketplaceRemove)
     MarketplaceRemove { id: RequestId, params: Box<MarketplaceRemoveParams> },
-    /// `marketplace/upgrade`
+    /// `marketplace/upgrade`: [`request::MarketplaceUpgrade`](crate::request::MarketplaceUpgrade)
     MarketplaceUpgrade { id: RequestId, params: Box<MarketplaceUpgradeParams> },
-    /// `plugin/list`
+    /// `plugin/list`: [`request::PluginList`](crate::request::PluginList)
     PluginList { id: RequestId, params: Box<PluginListParams> },
-    /// `plugin/search`
+    /// `plugin/search`: [`request::PluginSearch`](crate::request::PluginSearch)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     PluginSearch { id: RequestId, params: Box<PluginSearchParams> },
-    /// `plugin/installed`
+    /// `plugin/installed`: [`request::PluginInstalled`](crate::request::PluginInstalled)
     PluginInstalled { id: RequestId, params: Box<PluginInstalledParams> },
-    /// `plugin/reconcile`
+    /// `plugin/reconcile`: [`request::PluginReconcile`](crate::request::PluginReconcile)
     PluginReconcile { id: RequestId, params: Box<PluginReconcileParams> },
-    /// `plugin/read`
+    /// `plugin/read`: [`request::PluginRead`](crate::request::PluginRead)
     PluginRead { id: RequestId, params: Box<PluginReadParams> },
-    /// `plugin/skill/read`
+    /// `plugin/skill/read`: [`request::PluginSkillRead`](crate::request::PluginSkillRead)
     PluginSkillRead { id: RequestId, params: Box<PluginSkillReadParams> },
-    /// `plugin/share/save`
+    /// `plugin/share/save`: [`request::PluginShareSave`](crate::request::PluginShareSave)
     PluginShareSave { id: RequestId, params: Box<PluginShareSaveParams> },
-    /// `plugin/share/updateTargets`
+    /// `plugin/share/updateTargets`: [`request::PluginShareUpdateTargets`](crate::request::PluginShareUpdateTargets)
     PluginShareUpdateTargets {
         id: RequestId,
         params: Box<PluginShareUpdateTargetsParams>,
     },
-    /// `plugin/share/list`
+    /// `plugin/share/list`: [`request::PluginShareList`](crate::request::PluginShareList)
     PluginShareList { id: RequestId, params: Box<PluginShareListParams> },
-    /// `plugin/share/checkout`
+    /// `plugin/share/checkout`: [`request::PluginShareCheckout`](crate::request::PluginShareCheckout)
     PluginShareCheckout { id: RequestId, params: Box<PluginShareCheckoutParams> },
-    /// `plugin/share/delete`
+    /// `plugin/share/delete`: [`request::PluginShareDelete`](crate::request::PluginShareDelete)
     PluginShareDelete { id: RequestId, params: Box<PluginShareDeleteParams> },
-    /// `app/read`
+    /// `app/read`: [`request::AppRead`](crate::request::AppRead)
     AppRead { id: RequestId, params: Box<AppsReadParams> },
-    /// `app/list`
+    /// `app/list`: [`request::AppList`](crate::request::AppList)
     AppList { id: RequestId, params: Box<AppsListParams> },
-    /// `app/installed`
+    /// `app/installed`: [`request::AppInstalled`](crate::request::AppInstalled)
     AppInstalled { id: RequestId, params: Box<AppsInstalledParams> },
-    /// `fs/readFile`
+    /// `fs/readFile`: [`request::FsReadFile`](crate::request::FsReadFile)
     FsReadFile { id: RequestId, params: Box<FsReadFileParams> },
-    /// `fs/writeFile`
+    /// `fs/writeFile`: [`request::FsWriteFile`](crate::request::FsWriteFile)
     FsWriteFile { id: RequestId, params: Box<FsWriteFileParams> },
-    /// `fs/createDirectory`
+    /// `fs/createDirectory`: [`request::FsCreateDirectory`](crate::request::FsCreateDirectory)
     FsCreateDirectory { id: RequestId, params: Box<FsCreateDirectoryParams> },
-    /// `fs/getMetadata`
+    /// `fs/getMetadata`: [`request::FsGetMetadata`](crate::request::FsGetMetadata)
     FsGetMetadata { id: RequestId, params: Box<FsGetMetadataParams> },
-    /// `fs/readDirectory`
+    /// `fs/readDirectory`: [`request::FsReadDirectory`](crate::request::FsReadDirectory)
     FsReadDirectory { id: RequestId, params: Box<FsReadDirectoryParams> },
-    /// `fs/remove`
+    /// `fs/remove`: [`request::FsRemove`](crate::request::FsRemove)
     FsRemove { id: RequestId, params: Box<FsRemoveParams> },
-    /// `fs/copy`
+    /// `fs/copy`: [`request::FsCopy`](crate::request::FsCopy)
     FsCopy { id: RequestId, params: Box<FsCopyParams> },
-    /// `fs/watch`
+    /// `fs/watch`: [`request::FsWatch`](crate::request::FsWatch)
     FsWatch { id: RequestId, params: Box<FsWatchParams> },
-    /// `fs/unwatch`
+    /// `fs/unwatch`: [`request::FsUnwatch`](crate::request::FsUnwatch)
     FsUnwatch { id: RequestId, params: Box<FsUnwatchParams> },
-    /// `skills/config/write`
+    /// `skills/config/write`: [`request::SkillsConfigWrite`](crate::request::SkillsConfigWrite)
     SkillsConfigWrite { id: RequestId, params: Box<SkillsConfigWriteParams> },
-    /// `plugin/install`
+    /// `plugin/install`: [`request::PluginInstall`](crate::request::PluginInstall)
     PluginInstall { id: RequestId, params: Box<PluginInstallParams> },
-    /// `plugin/uninstall`
+    /// `plugin/uninstall`: [`request::PluginUninstall`](crate::request::PluginUninstall)
     PluginUninstall { id: RequestId, params: Box<PluginUninstallParams> },
-    /// `turn/start`
+    /// `turn/start`: [`request::TurnStart`](crate::request::TurnStart)
     TurnStart { id: RequestId, params: Box<TurnStartParams> },
-    /// `turn/settings/update`
+    /// `turn/settings/update`: [`request::TurnSettingsUpdate`](crate::request::TurnSettingsUpdate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     TurnSettingsUpdate { id: RequestId, params: Box<TurnSettingsUpdateParams> },
-    /// `turn/steer`
+    /// `turn/steer`: [`request::TurnSteer`](crate::request::TurnSteer)
     TurnSteer { id: RequestId, params: Box<TurnSteerParams> },
-    /// `turn/interrupt`
+    /// `turn/interrupt`: [`request::TurnInterrupt`](crate::request::TurnInterrupt)
     TurnInterrupt { id: RequestId, params: Box<TurnInterruptParams> },
-    /// `thread/realtime/start`
+    /// `thread/realtime/start`: [`request::ThreadRealtimeStart`](crate::request::ThreadRealtimeStart)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadRealtimeStart { id: RequestId, params: Box<ThreadRealtimeStartParams> },
-    /// `thread/realtime/appendAudio`
+    /// `thread/realtime/appendAudio`: [`request::ThreadRealtimeAppendAudio`](crate::request::ThreadRealtimeAppendAudio)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2232,7 +2621,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadRealtimeAppendAudioParams>,
     },
-    /// `thread/realtime/appendText`
+    /// `thread/realtime/appendText`: [`request::ThreadRealtimeAppendText`](crate::request::ThreadRealtimeAppendText)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2240,7 +2629,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadRealtimeAppendTextParams>,
     },
-    /// `thread/realtime/appendSpeech`
+    /// `thread/realtime/appendSpeech`: [`request::ThreadRealtimeAppendSpeech`](crate::request::ThreadRealtimeAppendSpeech)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2248,17 +2637,17 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadRealtimeAppendSpeechParams>,
     },
-    /// `thread/realtime/stop`
+    /// `thread/realtime/stop`: [`request::ThreadRealtimeStop`](crate::request::ThreadRealtimeStop)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadRealtimeStop { id: RequestId, params: Box<ThreadRealtimeStopParams> },
-    /// `thread/timeline/list`
+    /// `thread/timeline/list`: [`request::ThreadTimelineList`](crate::request::ThreadTimelineList)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ThreadTimelineList { id: RequestId, params: Box<ThreadTimelineListParams> },
-    /// `thread/realtime/listVoices`
+    /// `thread/realtime/listVoices`: [`request::ThreadRealtimeListVoices`](crate::request::ThreadRealtimeListVoices)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2266,47 +2655,47 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<ThreadRealtimeListVoicesParams>,
     },
-    /// `review/start`
+    /// `review/start`: [`request::ReviewStart`](crate::request::ReviewStart)
     ReviewStart { id: RequestId, params: Box<ReviewStartParams> },
-    /// `model/list`
+    /// `model/list`: [`request::ModelList`](crate::request::ModelList)
     ModelList { id: RequestId, params: Box<ModelListParams> },
-    /// `account/gatewayOAuth/read`
+    /// `account/gatewayOAuth/read`: [`request::AccountGatewayOAuthRead`](crate::request::AccountGatewayOAuthRead)
     AccountGatewayOAuthRead {
         id: RequestId,
         params: Option<Box<GatewayOAuthReadParams>>,
     },
-    /// `account/gatewayOAuth/login`
+    /// `account/gatewayOAuth/login`: [`request::AccountGatewayOAuthLogin`](crate::request::AccountGatewayOAuthLogin)
     AccountGatewayOAuthLogin {
         id: RequestId,
         params: Option<Box<GatewayOAuthLoginParams>>,
     },
-    /// `account/gatewayOAuth/cancel`
+    /// `account/gatewayOAuth/cancel`: [`request::AccountGatewayOAuthCancel`](crate::request::AccountGatewayOAuthCancel)
     AccountGatewayOAuthCancel { id: RequestId },
-    /// `modelProvider/list`
+    /// `modelProvider/list`: [`request::ModelProviderList`](crate::request::ModelProviderList)
     ModelProviderList { id: RequestId, params: Box<ModelProviderListParams> },
-    /// `modelProvider/config/write`
+    /// `modelProvider/config/write`: [`request::ModelProviderConfigWrite`](crate::request::ModelProviderConfigWrite)
     ModelProviderConfigWrite {
         id: RequestId,
         params: Box<ModelProviderConfigWriteParams>,
     },
-    /// `modelProvider/capabilities/read`
+    /// `modelProvider/capabilities/read`: [`request::ModelProviderCapabilitiesRead`](crate::request::ModelProviderCapabilitiesRead)
     ModelProviderCapabilitiesRead {
         id: RequestId,
         params: Box<ModelProviderCapabilitiesReadParams>,
     },
-    /// `experimentalFeature/list`
+    /// `experimentalFeature/list`: [`request::ExperimentalFeatureList`](crate::request::ExperimentalFeatureList)
     ExperimentalFeatureList {
         id: RequestId,
         params: Box<ExperimentalFeatureListParams>,
     },
-    /// `permissionProfile/list`
+    /// `permissionProfile/list`: [`request::PermissionProfileList`](crate::request::PermissionProfileList)
     PermissionProfileList { id: RequestId, params: Box<PermissionProfileListParams> },
-    /// `experimentalFeature/enablement/set`
+    /// `experimentalFeature/enablement/set`: [`request::ExperimentalFeatureEnablementSet`](crate::request::ExperimentalFeatureEnablementSet)
     ExperimentalFeatureEnablementSet {
         id: RequestId,
         params: Box<ExperimentalFeatureEnablementSetParams>,
     },
-    /// `remoteControl/enable`
+    /// `remoteControl/enable`: [`request::RemoteControlEnable`](crate::request::RemoteControlEnable)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2314,7 +2703,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Option<Box<RemoteControlEnableParams>>,
     },
-    /// `remoteControl/disable`
+    /// `remoteControl/disable`: [`request::RemoteControlDisable`](crate::request::RemoteControlDisable)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2322,12 +2711,12 @@ pub enum ClientRequest {
         id: RequestId,
         params: Option<Box<RemoteControlDisableParams>>,
     },
-    /// `remoteControl/status/read`
+    /// `remoteControl/status/read`: [`request::RemoteControlStatusRead`](crate::request::RemoteControlStatusRead)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     RemoteControlStatusRead { id: RequestId },
-    /// `remoteControl/pairing/start`
+    /// `remoteControl/pairing/start`: [`request::RemoteControlPairingStart`](crate::request::RemoteControlPairingStart)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2335,7 +2724,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<RemoteControlPairingStartParams>,
     },
-    /// `remoteControl/pairing/status`
+    /// `remoteControl/pairing/status`: [`request::RemoteControlPairingStatus`](crate::request::RemoteControlPairingStatus)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2343,7 +2732,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<RemoteControlPairingStatusParams>,
     },
-    /// `remoteControl/client/list`
+    /// `remoteControl/client/list`: [`request::RemoteControlClientList`](crate::request::RemoteControlClientList)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2351,7 +2740,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<RemoteControlClientsListParams>,
     },
-    /// `remoteControl/client/revoke`
+    /// `remoteControl/client/revoke`: [`request::RemoteControlClientRevoke`](crate::request::RemoteControlClientRevoke)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2359,50 +2748,50 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<RemoteControlClientsRevokeParams>,
     },
-    /// `collaborationMode/list`
+    /// `collaborationMode/list`: [`request::CollaborationModeList`](crate::request::CollaborationModeList)
     ///
     /// Lists collaboration mode presets.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     CollaborationModeList { id: RequestId, params: Box<CollaborationModeListParams> },
-    /// `mock/experimentalMethod`
+    /// `mock/experimentalMethod`: [`request::MockExperimentalMethod`](crate::request::MockExperimentalMethod)
     ///
     /// Test-only method used to validate experimental gating.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     MockExperimentalMethod { id: RequestId, params: Box<MockExperimentalMethodParams> },
-    /// `environment/add`
+    /// `environment/add`: [`request::EnvironmentAdd`](crate::request::EnvironmentAdd)
     ///
     /// Adds or replaces a remote environment by id for later selection.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     EnvironmentAdd { id: RequestId, params: Box<EnvironmentAddParams> },
-    /// `environment/info`
+    /// `environment/info`: [`request::EnvironmentInfo`](crate::request::EnvironmentInfo)
     ///
     /// Reads information from a configured execution environment.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     EnvironmentInfo { id: RequestId, params: Box<EnvironmentInfoParams> },
-    /// `environment/status`
+    /// `environment/status`: [`request::EnvironmentStatus`](crate::request::EnvironmentStatus)
     ///
     /// Reads the current status of a configured execution environment.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     EnvironmentStatus { id: RequestId, params: Box<EnvironmentStatusParams> },
-    /// `mcpServer/oauth/login`
+    /// `mcpServer/oauth/login`: [`request::McpServerOauthLogin`](crate::request::McpServerOauthLogin)
     McpServerOauthLogin { id: RequestId, params: Box<McpServerOauthLoginParams> },
-    /// `config/mcpServer/reload`
+    /// `config/mcpServer/reload`: [`request::ConfigMcpServerReload`](crate::request::ConfigMcpServerReload)
     ConfigMcpServerReload { id: RequestId },
-    /// `mcpServerStatus/list`
+    /// `mcpServerStatus/list`: [`request::McpServerStatusList`](crate::request::McpServerStatusList)
     McpServerStatusList { id: RequestId, params: Box<ListMcpServerStatusParams> },
-    /// `mcpServer/resource/read`
+    /// `mcpServer/resource/read`: [`request::McpServerResourceRead`](crate::request::McpServerResourceRead)
     McpServerResourceRead { id: RequestId, params: Box<McpResourceReadParams> },
-    /// `mcpServer/event/stream/start`
+    /// `mcpServer/event/stream/start`: [`request::McpServerEventStreamStart`](crate::request::McpServerEventStreamStart)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2410,7 +2799,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<McpServerEventStreamStartParams>,
     },
-    /// `mcpServer/event/stream/stop`
+    /// `mcpServer/event/stream/stop`: [`request::McpServerEventStreamStop`](crate::request::McpServerEventStreamStop)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2418,33 +2807,33 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<McpServerEventStreamStopParams>,
     },
-    /// `mcpServer/tool/call`
+    /// `mcpServer/tool/call`: [`request::McpServerToolCall`](crate::request::McpServerToolCall)
     McpServerToolCall { id: RequestId, params: Box<McpServerToolCallParams> },
-    /// `windowsSandbox/setupStart`
+    /// `windowsSandbox/setupStart`: [`request::WindowsSandboxSetupStart`](crate::request::WindowsSandboxSetupStart)
     WindowsSandboxSetupStart {
         id: RequestId,
         params: Box<WindowsSandboxSetupStartParams>,
     },
-    /// `windowsSandbox/readiness`
+    /// `windowsSandbox/readiness`: [`request::WindowsSandboxReadiness`](crate::request::WindowsSandboxReadiness)
     WindowsSandboxReadiness { id: RequestId },
-    /// `account/login/start`
+    /// `account/login/start`: [`request::AccountLoginStart`](crate::request::AccountLoginStart)
     AccountLoginStart { id: RequestId, params: Box<LoginAccountParams> },
-    /// `account/bedrock/discover`
+    /// `account/bedrock/discover`: [`request::AccountBedrockDiscover`](crate::request::AccountBedrockDiscover)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     AccountBedrockDiscover { id: RequestId, params: Box<BedrockDiscoverParams> },
-    /// `account/bedrock/setup`
+    /// `account/bedrock/setup`: [`request::AccountBedrockSetup`](crate::request::AccountBedrockSetup)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     AccountBedrockSetup { id: RequestId, params: Box<BedrockSetupParams> },
-    /// `account/gcp/setup`
+    /// `account/gcp/setup`: [`request::AccountGcpSetup`](crate::request::AccountGcpSetup)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     AccountGcpSetup { id: RequestId, params: Box<GcpSetupParams> },
-    /// `account/bedrock/checkGovCloudRequirements`
+    /// `account/bedrock/checkGovCloudRequirements`: [`request::AccountBedrockCheckGovCloudRequirements`](crate::request::AccountBedrockCheckGovCloudRequirements)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2452,119 +2841,119 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<BedrockCheckGovCloudRequirementsParams>,
     },
-    /// `account/login/cancel`
+    /// `account/login/cancel`: [`request::AccountLoginCancel`](crate::request::AccountLoginCancel)
     AccountLoginCancel { id: RequestId, params: Box<CancelLoginAccountParams> },
-    /// `accountSession/list`
+    /// `accountSession/list`: [`request::AccountSessionList`](crate::request::AccountSessionList)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     AccountSessionList { id: RequestId, params: Box<AccountSessionsListParams> },
-    /// `accountSession/switch`
+    /// `accountSession/switch`: [`request::AccountSessionSwitch`](crate::request::AccountSessionSwitch)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     AccountSessionSwitch { id: RequestId, params: Box<AccountSessionsSwitchParams> },
-    /// `account/logout`
+    /// `account/logout`: [`request::AccountLogout`](crate::request::AccountLogout)
     AccountLogout { id: RequestId },
-    /// `account/securitySetup/read`
+    /// `account/securitySetup/read`: [`request::AccountSecuritySetupRead`](crate::request::AccountSecuritySetupRead)
     AccountSecuritySetupRead { id: RequestId },
-    /// `account/rateLimits/read`
+    /// `account/rateLimits/read`: [`request::AccountRateLimitsRead`](crate::request::AccountRateLimitsRead)
     AccountRateLimitsRead {
         id: RequestId,
         params: Option<Box<GetAccountRateLimitsParams>>,
     },
-    /// `account/rateLimitResetCredit/consume`
+    /// `account/rateLimitResetCredit/consume`: [`request::AccountRateLimitResetCreditConsume`](crate::request::AccountRateLimitResetCreditConsume)
     AccountRateLimitResetCreditConsume {
         id: RequestId,
         params: Box<ConsumeAccountRateLimitResetCreditParams>,
     },
-    /// `account/usage/read`
+    /// `account/usage/read`: [`request::AccountUsageRead`](crate::request::AccountUsageRead)
     AccountUsageRead { id: RequestId, params: Option<Box<GetAccountTokenUsageParams>> },
-    /// `account/workspaceMessages/read`
+    /// `account/workspaceMessages/read`: [`request::AccountWorkspaceMessagesRead`](crate::request::AccountWorkspaceMessagesRead)
     AccountWorkspaceMessagesRead { id: RequestId },
-    /// `account/sendAddCreditsNudgeEmail`
+    /// `account/sendAddCreditsNudgeEmail`: [`request::AccountSendAddCreditsNudgeEmail`](crate::request::AccountSendAddCreditsNudgeEmail)
     AccountSendAddCreditsNudgeEmail {
         id: RequestId,
         params: Box<SendAddCreditsNudgeEmailParams>,
     },
-    /// `feedback/upload`
+    /// `feedback/upload`: [`request::FeedbackUpload`](crate::request::FeedbackUpload)
     FeedbackUpload { id: RequestId, params: Box<FeedbackUploadParams> },
-    /// `feedback/save`
+    /// `feedback/save`: [`request::FeedbackSave`](crate::request::FeedbackSave)
     FeedbackSave { id: RequestId, params: Box<FeedbackSaveParams> },
-    /// `command/exec`
+    /// `command/exec`: [`request::CommandExec`](crate::request::CommandExec)
     ///
     /// Execute a standalone command (argv vector) under the server's sandbox.
     CommandExec { id: RequestId, params: Box<CommandExecParams> },
-    /// `command/exec/write`
+    /// `command/exec/write`: [`request::CommandExecWrite`](crate::request::CommandExecWrite)
     ///
     /// Write stdin bytes to a running `command/exec` session or close stdin.
     CommandExecWrite { id: RequestId, params: Box<CommandExecWriteParams> },
-    /// `command/exec/terminate`
+    /// `command/exec/terminate`: [`request::CommandExecTerminate`](crate::request::CommandExecTerminate)
     ///
     /// Terminate a running `command/exec` session by client-supplied `processId`.
     CommandExecTerminate { id: RequestId, params: Box<CommandExecTerminateParams> },
-    /// `command/exec/resize`
+    /// `command/exec/resize`: [`request::CommandExecResize`](crate::request::CommandExecResize)
     ///
     /// Resize a running PTY-backed `command/exec` session by client-supplied `processId`.
     CommandExecResize { id: RequestId, params: Box<CommandExecResizeParams> },
-    /// `process/spawn`
+    /// `process/spawn`: [`request::ProcessSpawn`](crate::request::ProcessSpawn)
     ///
     /// Spawn a standalone process (argv vector) without a Codex sandbox.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProcessSpawn { id: RequestId, params: Box<ProcessSpawnParams> },
-    /// `process/writeStdin`
+    /// `process/writeStdin`: [`request::ProcessWriteStdin`](crate::request::ProcessWriteStdin)
     ///
     /// Write stdin bytes to a running `process/spawn` session or close stdin.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProcessWriteStdin { id: RequestId, params: Box<ProcessWriteStdinParams> },
-    /// `process/kill`
+    /// `process/kill`: [`request::ProcessKill`](crate::request::ProcessKill)
     ///
     /// Terminate a running `process/spawn` session by client-supplied `processHandle`.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProcessKill { id: RequestId, params: Box<ProcessKillParams> },
-    /// `process/resizePty`
+    /// `process/resizePty`: [`request::ProcessResizePty`](crate::request::ProcessResizePty)
     ///
     /// Resize a running PTY-backed `process/spawn` session by client-supplied `processHandle`.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     ProcessResizePty { id: RequestId, params: Box<ProcessResizePtyParams> },
-    /// `config/read`
+    /// `config/read`: [`request::ConfigRead`](crate::request::ConfigRead)
     ConfigRead { id: RequestId, params: Box<ConfigReadParams> },
-    /// `externalAgentConfig/detect`
+    /// `externalAgentConfig/detect`: [`request::ExternalAgentConfigDetect`](crate::request::ExternalAgentConfigDetect)
     ExternalAgentConfigDetect {
         id: RequestId,
         params: Box<ExternalAgentConfigDetectParams>,
     },
-    /// `externalAgentConfig/import`
+    /// `externalAgentConfig/import`: [`request::ExternalAgentConfigImport`](crate::request::ExternalAgentConfigImport)
     ExternalAgentConfigImport {
         id: RequestId,
         params: Box<ExternalAgentConfigImportParams>,
     },
-    /// `externalAgentConfig/import/recordHistory`
+    /// `externalAgentConfig/import/recordHistory`: [`request::ExternalAgentConfigImportRecordHistory`](crate::request::ExternalAgentConfigImportRecordHistory)
     ExternalAgentConfigImportRecordHistory {
         id: RequestId,
         params: Box<ExternalAgentConfigImportHistoryRecordParams>,
     },
-    /// `externalAgentConfig/import/readHistories`
+    /// `externalAgentConfig/import/readHistories`: [`request::ExternalAgentConfigImportReadHistories`](crate::request::ExternalAgentConfigImportReadHistories)
     ExternalAgentConfigImportReadHistories { id: RequestId },
-    /// `config/value/write`
+    /// `config/value/write`: [`request::ConfigValueWrite`](crate::request::ConfigValueWrite)
     ConfigValueWrite { id: RequestId, params: Box<ConfigValueWriteParams> },
-    /// `config/batchWrite`
+    /// `config/batchWrite`: [`request::ConfigBatchWrite`](crate::request::ConfigBatchWrite)
     ConfigBatchWrite { id: RequestId, params: Box<ConfigBatchWriteParams> },
-    /// `configRequirements/read`
+    /// `configRequirements/read`: [`request::ConfigRequirementsRead`](crate::request::ConfigRequirementsRead)
     ConfigRequirementsRead { id: RequestId },
-    /// `account/read`
+    /// `account/read`: [`request::AccountRead`](crate::request::AccountRead)
     AccountRead { id: RequestId, params: Box<GetAccountParams> },
-    /// `fuzzyFileSearch`
+    /// `fuzzyFileSearch`: [`request::FuzzyFileSearch`](crate::request::FuzzyFileSearch)
     FuzzyFileSearch { id: RequestId, params: Box<FuzzyFileSearchParams> },
-    /// `fuzzyFileSearch/sessionStart`
+    /// `fuzzyFileSearch/sessionStart`: [`request::FuzzyFileSearchSessionStart`](crate::request::FuzzyFileSearchSessionStart)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2572,7 +2961,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<FuzzyFileSearchSessionStartParams>,
     },
-    /// `fuzzyFileSearch/sessionUpdate`
+    /// `fuzzyFileSearch/sessionUpdate`: [`request::FuzzyFileSearchSessionUpdate`](crate::request::FuzzyFileSearchSessionUpdate)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -2580,7 +2969,7 @@ pub enum ClientRequest {
         id: RequestId,
         params: Box<FuzzyFileSearchSessionUpdateParams>,
     },
-    /// `fuzzyFileSearch/sessionStop`
+    /// `fuzzyFileSearch/sessionStop`: [`request::FuzzyFileSearchSessionStop`](crate::request::FuzzyFileSearchSessionStop)
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
@@ -3155,7 +3544,10 @@ impl ClientRequest {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Self, codec::ParamsError> {
-        codec::decode_raw(params, |params| Self::deserialize_params(id, method, params))
+        codec::decode_raw(
+            params,
+            |params| Self::deserialize_params(id.clone(), method, params),
+        )
     }
     /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
     pub fn deserialize_params<'de, D: Deserializer<'de>>(
@@ -4728,1747 +5120,329 @@ impl ClientRequest {
 }
 impl Serialize for ClientRequest {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let message = codec::MessageWriter::new(
+            serializer,
+            Some(self.id()),
+            self.method(),
+            |_| Ok(()),
+        );
         match self {
-            Self::Initialize { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "initialize",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            #[cfg(feature = "experimental")]
-            Self::ServerDiagnostics { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "server/diagnostics",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationStatus { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "userVerification/status",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::Initialize { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::UserVerificationEnroll { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "userVerification/enroll",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationDelete { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "userVerification/delete",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ServerDiagnostics { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::UserVerificationVerify { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "userVerification/verify",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::UserVerificationStatus { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::UserVerificationCancel { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "userVerification/cancel",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadResume { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/resume",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadFork { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/fork",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::UserVerificationEnroll { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadSample { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/sample",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::UserVerificationDelete { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadSampleCancel { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/sample/cancel",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadArchive { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/archive",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadDelete { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/delete",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadUnsubscribe { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/unsubscribe",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::UserVerificationVerify { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadIncrementElicitation { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/increment_elicitation",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::UserVerificationCancel { params, .. } => message.params(Some(params)),
+            Self::ThreadStart { params, .. } => message.params(Some(params)),
+            Self::ThreadResume { params, .. } => message.params(Some(params)),
+            Self::ThreadFork { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadDecrementElicitation { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/decrement_elicitation",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadNameSet { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/name/set",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadSample { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadPredictionRequest { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/prediction/request",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadGoalSet { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/goal/set",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadGoalGet { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/goal/get",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadGoalClear { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/goal/clear",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadSampleCancel { params, .. } => message.params(Some(params)),
+            Self::ThreadArchive { params, .. } => message.params(Some(params)),
+            Self::ThreadDelete { params, .. } => message.params(Some(params)),
+            Self::ThreadUnsubscribe { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadQueueAdd { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/queue/add",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadIncrementElicitation { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::ThreadQueueList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/queue/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadDecrementElicitation { params, .. } => {
+                message.params(Some(params))
             }
+            Self::ThreadNameSet { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadQueueUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/queue/update",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadPredictionRequest { params, .. } => message.params(Some(params)),
+            Self::ThreadGoalSet { params, .. } => message.params(Some(params)),
+            Self::ThreadGoalGet { params, .. } => message.params(Some(params)),
+            Self::ThreadGoalClear { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadQueueDelete { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/queue/delete",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadQueueAdd { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadQueueReorder { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/queue/reorder",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadQueueList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadQueueStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/queue/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadMetadataUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/metadata/update",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadAttachmentAdd { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/attachment/add",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadAttachmentList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/attachment/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadAttachmentOwnerList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/attachmentOwner/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadAttachmentRemove { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/attachment/remove",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadSectionMove { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/section/move",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadQueueUpdate { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadSettingsUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/settings/update",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadQueueDelete { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadMemoryModeSet { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/memoryMode/set",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadQueueReorder { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadMemoryRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/memory/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadQueueStart { params, .. } => message.params(Some(params)),
+            Self::ThreadMetadataUpdate { params, .. } => message.params(Some(params)),
+            Self::ThreadAttachmentAdd { params, .. } => message.params(Some(params)),
+            Self::ThreadAttachmentList { params, .. } => message.params(Some(params)),
+            Self::ThreadAttachmentOwnerList { params, .. } => {
+                message.params(Some(params))
             }
+            Self::ThreadAttachmentRemove { params, .. } => message.params(Some(params)),
+            Self::ThreadSectionMove { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::MemoryStatus { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "memory/status",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadSettingsUpdate { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::MemoryReset { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "memory/reset",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadMemoryModeSet { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::RolloutCompress { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "rollout/compress",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadUnarchive { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/unarchive",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadCompactStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/compact/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadShellCommand { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/shellCommand",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadApproveGuardianDeniedAction { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/approveGuardianDeniedAction",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadMemoryRead { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsClean { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/backgroundTerminals/clean",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::MemoryStatus { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/backgroundTerminals/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::MemoryReset { .. } => message.params(None::<&()>),
             #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsTerminate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/backgroundTerminals/terminate",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadRevert { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/revert",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::RolloutCompress { .. } => message.params(None::<&()>),
+            Self::ThreadUnarchive { params, .. } => message.params(Some(params)),
+            Self::ThreadCompactStart { params, .. } => message.params(Some(params)),
+            Self::ThreadShellCommand { params, .. } => message.params(Some(params)),
+            Self::ThreadApproveGuardianDeniedAction { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ThreadList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
             #[cfg(feature = "experimental")]
-            Self::ProjectList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "project/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadBackgroundTerminalsClean { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::ProjectRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "project/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadBackgroundTerminalsList { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::ProjectCreate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "project/create",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadBackgroundTerminalsTerminate { params, .. } => {
+                message.params(Some(params))
             }
+            Self::ThreadRevert { params, .. } => message.params(Some(params)),
+            Self::ThreadList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProjectImport { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "project/import",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProjectList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProjectUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "project/update",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProjectRead { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProjectMove { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "project/move",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProjectCreate { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProjectDelete { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "project/delete",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadSectionList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "threadSection/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadSectionCreate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "threadSection/create",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadSectionUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "threadSection/update",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadSectionDelete { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "threadSection/delete",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProjectImport { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadSearch { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/search",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProjectUpdate { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadSearchOccurrences { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/searchOccurrences",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadLoadedList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/loaded/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProjectMove { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")]
+            Self::ProjectDelete { params, .. } => message.params(Some(params)),
+            Self::ThreadSectionList { params, .. } => message.params(Some(params)),
+            Self::ThreadSectionCreate { params, .. } => message.params(Some(params)),
+            Self::ThreadSectionUpdate { params, .. } => message.params(Some(params)),
+            Self::ThreadSectionDelete { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")]
+            Self::ThreadSearch { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")]
+            Self::ThreadSearchOccurrences { params, .. } => message.params(Some(params)),
+            Self::ThreadLoadedList { params, .. } => message.params(Some(params)),
+            Self::ThreadRead { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadReadStateUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/readState/update",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadTurnsList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/turns/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadItemsList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/items/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadReadStateUpdate { params, .. } => message.params(Some(params)),
+            Self::ThreadTurnsList { params, .. } => message.params(Some(params)),
+            Self::ThreadItemsList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadItemsRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/items/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadItemsRead { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadGuardianReview { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/guardianReview",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ThreadInjectItems { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/inject_items",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadGuardianReview { params, .. } => message.params(Some(params)),
+            Self::ThreadInjectItems { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadPrepareApprovedPlan { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/prepareApprovedPlan",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::SkillsList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "skills/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::SkillsExtraRootsSet { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "skills/extraRoots/set",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::HooksList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "hooks/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::MarketplaceAdd { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "marketplace/add",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadPrepareApprovedPlan { params, .. } => {
+                message.params(Some(params))
             }
-            Self::MarketplaceRemove { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "marketplace/remove",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::MarketplaceUpgrade { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "marketplace/upgrade",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::SkillsList { params, .. } => message.params(Some(params)),
+            Self::SkillsExtraRootsSet { params, .. } => message.params(Some(params)),
+            Self::HooksList { params, .. } => message.params(Some(params)),
+            Self::MarketplaceAdd { params, .. } => message.params(Some(params)),
+            Self::MarketplaceRemove { params, .. } => message.params(Some(params)),
+            Self::MarketplaceUpgrade { params, .. } => message.params(Some(params)),
+            Self::PluginList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::PluginSearch { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/search",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginInstalled { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/installed",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginReconcile { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/reconcile",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginSkillRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/skill/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginShareSave { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/share/save",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginShareUpdateTargets { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/share/updateTargets",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginShareList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/share/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginShareCheckout { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/share/checkout",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginShareDelete { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/share/delete",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::AppRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "app/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::AppList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "app/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::AppInstalled { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "app/installed",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsReadFile { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/readFile",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsWriteFile { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/writeFile",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsCreateDirectory { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/createDirectory",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsGetMetadata { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/getMetadata",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsReadDirectory { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/readDirectory",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsRemove { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/remove",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsCopy { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/copy",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsWatch { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/watch",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FsUnwatch { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fs/unwatch",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::SkillsConfigWrite { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "skills/config/write",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginInstall { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/install",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PluginUninstall { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "plugin/uninstall",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::TurnStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "turn/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::PluginSearch { params, .. } => message.params(Some(params)),
+            Self::PluginInstalled { params, .. } => message.params(Some(params)),
+            Self::PluginReconcile { params, .. } => message.params(Some(params)),
+            Self::PluginRead { params, .. } => message.params(Some(params)),
+            Self::PluginSkillRead { params, .. } => message.params(Some(params)),
+            Self::PluginShareSave { params, .. } => message.params(Some(params)),
+            Self::PluginShareUpdateTargets { params, .. } => message.params(Some(params)),
+            Self::PluginShareList { params, .. } => message.params(Some(params)),
+            Self::PluginShareCheckout { params, .. } => message.params(Some(params)),
+            Self::PluginShareDelete { params, .. } => message.params(Some(params)),
+            Self::AppRead { params, .. } => message.params(Some(params)),
+            Self::AppList { params, .. } => message.params(Some(params)),
+            Self::AppInstalled { params, .. } => message.params(Some(params)),
+            Self::FsReadFile { params, .. } => message.params(Some(params)),
+            Self::FsWriteFile { params, .. } => message.params(Some(params)),
+            Self::FsCreateDirectory { params, .. } => message.params(Some(params)),
+            Self::FsGetMetadata { params, .. } => message.params(Some(params)),
+            Self::FsReadDirectory { params, .. } => message.params(Some(params)),
+            Self::FsRemove { params, .. } => message.params(Some(params)),
+            Self::FsCopy { params, .. } => message.params(Some(params)),
+            Self::FsWatch { params, .. } => message.params(Some(params)),
+            Self::FsUnwatch { params, .. } => message.params(Some(params)),
+            Self::SkillsConfigWrite { params, .. } => message.params(Some(params)),
+            Self::PluginInstall { params, .. } => message.params(Some(params)),
+            Self::PluginUninstall { params, .. } => message.params(Some(params)),
+            Self::TurnStart { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::TurnSettingsUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "turn/settings/update",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::TurnSteer { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "turn/steer",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::TurnInterrupt { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "turn/interrupt",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::TurnSettingsUpdate { params, .. } => message.params(Some(params)),
+            Self::TurnSteer { params, .. } => message.params(Some(params)),
+            Self::TurnInterrupt { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/realtime/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadRealtimeStart { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendAudio { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/realtime/appendAudio",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadRealtimeAppendAudio { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendText { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/realtime/appendText",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadRealtimeAppendText { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendSpeech { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/realtime/appendSpeech",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ThreadRealtimeAppendSpeech { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStop { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/realtime/stop",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadRealtimeStop { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadTimelineList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/timeline/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ThreadTimelineList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeListVoices { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "thread/realtime/listVoices",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ReviewStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "review/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ModelList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "model/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountGatewayOAuthRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/gatewayOAuth/read",
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountGatewayOAuthLogin { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/gatewayOAuth/login",
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
+            Self::ThreadRealtimeListVoices { params, .. } => message.params(Some(params)),
+            Self::ReviewStart { params, .. } => message.params(Some(params)),
+            Self::ModelList { params, .. } => message.params(Some(params)),
+            Self::AccountGatewayOAuthRead { params, .. } => {
+                message.params(params.as_ref())
             }
-            Self::AccountGatewayOAuthCancel { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/gatewayOAuth/cancel",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
+            Self::AccountGatewayOAuthLogin { params, .. } => {
+                message.params(params.as_ref())
             }
-            Self::ModelProviderList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "modelProvider/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::AccountGatewayOAuthCancel { .. } => message.params(None::<&()>),
+            Self::ModelProviderList { params, .. } => message.params(Some(params)),
+            Self::ModelProviderConfigWrite { params, .. } => message.params(Some(params)),
+            Self::ModelProviderCapabilitiesRead { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ModelProviderConfigWrite { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "modelProvider/config/write",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ExperimentalFeatureList { params, .. } => message.params(Some(params)),
+            Self::PermissionProfileList { params, .. } => message.params(Some(params)),
+            Self::ExperimentalFeatureEnablementSet { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ModelProviderCapabilitiesRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "modelProvider/capabilities/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ExperimentalFeatureList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "experimentalFeature/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::PermissionProfileList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "permissionProfile/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ExperimentalFeatureEnablementSet { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "experimentalFeature/enablement/set",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
             #[cfg(feature = "experimental")]
-            Self::RemoteControlEnable { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "remoteControl/enable",
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
-            }
+            Self::RemoteControlEnable { params, .. } => message.params(params.as_ref()),
             #[cfg(feature = "experimental")]
-            Self::RemoteControlDisable { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "remoteControl/disable",
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
-            }
+            Self::RemoteControlDisable { params, .. } => message.params(params.as_ref()),
             #[cfg(feature = "experimental")]
-            Self::RemoteControlStatusRead { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "remoteControl/status/read",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
+            Self::RemoteControlStatusRead { .. } => message.params(None::<&()>),
             #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "remoteControl/pairing/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::RemoteControlPairingStart { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStatus { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "remoteControl/pairing/status",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::RemoteControlPairingStatus { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::RemoteControlClientList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "remoteControl/client/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::RemoteControlClientList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::RemoteControlClientRevoke { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "remoteControl/client/revoke",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::RemoteControlClientRevoke { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::CollaborationModeList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "collaborationMode/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::CollaborationModeList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::MockExperimentalMethod { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mock/experimentalMethod",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::MockExperimentalMethod { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::EnvironmentAdd { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "environment/add",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::EnvironmentAdd { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::EnvironmentInfo { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "environment/info",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::EnvironmentInfo { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::EnvironmentStatus { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "environment/status",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::McpServerOauthLogin { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mcpServer/oauth/login",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ConfigMcpServerReload { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "config/mcpServer/reload",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::McpServerStatusList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mcpServerStatus/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::McpServerResourceRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mcpServer/resource/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::EnvironmentStatus { params, .. } => message.params(Some(params)),
+            Self::McpServerOauthLogin { params, .. } => message.params(Some(params)),
+            Self::ConfigMcpServerReload { .. } => message.params(None::<&()>),
+            Self::McpServerStatusList { params, .. } => message.params(Some(params)),
+            Self::McpServerResourceRead { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mcpServer/event/stream/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::McpServerEventStreamStart { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStop { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mcpServer/event/stream/stop",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::McpServerToolCall { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mcpServer/tool/call",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::WindowsSandboxSetupStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "windowsSandbox/setupStart",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::WindowsSandboxReadiness { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "windowsSandbox/readiness",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountLoginStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/login/start",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::McpServerEventStreamStop { params, .. } => message.params(Some(params)),
+            Self::McpServerToolCall { params, .. } => message.params(Some(params)),
+            Self::WindowsSandboxSetupStart { params, .. } => message.params(Some(params)),
+            Self::WindowsSandboxReadiness { .. } => message.params(None::<&()>),
+            Self::AccountLoginStart { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::AccountBedrockDiscover { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/bedrock/discover",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::AccountBedrockDiscover { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::AccountBedrockSetup { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/bedrock/setup",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::AccountBedrockSetup { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::AccountGcpSetup { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/gcp/setup",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::AccountGcpSetup { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::AccountBedrockCheckGovCloudRequirements { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/bedrock/checkGovCloudRequirements",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::AccountBedrockCheckGovCloudRequirements { params, .. } => {
+                message.params(Some(params))
             }
-            Self::AccountLoginCancel { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/login/cancel",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::AccountLoginCancel { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::AccountSessionList { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "accountSession/list",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::AccountSessionList { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::AccountSessionSwitch { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "accountSession/switch",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountLogout { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/logout",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountSecuritySetupRead { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/securitySetup/read",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountRateLimitsRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/rateLimits/read",
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
+            Self::AccountSessionSwitch { params, .. } => message.params(Some(params)),
+            Self::AccountLogout { .. } => message.params(None::<&()>),
+            Self::AccountSecuritySetupRead { .. } => message.params(None::<&()>),
+            Self::AccountRateLimitsRead { params, .. } => message.params(params.as_ref()),
+            Self::AccountRateLimitResetCreditConsume { params, .. } => {
+                message.params(Some(params))
             }
-            Self::AccountRateLimitResetCreditConsume { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/rateLimitResetCredit/consume",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::AccountUsageRead { params, .. } => message.params(params.as_ref()),
+            Self::AccountWorkspaceMessagesRead { .. } => message.params(None::<&()>),
+            Self::AccountSendAddCreditsNudgeEmail { params, .. } => {
+                message.params(Some(params))
             }
-            Self::AccountUsageRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/usage/read",
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountWorkspaceMessagesRead { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/workspaceMessages/read",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountSendAddCreditsNudgeEmail { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/sendAddCreditsNudgeEmail",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FeedbackUpload { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "feedback/upload",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FeedbackSave { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "feedback/save",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::CommandExec { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "command/exec",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::CommandExecWrite { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "command/exec/write",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::CommandExecTerminate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "command/exec/terminate",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::CommandExecResize { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "command/exec/resize",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::FeedbackUpload { params, .. } => message.params(Some(params)),
+            Self::FeedbackSave { params, .. } => message.params(Some(params)),
+            Self::CommandExec { params, .. } => message.params(Some(params)),
+            Self::CommandExecWrite { params, .. } => message.params(Some(params)),
+            Self::CommandExecTerminate { params, .. } => message.params(Some(params)),
+            Self::CommandExecResize { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProcessSpawn { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "process/spawn",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProcessSpawn { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProcessWriteStdin { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "process/writeStdin",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProcessWriteStdin { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProcessKill { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "process/kill",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ProcessKill { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::ProcessResizePty { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "process/resizePty",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ConfigRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "config/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ExternalAgentConfigDetect { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "externalAgentConfig/detect",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ExternalAgentConfigImport { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "externalAgentConfig/import",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ProcessResizePty { params, .. } => message.params(Some(params)),
+            Self::ConfigRead { params, .. } => message.params(Some(params)),
+            Self::ExternalAgentConfigDetect { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ExternalAgentConfigImportRecordHistory { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "externalAgentConfig/import/recordHistory",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ExternalAgentConfigImport { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ExternalAgentConfigImportReadHistories { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "externalAgentConfig/import/readHistories",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
+            Self::ExternalAgentConfigImportRecordHistory { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ConfigValueWrite { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "config/value/write",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ExternalAgentConfigImportReadHistories { .. } => {
+                message.params(None::<&()>)
             }
-            Self::ConfigBatchWrite { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "config/batchWrite",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ConfigRequirementsRead { id } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "configRequirements/read",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::FuzzyFileSearch { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fuzzyFileSearch",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::ConfigValueWrite { params, .. } => message.params(Some(params)),
+            Self::ConfigBatchWrite { params, .. } => message.params(Some(params)),
+            Self::ConfigRequirementsRead { .. } => message.params(None::<&()>),
+            Self::AccountRead { params, .. } => message.params(Some(params)),
+            Self::FuzzyFileSearch { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStart { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fuzzyFileSearch/sessionStart",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::FuzzyFileSearchSessionStart { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionUpdate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fuzzyFileSearch/sessionUpdate",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::FuzzyFileSearchSessionUpdate { params, .. } => {
+                message.params(Some(params))
             }
             #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStop { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "fuzzyFileSearch/sessionStop",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::Unrecognized { id, method, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    method,
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
+            Self::FuzzyFileSearchSessionStop { params, .. } => {
+                message.params(Some(params))
             }
+            Self::Unrecognized { params, .. } => message.params(params.as_ref()),
         }
     }
 }
@@ -6476,453 +5450,453 @@ impl Serialize for ClientRequest {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ClientResponse {
-    /// The result of `initialize`.
+    /// The result of `initialize` ([`request::Initialize`](crate::request::Initialize)).
     Initialize(Box<InitializeResponse>),
-    /// The result of `server/diagnostics`.
+    /// The result of `server/diagnostics` ([`request::ServerDiagnostics`](crate::request::ServerDiagnostics)).
     #[cfg(feature = "experimental")]
     ServerDiagnostics(Box<ServerDiagnosticsResponse>),
-    /// The result of `userVerification/status`.
+    /// The result of `userVerification/status` ([`request::UserVerificationStatus`](crate::request::UserVerificationStatus)).
     #[cfg(feature = "experimental")]
     UserVerificationStatus(Box<UserVerificationStatusResponse>),
-    /// The result of `userVerification/enroll`.
+    /// The result of `userVerification/enroll` ([`request::UserVerificationEnroll`](crate::request::UserVerificationEnroll)).
     #[cfg(feature = "experimental")]
     UserVerificationEnroll(Box<UserVerificationEnrollResponse>),
-    /// The result of `userVerification/delete`.
+    /// The result of `userVerification/delete` ([`request::UserVerificationDelete`](crate::request::UserVerificationDelete)).
     #[cfg(feature = "experimental")]
     UserVerificationDelete(Box<UserVerificationDeleteResponse>),
-    /// The result of `userVerification/verify`.
+    /// The result of `userVerification/verify` ([`request::UserVerificationVerify`](crate::request::UserVerificationVerify)).
     #[cfg(feature = "experimental")]
     UserVerificationVerify(Box<UserVerificationVerifyResponse>),
-    /// The result of `userVerification/cancel`.
+    /// The result of `userVerification/cancel` ([`request::UserVerificationCancel`](crate::request::UserVerificationCancel)).
     #[cfg(feature = "experimental")]
     UserVerificationCancel(Box<UserVerificationCancelResponse>),
-    /// The result of `thread/start`.
+    /// The result of `thread/start` ([`request::ThreadStart`](crate::request::ThreadStart)).
     ThreadStart(Box<ThreadStartResponse>),
-    /// The result of `thread/resume`.
+    /// The result of `thread/resume` ([`request::ThreadResume`](crate::request::ThreadResume)).
     ThreadResume(Box<ThreadResumeResponse>),
-    /// The result of `thread/fork`.
+    /// The result of `thread/fork` ([`request::ThreadFork`](crate::request::ThreadFork)).
     ThreadFork(Box<ThreadForkResponse>),
-    /// The result of `thread/sample`.
+    /// The result of `thread/sample` ([`request::ThreadSample`](crate::request::ThreadSample)).
     #[cfg(feature = "experimental")]
     ThreadSample(Box<ThreadSampleResponse>),
-    /// The result of `thread/sample/cancel`.
+    /// The result of `thread/sample/cancel` ([`request::ThreadSampleCancel`](crate::request::ThreadSampleCancel)).
     #[cfg(feature = "experimental")]
     ThreadSampleCancel(Box<ThreadSampleCancelResponse>),
-    /// The result of `thread/archive`.
+    /// The result of `thread/archive` ([`request::ThreadArchive`](crate::request::ThreadArchive)).
     ThreadArchive(Box<ThreadArchiveResponse>),
-    /// The result of `thread/delete`.
+    /// The result of `thread/delete` ([`request::ThreadDelete`](crate::request::ThreadDelete)).
     ThreadDelete(Box<ThreadDeleteResponse>),
-    /// The result of `thread/unsubscribe`.
+    /// The result of `thread/unsubscribe` ([`request::ThreadUnsubscribe`](crate::request::ThreadUnsubscribe)).
     ThreadUnsubscribe(Box<ThreadUnsubscribeResponse>),
-    /// The result of `thread/increment_elicitation`.
+    /// The result of `thread/increment_elicitation` ([`request::ThreadIncrementElicitation`](crate::request::ThreadIncrementElicitation)).
     #[cfg(feature = "experimental")]
     ThreadIncrementElicitation(Box<ThreadIncrementElicitationResponse>),
-    /// The result of `thread/decrement_elicitation`.
+    /// The result of `thread/decrement_elicitation` ([`request::ThreadDecrementElicitation`](crate::request::ThreadDecrementElicitation)).
     #[cfg(feature = "experimental")]
     ThreadDecrementElicitation(Box<ThreadDecrementElicitationResponse>),
-    /// The result of `thread/name/set`.
+    /// The result of `thread/name/set` ([`request::ThreadNameSet`](crate::request::ThreadNameSet)).
     ThreadNameSet(Box<ThreadSetNameResponse>),
-    /// The result of `thread/prediction/request`.
+    /// The result of `thread/prediction/request` ([`request::ThreadPredictionRequest`](crate::request::ThreadPredictionRequest)).
     #[cfg(feature = "experimental")]
     ThreadPredictionRequest(Box<ThreadPredictionRequestResponse>),
-    /// The result of `thread/goal/set`.
+    /// The result of `thread/goal/set` ([`request::ThreadGoalSet`](crate::request::ThreadGoalSet)).
     ThreadGoalSet(Box<ThreadGoalSetResponse>),
-    /// The result of `thread/goal/get`.
+    /// The result of `thread/goal/get` ([`request::ThreadGoalGet`](crate::request::ThreadGoalGet)).
     ThreadGoalGet(Box<ThreadGoalGetResponse>),
-    /// The result of `thread/goal/clear`.
+    /// The result of `thread/goal/clear` ([`request::ThreadGoalClear`](crate::request::ThreadGoalClear)).
     ThreadGoalClear(Box<ThreadGoalClearResponse>),
-    /// The result of `thread/queue/add`.
+    /// The result of `thread/queue/add` ([`request::ThreadQueueAdd`](crate::request::ThreadQueueAdd)).
     #[cfg(feature = "experimental")]
     ThreadQueueAdd(Box<ThreadQueueAddResponse>),
-    /// The result of `thread/queue/list`.
+    /// The result of `thread/queue/list` ([`request::ThreadQueueList`](crate::request::ThreadQueueList)).
     #[cfg(feature = "experimental")]
     ThreadQueueList(Box<ThreadQueueListResponse>),
-    /// The result of `thread/queue/update`.
+    /// The result of `thread/queue/update` ([`request::ThreadQueueUpdate`](crate::request::ThreadQueueUpdate)).
     #[cfg(feature = "experimental")]
     ThreadQueueUpdate(Box<ThreadQueueUpdateResponse>),
-    /// The result of `thread/queue/delete`.
+    /// The result of `thread/queue/delete` ([`request::ThreadQueueDelete`](crate::request::ThreadQueueDelete)).
     #[cfg(feature = "experimental")]
     ThreadQueueDelete(Box<ThreadQueueDeleteResponse>),
-    /// The result of `thread/queue/reorder`.
+    /// The result of `thread/queue/reorder` ([`request::ThreadQueueReorder`](crate::request::ThreadQueueReorder)).
     #[cfg(feature = "experimental")]
     ThreadQueueReorder(Box<ThreadQueueReorderResponse>),
-    /// The result of `thread/queue/start`.
+    /// The result of `thread/queue/start` ([`request::ThreadQueueStart`](crate::request::ThreadQueueStart)).
     #[cfg(feature = "experimental")]
     ThreadQueueStart(Box<ThreadQueueStartResponse>),
-    /// The result of `thread/metadata/update`.
+    /// The result of `thread/metadata/update` ([`request::ThreadMetadataUpdate`](crate::request::ThreadMetadataUpdate)).
     ThreadMetadataUpdate(Box<ThreadMetadataUpdateResponse>),
-    /// The result of `thread/attachment/add`.
+    /// The result of `thread/attachment/add` ([`request::ThreadAttachmentAdd`](crate::request::ThreadAttachmentAdd)).
     ThreadAttachmentAdd(Box<ThreadAttachmentAddResponse>),
-    /// The result of `thread/attachment/list`.
+    /// The result of `thread/attachment/list` ([`request::ThreadAttachmentList`](crate::request::ThreadAttachmentList)).
     ThreadAttachmentList(Box<ThreadAttachmentListResponse>),
-    /// The result of `thread/attachmentOwner/list`.
+    /// The result of `thread/attachmentOwner/list` ([`request::ThreadAttachmentOwnerList`](crate::request::ThreadAttachmentOwnerList)).
     ThreadAttachmentOwnerList(Box<ThreadAttachmentOwnerListResponse>),
-    /// The result of `thread/attachment/remove`.
+    /// The result of `thread/attachment/remove` ([`request::ThreadAttachmentRemove`](crate::request::ThreadAttachmentRemove)).
     ThreadAttachmentRemove(Box<ThreadAttachmentRemoveResponse>),
-    /// The result of `thread/section/move`.
+    /// The result of `thread/section/move` ([`request::ThreadSectionMove`](crate::request::ThreadSectionMove)).
     ThreadSectionMove(Box<ThreadSectionMoveResponse>),
-    /// The result of `thread/settings/update`.
+    /// The result of `thread/settings/update` ([`request::ThreadSettingsUpdate`](crate::request::ThreadSettingsUpdate)).
     #[cfg(feature = "experimental")]
     ThreadSettingsUpdate(Box<ThreadSettingsUpdateResponse>),
-    /// The result of `thread/memoryMode/set`.
+    /// The result of `thread/memoryMode/set` ([`request::ThreadMemoryModeSet`](crate::request::ThreadMemoryModeSet)).
     #[cfg(feature = "experimental")]
     ThreadMemoryModeSet(Box<ThreadMemoryModeSetResponse>),
-    /// The result of `thread/memory/read`.
+    /// The result of `thread/memory/read` ([`request::ThreadMemoryRead`](crate::request::ThreadMemoryRead)).
     #[cfg(feature = "experimental")]
     ThreadMemoryRead(Box<ThreadMemoryReadResponse>),
-    /// The result of `memory/status`.
+    /// The result of `memory/status` ([`request::MemoryStatus`](crate::request::MemoryStatus)).
     #[cfg(feature = "experimental")]
     MemoryStatus(Box<MemoryStatusResponse>),
-    /// The result of `memory/reset`.
+    /// The result of `memory/reset` ([`request::MemoryReset`](crate::request::MemoryReset)).
     #[cfg(feature = "experimental")]
     MemoryReset(Box<MemoryResetResponse>),
-    /// The result of `rollout/compress`.
+    /// The result of `rollout/compress` ([`request::RolloutCompress`](crate::request::RolloutCompress)).
     #[cfg(feature = "experimental")]
     RolloutCompress(Box<RolloutCompressResponse>),
-    /// The result of `thread/unarchive`.
+    /// The result of `thread/unarchive` ([`request::ThreadUnarchive`](crate::request::ThreadUnarchive)).
     ThreadUnarchive(Box<ThreadUnarchiveResponse>),
-    /// The result of `thread/compact/start`.
+    /// The result of `thread/compact/start` ([`request::ThreadCompactStart`](crate::request::ThreadCompactStart)).
     ThreadCompactStart(Box<ThreadCompactStartResponse>),
-    /// The result of `thread/shellCommand`.
+    /// The result of `thread/shellCommand` ([`request::ThreadShellCommand`](crate::request::ThreadShellCommand)).
     ThreadShellCommand(Box<ThreadShellCommandResponse>),
-    /// The result of `thread/approveGuardianDeniedAction`.
+    /// The result of `thread/approveGuardianDeniedAction` ([`request::ThreadApproveGuardianDeniedAction`](crate::request::ThreadApproveGuardianDeniedAction)).
     ThreadApproveGuardianDeniedAction(Box<ThreadApproveGuardianDeniedActionResponse>),
-    /// The result of `thread/backgroundTerminals/clean`.
+    /// The result of `thread/backgroundTerminals/clean` ([`request::ThreadBackgroundTerminalsClean`](crate::request::ThreadBackgroundTerminalsClean)).
     #[cfg(feature = "experimental")]
     ThreadBackgroundTerminalsClean(Box<ThreadBackgroundTerminalsCleanResponse>),
-    /// The result of `thread/backgroundTerminals/list`.
+    /// The result of `thread/backgroundTerminals/list` ([`request::ThreadBackgroundTerminalsList`](crate::request::ThreadBackgroundTerminalsList)).
     #[cfg(feature = "experimental")]
     ThreadBackgroundTerminalsList(Box<ThreadBackgroundTerminalsListResponse>),
-    /// The result of `thread/backgroundTerminals/terminate`.
+    /// The result of `thread/backgroundTerminals/terminate` ([`request::ThreadBackgroundTerminalsTerminate`](crate::request::ThreadBackgroundTerminalsTerminate)).
     #[cfg(feature = "experimental")]
     ThreadBackgroundTerminalsTerminate(Box<ThreadBackgroundTerminalsTerminateResponse>),
-    /// The result of `thread/revert`.
+    /// The result of `thread/revert` ([`request::ThreadRevert`](crate::request::ThreadRevert)).
     ThreadRevert(Box<ThreadRevertResponse>),
-    /// The result of `thread/list`.
+    /// The result of `thread/list` ([`request::ThreadList`](crate::request::ThreadList)).
     ThreadList(Box<ThreadListResponse>),
-    /// The result of `project/list`.
+    /// The result of `project/list` ([`request::ProjectList`](crate::request::ProjectList)).
     #[cfg(feature = "experimental")]
     ProjectList(Box<ProjectListResponse>),
-    /// The result of `project/read`.
+    /// The result of `project/read` ([`request::ProjectRead`](crate::request::ProjectRead)).
     #[cfg(feature = "experimental")]
     ProjectRead(Box<ProjectReadResponse>),
-    /// The result of `project/create`.
+    /// The result of `project/create` ([`request::ProjectCreate`](crate::request::ProjectCreate)).
     #[cfg(feature = "experimental")]
     ProjectCreate(Box<ProjectCreateResponse>),
-    /// The result of `project/import`.
+    /// The result of `project/import` ([`request::ProjectImport`](crate::request::ProjectImport)).
     #[cfg(feature = "experimental")]
     ProjectImport(Box<ProjectImportResponse>),
-    /// The result of `project/update`.
+    /// The result of `project/update` ([`request::ProjectUpdate`](crate::request::ProjectUpdate)).
     #[cfg(feature = "experimental")]
     ProjectUpdate(Box<ProjectUpdateResponse>),
-    /// The result of `project/move`.
+    /// The result of `project/move` ([`request::ProjectMove`](crate::request::ProjectMove)).
     #[cfg(feature = "experimental")]
     ProjectMove(Box<ProjectMoveResponse>),
-    /// The result of `project/delete`.
+    /// The result of `project/delete` ([`request::ProjectDelete`](crate::request::ProjectDelete)).
     #[cfg(feature = "experimental")]
     ProjectDelete(Box<ProjectDeleteResponse>),
-    /// The result of `threadSection/list`.
+    /// The result of `threadSection/list` ([`request::ThreadSectionList`](crate::request::ThreadSectionList)).
     ThreadSectionList(Box<ThreadSectionListResponse>),
-    /// The result of `threadSection/create`.
+    /// The result of `threadSection/create` ([`request::ThreadSectionCreate`](crate::request::ThreadSectionCreate)).
     ThreadSectionCreate(Box<ThreadSectionCreateResponse>),
-    /// The result of `threadSection/update`.
+    /// The result of `threadSection/update` ([`request::ThreadSectionUpdate`](crate::request::ThreadSectionUpdate)).
     ThreadSectionUpdate(Box<ThreadSectionUpdateResponse>),
-    /// The result of `threadSection/delete`.
+    /// The result of `threadSection/delete` ([`request::ThreadSectionDelete`](crate::request::ThreadSectionDelete)).
     ThreadSectionDelete(Box<ThreadSectionDeleteResponse>),
-    /// The result of `thread/search`.
+    /// The result of `thread/search` ([`request::ThreadSearch`](crate::request::ThreadSearch)).
     #[cfg(feature = "experimental")]
     ThreadSearch(Box<ThreadSearchResponse>),
-    /// The result of `thread/searchOccurrences`.
+    /// The result of `thread/searchOccurrences` ([`request::ThreadSearchOccurrences`](crate::request::ThreadSearchOccurrences)).
     #[cfg(feature = "experimental")]
     ThreadSearchOccurrences(Box<ThreadSearchOccurrencesResponse>),
-    /// The result of `thread/loaded/list`.
+    /// The result of `thread/loaded/list` ([`request::ThreadLoadedList`](crate::request::ThreadLoadedList)).
     ThreadLoadedList(Box<ThreadLoadedListResponse>),
-    /// The result of `thread/read`.
+    /// The result of `thread/read` ([`request::ThreadRead`](crate::request::ThreadRead)).
     ThreadRead(Box<ThreadReadResponse>),
-    /// The result of `thread/readState/update`.
+    /// The result of `thread/readState/update` ([`request::ThreadReadStateUpdate`](crate::request::ThreadReadStateUpdate)).
     #[cfg(feature = "experimental")]
     ThreadReadStateUpdate(Box<ThreadReadStateUpdateResponse>),
-    /// The result of `thread/turns/list`.
+    /// The result of `thread/turns/list` ([`request::ThreadTurnsList`](crate::request::ThreadTurnsList)).
     ThreadTurnsList(Box<ThreadTurnsListResponse>),
-    /// The result of `thread/items/list`.
+    /// The result of `thread/items/list` ([`request::ThreadItemsList`](crate::request::ThreadItemsList)).
     ThreadItemsList(Box<ThreadItemsListResponse>),
-    /// The result of `thread/items/read`.
+    /// The result of `thread/items/read` ([`request::ThreadItemsRead`](crate::request::ThreadItemsRead)).
     #[cfg(feature = "experimental")]
     ThreadItemsRead(Box<ThreadItemsReadResponse>),
-    /// The result of `thread/guardianReview`.
+    /// The result of `thread/guardianReview` ([`request::ThreadGuardianReview`](crate::request::ThreadGuardianReview)).
     #[cfg(feature = "experimental")]
     ThreadGuardianReview(Box<ThreadGuardianReviewResponse>),
-    /// The result of `thread/inject_items`.
+    /// The result of `thread/inject_items` ([`request::ThreadInjectItems`](crate::request::ThreadInjectItems)).
     ThreadInjectItems(Box<ThreadInjectItemsResponse>),
-    /// The result of `thread/prepareApprovedPlan`.
+    /// The result of `thread/prepareApprovedPlan` ([`request::ThreadPrepareApprovedPlan`](crate::request::ThreadPrepareApprovedPlan)).
     #[cfg(feature = "experimental")]
     ThreadPrepareApprovedPlan(Box<ThreadPrepareApprovedPlanResponse>),
-    /// The result of `skills/list`.
+    /// The result of `skills/list` ([`request::SkillsList`](crate::request::SkillsList)).
     SkillsList(Box<SkillsListResponse>),
-    /// The result of `skills/extraRoots/set`.
+    /// The result of `skills/extraRoots/set` ([`request::SkillsExtraRootsSet`](crate::request::SkillsExtraRootsSet)).
     SkillsExtraRootsSet(Box<SkillsExtraRootsSetResponse>),
-    /// The result of `hooks/list`.
+    /// The result of `hooks/list` ([`request::HooksList`](crate::request::HooksList)).
     HooksList(Box<HooksListResponse>),
-    /// The result of `marketplace/add`.
+    /// The result of `marketplace/add` ([`request::MarketplaceAdd`](crate::request::MarketplaceAdd)).
     MarketplaceAdd(Box<MarketplaceAddResponse>),
-    /// The result of `marketplace/remove`.
+    /// The result of `marketplace/remove` ([`request::MarketplaceRemove`](crate::request::MarketplaceRemove)).
     MarketplaceRemove(Box<MarketplaceRemoveResponse>),
-    /// The result of `marketplace/upgrade`.
+    /// The result of `marketplace/upgrade` ([`request::MarketplaceUpgrade`](crate::request::MarketplaceUpgrade)).
     MarketplaceUpgrade(Box<MarketplaceUpgradeResponse>),
-    /// The result of `plugin/list`.
+    /// The result of `plugin/list` ([`request::PluginList`](crate::request::PluginList)).
     PluginList(Box<PluginListResponse>),
-    /// The result of `plugin/search`.
+    /// The result of `plugin/search` ([`request::PluginSearch`](crate::request::PluginSearch)).
     #[cfg(feature = "experimental")]
     PluginSearch(Box<PluginSearchResponse>),
-    /// The result of `plugin/installed`.
+    /// The result of `plugin/installed` ([`request::PluginInstalled`](crate::request::PluginInstalled)).
     PluginInstalled(Box<PluginInstalledResponse>),
-    /// The result of `plugin/reconcile`.
+    /// The result of `plugin/reconcile` ([`request::PluginReconcile`](crate::request::PluginReconcile)).
     PluginReconcile(Box<PluginReconcileResponse>),
-    /// The result of `plugin/read`.
+    /// The result of `plugin/read` ([`request::PluginRead`](crate::request::PluginRead)).
     PluginRead(Box<PluginReadResponse>),
-    /// The result of `plugin/skill/read`.
+    /// The result of `plugin/skill/read` ([`request::PluginSkillRead`](crate::request::PluginSkillRead)).
     PluginSkillRead(Box<PluginSkillReadResponse>),
-    /// The result of `plugin/share/save`.
+    /// The result of `plugin/share/save` ([`request::PluginShareSave`](crate::request::PluginShareSave)).
     PluginShareSave(Box<PluginShareSaveResponse>),
-    /// The result of `plugin/share/updateTargets`.
+    /// The result of `plugin/share/updateTargets` ([`request::PluginShareUpdateTargets`](crate::request::PluginShareUpdateTargets)).
     PluginShareUpdateTargets(Box<PluginShareUpdateTargetsResponse>),
-    /// The result of `plugin/share/list`.
+    /// The result of `plugin/share/list` ([`request::PluginShareList`](crate::request::PluginShareList)).
     PluginShareList(Box<PluginShareListResponse>),
-    /// The result of `plugin/share/checkout`.
+    /// The result of `plugin/share/checkout` ([`request::PluginShareCheckout`](crate::request::PluginShareCheckout)).
     PluginShareCheckout(Box<PluginShareCheckoutResponse>),
-    /// The result of `plugin/share/delete`.
+    /// The result of `plugin/share/delete` ([`request::PluginShareDelete`](crate::request::PluginShareDelete)).
     PluginShareDelete(Box<PluginShareDeleteResponse>),
-    /// The result of `app/read`.
+    /// The result of `app/read` ([`request::AppRead`](crate::request::AppRead)).
     AppRead(Box<AppsReadResponse>),
-    /// The result of `app/list`.
+    /// The result of `app/list` ([`request::AppList`](crate::request::AppList)).
     AppList(Box<AppsListResponse>),
-    /// The result of `app/installed`.
+    /// The result of `app/installed` ([`request::AppInstalled`](crate::request::AppInstalled)).
     AppInstalled(Box<AppsInstalledResponse>),
-    /// The result of `fs/readFile`.
+    /// The result of `fs/readFile` ([`request::FsReadFile`](crate::request::FsReadFile)).
     FsReadFile(Box<FsReadFileResponse>),
-    /// The result of `fs/writeFile`.
+    /// The result of `fs/writeFile` ([`request::FsWriteFile`](crate::request::FsWriteFile)).
     FsWriteFile(Box<FsWriteFileResponse>),
-    /// The result of `fs/createDirectory`.
+    /// The result of `fs/createDirectory` ([`request::FsCreateDirectory`](crate::request::FsCreateDirectory)).
     FsCreateDirectory(Box<FsCreateDirectoryResponse>),
-    /// The result of `fs/getMetadata`.
+    /// The result of `fs/getMetadata` ([`request::FsGetMetadata`](crate::request::FsGetMetadata)).
     FsGetMetadata(Box<FsGetMetadataResponse>),
-    /// The result of `fs/readDirectory`.
+    /// The result of `fs/readDirectory` ([`request::FsReadDirectory`](crate::request::FsReadDirectory)).
     FsReadDirectory(Box<FsReadDirectoryResponse>),
-    /// The result of `fs/remove`.
+    /// The result of `fs/remove` ([`request::FsRemove`](crate::request::FsRemove)).
     FsRemove(Box<FsRemoveResponse>),
-    /// The result of `fs/copy`.
+    /// The result of `fs/copy` ([`request::FsCopy`](crate::request::FsCopy)).
     FsCopy(Box<FsCopyResponse>),
-    /// The result of `fs/watch`.
+    /// The result of `fs/watch` ([`request::FsWatch`](crate::request::FsWatch)).
     FsWatch(Box<FsWatchResponse>),
-    /// The result of `fs/unwatch`.
+    /// The result of `fs/unwatch` ([`request::FsUnwatch`](crate::request::FsUnwatch)).
     FsUnwatch(Box<FsUnwatchResponse>),
-    /// The result of `skills/config/write`.
+    /// The result of `skills/config/write` ([`request::SkillsConfigWrite`](crate::request::SkillsConfigWrite)).
     SkillsConfigWrite(Box<SkillsConfigWriteResponse>),
-    /// The result of `plugin/install`.
+    /// The result of `plugin/install` ([`request::PluginInstall`](crate::request::PluginInstall)).
     PluginInstall(Box<PluginInstallResponse>),
-    /// The result of `plugin/uninstall`.
+    /// The result of `plugin/uninstall` ([`request::PluginUninstall`](crate::request::PluginUninstall)).
     PluginUninstall(Box<PluginUninstallResponse>),
-    /// The result of `turn/start`.
+    /// The result of `turn/start` ([`request::TurnStart`](crate::request::TurnStart)).
     TurnStart(Box<TurnStartResponse>),
-    /// The result of `turn/settings/update`.
+    /// The result of `turn/settings/update` ([`request::TurnSettingsUpdate`](crate::request::TurnSettingsUpdate)).
     #[cfg(feature = "experimental")]
     TurnSettingsUpdate(Box<TurnSettingsUpdateResponse>),
-    /// The result of `turn/steer`.
+    /// The result of `turn/steer` ([`request::TurnSteer`](crate::request::TurnSteer)).
     TurnSteer(Box<TurnSteerResponse>),
-    /// The result of `turn/interrupt`.
+    /// The result of `turn/interrupt` ([`request::TurnInterrupt`](crate::request::TurnInterrupt)).
     TurnInterrupt(Box<TurnInterruptResponse>),
-    /// The result of `thread/realtime/start`.
+    /// The result of `thread/realtime/start` ([`request::ThreadRealtimeStart`](crate::request::ThreadRealtimeStart)).
     #[cfg(feature = "experimental")]
     ThreadRealtimeStart(Box<ThreadRealtimeStartResponse>),
-    /// The result of `thread/realtime/appendAudio`.
+    /// The result of `thread/realtime/appendAudio` ([`request::ThreadRealtimeAppendAudio`](crate::request::ThreadRealtimeAppendAudio)).
     #[cfg(feature = "experimental")]
     ThreadRealtimeAppendAudio(Box<ThreadRealtimeAppendAudioResponse>),
-    /// The result of `thread/realtime/appendText`.
+    /// The result of `thread/realtime/appendText` ([`request::ThreadRealtimeAppendText`](crate::request::ThreadRealtimeAppendText)).
     #[cfg(feature = "experimental")]
     ThreadRealtimeAppendText(Box<ThreadRealtimeAppendTextResponse>),
-    /// The result of `thread/realtime/appendSpeech`.
+    /// The result of `thread/realtime/appendSpeech` ([`request::ThreadRealtimeAppendSpeech`](crate::request::ThreadRealtimeAppendSpeech)).
     #[cfg(feature = "experimental")]
     ThreadRealtimeAppendSpeech(Box<ThreadRealtimeAppendSpeechResponse>),
-    /// The result of `thread/realtime/stop`.
+    /// The result of `thread/realtime/stop` ([`request::ThreadRealtimeStop`](crate::request::ThreadRealtimeStop)).
     #[cfg(feature = "experimental")]
     ThreadRealtimeStop(Box<ThreadRealtimeStopResponse>),
-    /// The result of `thread/timeline/list`.
+    /// The result of `thread/timeline/list` ([`request::ThreadTimelineList`](crate::request::ThreadTimelineList)).
     #[cfg(feature = "experimental")]
     ThreadTimelineList(Box<ThreadTimelineListResponse>),
-    /// The result of `thread/realtime/listVoices`.
+    /// The result of `thread/realtime/listVoices` ([`request::ThreadRealtimeListVoices`](crate::request::ThreadRealtimeListVoices)).
     #[cfg(feature = "experimental")]
     ThreadRealtimeListVoices(Box<ThreadRealtimeListVoicesResponse>),
-    /// The result of `review/start`.
+    /// The result of `review/start` ([`request::ReviewStart`](crate::request::ReviewStart)).
     ReviewStart(Box<ReviewStartResponse>),
-    /// The result of `model/list`.
+    /// The result of `model/list` ([`request::ModelList`](crate::request::ModelList)).
     ModelList(Box<ModelListResponse>),
-    /// The result of `account/gatewayOAuth/read`.
+    /// The result of `account/gatewayOAuth/read` ([`request::AccountGatewayOAuthRead`](crate::request::AccountGatewayOAuthRead)).
     AccountGatewayOAuthRead(Box<GatewayOAuthReadResponse>),
-    /// The result of `account/gatewayOAuth/login`.
+    /// The result of `account/gatewayOAuth/login` ([`request::AccountGatewayOAuthLogin`](crate::request::AccountGatewayOAuthLogin)).
     AccountGatewayOAuthLogin(Box<GatewayOAuthLoginResponse>),
-    /// The result of `account/gatewayOAuth/cancel`.
+    /// The result of `account/gatewayOAuth/cancel` ([`request::AccountGatewayOAuthCancel`](crate::request::AccountGatewayOAuthCancel)).
     AccountGatewayOAuthCancel(Box<GatewayOAuthCancelResponse>),
-    /// The result of `modelProvider/list`.
+    /// The result of `modelProvider/list` ([`request::ModelProviderList`](crate::request::ModelProviderList)).
     ModelProviderList(Box<ModelProviderListResponse>),
-    /// The result of `modelProvider/config/write`.
+    /// The result of `modelProvider/config/write` ([`request::ModelProviderConfigWrite`](crate::request::ModelProviderConfigWrite)).
     ModelProviderConfigWrite(Box<ModelProviderConfigWriteResponse>),
-    /// The result of `modelProvider/capabilities/read`.
+    /// The result of `modelProvider/capabilities/read` ([`request::ModelProviderCapabilitiesRead`](crate::request::ModelProviderCapabilitiesRead)).
     ModelProviderCapabilitiesRead(Box<ModelProviderCapabilitiesReadResponse>),
-    /// The result of `experimentalFeature/list`.
+    /// The result of `experimentalFeature/list` ([`request::ExperimentalFeatureList`](crate::request::ExperimentalFeatureList)).
     ExperimentalFeatureList(Box<ExperimentalFeatureListResponse>),
-    /// The result of `permissionProfile/list`.
+    /// The result of `permissionProfile/list` ([`request::PermissionProfileList`](crate::request::PermissionProfileList)).
     PermissionProfileList(Box<PermissionProfileListResponse>),
-    /// The result of `experimentalFeature/enablement/set`.
+    /// The result of `experimentalFeature/enablement/set` ([`request::ExperimentalFeatureEnablementSet`](crate::request::ExperimentalFeatureEnablementSet)).
     ExperimentalFeatureEnablementSet(Box<ExperimentalFeatureEnablementSetResponse>),
-    /// The result of `remoteControl/enable`.
+    /// The result of `remoteControl/enable` ([`request::RemoteControlEnable`](crate::request::RemoteControlEnable)).
     #[cfg(feature = "experimental")]
     RemoteControlEnable(Box<RemoteControlEnableResponse>),
-    /// The result of `remoteControl/disable`.
+    /// The result of `remoteControl/disable` ([`request::RemoteControlDisable`](crate::request::RemoteControlDisable)).
     #[cfg(feature = "experimental")]
     RemoteControlDisable(Box<RemoteControlDisableResponse>),
-    /// The result of `remoteControl/status/read`.
+    /// The result of `remoteControl/status/read` ([`request::RemoteControlStatusRead`](crate::request::RemoteControlStatusRead)).
     #[cfg(feature = "experimental")]
     RemoteControlStatusRead(Box<RemoteControlStatusReadResponse>),
-    /// The result of `remoteControl/pairing/start`.
+    /// The result of `remoteControl/pairing/start` ([`request::RemoteControlPairingStart`](crate::request::RemoteControlPairingStart)).
     #[cfg(feature = "experimental")]
     RemoteControlPairingStart(Box<RemoteControlPairingStartResponse>),
-    /// The result of `remoteControl/pairing/status`.
+    /// The result of `remoteControl/pairing/status` ([`request::RemoteControlPairingStatus`](crate::request::RemoteControlPairingStatus)).
     #[cfg(feature = "experimental")]
     RemoteControlPairingStatus(Box<RemoteControlPairingStatusResponse>),
-    /// The result of `remoteControl/client/list`.
+    /// The result of `remoteControl/client/list` ([`request::RemoteControlClientList`](crate::request::RemoteControlClientList)).
     #[cfg(feature = "experimental")]
     RemoteControlClientList(Box<RemoteControlClientsListResponse>),
-    /// The result of `remoteControl/client/revoke`.
+    /// The result of `remoteControl/client/revoke` ([`request::RemoteControlClientRevoke`](crate::request::RemoteControlClientRevoke)).
     #[cfg(feature = "experimental")]
     RemoteControlClientRevoke(Box<RemoteControlClientsRevokeResponse>),
-    /// The result of `collaborationMode/list`.
+    /// The result of `collaborationMode/list` ([`request::CollaborationModeList`](crate::request::CollaborationModeList)).
     #[cfg(feature = "experimental")]
     CollaborationModeList(Box<CollaborationModeListResponse>),
-    /// The result of `mock/experimentalMethod`.
+    /// The result of `mock/experimentalMethod` ([`request::MockExperimentalMethod`](crate::request::MockExperimentalMethod)).
     #[cfg(feature = "experimental")]
     MockExperimentalMethod(Box<MockExperimentalMethodResponse>),
-    /// The result of `environment/add`.
+    /// The result of `environment/add` ([`request::EnvironmentAdd`](crate::request::EnvironmentAdd)).
     #[cfg(feature = "experimental")]
     EnvironmentAdd(Box<EnvironmentAddResponse>),
-    /// The result of `environment/info`.
+    /// The result of `environment/info` ([`request::EnvironmentInfo`](crate::request::EnvironmentInfo)).
     #[cfg(feature = "experimental")]
     EnvironmentInfo(Box<EnvironmentInfoResponse>),
-    /// The result of `environment/status`.
+    /// The result of `environment/status` ([`request::EnvironmentStatus`](crate::request::EnvironmentStatus)).
     #[cfg(feature = "experimental")]
     EnvironmentStatus(Box<EnvironmentStatusResponse>),
-    /// The result of `mcpServer/oauth/login`.
+    /// The result of `mcpServer/oauth/login` ([`request::McpServerOauthLogin`](crate::request::McpServerOauthLogin)).
     McpServerOauthLogin(Box<McpServerOauthLoginResponse>),
-    /// The result of `config/mcpServer/reload`.
+    /// The result of `config/mcpServer/reload` ([`request::ConfigMcpServerReload`](crate::request::ConfigMcpServerReload)).
     ConfigMcpServerReload(Box<McpServerRefreshResponse>),
-    /// The result of `mcpServerStatus/list`.
+    /// The result of `mcpServerStatus/list` ([`request::McpServerStatusList`](crate::request::McpServerStatusList)).
     McpServerStatusList(Box<ListMcpServerStatusResponse>),
-    /// The result of `mcpServer/resource/read`.
+    /// The result of `mcpServer/resource/read` ([`request::McpServerResourceRead`](crate::request::McpServerResourceRead)).
     McpServerResourceRead(Box<McpResourceReadResponse>),
-    /// The result of `mcpServer/event/stream/start`.
+    /// The result of `mcpServer/event/stream/start` ([`request::McpServerEventStreamStart`](crate::request::McpServerEventStreamStart)).
     #[cfg(feature = "experimental")]
     McpServerEventStreamStart(Box<McpServerEventStreamStartResponse>),
-    /// The result of `mcpServer/event/stream/stop`.
+    /// The result of `mcpServer/event/stream/stop` ([`request::McpServerEventStreamStop`](crate::request::McpServerEventStreamStop)).
     #[cfg(feature = "experimental")]
     McpServerEventStreamStop(Box<McpServerEventStreamStopResponse>),
-    /// The result of `mcpServer/tool/call`.
+    /// The result of `mcpServer/tool/call` ([`request::McpServerToolCall`](crate::request::McpServerToolCall)).
     McpServerToolCall(Box<McpServerToolCallResponse>),
-    /// The result of `windowsSandbox/setupStart`.
+    /// The result of `windowsSandbox/setupStart` ([`request::WindowsSandboxSetupStart`](crate::request::WindowsSandboxSetupStart)).
     WindowsSandboxSetupStart(Box<WindowsSandboxSetupStartResponse>),
-    /// The result of `windowsSandbox/readiness`.
+    /// The result of `windowsSandbox/readiness` ([`request::WindowsSandboxReadiness`](crate::request::WindowsSandboxReadiness)).
     WindowsSandboxReadiness(Box<WindowsSandboxReadinessResponse>),
-    /// The result of `account/login/start`.
+    /// The result of `account/login/start` ([`request::AccountLoginStart`](crate::request::AccountLoginStart)).
     AccountLoginStart(Box<LoginAccountResponse>),
-    /// The result of `account/bedrock/discover`.
+    /// The result of `account/bedrock/discover` ([`request::AccountBedrockDiscover`](crate::request::AccountBedrockDiscover)).
     #[cfg(feature = "experimental")]
     AccountBedrockDiscover(Box<BedrockDiscoverResponse>),
-    /// The result of `account/bedrock/setup`.
+    /// The result of `account/bedrock/setup` ([`request::AccountBedrockSetup`](crate::request::AccountBedrockSetup)).
     #[cfg(feature = "experimental")]
     AccountBedrockSetup(Box<BedrockSetupResponse>),
-    /// The result of `account/gcp/setup`.
+    /// The result of `account/gcp/setup` ([`request::AccountGcpSetup`](crate::request::AccountGcpSetup)).
     #[cfg(feature = "experimental")]
     AccountGcpSetup(Box<GcpSetupResponse>),
-    /// The result of `account/bedrock/checkGovCloudRequirements`.
+    /// The result of `account/bedrock/checkGovCloudRequirements` ([`request::AccountBedrockCheckGovCloudRequirements`](crate::request::AccountBedrockCheckGovCloudRequirements)).
     #[cfg(feature = "experimental")]
     AccountBedrockCheckGovCloudRequirements(
         Box<BedrockCheckGovCloudRequirementsResponse>,
     ),
-    /// The result of `account/login/cancel`.
+    /// The result of `account/login/cancel` ([`request::AccountLoginCancel`](crate::request::AccountLoginCancel)).
     AccountLoginCancel(Box<CancelLoginAccountResponse>),
-    /// The result of `accountSession/list`.
+    /// The result of `accountSession/list` ([`request::AccountSessionList`](crate::request::AccountSessionList)).
     #[cfg(feature = "experimental")]
     AccountSessionList(Box<AccountSessionsResponse>),
-    /// The result of `accountSession/switch`.
+    /// The result of `accountSession/switch` ([`request::AccountSessionSwitch`](crate::request::AccountSessionSwitch)).
     #[cfg(feature = "experimental")]
     AccountSessionSwitch(Box<AccountSessionsSwitchResponse>),
-    /// The result of `account/logout`.
+    /// The result of `account/logout` ([`request::AccountLogout`](crate::request::AccountLogout)).
     AccountLogout(Box<LogoutAccountResponse>),
-    /// The result of `account/securitySetup/read`.
+    /// The result of `account/securitySetup/read` ([`request::AccountSecuritySetupRead`](crate::request::AccountSecuritySetupRead)).
     AccountSecuritySetupRead(Box<GetAccountSecuritySetupResponse>),
-    /// The result of `account/rateLimits/read`.
+    /// The result of `account/rateLimits/read` ([`request::AccountRateLimitsRead`](crate::request::AccountRateLimitsRead)).
     AccountRateLimitsRead(Box<GetAccountRateLimitsResponse>),
-    /// The result of `account/rateLimitResetCredit/consume`.
+    /// The result of `account/rateLimitResetCredit/consume` ([`request::AccountRateLimitResetCreditConsume`](crate::request::AccountRateLimitResetCreditConsume)).
     AccountRateLimitResetCreditConsume(Box<ConsumeAccountRateLimitResetCreditResponse>),
-    /// The result of `account/usage/read`.
+    /// The result of `account/usage/read` ([`request::AccountUsageRead`](crate::request::AccountUsageRead)).
     AccountUsageRead(Box<GetAccountTokenUsageResponse>),
-    /// The result of `account/workspaceMessages/read`.
+    /// The result of `account/workspaceMessages/read` ([`request::AccountWorkspaceMessagesRead`](crate::request::AccountWorkspaceMessagesRead)).
     AccountWorkspaceMessagesRead(Box<GetWorkspaceMessagesResponse>),
-    /// The result of `account/sendAddCreditsNudgeEmail`.
+    /// The result of `account/sendAddCreditsNudgeEmail` ([`request::AccountSendAddCreditsNudgeEmail`](crate::request::AccountSendAddCreditsNudgeEmail)).
     AccountSendAddCreditsNudgeEmail(Box<SendAddCreditsNudgeEmailResponse>),
-    /// The result of `feedback/upload`.
+    /// The result of `feedback/upload` ([`request::FeedbackUpload`](crate::request::FeedbackUpload)).
     FeedbackUpload(Box<FeedbackUploadResponse>),
-    /// The result of `feedback/save`.
+    /// The result of `feedback/save` ([`request::FeedbackSave`](crate::request::FeedbackSave)).
     FeedbackSave(Box<FeedbackSaveResponse>),
-    /// The result of `command/exec`.
+    /// The result of `command/exec` ([`request::CommandExec`](crate::request::CommandExec)).
     CommandExec(Box<CommandExecResponse>),
-    /// The result of `command/exec/write`.
+    /// The result of `command/exec/write` ([`request::CommandExecWrite`](crate::request::CommandExecWrite)).
     CommandExecWrite(Box<CommandExecWriteResponse>),
-    /// The result of `command/exec/terminate`.
+    /// The result of `command/exec/terminate` ([`request::CommandExecTerminate`](crate::request::CommandExecTerminate)).
     CommandExecTerminate(Box<CommandExecTerminateResponse>),
-    /// The result of `command/exec/resize`.
+    /// The result of `command/exec/resize` ([`request::CommandExecResize`](crate::request::CommandExecResize)).
     CommandExecResize(Box<CommandExecResizeResponse>),
-    /// The result of `process/spawn`.
+    /// The result of `process/spawn` ([`request::ProcessSpawn`](crate::request::ProcessSpawn)).
     #[cfg(feature = "experimental")]
     ProcessSpawn(Box<ProcessSpawnResponse>),
-    /// The result of `process/writeStdin`.
+    /// The result of `process/writeStdin` ([`request::ProcessWriteStdin`](crate::request::ProcessWriteStdin)).
     #[cfg(feature = "experimental")]
     ProcessWriteStdin(Box<ProcessWriteStdinResponse>),
-    /// The result of `process/kill`.
+    /// The result of `process/kill` ([`request::ProcessKill`](crate::request::ProcessKill)).
     #[cfg(feature = "experimental")]
     ProcessKill(Box<ProcessKillResponse>),
-    /// The result of `process/resizePty`.
+    /// The result of `process/resizePty` ([`request::ProcessResizePty`](crate::request::ProcessResizePty)).
     #[cfg(feature = "experimental")]
     ProcessResizePty(Box<ProcessResizePtyResponse>),
-    /// The result of `config/read`.
+    /// The result of `config/read` ([`request::ConfigRead`](crate::request::ConfigRead)).
     ConfigRead(Box<ConfigReadResponse>),
-    /// The result of `externalAgentConfig/detect`.
+    /// The result of `externalAgentConfig/detect` ([`request::ExternalAgentConfigDetect`](crate::request::ExternalAgentConfigDetect)).
     ExternalAgentConfigDetect(Box<ExternalAgentConfigDetectResponse>),
-    /// The result of `externalAgentConfig/import`.
+    /// The result of `externalAgentConfig/import` ([`request::ExternalAgentConfigImport`](crate::request::ExternalAgentConfigImport)).
     ExternalAgentConfigImport(Box<ExternalAgentConfigImportResponse>),
-    /// The result of `externalAgentConfig/import/recordHistory`.
+    /// The result of `externalAgentConfig/import/recordHistory` ([`request::ExternalAgentConfigImportRecordHistory`](crate::request::ExternalAgentConfigImportRecordHistory)).
     ExternalAgentConfigImportRecordHistory(
         Box<ExternalAgentConfigImportHistoryRecordResponse>,
     ),
-    /// The result of `externalAgentConfig/import/readHistories`.
+    /// The result of `externalAgentConfig/import/readHistories` ([`request::ExternalAgentConfigImportReadHistories`](crate::request::ExternalAgentConfigImportReadHistories)).
     ExternalAgentConfigImportReadHistories(
         Box<ExternalAgentConfigImportHistoriesReadResponse>,
     ),
-    /// The result of `config/value/write`.
+    /// The result of `config/value/write` ([`request::ConfigValueWrite`](crate::request::ConfigValueWrite)).
     ConfigValueWrite(Box<ConfigWriteResponse>),
-    /// The result of `config/batchWrite`.
+    /// The result of `config/batchWrite` ([`request::ConfigBatchWrite`](crate::request::ConfigBatchWrite)).
     ConfigBatchWrite(Box<ConfigWriteResponse>),
-    /// The result of `configRequirements/read`.
+    /// The result of `configRequirements/read` ([`request::ConfigRequirementsRead`](crate::request::ConfigRequirementsRead)).
     ConfigRequirementsRead(Box<ConfigRequirementsReadResponse>),
-    /// The result of `account/read`.
+    /// The result of `account/read` ([`request::AccountRead`](crate::request::AccountRead)).
     AccountRead(Box<GetAccountResponse>),
-    /// The result of `fuzzyFileSearch`.
+    /// The result of `fuzzyFileSearch` ([`request::FuzzyFileSearch`](crate::request::FuzzyFileSearch)).
     FuzzyFileSearch(Box<FuzzyFileSearchResponse>),
-    /// The result of `fuzzyFileSearch/sessionStart`.
+    /// The result of `fuzzyFileSearch/sessionStart` ([`request::FuzzyFileSearchSessionStart`](crate::request::FuzzyFileSearchSessionStart)).
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionStart(Box<FuzzyFileSearchSessionStartResponse>),
-    /// The result of `fuzzyFileSearch/sessionUpdate`.
+    /// The result of `fuzzyFileSearch/sessionUpdate` ([`request::FuzzyFileSearchSessionUpdate`](crate::request::FuzzyFileSearchSessionUpdate)).
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionUpdate(Box<FuzzyFileSearchSessionUpdateResponse>),
-    /// The result of `fuzzyFileSearch/sessionStop`.
+    /// The result of `fuzzyFileSearch/sessionStop` ([`request::FuzzyFileSearchSessionStop`](crate::request::FuzzyFileSearchSessionStop)).
     #[cfg(feature = "experimental")]
     FuzzyFileSearchSessionStop(Box<FuzzyFileSearchSessionStopResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
@@ -7525,7 +6499,9 @@ impl ClientResponse {
 pub mod server_request {
     /// `item/commandExecution/requestApproval`
     ///
-    /// NEW APIs Sent when approval is requested for a specific command execution. This request is used for Turns started via turn/start.
+    /// Takes params [`CommandExecutionRequestApprovalParams`](crate::CommandExecutionRequestApprovalParams); answered with [`CommandExecutionRequestApprovalResponse`](crate::CommandExecutionRequestApprovalResponse).
+    ///
+    /// Sent when approval is requested for a specific command execution. This request is used for Turns started via turn/start.
     #[derive(Debug)]
     pub enum ItemCommandExecutionRequestApproval {}
     impl crate::Request for ItemCommandExecutionRequestApproval {
@@ -7534,6 +6510,8 @@ pub mod server_request {
         type Response = super::CommandExecutionRequestApprovalResponse;
     }
     /// `item/fileChange/requestApproval`
+    ///
+    /// Takes params [`FileChangeRequestApprovalParams`](crate::FileChangeRequestApprovalParams); answered with [`FileChangeRequestApprovalResponse`](crate::FileChangeRequestApprovalResponse).
     ///
     /// Sent when approval is requested for a specific file change. This request is used for Turns started via turn/start.
     #[derive(Debug)]
@@ -7545,6 +6523,8 @@ pub mod server_request {
     }
     /// `item/tool/requestUserInput`
     ///
+    /// Takes params [`ToolRequestUserInputParams`](crate::ToolRequestUserInputParams); answered with [`ToolRequestUserInputResponse`](crate::ToolRequestUserInputResponse).
+    ///
     /// EXPERIMENTAL - Request input from the user for a tool call.
     #[derive(Debug)]
     pub enum ItemToolRequestUserInput {}
@@ -7554,6 +6534,8 @@ pub mod server_request {
         type Response = super::ToolRequestUserInputResponse;
     }
     /// `mcpServer/elicitation/request`
+    ///
+    /// Takes params [`McpServerElicitationRequestParams`](crate::McpServerElicitationRequestParams); answered with [`McpServerElicitationRequestResponse`](crate::McpServerElicitationRequestResponse).
     ///
     /// Request input for an MCP server elicitation.
     #[derive(Debug)]
@@ -7565,6 +6547,8 @@ pub mod server_request {
     }
     /// `item/permissions/requestApproval`
     ///
+    /// Takes params [`PermissionsRequestApprovalParams`](crate::PermissionsRequestApprovalParams); answered with [`PermissionsRequestApprovalResponse`](crate::PermissionsRequestApprovalResponse).
+    ///
     /// Request approval for additional permissions from the user.
     #[derive(Debug)]
     pub enum ItemPermissionsRequestApproval {}
@@ -7575,6 +6559,8 @@ pub mod server_request {
     }
     /// `item/tool/call`
     ///
+    /// Takes params [`DynamicToolCallParams`](crate::DynamicToolCallParams); answered with [`DynamicToolCallResponse`](crate::DynamicToolCallResponse).
+    ///
     /// Execute a dynamic tool call on the client.
     #[derive(Debug)]
     pub enum ItemToolCall {}
@@ -7584,6 +6570,8 @@ pub mod server_request {
         type Response = super::DynamicToolCallResponse;
     }
     /// `account/chatgptAuthTokens/refresh`
+    ///
+    /// Takes params [`ChatgptAuthTokensRefreshParams`](crate::ChatgptAuthTokensRefreshParams); answered with [`ChatgptAuthTokensRefreshResponse`](crate::ChatgptAuthTokensRefreshResponse).
     #[derive(Debug)]
     pub enum AccountChatgptAuthTokensRefresh {}
     impl crate::Request for AccountChatgptAuthTokensRefresh {
@@ -7592,6 +6580,8 @@ pub mod server_request {
         type Response = super::ChatgptAuthTokensRefreshResponse;
     }
     /// `attestation/generate`
+    ///
+    /// Takes params [`AttestationGenerateParams`](crate::AttestationGenerateParams); answered with [`AttestationGenerateResponse`](crate::AttestationGenerateResponse).
     ///
     /// Generate a fresh upstream attestation result on demand.
     #[derive(Debug)]
@@ -7602,6 +6592,8 @@ pub mod server_request {
         type Response = super::AttestationGenerateResponse;
     }
     /// `currentTime/read`
+    ///
+    /// Takes params [`CurrentTimeReadParams`](crate::CurrentTimeReadParams); answered with [`CurrentTimeReadResponse`](crate::CurrentTimeReadResponse).
     ///
     /// Read the current time from an external clock owned by the client.
     ///
@@ -7617,7 +6609,9 @@ pub mod server_request {
     }
     /// `applyPatchApproval`
     ///
-    /// DEPRECATED APIs below Request to approve a patch. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
+    /// Takes params [`ApplyPatchApprovalParams`](crate::ApplyPatchApprovalParams); answered with [`ApplyPatchApprovalResponse`](crate::ApplyPatchApprovalResponse).
+    ///
+    /// Request to approve a patch. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
     #[derive(Debug)]
     pub enum ApplyPatchApproval {}
     impl crate::Request for ApplyPatchApproval {
@@ -7626,6 +6620,8 @@ pub mod server_request {
         type Response = super::ApplyPatchApprovalResponse;
     }
     /// `execCommandApproval`
+    ///
+    /// Takes params [`ExecCommandApprovalParams`](crate::ExecCommandApprovalParams); answered with [`ExecCommandApprovalResponse`](crate::ExecCommandApprovalResponse).
     ///
     /// Request to exec a command. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
     #[derive(Debug)]
@@ -7639,63 +6635,63 @@ pub mod server_request {
 /// A request the server sends to the client (approvals, tool calls, ...).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerRequest {
-    /// `item/commandExecution/requestApproval`
+    /// `item/commandExecution/requestApproval`: [`server_request::ItemCommandExecutionRequestApproval`](crate::server_request::ItemCommandExecutionRequestApproval)
     ///
-    /// NEW APIs Sent when approval is requested for a specific command execution. This request is used for Turns started via turn/start.
+    /// Sent when approval is requested for a specific command execution. This request is used for Turns started via turn/start.
     ItemCommandExecutionRequestApproval {
         id: RequestId,
         params: Box<CommandExecutionRequestApprovalParams>,
     },
-    /// `item/fileChange/requestApproval`
+    /// `item/fileChange/requestApproval`: [`server_request::ItemFileChangeRequestApproval`](crate::server_request::ItemFileChangeRequestApproval)
     ///
     /// Sent when approval is requested for a specific file change. This request is used for Turns started via turn/start.
     ItemFileChangeRequestApproval {
         id: RequestId,
         params: Box<FileChangeRequestApprovalParams>,
     },
-    /// `item/tool/requestUserInput`
+    /// `item/tool/requestUserInput`: [`server_request::ItemToolRequestUserInput`](crate::server_request::ItemToolRequestUserInput)
     ///
     /// EXPERIMENTAL - Request input from the user for a tool call.
     ItemToolRequestUserInput { id: RequestId, params: Box<ToolRequestUserInputParams> },
-    /// `mcpServer/elicitation/request`
+    /// `mcpServer/elicitation/request`: [`server_request::McpServerElicitationRequest`](crate::server_request::McpServerElicitationRequest)
     ///
     /// Request input for an MCP server elicitation.
     McpServerElicitationRequest {
         id: RequestId,
         params: Box<McpServerElicitationRequestParams>,
     },
-    /// `item/permissions/requestApproval`
+    /// `item/permissions/requestApproval`: [`server_request::ItemPermissionsRequestApproval`](crate::server_request::ItemPermissionsRequestApproval)
     ///
     /// Request approval for additional permissions from the user.
     ItemPermissionsRequestApproval {
         id: RequestId,
         params: Box<PermissionsRequestApprovalParams>,
     },
-    /// `item/tool/call`
+    /// `item/tool/call`: [`server_request::ItemToolCall`](crate::server_request::ItemToolCall)
     ///
     /// Execute a dynamic tool call on the client.
     ItemToolCall { id: RequestId, params: Box<DynamicToolCallParams> },
-    /// `account/chatgptAuthTokens/refresh`
+    /// `account/chatgptAuthTokens/refresh`: [`server_request::AccountChatgptAuthTokensRefresh`](crate::server_request::AccountChatgptAuthTokensRefresh)
     AccountChatgptAuthTokensRefresh {
         id: RequestId,
         params: Box<ChatgptAuthTokensRefreshParams>,
     },
-    /// `attestation/generate`
+    /// `attestation/generate`: [`server_request::AttestationGenerate`](crate::server_request::AttestationGenerate)
     ///
     /// Generate a fresh upstream attestation result on demand.
     AttestationGenerate { id: RequestId, params: Box<AttestationGenerateParams> },
-    /// `currentTime/read`
+    /// `currentTime/read`: [`server_request::CurrentTimeRead`](crate::server_request::CurrentTimeRead)
     ///
     /// Read the current time from an external clock owned by the client.
     ///
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[cfg(feature = "experimental")]
     CurrentTimeRead { id: RequestId, params: Box<CurrentTimeReadParams> },
-    /// `applyPatchApproval`
+    /// `applyPatchApproval`: [`server_request::ApplyPatchApproval`](crate::server_request::ApplyPatchApproval)
     ///
-    /// DEPRECATED APIs below Request to approve a patch. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
+    /// Request to approve a patch. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
     ApplyPatchApproval { id: RequestId, params: Box<ApplyPatchApprovalParams> },
-    /// `execCommandApproval`
+    /// `execCommandApproval`: [`server_request::ExecCommandApproval`](crate::server_request::ExecCommandApproval)
     ///
     /// Request to exec a command. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
     ExecCommandApproval { id: RequestId, params: Box<ExecCommandApprovalParams> },
@@ -7758,7 +6754,10 @@ impl ServerRequest {
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Self, codec::ParamsError> {
-        codec::decode_raw(params, |params| Self::deserialize_params(id, method, params))
+        codec::decode_raw(
+            params,
+            |params| Self::deserialize_params(id.clone(), method, params),
+        )
     }
     /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
     pub fn deserialize_params<'de, D: Deserializer<'de>>(
@@ -7886,116 +6885,36 @@ impl ServerRequest {
 }
 impl Serialize for ServerRequest {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let message = codec::MessageWriter::new(
+            serializer,
+            Some(self.id()),
+            self.method(),
+            |_| Ok(()),
+        );
         match self {
-            Self::ItemCommandExecutionRequestApproval { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "item/commandExecution/requestApproval",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ItemCommandExecutionRequestApproval { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ItemFileChangeRequestApproval { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "item/fileChange/requestApproval",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ItemFileChangeRequestApproval { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ItemToolRequestUserInput { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "item/tool/requestUserInput",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ItemToolRequestUserInput { params, .. } => message.params(Some(params)),
+            Self::McpServerElicitationRequest { params, .. } => {
+                message.params(Some(params))
             }
-            Self::McpServerElicitationRequest { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "mcpServer/elicitation/request",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ItemPermissionsRequestApproval { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ItemPermissionsRequestApproval { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "item/permissions/requestApproval",
-                    Some(params),
-                    |_| Ok(()),
-                )
+            Self::ItemToolCall { params, .. } => message.params(Some(params)),
+            Self::AccountChatgptAuthTokensRefresh { params, .. } => {
+                message.params(Some(params))
             }
-            Self::ItemToolCall { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "item/tool/call",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::AccountChatgptAuthTokensRefresh { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "account/chatgptAuthTokens/refresh",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::AttestationGenerate { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "attestation/generate",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
+            Self::AttestationGenerate { params, .. } => message.params(Some(params)),
             #[cfg(feature = "experimental")]
-            Self::CurrentTimeRead { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "currentTime/read",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ApplyPatchApproval { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "applyPatchApproval",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::ExecCommandApproval { id, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    "execCommandApproval",
-                    Some(params),
-                    |_| Ok(()),
-                )
-            }
-            Self::Unrecognized { id, method, params } => {
-                codec::write_message(
-                    serializer,
-                    Some(id),
-                    method,
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
-            }
+            Self::CurrentTimeRead { params, .. } => message.params(Some(params)),
+            Self::ApplyPatchApproval { params, .. } => message.params(Some(params)),
+            Self::ExecCommandApproval { params, .. } => message.params(Some(params)),
+            Self::Unrecognized { params, .. } => message.params(params.as_ref()),
         }
     }
 }
@@ -8003,28 +6922,28 @@ impl Serialize for ServerRequest {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ServerResponse {
-    /// The result of `item/commandExecution/requestApproval`.
+    /// The result of `item/commandExecution/requestApproval` ([`server_request::ItemCommandExecutionRequestApproval`](crate::server_request::ItemCommandExecutionRequestApproval)).
     ItemCommandExecutionRequestApproval(Box<CommandExecutionRequestApprovalResponse>),
-    /// The result of `item/fileChange/requestApproval`.
+    /// The result of `item/fileChange/requestApproval` ([`server_request::ItemFileChangeRequestApproval`](crate::server_request::ItemFileChangeRequestApproval)).
     ItemFileChangeRequestApproval(Box<FileChangeRequestApprovalResponse>),
-    /// The result of `item/tool/requestUserInput`.
+    /// The result of `item/tool/requestUserInput` ([`server_request::ItemToolRequestUserInput`](crate::server_request::ItemToolRequestUserInput)).
     ItemToolRequestUserInput(Box<ToolRequestUserInputResponse>),
-    /// The result of `mcpServer/elicitation/request`.
+    /// The result of `mcpServer/elicitation/request` ([`server_request::McpServerElicitationRequest`](crate::server_request::McpServerElicitationRequest)).
     McpServerElicitationRequest(Box<McpServerElicitationRequestResponse>),
-    /// The result of `item/permissions/requestApproval`.
+    /// The result of `item/permissions/requestApproval` ([`server_request::ItemPermissionsRequestApproval`](crate::server_request::ItemPermissionsRequestApproval)).
     ItemPermissionsRequestApproval(Box<PermissionsRequestApprovalResponse>),
-    /// The result of `item/tool/call`.
+    /// The result of `item/tool/call` ([`server_request::ItemToolCall`](crate::server_request::ItemToolCall)).
     ItemToolCall(Box<DynamicToolCallResponse>),
-    /// The result of `account/chatgptAuthTokens/refresh`.
+    /// The result of `account/chatgptAuthTokens/refresh` ([`server_request::AccountChatgptAuthTokensRefresh`](crate::server_request::AccountChatgptAuthTokensRefresh)).
     AccountChatgptAuthTokensRefresh(Box<ChatgptAuthTokensRefreshResponse>),
-    /// The result of `attestation/generate`.
+    /// The result of `attestation/generate` ([`server_request::AttestationGenerate`](crate::server_request::AttestationGenerate)).
     AttestationGenerate(Box<AttestationGenerateResponse>),
-    /// The result of `currentTime/read`.
+    /// The result of `currentTime/read` ([`server_request::CurrentTimeRead`](crate::server_request::CurrentTimeRead)).
     #[cfg(feature = "experimental")]
     CurrentTimeRead(Box<CurrentTimeReadResponse>),
-    /// The result of `applyPatchApproval`.
+    /// The result of `applyPatchApproval` ([`server_request::ApplyPatchApproval`](crate::server_request::ApplyPatchApproval)).
     ApplyPatchApproval(Box<ApplyPatchApprovalResponse>),
-    /// The result of `execCommandApproval`.
+    /// The result of `execCommandApproval` ([`server_request::ExecCommandApproval`](crate::server_request::ExecCommandApproval)).
     ExecCommandApproval(Box<ExecCommandApprovalResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
     Unrecognized(Value),
@@ -8095,7 +7014,7 @@ impl ServerResponse {
 pub mod notification {
     /// `error`
     ///
-    /// NEW NOTIFICATIONS
+    /// Takes params [`ErrorNotification`](crate::ErrorNotification).
     #[derive(Debug)]
     pub enum Error {}
     impl crate::Notification for Error {
@@ -8103,6 +7022,8 @@ pub mod notification {
         type Params = super::ErrorNotification;
     }
     /// `thread/started`
+    ///
+    /// Takes params [`ThreadStartedNotification`](crate::ThreadStartedNotification).
     #[derive(Debug)]
     pub enum ThreadStarted {}
     impl crate::Notification for ThreadStarted {
@@ -8110,6 +7031,8 @@ pub mod notification {
         type Params = super::ThreadStartedNotification;
     }
     /// `thread/status/changed`
+    ///
+    /// Takes params [`ThreadStatusChangedNotification`](crate::ThreadStatusChangedNotification).
     #[derive(Debug)]
     pub enum ThreadStatusChanged {}
     impl crate::Notification for ThreadStatusChanged {
@@ -8117,6 +7040,8 @@ pub mod notification {
         type Params = super::ThreadStatusChangedNotification;
     }
     /// `thread/readState/changed`
+    ///
+    /// Takes params [`ThreadReadStateChangedNotification`](crate::ThreadReadStateChangedNotification).
     #[derive(Debug)]
     pub enum ThreadReadStateChanged {}
     impl crate::Notification for ThreadReadStateChanged {
@@ -8124,6 +7049,8 @@ pub mod notification {
         type Params = super::ThreadReadStateChangedNotification;
     }
     /// `thread/archived`
+    ///
+    /// Takes params [`ThreadArchivedNotification`](crate::ThreadArchivedNotification).
     #[derive(Debug)]
     pub enum ThreadArchived {}
     impl crate::Notification for ThreadArchived {
@@ -8131,6 +7058,8 @@ pub mod notification {
         type Params = super::ThreadArchivedNotification;
     }
     /// `thread/deleted`
+    ///
+    /// Takes params [`ThreadDeletedNotification`](crate::ThreadDeletedNotification).
     #[derive(Debug)]
     pub enum ThreadDeleted {}
     impl crate::Notification for ThreadDeleted {
@@ -8138,6 +7067,8 @@ pub mod notification {
         type Params = super::ThreadDeletedNotification;
     }
     /// `thread/unarchived`
+    ///
+    /// Takes params [`ThreadUnarchivedNotification`](crate::ThreadUnarchivedNotification).
     #[derive(Debug)]
     pub enum ThreadUnarchived {}
     impl crate::Notification for ThreadUnarchived {
@@ -8145,6 +7076,8 @@ pub mod notification {
         type Params = super::ThreadUnarchivedNotification;
     }
     /// `thread/closed`
+    ///
+    /// Takes params [`ThreadClosedNotification`](crate::ThreadClosedNotification).
     #[derive(Debug)]
     pub enum ThreadClosed {}
     impl crate::Notification for ThreadClosed {
@@ -8152,6 +7085,8 @@ pub mod notification {
         type Params = super::ThreadClosedNotification;
     }
     /// `thread/reverted`
+    ///
+    /// Takes params [`ThreadRevertedNotification`](crate::ThreadRevertedNotification).
     #[derive(Debug)]
     pub enum ThreadReverted {}
     impl crate::Notification for ThreadReverted {
@@ -8159,6 +7094,8 @@ pub mod notification {
         type Params = super::ThreadRevertedNotification;
     }
     /// `skills/changed`
+    ///
+    /// Takes params [`SkillsChangedNotification`](crate::SkillsChangedNotification).
     #[derive(Debug)]
     pub enum SkillsChanged {}
     impl crate::Notification for SkillsChanged {
@@ -8166,6 +7103,8 @@ pub mod notification {
         type Params = super::SkillsChangedNotification;
     }
     /// `thread/name/updated`
+    ///
+    /// Takes params [`ThreadNameUpdatedNotification`](crate::ThreadNameUpdatedNotification).
     #[derive(Debug)]
     pub enum ThreadNameUpdated {}
     impl crate::Notification for ThreadNameUpdated {
@@ -8173,6 +7112,8 @@ pub mod notification {
         type Params = super::ThreadNameUpdatedNotification;
     }
     /// `thread/section/changed`
+    ///
+    /// Takes params [`ThreadSectionChangedNotification`](crate::ThreadSectionChangedNotification).
     #[derive(Debug)]
     pub enum ThreadSectionChanged {}
     impl crate::Notification for ThreadSectionChanged {
@@ -8180,6 +7121,8 @@ pub mod notification {
         type Params = super::ThreadSectionChangedNotification;
     }
     /// `thread/attachment/updated`
+    ///
+    /// Takes params [`ThreadAttachmentUpdatedNotification`](crate::ThreadAttachmentUpdatedNotification).
     #[derive(Debug)]
     pub enum ThreadAttachmentUpdated {}
     impl crate::Notification for ThreadAttachmentUpdated {
@@ -8187,6 +7130,8 @@ pub mod notification {
         type Params = super::ThreadAttachmentUpdatedNotification;
     }
     /// `thread/goal/updated`
+    ///
+    /// Takes params [`ThreadGoalUpdatedNotification`](crate::ThreadGoalUpdatedNotification).
     #[derive(Debug)]
     pub enum ThreadGoalUpdated {}
     impl crate::Notification for ThreadGoalUpdated {
@@ -8194,6 +7139,8 @@ pub mod notification {
         type Params = super::ThreadGoalUpdatedNotification;
     }
     /// `thread/prediction/updated`
+    ///
+    /// Takes params [`ThreadPredictionUpdatedNotification`](crate::ThreadPredictionUpdatedNotification).
     #[derive(Debug)]
     pub enum ThreadPredictionUpdated {}
     impl crate::Notification for ThreadPredictionUpdated {
@@ -8201,6 +7148,8 @@ pub mod notification {
         type Params = super::ThreadPredictionUpdatedNotification;
     }
     /// `thread/goal/cleared`
+    ///
+    /// Takes params [`ThreadGoalClearedNotification`](crate::ThreadGoalClearedNotification).
     #[derive(Debug)]
     pub enum ThreadGoalCleared {}
     impl crate::Notification for ThreadGoalCleared {
@@ -8208,6 +7157,8 @@ pub mod notification {
         type Params = super::ThreadGoalClearedNotification;
     }
     /// `thread/queue/changed`
+    ///
+    /// Takes params [`ThreadQueueChangedNotification`](crate::ThreadQueueChangedNotification).
     #[derive(Debug)]
     pub enum ThreadQueueChanged {}
     impl crate::Notification for ThreadQueueChanged {
@@ -8215,6 +7166,8 @@ pub mod notification {
         type Params = super::ThreadQueueChangedNotification;
     }
     /// `project/changed`
+    ///
+    /// Takes params [`ProjectChangedNotification`](crate::ProjectChangedNotification).
     #[derive(Debug)]
     pub enum ProjectChanged {}
     impl crate::Notification for ProjectChanged {
@@ -8222,6 +7175,8 @@ pub mod notification {
         type Params = super::ProjectChangedNotification;
     }
     /// `thread/project/updated`
+    ///
+    /// Takes params [`ThreadProjectUpdatedNotification`](crate::ThreadProjectUpdatedNotification).
     #[derive(Debug)]
     pub enum ThreadProjectUpdated {}
     impl crate::Notification for ThreadProjectUpdated {
@@ -8229,6 +7184,8 @@ pub mod notification {
         type Params = super::ThreadProjectUpdatedNotification;
     }
     /// `thread/environment/connected`
+    ///
+    /// Takes params [`EnvironmentConnectionNotification`](crate::EnvironmentConnectionNotification).
     #[derive(Debug)]
     pub enum ThreadEnvironmentConnected {}
     impl crate::Notification for ThreadEnvironmentConnected {
@@ -8236,6 +7193,8 @@ pub mod notification {
         type Params = super::EnvironmentConnectionNotification;
     }
     /// `thread/environment/disconnected`
+    ///
+    /// Takes params [`EnvironmentConnectionNotification`](crate::EnvironmentConnectionNotification).
     #[derive(Debug)]
     pub enum ThreadEnvironmentDisconnected {}
     impl crate::Notification for ThreadEnvironmentDisconnected {
@@ -8243,6 +7202,8 @@ pub mod notification {
         type Params = super::EnvironmentConnectionNotification;
     }
     /// `thread/settings/updated`
+    ///
+    /// Takes params [`ThreadSettingsUpdatedNotification`](crate::ThreadSettingsUpdatedNotification).
     #[derive(Debug)]
     pub enum ThreadSettingsUpdated {}
     impl crate::Notification for ThreadSettingsUpdated {
@@ -8250,6 +7211,8 @@ pub mod notification {
         type Params = super::ThreadSettingsUpdatedNotification;
     }
     /// `thread/tokenUsage/updated`
+    ///
+    /// Takes params [`ThreadTokenUsageUpdatedNotification`](crate::ThreadTokenUsageUpdatedNotification).
     #[derive(Debug)]
     pub enum ThreadTokenUsageUpdated {}
     impl crate::Notification for ThreadTokenUsageUpdated {
@@ -8257,6 +7220,8 @@ pub mod notification {
         type Params = super::ThreadTokenUsageUpdatedNotification;
     }
     /// `turn/started`
+    ///
+    /// Takes params [`TurnStartedNotification`](crate::TurnStartedNotification).
     #[derive(Debug)]
     pub enum TurnStarted {}
     impl crate::Notification for TurnStarted {
@@ -8264,6 +7229,8 @@ pub mod notification {
         type Params = super::TurnStartedNotification;
     }
     /// `hook/started`
+    ///
+    /// Takes params [`HookStartedNotification`](crate::HookStartedNotification).
     #[derive(Debug)]
     pub enum HookStarted {}
     impl crate::Notification for HookStarted {
@@ -8271,6 +7238,8 @@ pub mod notification {
         type Params = super::HookStartedNotification;
     }
     /// `turn/completed`
+    ///
+    /// Takes params [`TurnCompletedNotification`](crate::TurnCompletedNotification).
     #[derive(Debug)]
     pub enum TurnCompleted {}
     impl crate::Notification for TurnCompleted {
@@ -8278,6 +7247,8 @@ pub mod notification {
         type Params = super::TurnCompletedNotification;
     }
     /// `hook/completed`
+    ///
+    /// Takes params [`HookCompletedNotification`](crate::HookCompletedNotification).
     #[derive(Debug)]
     pub enum HookCompleted {}
     impl crate::Notification for HookCompleted {
@@ -8285,6 +7256,8 @@ pub mod notification {
         type Params = super::HookCompletedNotification;
     }
     /// `turn/diff/updated`
+    ///
+    /// Takes params [`TurnDiffUpdatedNotification`](crate::TurnDiffUpdatedNotification).
     #[derive(Debug)]
     pub enum TurnDiffUpdated {}
     impl crate::Notification for TurnDiffUpdated {
@@ -8292,6 +7265,8 @@ pub mod notification {
         type Params = super::TurnDiffUpdatedNotification;
     }
     /// `turn/plan/updated`
+    ///
+    /// Takes params [`TurnPlanUpdatedNotification`](crate::TurnPlanUpdatedNotification).
     #[derive(Debug)]
     pub enum TurnPlanUpdated {}
     impl crate::Notification for TurnPlanUpdated {
@@ -8299,6 +7274,8 @@ pub mod notification {
         type Params = super::TurnPlanUpdatedNotification;
     }
     /// `item/started`
+    ///
+    /// Takes params [`ItemStartedNotification`](crate::ItemStartedNotification).
     #[derive(Debug)]
     pub enum ItemStarted {}
     impl crate::Notification for ItemStarted {
@@ -8306,6 +7283,8 @@ pub mod notification {
         type Params = super::ItemStartedNotification;
     }
     /// `item/autoApprovalReview/started`
+    ///
+    /// Takes params [`ItemGuardianApprovalReviewStartedNotification`](crate::ItemGuardianApprovalReviewStartedNotification).
     #[derive(Debug)]
     pub enum ItemAutoApprovalReviewStarted {}
     impl crate::Notification for ItemAutoApprovalReviewStarted {
@@ -8313,6 +7292,8 @@ pub mod notification {
         type Params = super::ItemGuardianApprovalReviewStartedNotification;
     }
     /// `item/autoApprovalReview/completed`
+    ///
+    /// Takes params [`ItemGuardianApprovalReviewCompletedNotification`](crate::ItemGuardianApprovalReviewCompletedNotification).
     #[derive(Debug)]
     pub enum ItemAutoApprovalReviewCompleted {}
     impl crate::Notification for ItemAutoApprovalReviewCompleted {
@@ -8320,6 +7301,8 @@ pub mod notification {
         type Params = super::ItemGuardianApprovalReviewCompletedNotification;
     }
     /// `autoApprovalReview/strictReviewRequired`
+    ///
+    /// Takes params [`StrictReviewRequiredNotification`](crate::StrictReviewRequiredNotification).
     #[derive(Debug)]
     pub enum AutoApprovalReviewStrictReviewRequired {}
     impl crate::Notification for AutoApprovalReviewStrictReviewRequired {
@@ -8327,6 +7310,8 @@ pub mod notification {
         type Params = super::StrictReviewRequiredNotification;
     }
     /// `item/completed`
+    ///
+    /// Takes params [`ItemCompletedNotification`](crate::ItemCompletedNotification).
     #[derive(Debug)]
     pub enum ItemCompleted {}
     impl crate::Notification for ItemCompleted {
@@ -8334,6 +7319,8 @@ pub mod notification {
         type Params = super::ItemCompletedNotification;
     }
     /// `item/agentMessage/delta`
+    ///
+    /// Takes params [`AgentMessageDeltaNotification`](crate::AgentMessageDeltaNotification).
     #[derive(Debug)]
     pub enum ItemAgentMessageDelta {}
     impl crate::Notification for ItemAgentMessageDelta {
@@ -8341,6 +7328,8 @@ pub mod notification {
         type Params = super::AgentMessageDeltaNotification;
     }
     /// `item/plan/delta`
+    ///
+    /// Takes params [`PlanDeltaNotification`](crate::PlanDeltaNotification).
     ///
     /// EXPERIMENTAL - proposed plan streaming deltas for plan items.
     #[derive(Debug)]
@@ -8351,6 +7340,8 @@ pub mod notification {
     }
     /// `command/exec/outputDelta`
     ///
+    /// Takes params [`CommandExecOutputDeltaNotification`](crate::CommandExecOutputDeltaNotification).
+    ///
     /// Stream base64-encoded stdout/stderr chunks for a running `command/exec` session.
     #[derive(Debug)]
     pub enum CommandExecOutputDelta {}
@@ -8359,6 +7350,8 @@ pub mod notification {
         type Params = super::CommandExecOutputDeltaNotification;
     }
     /// `process/outputDelta`
+    ///
+    /// Takes params [`ProcessOutputDeltaNotification`](crate::ProcessOutputDeltaNotification).
     ///
     /// Stream base64-encoded stdout/stderr chunks for a running `process/spawn` session.
     #[derive(Debug)]
@@ -8369,6 +7362,8 @@ pub mod notification {
     }
     /// `process/exited`
     ///
+    /// Takes params [`ProcessExitedNotification`](crate::ProcessExitedNotification).
+    ///
     /// Final exit notification for a `process/spawn` session.
     #[derive(Debug)]
     pub enum ProcessExited {}
@@ -8377,6 +7372,8 @@ pub mod notification {
         type Params = super::ProcessExitedNotification;
     }
     /// `item/commandExecution/outputDelta`
+    ///
+    /// Takes params [`CommandExecutionOutputDeltaNotification`](crate::CommandExecutionOutputDeltaNotification).
     #[derive(Debug)]
     pub enum ItemCommandExecutionOutputDelta {}
     impl crate::Notification for ItemCommandExecutionOutputDelta {
@@ -8384,6 +7381,8 @@ pub mod notification {
         type Params = super::CommandExecutionOutputDeltaNotification;
     }
     /// `item/commandExecution/terminalInteraction`
+    ///
+    /// Takes params [`TerminalInteractionNotification`](crate::TerminalInteractionNotification).
     #[derive(Debug)]
     pub enum ItemCommandExecutionTerminalInteraction {}
     impl crate::Notification for ItemCommandExecutionTerminalInteraction {
@@ -8391,6 +7390,8 @@ pub mod notification {
         type Params = super::TerminalInteractionNotification;
     }
     /// `item/fileChange/outputDelta`
+    ///
+    /// Takes params [`FileChangeOutputDeltaNotification`](crate::FileChangeOutputDeltaNotification).
     ///
     /// Deprecated legacy apply_patch output stream notification.
     #[derive(Debug)]
@@ -8400,6 +7401,8 @@ pub mod notification {
         type Params = super::FileChangeOutputDeltaNotification;
     }
     /// `item/fileChange/patchUpdated`
+    ///
+    /// Takes params [`FileChangePatchUpdatedNotification`](crate::FileChangePatchUpdatedNotification).
     #[derive(Debug)]
     pub enum ItemFileChangePatchUpdated {}
     impl crate::Notification for ItemFileChangePatchUpdated {
@@ -8407,6 +7410,8 @@ pub mod notification {
         type Params = super::FileChangePatchUpdatedNotification;
     }
     /// `serverRequest/resolved`
+    ///
+    /// Takes params [`ServerRequestResolvedNotification`](crate::ServerRequestResolvedNotification).
     #[derive(Debug)]
     pub enum ServerRequestResolved {}
     impl crate::Notification for ServerRequestResolved {
@@ -8414,6 +7419,8 @@ pub mod notification {
         type Params = super::ServerRequestResolvedNotification;
     }
     /// `item/mcpToolCall/progress`
+    ///
+    /// Takes params [`McpToolCallProgressNotification`](crate::McpToolCallProgressNotification).
     #[derive(Debug)]
     pub enum ItemMcpToolCallProgress {}
     impl crate::Notification for ItemMcpToolCallProgress {
@@ -8421,6 +7428,8 @@ pub mod notification {
         type Params = super::McpToolCallProgressNotification;
     }
     /// `mcpServer/oauthLogin/completed`
+    ///
+    /// Takes params [`McpServerOauthLoginCompletedNotification`](crate::McpServerOauthLoginCompletedNotification).
     #[derive(Debug)]
     pub enum McpServerOauthLoginCompleted {}
     impl crate::Notification for McpServerOauthLoginCompleted {
@@ -8428,6 +7437,8 @@ pub mod notification {
         type Params = super::McpServerOauthLoginCompletedNotification;
     }
     /// `mcpServer/startupStatus/updated`
+    ///
+    /// Takes params [`McpServerStatusUpdatedNotification`](crate::McpServerStatusUpdatedNotification).
     #[derive(Debug)]
     pub enum McpServerStartupStatusUpdated {}
     impl crate::Notification for McpServerStartupStatusUpdated {
@@ -8435,6 +7446,8 @@ pub mod notification {
         type Params = super::McpServerStatusUpdatedNotification;
     }
     /// `mcpServer/event/stream/notification`
+    ///
+    /// Takes params [`McpServerEventStreamNotification`](crate::McpServerEventStreamNotification).
     #[derive(Debug)]
     pub enum McpServerEventStreamNotification {}
     impl crate::Notification for McpServerEventStreamNotification {
@@ -8442,6 +7455,8 @@ pub mod notification {
         type Params = super::McpServerEventStreamNotification;
     }
     /// `account/updated`
+    ///
+    /// Takes params [`AccountUpdatedNotification`](crate::AccountUpdatedNotification).
     #[derive(Debug)]
     pub enum AccountUpdated {}
     impl crate::Notification for AccountUpdated {
@@ -8449,6 +7464,8 @@ pub mod notification {
         type Params = super::AccountUpdatedNotification;
     }
     /// `account/gatewayOAuth/changed`
+    ///
+    /// Takes params [`GatewayOAuthChangedNotification`](crate::GatewayOAuthChangedNotification).
     #[derive(Debug)]
     pub enum AccountGatewayOAuthChanged {}
     impl crate::Notification for AccountGatewayOAuthChanged {
@@ -8456,6 +7473,8 @@ pub mod notification {
         type Params = super::GatewayOAuthChangedNotification;
     }
     /// `account/rateLimits/updated`
+    ///
+    /// Takes params [`AccountRateLimitsUpdatedNotification`](crate::AccountRateLimitsUpdatedNotification).
     #[derive(Debug)]
     pub enum AccountRateLimitsUpdated {}
     impl crate::Notification for AccountRateLimitsUpdated {
@@ -8463,6 +7482,8 @@ pub mod notification {
         type Params = super::AccountRateLimitsUpdatedNotification;
     }
     /// `app/list/updated`
+    ///
+    /// Takes params [`AppListUpdatedNotification`](crate::AppListUpdatedNotification).
     #[derive(Debug)]
     pub enum AppListUpdated {}
     impl crate::Notification for AppListUpdated {
@@ -8470,6 +7491,8 @@ pub mod notification {
         type Params = super::AppListUpdatedNotification;
     }
     /// `remoteControl/status/changed`
+    ///
+    /// Takes params [`RemoteControlStatusChangedNotification`](crate::RemoteControlStatusChangedNotification).
     #[derive(Debug)]
     pub enum RemoteControlStatusChanged {}
     impl crate::Notification for RemoteControlStatusChanged {
@@ -8477,6 +7500,8 @@ pub mod notification {
         type Params = super::RemoteControlStatusChangedNotification;
     }
     /// `externalAgentConfig/import/progress`
+    ///
+    /// Takes params [`ExternalAgentConfigImportProgressNotification`](crate::ExternalAgentConfigImportProgressNotification).
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportProgress {}
     impl crate::Notification for ExternalAgentConfigImportProgress {
@@ -8484,6 +7509,8 @@ pub mod notification {
         type Params = super::ExternalAgentConfigImportProgressNotification;
     }
     /// `externalAgentConfig/import/completed`
+    ///
+    /// Takes params [`ExternalAgentConfigImportCompletedNotification`](crate::ExternalAgentConfigImportCompletedNotification).
     #[derive(Debug)]
     pub enum ExternalAgentConfigImportCompleted {}
     impl crate::Notification for ExternalAgentConfigImportCompleted {
@@ -8491,6 +7518,8 @@ pub mod notification {
         type Params = super::ExternalAgentConfigImportCompletedNotification;
     }
     /// `fs/changed`
+    ///
+    /// Takes params [`FsChangedNotification`](crate::FsChangedNotification).
     #[derive(Debug)]
     pub enum FsChanged {}
     impl crate::Notification for FsChanged {
@@ -8498,6 +7527,8 @@ pub mod notification {
         type Params = super::FsChangedNotification;
     }
     /// `item/reasoning/summaryTextDelta`
+    ///
+    /// Takes params [`ReasoningSummaryTextDeltaNotification`](crate::ReasoningSummaryTextDeltaNotification).
     #[derive(Debug)]
     pub enum ItemReasoningSummaryTextDelta {}
     impl crate::Notification for ItemReasoningSummaryTextDelta {
@@ -8505,6 +7536,8 @@ pub mod notification {
         type Params = super::ReasoningSummaryTextDeltaNotification;
     }
     /// `item/reasoning/summaryPartAdded`
+    ///
+    /// Takes params [`ReasoningSummaryPartAddedNotification`](crate::ReasoningSummaryPartAddedNotification).
     #[derive(Debug)]
     pub enum ItemReasoningSummaryPartAdded {}
     impl crate::Notification for ItemReasoningSummaryPartAdded {
@@ -8512,6 +7545,8 @@ pub mod notification {
         type Params = super::ReasoningSummaryPartAddedNotification;
     }
     /// `item/reasoning/textDelta`
+    ///
+    /// Takes params [`ReasoningTextDeltaNotification`](crate::ReasoningTextDeltaNotification).
     #[derive(Debug)]
     pub enum ItemReasoningTextDelta {}
     impl crate::Notification for ItemReasoningTextDelta {
@@ -8519,6 +7554,8 @@ pub mod notification {
         type Params = super::ReasoningTextDeltaNotification;
     }
     /// `thread/compacted`
+    ///
+    /// Takes params [`ContextCompactedNotification`](crate::ContextCompactedNotification).
     ///
     /// Deprecated: Use `ContextCompaction` item type instead.
     #[derive(Debug)]
@@ -8528,6 +7565,8 @@ pub mod notification {
         type Params = super::ContextCompactedNotification;
     }
     /// `model/rerouted`
+    ///
+    /// Takes params [`ModelReroutedNotification`](crate::ModelReroutedNotification).
     #[derive(Debug)]
     pub enum ModelRerouted {}
     impl crate::Notification for ModelRerouted {
@@ -8535,6 +7574,8 @@ pub mod notification {
         type Params = super::ModelReroutedNotification;
     }
     /// `model/verification`
+    ///
+    /// Takes params [`ModelVerificationNotification`](crate::ModelVerificationNotification).
     #[derive(Debug)]
     pub enum ModelVerification {}
     impl crate::Notification for ModelVerification {
@@ -8542,6 +7583,8 @@ pub mod notification {
         type Params = super::ModelVerificationNotification;
     }
     /// `modelProvider/authRecoveryStarted`
+    ///
+    /// Takes params [`AuthRecoveryNotification`](crate::AuthRecoveryNotification).
     #[derive(Debug)]
     pub enum ModelProviderAuthRecoveryStarted {}
     impl crate::Notification for ModelProviderAuthRecoveryStarted {
@@ -8549,6 +7592,8 @@ pub mod notification {
         type Params = super::AuthRecoveryNotification;
     }
     /// `modelProvider/authRecoveryCompleted`
+    ///
+    /// Takes params [`AuthRecoveryNotification`](crate::AuthRecoveryNotification).
     #[derive(Debug)]
     pub enum ModelProviderAuthRecoveryCompleted {}
     impl crate::Notification for ModelProviderAuthRecoveryCompleted {
@@ -8556,6 +7601,8 @@ pub mod notification {
         type Params = super::AuthRecoveryNotification;
     }
     /// `turn/moderationMetadata`
+    ///
+    /// Takes params [`TurnModerationMetadataNotification`](crate::TurnModerationMetadataNotification).
     #[derive(Debug)]
     pub enum TurnModerationMetadata {}
     impl crate::Notification for TurnModerationMetadata {
@@ -8563,6 +7610,8 @@ pub mod notification {
         type Params = super::TurnModerationMetadataNotification;
     }
     /// `model/safetyBuffering/updated`
+    ///
+    /// Takes params [`ModelSafetyBufferingUpdatedNotification`](crate::ModelSafetyBufferingUpdatedNotification).
     #[derive(Debug)]
     pub enum ModelSafetyBufferingUpdated {}
     impl crate::Notification for ModelSafetyBufferingUpdated {
@@ -8570,6 +7619,8 @@ pub mod notification {
         type Params = super::ModelSafetyBufferingUpdatedNotification;
     }
     /// `warning`
+    ///
+    /// Takes params [`WarningNotification`](crate::WarningNotification).
     #[derive(Debug)]
     pub enum Warning {}
     impl crate::Notification for Warning {
@@ -8577,6 +7628,8 @@ pub mod notification {
         type Params = super::WarningNotification;
     }
     /// `guardianWarning`
+    ///
+    /// Takes params [`GuardianWarningNotification`](crate::GuardianWarningNotification).
     #[derive(Debug)]
     pub enum GuardianWarning {}
     impl crate::Notification for GuardianWarning {
@@ -8584,6 +7637,8 @@ pub mod notification {
         type Params = super::GuardianWarningNotification;
     }
     /// `deprecationNotice`
+    ///
+    /// Takes params [`DeprecationNoticeNotification`](crate::DeprecationNoticeNotification).
     #[derive(Debug)]
     pub enum DeprecationNotice {}
     impl crate::Notification for DeprecationNotice {
@@ -8591,6 +7646,8 @@ pub mod notification {
         type Params = super::DeprecationNoticeNotification;
     }
     /// `configWarning`
+    ///
+    /// Takes params [`ConfigWarningNotification`](crate::ConfigWarningNotification).
     #[derive(Debug)]
     pub enum ConfigWarning {}
     impl crate::Notification for ConfigWarning {
@@ -8598,6 +7655,8 @@ pub mod notification {
         type Params = super::ConfigWarningNotification;
     }
     /// `fuzzyFileSearch/sessionUpdated`
+    ///
+    /// Takes params [`FuzzyFileSearchSessionUpdatedNotification`](crate::FuzzyFileSearchSessionUpdatedNotification).
     #[derive(Debug)]
     pub enum FuzzyFileSearchSessionUpdated {}
     impl crate::Notification for FuzzyFileSearchSessionUpdated {
@@ -8605,6 +7664,8 @@ pub mod notification {
         type Params = super::FuzzyFileSearchSessionUpdatedNotification;
     }
     /// `fuzzyFileSearch/sessionCompleted`
+    ///
+    /// Takes params [`FuzzyFileSearchSessionCompletedNotification`](crate::FuzzyFileSearchSessionCompletedNotification).
     #[derive(Debug)]
     pub enum FuzzyFileSearchSessionCompleted {}
     impl crate::Notification for FuzzyFileSearchSessionCompleted {
@@ -8612,6 +7673,8 @@ pub mod notification {
         type Params = super::FuzzyFileSearchSessionCompletedNotification;
     }
     /// `thread/realtime/started`
+    ///
+    /// Takes params [`ThreadRealtimeStartedNotification`](crate::ThreadRealtimeStartedNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeStarted {}
     impl crate::Notification for ThreadRealtimeStarted {
@@ -8619,6 +7682,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeStartedNotification;
     }
     /// `thread/realtime/itemAdded`
+    ///
+    /// Takes params [`ThreadRealtimeItemAddedNotification`](crate::ThreadRealtimeItemAddedNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeItemAdded {}
     impl crate::Notification for ThreadRealtimeItemAdded {
@@ -8626,6 +7691,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemAddedNotification;
     }
     /// `thread/realtime/item/started`
+    ///
+    /// Takes params [`ThreadRealtimeItemStartedNotification`](crate::ThreadRealtimeItemStartedNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeItemStarted {}
     impl crate::Notification for ThreadRealtimeItemStarted {
@@ -8633,6 +7700,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemStartedNotification;
     }
     /// `thread/realtime/item/transcript/delta`
+    ///
+    /// Takes params [`ThreadRealtimeItemTranscriptDeltaNotification`](crate::ThreadRealtimeItemTranscriptDeltaNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeItemTranscriptDelta {}
     impl crate::Notification for ThreadRealtimeItemTranscriptDelta {
@@ -8640,6 +7709,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemTranscriptDeltaNotification;
     }
     /// `thread/realtime/item/completed`
+    ///
+    /// Takes params [`ThreadRealtimeItemCompletedNotification`](crate::ThreadRealtimeItemCompletedNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeItemCompleted {}
     impl crate::Notification for ThreadRealtimeItemCompleted {
@@ -8647,6 +7718,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeItemCompletedNotification;
     }
     /// `thread/realtime/transcript/delta`
+    ///
+    /// Takes params [`ThreadRealtimeTranscriptDeltaNotification`](crate::ThreadRealtimeTranscriptDeltaNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeTranscriptDelta {}
     impl crate::Notification for ThreadRealtimeTranscriptDelta {
@@ -8654,6 +7727,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeTranscriptDeltaNotification;
     }
     /// `thread/realtime/transcript/done`
+    ///
+    /// Takes params [`ThreadRealtimeTranscriptDoneNotification`](crate::ThreadRealtimeTranscriptDoneNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeTranscriptDone {}
     impl crate::Notification for ThreadRealtimeTranscriptDone {
@@ -8661,6 +7736,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeTranscriptDoneNotification;
     }
     /// `thread/realtime/outputAudio/delta`
+    ///
+    /// Takes params [`ThreadRealtimeOutputAudioDeltaNotification`](crate::ThreadRealtimeOutputAudioDeltaNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeOutputAudioDelta {}
     impl crate::Notification for ThreadRealtimeOutputAudioDelta {
@@ -8668,6 +7745,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeOutputAudioDeltaNotification;
     }
     /// `thread/realtime/sdp`
+    ///
+    /// Takes params [`ThreadRealtimeSdpNotification`](crate::ThreadRealtimeSdpNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeSdp {}
     impl crate::Notification for ThreadRealtimeSdp {
@@ -8675,6 +7754,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeSdpNotification;
     }
     /// `thread/realtime/error`
+    ///
+    /// Takes params [`ThreadRealtimeErrorNotification`](crate::ThreadRealtimeErrorNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeError {}
     impl crate::Notification for ThreadRealtimeError {
@@ -8682,6 +7763,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeErrorNotification;
     }
     /// `thread/realtime/closed`
+    ///
+    /// Takes params [`ThreadRealtimeClosedNotification`](crate::ThreadRealtimeClosedNotification).
     #[derive(Debug)]
     pub enum ThreadRealtimeClosed {}
     impl crate::Notification for ThreadRealtimeClosed {
@@ -8689,6 +7772,8 @@ pub mod notification {
         type Params = super::ThreadRealtimeClosedNotification;
     }
     /// `windows/worldWritableWarning`
+    ///
+    /// Takes params [`WindowsWorldWritableWarningNotification`](crate::WindowsWorldWritableWarningNotification).
     ///
     /// Notifies the user of world-writable directories on Windows, which cannot be protected by the sandbox.
     #[derive(Debug)]
@@ -8698,6 +7783,8 @@ pub mod notification {
         type Params = super::WindowsWorldWritableWarningNotification;
     }
     /// `windowsSandbox/setupCompleted`
+    ///
+    /// Takes params [`WindowsSandboxSetupCompletedNotification`](crate::WindowsSandboxSetupCompletedNotification).
     #[derive(Debug)]
     pub enum WindowsSandboxSetupCompleted {}
     impl crate::Notification for WindowsSandboxSetupCompleted {
@@ -8705,6 +7792,8 @@ pub mod notification {
         type Params = super::WindowsSandboxSetupCompletedNotification;
     }
     /// `account/login/completed`
+    ///
+    /// Takes params [`AccountLoginCompletedNotification`](crate::AccountLoginCompletedNotification).
     #[derive(Debug)]
     pub enum AccountLoginCompleted {}
     impl crate::Notification for AccountLoginCompleted {
@@ -8715,219 +7804,217 @@ pub mod notification {
 /// A notification the server sends to the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerNotification {
-    /// `error`
-    ///
-    /// NEW NOTIFICATIONS
+    /// `error`: [`notification::Error`](crate::notification::Error)
     Error {
         params: Box<ErrorNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/started`
+    /// `thread/started`: [`notification::ThreadStarted`](crate::notification::ThreadStarted)
     ThreadStarted {
         params: Box<ThreadStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/status/changed`
+    /// `thread/status/changed`: [`notification::ThreadStatusChanged`](crate::notification::ThreadStatusChanged)
     ThreadStatusChanged {
         params: Box<ThreadStatusChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/readState/changed`
+    /// `thread/readState/changed`: [`notification::ThreadReadStateChanged`](crate::notification::ThreadReadStateChanged)
     ThreadReadStateChanged {
         params: Box<ThreadReadStateChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/archived`
+    /// `thread/archived`: [`notification::ThreadArchived`](crate::notification::ThreadArchived)
     ThreadArchived {
         params: Box<ThreadArchivedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/deleted`
+    /// `thread/deleted`: [`notification::ThreadDeleted`](crate::notification::ThreadDeleted)
     ThreadDeleted {
         params: Box<ThreadDeletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/unarchived`
+    /// `thread/unarchived`: [`notification::ThreadUnarchived`](crate::notification::ThreadUnarchived)
     ThreadUnarchived {
         params: Box<ThreadUnarchivedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/closed`
+    /// `thread/closed`: [`notification::ThreadClosed`](crate::notification::ThreadClosed)
     ThreadClosed {
         params: Box<ThreadClosedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/reverted`
+    /// `thread/reverted`: [`notification::ThreadReverted`](crate::notification::ThreadReverted)
     ThreadReverted {
         params: Box<ThreadRevertedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `skills/changed`
+    /// `skills/changed`: [`notification::SkillsChanged`](crate::notification::SkillsChanged)
     SkillsChanged {
         params: Box<SkillsChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/name/updated`
+    /// `thread/name/updated`: [`notification::ThreadNameUpdated`](crate::notification::ThreadNameUpdated)
     ThreadNameUpdated {
         params: Box<ThreadNameUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/section/changed`
+    /// `thread/section/changed`: [`notification::ThreadSectionChanged`](crate::notification::ThreadSectionChanged)
     ThreadSectionChanged {
         params: Box<ThreadSectionChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/attachment/updated`
+    /// `thread/attachment/updated`: [`notification::ThreadAttachmentUpdated`](crate::notification::ThreadAttachmentUpdated)
     ThreadAttachmentUpdated {
         params: Box<ThreadAttachmentUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/goal/updated`
+    /// `thread/goal/updated`: [`notification::ThreadGoalUpdated`](crate::notification::ThreadGoalUpdated)
     ThreadGoalUpdated {
         params: Box<ThreadGoalUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/prediction/updated`
+    /// `thread/prediction/updated`: [`notification::ThreadPredictionUpdated`](crate::notification::ThreadPredictionUpdated)
     ThreadPredictionUpdated {
         params: Box<ThreadPredictionUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/goal/cleared`
+    /// `thread/goal/cleared`: [`notification::ThreadGoalCleared`](crate::notification::ThreadGoalCleared)
     ThreadGoalCleared {
         params: Box<ThreadGoalClearedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/queue/changed`
+    /// `thread/queue/changed`: [`notification::ThreadQueueChanged`](crate::notification::ThreadQueueChanged)
     ThreadQueueChanged {
         params: Box<ThreadQueueChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `project/changed`
+    /// `project/changed`: [`notification::ProjectChanged`](crate::notification::ProjectChanged)
     ProjectChanged {
         params: Box<ProjectChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/project/updated`
+    /// `thread/project/updated`: [`notification::ThreadProjectUpdated`](crate::notification::ThreadProjectUpdated)
     ThreadProjectUpdated {
         params: Box<ThreadProjectUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/environment/connected`
+    /// `thread/environment/connected`: [`notification::ThreadEnvironmentConnected`](crate::notification::ThreadEnvironmentConnected)
     ThreadEnvironmentConnected {
         params: Box<EnvironmentConnectionNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/environment/disconnected`
+    /// `thread/environment/disconnected`: [`notification::ThreadEnvironmentDisconnected`](crate::notification::ThreadEnvironmentDisconnected)
     ThreadEnvironmentDisconnected {
         params: Box<EnvironmentConnectionNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/settings/updated`
+    /// `thread/settings/updated`: [`notification::ThreadSettingsUpdated`](crate::notification::ThreadSettingsUpdated)
     ThreadSettingsUpdated {
         params: Box<ThreadSettingsUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/tokenUsage/updated`
+    /// `thread/tokenUsage/updated`: [`notification::ThreadTokenUsageUpdated`](crate::notification::ThreadTokenUsageUpdated)
     ThreadTokenUsageUpdated {
         params: Box<ThreadTokenUsageUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `turn/started`
+    /// `turn/started`: [`notification::TurnStarted`](crate::notification::TurnStarted)
     TurnStarted {
         params: Box<TurnStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `hook/started`
+    /// `hook/started`: [`notification::HookStarted`](crate::notification::HookStarted)
     HookStarted {
         params: Box<HookStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `turn/completed`
+    /// `turn/completed`: [`notification::TurnCompleted`](crate::notification::TurnCompleted)
     TurnCompleted {
         params: Box<TurnCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `hook/completed`
+    /// `hook/completed`: [`notification::HookCompleted`](crate::notification::HookCompleted)
     HookCompleted {
         params: Box<HookCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `turn/diff/updated`
+    /// `turn/diff/updated`: [`notification::TurnDiffUpdated`](crate::notification::TurnDiffUpdated)
     TurnDiffUpdated {
         params: Box<TurnDiffUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `turn/plan/updated`
+    /// `turn/plan/updated`: [`notification::TurnPlanUpdated`](crate::notification::TurnPlanUpdated)
     TurnPlanUpdated {
         params: Box<TurnPlanUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/started`
+    /// `item/started`: [`notification::ItemStarted`](crate::notification::ItemStarted)
     ItemStarted {
         params: Box<ItemStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/autoApprovalReview/started`
+    /// `item/autoApprovalReview/started`: [`notification::ItemAutoApprovalReviewStarted`](crate::notification::ItemAutoApprovalReviewStarted)
     ItemAutoApprovalReviewStarted {
         params: Box<ItemGuardianApprovalReviewStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/autoApprovalReview/completed`
+    /// `item/autoApprovalReview/completed`: [`notification::ItemAutoApprovalReviewCompleted`](crate::notification::ItemAutoApprovalReviewCompleted)
     ItemAutoApprovalReviewCompleted {
         params: Box<ItemGuardianApprovalReviewCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `autoApprovalReview/strictReviewRequired`
+    /// `autoApprovalReview/strictReviewRequired`: [`notification::AutoApprovalReviewStrictReviewRequired`](crate::notification::AutoApprovalReviewStrictReviewRequired)
     AutoApprovalReviewStrictReviewRequired {
         params: Box<StrictReviewRequiredNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/completed`
+    /// `item/completed`: [`notification::ItemCompleted`](crate::notification::ItemCompleted)
     ItemCompleted {
         params: Box<ItemCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/agentMessage/delta`
+    /// `item/agentMessage/delta`: [`notification::ItemAgentMessageDelta`](crate::notification::ItemAgentMessageDelta)
     ItemAgentMessageDelta {
         params: Box<AgentMessageDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/plan/delta`
+    /// `item/plan/delta`: [`notification::ItemPlanDelta`](crate::notification::ItemPlanDelta)
     ///
     /// EXPERIMENTAL - proposed plan streaming deltas for plan items.
     ItemPlanDelta {
@@ -8935,7 +8022,7 @@ pub enum ServerNotification {
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `command/exec/outputDelta`
+    /// `command/exec/outputDelta`: [`notification::CommandExecOutputDelta`](crate::notification::CommandExecOutputDelta)
     ///
     /// Stream base64-encoded stdout/stderr chunks for a running `command/exec` session.
     CommandExecOutputDelta {
@@ -8943,7 +8030,7 @@ pub enum ServerNotification {
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `process/outputDelta`
+    /// `process/outputDelta`: [`notification::ProcessOutputDelta`](crate::notification::ProcessOutputDelta)
     ///
     /// Stream base64-encoded stdout/stderr chunks for a running `process/spawn` session.
     ProcessOutputDelta {
@@ -8951,7 +8038,7 @@ pub enum ServerNotification {
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `process/exited`
+    /// `process/exited`: [`notification::ProcessExited`](crate::notification::ProcessExited)
     ///
     /// Final exit notification for a `process/spawn` session.
     ProcessExited {
@@ -8959,19 +8046,19 @@ pub enum ServerNotification {
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/commandExecution/outputDelta`
+    /// `item/commandExecution/outputDelta`: [`notification::ItemCommandExecutionOutputDelta`](crate::notification::ItemCommandExecutionOutputDelta)
     ItemCommandExecutionOutputDelta {
         params: Box<CommandExecutionOutputDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/commandExecution/terminalInteraction`
+    /// `item/commandExecution/terminalInteraction`: [`notification::ItemCommandExecutionTerminalInteraction`](crate::notification::ItemCommandExecutionTerminalInteraction)
     ItemCommandExecutionTerminalInteraction {
         params: Box<TerminalInteractionNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/fileChange/outputDelta`
+    /// `item/fileChange/outputDelta`: [`notification::ItemFileChangeOutputDelta`](crate::notification::ItemFileChangeOutputDelta)
     ///
     /// Deprecated legacy apply_patch output stream notification.
     ItemFileChangeOutputDelta {
@@ -8979,109 +8066,109 @@ pub enum ServerNotification {
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/fileChange/patchUpdated`
+    /// `item/fileChange/patchUpdated`: [`notification::ItemFileChangePatchUpdated`](crate::notification::ItemFileChangePatchUpdated)
     ItemFileChangePatchUpdated {
         params: Box<FileChangePatchUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `serverRequest/resolved`
+    /// `serverRequest/resolved`: [`notification::ServerRequestResolved`](crate::notification::ServerRequestResolved)
     ServerRequestResolved {
         params: Box<ServerRequestResolvedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/mcpToolCall/progress`
+    /// `item/mcpToolCall/progress`: [`notification::ItemMcpToolCallProgress`](crate::notification::ItemMcpToolCallProgress)
     ItemMcpToolCallProgress {
         params: Box<McpToolCallProgressNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `mcpServer/oauthLogin/completed`
+    /// `mcpServer/oauthLogin/completed`: [`notification::McpServerOauthLoginCompleted`](crate::notification::McpServerOauthLoginCompleted)
     McpServerOauthLoginCompleted {
         params: Box<McpServerOauthLoginCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `mcpServer/startupStatus/updated`
+    /// `mcpServer/startupStatus/updated`: [`notification::McpServerStartupStatusUpdated`](crate::notification::McpServerStartupStatusUpdated)
     McpServerStartupStatusUpdated {
         params: Box<McpServerStatusUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `mcpServer/event/stream/notification`
+    /// `mcpServer/event/stream/notification`: [`notification::McpServerEventStreamNotification`](crate::notification::McpServerEventStreamNotification)
     McpServerEventStreamNotification {
         params: Box<McpServerEventStreamNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `account/updated`
+    /// `account/updated`: [`notification::AccountUpdated`](crate::notification::AccountUpdated)
     AccountUpdated {
         params: Box<AccountUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `account/gatewayOAuth/changed`
+    /// `account/gatewayOAuth/changed`: [`notification::AccountGatewayOAuthChanged`](crate::notification::AccountGatewayOAuthChanged)
     AccountGatewayOAuthChanged {
         params: Box<GatewayOAuthChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `account/rateLimits/updated`
+    /// `account/rateLimits/updated`: [`notification::AccountRateLimitsUpdated`](crate::notification::AccountRateLimitsUpdated)
     AccountRateLimitsUpdated {
         params: Box<AccountRateLimitsUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `app/list/updated`
+    /// `app/list/updated`: [`notification::AppListUpdated`](crate::notification::AppListUpdated)
     AppListUpdated {
         params: Box<AppListUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `remoteControl/status/changed`
+    /// `remoteControl/status/changed`: [`notification::RemoteControlStatusChanged`](crate::notification::RemoteControlStatusChanged)
     RemoteControlStatusChanged {
         params: Box<RemoteControlStatusChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `externalAgentConfig/import/progress`
+    /// `externalAgentConfig/import/progress`: [`notification::ExternalAgentConfigImportProgress`](crate::notification::ExternalAgentConfigImportProgress)
     ExternalAgentConfigImportProgress {
         params: Box<ExternalAgentConfigImportProgressNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `externalAgentConfig/import/completed`
+    /// `externalAgentConfig/import/completed`: [`notification::ExternalAgentConfigImportCompleted`](crate::notification::ExternalAgentConfigImportCompleted)
     ExternalAgentConfigImportCompleted {
         params: Box<ExternalAgentConfigImportCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `fs/changed`
+    /// `fs/changed`: [`notification::FsChanged`](crate::notification::FsChanged)
     FsChanged {
         params: Box<FsChangedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/reasoning/summaryTextDelta`
+    /// `item/reasoning/summaryTextDelta`: [`notification::ItemReasoningSummaryTextDelta`](crate::notification::ItemReasoningSummaryTextDelta)
     ItemReasoningSummaryTextDelta {
         params: Box<ReasoningSummaryTextDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/reasoning/summaryPartAdded`
+    /// `item/reasoning/summaryPartAdded`: [`notification::ItemReasoningSummaryPartAdded`](crate::notification::ItemReasoningSummaryPartAdded)
     ItemReasoningSummaryPartAdded {
         params: Box<ReasoningSummaryPartAddedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `item/reasoning/textDelta`
+    /// `item/reasoning/textDelta`: [`notification::ItemReasoningTextDelta`](crate::notification::ItemReasoningTextDelta)
     ItemReasoningTextDelta {
         params: Box<ReasoningTextDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/compacted`
+    /// `thread/compacted`: [`notification::ThreadCompacted`](crate::notification::ThreadCompacted)
     ///
     /// Deprecated: Use `ContextCompaction` item type instead.
     ThreadCompacted {
@@ -9089,145 +8176,145 @@ pub enum ServerNotification {
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `model/rerouted`
+    /// `model/rerouted`: [`notification::ModelRerouted`](crate::notification::ModelRerouted)
     ModelRerouted {
         params: Box<ModelReroutedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `model/verification`
+    /// `model/verification`: [`notification::ModelVerification`](crate::notification::ModelVerification)
     ModelVerification {
         params: Box<ModelVerificationNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `modelProvider/authRecoveryStarted`
+    /// `modelProvider/authRecoveryStarted`: [`notification::ModelProviderAuthRecoveryStarted`](crate::notification::ModelProviderAuthRecoveryStarted)
     ModelProviderAuthRecoveryStarted {
         params: Box<AuthRecoveryNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `modelProvider/authRecoveryCompleted`
+    /// `modelProvider/authRecoveryCompleted`: [`notification::ModelProviderAuthRecoveryCompleted`](crate::notification::ModelProviderAuthRecoveryCompleted)
     ModelProviderAuthRecoveryCompleted {
         params: Box<AuthRecoveryNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `turn/moderationMetadata`
+    /// `turn/moderationMetadata`: [`notification::TurnModerationMetadata`](crate::notification::TurnModerationMetadata)
     TurnModerationMetadata {
         params: Box<TurnModerationMetadataNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `model/safetyBuffering/updated`
+    /// `model/safetyBuffering/updated`: [`notification::ModelSafetyBufferingUpdated`](crate::notification::ModelSafetyBufferingUpdated)
     ModelSafetyBufferingUpdated {
         params: Box<ModelSafetyBufferingUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `warning`
+    /// `warning`: [`notification::Warning`](crate::notification::Warning)
     Warning {
         params: Box<WarningNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `guardianWarning`
+    /// `guardianWarning`: [`notification::GuardianWarning`](crate::notification::GuardianWarning)
     GuardianWarning {
         params: Box<GuardianWarningNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `deprecationNotice`
+    /// `deprecationNotice`: [`notification::DeprecationNotice`](crate::notification::DeprecationNotice)
     DeprecationNotice {
         params: Box<DeprecationNoticeNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `configWarning`
+    /// `configWarning`: [`notification::ConfigWarning`](crate::notification::ConfigWarning)
     ConfigWarning {
         params: Box<ConfigWarningNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `fuzzyFileSearch/sessionUpdated`
+    /// `fuzzyFileSearch/sessionUpdated`: [`notification::FuzzyFileSearchSessionUpdated`](crate::notification::FuzzyFileSearchSessionUpdated)
     FuzzyFileSearchSessionUpdated {
         params: Box<FuzzyFileSearchSessionUpdatedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `fuzzyFileSearch/sessionCompleted`
+    /// `fuzzyFileSearch/sessionCompleted`: [`notification::FuzzyFileSearchSessionCompleted`](crate::notification::FuzzyFileSearchSessionCompleted)
     FuzzyFileSearchSessionCompleted {
         params: Box<FuzzyFileSearchSessionCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/started`
+    /// `thread/realtime/started`: [`notification::ThreadRealtimeStarted`](crate::notification::ThreadRealtimeStarted)
     ThreadRealtimeStarted {
         params: Box<ThreadRealtimeStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/itemAdded`
+    /// `thread/realtime/itemAdded`: [`notification::ThreadRealtimeItemAdded`](crate::notification::ThreadRealtimeItemAdded)
     ThreadRealtimeItemAdded {
         params: Box<ThreadRealtimeItemAddedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/item/started`
+    /// `thread/realtime/item/started`: [`notification::ThreadRealtimeItemStarted`](crate::notification::ThreadRealtimeItemStarted)
     ThreadRealtimeItemStarted {
         params: Box<ThreadRealtimeItemStartedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/item/transcript/delta`
+    /// `thread/realtime/item/transcript/delta`: [`notification::ThreadRealtimeItemTranscriptDelta`](crate::notification::ThreadRealtimeItemTranscriptDelta)
     ThreadRealtimeItemTranscriptDelta {
         params: Box<ThreadRealtimeItemTranscriptDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/item/completed`
+    /// `thread/realtime/item/completed`: [`notification::ThreadRealtimeItemCompleted`](crate::notification::ThreadRealtimeItemCompleted)
     ThreadRealtimeItemCompleted {
         params: Box<ThreadRealtimeItemCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/transcript/delta`
+    /// `thread/realtime/transcript/delta`: [`notification::ThreadRealtimeTranscriptDelta`](crate::notification::ThreadRealtimeTranscriptDelta)
     ThreadRealtimeTranscriptDelta {
         params: Box<ThreadRealtimeTranscriptDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/transcript/done`
+    /// `thread/realtime/transcript/done`: [`notification::ThreadRealtimeTranscriptDone`](crate::notification::ThreadRealtimeTranscriptDone)
     ThreadRealtimeTranscriptDone {
         params: Box<ThreadRealtimeTranscriptDoneNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/outputAudio/delta`
+    /// `thread/realtime/outputAudio/delta`: [`notification::ThreadRealtimeOutputAudioDelta`](crate::notification::ThreadRealtimeOutputAudioDelta)
     ThreadRealtimeOutputAudioDelta {
         params: Box<ThreadRealtimeOutputAudioDeltaNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/sdp`
+    /// `thread/realtime/sdp`: [`notification::ThreadRealtimeSdp`](crate::notification::ThreadRealtimeSdp)
     ThreadRealtimeSdp {
         params: Box<ThreadRealtimeSdpNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/error`
+    /// `thread/realtime/error`: [`notification::ThreadRealtimeError`](crate::notification::ThreadRealtimeError)
     ThreadRealtimeError {
         params: Box<ThreadRealtimeErrorNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `thread/realtime/closed`
+    /// `thread/realtime/closed`: [`notification::ThreadRealtimeClosed`](crate::notification::ThreadRealtimeClosed)
     ThreadRealtimeClosed {
         params: Box<ThreadRealtimeClosedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `windows/worldWritableWarning`
+    /// `windows/worldWritableWarning`: [`notification::WindowsWorldWritableWarning`](crate::notification::WindowsWorldWritableWarning)
     ///
     /// Notifies the user of world-writable directories on Windows, which cannot be protected by the sandbox.
     WindowsWorldWritableWarning {
@@ -9235,13 +8322,13 @@ pub enum ServerNotification {
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `windowsSandbox/setupCompleted`
+    /// `windowsSandbox/setupCompleted`: [`notification::WindowsSandboxSetupCompleted`](crate::notification::WindowsSandboxSetupCompleted)
     WindowsSandboxSetupCompleted {
         params: Box<WindowsSandboxSetupCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
         emitted_at_ms: Option<i64>,
     },
-    /// `account/login/completed`
+    /// `account/login/completed`: [`notification::AccountLoginCompleted`](crate::notification::AccountLoginCompleted)
     AccountLoginCompleted {
         params: Box<AccountLoginCompletedNotification>,
         /// Unix timestamp (in milliseconds) when app-server emitted this notification.
@@ -10246,790 +9333,268 @@ impl ServerNotification {
 }
 impl Serialize for ServerNotification {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let message = codec::MessageWriter::new(
+            serializer,
+            None,
+            self.method(),
+            |map| write_envelope(map, self.envelope()),
+        );
         match self {
-            Self::Error { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "error",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/started",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadStatusChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/status/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadReadStateChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/readState/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadArchived { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/archived",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadDeleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/deleted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadUnarchived { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/unarchived",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadClosed { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/closed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadReverted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/reverted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::SkillsChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "skills/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadNameUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/name/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadSectionChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/section/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadAttachmentUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/attachment/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadGoalUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/goal/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadPredictionUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/prediction/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadGoalCleared { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/goal/cleared",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadQueueChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/queue/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ProjectChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "project/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadProjectUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/project/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadEnvironmentConnected { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/environment/connected",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadEnvironmentDisconnected { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/environment/disconnected",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadSettingsUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/settings/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadTokenUsageUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/tokenUsage/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::TurnStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "turn/started",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::HookStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "hook/started",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::TurnCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "turn/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::HookCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "hook/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::TurnDiffUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "turn/diff/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::TurnPlanUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "turn/plan/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/started",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemAutoApprovalReviewStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/autoApprovalReview/started",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemAutoApprovalReviewCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/autoApprovalReview/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::AutoApprovalReviewStrictReviewRequired { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "autoApprovalReview/strictReviewRequired",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemAgentMessageDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/agentMessage/delta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemPlanDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/plan/delta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::CommandExecOutputDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "command/exec/outputDelta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ProcessOutputDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "process/outputDelta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ProcessExited { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "process/exited",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemCommandExecutionOutputDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/commandExecution/outputDelta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemCommandExecutionTerminalInteraction { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/commandExecution/terminalInteraction",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemFileChangeOutputDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/fileChange/outputDelta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemFileChangePatchUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/fileChange/patchUpdated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ServerRequestResolved { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "serverRequest/resolved",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemMcpToolCallProgress { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/mcpToolCall/progress",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::McpServerOauthLoginCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "mcpServer/oauthLogin/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::McpServerStartupStatusUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "mcpServer/startupStatus/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::McpServerEventStreamNotification { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "mcpServer/event/stream/notification",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::AccountUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "account/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::AccountGatewayOAuthChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "account/gatewayOAuth/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::AccountRateLimitsUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "account/rateLimits/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::AppListUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "app/list/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::RemoteControlStatusChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "remoteControl/status/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ExternalAgentConfigImportProgress { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "externalAgentConfig/import/progress",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ExternalAgentConfigImportCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "externalAgentConfig/import/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::FsChanged { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "fs/changed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemReasoningSummaryTextDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/reasoning/summaryTextDelta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemReasoningSummaryPartAdded { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/reasoning/summaryPartAdded",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ItemReasoningTextDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "item/reasoning/textDelta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadCompacted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/compacted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ModelRerouted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "model/rerouted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ModelVerification { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "model/verification",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ModelProviderAuthRecoveryStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "modelProvider/authRecoveryStarted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ModelProviderAuthRecoveryCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "modelProvider/authRecoveryCompleted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::TurnModerationMetadata { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "turn/moderationMetadata",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ModelSafetyBufferingUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "model/safetyBuffering/updated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::Warning { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "warning",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::GuardianWarning { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "guardianWarning",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::DeprecationNotice { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "deprecationNotice",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ConfigWarning { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "configWarning",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::FuzzyFileSearchSessionUpdated { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "fuzzyFileSearch/sessionUpdated",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::FuzzyFileSearchSessionCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "fuzzyFileSearch/sessionCompleted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/started",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeItemAdded { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/itemAdded",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeItemStarted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/item/started",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeItemTranscriptDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/item/transcript/delta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeItemCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/item/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeTranscriptDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/transcript/delta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeTranscriptDone { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/transcript/done",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeOutputAudioDelta { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/outputAudio/delta",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeSdp { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/sdp",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeError { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/error",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::ThreadRealtimeClosed { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "thread/realtime/closed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::WindowsWorldWritableWarning { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "windows/worldWritableWarning",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::WindowsSandboxSetupCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "windowsSandbox/setupCompleted",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::AccountLoginCompleted { params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "account/login/completed",
-                    Some(params),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
-            Self::Unrecognized { method, params, emitted_at_ms } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    method,
-                    params.as_ref(),
-                    |map| write_envelope(map, emitted_at_ms),
-                )
-            }
+            Self::Error { params, .. } => message.params(Some(params)),
+            Self::ThreadStarted { params, .. } => message.params(Some(params)),
+            Self::ThreadStatusChanged { params, .. } => message.params(Some(params)),
+            Self::ThreadReadStateChanged { params, .. } => message.params(Some(params)),
+            Self::ThreadArchived { params, .. } => message.params(Some(params)),
+            Self::ThreadDeleted { params, .. } => message.params(Some(params)),
+            Self::ThreadUnarchived { params, .. } => message.params(Some(params)),
+            Self::ThreadClosed { params, .. } => message.params(Some(params)),
+            Self::ThreadReverted { params, .. } => message.params(Some(params)),
+            Self::SkillsChanged { params, .. } => message.params(Some(params)),
+            Self::ThreadNameUpdated { params, .. } => message.params(Some(params)),
+            Self::ThreadSectionChanged { params, .. } => message.params(Some(params)),
+            Self::ThreadAttachmentUpdated { params, .. } => message.params(Some(params)),
+            Self::ThreadGoalUpdated { params, .. } => message.params(Some(params)),
+            Self::ThreadPredictionUpdated { params, .. } => message.params(Some(params)),
+            Self::ThreadGoalCleared { params, .. } => message.params(Some(params)),
+            Self::ThreadQueueChanged { params, .. } => message.params(Some(params)),
+            Self::ProjectChanged { params, .. } => message.params(Some(params)),
+            Self::ThreadProjectUpdated { params, .. } => message.params(Some(params)),
+            Self::ThreadEnvironmentConnected { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadEnvironmentDisconnected { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadSettingsUpdated { params, .. } => message.params(Some(params)),
+            Self::ThreadTokenUsageUpdated { params, .. } => message.params(Some(params)),
+            Self::TurnStarted { params, .. } => message.params(Some(params)),
+            Self::HookStarted { params, .. } => message.params(Some(params)),
+            Self::TurnCompleted { params, .. } => message.params(Some(params)),
+            Self::HookCompleted { params, .. } => message.params(Some(params)),
+            Self::TurnDiffUpdated { params, .. } => message.params(Some(params)),
+            Self::TurnPlanUpdated { params, .. } => message.params(Some(params)),
+            Self::ItemStarted { params, .. } => message.params(Some(params)),
+            Self::ItemAutoApprovalReviewStarted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ItemAutoApprovalReviewCompleted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::AutoApprovalReviewStrictReviewRequired { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ItemCompleted { params, .. } => message.params(Some(params)),
+            Self::ItemAgentMessageDelta { params, .. } => message.params(Some(params)),
+            Self::ItemPlanDelta { params, .. } => message.params(Some(params)),
+            Self::CommandExecOutputDelta { params, .. } => message.params(Some(params)),
+            Self::ProcessOutputDelta { params, .. } => message.params(Some(params)),
+            Self::ProcessExited { params, .. } => message.params(Some(params)),
+            Self::ItemCommandExecutionOutputDelta { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ItemCommandExecutionTerminalInteraction { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ItemFileChangeOutputDelta { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ItemFileChangePatchUpdated { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ServerRequestResolved { params, .. } => message.params(Some(params)),
+            Self::ItemMcpToolCallProgress { params, .. } => message.params(Some(params)),
+            Self::McpServerOauthLoginCompleted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::McpServerStartupStatusUpdated { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::McpServerEventStreamNotification { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::AccountUpdated { params, .. } => message.params(Some(params)),
+            Self::AccountGatewayOAuthChanged { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::AccountRateLimitsUpdated { params, .. } => message.params(Some(params)),
+            Self::AppListUpdated { params, .. } => message.params(Some(params)),
+            Self::RemoteControlStatusChanged { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ExternalAgentConfigImportProgress { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ExternalAgentConfigImportCompleted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::FsChanged { params, .. } => message.params(Some(params)),
+            Self::ItemReasoningSummaryTextDelta { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ItemReasoningSummaryPartAdded { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ItemReasoningTextDelta { params, .. } => message.params(Some(params)),
+            Self::ThreadCompacted { params, .. } => message.params(Some(params)),
+            Self::ModelRerouted { params, .. } => message.params(Some(params)),
+            Self::ModelVerification { params, .. } => message.params(Some(params)),
+            Self::ModelProviderAuthRecoveryStarted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ModelProviderAuthRecoveryCompleted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::TurnModerationMetadata { params, .. } => message.params(Some(params)),
+            Self::ModelSafetyBufferingUpdated { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::Warning { params, .. } => message.params(Some(params)),
+            Self::GuardianWarning { params, .. } => message.params(Some(params)),
+            Self::DeprecationNotice { params, .. } => message.params(Some(params)),
+            Self::ConfigWarning { params, .. } => message.params(Some(params)),
+            Self::FuzzyFileSearchSessionUpdated { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::FuzzyFileSearchSessionCompleted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadRealtimeStarted { params, .. } => message.params(Some(params)),
+            Self::ThreadRealtimeItemAdded { params, .. } => message.params(Some(params)),
+            Self::ThreadRealtimeItemStarted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadRealtimeItemTranscriptDelta { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadRealtimeItemCompleted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadRealtimeTranscriptDelta { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadRealtimeTranscriptDone { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadRealtimeOutputAudioDelta { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::ThreadRealtimeSdp { params, .. } => message.params(Some(params)),
+            Self::ThreadRealtimeError { params, .. } => message.params(Some(params)),
+            Self::ThreadRealtimeClosed { params, .. } => message.params(Some(params)),
+            Self::WindowsWorldWritableWarning { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::WindowsSandboxSetupCompleted { params, .. } => {
+                message.params(Some(params))
+            }
+            Self::AccountLoginCompleted { params, .. } => message.params(Some(params)),
+            Self::Unrecognized { params, .. } => message.params(params.as_ref()),
+        }
+    }
+}
+impl ServerNotification {
+    /// The envelope members of this notification.
+    fn envelope(&self) -> &Option<i64> {
+        match self {
+            Self::Error { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadStatusChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadReadStateChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadArchived { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadDeleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadUnarchived { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadClosed { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadReverted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::SkillsChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadNameUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadSectionChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadAttachmentUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadGoalUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadPredictionUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadGoalCleared { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadQueueChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ProjectChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadProjectUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadEnvironmentConnected { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadEnvironmentDisconnected { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadSettingsUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadTokenUsageUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::HookStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::HookCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnDiffUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::TurnPlanUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemAutoApprovalReviewStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemAutoApprovalReviewCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AutoApprovalReviewStrictReviewRequired { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ItemCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemAgentMessageDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemPlanDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::CommandExecOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ProcessOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ProcessExited { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemCommandExecutionOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemCommandExecutionTerminalInteraction { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ItemFileChangeOutputDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemFileChangePatchUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ServerRequestResolved { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemMcpToolCallProgress { emitted_at_ms, .. } => emitted_at_ms,
+            Self::McpServerOauthLoginCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::McpServerStartupStatusUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::McpServerEventStreamNotification { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountGatewayOAuthChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountRateLimitsUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AppListUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::RemoteControlStatusChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ExternalAgentConfigImportProgress { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ExternalAgentConfigImportCompleted { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::FsChanged { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemReasoningSummaryTextDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemReasoningSummaryPartAdded { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ItemReasoningTextDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadCompacted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelRerouted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelVerification { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelProviderAuthRecoveryStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelProviderAuthRecoveryCompleted { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::TurnModerationMetadata { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ModelSafetyBufferingUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::Warning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::GuardianWarning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::DeprecationNotice { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ConfigWarning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::FuzzyFileSearchSessionUpdated { emitted_at_ms, .. } => emitted_at_ms,
+            Self::FuzzyFileSearchSessionCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeItemAdded { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeItemStarted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeItemTranscriptDelta { emitted_at_ms, .. } => {
+                emitted_at_ms
+            }
+            Self::ThreadRealtimeItemCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeTranscriptDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeTranscriptDone { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeOutputAudioDelta { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeSdp { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeError { emitted_at_ms, .. } => emitted_at_ms,
+            Self::ThreadRealtimeClosed { emitted_at_ms, .. } => emitted_at_ms,
+            Self::WindowsWorldWritableWarning { emitted_at_ms, .. } => emitted_at_ms,
+            Self::WindowsSandboxSetupCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::AccountLoginCompleted { emitted_at_ms, .. } => emitted_at_ms,
+            Self::Unrecognized { emitted_at_ms, .. } => emitted_at_ms,
         }
     }
 }
@@ -11046,6 +9611,8 @@ fn write_envelope<M: serde::ser::SerializeMap>(
 /// Marker types for the notifications the client sends, one per method.
 pub mod client_notification {
     /// `initialized`
+    ///
+    /// Takes no params.
     #[derive(Debug)]
     pub enum Initialized {}
     impl crate::Notification for Initialized {
@@ -11056,7 +9623,7 @@ pub mod client_notification {
 /// A notification the client sends to the server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientNotification {
-    /// `initialized`
+    /// `initialized`: [`client_notification::Initialized`](crate::client_notification::Initialized)
     Initialized {},
     /// A method this version of the crate does not know, kept as it came.
     Unrecognized {
@@ -11129,25 +9696,15 @@ impl ClientNotification {
 }
 impl Serialize for ClientNotification {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let message = codec::MessageWriter::new(
+            serializer,
+            None,
+            self.method(),
+            |_| Ok(()),
+        );
         match self {
-            Self::Initialized {} => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    "initialized",
-                    None::<&()>,
-                    |_| Ok(()),
-                )
-            }
-            Self::Unrecognized { method, params } => {
-                codec::write_message(
-                    serializer,
-                    None,
-                    method,
-                    params.as_ref(),
-                    |_| Ok(()),
-                )
-            }
+            Self::Initialized { .. } => message.params(None::<&()>),
+            Self::Unrecognized { params, .. } => message.params(params.as_ref()),
         }
     }
 }

@@ -43,6 +43,9 @@ pub struct Args {
     /// Scenarios to record (default: all).
     #[arg(value_name = "SCENARIO")]
     scenarios: Vec<String>,
+    /// Print the scenarios' names, one per line, and record nothing.
+    #[arg(long)]
+    list: bool,
 }
 
 /// What one recorded scenario produced.
@@ -57,6 +60,10 @@ pub fn names() -> Vec<&'static str> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if args.list {
+        names().iter().for_each(|name| println!("{name}"));
+        return Ok(());
+    }
     let selected = select(&args.scenarios)?;
     let Some(codex) = crate::codex::find(args.codex.as_deref()) else {
         bail!(

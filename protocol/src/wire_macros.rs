@@ -1,0 +1,324 @@
+//! The macros the generated types are written with: each states a type's wire shape once
+//! (Rust name, wire name, presence, type), and every impl that reads or writes it comes from
+//! that one statement. Written by hand; not part of the public API.
+//!
+//! - [`wire_struct!`]: a struct (a JSON object with known members). Each member is
+//!   `pub rust_name: Type = "wireName" (presence),` (after its docs, an optional
+//!   `#[deprecated(note = ...)]` and an optional `#[cfg(...)]`) where the presence is one of
+//!   the modules below; an open object ends with `..pub extra: BTreeMap<String, T>`, the members the
+//!   schema leaves open; `fn new(required: T, ...);` after the struct asks for a constructor.
+//!   Expands to the struct, `Serialize` (members in order, an optional one
+//!   only when `Some`, then the open object's members), `codec::DecodeStruct` (one slot per
+//!   member, keys matched as strings, unknown keys skipped or kept) and `Deserialize`.
+//! - [`wire_enum!`]: a string enum, `Variant = "wire",` per value, plus the catch-all
+//!   `Unrecognized(String)`. `as_str`, `Serialize` and decoding all read the same table.
+//!
+//! The presence of a member decides how its field is written and read; each is a module with
+//! the same three functions (`write`, `read`, `finish`), so the macros need no case analysis:
+//!
+//! | presence | field | absent | `null` | written |
+//! |---|---|---|---|---|
+//! | [`required`] | `T` | error | as `T` reads it | always |
+//! | [`optional`] | `Option<T>` | `None` | `None` | when `Some` |
+//! | [`required_nullable`] | `Option<T>` | `None` | `None` | always (`None` as `null`) |
+//! | [`optional_nullable`] | `Option<Option<T>>` | `None` | `Some(None)` | when `Some` |
+
+/// A struct and its wire impls, from one list of members. See the module docs.
+macro_rules! wire_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                $(#[deprecated(note = $note:literal)])?
+                $(#[cfg($cfg:meta)])?
+                pub $field:ident: $ty:ty = $wire:literal ($presence:ident),
+            )*
+            $(..pub $extra:ident: $extra_ty:ty)?
+        }
+        $(fn new($($param:ident: $param_ty:ty),+);)?
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $(
+                $(#[doc = $doc])*
+                $(#[deprecated(note = $note)])?
+                $(#[cfg($cfg)])?
+                pub $field: $ty,
+            )*
+            $(
+                /// Members the schema leaves open (`additionalProperties`), kept as they came.
+                pub $extra: $extra_ty,
+            )?
+        }
+
+        impl serde::Serialize for $name {
+            #[allow(unused_mut, deprecated)]
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                $(
+                    $(#[cfg($cfg)])?
+                    $crate::wire_macros::$presence::write(&mut map, $wire, &self.$field)?;
+                )*
+                $(
+                    for (key, value) in &self.$extra {
+                        map.serialize_entry(key, value)?;
+                    }
+                )?
+                map.end()
+            }
+        }
+
+        impl $crate::codec::DecodeStruct for $name {
+            const EXPECTING: &'static str = concat!("struct ", stringify!($name));
+
+            #[allow(unused_mut, deprecated, clippy::match_single_binding)]
+            fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+                $(
+                    $(#[cfg($cfg)])?
+                    let mut $field: Option<$ty> = None;
+                )*
+                $(let mut $extra = <$extra_ty as Default>::default();)?
+                while let Some(key) = $crate::codec::next_key(&mut map)? {
+                    match key.as_ref() {
+                        $(
+                            $(#[cfg($cfg)])?
+                            $wire => $crate::wire_macros::$presence::read(&mut map, &mut $field, $wire)?,
+                        )*
+                        _ => $crate::wire_macros::unknown_member!(map, key $(, $extra)?),
+                    }
+                }
+                Ok(Self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $field: $crate::wire_macros::$presence::finish($field, $wire)?,
+                    )*
+                    $($extra,)?
+                })
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::codec::deserialize_struct(deserializer)
+            }
+        }
+
+        $crate::wire_macros::constructor! {
+            $name ($($($param: $param_ty),+)?) {
+                $($(#[cfg($cfg)])? $field: $presence,)*
+            }
+            $($extra)?
+        }
+    };
+}
+
+/// `new(required members...)`, when the struct has required members and others: each
+/// required member from its parameter, every other one absent.
+macro_rules! constructor {
+    ($name:ident () { $($fields:tt)* } $($extra:ident)?) => {};
+    (
+        $name:ident ($($param:ident: $param_ty:ty),+) {
+            $($(#[cfg($cfg:meta)])? $field:ident: $presence:ident,)*
+        }
+        $($extra:ident)?
+    ) => {
+        impl $name {
+            /// The required members; every optional member starts absent.
+            #[allow(deprecated)]
+            pub fn new($($param: $param_ty),+) -> Self {
+                Self {
+                    $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::start!($field),)*
+                    $($extra: Default::default(),)?
+                }
+            }
+        }
+    };
+}
+
+/// A member a struct does not declare: skipped, or kept in the open object's map.
+macro_rules! unknown_member {
+    ($map:ident, $key:ident) => {
+        $crate::codec::skip_member(&mut $map)?
+    };
+    ($map:ident, $key:ident, $extra:ident) => {{
+        $extra.insert($key.into_owned(), serde::de::MapAccess::next_value(&mut $map)?);
+    }};
+}
+
+/// A string enum and its wire impls, from one table of values. See the module docs.
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                $(#[cfg($cfg:meta)])?
+                $variant:ident = $wire:literal,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $(
+                $(#[doc = $doc])*
+                $(#[cfg($cfg)])?
+                $variant,
+            )*
+            /// A value this version of the crate does not know, kept as it came.
+            Unrecognized(String),
+        }
+
+        impl $name {
+            /// The value as it is written on the wire.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant => $wire,
+                    )*
+                    Self::Unrecognized(value) => value,
+                }
+            }
+        }
+
+        impl $crate::codec::StringEnum for $name {
+            const EXPECTING: &'static str = concat!("`", stringify!($name), "` (a string)");
+
+            fn from_wire(value: &str) -> Option<Self> {
+                Some(match value {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $wire => Self::$variant,
+                    )*
+                    _ => return None,
+                })
+            }
+
+            fn unrecognized(value: String) -> Self {
+                Self::Unrecognized(value)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::codec::deserialize_string_enum(deserializer)
+            }
+        }
+    };
+}
+
+pub(crate) use {constructor, unknown_member, wire_enum, wire_struct};
+
+use serde::de::{self, Deserialize, MapAccess};
+use serde::ser::{Serialize, SerializeMap};
+
+/// A member that must be present: the field is `T`.
+pub mod required {
+    use super::*;
+
+    /// In `new`, a required member starts as the parameter of the same name.
+    macro_rules! start {
+        ($field:ident) => {
+            $field
+        };
+    }
+    pub(crate) use start;
+
+    #[inline]
+    pub fn write<M: SerializeMap, T: Serialize>(map: &mut M, wire: &'static str, value: &T) -> Result<(), M::Error> {
+        map.serialize_entry(wire, value)
+    }
+
+    #[inline]
+    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, slot: &mut Option<T>, wire: &'static str) -> Result<(), A::Error> {
+        crate::codec::read_member(map, slot, wire)
+    }
+
+    #[inline]
+    pub fn finish<T, E: de::Error>(slot: Option<T>, wire: &'static str) -> Result<T, E> {
+        crate::codec::required(slot, wire)
+    }
+}
+
+/// A member that may be absent, where `null` is the same as absent: the field is
+/// `Option<T>`, written only when `Some`.
+pub mod optional {
+    use super::*;
+
+    /// In `new`, a member that may be absent starts absent.
+    macro_rules! start {
+        ($field:ident) => {
+            None
+        };
+    }
+    pub(crate) use start;
+
+    #[inline]
+    pub fn write<M: SerializeMap, T: Serialize>(map: &mut M, wire: &'static str, value: &Option<T>) -> Result<(), M::Error> {
+        match value {
+            Some(value) => map.serialize_entry(wire, value),
+            None => Ok(()),
+        }
+    }
+
+    #[inline]
+    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+        map: &mut A,
+        slot: &mut Option<Option<T>>,
+        wire: &'static str,
+    ) -> Result<(), A::Error> {
+        crate::codec::read_member(map, slot, wire)
+    }
+
+    #[inline]
+    pub fn finish<T, E: de::Error>(slot: Option<Option<T>>, _wire: &'static str) -> Result<Option<T>, E> {
+        Ok(slot.flatten())
+    }
+}
+
+/// A member that must be present but may be `null`: the field is `Option<T>`, always written
+/// (`None` as `null`); an absent one reads as `None`.
+pub mod required_nullable {
+    use super::*;
+
+    #[inline]
+    pub fn write<M: SerializeMap, T: Serialize>(map: &mut M, wire: &'static str, value: &Option<T>) -> Result<(), M::Error> {
+        map.serialize_entry(wire, value)
+    }
+
+    pub(crate) use super::optional::{finish, read, start};
+}
+
+/// A member whose `null` means something other than its absence: the field is
+/// `Option<Option<T>>`, `None` absent, `Some(None)` an explicit `null`.
+pub mod optional_nullable {
+    use super::*;
+
+    pub(crate) use super::optional::{start, write};
+
+    #[inline]
+    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+        map: &mut A,
+        slot: &mut Option<Option<Option<T>>>,
+        wire: &'static str,
+    ) -> Result<(), A::Error> {
+        if slot.is_some() {
+            return Err(de::Error::duplicate_field(wire));
+        }
+        *slot = Some(Some(map.next_value()?));
+        Ok(())
+    }
+
+    #[inline]
+    pub fn finish<T, E: de::Error>(slot: Option<Option<Option<T>>>, _wire: &'static str) -> Result<Option<Option<T>>, E> {
+        Ok(slot.flatten())
+    }
+}
