@@ -16,6 +16,9 @@
 //! allocations and its drop. Encode serializes values decoded once per distinct line, in the
 //! same sequence as decode, to a fresh `String` per line.
 //!
+//! Then the client's benchmarks (see `bench/client.rs`): `client_vs_decode`, the request
+//! round trip and the peak memory with a consumer that does not read.
+//!
 //! The last lines are machine-readable (`decode_typed_vs_value=<ratio>`, ...): how many times
 //! faster the typed crate is (median time of the other / median time of typed).
 
@@ -30,6 +33,7 @@ use codex_app_traffic::transcript::{self, Dir, Entry, Format};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+mod client;
 #[cfg(feature = "peer")]
 mod peer;
 
@@ -56,6 +60,10 @@ pub struct Args {
     /// often as they occur in the input, with its share of the typed decode time.
     #[arg(long)]
     by_method: bool,
+    /// Internal: measure only the client's memory with a consumer that does not read, with
+    /// this notification buffer, in this (fresh) process; `cargo xtask bench` runs it.
+    #[arg(long, hide = true)]
+    client_memory: Option<usize>,
 }
 
 /// One distinct s2c line.
@@ -92,6 +100,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let (samples, skipped) = samples(&files)?;
+    if let Some(buffer) = args.client_memory {
+        let distinct = client::client_lines(samples.iter().map(|s| s.line.as_str()));
+        return client::memory_child(&distinct, args.lines, buffer);
+    }
     let input = build_input(samples, args.lines);
     let typed: Vec<Typed> = input.samples.iter().map(|s| Typed::decode(&s.line, s.method.as_deref())).collect::<Result<_, _>>()?;
     let values: Vec<Value> = input.samples.iter().map(|s| serde_json::from_str(&s.line)).collect::<Result<_, _>>()?;
@@ -187,6 +199,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let (Some(other), Some(typed)) = (medians.get(other), medians.get(typed)) {
             println!("{key}={:.2}", other.as_secs_f64() / typed.as_secs_f64());
         }
+    }
+    if args.only.as_deref().map_or(true, |only| "client".contains(only) || only.contains("client")) {
+        let distinct = client::client_lines(input.samples.iter().map(|s| s.line.as_str()));
+        client::run(&distinct, args.lines, args.rounds)?;
     }
     Ok(())
 }

@@ -1,0 +1,765 @@
+//! [`Client`], its builder, and the connection tasks behind it.
+//!
+//! A connection runs two tasks: the writer owns the transport's sending half and writes the
+//! lines queued by requests and by the request handler; the reader owns the receiving half,
+//! decodes every server line, resolves pending requests (a map `id -> oneshot`), routes
+//! notifications to the global stream and to turn handles, and starts a task per server
+//! request. Neither ever waits for a consumer. When the stream ends, every pending request
+//! fails with [`ClientError::ServerExited`] and every stream ends.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use codex_app_protocol::jsonrpc::ErrorObject;
+use codex_app_protocol::*;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::error::{ClientError, DecodeReport, ServerExit, TransportError, VersionCheck};
+use crate::events::{Event, Notifications, TurnQueue};
+use crate::handler::{panic_message, DefaultHandler, DynHandler, ServerRequestHandler};
+use crate::tap::{Direction, Tap};
+use crate::transport::stdio::CodexCommand;
+use crate::transport::{LineReceiver, LineSender, Transport};
+use crate::turn::TurnHandle;
+use crate::wire;
+
+/// What to do when the server's version differs from [`CODEX_VERSION`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VersionPolicy {
+    /// Print a warning on stderr and go on (the default). [`Client::version_check`] has the
+    /// details either way.
+    #[default]
+    Warn,
+    /// Fail the connection with [`ClientError::VersionMismatch`].
+    Error,
+    /// Go on silently.
+    Ignore,
+}
+
+/// How a [`Client`] connects: client info, the experimental opt-in, the version policy, the
+/// request handler, buffer sizes, the transcript tap.
+pub struct ClientBuilder {
+    client_info: ClientInfo,
+    experimental_api: bool,
+    capabilities: InitializeCapabilities,
+    version_policy: VersionPolicy,
+    handler: Arc<dyn DynHandler>,
+    notification_buffer: usize,
+    turn_buffer: usize,
+    late_grace: Duration,
+    request_timeout: Option<Duration>,
+    tap: Option<Tap>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("client_info", &self.client_info)
+            .field("experimental_api", &self.experimental_api)
+            .field("version_policy", &self.version_policy)
+            .field("notification_buffer", &self.notification_buffer)
+            .field("turn_buffer", &self.turn_buffer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            client_info: ClientInfo { name: "codex-app-client".into(), title: None, version: env!("CARGO_PKG_VERSION").into() },
+            experimental_api: cfg!(feature = "experimental"),
+            capabilities: InitializeCapabilities::default(),
+            version_policy: VersionPolicy::default(),
+            handler: Arc::new(DefaultHandler),
+            notification_buffer: 1024,
+            turn_buffer: 4096,
+            late_grace: Duration::from_secs(5),
+            request_timeout: None,
+            tap: None,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// `clientInfo` of `initialize` (default: `codex-app-client` and this crate's version).
+    /// The server puts `name` at the start of its `userAgent`.
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info.name = name.into();
+        self.client_info.version = version.into();
+        self
+    }
+
+    /// Whether `initialize` sends `capabilities.experimentalApi: true`. Default: on when the
+    /// crate's `experimental` feature is, off otherwise. With the feature on and this off,
+    /// requests that use the experimental API are refused before they are sent.
+    pub fn experimental_api(mut self, on: bool) -> Self {
+        self.experimental_api = on;
+        self
+    }
+
+    /// The other `initialize` capabilities (`experimentalApi` is set from
+    /// [`experimental_api`](Self::experimental_api)).
+    pub fn capabilities(mut self, capabilities: InitializeCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// What to do when the server runs another codex version than [`CODEX_VERSION`].
+    pub fn version_policy(mut self, policy: VersionPolicy) -> Self {
+        self.version_policy = policy;
+        self
+    }
+
+    /// Answers the server's requests (default: [`DefaultHandler`], which approves nothing).
+    pub fn handler(mut self, handler: impl ServerRequestHandler) -> Self {
+        self.handler = Arc::new(handler);
+        self
+    }
+
+    /// How many notifications a [`Notifications`] stream holds for a reader that falls
+    /// behind (default 1,024); see the lag policy in [`crate::events`].
+    pub fn notification_buffer(mut self, n: usize) -> Self {
+        self.notification_buffer = n.max(1);
+        self
+    }
+
+    /// How many notifications a [`TurnHandle`] holds for a reader that falls behind (default
+    /// 4,096).
+    pub fn turn_buffer(mut self, n: usize) -> Self {
+        self.turn_buffer = n.max(1);
+        self
+    }
+
+    /// How long a turn handle waits after `turn/completed` for items still running then
+    /// (default 5 s); see [`TurnHandle`].
+    pub fn late_grace(mut self, grace: Duration) -> Self {
+        self.late_grace = grace;
+        self
+    }
+
+    /// A deadline for every request (default: none).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Writes every line of the session to `tap` in the transcript format (see
+    /// [`crate::tap`]).
+    pub fn tap(mut self, tap: Tap) -> Self {
+        self.tap = Some(tap);
+        self
+    }
+
+    /// Spawns `codex app-server` (see [`CodexCommand`]) and connects to it over stdio.
+    pub async fn spawn(self, command: &CodexCommand) -> Result<Client, ClientError> {
+        let transport = command.spawn()?;
+        self.connect(transport).await
+    }
+
+    /// Connects over WebSocket to `ws://HOST:PORT` (sending `token` as a bearer token) or
+    /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport).
+    pub async fn connect_ws(self, url: &str, token: Option<&str>) -> Result<Client, ClientError> {
+        let transport = crate::transport::ws::WsTransport::connect(url, token).await?;
+        self.connect(transport).await
+    }
+
+    /// Connects over `transport`: starts the connection tasks, then `initialize` and
+    /// `initialized`.
+    pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
+        let version_policy = self.version_policy;
+        let mut capabilities = self.capabilities.clone();
+        capabilities.experimental_api = self.experimental_api.then_some(true);
+        let params = InitializeParams { capabilities: Some(capabilities), client_info: self.client_info.clone() };
+        let client = self.start(transport);
+        let handshake = async {
+            let response = client.request::<request::Initialize>(params).await?;
+            client.send_line(wire::initialized_line()).await?;
+            Ok::<_, ClientError>(response)
+        };
+        let response = match handshake.await {
+            Ok(response) => response,
+            Err(e) => {
+                client.shutdown(Duration::from_millis(200)).await;
+                return Err(e);
+            }
+        };
+        let check = VersionCheck::new(&response.user_agent);
+        if !check.matches() {
+            match version_policy {
+                VersionPolicy::Warn => eprintln!("codex-app-client: warning: {check}"),
+                VersionPolicy::Error => {
+                    client.shutdown(Duration::from_secs(1)).await;
+                    return Err(ClientError::VersionMismatch(check));
+                }
+                VersionPolicy::Ignore => {}
+            }
+        }
+        let session = Session { initialize: response, version: check };
+        let _ = client.inner.session.set(session);
+        Ok(client)
+    }
+
+    /// Starts the connection tasks without the handshake (for a transport that is already
+    /// initialized, or a test that plays the server).
+    pub fn start<T: Transport>(self, transport: T) -> Client {
+        let (sender, receiver) = transport.split();
+        let (out_tx, out_rx) = mpsc::channel(256);
+        let (control, _) = watch::channel(Control::Run);
+        let (exit, _) = watch::channel(None);
+        let (events, _) = broadcast::channel(self.notification_buffer);
+        let shared = Arc::new(Shared {
+            out: out_tx,
+            state: Mutex::new(State {
+                pending: HashMap::new(),
+                routes: HashMap::new(),
+                starting: HashMap::new(),
+                closed: None,
+                events: Some(events),
+            }),
+            next_id: AtomicI64::new(1),
+            tap: self.tap,
+            handler: self.handler,
+            control,
+            exit,
+            turn_buffer: self.turn_buffer,
+            late_grace: self.late_grace,
+            request_timeout: self.request_timeout,
+        });
+        tokio::spawn(writer(sender, out_rx, shared.control.subscribe(), shared.clone()));
+        tokio::spawn(reader(receiver, shared.clone()));
+        Client {
+            inner: Arc::new(Inner { shared, experimental_api: self.experimental_api, session: std::sync::OnceLock::new() }),
+        }
+    }
+}
+
+/// What `initialize` told us.
+#[derive(Debug)]
+struct Session {
+    initialize: InitializeResponse,
+    version: VersionCheck,
+}
+
+/// A connection to `codex app-server`. Cheap to clone; the connection (and a spawned server)
+/// ends when the last clone and the last [`TurnHandle`] are dropped, or at
+/// [`shutdown`](Client::shutdown).
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("experimental_api", &self.inner.experimental_api).finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Inner {
+    shared: Arc<Shared>,
+    experimental_api: bool,
+    session: std::sync::OnceLock<Session>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shared.control.send_replace(Control::Stop);
+    }
+}
+
+/// What the connection tasks are told.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Control {
+    Run,
+    /// Close the sending side, read until the end, wait for the server until `deadline`.
+    Close { deadline: Instant },
+    /// Stop now (the client was dropped): kill a spawned server.
+    Stop,
+}
+
+/// State shared by the client handles and the connection tasks.
+struct Shared {
+    out: mpsc::Sender<String>,
+    state: Mutex<State>,
+    next_id: AtomicI64,
+    tap: Option<Tap>,
+    handler: Arc<dyn DynHandler>,
+    control: watch::Sender<Control>,
+    exit: watch::Sender<Option<ServerExit>>,
+    turn_buffer: usize,
+    late_grace: Duration,
+    request_timeout: Option<Duration>,
+}
+
+struct State {
+    pending: HashMap<RequestId, Pending>,
+    /// Turn handles by (thread id, turn id).
+    routes: HashMap<(String, String), Arc<TurnQueue>>,
+    /// Threads with a `turn/start` in flight, and the turn notifications that came before
+    /// its response (bounded).
+    starting: HashMap<String, (usize, Early)>,
+    closed: Option<ClientError>,
+    events: Option<broadcast::Sender<Event>>,
+}
+
+/// At most this many notifications of a turn are held before its `turn/start` response.
+const EARLY_MAX: usize = 256;
+
+struct Pending {
+    tx: oneshot::Sender<Result<Answer, ClientError>>,
+    /// `turn/start` on this thread: the reader registers the turn's route.
+    turn_thread: Option<String>,
+}
+
+/// A successful answer: the raw result, and the turn's queue for `turn/start`.
+pub(crate) struct Answer {
+    pub(crate) result: Box<RawValue>,
+    pub(crate) turn: Option<Arc<TurnQueue>>,
+}
+
+/// Early notifications of a thread: (turn id, notification).
+type Early = VecDeque<(String, Arc<ServerNotification>)>;
+
+impl State {
+    fn take_pending(&mut self, id: &RequestId) -> Option<Pending> {
+        self.take_pending_with_early(id).map(|(pending, _)| pending)
+    }
+
+    /// Removes a pending request; for a `turn/start`, also takes the notifications that came
+    /// early on its thread (the caller puts back those of other turns).
+    fn take_pending_with_early(&mut self, id: &RequestId) -> Option<(Pending, Early)> {
+        let pending = self.pending.remove(id)?;
+        let mut early = Early::new();
+        if let Some(thread) = &pending.turn_thread {
+            if let Some(entry) = self.starting.get_mut(thread) {
+                entry.0 -= 1;
+                early = std::mem::take(&mut entry.1);
+                if entry.0 == 0 {
+                    self.starting.remove(thread);
+                }
+            }
+        }
+        Some((pending, early))
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Fails everything and ends every stream.
+    fn close(&self, error: ClientError) {
+        let mut state = self.lock();
+        if state.closed.is_none() {
+            state.closed = Some(error.clone());
+        }
+        let error = state.closed.clone().expect("set above");
+        for (_, pending) in state.pending.drain() {
+            let _ = pending.tx.send(Err(error.clone()));
+        }
+        state.starting.clear();
+        for (_, queue) in state.routes.drain() {
+            queue.close();
+        }
+        state.events = None;
+    }
+}
+
+/// Removes a request's pending entry when its future is dropped before the answer.
+struct PendingGuard<'a> {
+    shared: &'a Shared,
+    id: RequestId,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.shared.lock().take_pending(&self.id);
+    }
+}
+
+impl Client {
+    /// A builder with the defaults.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// Spawns `codex app-server` with the defaults and connects (see
+    /// [`ClientBuilder::spawn`]).
+    pub async fn spawn(command: &CodexCommand) -> Result<Client, ClientError> {
+        Self::builder().spawn(command).await
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.inner.shared
+    }
+
+    /// The `initialize` response (after the handshake; `None` for a client made with
+    /// [`ClientBuilder::start`]).
+    pub fn initialize_response(&self) -> Option<&InitializeResponse> {
+        self.inner.session.get().map(|s| &s.initialize)
+    }
+
+    /// The server's version against [`CODEX_VERSION`] (after the handshake).
+    pub fn version_check(&self) -> Option<&VersionCheck> {
+        self.inner.session.get().map(|s| &s.version)
+    }
+
+    /// Whether this session opted into the experimental API.
+    pub fn experimental_api(&self) -> bool {
+        self.inner.experimental_api
+    }
+
+    /// How many requests wait for an answer.
+    pub fn pending_requests(&self) -> usize {
+        self.shared().lock().pending.len()
+    }
+
+    /// Why the connection closed, once it has.
+    pub fn closed(&self) -> Option<ClientError> {
+        self.shared().lock().closed.clone()
+    }
+
+    /// Every notification from now on; see [`Notifications`].
+    pub fn notifications(&self) -> Notifications {
+        Notifications::new(self.shared().lock().events.as_ref().map(|tx| tx.subscribe()))
+    }
+
+    /// Sends the request `M` and returns its typed response. The result is decoded by
+    /// `M::Response` straight from its text (the connection task keeps it raw, so a large
+    /// result never holds up the reader). Dropping the future forgets the request: its
+    /// answer, when it comes, is discarded.
+    pub async fn request<M: Request>(&self, params: M::Params) -> Result<M::Response, ClientError> {
+        let (answer, _) = self.call(M::METHOD, &params, None).await?;
+        decode_typed::<M>(answer.result)
+    }
+
+    /// Sends a request by method name with any params, for methods newer than this crate;
+    /// returns the raw result.
+    pub async fn request_raw(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ClientError> {
+        let params = if params.is_null() { None } else { Some(params) };
+        let (answer, _) = self.call(method, &params, None).await?;
+        serde_json::from_str(answer.result.get()).map_err(|e| {
+            ClientError::Decode(DecodeReport {
+                line_number: None,
+                method: Some(method.to_owned()),
+                path: Some("result".into()),
+                message: e.to_string(),
+                line: wire::truncate(answer.result.get(), 300),
+            })
+        })
+    }
+
+    /// Sends a notification.
+    pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ClientError> {
+        let line = wire::notification_line(N::METHOD, &params).map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
+        self.send_line(line).await
+    }
+
+    /// `turn/start`, returning a [`TurnHandle`] whose stream carries only this turn's
+    /// notifications.
+    pub async fn start_turn(&self, params: TurnStartParams) -> Result<TurnHandle, ClientError> {
+        let thread = params.thread_id.clone();
+        let (answer, id) = self.call(request::TurnStart::METHOD, &params, Some(thread.clone())).await?;
+        let queue = answer.turn.clone();
+        let response = decode_typed::<request::TurnStart>(answer.result)?;
+        let queue = queue.ok_or_else(|| ClientError::Refused(format!("turn/start {id:?} answered without a turn id")))?;
+        Ok(TurnHandle::new(self.clone(), thread, response, queue))
+    }
+
+    /// Closes the connection: the client's side is closed (a spawned server sees the end of
+    /// its stdin and exits), the server's remaining lines are read, and a spawned server is
+    /// waited for until `timeout`, then killed. Pending requests fail. Returns how the server
+    /// ended.
+    pub async fn shutdown(&self, timeout: Duration) -> ServerExit {
+        let deadline = Instant::now() + timeout;
+        let mut exit = self.shared().exit.subscribe();
+        self.shared().control.send_if_modified(|c| {
+            if *c == Control::Run {
+                *c = Control::Close { deadline };
+                true
+            } else {
+                false
+            }
+        });
+        let waited = tokio::time::timeout_at(deadline + Duration::from_secs(1), exit.wait_for(Option::is_some)).await.is_ok();
+        if !waited {
+            self.shared().control.send_replace(Control::Stop);
+            let _ = tokio::time::timeout(Duration::from_secs(1), exit.wait_for(Option::is_some)).await;
+        }
+        let exit = exit.borrow().clone();
+        exit.unwrap_or_else(|| ServerExit { reason: "the connection did not end".into(), ..ServerExit::default() })
+    }
+
+    /// Queues a line for the writer.
+    pub(crate) async fn send_line(&self, line: String) -> Result<(), ClientError> {
+        if let Some(closed) = self.closed() {
+            return Err(closed);
+        }
+        self.shared().out.send(line).await.map_err(|_| self.closed().unwrap_or(ClientError::Closed))
+    }
+
+    /// Sends a request and waits for its answer.
+    async fn call<P: Serialize + ?Sized>(&self, method: &str, params: &P, turn_thread: Option<String>) -> Result<(Answer, RequestId), ClientError> {
+        let shared = self.shared();
+        let id = RequestId::Integer(shared.next_id.fetch_add(1, Ordering::Relaxed));
+        let line = wire::request_line(&id, method, params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
+        self.check_experimental(&line)?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut state = shared.lock();
+            if let Some(closed) = &state.closed {
+                return Err(closed.clone());
+            }
+            if let Some(thread) = &turn_thread {
+                state.starting.entry(thread.clone()).or_default().0 += 1;
+            }
+            state.pending.insert(id.clone(), Pending { tx, turn_thread });
+        }
+        let _guard = PendingGuard { shared, id: id.clone() };
+        if shared.out.send(line).await.is_err() {
+            return Err(self.closed().unwrap_or(ClientError::Closed));
+        }
+        let answer = match shared.request_timeout {
+            Some(limit) => tokio::time::timeout(limit, rx).await.map_err(|_| ClientError::Timeout(limit))?,
+            None => rx.await,
+        };
+        match answer {
+            Ok(answer) => answer.map(|a| (a, id)),
+            Err(_) => Err(self.closed().unwrap_or(ClientError::Closed)),
+        }
+    }
+
+    #[cfg(feature = "experimental")]
+    fn check_experimental(&self, line: &str) -> Result<(), ClientError> {
+        if self.inner.experimental_api {
+            return Ok(());
+        }
+        match wire::experimental_reason(line) {
+            Some(reason) => Err(ClientError::Refused(wire::experimental_error_message(reason))),
+            None => Ok(()),
+        }
+    }
+
+    #[cfg(not(feature = "experimental"))]
+    fn check_experimental(&self, _line: &str) -> Result<(), ClientError> {
+        Ok(())
+    }
+
+    /// Stops routing a turn to its handle.
+    pub(crate) fn forget_turn(&self, thread: &str, turn: &str) {
+        self.shared().lock().routes.remove(&(thread.to_owned(), turn.to_owned()));
+    }
+}
+
+/// Decodes a raw result by the response type of `M` (the error carries the serde path).
+fn decode_typed<M: Request>(result: Box<RawValue>) -> Result<M::Response, ClientError> {
+    let response = Response { id: RequestId::Integer(0), result };
+    response.decode::<M>().map_err(|e| {
+        let path = if e.path.is_empty() || e.path == "." { "result".to_owned() } else { format!("result.{}", e.path) };
+        ClientError::Decode(DecodeReport {
+            line_number: None,
+            method: Some(M::METHOD.to_owned()),
+            message: format!("the result of `{}` does not match its type at `{path}`: {}", M::METHOD, e.source),
+            path: Some(path),
+            line: wire::truncate(response.result.get(), 300),
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// The connection tasks.
+
+async fn writer<S: LineSender>(mut sender: S, mut out: mpsc::Receiver<String>, mut control: watch::Receiver<Control>, shared: Arc<Shared>) {
+    loop {
+        tokio::select! {
+            biased;
+            changed = control.changed() => {
+                let now = changed.map(|()| *control.borrow_and_update()).unwrap_or(Control::Stop);
+                match now {
+                    Control::Run => continue,
+                    Control::Close { .. } => {
+                        // Lines already queued (answers to the server) still go out.
+                        while let Ok(line) = out.try_recv() {
+                            if write(&mut sender, &shared, line).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = sender.close().await;
+                        return;
+                    }
+                    Control::Stop => {
+                        let _ = sender.close().await;
+                        return;
+                    }
+                }
+            }
+            line = out.recv() => match line {
+                Some(line) => {
+                    if let Err(e) = write(&mut sender, &shared, line).await {
+                        // The reader sees the end of the stream and reports the exit; a
+                        // transport whose reading side stays open is closed here.
+                        let error = ClientError::Transport(TransportError::new("writing to the server", e));
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        shared.close(error);
+                        return;
+                    }
+                }
+                None => return,
+            },
+        }
+    }
+}
+
+async fn write<S: LineSender>(sender: &mut S, shared: &Shared, line: String) -> std::io::Result<()> {
+    if let Some(tap) = &shared.tap {
+        tap.record(Direction::C2s, &line);
+    }
+    sender.send(line).await
+}
+
+async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
+    let mut control = shared.control.subscribe();
+    let mut number = 0u64;
+    let mut deadline: Option<Instant> = None;
+    let reason = loop {
+        let next = async {
+            match deadline {
+                Some(at) => tokio::time::timeout_at(at, receiver.recv()).await.ok(),
+                None => Some(receiver.recv().await),
+            }
+        };
+        tokio::select! {
+            biased;
+            changed = control.changed() => {
+                match changed.map(|()| *control.borrow_and_update()).unwrap_or(Control::Stop) {
+                    Control::Run => {}
+                    Control::Close { deadline: at } => deadline = Some(at),
+                    Control::Stop => break "the client was dropped".to_owned(),
+                }
+            }
+            line = next => match line {
+                None => break "shutdown timed out".to_owned(),
+                Some(Ok(Some(line))) => {
+                    number += 1;
+                    handle_line(&shared, line, number);
+                }
+                Some(Ok(None)) => break "end of stream".to_owned(),
+                Some(Err(e)) => break format!("read error: {e}"),
+            },
+        }
+    };
+    let wait = match deadline {
+        Some(at) if reason == "end of stream" => at.saturating_duration_since(Instant::now()),
+        Some(_) => Duration::ZERO,
+        None if reason == "end of stream" || reason.starts_with("read error") => Duration::from_millis(500),
+        None => Duration::ZERO,
+    };
+    let mut exit = receiver.exit(wait).await;
+    exit.reason = reason;
+    let error = if deadline.is_some() { ClientError::Closed } else { ClientError::ServerExited(exit.clone()) };
+    shared.close(error);
+    shared.exit.send_replace(Some(exit));
+}
+
+fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
+    if let Some(tap) = &shared.tap {
+        tap.record(Direction::S2c, &line);
+    }
+    match wire::decode_server_line(&line, number) {
+        Ok(Message::Notification(notification)) => route(shared, Arc::new(notification)),
+        Ok(Message::Request(request)) => answer_server_request(shared, request),
+        Ok(Message::Response(response)) => {
+            let mut state = shared.lock();
+            let Some((pending, early)) = state.take_pending_with_early(&response.id) else {
+                return; // its future was dropped
+            };
+            let turn = pending.turn_thread.as_ref().and_then(|thread| {
+                let turn = wire::started_turn_id(&response.result)?;
+                let queue = Arc::new(TurnQueue::new(shared.turn_buffer, shared.late_grace));
+                let (mine, others): (Early, Early) = early.into_iter().partition(|(t, _)| *t == turn);
+                if let Some((_, early)) = state.starting.get_mut(thread) {
+                    early.extend(others);
+                }
+                for (_, n) in mine {
+                    let key = wire::route_key(&n);
+                    queue.push(n.clone(), wire::lifecycle(&n), key.item.as_deref());
+                }
+                state.routes.insert((thread.clone(), turn), queue.clone());
+                Some(queue)
+            });
+            let _ = pending.tx.send(Ok(Answer { result: response.result, turn }));
+        }
+        Ok(Message::Error(error)) => {
+            let mut state = shared.lock();
+            match error.id.as_ref().and_then(|id| state.take_pending(id)) {
+                Some(pending) => {
+                    let _ = pending.tx.send(Err(ClientError::Server(error.error)));
+                }
+                None => {
+                    if let Some(events) = &state.events {
+                        let _ = events.send(Event::OrphanError(Arc::new(error)));
+                    }
+                }
+            }
+        }
+        Err(report) => {
+            if let Some(id) = wire::undecodable_request_id(&line) {
+                let error = ErrorObject::new(ErrorObject::INVALID_PARAMS, format!("the client cannot decode this request: {}", report.message));
+                let _ = shared.out.try_send(wire::error_line(id, error));
+            }
+            let state = shared.lock();
+            if let Some(events) = &state.events {
+                let _ = events.send(Event::Undecodable(Arc::new(report)));
+            }
+        }
+    }
+}
+
+/// Delivers a notification to the global stream and to its turn's handle.
+fn route(shared: &Shared, notification: Arc<ServerNotification>) {
+    let key = wire::route_key(&notification);
+    let mut state = shared.lock();
+    if let (Some(thread), Some(turn)) = (&key.thread, &key.turn) {
+        // A lookup without allocating the key.
+        let queue = state.routes.iter().find(|((t, u), _)| t == thread && u == turn).map(|(_, q)| q.clone());
+        match queue {
+            Some(queue) => queue.push(notification.clone(), wire::lifecycle(&notification), key.item.as_deref()),
+            None => {
+                if let Some((_, early)) = state.starting.get_mut(thread.as_str()) {
+                    if early.len() < EARLY_MAX {
+                        early.push_back((turn.clone(), notification.clone()));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(events) = &state.events {
+        let _ = events.send(Event::Notification(notification));
+    }
+}
+
+/// Answers a server request on its own task; a panic becomes an internal error.
+fn answer_server_request(shared: &Arc<Shared>, request: ServerRequest) {
+    let id = request.id().clone();
+    let method = request.method().to_owned();
+    let handler = shared.handler.clone();
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let outcome = tokio::spawn(handler.dispatch(request)).await;
+        let line = match outcome {
+            Ok(Ok(result)) => wire::response_line(id, &result),
+            Ok(Err(error)) => wire::error_line(id, error),
+            Err(join) => {
+                let why = if join.is_panic() { panic_message(&*join.into_panic()) } else { "the handler was cancelled".to_owned() };
+                let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client's handler for `{method}` failed: {why}"));
+                wire::error_line(id, error)
+            }
+        };
+        let _ = shared.out.send(line).await;
+    });
+}

@@ -1,0 +1,65 @@
+//! A typed async client for `codex app-server` (tokio), on top of [`codex_app_protocol`].
+//!
+//! ```no_run
+//! use codex_app_client::{Client, CodexCommand, Event};
+//! use codex_app_client::protocol::*;
+//!
+//! # async fn run() -> Result<(), codex_app_client::ClientError> {
+//! // Spawn `codex app-server` (found via $CODEX_BIN, .codex-bin/ or PATH); initialize.
+//! let client = Client::spawn(&CodexCommand::new()).await?;
+//! let thread = client.request::<request::ThreadStart>(ThreadStartParams::default()).await?.thread;
+//! let input = vec![UserInput::Text(TextUserInput::new("Say hello".into()))];
+//! let mut turn = client.start_turn(TurnStartParams::new(input, thread.id)).await?;
+//! while let Some(event) = turn.next().await {
+//!     if let Event::Notification(n) = event {
+//!         if let ServerNotification::ItemAgentMessageDelta { params, .. } = &*n {
+//!             print!("{}", params.delta);
+//!         }
+//!     }
+//! }
+//! client.shutdown(std::time::Duration::from_secs(5)).await;
+//! # Ok(()) }
+//! ```
+//!
+//! - **Transports** ([`transport`]): stdio ([`CodexCommand`] spawns the server), WebSocket
+//!   (`ws://` with a bearer token) and `unix://PATH`, or your own ([`Transport`]).
+//! - **Handshake**: `initialize` + `initialized` on connect; the `InitializeResponse` is
+//!   kept ([`Client::initialize_response`]) and the server's version (from `userAgent`) is compared with
+//!   [`protocol::CODEX_VERSION`] ([`VersionPolicy`]).
+//! - **Requests** through the marker types: [`Client::request`]`::<request::ThreadStart>`;
+//!   [`Client::request_raw`] for methods newer than the crate. With the `experimental`
+//!   feature, a request that uses the experimental API while the session did not opt in is
+//!   refused before it is sent, worded as the server would.
+//! - **Notifications**: [`Client::notifications`] (every notification) and [`TurnHandle`]
+//!   (one turn's), bounded with a documented lag policy ([`events`]).
+//! - **Server requests**: [`ServerRequestHandler`]; the defaults approve nothing.
+//! - **Typed structured output and dynamic tools** (module `structured`, the `schemars`
+//!   feature; tools also need `experimental`).
+//! - **Transcript tap** ([`Tap`]): every line in the project's transcript format, for
+//!   `cargo xtask drift`.
+//! - **Failure**: when the server dies, pending requests fail with
+//!   [`ClientError::ServerExited`] (exit status and stderr tail) and the streams end;
+//!   [`Client::shutdown`] closes the connection and waits for (then kills) a spawned server.
+#![deny(missing_docs)]
+
+mod client;
+pub mod error;
+pub mod events;
+pub mod handler;
+#[cfg(feature = "schemars")]
+pub mod structured;
+pub mod tap;
+pub mod transport;
+mod turn;
+mod wire;
+
+pub use codex_app_protocol as protocol;
+
+pub use client::{Client, ClientBuilder, VersionPolicy};
+pub use error::{ClientError, DecodeReport, ServerExit, TransportError, VersionCheck};
+pub use events::{Event, Notifications};
+pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
+pub use tap::Tap;
+pub use transport::stdio::CodexCommand;
+pub use transport::Transport;
+pub use turn::TurnHandle;

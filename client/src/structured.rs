@@ -1,0 +1,262 @@
+//! Typed structured output and (with `experimental`) typed dynamic tools, from Rust types
+//! that implement [`schemars::JsonSchema`] (the `schemars` feature).
+//!
+//! - [`Client::start_structured_turn`]: a turn whose `outputSchema` is the JSON Schema of
+//!   `T`; [`StructuredTurn::result`] decodes the final assistant message into `T`, or fails
+//!   with [`ClientError::Decode`] naming the type and the serde path.
+//! - `Tools` (with `experimental`): dynamic tools declared from an argument type; their
+//!   `item/tool/call` requests reach your function already decoded, and its return value
+//!   becomes the tool's response. Wrap your handler with `Tools::handler`.
+
+use std::marker::PhantomData;
+
+use codex_app_protocol::*;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::client::Client;
+use crate::error::{ClientError, DecodeReport};
+use crate::events::Event;
+use crate::turn::TurnHandle;
+
+/// The JSON Schema of `T`, as sent in `outputSchema` or a tool's `inputSchema`.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).expect("a schema always serializes")
+}
+
+/// Decodes `text` (JSON) into `T`; the error names the type and the serde path.
+pub fn decode_as<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, ClientError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        ClientError::Decode(DecodeReport {
+            line_number: None,
+            method: None,
+            message: format!("{what} does not fit `{}` at `{path}`: {}", std::any::type_name::<T>(), e.inner()),
+            path: Some(path),
+            line: crate::wire::truncate(text, 300),
+        })
+    })
+}
+
+impl Client {
+    /// `turn/start` with `outputSchema` set to the JSON Schema of `T`.
+    pub async fn start_structured_turn<T: JsonSchema + DeserializeOwned>(&self, mut params: TurnStartParams) -> Result<StructuredTurn<T>, ClientError> {
+        params.output_schema = Some(schema_of::<T>());
+        let turn = self.start_turn(params).await?;
+        Ok(StructuredTurn { turn, last_message: None, _output: PhantomData })
+    }
+}
+
+/// A turn whose final assistant message is a `T`; see [`Client::start_structured_turn`].
+#[derive(Debug)]
+pub struct StructuredTurn<T> {
+    turn: TurnHandle,
+    last_message: Option<String>,
+    _output: PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> StructuredTurn<T> {
+    /// The turn's handle (to read its stream, interrupt or steer it).
+    pub fn handle(&mut self) -> &mut TurnHandle {
+        &mut self.turn
+    }
+
+    /// Reads the turn to `turn/completed` and decodes its final assistant message into `T`.
+    pub async fn result(mut self) -> Result<T, ClientError> {
+        while self.turn.completed().is_none() {
+            match self.turn.next().await {
+                Some(Event::Notification(n)) => {
+                    if let ServerNotification::ItemCompleted { params, .. } = &*n {
+                        if let ThreadItem::AgentMessage(message) = &params.item {
+                            self.last_message = Some(message.text.clone());
+                        }
+                    }
+                }
+                Some(_) => {}
+                None => return Err(self.turn.client().closed().unwrap_or(ClientError::Closed)),
+            }
+        }
+        let turn = self.turn.completed().expect("checked above");
+        let from_items = turn.items.iter().rev().find_map(|item| match item {
+            ThreadItem::AgentMessage(message) => Some(message.text.clone()),
+            _ => None,
+        });
+        let text = self.last_message.take().or(from_items).ok_or_else(|| {
+            ClientError::Decode(DecodeReport {
+                line_number: None,
+                method: None,
+                path: None,
+                message: format!("turn {} ended ({:?}) without an assistant message to decode as `{}`", turn.id, turn.status, std::any::type_name::<T>()),
+                line: String::new(),
+            })
+        })?;
+        decode_as::<T>("the final assistant message", &text)
+    }
+}
+
+#[cfg(feature = "experimental")]
+pub use tools::{ToolHandler, Tools};
+
+#[cfg(feature = "experimental")]
+mod tools {
+    use std::collections::HashMap;
+    use std::future::Future;
+    use std::sync::Arc;
+
+    use codex_app_protocol::*;
+    use schemars::JsonSchema;
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+
+    use super::{decode_as, schema_of};
+    use crate::handler::{BoxFuture, HandlerResult, ServerRequestHandler};
+
+    type ToolFn = Arc<dyn Fn(serde_json::Value) -> BoxFuture<Result<String, String>> + Send + Sync>;
+
+    struct Tool {
+        spec: FunctionDynamicToolSpec,
+        call: ToolFn,
+    }
+
+    /// Dynamic tools declared from Rust argument types (experimental API).
+    ///
+    /// ```no_run
+    /// # async fn run(client_builder: codex_app_client::ClientBuilder, command: codex_app_client::CodexCommand) -> Result<(), codex_app_client::ClientError> {
+    /// use codex_app_client::structured::Tools;
+    /// use codex_app_client::protocol::*;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Weather { city: String }
+    ///
+    /// let tools = Tools::new().tool("lookup_weather", "Current weather for a city.", |args: Weather| async move {
+    ///     Ok::<_, String>(format!("sunny in {}", args.city))
+    /// });
+    /// let specs = tools.specs();
+    /// let client = client_builder.handler(tools.handler(codex_app_client::DefaultHandler)).spawn(&command).await?;
+    /// let params = ThreadStartParams { dynamic_tools: Some(specs), ..Default::default() };
+    /// client.request::<request::ThreadStart>(params).await?;
+    /// # Ok(()) }
+    /// ```
+    #[derive(Default)]
+    pub struct Tools {
+        tools: HashMap<String, Tool>,
+    }
+
+    impl std::fmt::Debug for Tools {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_list().entries(self.tools.keys()).finish()
+        }
+    }
+
+    impl Tools {
+        /// No tools yet.
+        pub fn new() -> Self {
+            Self::default()
+        }
+
+        /// Declares the tool `name`, whose arguments are an `A` (its `inputSchema` is the
+        /// JSON Schema of `A`). `call` gets the decoded arguments; what it returns (a string
+        /// as it is, anything else as JSON) is the tool's output, `Err` a failed call.
+        /// Arguments that do not fit `A` make a failed call whose text names the type and the
+        /// serde path, so the model sees what was wrong.
+        pub fn tool<A, F, Fut, O>(mut self, name: &str, description: &str, call: F) -> Self
+        where
+            A: JsonSchema + DeserializeOwned + Send + 'static,
+            F: Fn(A) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = Result<O, String>> + Send + 'static,
+            O: Serialize,
+        {
+            let call = Arc::new(call);
+            let tool_name = name.to_owned();
+            let erased: ToolFn = Arc::new(move |arguments: serde_json::Value| {
+                let call = call.clone();
+                let tool_name = tool_name.clone();
+                Box::pin(async move {
+                    let text = arguments.to_string();
+                    let args = decode_as::<A>(&format!("the arguments of `{tool_name}`"), &text).map_err(|e| e.to_string())?;
+                    let output = call(args).await?;
+                    let value = serde_json::to_value(&output).map_err(|e| format!("the tool's output does not encode: {e}"))?;
+                    Ok(match value {
+                        serde_json::Value::String(s) => s,
+                        other => other.to_string(),
+                    })
+                })
+            });
+            let spec = FunctionDynamicToolSpec { defer_loading: None, description: description.to_owned(), input_schema: schema_of::<A>(), name: name.to_owned() };
+            self.tools.insert(name.to_owned(), Tool { spec, call: erased });
+            self
+        }
+
+        /// The `dynamicTools` of `thread/start`.
+        pub fn specs(&self) -> Vec<DynamicToolSpec> {
+            let mut specs: Vec<&FunctionDynamicToolSpec> = self.tools.values().map(|t| &t.spec).collect();
+            specs.sort_by(|a, b| a.name.cmp(&b.name));
+            specs.into_iter().map(|spec| DynamicToolSpec::Function(spec.clone())).collect()
+        }
+
+        /// A handler that answers `item/tool/call` for these tools and passes everything else
+        /// (and calls of other tools) to `inner`.
+        pub fn handler<H: ServerRequestHandler>(self, inner: H) -> ToolHandler<H> {
+            ToolHandler { tools: Arc::new(self), inner }
+        }
+    }
+
+    /// A [`ServerRequestHandler`] with typed dynamic tools; see [`Tools::handler`].
+    #[derive(Debug)]
+    pub struct ToolHandler<H> {
+        tools: Arc<Tools>,
+        inner: H,
+    }
+
+    fn text(text: String) -> Vec<DynamicToolCallOutputContentItem> {
+        vec![DynamicToolCallOutputContentItem::InputText(InputTextDynamicToolCallOutputContentItem { text })]
+    }
+
+    impl<H: ServerRequestHandler> ServerRequestHandler for ToolHandler<H> {
+        async fn dynamic_tool_call(&self, params: DynamicToolCallParams) -> HandlerResult<DynamicToolCallResponse> {
+            let Some(tool) = self.tools.tools.get(&params.tool) else {
+                return self.inner.dynamic_tool_call(params).await;
+            };
+            Ok(match (tool.call)(params.arguments).await {
+                Ok(output) => DynamicToolCallResponse { content_items: text(output), success: true },
+                Err(error) => DynamicToolCallResponse { content_items: text(error), success: false },
+            })
+        }
+
+        async fn command_execution_approval(&self, p: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
+            self.inner.command_execution_approval(p).await
+        }
+        async fn file_change_approval(&self, p: FileChangeRequestApprovalParams) -> HandlerResult<FileChangeRequestApprovalResponse> {
+            self.inner.file_change_approval(p).await
+        }
+        async fn permissions_approval(&self, p: PermissionsRequestApprovalParams) -> HandlerResult<PermissionsRequestApprovalResponse> {
+            self.inner.permissions_approval(p).await
+        }
+        async fn mcp_elicitation(&self, p: McpServerElicitationRequestParams) -> HandlerResult<McpServerElicitationRequestResponse> {
+            self.inner.mcp_elicitation(p).await
+        }
+        async fn apply_patch_approval(&self, p: ApplyPatchApprovalParams) -> HandlerResult<ApplyPatchApprovalResponse> {
+            self.inner.apply_patch_approval(p).await
+        }
+        async fn exec_command_approval(&self, p: ExecCommandApprovalParams) -> HandlerResult<ExecCommandApprovalResponse> {
+            self.inner.exec_command_approval(p).await
+        }
+        async fn user_input(&self, p: ToolRequestUserInputParams) -> HandlerResult<ToolRequestUserInputResponse> {
+            self.inner.user_input(p).await
+        }
+        async fn chatgpt_auth_tokens_refresh(&self, p: ChatgptAuthTokensRefreshParams) -> HandlerResult<ChatgptAuthTokensRefreshResponse> {
+            self.inner.chatgpt_auth_tokens_refresh(p).await
+        }
+        async fn attestation_generate(&self, p: AttestationGenerateParams) -> HandlerResult<AttestationGenerateResponse> {
+            self.inner.attestation_generate(p).await
+        }
+        async fn current_time_read(&self, p: CurrentTimeReadParams) -> HandlerResult<CurrentTimeReadResponse> {
+            self.inner.current_time_read(p).await
+        }
+        async fn other(&self, request: ServerRequest) -> HandlerResult<serde_json::Value> {
+            self.inner.other(request).await
+        }
+    }
+}

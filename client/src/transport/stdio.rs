@@ -1,0 +1,330 @@
+//! `codex app-server` as a child process, NDJSON over its stdin and stdout.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use super::{LineReceiver, LineSender, Transport};
+use crate::error::{ServerExit, TransportError};
+
+/// Where the project's install script puts the pinned codex, relative to a project root.
+const PINNED: &str = ".codex-bin/node_modules/.bin/codex";
+
+/// Finds the codex binary: `explicit`, else `$CODEX_BIN`, else `.codex-bin/node_modules/.bin/codex`
+/// in the current directory or one of its ancestors (where `scripts/install-codex.sh` puts
+/// it), else `codex` on `PATH`.
+pub fn find_codex(explicit: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = explicit {
+        return Some(p.to_owned());
+    }
+    if let Some(p) = std::env::var_os("CODEX_BIN").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Some(pinned) = cwd.ancestors().map(|dir| dir.join(PINNED)).find(|p| p.is_file()) {
+            return Some(pinned);
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("codex")).find(|p| p.is_file())
+}
+
+/// How to start `codex app-server`: the binary, `-c key=value` overrides, environment,
+/// working directory, and how much of its stderr to keep.
+#[derive(Debug, Clone)]
+pub struct CodexCommand {
+    program: Option<PathBuf>,
+    overrides: Vec<(String, String)>,
+    args: Vec<OsString>,
+    env: Vec<(OsString, Option<OsString>)>,
+    cwd: Option<PathBuf>,
+    stderr_tail_lines: usize,
+    exit_timeout: Duration,
+}
+
+impl Default for CodexCommand {
+    fn default() -> Self {
+        CodexCommand {
+            program: None,
+            overrides: Vec::new(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            stderr_tail_lines: 50,
+            exit_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl CodexCommand {
+    /// `codex app-server`, the binary found by [`find_codex`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Uses this binary instead of searching for one.
+    pub fn program(mut self, path: impl Into<PathBuf>) -> Self {
+        self.program = Some(path.into());
+        self
+    }
+
+    /// Adds `-c key=value` (a configuration override; `value` is parsed as TOML by codex).
+    pub fn config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.overrides.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds an argument after `app-server` and the overrides (`--enable FEATURE`, ...).
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Sets an environment variable for the server.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env.push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    /// Removes an environment variable the server would otherwise inherit.
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.env.push((key.as_ref().to_owned(), None));
+        self
+    }
+
+    /// Starts the server in `dir`.
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// How many of the server's last stderr lines to keep for error messages (default 50;
+    /// each line is cut at 1,000 bytes).
+    pub fn stderr_tail_lines(mut self, lines: usize) -> Self {
+        self.stderr_tail_lines = lines;
+        self
+    }
+
+    /// How long a shutdown waits for the server to exit after its stdin is closed before it
+    /// kills it (default 5 s).
+    pub fn exit_timeout(mut self, timeout: Duration) -> Self {
+        self.exit_timeout = timeout;
+        self
+    }
+
+    /// The program and arguments that [`spawn`](Self::spawn) runs.
+    pub fn command_line(&self) -> Result<(PathBuf, Vec<OsString>), TransportError> {
+        let program = find_codex(self.program.as_deref()).ok_or_else(|| {
+            TransportError::new(
+                "finding codex",
+                "no codex binary: pass one with CodexCommand::program, set $CODEX_BIN, install the pinned one \
+                 (scripts/install-codex.sh, into .codex-bin/) or put `codex` on PATH",
+            )
+        })?;
+        let mut args = vec![OsString::from("app-server")];
+        for (key, value) in &self.overrides {
+            args.push("-c".into());
+            args.push(format!("{key}={value}").into());
+        }
+        args.extend(self.args.iter().cloned());
+        Ok((program, args))
+    }
+
+    /// Spawns the server with piped stdin, stdout and stderr. The child is killed when the
+    /// transport (that is, the client) is dropped.
+    pub fn spawn(&self) -> Result<StdioTransport, TransportError> {
+        let (program, args) = self.command_line()?;
+        let mut cmd = Command::new(&program);
+        cmd.args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+        // Its own process group: the npm `codex` is a node script that starts the native
+        // binary as its child, and killing the server must kill both.
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| TransportError::new(format!("spawning {} app-server", program.display()), e))?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let tail = StderrTail::new(self.stderr_tail_lines);
+        tokio::spawn(tail.clone().collect(stderr));
+        let group = ProcessGroup(child.id());
+        Ok(StdioTransport { child, stdin, stdout, tail, exit_timeout: self.exit_timeout, group })
+    }
+}
+
+/// The last lines of the server's stderr, shared with the task that reads it.
+#[derive(Debug, Clone)]
+struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    max: usize,
+}
+
+impl StderrTail {
+    const MAX_LINE: usize = 1000;
+
+    fn new(max: usize) -> Self {
+        StderrTail { lines: Arc::new(Mutex::new(VecDeque::new())), max }
+    }
+
+    async fn collect(self, stderr: tokio::process::ChildStderr) {
+        let mut reader = BufReader::new(stderr);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let mut line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                    if line.len() > Self::MAX_LINE {
+                        let mut cut = Self::MAX_LINE;
+                        while !line.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        line.truncate(cut);
+                        line.push_str("...");
+                    }
+                    let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+                    lines.push_back(line);
+                    while lines.len() > self.max {
+                        lines.pop_front();
+                    }
+                }
+            }
+        }
+    }
+
+    fn snapshot(&self) -> Vec<String> {
+        self.lines.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+    }
+}
+
+/// A running `codex app-server` child; see [`CodexCommand::spawn`].
+#[derive(Debug)]
+pub struct StdioTransport {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    tail: StderrTail,
+    exit_timeout: Duration,
+    group: ProcessGroup,
+}
+
+/// The server's process group (its id is the child's pid); killed when the receiving half
+/// is dropped.
+#[derive(Debug)]
+struct ProcessGroup(Option<u32>);
+
+impl ProcessGroup {
+    fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(id) = self.0.and_then(|id| libc::pid_t::try_from(id).ok()) {
+            // SAFETY: killpg only sends a signal; the group is the one this transport made.
+            unsafe {
+                libc::killpg(id, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl StdioTransport {
+    /// The child's process id (while it runs); it is also the id of the server's process
+    /// group.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+}
+
+/// Writes to the server's stdin.
+#[derive(Debug)]
+pub struct StdioSender(Option<ChildStdin>);
+
+/// Reads the server's stdout; owns the child process.
+#[derive(Debug)]
+pub struct StdioReceiver {
+    lines: Lines<BufReader<ChildStdout>>,
+    child: Child,
+    tail: StderrTail,
+    exit_timeout: Duration,
+    group: ProcessGroup,
+}
+
+impl Transport for StdioTransport {
+    type Sender = StdioSender;
+    type Receiver = StdioReceiver;
+
+    fn split(self) -> (StdioSender, StdioReceiver) {
+        let receiver = StdioReceiver {
+            lines: BufReader::with_capacity(64 * 1024, self.stdout).lines(),
+            child: self.child,
+            tail: self.tail,
+            exit_timeout: self.exit_timeout,
+            group: self.group,
+        };
+        (StdioSender(Some(self.stdin)), receiver)
+    }
+}
+
+impl LineSender for StdioSender {
+    async fn send(&mut self, mut line: String) -> io::Result<()> {
+        let stdin = self.0.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin was closed"))?;
+        line.push('\n');
+        stdin.write_all(line.as_bytes()).await?;
+        stdin.flush().await
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        if let Some(mut stdin) = self.0.take() {
+            stdin.shutdown().await?;
+        }
+        Ok(())
+    }
+}
+
+impl LineReceiver for StdioReceiver {
+    async fn recv(&mut self) -> io::Result<Option<String>> {
+        // `Lines::next_line` is cancel safe.
+        self.lines.next_line().await
+    }
+
+    async fn exit(&mut self, timeout: Duration) -> ServerExit {
+        let timeout = timeout.min(self.exit_timeout);
+        let status = match tokio::time::timeout(timeout, self.child.wait()).await {
+            Ok(Ok(status)) => Some(status.to_string()),
+            Ok(Err(e)) => Some(format!("cannot wait for the server: {e}")),
+            Err(_) => {
+                self.group.kill();
+                let _ = self.child.kill().await;
+                Some(match self.child.try_wait() {
+                    Ok(Some(status)) => format!("killed after {timeout:?}: {status}"),
+                    _ => format!("killed after {timeout:?}"),
+                })
+            }
+        };
+        // Whatever the server started in its group must not outlive it.
+        self.group.kill();
+        // Give the stderr reader a moment to take the last lines.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        ServerExit { status, stderr_tail: self.tail.snapshot(), reason: String::new() }
+    }
+}

@@ -1,0 +1,115 @@
+//! [`TurnHandle`]: one turn's notifications, interrupt and steer.
+
+use std::sync::Arc;
+
+use codex_app_protocol::*;
+
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::events::{Event, TurnQueue};
+
+/// A turn started with [`Client::start_turn`].
+///
+/// Its stream ([`next`](Self::next)) carries only the notifications whose `threadId` and
+/// `turnId` (or `turn.id`) are this turn's, so concurrent turns on one connection never mix;
+/// every notification also goes to [`Client::notifications`]. The stream is bounded (see the
+/// lag policy in [`crate::events`]).
+///
+/// **After `turn/completed`.** The server can send a turn's last
+/// `item/commandExecution/outputDelta` and the command's `item/completed` after
+/// `turn/completed` (a command that outlived its `yield_time_ms`). The handle keeps
+/// delivering the turn's notifications after `turn/completed` until every item that started
+/// in the turn has completed, or until the late grace period has passed (5 s by default,
+/// [`crate::ClientBuilder::late_grace`]); then the stream ends. So a loop over
+/// [`next`](Self::next) sees the late output and ends by itself, and [`wait`](Self::wait)
+/// returns as soon as `turn/completed` arrives. Anything for the turn after the stream ended
+/// goes only to the global stream.
+#[derive(Debug)]
+pub struct TurnHandle {
+    client: Client,
+    thread_id: String,
+    response: TurnStartResponse,
+    queue: Arc<TurnQueue>,
+    completed: Option<Turn>,
+}
+
+impl TurnHandle {
+    pub(crate) fn new(client: Client, thread_id: String, response: TurnStartResponse, queue: Arc<TurnQueue>) -> Self {
+        TurnHandle { client, thread_id, response, queue, completed: None }
+    }
+
+    /// The thread of the turn.
+    pub fn thread_id(&self) -> &str {
+        &self.thread_id
+    }
+
+    /// The turn's id.
+    pub fn turn_id(&self) -> &str {
+        &self.response.turn.id
+    }
+
+    /// The `turn/start` response.
+    pub fn start_response(&self) -> &TurnStartResponse {
+        &self.response
+    }
+
+    /// The turn as `turn/completed` reported it, once it has been read from the stream.
+    pub fn completed(&self) -> Option<&Turn> {
+        self.completed.as_ref()
+    }
+
+    /// The next notification of this turn (or [`Event::Lagged`]); `None` when the stream has
+    /// ended (see the type docs) or the connection closed.
+    pub async fn next(&mut self) -> Option<Event> {
+        let event = self.queue.next().await;
+        match &event {
+            Some(Event::Notification(n)) => {
+                if let ServerNotification::TurnCompleted { params, .. } = &**n {
+                    self.completed = Some(params.turn.clone());
+                }
+            }
+            None => self.client.forget_turn(&self.thread_id, &self.response.turn.id),
+            _ => {}
+        }
+        event
+    }
+
+    /// Reads the stream until `turn/completed` and returns the completed turn. Late
+    /// notifications stay readable with [`next`](Self::next).
+    pub async fn wait(&mut self) -> Result<Turn, ClientError> {
+        while self.completed.is_none() {
+            if self.next().await.is_none() {
+                return Err(self.client.closed().unwrap_or(ClientError::Closed));
+            }
+        }
+        Ok(self.completed.clone().expect("checked above"))
+    }
+
+    /// Whether the stream has ended (see the type docs).
+    pub fn is_finished(&self) -> bool {
+        self.queue.finished()
+    }
+
+    /// `turn/interrupt` for this turn.
+    pub async fn interrupt(&self) -> Result<TurnInterruptResponse, ClientError> {
+        let params = TurnInterruptParams { thread_id: self.thread_id.clone(), turn_id: self.response.turn.id.clone() };
+        self.client.request::<request::TurnInterrupt>(params).await
+    }
+
+    /// `turn/steer`: adds `input` to this turn while it runs.
+    pub async fn steer(&self, input: Vec<UserInput>) -> Result<TurnSteerResponse, ClientError> {
+        let params = TurnSteerParams::new(self.response.turn.id.clone(), input, self.thread_id.clone());
+        self.client.request::<request::TurnSteer>(params).await
+    }
+
+    /// The client this turn runs on.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl Drop for TurnHandle {
+    fn drop(&mut self) {
+        self.client.forget_turn(&self.thread_id, &self.response.turn.id);
+    }
+}

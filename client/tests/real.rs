@@ -1,0 +1,319 @@
+//! The client against the real `codex app-server` (the pinned 0.169.0), whose model is the
+//! loopback Responses mock. Skipped with a message when there is no codex binary.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codex_app_client::protocol::*;
+use codex_app_client::*;
+use codex_app_mock::{ev, MockBody, Outcome};
+use common::*;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_turn() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Hel", "lo ", "there"]));
+    let client = setup.connect(Client::builder()).await;
+    let check = client.version_check().unwrap();
+    assert!(check.matches(), "{check}");
+    let thread = start_thread(&client, ThreadStartParams::default()).await;
+    let mut turn = client.start_turn(text_turn(&thread, "Say hello")).await.unwrap();
+    let (text, methods) = drain_turn(&mut turn).await;
+    assert_eq!(text, "Hello there");
+    assert!(methods.contains(&"turn/started".to_owned()), "{methods:?}");
+    assert_eq!(turn.completed().unwrap().status, TurnStatus::Completed);
+    let exit = client.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(exit.reason, "end of stream", "{exit}");
+}
+
+/// Answers command approvals with `decision`, counting them.
+struct Decide {
+    decision: CommandExecutionApprovalDecision,
+    asked: Arc<AtomicUsize>,
+}
+
+impl ServerRequestHandler for Decide {
+    async fn command_execution_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
+        assert!(params.command.unwrap_or_default().contains("echo approved-output"));
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(CommandExecutionRequestApprovalResponse { decision: self.decision.clone() })
+    }
+}
+
+/// One turn in which the model runs `echo approved-output` under `approvalPolicy: untrusted`;
+/// returns the command item's final status and the tool output the model saw.
+async fn command_turn(builder: ClientBuilder) -> (CommandExecutionStatus, String) {
+    let codex = codex().expect("checked by the caller");
+    let setup = Setup::new(codex);
+    let args = json!({"cmd": "echo approved-output", "login": false, "yield_time_ms": 1000});
+    setup.mock.push_events(ev::tool_call("resp-1", "call-1", "exec_command", &args));
+    setup.mock.push_events(ev::assistant_message("resp-2", "msg-1", &["Done."]));
+    let client = setup.connect(builder).await;
+    let params = ThreadStartParams { approval_policy: Some(AskForApproval::Untrusted), ..Default::default() };
+    let thread = start_thread(&client, params).await;
+    let mut turn = client.start_turn(text_turn(&thread, "Run it")).await.unwrap();
+    let mut status = None;
+    while let Some(event) = tokio::time::timeout(T, turn.next()).await.unwrap() {
+        if let Event::Notification(n) = event {
+            if let ServerNotification::ItemCompleted { params, .. } = &*n {
+                if let ThreadItem::CommandExecution(item) = &params.item {
+                    status = Some(item.status.clone());
+                }
+            }
+        }
+    }
+    let requests = setup.mock.wait_for_requests(2, T).unwrap();
+    let output = requests[1].function_output("call-1").expect("the model got the tool output").to_string();
+    client.shutdown(Duration::from_secs(5)).await;
+    (status.expect("the command item completed"), output)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_approval_accepted_by_the_handler() {
+    if codex().is_none() {
+        return;
+    }
+    let asked = Arc::new(AtomicUsize::new(0));
+    let handler = Decide { decision: CommandExecutionApprovalDecision::Accept, asked: asked.clone() };
+    let (status, output) = command_turn(Client::builder().handler(handler)).await;
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert_eq!(status, CommandExecutionStatus::Completed);
+    assert!(output.contains("approved-output"), "{output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_approval_declined_by_the_handler() {
+    if codex().is_none() {
+        return;
+    }
+    let asked = Arc::new(AtomicUsize::new(0));
+    let handler = Decide { decision: CommandExecutionApprovalDecision::Decline, asked: asked.clone() };
+    let (status, output) = command_turn(Client::builder().handler(handler)).await;
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert_eq!(status, CommandExecutionStatus::Declined);
+    assert!(!output.contains("approved-output\\n"), "the command ran: {output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_handler_declines() {
+    if codex().is_none() {
+        return;
+    }
+    let (status, output) = command_turn(Client::builder()).await;
+    assert_eq!(status, CommandExecutionStatus::Declined);
+    assert!(!output.contains("approved-output\\n"), "the command ran: {output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_concurrent_turns_on_two_threads() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["First ", "answer"]));
+    setup.mock.push_events(ev::assistant_message("resp-2", "msg-2", &["Second ", "answer"]));
+    let client = setup.connect(Client::builder()).await;
+    let (a, b) = tokio::join!(start_thread(&client, ThreadStartParams::default()), start_thread(&client, ThreadStartParams::default()));
+    assert_ne!(a, b);
+    let (ta, tb) = tokio::join!(client.start_turn(text_turn(&a, "one")), client.start_turn(text_turn(&b, "two")));
+    let (mut ta, mut tb) = (ta.unwrap(), tb.unwrap());
+    let ((text_a, _), (text_b, _)) = tokio::join!(drain_turn(&mut ta), drain_turn(&mut tb));
+    // Which model answer each turn got depends on the order of its model request; each got
+    // one whole answer and not a mix.
+    let mut texts = [text_a, text_b];
+    texts.sort();
+    assert_eq!(texts, ["First answer", "Second answer"]);
+    client.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_from_the_turn_handle() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    setup.mock.push(MockBody::Slow {
+        head: vec![ev::created("resp-1"), ev::message_added("msg-1"), ev::text_delta("msg-1", "Working on it")],
+        tail: vec![ev::message_done("msg-1", "Working on it"), ev::completed("resp-1")],
+        max_hold: Duration::from_secs(15),
+    });
+    let client = setup.connect(Client::builder()).await;
+    let thread = start_thread(&client, ThreadStartParams::default()).await;
+    let mut turn = client.start_turn(text_turn(&thread, "Take your time")).await.unwrap();
+    loop {
+        let event = tokio::time::timeout(T, turn.next()).await.unwrap().expect("the turn streams");
+        if matches!(event.notification(), Some(ServerNotification::ItemAgentMessageDelta { .. })) {
+            break;
+        }
+    }
+    turn.interrupt().await.unwrap();
+    let completed = tokio::time::timeout(T, turn.wait()).await.unwrap().unwrap();
+    assert_eq!(completed.status, TurnStatus::Interrupted);
+    assert_eq!(setup.mock.wait_for_outcome(0, T).unwrap(), Outcome::ClientGone);
+    client.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_killed_mid_request() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    let transport = setup.command.spawn().unwrap();
+    let pid = transport.id().unwrap().to_string();
+    let client = tokio::time::timeout(T, Client::builder().connect(transport)).await.unwrap().unwrap();
+    let mut notifications = client.notifications();
+    // Frozen, the server cannot answer: the request stays pending until the kill. (The
+    // server runs in its own process group, whose id is the child's pid: the npm `codex` is
+    // a node script whose child is the native binary.)
+    let group = format!("-{pid}");
+    let signal = |sig: &str| assert!(std::process::Command::new("kill").args([sig, "--", &group]).status().unwrap().success());
+    signal("-STOP");
+    let pending = tokio::spawn({
+        let client = client.clone();
+        async move { client.request::<request::ThreadList>(ThreadListParams::default()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(client.pending_requests(), 1);
+    let killed = Instant::now();
+    signal("-KILL");
+    let outcome = tokio::time::timeout(Duration::from_secs(1), pending).await.expect("failed within 1 s").unwrap();
+    assert!(killed.elapsed() < Duration::from_secs(1));
+    match outcome {
+        Err(ClientError::ServerExited(exit)) => {
+            let status = exit.status.unwrap_or_default();
+            assert!(status.contains("9") || status.contains("KILL"), "{status}");
+        }
+        other => panic!("expected server exited, got {other:?}"),
+    }
+    // The notification stream ends; nothing hangs.
+    loop {
+        match tokio::time::timeout(T, notifications.next()).await.unwrap() {
+            None => break,
+            Some(_) => continue,
+        }
+    }
+    assert_eq!(client.pending_requests(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tap_of_a_real_session_is_a_transcript_without_drift() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Hi"]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.ndjson");
+    let client = setup.connect(Client::builder().tap(Tap::create(&path).unwrap())).await;
+    let thread = start_thread(&client, ThreadStartParams::default()).await;
+    let mut turn = client.start_turn(text_turn(&thread, "hi")).await.unwrap();
+    drain_turn(&mut turn).await;
+    client.shutdown(Duration::from_secs(5)).await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let entries: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(entries.len() > 10);
+    assert_eq!(entries[0]["dir"], "c2s");
+    assert!(entries[0]["line"].as_str().unwrap().contains("\"initialize\""));
+    assert!(entries.iter().any(|e| e["dir"] == "s2c" && e["line"].as_str().unwrap().contains("turn/completed")));
+}
+
+/// `codex app-server --listen URL ...` in its own process group, killed on drop.
+struct Listening {
+    child: std::process::Child,
+}
+
+impl Listening {
+    fn start(setup: &Setup, codex: &std::path::Path, args: &[&str]) -> Listening {
+        use std::os::unix::process::CommandExt as _;
+        let mut cmd = std::process::Command::new(codex);
+        cmd.arg("app-server").args(args).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+        cmd.stderr(std::process::Stdio::null()).process_group(0);
+        setup.home.configure(&mut cmd);
+        Listening { child: cmd.spawn().unwrap() }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{}", self.child.id())]).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Retries `connect` until the server listens (at most `T`).
+async fn connect_when_ready(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
+    let deadline = Instant::now() + T;
+    loop {
+        match Client::builder().connect_ws(url, token).await {
+            Err(ClientError::Transport(e)) if e.http_status.is_none() && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn one_turn(client: &Client, setup: &Setup, text: &str) {
+    setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &[text]));
+    let thread = start_thread(client, ThreadStartParams::default()).await;
+    let mut turn = client.start_turn(text_turn(&thread, "hi")).await.unwrap();
+    assert_eq!(drain_turn(&mut turn).await.0, text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_with_the_right_and_a_wrong_token() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex.clone());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let token_file = setup.home.path().join("ws-token");
+    std::fs::write(&token_file, "right-token").unwrap();
+    let url = format!("ws://127.0.0.1:{port}");
+    let _server = Listening::start(
+        &setup,
+        &codex,
+        &["--listen", &url, "--ws-auth", "capability-token", "--ws-token-file", token_file.to_str().unwrap()],
+    );
+    let client = tokio::time::timeout(T, connect_when_ready(&url, Some("right-token"))).await.unwrap().unwrap();
+    assert!(client.version_check().unwrap().matches());
+    one_turn(&client, &setup, "over websocket").await;
+
+    let started = Instant::now();
+    for token in [Some("wrong-token"), None] {
+        match tokio::time::timeout(T, Client::builder().connect_ws(&url, token)).await.expect("no hang") {
+            Err(ClientError::Transport(e)) => {
+                assert_eq!(e.http_status, Some(401), "{e}");
+                assert!(e.to_string().contains("401"), "{e}");
+            }
+            other => panic!("expected HTTP 401, got {other:?}"),
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+    client.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unix_socket() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex.clone());
+    let socket = setup.home.path().join("app-server.sock");
+    let url = format!("unix://{}", socket.display());
+    let _server = Listening::start(&setup, &codex, &["--listen", &url]);
+    let client = tokio::time::timeout(T, connect_when_ready(&url, None)).await.unwrap().unwrap();
+    assert!(client.version_check().unwrap().matches());
+    one_turn(&client, &setup, "over a unix socket").await;
+    client.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_client_kills_the_server() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    let transport = setup.command.spawn().unwrap();
+    let pid = transport.id().unwrap();
+    let client = tokio::time::timeout(T, Client::builder().connect(transport)).await.unwrap().unwrap();
+    drop(client);
+    let alive = || std::process::Command::new("kill").args(["-0", "--", &format!("-{pid}")]).stderr(std::process::Stdio::null()).status().unwrap().success();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(), "the server's process group is still alive");
+}

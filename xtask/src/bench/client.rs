@@ -1,0 +1,236 @@
+//! The client's benchmarks (`codex-app-client` over its in-memory transport), run by
+//! `cargo xtask bench` after the decode benchmarks:
+//!
+//! - `client_vs_decode`: the recorded notifications and server requests, repeated to
+//!   `--lines` lines, fed through an in-memory transport into a client and delivered to a
+//!   consumer that reads [`Client::notifications`] (server requests are answered by the
+//!   default handler), against bare `TypedServerMessage::from_line_with` of the same lines.
+//!   Both run on one thread (a current-thread runtime), so the ratio compares the work done,
+//!   not parallelism. Responses are left out: without a request of its own the client only
+//!   reads a response's envelope, which would flatter it. The ratio is bare time / client
+//!   time (1.0: no overhead; the target is at least 0.8).
+//! - Request round trip: `request::<ThreadList>` answered by a task playing the server, one
+//!   at a time; the median in microseconds.
+//! - Peak memory with a consumer that never reads: in a fresh process (this binary again, so
+//!   no memory freed by the other benchmarks is reused), the rise of the peak resident size
+//!   while 100,000 notifications go through a client whose one notification stream is never
+//!   read, after which a request still gets its answer; with the default buffer (1,024) and,
+//!   for comparison, a buffer that holds every notification.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use codex_app_client::protocol::jsonrpc::Parts;
+use codex_app_client::protocol::{request, Message, ServerMessage, ThreadListParams, TypedServerMessage};
+use codex_app_client::transport::memory::{MemoryTransport, ServerEnd};
+use codex_app_client::{Client, Event};
+
+/// The distinct recorded lines that are notifications or server requests.
+pub fn client_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    lines.filter(|line| matches!(ServerMessage::from_line(line), Ok(Message::Notification(_) | Message::Request(_)))).collect()
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")
+}
+
+/// Runs the client benchmarks and prints their results and `key=value` lines.
+pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()> {
+    if distinct.is_empty() {
+        bail!("no notifications or server requests in the fixtures");
+    }
+    let input: Vec<String> = (0..lines).map(|n| distinct[n % distinct.len()].to_owned()).collect();
+    let notifications = input.iter().filter(|l| matches!(ServerMessage::from_line(l), Ok(Message::Notification(_)))).count();
+    println!(
+        "\nclient: {lines} lines ({notifications} notifications, {} server requests) from {} distinct recorded lines",
+        lines - notifications,
+        distinct.len()
+    );
+    let rt = runtime()?;
+    let mut bare = Vec::new();
+    let mut client = Vec::new();
+    let mut lagged = 0;
+    for round in 0..=rounds {
+        let started = Instant::now();
+        let ok = input.iter().filter(|line| black_box(TypedServerMessage::from_line_with(line, |_| None::<&str>)).is_ok()).count();
+        let bare_time = started.elapsed();
+        if ok != lines {
+            bail!("{} of {lines} lines did not decode", lines - ok);
+        }
+        let (client_time, lost) = rt.block_on(through_client(&input, notifications))?;
+        if round > 0 {
+            bare.push(bare_time);
+            client.push(client_time);
+            lagged += lost;
+        }
+    }
+    let bare = median(bare);
+    let client = median(client);
+    println!("{:<30} {:>10.1} ms", "decode typed (bare)", bare.as_secs_f64() * 1e3);
+    println!("{:<30} {:>10.1} ms  ({lagged} notifications lagged over {rounds} rounds)", "client (in-memory, delivered)", client.as_secs_f64() * 1e3);
+
+    let round_trips = rt.block_on(round_trips(10_000))?;
+    let rt_median = median(round_trips);
+    println!("{:<30} {:>10.1} µs median over 10,000 sequential requests", "request round trip", rt_median.as_secs_f64() * 1e6);
+
+    let memory = memory_in_child(1024)?;
+    let unbounded = memory_in_child(100_000)?;
+    match (memory, unbounded) {
+        (Some(peak), Some(all)) => println!(
+            "{:<30} {:>10.1} MB peak rise, 100,000 notifications never read (buffer 1,024; a buffer holding all: {all:.1} MB)",
+            "memory (non-reading consumer)", peak
+        ),
+        _ => println!("memory (non-reading consumer): not measured (no /proc/self/status)"),
+    }
+    println!();
+    println!("client_vs_decode={:.2}", bare.as_secs_f64() / client.as_secs_f64());
+    println!("client_request_round_trip_us={:.1}", rt_median.as_secs_f64() * 1e6);
+    if let Some(peak) = memory {
+        println!("client_peak_memory_non_reading_mb={peak:.1}");
+    }
+    Ok(())
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Connects a client to an in-memory server end without the handshake.
+fn start(buffer: usize) -> (Client, ServerEnd) {
+    let (transport, server) = MemoryTransport::pair(1024);
+    (Client::builder().notification_buffer(buffer).start(transport), server)
+}
+
+/// Feeds `input` through a client; returns the time until the consumer has every
+/// notification (or its lag report), and how many lagged.
+async fn through_client(input: &[String], notifications: usize) -> anyhow::Result<(Duration, u64)> {
+    let (client, server) = start(4096);
+    let mut stream = client.notifications();
+    let consumer = tokio::spawn(async move {
+        let (mut seen, mut lagged) = (0usize, 0u64);
+        while seen < notifications {
+            match stream.next().await {
+                Some(Event::Notification(n)) => {
+                    black_box(&n);
+                    seen += 1;
+                }
+                Some(Event::Lagged(n)) => {
+                    lagged += n;
+                    seen += n as usize;
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        (seen, lagged)
+    });
+    let started = Instant::now();
+    let to_client = server.to_client.clone();
+    let lines: Vec<String> = input.to_vec();
+    let feeder = tokio::spawn(async move {
+        for line in lines {
+            if to_client.send(line).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (seen, lagged) = consumer.await?;
+    let elapsed = started.elapsed();
+    feeder.await?;
+    if seen < notifications {
+        bail!("the consumer saw {seen} of {notifications} notifications");
+    }
+    drop(server);
+    drop(client);
+    Ok((elapsed, lagged))
+}
+
+/// Answers every request with an empty thread list.
+fn serve(mut server: ServerEnd) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(line) = server.recv().await {
+            let Some(id) = Parts::parse(&line).ok().and_then(|p| p.id) else { continue };
+            let id = serde_json::to_string(&id).unwrap_or_default();
+            if server.send(format!(r#"{{"id":{id},"result":{{"data":[],"nextCursor":null}}}}"#)).await.is_err() {
+                break;
+            }
+        }
+    })
+}
+
+async fn round_trips(n: usize) -> anyhow::Result<Vec<Duration>> {
+    let (client, server) = start(1024);
+    let task = serve(server);
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        black_box(client.request::<request::ThreadList>(ThreadListParams::default()).await?);
+        times.push(started.elapsed());
+    }
+    drop(client);
+    task.abort();
+    Ok(times)
+}
+
+/// `VmRSS` or `VmHWM` of this process in MB.
+fn status_mb(key: &str) -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Runs [`memory_child`] in a fresh process; its peak RSS rise in MB.
+fn memory_in_child(buffer: usize) -> anyhow::Result<Option<f64>> {
+    let exe = std::env::current_exe().context("this binary")?;
+    let out = std::process::Command::new(exe)
+        .args(["bench", "--lines", "100000", "--client-memory", &buffer.to_string()])
+        .output()
+        .context("running the memory measurement")?;
+    if !out.status.success() {
+        bail!("the memory measurement failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text.lines().find_map(|l| l.strip_prefix("peak_rss_rise_mb=")).and_then(|v| v.parse().ok()))
+}
+
+/// In a fresh process: the peak RSS rise while `n` notifications pass a client (notification
+/// buffer `buffer`) whose stream is never read. Prints `peak_rss_rise_mb=`.
+pub fn memory_child(distinct: &[&str], n: usize, buffer: usize) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    if let Some((peak, _)) = rt.block_on(peak_memory_non_reading(distinct, n, buffer))? {
+        println!("peak_rss_rise_mb={peak:.1}");
+    }
+    Ok(())
+}
+
+/// The rise of peak RSS while `n` notifications pass a client whose stream is never read.
+async fn peak_memory_non_reading(distinct: &[&str], n: usize, buffer: usize) -> anyhow::Result<Option<(f64, f64)>> {
+    let notifications: Vec<&str> = distinct.iter().copied().filter(|l| matches!(ServerMessage::from_line(l), Ok(Message::Notification(_)))).collect();
+    if notifications.is_empty() {
+        bail!("no notifications in the fixtures");
+    }
+    let (client, mut server) = start(buffer);
+    let _idle = client.notifications(); // subscribed, never read
+    // Reset the peak to the current size (Linux: "5" resets VmHWM).
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let Some(before) = status_mb("VmRSS:") else { return Ok(None) };
+    let mut bytes = 0usize;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.request::<request::ThreadList>(ThreadListParams::default()).await }
+    });
+    let request = server.recv().await.context("the request")?;
+    for k in 0..n {
+        let line = notifications[k % notifications.len()];
+        bytes += line.len();
+        server.send(line).await?;
+    }
+    let id = Parts::parse(&request).ok().and_then(|p| p.id).context("request id")?;
+    server.send(format!(r#"{{"id":{},"result":{{"data":[],"nextCursor":null}}}}"#, serde_json::to_string(&id)?)).await?;
+    tokio::time::timeout(Duration::from_secs(30), call).await.context("the response did not arrive")???;
+    let peak = if reset { status_mb("VmHWM:") } else { status_mb("VmRSS:") };
+    Ok(peak.map(|p| ((p - before).max(0.0), bytes as f64 / 1e6)))
+}
