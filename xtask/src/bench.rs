@@ -33,6 +33,7 @@ use codex_app_traffic::transcript::{self, Dir, Entry, Format};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+#[cfg(feature = "client-bench")]
 mod client;
 #[cfg(feature = "peer")]
 mod peer;
@@ -100,6 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let (samples, skipped) = samples(&files)?;
+    #[cfg(feature = "client-bench")]
     if let Some(buffer) = args.client_memory {
         let distinct = client::client_lines(samples.iter().map(|s| s.line.as_str()));
         return client::memory_child(&distinct, args.lines, buffer);
@@ -200,9 +202,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             println!("{key}={:.2}", other.as_secs_f64() / typed.as_secs_f64());
         }
     }
-    if args.only.as_deref().map_or(true, |only| "client".contains(only) || only.contains("client")) {
+    let client_benches = args.only.as_deref().map_or(true, |only| "client".contains(only) || only.contains("client"));
+    #[cfg(feature = "client-bench")]
+    if client_benches {
         let distinct = client::client_lines(input.samples.iter().map(|s| s.line.as_str()));
         client::run(&distinct, args.lines, args.rounds)?;
+    }
+    #[cfg(not(feature = "client-bench"))]
+    if client_benches {
+        println!("
+client benchmarks: not built (xtask-traffic needs `--features client-bench`; `cargo xtask bench` turns it on)");
     }
     Ok(())
 }

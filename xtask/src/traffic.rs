@@ -22,8 +22,9 @@ pub fn forward(command: &str, forwarded: Forwarded) -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
     cmd.current_dir(crate::root()).args(["run", "--release", "--quiet", "--package", "xtask", "--bin", "xtask-traffic"]);
-    if command == "bench" && forwarded.args.iter().any(|a| a == "--peer") {
-        cmd.args(["--features", "peer"]);
+    if command == "bench" {
+        let peer = forwarded.args.iter().any(|a| a == "--peer");
+        cmd.args(["--features", if peer { "client-bench,peer" } else { "client-bench" }]);
     }
     let status = cmd.arg("--").arg(command).args(&forwarded.args).status().context("cannot run cargo")?;
     if !status.success() {

@@ -15,6 +15,8 @@ use serde_json::json;
 
 const T: Duration = Duration::from_secs(20);
 
+// A session recorded through the tap is checked by the traffic crate, as a user's CI does.
+
 /// Lines that need escaping, a non-JSON server line, both directions: the tap's file is the
 /// transcript of exactly what went over the wire.
 #[tokio::test]
