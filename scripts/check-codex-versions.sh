@@ -78,7 +78,7 @@ for v in "${versions[@]}"; do
     cd "$copy" || exit 1
 
     if step regen cargo xtask regen --codex "$bin"; then
-        types=$(grep -o '[0-9]* types' "$log" | tail -1 | cut -d' ' -f1)
+        types=$(grep -o -E 'codex [^ ]+: [0-9]+ types' "$log" | tail -1 | awk '{print $3}')
         if [ -n "${COMPILE_ONLY:-}" ]; then
             if step check cargo check --workspace --exclude codex-app-client --all-targets && step check-stable cargo check -p codex-app-protocol --all-targets; then
                 build=checked

@@ -146,7 +146,17 @@ pub(crate) struct RouteKey {
 pub(crate) fn route_key(notification: &ServerNotification) -> RouteKey {
     let mut found = Found::default();
     // The probe never fails on a value it does not look at; an error leaves what was found.
-    let _ = notification.serialize(Probe { mode: Mode::Top, found: &mut found });
+    match notification {
+        // A method this crate does not know keeps its params as exact text (`RawJson`), which
+        // serializes as an opaque token: probe the parsed value instead.
+        ServerNotification::Unrecognized { params, .. } => {
+            let params = params.as_ref().and_then(|p| p.parse::<serde_json::Value>().ok());
+            let _ = serde_json::json!({ "params": params }).serialize(Probe { mode: Mode::Top, found: &mut found });
+        }
+        known => {
+            let _ = known.serialize(Probe { mode: Mode::Top, found: &mut found });
+        }
+    }
     RouteKey { thread: found.thread, turn: found.turn_id.or(found.turn_dot_id), item: found.item_id }
 }
 
