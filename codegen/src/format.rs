@@ -39,10 +39,50 @@ pub fn render(header: &Header, file: &str, parts: Vec<Part>) -> Result<String, E
             Part::Tokens(tokens) => {
                 let parsed: syn::File = syn::parse2(tokens)
                     .map_err(|e| Error::new("", format!("generated tokens for {file} do not parse as Rust: {e}")))?;
-                out.push_str(&prettyplease::unparse(&parsed));
+                out.push_str(&cfg_arms_on_one_line(&prettyplease::unparse(&parsed)));
             }
             Part::Text(text) => out.push_str(&text),
         }
     }
     Ok(out)
+}
+
+/// Puts a match arm's `#[cfg(...)]` on the arm's line (`#[cfg(feature = "experimental")]
+/// Self::ThreadSearch { .. } => "thread/search",`), where prettyplease gives every attribute
+/// a line of its own: the method matches have one arm per method, most of them gated.
+fn cfg_arms_on_one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let attr = line.trim_start();
+        let is_cfg = attr.starts_with("#[cfg(") && attr.ends_with(")]");
+        if let (true, Some(next)) = (is_cfg, lines.peek()) {
+            let arm = next.trim_start();
+            if (arm.starts_with("Self::") || arm.starts_with('"')) && next.contains("=>") {
+                out.push_str(line);
+                out.push(' ');
+                out.push_str(arm);
+                out.push('\n');
+                lines.next();
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cfg_arms_on_one_line;
+
+    #[test]
+    fn joins_gated_match_arms_only() {
+        let text = "    #[cfg(feature = \"x\")]\n    Self::A { .. } => \"a\",\n    #[cfg(feature = \"x\")]\n    \"b\" => Self::B,\n    #[cfg(feature = \"x\")]\n    pub enum C {}\n";
+        assert_eq!(
+            cfg_arms_on_one_line(text),
+            "    #[cfg(feature = \"x\")] Self::A { .. } => \"a\",\n    #[cfg(feature = \"x\")] \"b\" => Self::B,\n    #[cfg(feature = \"x\")]\n    pub enum C {}\n"
+        );
+    }
 }

@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::codec::{self, ParamsError};
+use crate::codec;
+pub use crate::codec::ParamsError;
+use crate::side::ResultEnum;
 use crate::framing::{FramingError, LineReader};
 use crate::{ClientNotification, ClientRequest, ClientResponse, Request, RequestId, ServerNotification, ServerRequest, ServerResponse};
 
@@ -185,8 +187,9 @@ pub type TypedServerMessage = Message<ServerRequest, ServerNotification, TypedRe
 pub type TypedClientMessage = Message<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>;
 
 /// A request or notification enum that can be decoded from an envelope. Implemented for the
-/// four generated method enums.
-pub trait FromParts: Sized {
+/// four generated method enums; plumbing of [`Message::from_line`], sealed.
+#[doc(hidden)]
+pub trait FromParts: Sized + private::Sealed {
     /// Decodes the message from envelope parts already read.
     fn from_parts(parts: &Parts<'_>) -> Result<Self, ParamsError>;
 
@@ -200,8 +203,10 @@ pub trait FromParts: Sized {
     }
 }
 
-/// How a successful response is kept: [`Response`] or [`TypedResponse`].
-pub trait FromResult: Sized {
+/// How a successful response is kept: [`Response`] or [`TypedResponse`]. Plumbing of
+/// [`Message::from_line`]; sealed.
+#[doc(hidden)]
+pub trait FromResult: Sized + private::Sealed {
     /// Decodes the response `id` from its `result`; `method` is the method of the request it
     /// answers, when the caller knows it.
     fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, method: Option<&str>, result: D) -> Result<Self, D::Error>;
@@ -213,22 +218,29 @@ impl FromResult for Response {
     }
 }
 
-macro_rules! typed_result {
-    ($($t:ty),*) => {$(
-        /// Without the method (no pending request has this id) the result is kept as
-        /// `Unrecognized`.
-        impl FromResult for TypedResponse<$t> {
-            fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, method: Option<&str>, result: D) -> Result<Self, D::Error> {
-                let result = match method {
-                    Some(method) => <$t>::deserialize_result(method, result)?,
-                    None => <$t>::Unrecognized(RawJson::deserialize(result)?),
-                };
-                Ok(TypedResponse { id, result })
-            }
-        }
-    )*};
+/// Without the method (no pending request has this id) the result is kept as `Unrecognized`.
+impl<R: ResultEnum> FromResult for TypedResponse<R> {
+    fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, method: Option<&str>, result: D) -> Result<Self, D::Error> {
+        let result = match method {
+            Some(method) => R::deserialize_result(method, result)?,
+            None => R::unrecognized(RawJson::deserialize(result)?),
+        };
+        Ok(TypedResponse { id, result })
+    }
 }
-typed_result!(ClientResponse, ServerResponse);
+
+impl<R: ResultEnum> private::Sealed for TypedResponse<R> {}
+impl private::Sealed for Response {}
+impl private::Sealed for ClientRequest {}
+impl private::Sealed for ServerRequest {}
+impl private::Sealed for ServerNotification {}
+impl private::Sealed for ClientNotification {}
+
+mod private {
+    /// Implemented only by this crate's message types: the decoding traits are not meant to be
+    /// implemented elsewhere.
+    pub trait Sealed {}
+}
 
 /// The members of one message, with `params` and `result` still raw.
 #[derive(Debug, Default)]
@@ -641,8 +653,9 @@ impl<Req: Serialize, Notif: Serialize, Res: Serialize> Message<Req, Notif, Res> 
 
 }
 
-/// The method of a request or notification enum.
-pub trait HasMethod {
+/// The method of a request or notification enum (see [`crate::side::MethodEnum`]); sealed.
+#[doc(hidden)]
+pub trait HasMethod: private::Sealed {
     fn method(&self) -> &str;
 }
 
@@ -666,6 +679,39 @@ impl<Req: Serialize, Notif: Serialize, Res: Serialize> Serialize for Message<Req
             Message::Error(e) => e.serialize(serializer),
         }
     }
+}
+
+/// A message from any serde deserializer, decoded exactly as [`Message::from_line`] decodes
+/// its text: the value is read as JSON text first (exact with `serde_json::from_str`,
+/// `from_slice` and `from_reader`; from a `Value`, numbers are as the `Value` holds them),
+/// then decoded in one pass. An error carries the [`DecodeError`]'s method and serde path.
+impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult> Deserialize<'de> for Message<Req, Notif, Res> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        Message::from_line(raw.get()).map_err(de::Error::custom)
+    }
+}
+
+/// `Deserialize` for a request or notification enum: the whole message object
+/// (`{"id", "method", "params"}`), as [`Message::from_line`] reads it.
+macro_rules! deserialize_message {
+    ($($t:ident: $message:ty, $variant:ident, $what:literal;)*) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                match <$message>::deserialize(deserializer)? {
+                    Message::$variant(message) => Ok(message),
+                    _ => Err(de::Error::custom(concat!("expected ", $what, " (a message with a `method`)"))),
+                }
+            }
+        }
+    )*};
+}
+
+deserialize_message! {
+    ClientRequest: ClientMessage, Request, "a request";
+    ClientNotification: ClientMessage, Notification, "a notification";
+    ServerRequest: ServerMessage, Request, "a request";
+    ServerNotification: ServerMessage, Notification, "a notification";
 }
 
 /// Decoded messages of an NDJSON stream, each error with its line number; an error in one

@@ -12,9 +12,14 @@
 //!   member, keys matched as strings, unknown keys skipped or kept) and `Deserialize`.
 //! - [`wire_enum!`]: a string enum, `Variant = "wire",` per value, plus the catch-all
 //!   `Unrecognized(String)`. `as_str`, `Serialize` and decoding all read the same table.
+//! - [`wire_tagged!`] and [`wire_untagged!`]: the two kinds of union that carry no tag of
+//!   their own in the Rust type, from one table of arms each.
+//!
+//! Every macro also writes the type's [`Inspect`](crate::inspect::Inspect) walk from the same
+//! statement.
 //!
 //! The presence of a member decides how its field is written and read; each is a module with
-//! the same three functions (`write`, `read`, `finish`), so the macros need no case analysis:
+//! the same functions (`write`, `read`, `finish`, `inspect`), so the macros need no case analysis:
 //!
 //! | presence | field | absent | `null` | written |
 //! |---|---|---|---|---|
@@ -102,6 +107,17 @@ macro_rules! wire_struct {
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::codec::deserialize_struct(deserializer)
+            }
+        }
+
+        impl $crate::inspect::Inspect for $name {
+            #[allow(unused_variables, deprecated)]
+            fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
+                $(
+                    $(#[cfg($cfg)])?
+                    $crate::wire_macros::$presence::inspect(path, inspector, stringify!($name), $wire, &self.$field);
+                )*
+                $($crate::inspect::Inspect::inspect(&self.$extra, path, inspector);)?
             }
         }
 
@@ -212,13 +228,152 @@ macro_rules! wire_enum {
                 $crate::codec::deserialize_string_enum(deserializer)
             }
         }
+
+        impl $crate::inspect::Inspect for $name {
+            fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
+                if let Self::Unrecognized(_) = self {
+                    inspector.unrecognized(path, stringify!($name));
+                }
+            }
+        }
     };
 }
 
-pub(crate) use {constructor, unknown_member, wire_enum, wire_struct};
+/// An internally tagged union (`{"type": "tag", ...members}`) and its wire impls, from one
+/// table: `Variant(Payload) = "tag",` per arm, plus the catch-all `Unrecognized` that keeps an
+/// unknown arm's object. `Serialize` (the tag first, then the payload's members), the tag-first
+/// decoding and the walk all read the same table.
+macro_rules! wire_tagged {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident (tag = $tag:literal) {
+            $(
+                $(#[doc = $doc:literal])*
+                $(#[cfg($cfg:meta)])?
+                $variant:ident($payload:ty) = $wire:literal,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(serde::Serialize)]
+        #[serde(tag = $tag)]
+        pub enum $name {
+            $(
+                $(#[doc = $doc])*
+                $(#[cfg($cfg)])?
+                #[serde(rename = $wire)]
+                $variant($payload),
+            )*
+            /// A variant this version of the crate does not know; the whole object, kept as it came.
+            #[serde(untagged)]
+            Unrecognized(serde_json::Map<String, serde_json::Value>),
+        }
+
+        impl $crate::codec::TaggedUnion for $name {
+            const TAG: &'static str = $tag;
+            const EXPECTING: &'static str = concat!("`", stringify!($name), "` (a JSON object with a `", $tag, "` member)");
+
+            fn deserialize_arm<'de, D: serde::Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error> {
+                Ok(match tag {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $wire => Self::$variant(serde::Deserialize::deserialize(payload)?),
+                    )*
+                    _ => Self::Unrecognized($crate::codec::unrecognized_arm(Self::TAG, tag, payload)?),
+                })
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::codec::deserialize_tagged(deserializer)
+            }
+        }
+
+        impl $crate::inspect::Inspect for $name {
+            fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(payload) => {
+                            $crate::inspect::variant(path, inspector, stringify!($name), stringify!($variant), Some($wire), payload)
+                        }
+                    )*
+                    Self::Unrecognized(_) => inspector.unrecognized(path, stringify!($name)),
+                }
+            }
+        }
+    };
+}
+
+/// An untagged union (each arm its own JSON) and its wire impls, from one table:
+/// `Variant(Type) = index if <codec::Match>,` per arm, where the [`codec::Match`] states what the
+/// arm's schema accepts. Decoding picks the arm by those (the way the schema would pick it)
+/// and decodes only that arm; `Serialize` writes the arm's value; the walk reports the arm.
+macro_rules! wire_untagged {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                $(#[cfg($cfg:meta)])?
+                $variant:ident($ty:ty) = $index:literal if $accepts:expr,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(serde::Serialize)]
+        #[serde(untagged)]
+        pub enum $name {
+            $(
+                $(#[doc = $doc])*
+                $(#[cfg($cfg)])?
+                $variant($ty),
+            )*
+        }
+
+        impl $crate::codec::UntaggedUnion for $name {
+            const EXPECTING: &'static str = concat!("`", stringify!($name), "` (one of: ", stringify!($($variant),*), ")");
+            const ARMS: &'static [(usize, $crate::codec::Match)] = &[$($(#[cfg($cfg)])? ($index, $accepts),)*];
+
+            fn decode_arm(arm: usize, deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<Self> {
+                Ok(match arm {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $index => Self::$variant(serde::Deserialize::deserialize(deserializer)?),
+                    )*
+                    _ => return Err(serde::de::Error::custom("no such variant")),
+                })
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::codec::deserialize_untagged(deserializer)
+            }
+        }
+
+        impl $crate::inspect::Inspect for $name {
+            fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(value) => {
+                            $crate::inspect::variant(path, inspector, stringify!($name), stringify!($variant), None, value)
+                        }
+                    )*
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use {constructor, unknown_member, wire_enum, wire_struct, wire_tagged, wire_untagged};
 
 use serde::de::{self, Deserialize, MapAccess};
 use serde::ser::{Serialize, SerializeMap};
+
+use crate::inspect::{Inspect, Inspector, Step};
 
 /// A member that must be present: the field is `T`.
 pub mod required {
@@ -245,6 +400,11 @@ pub mod required {
     #[inline]
     pub fn finish<T, E: de::Error>(slot: Option<T>, wire: &'static str) -> Result<T, E> {
         crate::codec::required(slot, wire)
+    }
+
+    #[inline]
+    pub fn inspect<'a, T: Inspect>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, _ty: &'static str, wire: &'static str, value: &'a T) {
+        crate::inspect::member(path, inspector, wire, value)
     }
 }
 
@@ -282,6 +442,8 @@ pub mod optional {
     pub fn finish<T, E: de::Error>(slot: Option<Option<T>>, _wire: &'static str) -> Result<Option<T>, E> {
         Ok(slot.flatten())
     }
+
+    pub use super::required::inspect;
 }
 
 /// A member that must be present but may be `null`: the field is `Option<T>`, always written
@@ -297,6 +459,7 @@ pub mod required_nullable {
     }
 
     pub(crate) use super::optional::{finish, read, start};
+    pub use super::required::inspect;
 }
 
 /// A member whose `null` means something other than its absence: the field is
@@ -323,5 +486,13 @@ pub mod optional_nullable {
     #[inline]
     pub fn finish<T, E: de::Error>(slot: Option<Option<Option<T>>>, _wire: &'static str) -> Result<Option<Option<T>>, E> {
         Ok(slot.flatten())
+    }
+
+    /// Reports the member as one whose `null` is not its absence, then walks it.
+    pub fn inspect<'a, T: Inspect>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, ty: &'static str, wire: &'static str, value: &'a T) {
+        path.push(Step::Key(wire));
+        inspector.null_meaningful(path, ty);
+        value.inspect(path, inspector);
+        path.pop();
     }
 }

@@ -16,7 +16,7 @@
 //!    as untyped instead). Error responses are decoded as `ErrorResponse`.
 //! 4. Every decoded message is encoded again and compared with the line, as JSON values, under
 //!    the crate's null policy: a member whose value is `null` equals an absent member, except
-//!    where the type is `Option<Option<T>>` ([`crate::null_policy`]); a top-level
+//!    where the type is `Option<Option<T>>` (reported by the generated walk); a top-level
 //!    `"jsonrpc": "2.0"` is dropped by design; numbers compare by value (`1` equals `1.0`).
 //!    - A member the re-encoding lost is a field the types do not know: [`Kind::UnknownField`].
 //!      Its path comes from `serde_ignored` wrapped around the params/result decode of the
@@ -27,7 +27,12 @@
 //!    - Any other difference (a changed value, an added member, a different array length, a
 //!      `null`/absent change of an `Option<Option<T>>` member) is [`Kind::RoundTrip`].
 //! 5. `Unrecognized` variants anywhere inside the decoded value (unknown enum values and union
-//!    tags, which round-trip unchanged): [`Kind::UnknownVariant`]; see [`crate::unrecognized`].
+//!    tags, which round-trip unchanged): [`Kind::UnknownVariant`], found by the walk the
+//!    protocol crate generates with every type ([`crate::unrecognized`]), which also says
+//!    where a member is `Option<Option<T>>`.
+//!
+//! Both directions go through one function, generic over the protocol crate's
+//! [`Side`](codex_app_protocol::side::Side).
 //!
 //! Lines marked `"bad": true` are checked the same way, but what is found on them is reported
 //! as expected and is not drift.
@@ -36,17 +41,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::{self, Write as _};
 use std::path::Path;
 
+use codex_app_protocol::inspect::{Inspect, Step};
 use codex_app_protocol::jsonrpc::{DecodeError, DecodeErrorKind, Parts};
-use codex_app_protocol::{
-    ClientMessage, ClientNotification, ClientRequest, ClientResponse, Message, Notification, NotificationVisitor,
-    Request, RequestId, RequestVisitor, ServerMessage, ServerNotification, ServerRequest, ServerResponse,
-};
+use codex_app_protocol::side::{self, MessageOf, MethodEnum, ResultEnum, Side};
+use codex_app_protocol::{ClientNotification, ClientRequest, Message, Notification, NotificationVisitor, Request, RequestId, RequestVisitor};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::null_policy::DoubleOptions;
 use crate::path::{join, push_index, push_key, split_last};
 use crate::transcript::{self, Dir, Entry, Format, TranscriptError};
 use crate::unrecognized;
@@ -214,8 +217,6 @@ struct Checker {
     /// Requests waiting for a response, per direction (`1` and `"1"` are different ids).
     pending: [HashMap<RequestId, String>; 2],
     report: Report,
-    /// Reused buffer for `Debug` text.
-    debug: String,
 }
 
 fn slot(dir: Dir) -> usize {
@@ -231,13 +232,13 @@ struct Typed<'a> {
     original: &'a Value,
     /// The re-encoded message.
     reencoded: Value,
-    /// Path of the value whose `Debug` text is scanned (`""` for a whole message, `result`).
-    debug_root: &'static str,
+    /// Where the typed value sits in the message (`[]` for a whole message, `result`).
+    root: &'static [Step<'static>],
 }
 
 impl Checker {
     fn new(one_sided: bool) -> Checker {
-        Checker { one_sided, pending: Default::default(), report: Report::default(), debug: String::new() }
+        Checker { one_sided, pending: Default::default(), report: Report::default() }
     }
 
     fn find(&mut self, e: &Entry, kind: Kind, method: Option<&str>, path: Option<String>, detail: impl Into<String>) {
@@ -281,8 +282,8 @@ impl Checker {
             self.pending[slot(e.dir)].insert(id.clone(), method.to_string());
         }
         let typed = match e.dir {
-            Dir::C2s => self.client_line(e, &value, parts),
-            Dir::S2c => self.server_line(e, &value, parts),
+            Dir::C2s => self.line::<side::Client>(e, &value, parts),
+            Dir::S2c => self.line::<side::Server>(e, &value, parts),
         };
         if typed {
             self.report.typed += 1;
@@ -300,9 +301,11 @@ impl Checker {
         }
     }
 
-    fn client_line(&mut self, e: &Entry, value: &Value, parts: Parts<'_>) -> bool {
+    /// A line sent by side `S`: its requests and notifications are `S`'s, its responses answer
+    /// requests of `S::Peer` and are typed by `S::Response`.
+    fn line<S: Side>(&mut self, e: &Entry, value: &Value, parts: Parts<'_>) -> bool {
         let (params, result) = (parts.params, parts.result);
-        match ClientMessage::from_envelope(parts) {
+        match MessageOf::<S>::from_envelope(parts) {
             Err(err) => {
                 self.decode_error(e, err);
                 false
@@ -310,75 +313,34 @@ impl Checker {
             Ok(Message::Request(req)) => {
                 let method = req.method().to_owned();
                 self.seen(e.dir, MessageKind::Request, &method);
-                if matches!(req, ClientRequest::Unrecognized { .. }) {
-                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such client request in this version of the crate");
+                if req.is_unrecognized() {
+                    let detail = format!("no such {} request in this version of the crate", S::NAME);
+                    self.find(e, Kind::UnknownMethod, Some(&method), None, detail);
                     return false;
                 }
-                self.typed_message(e, &method, value, &req, || ClientRequest::visit_method(&method, IgnoredParams(params)))
+                self.typed_message(e, &method, value, &req, || S::visit_request(&method, IgnoredParams(params)))
             }
             Ok(Message::Notification(n)) => {
                 let method = n.method().to_owned();
                 self.seen(e.dir, MessageKind::Notification, &method);
-                if matches!(n, ClientNotification::Unrecognized { .. }) {
-                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such client notification in this version of the crate");
+                if n.is_unrecognized() {
+                    let detail = format!("no such {} notification in this version of the crate", S::NAME);
+                    self.find(e, Kind::UnknownMethod, Some(&method), None, detail);
                     return false;
                 }
-                self.typed_message(e, &method, value, &n, || ClientNotification::visit_method(&method, IgnoredParams(params)))
+                self.typed_message(e, &method, value, &n, || S::visit_notification(&method, IgnoredParams(params)))
             }
             Ok(Message::Response(resp)) => {
                 let Some(method) = self.request_of(e, &resp.id) else { return false };
                 let result = result.unwrap_or(&resp.result);
-                match ServerResponse::decode(&method, &resp.result) {
+                match S::Response::decode(&method, &resp.result) {
                     Err(err) => {
                         self.find(e, Kind::Undecodable, Some(&method), Some(join_result(&err.path)), err.source.to_string());
                         false
                     }
-                    Ok(ServerResponse::Unrecognized(_)) => false,
+                    Ok(typed) if typed.is_unrecognized() => false,
                     Ok(typed) => self.typed_response(e, &method, value, &resp.id, &typed, || {
-                        ServerRequest::visit_method(&method, IgnoredResult(result))
-                    }),
-                }
-            }
-            Ok(Message::Error(err)) => self.error_response(e, value, err),
-        }
-    }
-
-    fn server_line(&mut self, e: &Entry, value: &Value, parts: Parts<'_>) -> bool {
-        let (params, result) = (parts.params, parts.result);
-        match ServerMessage::from_envelope(parts) {
-            Err(err) => {
-                self.decode_error(e, err);
-                false
-            }
-            Ok(Message::Request(req)) => {
-                let method = req.method().to_owned();
-                self.seen(e.dir, MessageKind::Request, &method);
-                if matches!(req, ServerRequest::Unrecognized { .. }) {
-                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such server request in this version of the crate");
-                    return false;
-                }
-                self.typed_message(e, &method, value, &req, || ServerRequest::visit_method(&method, IgnoredParams(params)))
-            }
-            Ok(Message::Notification(n)) => {
-                let method = n.method().to_owned();
-                self.seen(e.dir, MessageKind::Notification, &method);
-                if matches!(n, ServerNotification::Unrecognized { .. }) {
-                    self.find(e, Kind::UnknownMethod, Some(&method), None, "no such server notification in this version of the crate");
-                    return false;
-                }
-                self.typed_message(e, &method, value, &n, || ServerNotification::visit_method(&method, IgnoredParams(params)))
-            }
-            Ok(Message::Response(resp)) => {
-                let Some(method) = self.request_of(e, &resp.id) else { return false };
-                let result = result.unwrap_or(&resp.result);
-                match ClientResponse::decode(&method, &resp.result) {
-                    Err(err) => {
-                        self.find(e, Kind::Undecodable, Some(&method), Some(join_result(&err.path)), err.source.to_string());
-                        false
-                    }
-                    Ok(ClientResponse::Unrecognized(_)) => false,
-                    Ok(typed) => self.typed_response(e, &method, value, &resp.id, &typed, || {
-                        ClientRequest::visit_method(&method, IgnoredResult(result))
+                        <S::Peer as Side>::visit_request(&method, IgnoredResult(result))
                     }),
                 }
             }
@@ -424,7 +386,7 @@ impl Checker {
                 return false;
             }
         };
-        self.check_typed(e, method.as_deref(), &message, Typed { original: value, reencoded, debug_root: "" }, Ignored::default);
+        self.check_typed(e, method.as_deref(), &NoVariants, Typed { original: value, reencoded, root: &[] }, Ignored::default);
         true
     }
 
@@ -449,7 +411,7 @@ impl Checker {
         }
     }
 
-    fn typed_message<T: Serialize + fmt::Debug>(
+    fn typed_message<T: Serialize + Inspect>(
         &mut self,
         e: &Entry,
         method: &str,
@@ -459,7 +421,7 @@ impl Checker {
     ) -> bool {
         match serde_json::to_value(typed) {
             Ok(reencoded) => {
-                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, debug_root: "" }, ignored);
+                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, root: &[] }, ignored);
                 self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
                 true
             }
@@ -470,7 +432,7 @@ impl Checker {
         }
     }
 
-    fn typed_response<T: Serialize + fmt::Debug>(
+    fn typed_response<T: Serialize + Inspect>(
         &mut self,
         e: &Entry,
         method: &str,
@@ -486,7 +448,7 @@ impl Checker {
                 reencoded.insert("id".into(), id);
                 reencoded.insert("result".into(), result);
                 let reencoded = Value::Object(reencoded);
-                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, debug_root: "result" }, ignored);
+                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, root: &[Step::Key("result")] }, ignored);
                 self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
                 true
             }
@@ -498,7 +460,7 @@ impl Checker {
     }
 
     /// Steps 4 and 5 of the module docs for one decoded message.
-    fn check_typed<T: fmt::Debug>(
+    fn check_typed<T: Inspect + ?Sized>(
         &mut self,
         e: &Entry,
         method: Option<&str>,
@@ -510,25 +472,9 @@ impl Checker {
         let mut path = String::new();
         compare(t.original, &t.reencoded, &mut path, true, &mut diffs);
 
-        self.debug.clear();
-        let _ = write!(self.debug, "{typed:?}");
-        let debug_json = if t.debug_root.is_empty() { Some(&t.reencoded) } else { t.reencoded.get(t.debug_root) };
-        let double = DoubleOptions::get();
-        let needs_structs = diffs.null_gaps.iter().any(|(p, _)| split_last(p).is_some_and(|(_, m)| double.has_member(m)));
-        let mut structs = HashMap::new();
-        if self.debug.contains(unrecognized::MARKER) || needs_structs {
-            match debug_json.map(|json| unrecognized::walk(&self.debug, json, t.debug_root)) {
-                Some(Ok(walk)) => {
-                    for (path, detail) in walk.unrecognized {
-                        self.find(e, Kind::UnknownVariant, method, Some(path), detail);
-                    }
-                    structs = walk.structs;
-                }
-                Some(Err(err)) if self.debug.contains(unrecognized::MARKER) => {
-                    self.find(e, Kind::UnknownVariant, method, None, format!("the decoded value has an `Unrecognized` variant somewhere: {err}"));
-                }
-                _ => {}
-            }
+        let found = unrecognized::inspect(typed, t.root, Some(&t.reencoded));
+        for (path, _, detail) in &found.unrecognized {
+            self.find(e, Kind::UnknownVariant, method, Some(path.clone()), detail.clone());
         }
 
         if !diffs.lost.is_empty() {
@@ -551,17 +497,23 @@ impl Checker {
             self.find(e, Kind::RoundTrip, method, Some(path), detail);
         }
         for (path, original_null) in diffs.null_gaps {
-            let Some((parent, member)) = split_last(&path) else { continue };
-            if let Some(strukt) = structs.get(parent).filter(|s| double.contains(s, member)) {
-                let detail = if original_null {
-                    format!("`{strukt}.{member}` is Option<Option<T>>: an explicit null was re-encoded as absent")
-                } else {
-                    format!("`{strukt}.{member}` is Option<Option<T>>: an absent member was re-encoded as null")
-                };
-                self.find(e, Kind::RoundTrip, method, Some(path), detail);
-            }
+            let Some(strukt) = found.null_meaningful.get(&path) else { continue };
+            let member = split_last(&path).map_or(path.as_str(), |(_, m)| m);
+            let detail = if original_null {
+                format!("`{strukt}.{member}` is Option<Option<T>>: an explicit null was re-encoded as absent")
+            } else {
+                format!("`{strukt}.{member}` is Option<Option<T>>: an absent member was re-encoded as null")
+            };
+            self.find(e, Kind::RoundTrip, method, Some(path), detail);
         }
     }
+}
+
+/// An error response: no variants of the protocol's enums inside.
+struct NoVariants;
+
+impl Inspect for NoVariants {
+    fn inspect<'a>(&'a self, _: &mut Vec<Step<'a>>, _: &mut dyn codex_app_protocol::inspect::Inspector) {}
 }
 
 /// The integer literals of a JSON text (outside strings) that fit neither `i64` nor `u64`.
@@ -878,16 +830,11 @@ mod tests {
     /// between `null` and absent for an `Option<Option<T>>` member.
     #[test]
     fn option_option_members_keep_null_and_absent_apart() {
-        #[derive(Debug)]
-        struct Wire {
-            #[allow(dead_code)]
-            params: ThreadMetadataGitInfoUpdateParams,
-        }
         let e = Entry { number: 7, dir: Dir::C2s, line: String::new(), bad: false };
         let run = |typed: ThreadMetadataGitInfoUpdateParams, original: Value, reencoded: Value| {
             let mut c = Checker::new(false);
-            let t = Typed { original: &original, reencoded, debug_root: "" };
-            c.check_typed(&e, Some("thread/metadata/update"), &Wire { params: typed }, t, Ignored::default);
+            let t = Typed { original: &original, reencoded, root: &[Step::Key("params")] };
+            c.check_typed(&e, Some("thread/metadata/update"), &typed, t, Ignored::default);
             c.report.findings
         };
         let plain = ThreadMetadataGitInfoUpdateParams { branch: None, origin_url: None, sha: None };
@@ -910,7 +857,7 @@ mod tests {
         let e = Entry { number: 1, dir: Dir::S2c, line: String::new(), bad: false };
         let mut c = Checker::new(false);
         let original = json!({"method": "x", "params": {"a": "b", "list": [1]}});
-        let t = Typed { original: &original, reencoded: json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}), debug_root: "" };
+        let t = Typed { original: &original, reencoded: json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}), root: &[] };
         c.check_typed(&e, Some("x"), &(), t, Ignored::default);
         let found: Vec<(Kind, Option<&str>)> = c.report.findings.iter().map(|f| (f.kind, f.path.as_deref())).collect();
         assert_eq!(found, [(Kind::RoundTrip, Some("params.a")), (Kind::RoundTrip, Some("params.added"))]);

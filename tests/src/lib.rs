@@ -9,7 +9,6 @@
 //!   snapshot tests.
 
 pub mod drift;
-pub mod null_policy;
 pub mod path;
 pub mod summary;
 pub mod transcript;

@@ -8,26 +8,35 @@
 //!   12 s2c notification item/started    ServerNotification::ItemStarted item=commandExecution status=inProgress
 //! ```
 //!
-//! The variant comes from the typed decode; the key fields are read from the message's JSON
+//! The variant comes from the typed decode (reported by the protocol crate's generated walk,
+//! [`codex_app_protocol::inspect`]); both directions go through one function, generic over
+//! the protocol crate's [`Side`](codex_app_protocol::side::Side). The key fields are read from the message's JSON
 //! by the table [`KEYS`] (method, member path), so this module works with the crate generated
 //! from any codex release: a method or member a release does not have is simply not shown.
 
 use std::collections::HashMap;
-use std::fmt::{Debug, Write as _};
+use std::fmt::Write as _;
 
+use codex_app_protocol::inspect::{Inspect, Step};
 use codex_app_protocol::jsonrpc::Parts;
-use codex_app_protocol::{ClientMessage, ClientResponse, Message, RequestId, ServerMessage, ServerResponse};
+use codex_app_protocol::side::{self, MessageOf, MethodEnum, ResultEnum, Side};
+use codex_app_protocol::{Message, RequestId};
 use serde_json::Value;
 
 use crate::drift::truncate;
 use crate::transcript::{Dir, Entry};
+use crate::unrecognized;
 
-/// The leading variant name of a value's `Debug` text (`ThreadStart` for
-/// `ThreadStart { id: .., params: .. }`).
-pub fn variant_name(value: &impl Debug) -> String {
-    let text = format!("{value:?}");
-    let end = text.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(text.len());
-    text[..end].to_owned()
+/// `Type::Variant` of a decoded value at `root` in its message, from the walk the protocol
+/// crate generates (`ClientRequest::ThreadStart`, `ClientResponse::Unrecognized`).
+fn variant_name<T: Inspect + ?Sized>(value: &T, root: &[Step<'_>]) -> String {
+    let found = unrecognized::inspect(value, root, None);
+    let root_text = unrecognized::path_text(root);
+    match (found.root_variant, found.unrecognized.first()) {
+        (Some((ty, rust)), _) => format!("{ty}::{rust}"),
+        (None, Some((path, ty, _))) if *path == root_text => format!("{ty}::Unrecognized"),
+        _ => "?".to_owned(),
+    }
 }
 
 /// Which kind of message a key applies to.
@@ -195,65 +204,48 @@ pub fn summarize(entries: &[Entry]) -> String {
         let method_of = |pending: &mut [HashMap<String, String>; 2], id: &RequestId| {
             pending[slot(e.dir.opposite())].remove(&id_text(id)).unwrap_or_else(|| "?".to_owned())
         };
-        let (params, result) = (parts.params, parts.result);
         let text = match e.dir {
-            Dir::C2s => match ClientMessage::from_envelope(parts) {
-                Err(err) => format!("undecodable  {}", err),
-                Ok(Message::Request(r)) => format!(
-                    "request      {:<40} ClientRequest::{} id={}{}",
-                    r.method(),
-                    variant_name(&r),
-                    id_text(r.id()),
-                    keys(On::ClientParams, r.method(), params)
-                ),
-                Ok(Message::Notification(n)) => {
-                    format!("notification {:<40} ClientNotification::{}{}", n.method(), variant_name(&n), keys(On::ClientParams, n.method(), params))
-                }
-                Ok(Message::Response(resp)) => {
-                    let method = method_of(&mut pending, &resp.id);
-                    match ServerResponse::decode(&method, &resp.result) {
-                        Ok(t) => format!(
-                            "response     {method:<40} ServerResponse::{} id={}{}",
-                            variant_name(&t),
-                            id_text(&resp.id),
-                            keys(On::ServerResult, &method, result)
-                        ),
-                        Err(err) => format!("response     {method:<40} undecodable: {err}"),
-                    }
-                }
-                Ok(Message::Error(err)) => error_text(err, |id| method_of(&mut pending, id)),
-            },
-            Dir::S2c => match ServerMessage::from_envelope(parts) {
-                Err(err) => format!("undecodable  {}", err),
-                Ok(Message::Request(r)) => format!(
-                    "request      {:<40} ServerRequest::{} id={}{}",
-                    r.method(),
-                    variant_name(&r),
-                    id_text(r.id()),
-                    keys(On::ServerParams, r.method(), params)
-                ),
-                Ok(Message::Notification(n)) => {
-                    format!("notification {:<40} ServerNotification::{}{}", n.method(), variant_name(&n), keys(On::ServerParams, n.method(), params))
-                }
-                Ok(Message::Response(resp)) => {
-                    let method = method_of(&mut pending, &resp.id);
-                    match ClientResponse::decode(&method, &resp.result) {
-                        Ok(t) => format!(
-                            "response     {method:<40} ClientResponse::{} id={}{}",
-                            variant_name(&t),
-                            id_text(&resp.id),
-                            keys(On::ClientResult, &method, result)
-                        ),
-                        Err(err) => format!("response     {method:<40} undecodable: {err}"),
-                    }
-                }
-                Ok(Message::Error(err)) => error_text(err, |id| method_of(&mut pending, id)),
-            },
+            Dir::C2s => line_text::<side::Client>(parts, &mut |id| method_of(&mut pending, id)),
+            Dir::S2c => line_text::<side::Server>(parts, &mut |id| method_of(&mut pending, id)),
         };
         line.push_str(&text);
         push(&mut out, line, e.bad);
     }
     out
+}
+
+/// The summary of a message sent by side `S`; `method_of` gives the method of the request a
+/// response answers.
+fn line_text<S: Side>(parts: Parts<'_>, method_of: &mut dyn FnMut(&RequestId) -> String) -> String {
+    let client = S::NAME == "client";
+    let (params_on, result_on) = if client { (On::ClientParams, On::ServerResult) } else { (On::ServerParams, On::ClientResult) };
+    let (params, result) = (parts.params, parts.result);
+    match MessageOf::<S>::from_envelope(parts) {
+        Err(err) => format!("undecodable  {}", err),
+        Ok(Message::Request(r)) => format!(
+            "request      {:<40} {} id={}{}",
+            r.method(),
+            variant_name(&r, &[]),
+            r.id().map(id_text).unwrap_or_default(),
+            keys(params_on, r.method(), params)
+        ),
+        Ok(Message::Notification(n)) => {
+            format!("notification {:<40} {}{}", n.method(), variant_name(&n, &[]), keys(params_on, n.method(), params))
+        }
+        Ok(Message::Response(resp)) => {
+            let method = method_of(&resp.id);
+            match S::Response::decode(&method, &resp.result) {
+                Ok(t) => format!(
+                    "response     {method:<40} {} id={}{}",
+                    variant_name(&t, &[Step::Key("result")]),
+                    id_text(&resp.id),
+                    keys(result_on, &method, result)
+                ),
+                Err(err) => format!("response     {method:<40} undecodable: {err}"),
+            }
+        }
+        Ok(Message::Error(err)) => error_text(err, method_of),
+    }
 }
 
 fn push(out: &mut String, line: String, bad: bool) {
@@ -264,8 +256,8 @@ fn push(out: &mut String, line: String, bad: bool) {
     out.push('\n');
 }
 
-fn error_text(err: codex_app_protocol::ErrorResponse, mut method_of: impl FnMut(&RequestId) -> String) -> String {
-    let method = err.id.as_ref().map(&mut method_of).unwrap_or_else(|| "?".to_owned());
+fn error_text(err: codex_app_protocol::ErrorResponse, method_of: &mut dyn FnMut(&RequestId) -> String) -> String {
+    let method = err.id.as_ref().map(method_of).unwrap_or_else(|| "?".to_owned());
     let id = err.id.as_ref().map(id_text).unwrap_or_else(|| "none".to_owned());
     format!("error        {method:<40} ErrorResponse id={id} code={} message={}", err.error.code, quoted(&err.error.message))
 }

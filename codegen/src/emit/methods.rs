@@ -171,6 +171,7 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
     let decoding = d.decoding();
     let visit_method = d.visit_method();
     let (serialize, envelope_writer) = (d.serialize(), d.envelope_writer());
+    let inspect = d.inspect();
     let response = d.response_enum();
     let enum_name = &d.names.enum_name;
     quote! {
@@ -189,6 +190,8 @@ fn emit_direction(ir: &Ir, direction: Direction) -> TokenStream {
         #serialize
 
         #envelope_writer
+
+        #inspect
 
         #response
     }
@@ -532,6 +535,33 @@ impl<'a> DirectionEmitter<'a> {
         }
     }
 
+    /// `Inspect` for the message enum: the variant reported with its method, then its params
+    /// walked under `params`; an unknown method reported as `Unrecognized`.
+    fn inspect(&self) -> TokenStream {
+        let arms = self.methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let rust = &m.rust;
+            match &m.params {
+                Params::None | Params::Null => quote! { #gate Self::#name { .. } => (#rust, None), },
+                Params::Required(_) | Params::Optional(_) => quote! { #gate Self::#name { params, .. } => (#rust, Some(params)), },
+            }
+        });
+        let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
+        let ty = enum_name.to_string();
+        quote! {
+            impl crate::inspect::Inspect for #enum_name {
+                fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
+                    let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
+                        #(#arms)*
+                        Self::#catch_all { .. } => return inspector.unrecognized(path, #ty),
+                    };
+                    crate::inspect::message(path, inspector, #ty, rust, self.method(), params)
+                }
+            }
+        }
+    }
+
     /// `write_envelope`, which the `Serialize` impl calls, when there are envelope members.
     fn envelope_writer(&self) -> Option<TokenStream> {
         (!self.envelope.is_empty()).then(|| {
@@ -596,6 +626,13 @@ impl<'a> DirectionEmitter<'a> {
             let wire = &m.wire;
             quote! { #gate #wire => Self::#name(Deserialize::deserialize(result)?), }
         });
+        let inspect_arms = self.methods.iter().map(|m| {
+            let gate = gate(m.experimental);
+            let name = ident(&m.rust);
+            let (rust, wire) = (&m.rust, &m.wire);
+            quote! { #gate Self::#name(result) => (#rust, #wire, result), }
+        });
+        let response_text = response.to_string();
         let doc = format!(" The `result` of a response to a [`{enum_name}`], typed by the request's method.");
         Some(quote! {
             #[doc = #doc]
@@ -605,6 +642,16 @@ impl<'a> DirectionEmitter<'a> {
                 #(#variants)*
                 /// The result of a method this version of the crate does not know, kept as it came.
                 #catch_all(crate::RawJson),
+            }
+
+            impl crate::inspect::Inspect for #response {
+                fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
+                    let (rust, wire, result): (&'static str, &'static str, &'a dyn crate::inspect::Inspect) = match self {
+                        #(#inspect_arms)*
+                        Self::#catch_all(_) => return inspector.unrecognized(path, #response_text),
+                    };
+                    crate::inspect::variant(path, inspector, #response_text, rust, Some(wire), result)
+                }
             }
 
             impl #response {

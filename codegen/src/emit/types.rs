@@ -36,7 +36,6 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
             }
         }
     }
-    tokens.extend(null_meaningful_table(ir));
     parts.push(Part::Tokens(tokens));
     // Import only what the code uses: a small schema may need no `BTreeMap` or `codec`.
     let text: String = parts
@@ -56,7 +55,7 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     let ser = uses("Serializer").then(|| quote! { use serde::ser::{SerializeMap, Serializer}; });
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let codec = uses("codec").then(|| quote! { use crate::codec; });
-    let macros: Vec<Ident> = ["wire_enum", "wire_struct"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
+    let macros: Vec<Ident> = ["wire_enum", "wire_struct", "wire_tagged", "wire_untagged"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
     let macros = (!macros.is_empty()).then(|| quote! { use crate::wire_macros::{#(#macros),*}; });
     parts.insert(
         0,
@@ -163,44 +162,8 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
     out
 }
 
-/// `NULL_MEANINGFUL_MEMBERS`: the `Option<Option<T>>` members, as data for tools that compare
-/// messages under the crate's null rule.
-fn null_meaningful_table(ir: &Ir) -> TokenStream {
-    let mut all = Vec::new();
-    let mut stable = Vec::new();
-    for def in ir.types.values() {
-        let TypeKind::Struct(s) = &def.kind else { continue };
-        for f in s.fields.iter().filter(|f| f.presence() == Presence::OptionalNullable) {
-            let entry = (def.name.clone(), f.wire.clone());
-            if !def.experimental && !f.experimental {
-                stable.push(entry.clone());
-            }
-            all.push(entry);
-        }
-    }
-    let list = |entries: &[(String, String)]| {
-        let items = entries.iter().map(|(t, m)| quote! { (#t, #m) });
-        quote! { &[#(#items),*] }
-    };
-    let doc = quote! {
-        /// The members where an explicit `null` is not the same as an absent member (fields of
-        /// type `Option<Option<T>>`), as `(type, wire member)`: the exception to the crate's rule
-        /// that a `null` member equals an absent one.
-    };
-    if all == stable {
-        let l = list(&all);
-        quote! { #doc pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = #l; }
-    } else {
-        let (a, s) = (list(&all), list(&stable));
-        quote! {
-            #doc #[cfg(feature = "experimental")] pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = #a;
-            #doc #[cfg(not(feature = "experimental"))] pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = #s;
-        }
-    }
-}
-
-/// One named type: structs and string enums as wire-macro text (a struct's constructor as
-/// tokens), the others as tokens.
+/// One named type: structs, string enums, tagged and untagged unions as wire-macro text,
+/// externally tagged and scalar unions and aliases as tokens.
 fn emit_type(def: &TypeDef) -> Vec<Part> {
     let docs = doc_attrs(def.doc.as_deref(), def.experimental);
     let gate = gate(def.experimental);
@@ -214,9 +177,10 @@ fn emit_type(def: &TypeDef) -> Vec<Part> {
             let ty = ty_tokens(ty);
             (quote! { pub type #name = #ty; }, Vec::new())
         }
-        TypeKind::Tagged(t) => emit_tagged(&name, t),
+        TypeKind::Tagged(t) => return vec![Part::Text(tagged_text(def, t))],
+        TypeKind::Untagged(u) if !scalar_only(u) => return vec![Part::Text(untagged_text(def, u))],
         TypeKind::External(e) => emit_external(&name, e),
-        TypeKind::Untagged(u) => emit_untagged(&name, u),
+        TypeKind::Untagged(u) => emit_scalar_union(&name, u),
     };
     vec![Part::Tokens(quote! {
         #docs #gate #item
@@ -329,50 +293,26 @@ fn variant_renames<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) 
     (TokenStream::new(), renames)
 }
 
-fn emit_tagged(name: &Ident, t: &Tagged) -> (TokenStream, Vec<TokenStream>) {
-    let tag = &t.tag;
-    let catch_all = format_ident!("{}", CATCH_ALL);
-    let (container, renames) = variant_renames(t.arms.iter().map(|a| (a.rust.as_str(), a.wire.as_str())));
-    let variants = t.arms.iter().zip(renames).map(|(a, rename)| {
-        let docs = doc_attrs(a.doc.as_deref(), a.experimental);
-        let gate = gate(a.experimental);
-        let rust = ident(&a.rust);
-        let payload = ident(&a.payload);
-        quote! { #docs #gate #rename #rust(#payload), }
-    });
-    let arms = t.arms.iter().map(|a| {
-        let gate = gate(a.experimental);
-        let rust = ident(&a.rust);
-        let wire = &a.wire;
-        quote! { #gate #wire => Self::#rust(Deserialize::deserialize(payload)?), }
-    });
-    let expecting = format!("`{name}` (a JSON object with a `{tag}` member)");
-    let item = quote! {
-        #[derive(Debug, Clone, PartialEq, Serialize)]
-        #[serde(tag = #tag)]
-        #container
-        pub enum #name {
-            #(#variants)*
-            /// A variant this version of the crate does not know; the whole object, kept as it came.
-            #[serde(untagged)]
-            #catch_all(serde_json::Map<String, Value>),
+/// A tagged union as a `wire_tagged!` invocation: one `Variant(Payload) = "tag",` line per
+/// arm, from which the macro writes the enum, `Serialize`, the tag-first decoding and the walk.
+fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
+    let mut out = String::new();
+    if def.experimental {
+        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
+    }
+    out.push_str("wire_tagged! {\n");
+    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
+    let _ = writeln!(out, "    pub enum {} (tag = {:?}) {{", def.name, t.tag);
+    for a in &t.arms {
+        out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
+        if a.experimental {
+            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
         }
-    };
-    let union_impl = quote! {
-        impl codec::TaggedUnion for #name {
-            const TAG: &'static str = #tag;
-            const EXPECTING: &'static str = #expecting;
-
-            fn deserialize_arm<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error> {
-                Ok(match tag {
-                    #(#arms)*
-                    _ => Self::#catch_all(codec::unrecognized_arm(Self::TAG, tag, payload)?),
-                })
-            }
-        }
-    };
-    let de_impl = deserialize_impl(name, quote! { codec::deserialize_tagged });
-    (item, vec![union_impl, de_impl])
+        let _ = writeln!(out, "        {}({}) = {:?},", a.rust, a.payload, a.wire);
+    }
+    out.push_str("    }\n}\n");
+    out
 }
 
 fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) {
@@ -443,15 +383,93 @@ fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) 
         }
     };
     let de_impl = deserialize_impl(name, quote! { codec::deserialize_external });
-    (item, vec![union_impl, de_impl])
+    let name_text = name.to_string();
+    let walks = e.arms.iter().map(|a| {
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        let (rust_text, wire) = (&a.rust, &a.wire);
+        match &a.payload {
+            None => quote! { #gate Self::#rust => inspector.variant(path, #name_text, #rust_text, Some(#wire)), },
+            Some(_) => quote! { #gate Self::#rust(value) => crate::inspect::keyed(path, inspector, #name_text, #rust_text, #wire, value), },
+        }
+    });
+    let inspect_impl = inspect_impl(name, quote! {
+        match self {
+            #(#walks)*
+            Self::#catch_all(_) => inspector.unrecognized(path, #name_text),
+        }
+    });
+    (item, vec![union_impl, de_impl, inspect_impl])
 }
 
-/// An untagged union: `Serialize` derived (each arm as its own JSON), `Deserialize` written
-/// out. A union of plain scalars (`RequestId`) is read from the scalar; any other picks its
-/// arm from the buffered value by what each arm's schema accepts ([`ArmMatch`]: JSON type,
-/// required members, enum and const members, closed objects), the way the schema would pick
-/// it, and decodes only that arm.
-fn emit_untagged(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStream>) {
+/// Whether every arm of an untagged union is a plain scalar (`RequestId`: a string or an
+/// integer): such a union is read straight from the scalar.
+fn scalar_only(u: &Untagged) -> bool {
+    u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool | Ty::Float))
+}
+
+/// An untagged union as a `wire_untagged!` invocation: one `Variant(Type) = index if <Match>`
+/// entry per arm, where the [`ArmMatch`] (JSON type, required members, enum and const members,
+/// closed objects) is what the arm's schema accepts; the decoder picks the arm by it, the way
+/// the schema would, and decodes only that arm.
+fn untagged_text(def: &TypeDef, u: &Untagged) -> String {
+    let mut out = String::new();
+    if def.experimental {
+        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
+    }
+    out.push_str("wire_untagged! {\n");
+    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
+    let _ = writeln!(out, "    pub enum {} {{", def.name);
+    for (i, a) in u.arms.iter().enumerate() {
+        out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
+        if a.experimental {
+            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
+        }
+        let _ = writeln!(out, "        {}({}) = {i} if {},", a.rust, a.ty.rust_text(), match_text(&a.accepts, "        "));
+    }
+    out.push_str("    }\n}\n");
+    out
+}
+
+/// A [`codec::Match`] literal for what an arm accepts; an object's members one per line
+/// (below `indent`), anything nested on one line.
+fn match_text(m: &ArmMatch, indent: &str) -> String {
+    let strs = |v: &[String]| format!("&[{}]", v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", "));
+    match m {
+        ArmMatch::Any => "codec::Match::Any".to_owned(),
+        ArmMatch::Types(types) => {
+            let types: Vec<String> = types.iter().map(|t| format!("codec::JsonType::{t:?}")).collect();
+            format!("codec::Match::Types(&[{}])", types.join(", "))
+        }
+        ArmMatch::Strings(values) => format!("codec::Match::Strings({})", strs(values)),
+        ArmMatch::Object(o) => {
+            let closed = match &o.closed {
+                Some(c) => format!("Some({})", strs(c)),
+                None => "None".to_owned(),
+            };
+            let mut out = format!("codec::Match::Object {{\n{indent}    required: {},\n", strs(&o.required));
+            if o.members.is_empty() {
+                let _ = writeln!(out, "{indent}    members: &[],");
+            } else {
+                let _ = writeln!(out, "{indent}    members: &[");
+                for (member, m) in &o.members {
+                    let _ = writeln!(out, "{indent}        ({member:?}, {}),", match_text(m, &format!("{indent}        ")));
+                }
+                let _ = writeln!(out, "{indent}    ],");
+            }
+            let _ = write!(out, "{indent}    closed: {closed},\n{indent}}}");
+            out
+        }
+        ArmMatch::AnyOf(arms) => {
+            let arms: Vec<String> = arms.iter().map(|a| match_text(a, indent)).collect();
+            format!("codec::Match::AnyOf(&[{}])", arms.join(", "))
+        }
+    }
+}
+
+/// An untagged union of plain scalars: `Serialize` derived, read straight from the scalar.
+fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStream>) {
     let variants = u.arms.iter().map(|a| {
         let docs = doc_attrs(a.doc.as_deref(), a.experimental);
         let gate = gate(a.experimental);
@@ -460,8 +478,8 @@ fn emit_untagged(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStream>) 
         quote! { #docs #gate #rust(#ty), }
     });
     // Scalar unions (`RequestId`: string or integer) can be map keys.
-    let scalar = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool));
-    let eq_hash = if scalar { quote! { Eq, Hash, } } else { TokenStream::new() };
+    let hashable = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool));
+    let eq_hash = if hashable { quote! { Eq, Hash, } } else { TokenStream::new() };
     let item = quote! {
         #[derive(Debug, Clone, PartialEq, #eq_hash Serialize)]
         #[serde(untagged)]
@@ -471,116 +489,53 @@ fn emit_untagged(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStream>) 
     };
     let arm_names = u.arms.iter().map(|a| a.rust.as_str()).collect::<Vec<_>>().join(", ");
     let expecting = format!("`{name}` (one of: {arm_names})");
-    let scalar_only = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool | Ty::Float));
-    if scalar_only {
-        let tries = u.arms.iter().map(|a| {
-            let gate = gate(a.experimental);
-            let rust = ident(&a.rust);
-            let read = match &a.ty {
-                Ty::String => quote! { scalar.as_str().map(str::to_owned) },
-                Ty::Bool => quote! { scalar.as_bool() },
-                Ty::Float => quote! { scalar.as_f64() },
-                int => {
-                    let t = ty_tokens(int);
-                    quote! { scalar.as_int::<#t>() }
-                }
-            };
-            quote! {
-                #gate
-                if let Some(value) = #read {
-                    return Some(Self::#rust(value));
-                }
-            }
-        });
-        let union_impl = quote! {
-            impl codec::ScalarUnion for #name {
-                const EXPECTING: &'static str = #expecting;
-
-                fn from_scalar(scalar: codec::Scalar<'_>) -> Option<Self> {
-                    #(#tries)*
-                    None
-                }
-            }
-        };
-        return (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_scalar_union })]);
-    }
-    let entries = |stable_only: bool| {
-        let items = u.arms.iter().enumerate().filter(|(_, a)| !(stable_only && a.experimental)).map(|(i, a)| {
-            let m = match_tokens(&a.accepts);
-            quote! { (#i, #m) }
-        });
-        quote! { &[#(#items),*] }
-    };
-    let arms_const = if u.arms.iter().any(|a| a.experimental) {
-        let (all, stable) = (entries(false), entries(true));
-        quote! {
-            #[cfg(feature = "experimental")]
-            const ARMS: &'static [(usize, codec::Match)] = #all;
-            #[cfg(not(feature = "experimental"))]
-            const ARMS: &'static [(usize, codec::Match)] = #stable;
-        }
-    } else {
-        let all = entries(false);
-        quote! { const ARMS: &'static [(usize, codec::Match)] = #all; }
-    };
-    let decodes = u.arms.iter().enumerate().map(|(i, a)| {
+    let tries = u.arms.iter().map(|a| {
         let gate = gate(a.experimental);
         let rust = ident(&a.rust);
-        quote! { #gate #i => Self::#rust(Deserialize::deserialize(deserializer)?), }
+        let read = match &a.ty {
+            Ty::String => quote! { scalar.as_str().map(str::to_owned) },
+            Ty::Bool => quote! { scalar.as_bool() },
+            Ty::Float => quote! { scalar.as_f64() },
+            int => {
+                let t = ty_tokens(int);
+                quote! { scalar.as_int::<#t>() }
+            }
+        };
+        quote! {
+            #gate
+            if let Some(value) = #read {
+                return Some(Self::#rust(value));
+            }
+        }
     });
     let union_impl = quote! {
-        impl codec::UntaggedUnion for #name {
+        impl codec::ScalarUnion for #name {
             const EXPECTING: &'static str = #expecting;
-            #arms_const
 
-            fn decode_arm(
-                arm: usize,
-                deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-            ) -> serde_json::Result<Self> {
-                Ok(match arm {
-                    #(#decodes)*
-                    _ => return Err(serde::de::Error::custom("no such variant")),
-                })
+            fn from_scalar(scalar: codec::Scalar<'_>) -> Option<Self> {
+                #(#tries)*
+                None
             }
         }
     };
-    (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_untagged })])
+    let name_text = name.to_string();
+    let walks = u.arms.iter().map(|a| {
+        let gate = gate(a.experimental);
+        let rust = ident(&a.rust);
+        let rust_text = &a.rust;
+        quote! { #gate Self::#rust(_) => inspector.variant(path, #name_text, #rust_text, None), }
+    });
+    let inspect_impl = inspect_impl(name, quote! { match self { #(#walks)* } });
+    (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_scalar_union }), inspect_impl])
 }
 
-/// A [`codec::Match`] literal for what an arm accepts.
-fn match_tokens(m: &ArmMatch) -> TokenStream {
-    let strs = |v: &[String]| quote! { &[#(#v),*] };
-    match m {
-        ArmMatch::Any => quote! { codec::Match::Any },
-        ArmMatch::Types(types) => {
-            let types = types.iter().map(|t| {
-                let t = format_ident!("{}", format!("{t:?}"));
-                quote! { codec::JsonType::#t }
-            });
-            quote! { codec::Match::Types(&[#(#types),*]) }
-        }
-        ArmMatch::Strings(values) => {
-            let values = strs(values);
-            quote! { codec::Match::Strings(#values) }
-        }
-        ArmMatch::Object(o) => {
-            let required = strs(&o.required);
-            let members = o.members.iter().map(|(member, m)| {
-                let m = match_tokens(m);
-                quote! { (#member, #m) }
-            });
-            let closed = match &o.closed {
-                Some(c) => {
-                    let c = strs(c);
-                    quote! { Some(#c) }
-                }
-                None => quote! { None },
-            };
-            quote! { codec::Match::Object { required: #required, members: &[#(#members),*], closed: #closed } }
-        }
-        ArmMatch::AnyOf(arms) => {
-            let arms = arms.iter().map(match_tokens);
-            quote! { codec::Match::AnyOf(&[#(#arms),*]) }
+/// `Inspect` for a type written as tokens, with `body` (which sees `self`, `path`, `inspector`).
+fn inspect_impl(name: &Ident, body: TokenStream) -> TokenStream {
+    quote! {
+        impl crate::inspect::Inspect for #name {
+            fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
+                #body
+            }
         }
     }
 }

@@ -2989,123 +2989,84 @@ impl ClientRequest {
     pub fn method(&self) -> &str {
         match self {
             Self::Initialize { .. } => "initialize",
-            #[cfg(feature = "experimental")]
-            Self::ServerDiagnostics { .. } => "server/diagnostics",
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationStatus { .. } => "userVerification/status",
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationEnroll { .. } => "userVerification/enroll",
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationDelete { .. } => "userVerification/delete",
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationVerify { .. } => "userVerification/verify",
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationCancel { .. } => "userVerification/cancel",
+            #[cfg(feature = "experimental")] Self::ServerDiagnostics { .. } => "server/diagnostics",
+            #[cfg(feature = "experimental")] Self::UserVerificationStatus { .. } => "userVerification/status",
+            #[cfg(feature = "experimental")] Self::UserVerificationEnroll { .. } => "userVerification/enroll",
+            #[cfg(feature = "experimental")] Self::UserVerificationDelete { .. } => "userVerification/delete",
+            #[cfg(feature = "experimental")] Self::UserVerificationVerify { .. } => "userVerification/verify",
+            #[cfg(feature = "experimental")] Self::UserVerificationCancel { .. } => "userVerification/cancel",
             Self::ThreadStart { .. } => "thread/start",
             Self::ThreadResume { .. } => "thread/resume",
             Self::ThreadFork { .. } => "thread/fork",
-            #[cfg(feature = "experimental")]
-            Self::ThreadSample { .. } => "thread/sample",
-            #[cfg(feature = "experimental")]
-            Self::ThreadSampleCancel { .. } => "thread/sample/cancel",
+            #[cfg(feature = "experimental")] Self::ThreadSample { .. } => "thread/sample",
+            #[cfg(feature = "experimental")] Self::ThreadSampleCancel { .. } => "thread/sample/cancel",
             Self::ThreadArchive { .. } => "thread/archive",
             Self::ThreadDelete { .. } => "thread/delete",
             Self::ThreadUnsubscribe { .. } => "thread/unsubscribe",
-            #[cfg(feature = "experimental")]
-            Self::ThreadIncrementElicitation { .. } => "thread/increment_elicitation",
-            #[cfg(feature = "experimental")]
-            Self::ThreadDecrementElicitation { .. } => "thread/decrement_elicitation",
+            #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation { .. } => "thread/increment_elicitation",
+            #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation { .. } => "thread/decrement_elicitation",
             Self::ThreadNameSet { .. } => "thread/name/set",
-            #[cfg(feature = "experimental")]
-            Self::ThreadPredictionRequest { .. } => "thread/prediction/request",
+            #[cfg(feature = "experimental")] Self::ThreadPredictionRequest { .. } => "thread/prediction/request",
             Self::ThreadGoalSet { .. } => "thread/goal/set",
             Self::ThreadGoalGet { .. } => "thread/goal/get",
             Self::ThreadGoalClear { .. } => "thread/goal/clear",
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueAdd { .. } => "thread/queue/add",
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueList { .. } => "thread/queue/list",
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueUpdate { .. } => "thread/queue/update",
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueDelete { .. } => "thread/queue/delete",
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueReorder { .. } => "thread/queue/reorder",
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueStart { .. } => "thread/queue/start",
+            #[cfg(feature = "experimental")] Self::ThreadQueueAdd { .. } => "thread/queue/add",
+            #[cfg(feature = "experimental")] Self::ThreadQueueList { .. } => "thread/queue/list",
+            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate { .. } => "thread/queue/update",
+            #[cfg(feature = "experimental")] Self::ThreadQueueDelete { .. } => "thread/queue/delete",
+            #[cfg(feature = "experimental")] Self::ThreadQueueReorder { .. } => "thread/queue/reorder",
+            #[cfg(feature = "experimental")] Self::ThreadQueueStart { .. } => "thread/queue/start",
             Self::ThreadMetadataUpdate { .. } => "thread/metadata/update",
             Self::ThreadAttachmentAdd { .. } => "thread/attachment/add",
             Self::ThreadAttachmentList { .. } => "thread/attachment/list",
             Self::ThreadAttachmentOwnerList { .. } => "thread/attachmentOwner/list",
             Self::ThreadAttachmentRemove { .. } => "thread/attachment/remove",
             Self::ThreadSectionMove { .. } => "thread/section/move",
-            #[cfg(feature = "experimental")]
-            Self::ThreadSettingsUpdate { .. } => "thread/settings/update",
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryModeSet { .. } => "thread/memoryMode/set",
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryRead { .. } => "thread/memory/read",
-            #[cfg(feature = "experimental")]
-            Self::MemoryStatus { .. } => "memory/status",
-            #[cfg(feature = "experimental")]
-            Self::MemoryReset { .. } => "memory/reset",
-            #[cfg(feature = "experimental")]
-            Self::RolloutCompress { .. } => "rollout/compress",
+            #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate { .. } => "thread/settings/update",
+            #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet { .. } => "thread/memoryMode/set",
+            #[cfg(feature = "experimental")] Self::ThreadMemoryRead { .. } => "thread/memory/read",
+            #[cfg(feature = "experimental")] Self::MemoryStatus { .. } => "memory/status",
+            #[cfg(feature = "experimental")] Self::MemoryReset { .. } => "memory/reset",
+            #[cfg(feature = "experimental")] Self::RolloutCompress { .. } => "rollout/compress",
             Self::ThreadUnarchive { .. } => "thread/unarchive",
             Self::ThreadCompactStart { .. } => "thread/compact/start",
             Self::ThreadShellCommand { .. } => "thread/shellCommand",
             Self::ThreadApproveGuardianDeniedAction { .. } => {
                 "thread/approveGuardianDeniedAction"
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsClean { .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean { .. } => {
                 "thread/backgroundTerminals/clean"
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsList { .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList { .. } => {
                 "thread/backgroundTerminals/list"
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsTerminate { .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate { .. } => {
                 "thread/backgroundTerminals/terminate"
             }
             Self::ThreadRevert { .. } => "thread/revert",
             Self::ThreadList { .. } => "thread/list",
-            #[cfg(feature = "experimental")]
-            Self::ProjectList { .. } => "project/list",
-            #[cfg(feature = "experimental")]
-            Self::ProjectRead { .. } => "project/read",
-            #[cfg(feature = "experimental")]
-            Self::ProjectCreate { .. } => "project/create",
-            #[cfg(feature = "experimental")]
-            Self::ProjectImport { .. } => "project/import",
-            #[cfg(feature = "experimental")]
-            Self::ProjectUpdate { .. } => "project/update",
-            #[cfg(feature = "experimental")]
-            Self::ProjectMove { .. } => "project/move",
-            #[cfg(feature = "experimental")]
-            Self::ProjectDelete { .. } => "project/delete",
+            #[cfg(feature = "experimental")] Self::ProjectList { .. } => "project/list",
+            #[cfg(feature = "experimental")] Self::ProjectRead { .. } => "project/read",
+            #[cfg(feature = "experimental")] Self::ProjectCreate { .. } => "project/create",
+            #[cfg(feature = "experimental")] Self::ProjectImport { .. } => "project/import",
+            #[cfg(feature = "experimental")] Self::ProjectUpdate { .. } => "project/update",
+            #[cfg(feature = "experimental")] Self::ProjectMove { .. } => "project/move",
+            #[cfg(feature = "experimental")] Self::ProjectDelete { .. } => "project/delete",
             Self::ThreadSectionList { .. } => "threadSection/list",
             Self::ThreadSectionCreate { .. } => "threadSection/create",
             Self::ThreadSectionUpdate { .. } => "threadSection/update",
             Self::ThreadSectionDelete { .. } => "threadSection/delete",
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearch { .. } => "thread/search",
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearchOccurrences { .. } => "thread/searchOccurrences",
+            #[cfg(feature = "experimental")] Self::ThreadSearch { .. } => "thread/search",
+            #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences { .. } => "thread/searchOccurrences",
             Self::ThreadLoadedList { .. } => "thread/loaded/list",
             Self::ThreadRead { .. } => "thread/read",
-            #[cfg(feature = "experimental")]
-            Self::ThreadReadStateUpdate { .. } => "thread/readState/update",
+            #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate { .. } => "thread/readState/update",
             Self::ThreadTurnsList { .. } => "thread/turns/list",
             Self::ThreadItemsList { .. } => "thread/items/list",
-            #[cfg(feature = "experimental")]
-            Self::ThreadItemsRead { .. } => "thread/items/read",
-            #[cfg(feature = "experimental")]
-            Self::ThreadGuardianReview { .. } => "thread/guardianReview",
+            #[cfg(feature = "experimental")] Self::ThreadItemsRead { .. } => "thread/items/read",
+            #[cfg(feature = "experimental")] Self::ThreadGuardianReview { .. } => "thread/guardianReview",
             Self::ThreadInjectItems { .. } => "thread/inject_items",
-            #[cfg(feature = "experimental")]
-            Self::ThreadPrepareApprovedPlan { .. } => "thread/prepareApprovedPlan",
+            #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan { .. } => "thread/prepareApprovedPlan",
             Self::SkillsList { .. } => "skills/list",
             Self::SkillsExtraRootsSet { .. } => "skills/extraRoots/set",
             Self::HooksList { .. } => "hooks/list",
@@ -3113,8 +3074,7 @@ impl ClientRequest {
             Self::MarketplaceRemove { .. } => "marketplace/remove",
             Self::MarketplaceUpgrade { .. } => "marketplace/upgrade",
             Self::PluginList { .. } => "plugin/list",
-            #[cfg(feature = "experimental")]
-            Self::PluginSearch { .. } => "plugin/search",
+            #[cfg(feature = "experimental")] Self::PluginSearch { .. } => "plugin/search",
             Self::PluginInstalled { .. } => "plugin/installed",
             Self::PluginReconcile { .. } => "plugin/reconcile",
             Self::PluginRead { .. } => "plugin/read",
@@ -3140,24 +3100,16 @@ impl ClientRequest {
             Self::PluginInstall { .. } => "plugin/install",
             Self::PluginUninstall { .. } => "plugin/uninstall",
             Self::TurnStart { .. } => "turn/start",
-            #[cfg(feature = "experimental")]
-            Self::TurnSettingsUpdate { .. } => "turn/settings/update",
+            #[cfg(feature = "experimental")] Self::TurnSettingsUpdate { .. } => "turn/settings/update",
             Self::TurnSteer { .. } => "turn/steer",
             Self::TurnInterrupt { .. } => "turn/interrupt",
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStart { .. } => "thread/realtime/start",
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendAudio { .. } => "thread/realtime/appendAudio",
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendText { .. } => "thread/realtime/appendText",
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendSpeech { .. } => "thread/realtime/appendSpeech",
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStop { .. } => "thread/realtime/stop",
-            #[cfg(feature = "experimental")]
-            Self::ThreadTimelineList { .. } => "thread/timeline/list",
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeListVoices { .. } => "thread/realtime/listVoices",
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStart { .. } => "thread/realtime/start",
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio { .. } => "thread/realtime/appendAudio",
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText { .. } => "thread/realtime/appendText",
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech { .. } => "thread/realtime/appendSpeech",
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStop { .. } => "thread/realtime/stop",
+            #[cfg(feature = "experimental")] Self::ThreadTimelineList { .. } => "thread/timeline/list",
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices { .. } => "thread/realtime/listVoices",
             Self::ReviewStart { .. } => "review/start",
             Self::ModelList { .. } => "model/list",
             Self::AccountGatewayOAuthRead { .. } => "account/gatewayOAuth/read",
@@ -3173,57 +3125,37 @@ impl ClientRequest {
             Self::ExperimentalFeatureEnablementSet { .. } => {
                 "experimentalFeature/enablement/set"
             }
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlEnable { .. } => "remoteControl/enable",
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlDisable { .. } => "remoteControl/disable",
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlStatusRead { .. } => "remoteControl/status/read",
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStart { .. } => "remoteControl/pairing/start",
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStatus { .. } => "remoteControl/pairing/status",
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientList { .. } => "remoteControl/client/list",
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientRevoke { .. } => "remoteControl/client/revoke",
-            #[cfg(feature = "experimental")]
-            Self::CollaborationModeList { .. } => "collaborationMode/list",
-            #[cfg(feature = "experimental")]
-            Self::MockExperimentalMethod { .. } => "mock/experimentalMethod",
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentAdd { .. } => "environment/add",
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentInfo { .. } => "environment/info",
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentStatus { .. } => "environment/status",
+            #[cfg(feature = "experimental")] Self::RemoteControlEnable { .. } => "remoteControl/enable",
+            #[cfg(feature = "experimental")] Self::RemoteControlDisable { .. } => "remoteControl/disable",
+            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead { .. } => "remoteControl/status/read",
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStart { .. } => "remoteControl/pairing/start",
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus { .. } => "remoteControl/pairing/status",
+            #[cfg(feature = "experimental")] Self::RemoteControlClientList { .. } => "remoteControl/client/list",
+            #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke { .. } => "remoteControl/client/revoke",
+            #[cfg(feature = "experimental")] Self::CollaborationModeList { .. } => "collaborationMode/list",
+            #[cfg(feature = "experimental")] Self::MockExperimentalMethod { .. } => "mock/experimentalMethod",
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd { .. } => "environment/add",
+            #[cfg(feature = "experimental")] Self::EnvironmentInfo { .. } => "environment/info",
+            #[cfg(feature = "experimental")] Self::EnvironmentStatus { .. } => "environment/status",
             Self::McpServerOauthLogin { .. } => "mcpServer/oauth/login",
             Self::ConfigMcpServerReload { .. } => "config/mcpServer/reload",
             Self::McpServerStatusList { .. } => "mcpServerStatus/list",
             Self::McpServerResourceRead { .. } => "mcpServer/resource/read",
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStart { .. } => "mcpServer/event/stream/start",
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStop { .. } => "mcpServer/event/stream/stop",
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStart { .. } => "mcpServer/event/stream/start",
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStop { .. } => "mcpServer/event/stream/stop",
             Self::McpServerToolCall { .. } => "mcpServer/tool/call",
             Self::WindowsSandboxSetupStart { .. } => "windowsSandbox/setupStart",
             Self::WindowsSandboxReadiness { .. } => "windowsSandbox/readiness",
             Self::AccountLoginStart { .. } => "account/login/start",
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockDiscover { .. } => "account/bedrock/discover",
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockSetup { .. } => "account/bedrock/setup",
-            #[cfg(feature = "experimental")]
-            Self::AccountGcpSetup { .. } => "account/gcp/setup",
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockCheckGovCloudRequirements { .. } => {
+            #[cfg(feature = "experimental")] Self::AccountBedrockDiscover { .. } => "account/bedrock/discover",
+            #[cfg(feature = "experimental")] Self::AccountBedrockSetup { .. } => "account/bedrock/setup",
+            #[cfg(feature = "experimental")] Self::AccountGcpSetup { .. } => "account/gcp/setup",
+            #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements { .. } => {
                 "account/bedrock/checkGovCloudRequirements"
             }
             Self::AccountLoginCancel { .. } => "account/login/cancel",
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionList { .. } => "accountSession/list",
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionSwitch { .. } => "accountSession/switch",
+            #[cfg(feature = "experimental")] Self::AccountSessionList { .. } => "accountSession/list",
+            #[cfg(feature = "experimental")] Self::AccountSessionSwitch { .. } => "accountSession/switch",
             Self::AccountLogout { .. } => "account/logout",
             Self::AccountSecuritySetupRead { .. } => "account/securitySetup/read",
             Self::AccountRateLimitsRead { .. } => "account/rateLimits/read",
@@ -3241,14 +3173,10 @@ impl ClientRequest {
             Self::CommandExecWrite { .. } => "command/exec/write",
             Self::CommandExecTerminate { .. } => "command/exec/terminate",
             Self::CommandExecResize { .. } => "command/exec/resize",
-            #[cfg(feature = "experimental")]
-            Self::ProcessSpawn { .. } => "process/spawn",
-            #[cfg(feature = "experimental")]
-            Self::ProcessWriteStdin { .. } => "process/writeStdin",
-            #[cfg(feature = "experimental")]
-            Self::ProcessKill { .. } => "process/kill",
-            #[cfg(feature = "experimental")]
-            Self::ProcessResizePty { .. } => "process/resizePty",
+            #[cfg(feature = "experimental")] Self::ProcessSpawn { .. } => "process/spawn",
+            #[cfg(feature = "experimental")] Self::ProcessWriteStdin { .. } => "process/writeStdin",
+            #[cfg(feature = "experimental")] Self::ProcessKill { .. } => "process/kill",
+            #[cfg(feature = "experimental")] Self::ProcessResizePty { .. } => "process/resizePty",
             Self::ConfigRead { .. } => "config/read",
             Self::ExternalAgentConfigDetect { .. } => "externalAgentConfig/detect",
             Self::ExternalAgentConfigImport { .. } => "externalAgentConfig/import",
@@ -3263,12 +3191,9 @@ impl ClientRequest {
             Self::ConfigRequirementsRead { .. } => "configRequirements/read",
             Self::AccountRead { .. } => "account/read",
             Self::FuzzyFileSearch { .. } => "fuzzyFileSearch",
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStart { .. } => "fuzzyFileSearch/sessionStart",
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionUpdate { .. } => "fuzzyFileSearch/sessionUpdate",
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStop { .. } => "fuzzyFileSearch/sessionStop",
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart { .. } => "fuzzyFileSearch/sessionStart",
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate { .. } => "fuzzyFileSearch/sessionUpdate",
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop { .. } => "fuzzyFileSearch/sessionStop",
             Self::Unrecognized { method, .. } => method,
         }
     }
@@ -3276,115 +3201,76 @@ impl ClientRequest {
     pub fn id(&self) -> &RequestId {
         match self {
             Self::Initialize { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ServerDiagnostics { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationStatus { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationEnroll { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationDelete { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationVerify { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationCancel { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ServerDiagnostics { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::UserVerificationStatus { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::UserVerificationEnroll { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::UserVerificationDelete { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::UserVerificationVerify { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::UserVerificationCancel { id, .. } => id,
             Self::ThreadStart { id, .. } => id,
             Self::ThreadResume { id, .. } => id,
             Self::ThreadFork { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSample { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSampleCancel { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadSample { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadSampleCancel { id, .. } => id,
             Self::ThreadArchive { id, .. } => id,
             Self::ThreadDelete { id, .. } => id,
             Self::ThreadUnsubscribe { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadIncrementElicitation { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadDecrementElicitation { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation { id, .. } => id,
             Self::ThreadNameSet { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadPredictionRequest { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadPredictionRequest { id, .. } => id,
             Self::ThreadGoalSet { id, .. } => id,
             Self::ThreadGoalGet { id, .. } => id,
             Self::ThreadGoalClear { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueAdd { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueUpdate { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueDelete { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueReorder { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueStart { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadQueueAdd { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadQueueList { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadQueueDelete { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadQueueReorder { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadQueueStart { id, .. } => id,
             Self::ThreadMetadataUpdate { id, .. } => id,
             Self::ThreadAttachmentAdd { id, .. } => id,
             Self::ThreadAttachmentList { id, .. } => id,
             Self::ThreadAttachmentOwnerList { id, .. } => id,
             Self::ThreadAttachmentRemove { id, .. } => id,
             Self::ThreadSectionMove { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSettingsUpdate { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryModeSet { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryRead { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::MemoryStatus { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::MemoryReset { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RolloutCompress { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadMemoryRead { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::MemoryStatus { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::MemoryReset { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RolloutCompress { id, .. } => id,
             Self::ThreadUnarchive { id, .. } => id,
             Self::ThreadCompactStart { id, .. } => id,
             Self::ThreadShellCommand { id, .. } => id,
             Self::ThreadApproveGuardianDeniedAction { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsClean { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsTerminate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate { id, .. } => id,
             Self::ThreadRevert { id, .. } => id,
             Self::ThreadList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProjectList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProjectRead { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProjectCreate { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProjectImport { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProjectUpdate { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProjectMove { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProjectDelete { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProjectList { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProjectRead { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProjectCreate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProjectImport { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProjectUpdate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProjectMove { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProjectDelete { id, .. } => id,
             Self::ThreadSectionList { id, .. } => id,
             Self::ThreadSectionCreate { id, .. } => id,
             Self::ThreadSectionUpdate { id, .. } => id,
             Self::ThreadSectionDelete { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearch { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearchOccurrences { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadSearch { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences { id, .. } => id,
             Self::ThreadLoadedList { id, .. } => id,
             Self::ThreadRead { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadReadStateUpdate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate { id, .. } => id,
             Self::ThreadTurnsList { id, .. } => id,
             Self::ThreadItemsList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadItemsRead { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadGuardianReview { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadItemsRead { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadGuardianReview { id, .. } => id,
             Self::ThreadInjectItems { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadPrepareApprovedPlan { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan { id, .. } => id,
             Self::SkillsList { id, .. } => id,
             Self::SkillsExtraRootsSet { id, .. } => id,
             Self::HooksList { id, .. } => id,
@@ -3392,8 +3278,7 @@ impl ClientRequest {
             Self::MarketplaceRemove { id, .. } => id,
             Self::MarketplaceUpgrade { id, .. } => id,
             Self::PluginList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::PluginSearch { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::PluginSearch { id, .. } => id,
             Self::PluginInstalled { id, .. } => id,
             Self::PluginReconcile { id, .. } => id,
             Self::PluginRead { id, .. } => id,
@@ -3419,24 +3304,16 @@ impl ClientRequest {
             Self::PluginInstall { id, .. } => id,
             Self::PluginUninstall { id, .. } => id,
             Self::TurnStart { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::TurnSettingsUpdate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::TurnSettingsUpdate { id, .. } => id,
             Self::TurnSteer { id, .. } => id,
             Self::TurnInterrupt { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStart { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendAudio { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendText { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendSpeech { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStop { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadTimelineList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeListVoices { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStart { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStop { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadTimelineList { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices { id, .. } => id,
             Self::ReviewStart { id, .. } => id,
             Self::ModelList { id, .. } => id,
             Self::AccountGatewayOAuthRead { id, .. } => id,
@@ -3448,55 +3325,35 @@ impl ClientRequest {
             Self::ExperimentalFeatureList { id, .. } => id,
             Self::PermissionProfileList { id, .. } => id,
             Self::ExperimentalFeatureEnablementSet { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlEnable { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlDisable { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlStatusRead { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStart { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStatus { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientRevoke { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::CollaborationModeList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::MockExperimentalMethod { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentAdd { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentInfo { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentStatus { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RemoteControlEnable { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RemoteControlDisable { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStart { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RemoteControlClientList { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::CollaborationModeList { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::MockExperimentalMethod { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::EnvironmentInfo { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::EnvironmentStatus { id, .. } => id,
             Self::McpServerOauthLogin { id, .. } => id,
             Self::ConfigMcpServerReload { id, .. } => id,
             Self::McpServerStatusList { id, .. } => id,
             Self::McpServerResourceRead { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStart { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStop { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStart { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStop { id, .. } => id,
             Self::McpServerToolCall { id, .. } => id,
             Self::WindowsSandboxSetupStart { id, .. } => id,
             Self::WindowsSandboxReadiness { id, .. } => id,
             Self::AccountLoginStart { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockDiscover { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockSetup { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::AccountGcpSetup { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockCheckGovCloudRequirements { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::AccountBedrockDiscover { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::AccountBedrockSetup { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::AccountGcpSetup { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements { id, .. } => id,
             Self::AccountLoginCancel { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionList { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionSwitch { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::AccountSessionList { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::AccountSessionSwitch { id, .. } => id,
             Self::AccountLogout { id, .. } => id,
             Self::AccountSecuritySetupRead { id, .. } => id,
             Self::AccountRateLimitsRead { id, .. } => id,
@@ -3510,14 +3367,10 @@ impl ClientRequest {
             Self::CommandExecWrite { id, .. } => id,
             Self::CommandExecTerminate { id, .. } => id,
             Self::CommandExecResize { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProcessSpawn { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProcessWriteStdin { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProcessKill { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::ProcessResizePty { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProcessSpawn { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProcessWriteStdin { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProcessKill { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::ProcessResizePty { id, .. } => id,
             Self::ConfigRead { id, .. } => id,
             Self::ExternalAgentConfigDetect { id, .. } => id,
             Self::ExternalAgentConfigImport { id, .. } => id,
@@ -3528,12 +3381,9 @@ impl ClientRequest {
             Self::ConfigRequirementsRead { id, .. } => id,
             Self::AccountRead { id, .. } => id,
             Self::FuzzyFileSearch { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStart { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionUpdate { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStop { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop { id, .. } => id,
             Self::Unrecognized { id, .. } => id,
         }
     }
@@ -3562,43 +3412,37 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "server/diagnostics" => {
+                #[cfg(feature = "experimental")] "server/diagnostics" => {
                     Self::ServerDiagnostics {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/status" => {
+                #[cfg(feature = "experimental")] "userVerification/status" => {
                     Self::UserVerificationStatus {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/enroll" => {
+                #[cfg(feature = "experimental")] "userVerification/enroll" => {
                     Self::UserVerificationEnroll {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/delete" => {
+                #[cfg(feature = "experimental")] "userVerification/delete" => {
                     Self::UserVerificationDelete {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/verify" => {
+                #[cfg(feature = "experimental")] "userVerification/verify" => {
                     Self::UserVerificationVerify {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/cancel" => {
+                #[cfg(feature = "experimental")] "userVerification/cancel" => {
                     Self::UserVerificationCancel {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3622,15 +3466,13 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/sample" => {
+                #[cfg(feature = "experimental")] "thread/sample" => {
                     Self::ThreadSample {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/sample/cancel" => {
+                #[cfg(feature = "experimental")] "thread/sample/cancel" => {
                     Self::ThreadSampleCancel {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3654,15 +3496,13 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/increment_elicitation" => {
+                #[cfg(feature = "experimental")] "thread/increment_elicitation" => {
                     Self::ThreadIncrementElicitation {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/decrement_elicitation" => {
+                #[cfg(feature = "experimental")] "thread/decrement_elicitation" => {
                     Self::ThreadDecrementElicitation {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3674,8 +3514,7 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/prediction/request" => {
+                #[cfg(feature = "experimental")] "thread/prediction/request" => {
                     Self::ThreadPredictionRequest {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3699,43 +3538,37 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/add" => {
+                #[cfg(feature = "experimental")] "thread/queue/add" => {
                     Self::ThreadQueueAdd {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/list" => {
+                #[cfg(feature = "experimental")] "thread/queue/list" => {
                     Self::ThreadQueueList {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/update" => {
+                #[cfg(feature = "experimental")] "thread/queue/update" => {
                     Self::ThreadQueueUpdate {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/delete" => {
+                #[cfg(feature = "experimental")] "thread/queue/delete" => {
                     Self::ThreadQueueDelete {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/reorder" => {
+                #[cfg(feature = "experimental")] "thread/queue/reorder" => {
                     Self::ThreadQueueReorder {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/start" => {
+                #[cfg(feature = "experimental")] "thread/queue/start" => {
                     Self::ThreadQueueStart {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3777,41 +3610,35 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/settings/update" => {
+                #[cfg(feature = "experimental")] "thread/settings/update" => {
                     Self::ThreadSettingsUpdate {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/memoryMode/set" => {
+                #[cfg(feature = "experimental")] "thread/memoryMode/set" => {
                     Self::ThreadMemoryModeSet {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/memory/read" => {
+                #[cfg(feature = "experimental")] "thread/memory/read" => {
                     Self::ThreadMemoryRead {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "memory/status" => {
+                #[cfg(feature = "experimental")] "memory/status" => {
                     Self::MemoryStatus {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "memory/reset" => {
+                #[cfg(feature = "experimental")] "memory/reset" => {
                     <()>::deserialize(params)?;
                     Self::MemoryReset { id }
                 }
-                #[cfg(feature = "experimental")]
-                "rollout/compress" => {
+                #[cfg(feature = "experimental")] "rollout/compress" => {
                     <()>::deserialize(params)?;
                     Self::RolloutCompress { id }
                 }
@@ -3839,22 +3666,19 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/backgroundTerminals/clean" => {
+                #[cfg(feature = "experimental")] "thread/backgroundTerminals/clean" => {
                     Self::ThreadBackgroundTerminalsClean {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/backgroundTerminals/list" => {
+                #[cfg(feature = "experimental")] "thread/backgroundTerminals/list" => {
                     Self::ThreadBackgroundTerminalsList {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/backgroundTerminals/terminate" => {
+                #[cfg(feature = "experimental")] "thread/backgroundTerminals/terminate" => {
                     Self::ThreadBackgroundTerminalsTerminate {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3872,50 +3696,43 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "project/list" => {
+                #[cfg(feature = "experimental")] "project/list" => {
                     Self::ProjectList {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "project/read" => {
+                #[cfg(feature = "experimental")] "project/read" => {
                     Self::ProjectRead {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "project/create" => {
+                #[cfg(feature = "experimental")] "project/create" => {
                     Self::ProjectCreate {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "project/import" => {
+                #[cfg(feature = "experimental")] "project/import" => {
                     Self::ProjectImport {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "project/update" => {
+                #[cfg(feature = "experimental")] "project/update" => {
                     Self::ProjectUpdate {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "project/move" => {
+                #[cfg(feature = "experimental")] "project/move" => {
                     Self::ProjectMove {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "project/delete" => {
+                #[cfg(feature = "experimental")] "project/delete" => {
                     Self::ProjectDelete {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3945,15 +3762,13 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/search" => {
+                #[cfg(feature = "experimental")] "thread/search" => {
                     Self::ThreadSearch {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/searchOccurrences" => {
+                #[cfg(feature = "experimental")] "thread/searchOccurrences" => {
                     Self::ThreadSearchOccurrences {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3971,8 +3786,7 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/readState/update" => {
+                #[cfg(feature = "experimental")] "thread/readState/update" => {
                     Self::ThreadReadStateUpdate {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -3990,15 +3804,13 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/items/read" => {
+                #[cfg(feature = "experimental")] "thread/items/read" => {
                     Self::ThreadItemsRead {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/guardianReview" => {
+                #[cfg(feature = "experimental")] "thread/guardianReview" => {
                     Self::ThreadGuardianReview {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4010,8 +3822,7 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/prepareApprovedPlan" => {
+                #[cfg(feature = "experimental")] "thread/prepareApprovedPlan" => {
                     Self::ThreadPrepareApprovedPlan {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4059,8 +3870,7 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "plugin/search" => {
+                #[cfg(feature = "experimental")] "plugin/search" => {
                     Self::PluginSearch {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4216,8 +4026,7 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "turn/settings/update" => {
+                #[cfg(feature = "experimental")] "turn/settings/update" => {
                     Self::TurnSettingsUpdate {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4235,50 +4044,43 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/start" => {
+                #[cfg(feature = "experimental")] "thread/realtime/start" => {
                     Self::ThreadRealtimeStart {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/appendAudio" => {
+                #[cfg(feature = "experimental")] "thread/realtime/appendAudio" => {
                     Self::ThreadRealtimeAppendAudio {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/appendText" => {
+                #[cfg(feature = "experimental")] "thread/realtime/appendText" => {
                     Self::ThreadRealtimeAppendText {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/appendSpeech" => {
+                #[cfg(feature = "experimental")] "thread/realtime/appendSpeech" => {
                     Self::ThreadRealtimeAppendSpeech {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/stop" => {
+                #[cfg(feature = "experimental")] "thread/realtime/stop" => {
                     Self::ThreadRealtimeStop {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/timeline/list" => {
+                #[cfg(feature = "experimental")] "thread/timeline/list" => {
                     Self::ThreadTimelineList {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/listVoices" => {
+                #[cfg(feature = "experimental")] "thread/realtime/listVoices" => {
                     Self::ThreadRealtimeListVoices {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4350,85 +4152,73 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/enable" => {
+                #[cfg(feature = "experimental")] "remoteControl/enable" => {
                     Self::RemoteControlEnable {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/disable" => {
+                #[cfg(feature = "experimental")] "remoteControl/disable" => {
                     Self::RemoteControlDisable {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/status/read" => {
+                #[cfg(feature = "experimental")] "remoteControl/status/read" => {
                     <()>::deserialize(params)?;
                     Self::RemoteControlStatusRead {
                         id,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/pairing/start" => {
+                #[cfg(feature = "experimental")] "remoteControl/pairing/start" => {
                     Self::RemoteControlPairingStart {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/pairing/status" => {
+                #[cfg(feature = "experimental")] "remoteControl/pairing/status" => {
                     Self::RemoteControlPairingStatus {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/client/list" => {
+                #[cfg(feature = "experimental")] "remoteControl/client/list" => {
                     Self::RemoteControlClientList {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/client/revoke" => {
+                #[cfg(feature = "experimental")] "remoteControl/client/revoke" => {
                     Self::RemoteControlClientRevoke {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "collaborationMode/list" => {
+                #[cfg(feature = "experimental")] "collaborationMode/list" => {
                     Self::CollaborationModeList {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "mock/experimentalMethod" => {
+                #[cfg(feature = "experimental")] "mock/experimentalMethod" => {
                     Self::MockExperimentalMethod {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "environment/add" => {
+                #[cfg(feature = "experimental")] "environment/add" => {
                     Self::EnvironmentAdd {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "environment/info" => {
+                #[cfg(feature = "experimental")] "environment/info" => {
                     Self::EnvironmentInfo {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "environment/status" => {
+                #[cfg(feature = "experimental")] "environment/status" => {
                     Self::EnvironmentStatus {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4456,15 +4246,13 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "mcpServer/event/stream/start" => {
+                #[cfg(feature = "experimental")] "mcpServer/event/stream/start" => {
                     Self::McpServerEventStreamStart {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "mcpServer/event/stream/stop" => {
+                #[cfg(feature = "experimental")] "mcpServer/event/stream/stop" => {
                     Self::McpServerEventStreamStop {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4494,29 +4282,25 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "account/bedrock/discover" => {
+                #[cfg(feature = "experimental")] "account/bedrock/discover" => {
                     Self::AccountBedrockDiscover {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "account/bedrock/setup" => {
+                #[cfg(feature = "experimental")] "account/bedrock/setup" => {
                     Self::AccountBedrockSetup {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "account/gcp/setup" => {
+                #[cfg(feature = "experimental")] "account/gcp/setup" => {
                     Self::AccountGcpSetup {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "account/bedrock/checkGovCloudRequirements" => {
+                #[cfg(feature = "experimental")] "account/bedrock/checkGovCloudRequirements" => {
                     Self::AccountBedrockCheckGovCloudRequirements {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4528,15 +4312,13 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "accountSession/list" => {
+                #[cfg(feature = "experimental")] "accountSession/list" => {
                     Self::AccountSessionList {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "accountSession/switch" => {
+                #[cfg(feature = "experimental")] "accountSession/switch" => {
                     Self::AccountSessionSwitch {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4618,29 +4400,25 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "process/spawn" => {
+                #[cfg(feature = "experimental")] "process/spawn" => {
                     Self::ProcessSpawn {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "process/writeStdin" => {
+                #[cfg(feature = "experimental")] "process/writeStdin" => {
                     Self::ProcessWriteStdin {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "process/kill" => {
+                #[cfg(feature = "experimental")] "process/kill" => {
                     Self::ProcessKill {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "process/resizePty" => {
+                #[cfg(feature = "experimental")] "process/resizePty" => {
                     Self::ProcessResizePty {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4704,22 +4482,19 @@ impl ClientRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "fuzzyFileSearch/sessionStart" => {
+                #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionStart" => {
                     Self::FuzzyFileSearchSessionStart {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "fuzzyFileSearch/sessionUpdate" => {
+                #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionUpdate" => {
                     Self::FuzzyFileSearchSessionUpdate {
                         id,
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "fuzzyFileSearch/sessionStop" => {
+                #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionStop" => {
                     Self::FuzzyFileSearchSessionStop {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -4743,66 +4518,49 @@ impl ClientRequest {
     ) -> V::Output {
         match method {
             "initialize" => visitor.visit::<request::Initialize>(),
-            #[cfg(feature = "experimental")]
-            "server/diagnostics" => visitor.visit::<request::ServerDiagnostics>(),
-            #[cfg(feature = "experimental")]
-            "userVerification/status" => {
+            #[cfg(feature = "experimental")] "server/diagnostics" => visitor.visit::<request::ServerDiagnostics>(),
+            #[cfg(feature = "experimental")] "userVerification/status" => {
                 visitor.visit::<request::UserVerificationStatus>()
             }
-            #[cfg(feature = "experimental")]
-            "userVerification/enroll" => {
+            #[cfg(feature = "experimental")] "userVerification/enroll" => {
                 visitor.visit::<request::UserVerificationEnroll>()
             }
-            #[cfg(feature = "experimental")]
-            "userVerification/delete" => {
+            #[cfg(feature = "experimental")] "userVerification/delete" => {
                 visitor.visit::<request::UserVerificationDelete>()
             }
-            #[cfg(feature = "experimental")]
-            "userVerification/verify" => {
+            #[cfg(feature = "experimental")] "userVerification/verify" => {
                 visitor.visit::<request::UserVerificationVerify>()
             }
-            #[cfg(feature = "experimental")]
-            "userVerification/cancel" => {
+            #[cfg(feature = "experimental")] "userVerification/cancel" => {
                 visitor.visit::<request::UserVerificationCancel>()
             }
             "thread/start" => visitor.visit::<request::ThreadStart>(),
             "thread/resume" => visitor.visit::<request::ThreadResume>(),
             "thread/fork" => visitor.visit::<request::ThreadFork>(),
-            #[cfg(feature = "experimental")]
-            "thread/sample" => visitor.visit::<request::ThreadSample>(),
-            #[cfg(feature = "experimental")]
-            "thread/sample/cancel" => visitor.visit::<request::ThreadSampleCancel>(),
+            #[cfg(feature = "experimental")] "thread/sample" => visitor.visit::<request::ThreadSample>(),
+            #[cfg(feature = "experimental")] "thread/sample/cancel" => visitor.visit::<request::ThreadSampleCancel>(),
             "thread/archive" => visitor.visit::<request::ThreadArchive>(),
             "thread/delete" => visitor.visit::<request::ThreadDelete>(),
             "thread/unsubscribe" => visitor.visit::<request::ThreadUnsubscribe>(),
-            #[cfg(feature = "experimental")]
-            "thread/increment_elicitation" => {
+            #[cfg(feature = "experimental")] "thread/increment_elicitation" => {
                 visitor.visit::<request::ThreadIncrementElicitation>()
             }
-            #[cfg(feature = "experimental")]
-            "thread/decrement_elicitation" => {
+            #[cfg(feature = "experimental")] "thread/decrement_elicitation" => {
                 visitor.visit::<request::ThreadDecrementElicitation>()
             }
             "thread/name/set" => visitor.visit::<request::ThreadNameSet>(),
-            #[cfg(feature = "experimental")]
-            "thread/prediction/request" => {
+            #[cfg(feature = "experimental")] "thread/prediction/request" => {
                 visitor.visit::<request::ThreadPredictionRequest>()
             }
             "thread/goal/set" => visitor.visit::<request::ThreadGoalSet>(),
             "thread/goal/get" => visitor.visit::<request::ThreadGoalGet>(),
             "thread/goal/clear" => visitor.visit::<request::ThreadGoalClear>(),
-            #[cfg(feature = "experimental")]
-            "thread/queue/add" => visitor.visit::<request::ThreadQueueAdd>(),
-            #[cfg(feature = "experimental")]
-            "thread/queue/list" => visitor.visit::<request::ThreadQueueList>(),
-            #[cfg(feature = "experimental")]
-            "thread/queue/update" => visitor.visit::<request::ThreadQueueUpdate>(),
-            #[cfg(feature = "experimental")]
-            "thread/queue/delete" => visitor.visit::<request::ThreadQueueDelete>(),
-            #[cfg(feature = "experimental")]
-            "thread/queue/reorder" => visitor.visit::<request::ThreadQueueReorder>(),
-            #[cfg(feature = "experimental")]
-            "thread/queue/start" => visitor.visit::<request::ThreadQueueStart>(),
+            #[cfg(feature = "experimental")] "thread/queue/add" => visitor.visit::<request::ThreadQueueAdd>(),
+            #[cfg(feature = "experimental")] "thread/queue/list" => visitor.visit::<request::ThreadQueueList>(),
+            #[cfg(feature = "experimental")] "thread/queue/update" => visitor.visit::<request::ThreadQueueUpdate>(),
+            #[cfg(feature = "experimental")] "thread/queue/delete" => visitor.visit::<request::ThreadQueueDelete>(),
+            #[cfg(feature = "experimental")] "thread/queue/reorder" => visitor.visit::<request::ThreadQueueReorder>(),
+            #[cfg(feature = "experimental")] "thread/queue/start" => visitor.visit::<request::ThreadQueueStart>(),
             "thread/metadata/update" => visitor.visit::<request::ThreadMetadataUpdate>(),
             "thread/attachment/add" => visitor.visit::<request::ThreadAttachmentAdd>(),
             "thread/attachment/list" => visitor.visit::<request::ThreadAttachmentList>(),
@@ -4813,77 +4571,55 @@ impl ClientRequest {
                 visitor.visit::<request::ThreadAttachmentRemove>()
             }
             "thread/section/move" => visitor.visit::<request::ThreadSectionMove>(),
-            #[cfg(feature = "experimental")]
-            "thread/settings/update" => visitor.visit::<request::ThreadSettingsUpdate>(),
-            #[cfg(feature = "experimental")]
-            "thread/memoryMode/set" => visitor.visit::<request::ThreadMemoryModeSet>(),
-            #[cfg(feature = "experimental")]
-            "thread/memory/read" => visitor.visit::<request::ThreadMemoryRead>(),
-            #[cfg(feature = "experimental")]
-            "memory/status" => visitor.visit::<request::MemoryStatus>(),
-            #[cfg(feature = "experimental")]
-            "memory/reset" => visitor.visit::<request::MemoryReset>(),
-            #[cfg(feature = "experimental")]
-            "rollout/compress" => visitor.visit::<request::RolloutCompress>(),
+            #[cfg(feature = "experimental")] "thread/settings/update" => visitor.visit::<request::ThreadSettingsUpdate>(),
+            #[cfg(feature = "experimental")] "thread/memoryMode/set" => visitor.visit::<request::ThreadMemoryModeSet>(),
+            #[cfg(feature = "experimental")] "thread/memory/read" => visitor.visit::<request::ThreadMemoryRead>(),
+            #[cfg(feature = "experimental")] "memory/status" => visitor.visit::<request::MemoryStatus>(),
+            #[cfg(feature = "experimental")] "memory/reset" => visitor.visit::<request::MemoryReset>(),
+            #[cfg(feature = "experimental")] "rollout/compress" => visitor.visit::<request::RolloutCompress>(),
             "thread/unarchive" => visitor.visit::<request::ThreadUnarchive>(),
             "thread/compact/start" => visitor.visit::<request::ThreadCompactStart>(),
             "thread/shellCommand" => visitor.visit::<request::ThreadShellCommand>(),
             "thread/approveGuardianDeniedAction" => {
                 visitor.visit::<request::ThreadApproveGuardianDeniedAction>()
             }
-            #[cfg(feature = "experimental")]
-            "thread/backgroundTerminals/clean" => {
+            #[cfg(feature = "experimental")] "thread/backgroundTerminals/clean" => {
                 visitor.visit::<request::ThreadBackgroundTerminalsClean>()
             }
-            #[cfg(feature = "experimental")]
-            "thread/backgroundTerminals/list" => {
+            #[cfg(feature = "experimental")] "thread/backgroundTerminals/list" => {
                 visitor.visit::<request::ThreadBackgroundTerminalsList>()
             }
-            #[cfg(feature = "experimental")]
-            "thread/backgroundTerminals/terminate" => {
+            #[cfg(feature = "experimental")] "thread/backgroundTerminals/terminate" => {
                 visitor.visit::<request::ThreadBackgroundTerminalsTerminate>()
             }
             "thread/revert" => visitor.visit::<request::ThreadRevert>(),
             "thread/list" => visitor.visit::<request::ThreadList>(),
-            #[cfg(feature = "experimental")]
-            "project/list" => visitor.visit::<request::ProjectList>(),
-            #[cfg(feature = "experimental")]
-            "project/read" => visitor.visit::<request::ProjectRead>(),
-            #[cfg(feature = "experimental")]
-            "project/create" => visitor.visit::<request::ProjectCreate>(),
-            #[cfg(feature = "experimental")]
-            "project/import" => visitor.visit::<request::ProjectImport>(),
-            #[cfg(feature = "experimental")]
-            "project/update" => visitor.visit::<request::ProjectUpdate>(),
-            #[cfg(feature = "experimental")]
-            "project/move" => visitor.visit::<request::ProjectMove>(),
-            #[cfg(feature = "experimental")]
-            "project/delete" => visitor.visit::<request::ProjectDelete>(),
+            #[cfg(feature = "experimental")] "project/list" => visitor.visit::<request::ProjectList>(),
+            #[cfg(feature = "experimental")] "project/read" => visitor.visit::<request::ProjectRead>(),
+            #[cfg(feature = "experimental")] "project/create" => visitor.visit::<request::ProjectCreate>(),
+            #[cfg(feature = "experimental")] "project/import" => visitor.visit::<request::ProjectImport>(),
+            #[cfg(feature = "experimental")] "project/update" => visitor.visit::<request::ProjectUpdate>(),
+            #[cfg(feature = "experimental")] "project/move" => visitor.visit::<request::ProjectMove>(),
+            #[cfg(feature = "experimental")] "project/delete" => visitor.visit::<request::ProjectDelete>(),
             "threadSection/list" => visitor.visit::<request::ThreadSectionList>(),
             "threadSection/create" => visitor.visit::<request::ThreadSectionCreate>(),
             "threadSection/update" => visitor.visit::<request::ThreadSectionUpdate>(),
             "threadSection/delete" => visitor.visit::<request::ThreadSectionDelete>(),
-            #[cfg(feature = "experimental")]
-            "thread/search" => visitor.visit::<request::ThreadSearch>(),
-            #[cfg(feature = "experimental")]
-            "thread/searchOccurrences" => {
+            #[cfg(feature = "experimental")] "thread/search" => visitor.visit::<request::ThreadSearch>(),
+            #[cfg(feature = "experimental")] "thread/searchOccurrences" => {
                 visitor.visit::<request::ThreadSearchOccurrences>()
             }
             "thread/loaded/list" => visitor.visit::<request::ThreadLoadedList>(),
             "thread/read" => visitor.visit::<request::ThreadRead>(),
-            #[cfg(feature = "experimental")]
-            "thread/readState/update" => {
+            #[cfg(feature = "experimental")] "thread/readState/update" => {
                 visitor.visit::<request::ThreadReadStateUpdate>()
             }
             "thread/turns/list" => visitor.visit::<request::ThreadTurnsList>(),
             "thread/items/list" => visitor.visit::<request::ThreadItemsList>(),
-            #[cfg(feature = "experimental")]
-            "thread/items/read" => visitor.visit::<request::ThreadItemsRead>(),
-            #[cfg(feature = "experimental")]
-            "thread/guardianReview" => visitor.visit::<request::ThreadGuardianReview>(),
+            #[cfg(feature = "experimental")] "thread/items/read" => visitor.visit::<request::ThreadItemsRead>(),
+            #[cfg(feature = "experimental")] "thread/guardianReview" => visitor.visit::<request::ThreadGuardianReview>(),
             "thread/inject_items" => visitor.visit::<request::ThreadInjectItems>(),
-            #[cfg(feature = "experimental")]
-            "thread/prepareApprovedPlan" => {
+            #[cfg(feature = "experimental")] "thread/prepareApprovedPlan" => {
                 visitor.visit::<request::ThreadPrepareApprovedPlan>()
             }
             "skills/list" => visitor.visit::<request::SkillsList>(),
@@ -4893,8 +4629,7 @@ impl ClientRequest {
             "marketplace/remove" => visitor.visit::<request::MarketplaceRemove>(),
             "marketplace/upgrade" => visitor.visit::<request::MarketplaceUpgrade>(),
             "plugin/list" => visitor.visit::<request::PluginList>(),
-            #[cfg(feature = "experimental")]
-            "plugin/search" => visitor.visit::<request::PluginSearch>(),
+            #[cfg(feature = "experimental")] "plugin/search" => visitor.visit::<request::PluginSearch>(),
             "plugin/installed" => visitor.visit::<request::PluginInstalled>(),
             "plugin/reconcile" => visitor.visit::<request::PluginReconcile>(),
             "plugin/read" => visitor.visit::<request::PluginRead>(),
@@ -4922,30 +4657,22 @@ impl ClientRequest {
             "plugin/install" => visitor.visit::<request::PluginInstall>(),
             "plugin/uninstall" => visitor.visit::<request::PluginUninstall>(),
             "turn/start" => visitor.visit::<request::TurnStart>(),
-            #[cfg(feature = "experimental")]
-            "turn/settings/update" => visitor.visit::<request::TurnSettingsUpdate>(),
+            #[cfg(feature = "experimental")] "turn/settings/update" => visitor.visit::<request::TurnSettingsUpdate>(),
             "turn/steer" => visitor.visit::<request::TurnSteer>(),
             "turn/interrupt" => visitor.visit::<request::TurnInterrupt>(),
-            #[cfg(feature = "experimental")]
-            "thread/realtime/start" => visitor.visit::<request::ThreadRealtimeStart>(),
-            #[cfg(feature = "experimental")]
-            "thread/realtime/appendAudio" => {
+            #[cfg(feature = "experimental")] "thread/realtime/start" => visitor.visit::<request::ThreadRealtimeStart>(),
+            #[cfg(feature = "experimental")] "thread/realtime/appendAudio" => {
                 visitor.visit::<request::ThreadRealtimeAppendAudio>()
             }
-            #[cfg(feature = "experimental")]
-            "thread/realtime/appendText" => {
+            #[cfg(feature = "experimental")] "thread/realtime/appendText" => {
                 visitor.visit::<request::ThreadRealtimeAppendText>()
             }
-            #[cfg(feature = "experimental")]
-            "thread/realtime/appendSpeech" => {
+            #[cfg(feature = "experimental")] "thread/realtime/appendSpeech" => {
                 visitor.visit::<request::ThreadRealtimeAppendSpeech>()
             }
-            #[cfg(feature = "experimental")]
-            "thread/realtime/stop" => visitor.visit::<request::ThreadRealtimeStop>(),
-            #[cfg(feature = "experimental")]
-            "thread/timeline/list" => visitor.visit::<request::ThreadTimelineList>(),
-            #[cfg(feature = "experimental")]
-            "thread/realtime/listVoices" => {
+            #[cfg(feature = "experimental")] "thread/realtime/stop" => visitor.visit::<request::ThreadRealtimeStop>(),
+            #[cfg(feature = "experimental")] "thread/timeline/list" => visitor.visit::<request::ThreadTimelineList>(),
+            #[cfg(feature = "experimental")] "thread/realtime/listVoices" => {
                 visitor.visit::<request::ThreadRealtimeListVoices>()
             }
             "review/start" => visitor.visit::<request::ReviewStart>(),
@@ -4973,42 +4700,30 @@ impl ClientRequest {
             "experimentalFeature/enablement/set" => {
                 visitor.visit::<request::ExperimentalFeatureEnablementSet>()
             }
-            #[cfg(feature = "experimental")]
-            "remoteControl/enable" => visitor.visit::<request::RemoteControlEnable>(),
-            #[cfg(feature = "experimental")]
-            "remoteControl/disable" => visitor.visit::<request::RemoteControlDisable>(),
-            #[cfg(feature = "experimental")]
-            "remoteControl/status/read" => {
+            #[cfg(feature = "experimental")] "remoteControl/enable" => visitor.visit::<request::RemoteControlEnable>(),
+            #[cfg(feature = "experimental")] "remoteControl/disable" => visitor.visit::<request::RemoteControlDisable>(),
+            #[cfg(feature = "experimental")] "remoteControl/status/read" => {
                 visitor.visit::<request::RemoteControlStatusRead>()
             }
-            #[cfg(feature = "experimental")]
-            "remoteControl/pairing/start" => {
+            #[cfg(feature = "experimental")] "remoteControl/pairing/start" => {
                 visitor.visit::<request::RemoteControlPairingStart>()
             }
-            #[cfg(feature = "experimental")]
-            "remoteControl/pairing/status" => {
+            #[cfg(feature = "experimental")] "remoteControl/pairing/status" => {
                 visitor.visit::<request::RemoteControlPairingStatus>()
             }
-            #[cfg(feature = "experimental")]
-            "remoteControl/client/list" => {
+            #[cfg(feature = "experimental")] "remoteControl/client/list" => {
                 visitor.visit::<request::RemoteControlClientList>()
             }
-            #[cfg(feature = "experimental")]
-            "remoteControl/client/revoke" => {
+            #[cfg(feature = "experimental")] "remoteControl/client/revoke" => {
                 visitor.visit::<request::RemoteControlClientRevoke>()
             }
-            #[cfg(feature = "experimental")]
-            "collaborationMode/list" => visitor.visit::<request::CollaborationModeList>(),
-            #[cfg(feature = "experimental")]
-            "mock/experimentalMethod" => {
+            #[cfg(feature = "experimental")] "collaborationMode/list" => visitor.visit::<request::CollaborationModeList>(),
+            #[cfg(feature = "experimental")] "mock/experimentalMethod" => {
                 visitor.visit::<request::MockExperimentalMethod>()
             }
-            #[cfg(feature = "experimental")]
-            "environment/add" => visitor.visit::<request::EnvironmentAdd>(),
-            #[cfg(feature = "experimental")]
-            "environment/info" => visitor.visit::<request::EnvironmentInfo>(),
-            #[cfg(feature = "experimental")]
-            "environment/status" => visitor.visit::<request::EnvironmentStatus>(),
+            #[cfg(feature = "experimental")] "environment/add" => visitor.visit::<request::EnvironmentAdd>(),
+            #[cfg(feature = "experimental")] "environment/info" => visitor.visit::<request::EnvironmentInfo>(),
+            #[cfg(feature = "experimental")] "environment/status" => visitor.visit::<request::EnvironmentStatus>(),
             "mcpServer/oauth/login" => visitor.visit::<request::McpServerOauthLogin>(),
             "config/mcpServer/reload" => {
                 visitor.visit::<request::ConfigMcpServerReload>()
@@ -5017,12 +4732,10 @@ impl ClientRequest {
             "mcpServer/resource/read" => {
                 visitor.visit::<request::McpServerResourceRead>()
             }
-            #[cfg(feature = "experimental")]
-            "mcpServer/event/stream/start" => {
+            #[cfg(feature = "experimental")] "mcpServer/event/stream/start" => {
                 visitor.visit::<request::McpServerEventStreamStart>()
             }
-            #[cfg(feature = "experimental")]
-            "mcpServer/event/stream/stop" => {
+            #[cfg(feature = "experimental")] "mcpServer/event/stream/stop" => {
                 visitor.visit::<request::McpServerEventStreamStop>()
             }
             "mcpServer/tool/call" => visitor.visit::<request::McpServerToolCall>(),
@@ -5033,23 +4746,17 @@ impl ClientRequest {
                 visitor.visit::<request::WindowsSandboxReadiness>()
             }
             "account/login/start" => visitor.visit::<request::AccountLoginStart>(),
-            #[cfg(feature = "experimental")]
-            "account/bedrock/discover" => {
+            #[cfg(feature = "experimental")] "account/bedrock/discover" => {
                 visitor.visit::<request::AccountBedrockDiscover>()
             }
-            #[cfg(feature = "experimental")]
-            "account/bedrock/setup" => visitor.visit::<request::AccountBedrockSetup>(),
-            #[cfg(feature = "experimental")]
-            "account/gcp/setup" => visitor.visit::<request::AccountGcpSetup>(),
-            #[cfg(feature = "experimental")]
-            "account/bedrock/checkGovCloudRequirements" => {
+            #[cfg(feature = "experimental")] "account/bedrock/setup" => visitor.visit::<request::AccountBedrockSetup>(),
+            #[cfg(feature = "experimental")] "account/gcp/setup" => visitor.visit::<request::AccountGcpSetup>(),
+            #[cfg(feature = "experimental")] "account/bedrock/checkGovCloudRequirements" => {
                 visitor.visit::<request::AccountBedrockCheckGovCloudRequirements>()
             }
             "account/login/cancel" => visitor.visit::<request::AccountLoginCancel>(),
-            #[cfg(feature = "experimental")]
-            "accountSession/list" => visitor.visit::<request::AccountSessionList>(),
-            #[cfg(feature = "experimental")]
-            "accountSession/switch" => visitor.visit::<request::AccountSessionSwitch>(),
+            #[cfg(feature = "experimental")] "accountSession/list" => visitor.visit::<request::AccountSessionList>(),
+            #[cfg(feature = "experimental")] "accountSession/switch" => visitor.visit::<request::AccountSessionSwitch>(),
             "account/logout" => visitor.visit::<request::AccountLogout>(),
             "account/securitySetup/read" => {
                 visitor.visit::<request::AccountSecuritySetupRead>()
@@ -5073,14 +4780,10 @@ impl ClientRequest {
             "command/exec/write" => visitor.visit::<request::CommandExecWrite>(),
             "command/exec/terminate" => visitor.visit::<request::CommandExecTerminate>(),
             "command/exec/resize" => visitor.visit::<request::CommandExecResize>(),
-            #[cfg(feature = "experimental")]
-            "process/spawn" => visitor.visit::<request::ProcessSpawn>(),
-            #[cfg(feature = "experimental")]
-            "process/writeStdin" => visitor.visit::<request::ProcessWriteStdin>(),
-            #[cfg(feature = "experimental")]
-            "process/kill" => visitor.visit::<request::ProcessKill>(),
-            #[cfg(feature = "experimental")]
-            "process/resizePty" => visitor.visit::<request::ProcessResizePty>(),
+            #[cfg(feature = "experimental")] "process/spawn" => visitor.visit::<request::ProcessSpawn>(),
+            #[cfg(feature = "experimental")] "process/writeStdin" => visitor.visit::<request::ProcessWriteStdin>(),
+            #[cfg(feature = "experimental")] "process/kill" => visitor.visit::<request::ProcessKill>(),
+            #[cfg(feature = "experimental")] "process/resizePty" => visitor.visit::<request::ProcessResizePty>(),
             "config/read" => visitor.visit::<request::ConfigRead>(),
             "externalAgentConfig/detect" => {
                 visitor.visit::<request::ExternalAgentConfigDetect>()
@@ -5101,16 +4804,13 @@ impl ClientRequest {
             }
             "account/read" => visitor.visit::<request::AccountRead>(),
             "fuzzyFileSearch" => visitor.visit::<request::FuzzyFileSearch>(),
-            #[cfg(feature = "experimental")]
-            "fuzzyFileSearch/sessionStart" => {
+            #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionStart" => {
                 visitor.visit::<request::FuzzyFileSearchSessionStart>()
             }
-            #[cfg(feature = "experimental")]
-            "fuzzyFileSearch/sessionUpdate" => {
+            #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionUpdate" => {
                 visitor.visit::<request::FuzzyFileSearchSessionUpdate>()
             }
-            #[cfg(feature = "experimental")]
-            "fuzzyFileSearch/sessionStop" => {
+            #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionStop" => {
                 visitor.visit::<request::FuzzyFileSearchSessionStop>()
             }
             _ => visitor.unrecognized(),
@@ -5127,54 +4827,37 @@ impl Serialize for ClientRequest {
         );
         match self {
             Self::Initialize { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ServerDiagnostics { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationStatus { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationEnroll { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationDelete { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationVerify { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationCancel { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ServerDiagnostics { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::UserVerificationStatus { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::UserVerificationEnroll { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::UserVerificationDelete { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::UserVerificationVerify { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::UserVerificationCancel { params, .. } => message.params(Some(params)),
             Self::ThreadStart { params, .. } => message.params(Some(params)),
             Self::ThreadResume { params, .. } => message.params(Some(params)),
             Self::ThreadFork { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadSample { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadSampleCancel { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSample { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSampleCancel { params, .. } => message.params(Some(params)),
             Self::ThreadArchive { params, .. } => message.params(Some(params)),
             Self::ThreadDelete { params, .. } => message.params(Some(params)),
             Self::ThreadUnsubscribe { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadIncrementElicitation { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadDecrementElicitation { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation { params, .. } => {
                 message.params(Some(params))
             }
             Self::ThreadNameSet { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadPredictionRequest { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadPredictionRequest { params, .. } => message.params(Some(params)),
             Self::ThreadGoalSet { params, .. } => message.params(Some(params)),
             Self::ThreadGoalGet { params, .. } => message.params(Some(params)),
             Self::ThreadGoalClear { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueAdd { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueUpdate { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueDelete { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueReorder { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueStart { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueAdd { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueList { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueDelete { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueReorder { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueStart { params, .. } => message.params(Some(params)),
             Self::ThreadMetadataUpdate { params, .. } => message.params(Some(params)),
             Self::ThreadAttachmentAdd { params, .. } => message.params(Some(params)),
             Self::ThreadAttachmentList { params, .. } => message.params(Some(params)),
@@ -5183,73 +4866,51 @@ impl Serialize for ClientRequest {
             }
             Self::ThreadAttachmentRemove { params, .. } => message.params(Some(params)),
             Self::ThreadSectionMove { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadSettingsUpdate { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryModeSet { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryRead { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::MemoryStatus { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::MemoryReset { .. } => message.params(None::<&()>),
-            #[cfg(feature = "experimental")]
-            Self::RolloutCompress { .. } => message.params(None::<&()>),
+            #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadMemoryRead { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::MemoryStatus { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::MemoryReset { .. } => message.params(None::<&()>),
+            #[cfg(feature = "experimental")] Self::RolloutCompress { .. } => message.params(None::<&()>),
             Self::ThreadUnarchive { params, .. } => message.params(Some(params)),
             Self::ThreadCompactStart { params, .. } => message.params(Some(params)),
             Self::ThreadShellCommand { params, .. } => message.params(Some(params)),
             Self::ThreadApproveGuardianDeniedAction { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsClean { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsList { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsTerminate { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate { params, .. } => {
                 message.params(Some(params))
             }
             Self::ThreadRevert { params, .. } => message.params(Some(params)),
             Self::ThreadList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProjectList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProjectRead { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProjectCreate { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProjectImport { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProjectUpdate { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProjectMove { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProjectDelete { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectList { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectRead { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectCreate { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectImport { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectUpdate { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectMove { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectDelete { params, .. } => message.params(Some(params)),
             Self::ThreadSectionList { params, .. } => message.params(Some(params)),
             Self::ThreadSectionCreate { params, .. } => message.params(Some(params)),
             Self::ThreadSectionUpdate { params, .. } => message.params(Some(params)),
             Self::ThreadSectionDelete { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearch { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearchOccurrences { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSearch { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences { params, .. } => message.params(Some(params)),
             Self::ThreadLoadedList { params, .. } => message.params(Some(params)),
             Self::ThreadRead { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadReadStateUpdate { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate { params, .. } => message.params(Some(params)),
             Self::ThreadTurnsList { params, .. } => message.params(Some(params)),
             Self::ThreadItemsList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadItemsRead { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadGuardianReview { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadItemsRead { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadGuardianReview { params, .. } => message.params(Some(params)),
             Self::ThreadInjectItems { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadPrepareApprovedPlan { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan { params, .. } => {
                 message.params(Some(params))
             }
             Self::SkillsList { params, .. } => message.params(Some(params)),
@@ -5259,8 +4920,7 @@ impl Serialize for ClientRequest {
             Self::MarketplaceRemove { params, .. } => message.params(Some(params)),
             Self::MarketplaceUpgrade { params, .. } => message.params(Some(params)),
             Self::PluginList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::PluginSearch { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::PluginSearch { params, .. } => message.params(Some(params)),
             Self::PluginInstalled { params, .. } => message.params(Some(params)),
             Self::PluginReconcile { params, .. } => message.params(Some(params)),
             Self::PluginRead { params, .. } => message.params(Some(params)),
@@ -5286,28 +4946,20 @@ impl Serialize for ClientRequest {
             Self::PluginInstall { params, .. } => message.params(Some(params)),
             Self::PluginUninstall { params, .. } => message.params(Some(params)),
             Self::TurnStart { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::TurnSettingsUpdate { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::TurnSettingsUpdate { params, .. } => message.params(Some(params)),
             Self::TurnSteer { params, .. } => message.params(Some(params)),
             Self::TurnInterrupt { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStart { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendAudio { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStart { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendText { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendSpeech { params, .. } => {
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStop { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadTimelineList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeListVoices { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStop { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadTimelineList { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices { params, .. } => message.params(Some(params)),
             Self::ReviewStart { params, .. } => message.params(Some(params)),
             Self::ModelList { params, .. } => message.params(Some(params)),
             Self::AccountGatewayOAuthRead { params, .. } => {
@@ -5327,65 +4979,45 @@ impl Serialize for ClientRequest {
             Self::ExperimentalFeatureEnablementSet { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlEnable { params, .. } => message.params(params.as_ref()),
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlDisable { params, .. } => message.params(params.as_ref()),
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlStatusRead { .. } => message.params(None::<&()>),
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStart { params, .. } => {
+            #[cfg(feature = "experimental")] Self::RemoteControlEnable { params, .. } => message.params(params.as_ref()),
+            #[cfg(feature = "experimental")] Self::RemoteControlDisable { params, .. } => message.params(params.as_ref()),
+            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead { .. } => message.params(None::<&()>),
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStart { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStatus { params, .. } => {
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientRevoke { params, .. } => {
+            #[cfg(feature = "experimental")] Self::RemoteControlClientList { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::CollaborationModeList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::MockExperimentalMethod { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentAdd { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentInfo { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentStatus { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::CollaborationModeList { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::MockExperimentalMethod { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::EnvironmentInfo { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::EnvironmentStatus { params, .. } => message.params(Some(params)),
             Self::McpServerOauthLogin { params, .. } => message.params(Some(params)),
             Self::ConfigMcpServerReload { .. } => message.params(None::<&()>),
             Self::McpServerStatusList { params, .. } => message.params(Some(params)),
             Self::McpServerResourceRead { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStart { params, .. } => {
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStart { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStop { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStop { params, .. } => message.params(Some(params)),
             Self::McpServerToolCall { params, .. } => message.params(Some(params)),
             Self::WindowsSandboxSetupStart { params, .. } => message.params(Some(params)),
             Self::WindowsSandboxReadiness { .. } => message.params(None::<&()>),
             Self::AccountLoginStart { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockDiscover { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockSetup { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::AccountGcpSetup { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockCheckGovCloudRequirements { params, .. } => {
+            #[cfg(feature = "experimental")] Self::AccountBedrockDiscover { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountBedrockSetup { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountGcpSetup { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements { params, .. } => {
                 message.params(Some(params))
             }
             Self::AccountLoginCancel { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionList { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionSwitch { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountSessionList { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountSessionSwitch { params, .. } => message.params(Some(params)),
             Self::AccountLogout { .. } => message.params(None::<&()>),
             Self::AccountSecuritySetupRead { .. } => message.params(None::<&()>),
             Self::AccountRateLimitsRead { params, .. } => message.params(params.as_ref()),
@@ -5403,14 +5035,10 @@ impl Serialize for ClientRequest {
             Self::CommandExecWrite { params, .. } => message.params(Some(params)),
             Self::CommandExecTerminate { params, .. } => message.params(Some(params)),
             Self::CommandExecResize { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProcessSpawn { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProcessWriteStdin { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProcessKill { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::ProcessResizePty { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessSpawn { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessWriteStdin { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessKill { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessResizePty { params, .. } => message.params(Some(params)),
             Self::ConfigRead { params, .. } => message.params(Some(params)),
             Self::ExternalAgentConfigDetect { params, .. } => {
                 message.params(Some(params))
@@ -5429,20 +5057,384 @@ impl Serialize for ClientRequest {
             Self::ConfigRequirementsRead { .. } => message.params(None::<&()>),
             Self::AccountRead { params, .. } => message.params(Some(params)),
             Self::FuzzyFileSearch { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStart { params, .. } => {
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionUpdate { params, .. } => {
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate { params, .. } => {
                 message.params(Some(params))
             }
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStop { params, .. } => {
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop { params, .. } => {
                 message.params(Some(params))
             }
             Self::Unrecognized { params, .. } => message.params(params.as_ref()),
         }
+    }
+}
+impl crate::inspect::Inspect for ClientRequest {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
+            Self::Initialize { params, .. } => ("Initialize", Some(params)),
+            #[cfg(feature = "experimental")] Self::ServerDiagnostics { params, .. } => ("ServerDiagnostics", Some(params)),
+            #[cfg(feature = "experimental")] Self::UserVerificationStatus { params, .. } => {
+                ("UserVerificationStatus", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationEnroll { params, .. } => {
+                ("UserVerificationEnroll", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationDelete { params, .. } => {
+                ("UserVerificationDelete", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationVerify { params, .. } => {
+                ("UserVerificationVerify", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationCancel { params, .. } => {
+                ("UserVerificationCancel", Some(params))
+            }
+            Self::ThreadStart { params, .. } => ("ThreadStart", Some(params)),
+            Self::ThreadResume { params, .. } => ("ThreadResume", Some(params)),
+            Self::ThreadFork { params, .. } => ("ThreadFork", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSample { params, .. } => ("ThreadSample", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSampleCancel { params, .. } => {
+                ("ThreadSampleCancel", Some(params))
+            }
+            Self::ThreadArchive { params, .. } => ("ThreadArchive", Some(params)),
+            Self::ThreadDelete { params, .. } => ("ThreadDelete", Some(params)),
+            Self::ThreadUnsubscribe { params, .. } => ("ThreadUnsubscribe", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation { params, .. } => {
+                ("ThreadIncrementElicitation", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation { params, .. } => {
+                ("ThreadDecrementElicitation", Some(params))
+            }
+            Self::ThreadNameSet { params, .. } => ("ThreadNameSet", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadPredictionRequest { params, .. } => {
+                ("ThreadPredictionRequest", Some(params))
+            }
+            Self::ThreadGoalSet { params, .. } => ("ThreadGoalSet", Some(params)),
+            Self::ThreadGoalGet { params, .. } => ("ThreadGoalGet", Some(params)),
+            Self::ThreadGoalClear { params, .. } => ("ThreadGoalClear", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueAdd { params, .. } => ("ThreadQueueAdd", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueList { params, .. } => ("ThreadQueueList", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate { params, .. } => ("ThreadQueueUpdate", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueDelete { params, .. } => ("ThreadQueueDelete", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueReorder { params, .. } => {
+                ("ThreadQueueReorder", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueStart { params, .. } => ("ThreadQueueStart", Some(params)),
+            Self::ThreadMetadataUpdate { params, .. } => {
+                ("ThreadMetadataUpdate", Some(params))
+            }
+            Self::ThreadAttachmentAdd { params, .. } => {
+                ("ThreadAttachmentAdd", Some(params))
+            }
+            Self::ThreadAttachmentList { params, .. } => {
+                ("ThreadAttachmentList", Some(params))
+            }
+            Self::ThreadAttachmentOwnerList { params, .. } => {
+                ("ThreadAttachmentOwnerList", Some(params))
+            }
+            Self::ThreadAttachmentRemove { params, .. } => {
+                ("ThreadAttachmentRemove", Some(params))
+            }
+            Self::ThreadSectionMove { params, .. } => ("ThreadSectionMove", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate { params, .. } => {
+                ("ThreadSettingsUpdate", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet { params, .. } => {
+                ("ThreadMemoryModeSet", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadMemoryRead { params, .. } => ("ThreadMemoryRead", Some(params)),
+            #[cfg(feature = "experimental")] Self::MemoryStatus { params, .. } => ("MemoryStatus", Some(params)),
+            #[cfg(feature = "experimental")] Self::MemoryReset { .. } => ("MemoryReset", None),
+            #[cfg(feature = "experimental")] Self::RolloutCompress { .. } => ("RolloutCompress", None),
+            Self::ThreadUnarchive { params, .. } => ("ThreadUnarchive", Some(params)),
+            Self::ThreadCompactStart { params, .. } => {
+                ("ThreadCompactStart", Some(params))
+            }
+            Self::ThreadShellCommand { params, .. } => {
+                ("ThreadShellCommand", Some(params))
+            }
+            Self::ThreadApproveGuardianDeniedAction { params, .. } => {
+                ("ThreadApproveGuardianDeniedAction", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean { params, .. } => {
+                ("ThreadBackgroundTerminalsClean", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList { params, .. } => {
+                ("ThreadBackgroundTerminalsList", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate { params, .. } => {
+                ("ThreadBackgroundTerminalsTerminate", Some(params))
+            }
+            Self::ThreadRevert { params, .. } => ("ThreadRevert", Some(params)),
+            Self::ThreadList { params, .. } => ("ThreadList", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectList { params, .. } => ("ProjectList", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectRead { params, .. } => ("ProjectRead", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectCreate { params, .. } => ("ProjectCreate", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectImport { params, .. } => ("ProjectImport", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectUpdate { params, .. } => ("ProjectUpdate", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectMove { params, .. } => ("ProjectMove", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProjectDelete { params, .. } => ("ProjectDelete", Some(params)),
+            Self::ThreadSectionList { params, .. } => ("ThreadSectionList", Some(params)),
+            Self::ThreadSectionCreate { params, .. } => {
+                ("ThreadSectionCreate", Some(params))
+            }
+            Self::ThreadSectionUpdate { params, .. } => {
+                ("ThreadSectionUpdate", Some(params))
+            }
+            Self::ThreadSectionDelete { params, .. } => {
+                ("ThreadSectionDelete", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadSearch { params, .. } => ("ThreadSearch", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences { params, .. } => {
+                ("ThreadSearchOccurrences", Some(params))
+            }
+            Self::ThreadLoadedList { params, .. } => ("ThreadLoadedList", Some(params)),
+            Self::ThreadRead { params, .. } => ("ThreadRead", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate { params, .. } => {
+                ("ThreadReadStateUpdate", Some(params))
+            }
+            Self::ThreadTurnsList { params, .. } => ("ThreadTurnsList", Some(params)),
+            Self::ThreadItemsList { params, .. } => ("ThreadItemsList", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadItemsRead { params, .. } => ("ThreadItemsRead", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadGuardianReview { params, .. } => {
+                ("ThreadGuardianReview", Some(params))
+            }
+            Self::ThreadInjectItems { params, .. } => ("ThreadInjectItems", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan { params, .. } => {
+                ("ThreadPrepareApprovedPlan", Some(params))
+            }
+            Self::SkillsList { params, .. } => ("SkillsList", Some(params)),
+            Self::SkillsExtraRootsSet { params, .. } => {
+                ("SkillsExtraRootsSet", Some(params))
+            }
+            Self::HooksList { params, .. } => ("HooksList", Some(params)),
+            Self::MarketplaceAdd { params, .. } => ("MarketplaceAdd", Some(params)),
+            Self::MarketplaceRemove { params, .. } => ("MarketplaceRemove", Some(params)),
+            Self::MarketplaceUpgrade { params, .. } => {
+                ("MarketplaceUpgrade", Some(params))
+            }
+            Self::PluginList { params, .. } => ("PluginList", Some(params)),
+            #[cfg(feature = "experimental")] Self::PluginSearch { params, .. } => ("PluginSearch", Some(params)),
+            Self::PluginInstalled { params, .. } => ("PluginInstalled", Some(params)),
+            Self::PluginReconcile { params, .. } => ("PluginReconcile", Some(params)),
+            Self::PluginRead { params, .. } => ("PluginRead", Some(params)),
+            Self::PluginSkillRead { params, .. } => ("PluginSkillRead", Some(params)),
+            Self::PluginShareSave { params, .. } => ("PluginShareSave", Some(params)),
+            Self::PluginShareUpdateTargets { params, .. } => {
+                ("PluginShareUpdateTargets", Some(params))
+            }
+            Self::PluginShareList { params, .. } => ("PluginShareList", Some(params)),
+            Self::PluginShareCheckout { params, .. } => {
+                ("PluginShareCheckout", Some(params))
+            }
+            Self::PluginShareDelete { params, .. } => ("PluginShareDelete", Some(params)),
+            Self::AppRead { params, .. } => ("AppRead", Some(params)),
+            Self::AppList { params, .. } => ("AppList", Some(params)),
+            Self::AppInstalled { params, .. } => ("AppInstalled", Some(params)),
+            Self::FsReadFile { params, .. } => ("FsReadFile", Some(params)),
+            Self::FsWriteFile { params, .. } => ("FsWriteFile", Some(params)),
+            Self::FsCreateDirectory { params, .. } => ("FsCreateDirectory", Some(params)),
+            Self::FsGetMetadata { params, .. } => ("FsGetMetadata", Some(params)),
+            Self::FsReadDirectory { params, .. } => ("FsReadDirectory", Some(params)),
+            Self::FsRemove { params, .. } => ("FsRemove", Some(params)),
+            Self::FsCopy { params, .. } => ("FsCopy", Some(params)),
+            Self::FsWatch { params, .. } => ("FsWatch", Some(params)),
+            Self::FsUnwatch { params, .. } => ("FsUnwatch", Some(params)),
+            Self::SkillsConfigWrite { params, .. } => ("SkillsConfigWrite", Some(params)),
+            Self::PluginInstall { params, .. } => ("PluginInstall", Some(params)),
+            Self::PluginUninstall { params, .. } => ("PluginUninstall", Some(params)),
+            Self::TurnStart { params, .. } => ("TurnStart", Some(params)),
+            #[cfg(feature = "experimental")] Self::TurnSettingsUpdate { params, .. } => {
+                ("TurnSettingsUpdate", Some(params))
+            }
+            Self::TurnSteer { params, .. } => ("TurnSteer", Some(params)),
+            Self::TurnInterrupt { params, .. } => ("TurnInterrupt", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStart { params, .. } => {
+                ("ThreadRealtimeStart", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio { params, .. } => {
+                ("ThreadRealtimeAppendAudio", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText { params, .. } => {
+                ("ThreadRealtimeAppendText", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech { params, .. } => {
+                ("ThreadRealtimeAppendSpeech", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStop { params, .. } => {
+                ("ThreadRealtimeStop", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadTimelineList { params, .. } => {
+                ("ThreadTimelineList", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices { params, .. } => {
+                ("ThreadRealtimeListVoices", Some(params))
+            }
+            Self::ReviewStart { params, .. } => ("ReviewStart", Some(params)),
+            Self::ModelList { params, .. } => ("ModelList", Some(params)),
+            Self::AccountGatewayOAuthRead { params, .. } => {
+                ("AccountGatewayOAuthRead", Some(params))
+            }
+            Self::AccountGatewayOAuthLogin { params, .. } => {
+                ("AccountGatewayOAuthLogin", Some(params))
+            }
+            Self::AccountGatewayOAuthCancel { .. } => ("AccountGatewayOAuthCancel", None),
+            Self::ModelProviderList { params, .. } => ("ModelProviderList", Some(params)),
+            Self::ModelProviderConfigWrite { params, .. } => {
+                ("ModelProviderConfigWrite", Some(params))
+            }
+            Self::ModelProviderCapabilitiesRead { params, .. } => {
+                ("ModelProviderCapabilitiesRead", Some(params))
+            }
+            Self::ExperimentalFeatureList { params, .. } => {
+                ("ExperimentalFeatureList", Some(params))
+            }
+            Self::PermissionProfileList { params, .. } => {
+                ("PermissionProfileList", Some(params))
+            }
+            Self::ExperimentalFeatureEnablementSet { params, .. } => {
+                ("ExperimentalFeatureEnablementSet", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlEnable { params, .. } => {
+                ("RemoteControlEnable", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlDisable { params, .. } => {
+                ("RemoteControlDisable", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead { .. } => ("RemoteControlStatusRead", None),
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStart { params, .. } => {
+                ("RemoteControlPairingStart", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus { params, .. } => {
+                ("RemoteControlPairingStatus", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlClientList { params, .. } => {
+                ("RemoteControlClientList", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke { params, .. } => {
+                ("RemoteControlClientRevoke", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::CollaborationModeList { params, .. } => {
+                ("CollaborationModeList", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::MockExperimentalMethod { params, .. } => {
+                ("MockExperimentalMethod", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd { params, .. } => ("EnvironmentAdd", Some(params)),
+            #[cfg(feature = "experimental")] Self::EnvironmentInfo { params, .. } => ("EnvironmentInfo", Some(params)),
+            #[cfg(feature = "experimental")] Self::EnvironmentStatus { params, .. } => ("EnvironmentStatus", Some(params)),
+            Self::McpServerOauthLogin { params, .. } => {
+                ("McpServerOauthLogin", Some(params))
+            }
+            Self::ConfigMcpServerReload { .. } => ("ConfigMcpServerReload", None),
+            Self::McpServerStatusList { params, .. } => {
+                ("McpServerStatusList", Some(params))
+            }
+            Self::McpServerResourceRead { params, .. } => {
+                ("McpServerResourceRead", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStart { params, .. } => {
+                ("McpServerEventStreamStart", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStop { params, .. } => {
+                ("McpServerEventStreamStop", Some(params))
+            }
+            Self::McpServerToolCall { params, .. } => ("McpServerToolCall", Some(params)),
+            Self::WindowsSandboxSetupStart { params, .. } => {
+                ("WindowsSandboxSetupStart", Some(params))
+            }
+            Self::WindowsSandboxReadiness { .. } => ("WindowsSandboxReadiness", None),
+            Self::AccountLoginStart { params, .. } => ("AccountLoginStart", Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountBedrockDiscover { params, .. } => {
+                ("AccountBedrockDiscover", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::AccountBedrockSetup { params, .. } => {
+                ("AccountBedrockSetup", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::AccountGcpSetup { params, .. } => ("AccountGcpSetup", Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements { params, .. } => {
+                ("AccountBedrockCheckGovCloudRequirements", Some(params))
+            }
+            Self::AccountLoginCancel { params, .. } => {
+                ("AccountLoginCancel", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::AccountSessionList { params, .. } => {
+                ("AccountSessionList", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::AccountSessionSwitch { params, .. } => {
+                ("AccountSessionSwitch", Some(params))
+            }
+            Self::AccountLogout { .. } => ("AccountLogout", None),
+            Self::AccountSecuritySetupRead { .. } => ("AccountSecuritySetupRead", None),
+            Self::AccountRateLimitsRead { params, .. } => {
+                ("AccountRateLimitsRead", Some(params))
+            }
+            Self::AccountRateLimitResetCreditConsume { params, .. } => {
+                ("AccountRateLimitResetCreditConsume", Some(params))
+            }
+            Self::AccountUsageRead { params, .. } => ("AccountUsageRead", Some(params)),
+            Self::AccountWorkspaceMessagesRead { .. } => {
+                ("AccountWorkspaceMessagesRead", None)
+            }
+            Self::AccountSendAddCreditsNudgeEmail { params, .. } => {
+                ("AccountSendAddCreditsNudgeEmail", Some(params))
+            }
+            Self::FeedbackUpload { params, .. } => ("FeedbackUpload", Some(params)),
+            Self::FeedbackSave { params, .. } => ("FeedbackSave", Some(params)),
+            Self::CommandExec { params, .. } => ("CommandExec", Some(params)),
+            Self::CommandExecWrite { params, .. } => ("CommandExecWrite", Some(params)),
+            Self::CommandExecTerminate { params, .. } => {
+                ("CommandExecTerminate", Some(params))
+            }
+            Self::CommandExecResize { params, .. } => ("CommandExecResize", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessSpawn { params, .. } => ("ProcessSpawn", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessWriteStdin { params, .. } => ("ProcessWriteStdin", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessKill { params, .. } => ("ProcessKill", Some(params)),
+            #[cfg(feature = "experimental")] Self::ProcessResizePty { params, .. } => ("ProcessResizePty", Some(params)),
+            Self::ConfigRead { params, .. } => ("ConfigRead", Some(params)),
+            Self::ExternalAgentConfigDetect { params, .. } => {
+                ("ExternalAgentConfigDetect", Some(params))
+            }
+            Self::ExternalAgentConfigImport { params, .. } => {
+                ("ExternalAgentConfigImport", Some(params))
+            }
+            Self::ExternalAgentConfigImportRecordHistory { params, .. } => {
+                ("ExternalAgentConfigImportRecordHistory", Some(params))
+            }
+            Self::ExternalAgentConfigImportReadHistories { .. } => {
+                ("ExternalAgentConfigImportReadHistories", None)
+            }
+            Self::ConfigValueWrite { params, .. } => ("ConfigValueWrite", Some(params)),
+            Self::ConfigBatchWrite { params, .. } => ("ConfigBatchWrite", Some(params)),
+            Self::ConfigRequirementsRead { .. } => ("ConfigRequirementsRead", None),
+            Self::AccountRead { params, .. } => ("AccountRead", Some(params)),
+            Self::FuzzyFileSearch { params, .. } => ("FuzzyFileSearch", Some(params)),
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart { params, .. } => {
+                ("FuzzyFileSearchSessionStart", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate { params, .. } => {
+                ("FuzzyFileSearchSessionUpdate", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop { params, .. } => {
+                ("FuzzyFileSearchSessionStop", Some(params))
+            }
+            Self::Unrecognized { .. } => {
+                return inspector.unrecognized(path, "ClientRequest");
+            }
+        };
+        crate::inspect::message(
+            path,
+            inspector,
+            "ClientRequest",
+            rust,
+            self.method(),
+            params,
+        )
     }
 }
 /// The `result` of a response to a [`ClientRequest`], typed by the request's method.
@@ -5901,6 +5893,523 @@ pub enum ClientResponse {
     /// The result of a method this version of the crate does not know, kept as it came.
     Unrecognized(crate::RawJson),
 }
+impl crate::inspect::Inspect for ClientResponse {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        let (
+            rust,
+            wire,
+            result,
+        ): (&'static str, &'static str, &'a dyn crate::inspect::Inspect) = match self {
+            Self::Initialize(result) => ("Initialize", "initialize", result),
+            #[cfg(feature = "experimental")] Self::ServerDiagnostics(result) => {
+                ("ServerDiagnostics", "server/diagnostics", result)
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationStatus(result) => {
+                ("UserVerificationStatus", "userVerification/status", result)
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationEnroll(result) => {
+                ("UserVerificationEnroll", "userVerification/enroll", result)
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationDelete(result) => {
+                ("UserVerificationDelete", "userVerification/delete", result)
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationVerify(result) => {
+                ("UserVerificationVerify", "userVerification/verify", result)
+            }
+            #[cfg(feature = "experimental")] Self::UserVerificationCancel(result) => {
+                ("UserVerificationCancel", "userVerification/cancel", result)
+            }
+            Self::ThreadStart(result) => ("ThreadStart", "thread/start", result),
+            Self::ThreadResume(result) => ("ThreadResume", "thread/resume", result),
+            Self::ThreadFork(result) => ("ThreadFork", "thread/fork", result),
+            #[cfg(feature = "experimental")] Self::ThreadSample(result) => ("ThreadSample", "thread/sample", result),
+            #[cfg(feature = "experimental")] Self::ThreadSampleCancel(result) => {
+                ("ThreadSampleCancel", "thread/sample/cancel", result)
+            }
+            Self::ThreadArchive(result) => ("ThreadArchive", "thread/archive", result),
+            Self::ThreadDelete(result) => ("ThreadDelete", "thread/delete", result),
+            Self::ThreadUnsubscribe(result) => {
+                ("ThreadUnsubscribe", "thread/unsubscribe", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation(result) => {
+                ("ThreadIncrementElicitation", "thread/increment_elicitation", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation(result) => {
+                ("ThreadDecrementElicitation", "thread/decrement_elicitation", result)
+            }
+            Self::ThreadNameSet(result) => ("ThreadNameSet", "thread/name/set", result),
+            #[cfg(feature = "experimental")] Self::ThreadPredictionRequest(result) => {
+                ("ThreadPredictionRequest", "thread/prediction/request", result)
+            }
+            Self::ThreadGoalSet(result) => ("ThreadGoalSet", "thread/goal/set", result),
+            Self::ThreadGoalGet(result) => ("ThreadGoalGet", "thread/goal/get", result),
+            Self::ThreadGoalClear(result) => {
+                ("ThreadGoalClear", "thread/goal/clear", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueAdd(result) => {
+                ("ThreadQueueAdd", "thread/queue/add", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueList(result) => {
+                ("ThreadQueueList", "thread/queue/list", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate(result) => {
+                ("ThreadQueueUpdate", "thread/queue/update", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueDelete(result) => {
+                ("ThreadQueueDelete", "thread/queue/delete", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueReorder(result) => {
+                ("ThreadQueueReorder", "thread/queue/reorder", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueStart(result) => {
+                ("ThreadQueueStart", "thread/queue/start", result)
+            }
+            Self::ThreadMetadataUpdate(result) => {
+                ("ThreadMetadataUpdate", "thread/metadata/update", result)
+            }
+            Self::ThreadAttachmentAdd(result) => {
+                ("ThreadAttachmentAdd", "thread/attachment/add", result)
+            }
+            Self::ThreadAttachmentList(result) => {
+                ("ThreadAttachmentList", "thread/attachment/list", result)
+            }
+            Self::ThreadAttachmentOwnerList(result) => {
+                ("ThreadAttachmentOwnerList", "thread/attachmentOwner/list", result)
+            }
+            Self::ThreadAttachmentRemove(result) => {
+                ("ThreadAttachmentRemove", "thread/attachment/remove", result)
+            }
+            Self::ThreadSectionMove(result) => {
+                ("ThreadSectionMove", "thread/section/move", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate(result) => {
+                ("ThreadSettingsUpdate", "thread/settings/update", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet(result) => {
+                ("ThreadMemoryModeSet", "thread/memoryMode/set", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadMemoryRead(result) => {
+                ("ThreadMemoryRead", "thread/memory/read", result)
+            }
+            #[cfg(feature = "experimental")] Self::MemoryStatus(result) => ("MemoryStatus", "memory/status", result),
+            #[cfg(feature = "experimental")] Self::MemoryReset(result) => ("MemoryReset", "memory/reset", result),
+            #[cfg(feature = "experimental")] Self::RolloutCompress(result) => {
+                ("RolloutCompress", "rollout/compress", result)
+            }
+            Self::ThreadUnarchive(result) => {
+                ("ThreadUnarchive", "thread/unarchive", result)
+            }
+            Self::ThreadCompactStart(result) => {
+                ("ThreadCompactStart", "thread/compact/start", result)
+            }
+            Self::ThreadShellCommand(result) => {
+                ("ThreadShellCommand", "thread/shellCommand", result)
+            }
+            Self::ThreadApproveGuardianDeniedAction(result) => {
+                (
+                    "ThreadApproveGuardianDeniedAction",
+                    "thread/approveGuardianDeniedAction",
+                    result,
+                )
+            }
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean(result) => {
+                (
+                    "ThreadBackgroundTerminalsClean",
+                    "thread/backgroundTerminals/clean",
+                    result,
+                )
+            }
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList(result) => {
+                (
+                    "ThreadBackgroundTerminalsList",
+                    "thread/backgroundTerminals/list",
+                    result,
+                )
+            }
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate(result) => {
+                (
+                    "ThreadBackgroundTerminalsTerminate",
+                    "thread/backgroundTerminals/terminate",
+                    result,
+                )
+            }
+            Self::ThreadRevert(result) => ("ThreadRevert", "thread/revert", result),
+            Self::ThreadList(result) => ("ThreadList", "thread/list", result),
+            #[cfg(feature = "experimental")] Self::ProjectList(result) => ("ProjectList", "project/list", result),
+            #[cfg(feature = "experimental")] Self::ProjectRead(result) => ("ProjectRead", "project/read", result),
+            #[cfg(feature = "experimental")] Self::ProjectCreate(result) => ("ProjectCreate", "project/create", result),
+            #[cfg(feature = "experimental")] Self::ProjectImport(result) => ("ProjectImport", "project/import", result),
+            #[cfg(feature = "experimental")] Self::ProjectUpdate(result) => ("ProjectUpdate", "project/update", result),
+            #[cfg(feature = "experimental")] Self::ProjectMove(result) => ("ProjectMove", "project/move", result),
+            #[cfg(feature = "experimental")] Self::ProjectDelete(result) => ("ProjectDelete", "project/delete", result),
+            Self::ThreadSectionList(result) => {
+                ("ThreadSectionList", "threadSection/list", result)
+            }
+            Self::ThreadSectionCreate(result) => {
+                ("ThreadSectionCreate", "threadSection/create", result)
+            }
+            Self::ThreadSectionUpdate(result) => {
+                ("ThreadSectionUpdate", "threadSection/update", result)
+            }
+            Self::ThreadSectionDelete(result) => {
+                ("ThreadSectionDelete", "threadSection/delete", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadSearch(result) => ("ThreadSearch", "thread/search", result),
+            #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences(result) => {
+                ("ThreadSearchOccurrences", "thread/searchOccurrences", result)
+            }
+            Self::ThreadLoadedList(result) => {
+                ("ThreadLoadedList", "thread/loaded/list", result)
+            }
+            Self::ThreadRead(result) => ("ThreadRead", "thread/read", result),
+            #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate(result) => {
+                ("ThreadReadStateUpdate", "thread/readState/update", result)
+            }
+            Self::ThreadTurnsList(result) => {
+                ("ThreadTurnsList", "thread/turns/list", result)
+            }
+            Self::ThreadItemsList(result) => {
+                ("ThreadItemsList", "thread/items/list", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadItemsRead(result) => {
+                ("ThreadItemsRead", "thread/items/read", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadGuardianReview(result) => {
+                ("ThreadGuardianReview", "thread/guardianReview", result)
+            }
+            Self::ThreadInjectItems(result) => {
+                ("ThreadInjectItems", "thread/inject_items", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan(result) => {
+                ("ThreadPrepareApprovedPlan", "thread/prepareApprovedPlan", result)
+            }
+            Self::SkillsList(result) => ("SkillsList", "skills/list", result),
+            Self::SkillsExtraRootsSet(result) => {
+                ("SkillsExtraRootsSet", "skills/extraRoots/set", result)
+            }
+            Self::HooksList(result) => ("HooksList", "hooks/list", result),
+            Self::MarketplaceAdd(result) => ("MarketplaceAdd", "marketplace/add", result),
+            Self::MarketplaceRemove(result) => {
+                ("MarketplaceRemove", "marketplace/remove", result)
+            }
+            Self::MarketplaceUpgrade(result) => {
+                ("MarketplaceUpgrade", "marketplace/upgrade", result)
+            }
+            Self::PluginList(result) => ("PluginList", "plugin/list", result),
+            #[cfg(feature = "experimental")] Self::PluginSearch(result) => ("PluginSearch", "plugin/search", result),
+            Self::PluginInstalled(result) => {
+                ("PluginInstalled", "plugin/installed", result)
+            }
+            Self::PluginReconcile(result) => {
+                ("PluginReconcile", "plugin/reconcile", result)
+            }
+            Self::PluginRead(result) => ("PluginRead", "plugin/read", result),
+            Self::PluginSkillRead(result) => {
+                ("PluginSkillRead", "plugin/skill/read", result)
+            }
+            Self::PluginShareSave(result) => {
+                ("PluginShareSave", "plugin/share/save", result)
+            }
+            Self::PluginShareUpdateTargets(result) => {
+                ("PluginShareUpdateTargets", "plugin/share/updateTargets", result)
+            }
+            Self::PluginShareList(result) => {
+                ("PluginShareList", "plugin/share/list", result)
+            }
+            Self::PluginShareCheckout(result) => {
+                ("PluginShareCheckout", "plugin/share/checkout", result)
+            }
+            Self::PluginShareDelete(result) => {
+                ("PluginShareDelete", "plugin/share/delete", result)
+            }
+            Self::AppRead(result) => ("AppRead", "app/read", result),
+            Self::AppList(result) => ("AppList", "app/list", result),
+            Self::AppInstalled(result) => ("AppInstalled", "app/installed", result),
+            Self::FsReadFile(result) => ("FsReadFile", "fs/readFile", result),
+            Self::FsWriteFile(result) => ("FsWriteFile", "fs/writeFile", result),
+            Self::FsCreateDirectory(result) => {
+                ("FsCreateDirectory", "fs/createDirectory", result)
+            }
+            Self::FsGetMetadata(result) => ("FsGetMetadata", "fs/getMetadata", result),
+            Self::FsReadDirectory(result) => {
+                ("FsReadDirectory", "fs/readDirectory", result)
+            }
+            Self::FsRemove(result) => ("FsRemove", "fs/remove", result),
+            Self::FsCopy(result) => ("FsCopy", "fs/copy", result),
+            Self::FsWatch(result) => ("FsWatch", "fs/watch", result),
+            Self::FsUnwatch(result) => ("FsUnwatch", "fs/unwatch", result),
+            Self::SkillsConfigWrite(result) => {
+                ("SkillsConfigWrite", "skills/config/write", result)
+            }
+            Self::PluginInstall(result) => ("PluginInstall", "plugin/install", result),
+            Self::PluginUninstall(result) => {
+                ("PluginUninstall", "plugin/uninstall", result)
+            }
+            Self::TurnStart(result) => ("TurnStart", "turn/start", result),
+            #[cfg(feature = "experimental")] Self::TurnSettingsUpdate(result) => {
+                ("TurnSettingsUpdate", "turn/settings/update", result)
+            }
+            Self::TurnSteer(result) => ("TurnSteer", "turn/steer", result),
+            Self::TurnInterrupt(result) => ("TurnInterrupt", "turn/interrupt", result),
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStart(result) => {
+                ("ThreadRealtimeStart", "thread/realtime/start", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio(result) => {
+                ("ThreadRealtimeAppendAudio", "thread/realtime/appendAudio", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText(result) => {
+                ("ThreadRealtimeAppendText", "thread/realtime/appendText", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech(result) => {
+                ("ThreadRealtimeAppendSpeech", "thread/realtime/appendSpeech", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStop(result) => {
+                ("ThreadRealtimeStop", "thread/realtime/stop", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadTimelineList(result) => {
+                ("ThreadTimelineList", "thread/timeline/list", result)
+            }
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices(result) => {
+                ("ThreadRealtimeListVoices", "thread/realtime/listVoices", result)
+            }
+            Self::ReviewStart(result) => ("ReviewStart", "review/start", result),
+            Self::ModelList(result) => ("ModelList", "model/list", result),
+            Self::AccountGatewayOAuthRead(result) => {
+                ("AccountGatewayOAuthRead", "account/gatewayOAuth/read", result)
+            }
+            Self::AccountGatewayOAuthLogin(result) => {
+                ("AccountGatewayOAuthLogin", "account/gatewayOAuth/login", result)
+            }
+            Self::AccountGatewayOAuthCancel(result) => {
+                ("AccountGatewayOAuthCancel", "account/gatewayOAuth/cancel", result)
+            }
+            Self::ModelProviderList(result) => {
+                ("ModelProviderList", "modelProvider/list", result)
+            }
+            Self::ModelProviderConfigWrite(result) => {
+                ("ModelProviderConfigWrite", "modelProvider/config/write", result)
+            }
+            Self::ModelProviderCapabilitiesRead(result) => {
+                (
+                    "ModelProviderCapabilitiesRead",
+                    "modelProvider/capabilities/read",
+                    result,
+                )
+            }
+            Self::ExperimentalFeatureList(result) => {
+                ("ExperimentalFeatureList", "experimentalFeature/list", result)
+            }
+            Self::PermissionProfileList(result) => {
+                ("PermissionProfileList", "permissionProfile/list", result)
+            }
+            Self::ExperimentalFeatureEnablementSet(result) => {
+                (
+                    "ExperimentalFeatureEnablementSet",
+                    "experimentalFeature/enablement/set",
+                    result,
+                )
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlEnable(result) => {
+                ("RemoteControlEnable", "remoteControl/enable", result)
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlDisable(result) => {
+                ("RemoteControlDisable", "remoteControl/disable", result)
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead(result) => {
+                ("RemoteControlStatusRead", "remoteControl/status/read", result)
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStart(result) => {
+                ("RemoteControlPairingStart", "remoteControl/pairing/start", result)
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus(result) => {
+                ("RemoteControlPairingStatus", "remoteControl/pairing/status", result)
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlClientList(result) => {
+                ("RemoteControlClientList", "remoteControl/client/list", result)
+            }
+            #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke(result) => {
+                ("RemoteControlClientRevoke", "remoteControl/client/revoke", result)
+            }
+            #[cfg(feature = "experimental")] Self::CollaborationModeList(result) => {
+                ("CollaborationModeList", "collaborationMode/list", result)
+            }
+            #[cfg(feature = "experimental")] Self::MockExperimentalMethod(result) => {
+                ("MockExperimentalMethod", "mock/experimentalMethod", result)
+            }
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd(result) => ("EnvironmentAdd", "environment/add", result),
+            #[cfg(feature = "experimental")] Self::EnvironmentInfo(result) => {
+                ("EnvironmentInfo", "environment/info", result)
+            }
+            #[cfg(feature = "experimental")] Self::EnvironmentStatus(result) => {
+                ("EnvironmentStatus", "environment/status", result)
+            }
+            Self::McpServerOauthLogin(result) => {
+                ("McpServerOauthLogin", "mcpServer/oauth/login", result)
+            }
+            Self::ConfigMcpServerReload(result) => {
+                ("ConfigMcpServerReload", "config/mcpServer/reload", result)
+            }
+            Self::McpServerStatusList(result) => {
+                ("McpServerStatusList", "mcpServerStatus/list", result)
+            }
+            Self::McpServerResourceRead(result) => {
+                ("McpServerResourceRead", "mcpServer/resource/read", result)
+            }
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStart(result) => {
+                ("McpServerEventStreamStart", "mcpServer/event/stream/start", result)
+            }
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStop(result) => {
+                ("McpServerEventStreamStop", "mcpServer/event/stream/stop", result)
+            }
+            Self::McpServerToolCall(result) => {
+                ("McpServerToolCall", "mcpServer/tool/call", result)
+            }
+            Self::WindowsSandboxSetupStart(result) => {
+                ("WindowsSandboxSetupStart", "windowsSandbox/setupStart", result)
+            }
+            Self::WindowsSandboxReadiness(result) => {
+                ("WindowsSandboxReadiness", "windowsSandbox/readiness", result)
+            }
+            Self::AccountLoginStart(result) => {
+                ("AccountLoginStart", "account/login/start", result)
+            }
+            #[cfg(feature = "experimental")] Self::AccountBedrockDiscover(result) => {
+                ("AccountBedrockDiscover", "account/bedrock/discover", result)
+            }
+            #[cfg(feature = "experimental")] Self::AccountBedrockSetup(result) => {
+                ("AccountBedrockSetup", "account/bedrock/setup", result)
+            }
+            #[cfg(feature = "experimental")] Self::AccountGcpSetup(result) => {
+                ("AccountGcpSetup", "account/gcp/setup", result)
+            }
+            #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements(result) => {
+                (
+                    "AccountBedrockCheckGovCloudRequirements",
+                    "account/bedrock/checkGovCloudRequirements",
+                    result,
+                )
+            }
+            Self::AccountLoginCancel(result) => {
+                ("AccountLoginCancel", "account/login/cancel", result)
+            }
+            #[cfg(feature = "experimental")] Self::AccountSessionList(result) => {
+                ("AccountSessionList", "accountSession/list", result)
+            }
+            #[cfg(feature = "experimental")] Self::AccountSessionSwitch(result) => {
+                ("AccountSessionSwitch", "accountSession/switch", result)
+            }
+            Self::AccountLogout(result) => ("AccountLogout", "account/logout", result),
+            Self::AccountSecuritySetupRead(result) => {
+                ("AccountSecuritySetupRead", "account/securitySetup/read", result)
+            }
+            Self::AccountRateLimitsRead(result) => {
+                ("AccountRateLimitsRead", "account/rateLimits/read", result)
+            }
+            Self::AccountRateLimitResetCreditConsume(result) => {
+                (
+                    "AccountRateLimitResetCreditConsume",
+                    "account/rateLimitResetCredit/consume",
+                    result,
+                )
+            }
+            Self::AccountUsageRead(result) => {
+                ("AccountUsageRead", "account/usage/read", result)
+            }
+            Self::AccountWorkspaceMessagesRead(result) => {
+                (
+                    "AccountWorkspaceMessagesRead",
+                    "account/workspaceMessages/read",
+                    result,
+                )
+            }
+            Self::AccountSendAddCreditsNudgeEmail(result) => {
+                (
+                    "AccountSendAddCreditsNudgeEmail",
+                    "account/sendAddCreditsNudgeEmail",
+                    result,
+                )
+            }
+            Self::FeedbackUpload(result) => ("FeedbackUpload", "feedback/upload", result),
+            Self::FeedbackSave(result) => ("FeedbackSave", "feedback/save", result),
+            Self::CommandExec(result) => ("CommandExec", "command/exec", result),
+            Self::CommandExecWrite(result) => {
+                ("CommandExecWrite", "command/exec/write", result)
+            }
+            Self::CommandExecTerminate(result) => {
+                ("CommandExecTerminate", "command/exec/terminate", result)
+            }
+            Self::CommandExecResize(result) => {
+                ("CommandExecResize", "command/exec/resize", result)
+            }
+            #[cfg(feature = "experimental")] Self::ProcessSpawn(result) => ("ProcessSpawn", "process/spawn", result),
+            #[cfg(feature = "experimental")] Self::ProcessWriteStdin(result) => {
+                ("ProcessWriteStdin", "process/writeStdin", result)
+            }
+            #[cfg(feature = "experimental")] Self::ProcessKill(result) => ("ProcessKill", "process/kill", result),
+            #[cfg(feature = "experimental")] Self::ProcessResizePty(result) => {
+                ("ProcessResizePty", "process/resizePty", result)
+            }
+            Self::ConfigRead(result) => ("ConfigRead", "config/read", result),
+            Self::ExternalAgentConfigDetect(result) => {
+                ("ExternalAgentConfigDetect", "externalAgentConfig/detect", result)
+            }
+            Self::ExternalAgentConfigImport(result) => {
+                ("ExternalAgentConfigImport", "externalAgentConfig/import", result)
+            }
+            Self::ExternalAgentConfigImportRecordHistory(result) => {
+                (
+                    "ExternalAgentConfigImportRecordHistory",
+                    "externalAgentConfig/import/recordHistory",
+                    result,
+                )
+            }
+            Self::ExternalAgentConfigImportReadHistories(result) => {
+                (
+                    "ExternalAgentConfigImportReadHistories",
+                    "externalAgentConfig/import/readHistories",
+                    result,
+                )
+            }
+            Self::ConfigValueWrite(result) => {
+                ("ConfigValueWrite", "config/value/write", result)
+            }
+            Self::ConfigBatchWrite(result) => {
+                ("ConfigBatchWrite", "config/batchWrite", result)
+            }
+            Self::ConfigRequirementsRead(result) => {
+                ("ConfigRequirementsRead", "configRequirements/read", result)
+            }
+            Self::AccountRead(result) => ("AccountRead", "account/read", result),
+            Self::FuzzyFileSearch(result) => {
+                ("FuzzyFileSearch", "fuzzyFileSearch", result)
+            }
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart(result) => {
+                ("FuzzyFileSearchSessionStart", "fuzzyFileSearch/sessionStart", result)
+            }
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate(result) => {
+                ("FuzzyFileSearchSessionUpdate", "fuzzyFileSearch/sessionUpdate", result)
+            }
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop(result) => {
+                ("FuzzyFileSearchSessionStop", "fuzzyFileSearch/sessionStop", result)
+            }
+            Self::Unrecognized(_) => {
+                return inspector.unrecognized(path, "ClientResponse");
+            }
+        };
+        crate::inspect::variant(
+            path,
+            inspector,
+            "ClientResponse",
+            rust,
+            Some(wire),
+            result,
+        )
+    }
+}
 impl ClientResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
     /// `id -> method` for the requests it sent).
@@ -5919,37 +6428,29 @@ impl ClientResponse {
         Ok(
             match method {
                 "initialize" => Self::Initialize(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "server/diagnostics" => {
+                #[cfg(feature = "experimental")] "server/diagnostics" => {
                     Self::ServerDiagnostics(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/status" => {
+                #[cfg(feature = "experimental")] "userVerification/status" => {
                     Self::UserVerificationStatus(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/enroll" => {
+                #[cfg(feature = "experimental")] "userVerification/enroll" => {
                     Self::UserVerificationEnroll(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/delete" => {
+                #[cfg(feature = "experimental")] "userVerification/delete" => {
                     Self::UserVerificationDelete(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/verify" => {
+                #[cfg(feature = "experimental")] "userVerification/verify" => {
                     Self::UserVerificationVerify(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "userVerification/cancel" => {
+                #[cfg(feature = "experimental")] "userVerification/cancel" => {
                     Self::UserVerificationCancel(Deserialize::deserialize(result)?)
                 }
                 "thread/start" => Self::ThreadStart(Deserialize::deserialize(result)?),
                 "thread/resume" => Self::ThreadResume(Deserialize::deserialize(result)?),
                 "thread/fork" => Self::ThreadFork(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "thread/sample" => Self::ThreadSample(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "thread/sample/cancel" => {
+                #[cfg(feature = "experimental")] "thread/sample" => Self::ThreadSample(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "thread/sample/cancel" => {
                     Self::ThreadSampleCancel(Deserialize::deserialize(result)?)
                 }
                 "thread/archive" => {
@@ -5959,19 +6460,16 @@ impl ClientResponse {
                 "thread/unsubscribe" => {
                     Self::ThreadUnsubscribe(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/increment_elicitation" => {
+                #[cfg(feature = "experimental")] "thread/increment_elicitation" => {
                     Self::ThreadIncrementElicitation(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/decrement_elicitation" => {
+                #[cfg(feature = "experimental")] "thread/decrement_elicitation" => {
                     Self::ThreadDecrementElicitation(Deserialize::deserialize(result)?)
                 }
                 "thread/name/set" => {
                     Self::ThreadNameSet(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/prediction/request" => {
+                #[cfg(feature = "experimental")] "thread/prediction/request" => {
                     Self::ThreadPredictionRequest(Deserialize::deserialize(result)?)
                 }
                 "thread/goal/set" => {
@@ -5983,28 +6481,22 @@ impl ClientResponse {
                 "thread/goal/clear" => {
                     Self::ThreadGoalClear(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/add" => {
+                #[cfg(feature = "experimental")] "thread/queue/add" => {
                     Self::ThreadQueueAdd(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/list" => {
+                #[cfg(feature = "experimental")] "thread/queue/list" => {
                     Self::ThreadQueueList(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/update" => {
+                #[cfg(feature = "experimental")] "thread/queue/update" => {
                     Self::ThreadQueueUpdate(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/delete" => {
+                #[cfg(feature = "experimental")] "thread/queue/delete" => {
                     Self::ThreadQueueDelete(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/reorder" => {
+                #[cfg(feature = "experimental")] "thread/queue/reorder" => {
                     Self::ThreadQueueReorder(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/queue/start" => {
+                #[cfg(feature = "experimental")] "thread/queue/start" => {
                     Self::ThreadQueueStart(Deserialize::deserialize(result)?)
                 }
                 "thread/metadata/update" => {
@@ -6025,24 +6517,18 @@ impl ClientResponse {
                 "thread/section/move" => {
                     Self::ThreadSectionMove(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/settings/update" => {
+                #[cfg(feature = "experimental")] "thread/settings/update" => {
                     Self::ThreadSettingsUpdate(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/memoryMode/set" => {
+                #[cfg(feature = "experimental")] "thread/memoryMode/set" => {
                     Self::ThreadMemoryModeSet(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/memory/read" => {
+                #[cfg(feature = "experimental")] "thread/memory/read" => {
                     Self::ThreadMemoryRead(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "memory/status" => Self::MemoryStatus(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "memory/reset" => Self::MemoryReset(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "rollout/compress" => {
+                #[cfg(feature = "experimental")] "memory/status" => Self::MemoryStatus(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "memory/reset" => Self::MemoryReset(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "rollout/compress" => {
                     Self::RolloutCompress(Deserialize::deserialize(result)?)
                 }
                 "thread/unarchive" => {
@@ -6059,46 +6545,36 @@ impl ClientResponse {
                         Deserialize::deserialize(result)?,
                     )
                 }
-                #[cfg(feature = "experimental")]
-                "thread/backgroundTerminals/clean" => {
+                #[cfg(feature = "experimental")] "thread/backgroundTerminals/clean" => {
                     Self::ThreadBackgroundTerminalsClean(
                         Deserialize::deserialize(result)?,
                     )
                 }
-                #[cfg(feature = "experimental")]
-                "thread/backgroundTerminals/list" => {
+                #[cfg(feature = "experimental")] "thread/backgroundTerminals/list" => {
                     Self::ThreadBackgroundTerminalsList(
                         Deserialize::deserialize(result)?,
                     )
                 }
-                #[cfg(feature = "experimental")]
-                "thread/backgroundTerminals/terminate" => {
+                #[cfg(feature = "experimental")] "thread/backgroundTerminals/terminate" => {
                     Self::ThreadBackgroundTerminalsTerminate(
                         Deserialize::deserialize(result)?,
                     )
                 }
                 "thread/revert" => Self::ThreadRevert(Deserialize::deserialize(result)?),
                 "thread/list" => Self::ThreadList(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "project/list" => Self::ProjectList(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "project/read" => Self::ProjectRead(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "project/create" => {
+                #[cfg(feature = "experimental")] "project/list" => Self::ProjectList(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "project/read" => Self::ProjectRead(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "project/create" => {
                     Self::ProjectCreate(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "project/import" => {
+                #[cfg(feature = "experimental")] "project/import" => {
                     Self::ProjectImport(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "project/update" => {
+                #[cfg(feature = "experimental")] "project/update" => {
                     Self::ProjectUpdate(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "project/move" => Self::ProjectMove(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "project/delete" => {
+                #[cfg(feature = "experimental")] "project/move" => Self::ProjectMove(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "project/delete" => {
                     Self::ProjectDelete(Deserialize::deserialize(result)?)
                 }
                 "threadSection/list" => {
@@ -6113,18 +6589,15 @@ impl ClientResponse {
                 "threadSection/delete" => {
                     Self::ThreadSectionDelete(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/search" => Self::ThreadSearch(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "thread/searchOccurrences" => {
+                #[cfg(feature = "experimental")] "thread/search" => Self::ThreadSearch(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "thread/searchOccurrences" => {
                     Self::ThreadSearchOccurrences(Deserialize::deserialize(result)?)
                 }
                 "thread/loaded/list" => {
                     Self::ThreadLoadedList(Deserialize::deserialize(result)?)
                 }
                 "thread/read" => Self::ThreadRead(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "thread/readState/update" => {
+                #[cfg(feature = "experimental")] "thread/readState/update" => {
                     Self::ThreadReadStateUpdate(Deserialize::deserialize(result)?)
                 }
                 "thread/turns/list" => {
@@ -6133,19 +6606,16 @@ impl ClientResponse {
                 "thread/items/list" => {
                     Self::ThreadItemsList(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/items/read" => {
+                #[cfg(feature = "experimental")] "thread/items/read" => {
                     Self::ThreadItemsRead(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/guardianReview" => {
+                #[cfg(feature = "experimental")] "thread/guardianReview" => {
                     Self::ThreadGuardianReview(Deserialize::deserialize(result)?)
                 }
                 "thread/inject_items" => {
                     Self::ThreadInjectItems(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/prepareApprovedPlan" => {
+                #[cfg(feature = "experimental")] "thread/prepareApprovedPlan" => {
                     Self::ThreadPrepareApprovedPlan(Deserialize::deserialize(result)?)
                 }
                 "skills/list" => Self::SkillsList(Deserialize::deserialize(result)?),
@@ -6163,8 +6633,7 @@ impl ClientResponse {
                     Self::MarketplaceUpgrade(Deserialize::deserialize(result)?)
                 }
                 "plugin/list" => Self::PluginList(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "plugin/search" => Self::PluginSearch(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "plugin/search" => Self::PluginSearch(Deserialize::deserialize(result)?),
                 "plugin/installed" => {
                     Self::PluginInstalled(Deserialize::deserialize(result)?)
                 }
@@ -6218,40 +6687,32 @@ impl ClientResponse {
                     Self::PluginUninstall(Deserialize::deserialize(result)?)
                 }
                 "turn/start" => Self::TurnStart(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "turn/settings/update" => {
+                #[cfg(feature = "experimental")] "turn/settings/update" => {
                     Self::TurnSettingsUpdate(Deserialize::deserialize(result)?)
                 }
                 "turn/steer" => Self::TurnSteer(Deserialize::deserialize(result)?),
                 "turn/interrupt" => {
                     Self::TurnInterrupt(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/start" => {
+                #[cfg(feature = "experimental")] "thread/realtime/start" => {
                     Self::ThreadRealtimeStart(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/appendAudio" => {
+                #[cfg(feature = "experimental")] "thread/realtime/appendAudio" => {
                     Self::ThreadRealtimeAppendAudio(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/appendText" => {
+                #[cfg(feature = "experimental")] "thread/realtime/appendText" => {
                     Self::ThreadRealtimeAppendText(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/appendSpeech" => {
+                #[cfg(feature = "experimental")] "thread/realtime/appendSpeech" => {
                     Self::ThreadRealtimeAppendSpeech(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/stop" => {
+                #[cfg(feature = "experimental")] "thread/realtime/stop" => {
                     Self::ThreadRealtimeStop(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/timeline/list" => {
+                #[cfg(feature = "experimental")] "thread/timeline/list" => {
                     Self::ThreadTimelineList(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "thread/realtime/listVoices" => {
+                #[cfg(feature = "experimental")] "thread/realtime/listVoices" => {
                     Self::ThreadRealtimeListVoices(Deserialize::deserialize(result)?)
                 }
                 "review/start" => Self::ReviewStart(Deserialize::deserialize(result)?),
@@ -6287,52 +6748,40 @@ impl ClientResponse {
                         Deserialize::deserialize(result)?,
                     )
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/enable" => {
+                #[cfg(feature = "experimental")] "remoteControl/enable" => {
                     Self::RemoteControlEnable(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/disable" => {
+                #[cfg(feature = "experimental")] "remoteControl/disable" => {
                     Self::RemoteControlDisable(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/status/read" => {
+                #[cfg(feature = "experimental")] "remoteControl/status/read" => {
                     Self::RemoteControlStatusRead(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/pairing/start" => {
+                #[cfg(feature = "experimental")] "remoteControl/pairing/start" => {
                     Self::RemoteControlPairingStart(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/pairing/status" => {
+                #[cfg(feature = "experimental")] "remoteControl/pairing/status" => {
                     Self::RemoteControlPairingStatus(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/client/list" => {
+                #[cfg(feature = "experimental")] "remoteControl/client/list" => {
                     Self::RemoteControlClientList(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "remoteControl/client/revoke" => {
+                #[cfg(feature = "experimental")] "remoteControl/client/revoke" => {
                     Self::RemoteControlClientRevoke(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "collaborationMode/list" => {
+                #[cfg(feature = "experimental")] "collaborationMode/list" => {
                     Self::CollaborationModeList(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "mock/experimentalMethod" => {
+                #[cfg(feature = "experimental")] "mock/experimentalMethod" => {
                     Self::MockExperimentalMethod(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "environment/add" => {
+                #[cfg(feature = "experimental")] "environment/add" => {
                     Self::EnvironmentAdd(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "environment/info" => {
+                #[cfg(feature = "experimental")] "environment/info" => {
                     Self::EnvironmentInfo(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "environment/status" => {
+                #[cfg(feature = "experimental")] "environment/status" => {
                     Self::EnvironmentStatus(Deserialize::deserialize(result)?)
                 }
                 "mcpServer/oauth/login" => {
@@ -6347,12 +6796,10 @@ impl ClientResponse {
                 "mcpServer/resource/read" => {
                     Self::McpServerResourceRead(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "mcpServer/event/stream/start" => {
+                #[cfg(feature = "experimental")] "mcpServer/event/stream/start" => {
                     Self::McpServerEventStreamStart(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "mcpServer/event/stream/stop" => {
+                #[cfg(feature = "experimental")] "mcpServer/event/stream/stop" => {
                     Self::McpServerEventStreamStop(Deserialize::deserialize(result)?)
                 }
                 "mcpServer/tool/call" => {
@@ -6367,20 +6814,16 @@ impl ClientResponse {
                 "account/login/start" => {
                     Self::AccountLoginStart(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "account/bedrock/discover" => {
+                #[cfg(feature = "experimental")] "account/bedrock/discover" => {
                     Self::AccountBedrockDiscover(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "account/bedrock/setup" => {
+                #[cfg(feature = "experimental")] "account/bedrock/setup" => {
                     Self::AccountBedrockSetup(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "account/gcp/setup" => {
+                #[cfg(feature = "experimental")] "account/gcp/setup" => {
                     Self::AccountGcpSetup(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "account/bedrock/checkGovCloudRequirements" => {
+                #[cfg(feature = "experimental")] "account/bedrock/checkGovCloudRequirements" => {
                     Self::AccountBedrockCheckGovCloudRequirements(
                         Deserialize::deserialize(result)?,
                     )
@@ -6388,12 +6831,10 @@ impl ClientResponse {
                 "account/login/cancel" => {
                     Self::AccountLoginCancel(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "accountSession/list" => {
+                #[cfg(feature = "experimental")] "accountSession/list" => {
                     Self::AccountSessionList(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "accountSession/switch" => {
+                #[cfg(feature = "experimental")] "accountSession/switch" => {
                     Self::AccountSessionSwitch(Deserialize::deserialize(result)?)
                 }
                 "account/logout" => {
@@ -6435,16 +6876,12 @@ impl ClientResponse {
                 "command/exec/resize" => {
                     Self::CommandExecResize(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "process/spawn" => Self::ProcessSpawn(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "process/writeStdin" => {
+                #[cfg(feature = "experimental")] "process/spawn" => Self::ProcessSpawn(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "process/writeStdin" => {
                     Self::ProcessWriteStdin(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "process/kill" => Self::ProcessKill(Deserialize::deserialize(result)?),
-                #[cfg(feature = "experimental")]
-                "process/resizePty" => {
+                #[cfg(feature = "experimental")] "process/kill" => Self::ProcessKill(Deserialize::deserialize(result)?),
+                #[cfg(feature = "experimental")] "process/resizePty" => {
                     Self::ProcessResizePty(Deserialize::deserialize(result)?)
                 }
                 "config/read" => Self::ConfigRead(Deserialize::deserialize(result)?),
@@ -6477,16 +6914,13 @@ impl ClientResponse {
                 "fuzzyFileSearch" => {
                     Self::FuzzyFileSearch(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "fuzzyFileSearch/sessionStart" => {
+                #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionStart" => {
                     Self::FuzzyFileSearchSessionStart(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "fuzzyFileSearch/sessionUpdate" => {
+                #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionUpdate" => {
                     Self::FuzzyFileSearchSessionUpdate(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "fuzzyFileSearch/sessionStop" => {
+                #[cfg(feature = "experimental")] "fuzzyFileSearch/sessionStop" => {
                     Self::FuzzyFileSearchSessionStop(Deserialize::deserialize(result)?)
                 }
                 _ => Self::Unrecognized(crate::RawJson::deserialize(result)?),
@@ -6722,8 +7156,7 @@ impl ServerRequest {
                 "account/chatgptAuthTokens/refresh"
             }
             Self::AttestationGenerate { .. } => "attestation/generate",
-            #[cfg(feature = "experimental")]
-            Self::CurrentTimeRead { .. } => "currentTime/read",
+            #[cfg(feature = "experimental")] Self::CurrentTimeRead { .. } => "currentTime/read",
             Self::ApplyPatchApproval { .. } => "applyPatchApproval",
             Self::ExecCommandApproval { .. } => "execCommandApproval",
             Self::Unrecognized { method, .. } => method,
@@ -6740,8 +7173,7 @@ impl ServerRequest {
             Self::ItemToolCall { id, .. } => id,
             Self::AccountChatgptAuthTokensRefresh { id, .. } => id,
             Self::AttestationGenerate { id, .. } => id,
-            #[cfg(feature = "experimental")]
-            Self::CurrentTimeRead { id, .. } => id,
+            #[cfg(feature = "experimental")] Self::CurrentTimeRead { id, .. } => id,
             Self::ApplyPatchApproval { id, .. } => id,
             Self::ExecCommandApproval { id, .. } => id,
             Self::Unrecognized { id, .. } => id,
@@ -6814,8 +7246,7 @@ impl ServerRequest {
                         params: Deserialize::deserialize(params)?,
                     }
                 }
-                #[cfg(feature = "experimental")]
-                "currentTime/read" => {
+                #[cfg(feature = "experimental")] "currentTime/read" => {
                     Self::CurrentTimeRead {
                         id,
                         params: Deserialize::deserialize(params)?,
@@ -6872,8 +7303,7 @@ impl ServerRequest {
             "attestation/generate" => {
                 visitor.visit::<server_request::AttestationGenerate>()
             }
-            #[cfg(feature = "experimental")]
-            "currentTime/read" => visitor.visit::<server_request::CurrentTimeRead>(),
+            #[cfg(feature = "experimental")] "currentTime/read" => visitor.visit::<server_request::CurrentTimeRead>(),
             "applyPatchApproval" => visitor.visit::<server_request::ApplyPatchApproval>(),
             "execCommandApproval" => {
                 visitor.visit::<server_request::ExecCommandApproval>()
@@ -6909,12 +7339,61 @@ impl Serialize for ServerRequest {
                 message.params(Some(params))
             }
             Self::AttestationGenerate { params, .. } => message.params(Some(params)),
-            #[cfg(feature = "experimental")]
-            Self::CurrentTimeRead { params, .. } => message.params(Some(params)),
+            #[cfg(feature = "experimental")] Self::CurrentTimeRead { params, .. } => message.params(Some(params)),
             Self::ApplyPatchApproval { params, .. } => message.params(Some(params)),
             Self::ExecCommandApproval { params, .. } => message.params(Some(params)),
             Self::Unrecognized { params, .. } => message.params(params.as_ref()),
         }
+    }
+}
+impl crate::inspect::Inspect for ServerRequest {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
+            Self::ItemCommandExecutionRequestApproval { params, .. } => {
+                ("ItemCommandExecutionRequestApproval", Some(params))
+            }
+            Self::ItemFileChangeRequestApproval { params, .. } => {
+                ("ItemFileChangeRequestApproval", Some(params))
+            }
+            Self::ItemToolRequestUserInput { params, .. } => {
+                ("ItemToolRequestUserInput", Some(params))
+            }
+            Self::McpServerElicitationRequest { params, .. } => {
+                ("McpServerElicitationRequest", Some(params))
+            }
+            Self::ItemPermissionsRequestApproval { params, .. } => {
+                ("ItemPermissionsRequestApproval", Some(params))
+            }
+            Self::ItemToolCall { params, .. } => ("ItemToolCall", Some(params)),
+            Self::AccountChatgptAuthTokensRefresh { params, .. } => {
+                ("AccountChatgptAuthTokensRefresh", Some(params))
+            }
+            Self::AttestationGenerate { params, .. } => {
+                ("AttestationGenerate", Some(params))
+            }
+            #[cfg(feature = "experimental")] Self::CurrentTimeRead { params, .. } => ("CurrentTimeRead", Some(params)),
+            Self::ApplyPatchApproval { params, .. } => {
+                ("ApplyPatchApproval", Some(params))
+            }
+            Self::ExecCommandApproval { params, .. } => {
+                ("ExecCommandApproval", Some(params))
+            }
+            Self::Unrecognized { .. } => {
+                return inspector.unrecognized(path, "ServerRequest");
+            }
+        };
+        crate::inspect::message(
+            path,
+            inspector,
+            "ServerRequest",
+            rust,
+            self.method(),
+            params,
+        )
     }
 }
 /// The `result` of a response to a [`ServerRequest`], typed by the request's method.
@@ -6946,6 +7425,78 @@ pub enum ServerResponse {
     ExecCommandApproval(Box<ExecCommandApprovalResponse>),
     /// The result of a method this version of the crate does not know, kept as it came.
     Unrecognized(crate::RawJson),
+}
+impl crate::inspect::Inspect for ServerResponse {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        let (
+            rust,
+            wire,
+            result,
+        ): (&'static str, &'static str, &'a dyn crate::inspect::Inspect) = match self {
+            Self::ItemCommandExecutionRequestApproval(result) => {
+                (
+                    "ItemCommandExecutionRequestApproval",
+                    "item/commandExecution/requestApproval",
+                    result,
+                )
+            }
+            Self::ItemFileChangeRequestApproval(result) => {
+                (
+                    "ItemFileChangeRequestApproval",
+                    "item/fileChange/requestApproval",
+                    result,
+                )
+            }
+            Self::ItemToolRequestUserInput(result) => {
+                ("ItemToolRequestUserInput", "item/tool/requestUserInput", result)
+            }
+            Self::McpServerElicitationRequest(result) => {
+                ("McpServerElicitationRequest", "mcpServer/elicitation/request", result)
+            }
+            Self::ItemPermissionsRequestApproval(result) => {
+                (
+                    "ItemPermissionsRequestApproval",
+                    "item/permissions/requestApproval",
+                    result,
+                )
+            }
+            Self::ItemToolCall(result) => ("ItemToolCall", "item/tool/call", result),
+            Self::AccountChatgptAuthTokensRefresh(result) => {
+                (
+                    "AccountChatgptAuthTokensRefresh",
+                    "account/chatgptAuthTokens/refresh",
+                    result,
+                )
+            }
+            Self::AttestationGenerate(result) => {
+                ("AttestationGenerate", "attestation/generate", result)
+            }
+            #[cfg(feature = "experimental")] Self::CurrentTimeRead(result) => {
+                ("CurrentTimeRead", "currentTime/read", result)
+            }
+            Self::ApplyPatchApproval(result) => {
+                ("ApplyPatchApproval", "applyPatchApproval", result)
+            }
+            Self::ExecCommandApproval(result) => {
+                ("ExecCommandApproval", "execCommandApproval", result)
+            }
+            Self::Unrecognized(_) => {
+                return inspector.unrecognized(path, "ServerResponse");
+            }
+        };
+        crate::inspect::variant(
+            path,
+            inspector,
+            "ServerResponse",
+            rust,
+            Some(wire),
+            result,
+        )
+    }
 }
 impl ServerResponse {
     /// Decodes the `result` of a response to a request of `method` (a client keeps
@@ -6994,8 +7545,7 @@ impl ServerResponse {
                 "attestation/generate" => {
                     Self::AttestationGenerate(Deserialize::deserialize(result)?)
                 }
-                #[cfg(feature = "experimental")]
-                "currentTime/read" => {
+                #[cfg(feature = "experimental")] "currentTime/read" => {
                     Self::CurrentTimeRead(Deserialize::deserialize(result)?)
                 }
                 "applyPatchApproval" => {
@@ -9607,6 +10157,219 @@ fn write_envelope<M: serde::ser::SerializeMap>(
     }
     Ok(())
 }
+impl crate::inspect::Inspect for ServerNotification {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
+            Self::Error { params, .. } => ("Error", Some(params)),
+            Self::ThreadStarted { params, .. } => ("ThreadStarted", Some(params)),
+            Self::ThreadStatusChanged { params, .. } => {
+                ("ThreadStatusChanged", Some(params))
+            }
+            Self::ThreadReadStateChanged { params, .. } => {
+                ("ThreadReadStateChanged", Some(params))
+            }
+            Self::ThreadArchived { params, .. } => ("ThreadArchived", Some(params)),
+            Self::ThreadDeleted { params, .. } => ("ThreadDeleted", Some(params)),
+            Self::ThreadUnarchived { params, .. } => ("ThreadUnarchived", Some(params)),
+            Self::ThreadClosed { params, .. } => ("ThreadClosed", Some(params)),
+            Self::ThreadReverted { params, .. } => ("ThreadReverted", Some(params)),
+            Self::SkillsChanged { params, .. } => ("SkillsChanged", Some(params)),
+            Self::ThreadNameUpdated { params, .. } => ("ThreadNameUpdated", Some(params)),
+            Self::ThreadSectionChanged { params, .. } => {
+                ("ThreadSectionChanged", Some(params))
+            }
+            Self::ThreadAttachmentUpdated { params, .. } => {
+                ("ThreadAttachmentUpdated", Some(params))
+            }
+            Self::ThreadGoalUpdated { params, .. } => ("ThreadGoalUpdated", Some(params)),
+            Self::ThreadPredictionUpdated { params, .. } => {
+                ("ThreadPredictionUpdated", Some(params))
+            }
+            Self::ThreadGoalCleared { params, .. } => ("ThreadGoalCleared", Some(params)),
+            Self::ThreadQueueChanged { params, .. } => {
+                ("ThreadQueueChanged", Some(params))
+            }
+            Self::ProjectChanged { params, .. } => ("ProjectChanged", Some(params)),
+            Self::ThreadProjectUpdated { params, .. } => {
+                ("ThreadProjectUpdated", Some(params))
+            }
+            Self::ThreadEnvironmentConnected { params, .. } => {
+                ("ThreadEnvironmentConnected", Some(params))
+            }
+            Self::ThreadEnvironmentDisconnected { params, .. } => {
+                ("ThreadEnvironmentDisconnected", Some(params))
+            }
+            Self::ThreadSettingsUpdated { params, .. } => {
+                ("ThreadSettingsUpdated", Some(params))
+            }
+            Self::ThreadTokenUsageUpdated { params, .. } => {
+                ("ThreadTokenUsageUpdated", Some(params))
+            }
+            Self::TurnStarted { params, .. } => ("TurnStarted", Some(params)),
+            Self::HookStarted { params, .. } => ("HookStarted", Some(params)),
+            Self::TurnCompleted { params, .. } => ("TurnCompleted", Some(params)),
+            Self::HookCompleted { params, .. } => ("HookCompleted", Some(params)),
+            Self::TurnDiffUpdated { params, .. } => ("TurnDiffUpdated", Some(params)),
+            Self::TurnPlanUpdated { params, .. } => ("TurnPlanUpdated", Some(params)),
+            Self::ItemStarted { params, .. } => ("ItemStarted", Some(params)),
+            Self::ItemAutoApprovalReviewStarted { params, .. } => {
+                ("ItemAutoApprovalReviewStarted", Some(params))
+            }
+            Self::ItemAutoApprovalReviewCompleted { params, .. } => {
+                ("ItemAutoApprovalReviewCompleted", Some(params))
+            }
+            Self::AutoApprovalReviewStrictReviewRequired { params, .. } => {
+                ("AutoApprovalReviewStrictReviewRequired", Some(params))
+            }
+            Self::ItemCompleted { params, .. } => ("ItemCompleted", Some(params)),
+            Self::ItemAgentMessageDelta { params, .. } => {
+                ("ItemAgentMessageDelta", Some(params))
+            }
+            Self::ItemPlanDelta { params, .. } => ("ItemPlanDelta", Some(params)),
+            Self::CommandExecOutputDelta { params, .. } => {
+                ("CommandExecOutputDelta", Some(params))
+            }
+            Self::ProcessOutputDelta { params, .. } => {
+                ("ProcessOutputDelta", Some(params))
+            }
+            Self::ProcessExited { params, .. } => ("ProcessExited", Some(params)),
+            Self::ItemCommandExecutionOutputDelta { params, .. } => {
+                ("ItemCommandExecutionOutputDelta", Some(params))
+            }
+            Self::ItemCommandExecutionTerminalInteraction { params, .. } => {
+                ("ItemCommandExecutionTerminalInteraction", Some(params))
+            }
+            Self::ItemFileChangeOutputDelta { params, .. } => {
+                ("ItemFileChangeOutputDelta", Some(params))
+            }
+            Self::ItemFileChangePatchUpdated { params, .. } => {
+                ("ItemFileChangePatchUpdated", Some(params))
+            }
+            Self::ServerRequestResolved { params, .. } => {
+                ("ServerRequestResolved", Some(params))
+            }
+            Self::ItemMcpToolCallProgress { params, .. } => {
+                ("ItemMcpToolCallProgress", Some(params))
+            }
+            Self::McpServerOauthLoginCompleted { params, .. } => {
+                ("McpServerOauthLoginCompleted", Some(params))
+            }
+            Self::McpServerStartupStatusUpdated { params, .. } => {
+                ("McpServerStartupStatusUpdated", Some(params))
+            }
+            Self::McpServerEventStreamNotification { params, .. } => {
+                ("McpServerEventStreamNotification", Some(params))
+            }
+            Self::AccountUpdated { params, .. } => ("AccountUpdated", Some(params)),
+            Self::AccountGatewayOAuthChanged { params, .. } => {
+                ("AccountGatewayOAuthChanged", Some(params))
+            }
+            Self::AccountRateLimitsUpdated { params, .. } => {
+                ("AccountRateLimitsUpdated", Some(params))
+            }
+            Self::AppListUpdated { params, .. } => ("AppListUpdated", Some(params)),
+            Self::RemoteControlStatusChanged { params, .. } => {
+                ("RemoteControlStatusChanged", Some(params))
+            }
+            Self::ExternalAgentConfigImportProgress { params, .. } => {
+                ("ExternalAgentConfigImportProgress", Some(params))
+            }
+            Self::ExternalAgentConfigImportCompleted { params, .. } => {
+                ("ExternalAgentConfigImportCompleted", Some(params))
+            }
+            Self::FsChanged { params, .. } => ("FsChanged", Some(params)),
+            Self::ItemReasoningSummaryTextDelta { params, .. } => {
+                ("ItemReasoningSummaryTextDelta", Some(params))
+            }
+            Self::ItemReasoningSummaryPartAdded { params, .. } => {
+                ("ItemReasoningSummaryPartAdded", Some(params))
+            }
+            Self::ItemReasoningTextDelta { params, .. } => {
+                ("ItemReasoningTextDelta", Some(params))
+            }
+            Self::ThreadCompacted { params, .. } => ("ThreadCompacted", Some(params)),
+            Self::ModelRerouted { params, .. } => ("ModelRerouted", Some(params)),
+            Self::ModelVerification { params, .. } => ("ModelVerification", Some(params)),
+            Self::ModelProviderAuthRecoveryStarted { params, .. } => {
+                ("ModelProviderAuthRecoveryStarted", Some(params))
+            }
+            Self::ModelProviderAuthRecoveryCompleted { params, .. } => {
+                ("ModelProviderAuthRecoveryCompleted", Some(params))
+            }
+            Self::TurnModerationMetadata { params, .. } => {
+                ("TurnModerationMetadata", Some(params))
+            }
+            Self::ModelSafetyBufferingUpdated { params, .. } => {
+                ("ModelSafetyBufferingUpdated", Some(params))
+            }
+            Self::Warning { params, .. } => ("Warning", Some(params)),
+            Self::GuardianWarning { params, .. } => ("GuardianWarning", Some(params)),
+            Self::DeprecationNotice { params, .. } => ("DeprecationNotice", Some(params)),
+            Self::ConfigWarning { params, .. } => ("ConfigWarning", Some(params)),
+            Self::FuzzyFileSearchSessionUpdated { params, .. } => {
+                ("FuzzyFileSearchSessionUpdated", Some(params))
+            }
+            Self::FuzzyFileSearchSessionCompleted { params, .. } => {
+                ("FuzzyFileSearchSessionCompleted", Some(params))
+            }
+            Self::ThreadRealtimeStarted { params, .. } => {
+                ("ThreadRealtimeStarted", Some(params))
+            }
+            Self::ThreadRealtimeItemAdded { params, .. } => {
+                ("ThreadRealtimeItemAdded", Some(params))
+            }
+            Self::ThreadRealtimeItemStarted { params, .. } => {
+                ("ThreadRealtimeItemStarted", Some(params))
+            }
+            Self::ThreadRealtimeItemTranscriptDelta { params, .. } => {
+                ("ThreadRealtimeItemTranscriptDelta", Some(params))
+            }
+            Self::ThreadRealtimeItemCompleted { params, .. } => {
+                ("ThreadRealtimeItemCompleted", Some(params))
+            }
+            Self::ThreadRealtimeTranscriptDelta { params, .. } => {
+                ("ThreadRealtimeTranscriptDelta", Some(params))
+            }
+            Self::ThreadRealtimeTranscriptDone { params, .. } => {
+                ("ThreadRealtimeTranscriptDone", Some(params))
+            }
+            Self::ThreadRealtimeOutputAudioDelta { params, .. } => {
+                ("ThreadRealtimeOutputAudioDelta", Some(params))
+            }
+            Self::ThreadRealtimeSdp { params, .. } => ("ThreadRealtimeSdp", Some(params)),
+            Self::ThreadRealtimeError { params, .. } => {
+                ("ThreadRealtimeError", Some(params))
+            }
+            Self::ThreadRealtimeClosed { params, .. } => {
+                ("ThreadRealtimeClosed", Some(params))
+            }
+            Self::WindowsWorldWritableWarning { params, .. } => {
+                ("WindowsWorldWritableWarning", Some(params))
+            }
+            Self::WindowsSandboxSetupCompleted { params, .. } => {
+                ("WindowsSandboxSetupCompleted", Some(params))
+            }
+            Self::AccountLoginCompleted { params, .. } => {
+                ("AccountLoginCompleted", Some(params))
+            }
+            Self::Unrecognized { .. } => {
+                return inspector.unrecognized(path, "ServerNotification");
+            }
+        };
+        crate::inspect::message(
+            path,
+            inspector,
+            "ServerNotification",
+            rust,
+            self.method(),
+            params,
+        )
+    }
+}
 /// Marker types for the notifications the client sends, one per method.
 pub mod client_notification {
     /// `initialized`
@@ -9705,5 +10468,27 @@ impl Serialize for ClientNotification {
             Self::Initialized { .. } => message.params(None::<&()>),
             Self::Unrecognized { params, .. } => message.params(params.as_ref()),
         }
+    }
+}
+impl crate::inspect::Inspect for ClientNotification {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
+            Self::Initialized { .. } => ("Initialized", None),
+            Self::Unrecognized { .. } => {
+                return inspector.unrecognized(path, "ClientNotification");
+            }
+        };
+        crate::inspect::message(
+            path,
+            inspector,
+            "ClientNotification",
+            rust,
+            self.method(),
+            params,
+        )
     }
 }

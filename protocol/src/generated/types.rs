@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use crate::codec;
-use crate::wire_macros::{wire_enum, wire_struct};
+use crate::wire_macros::{wire_enum, wire_struct, wire_tagged, wire_untagged};
 /// A path that is guaranteed to be absolute and normalized (though it is not guaranteed to be canonicalized or exist on the filesystem).
 ///
 /// IMPORTANT: When deserializing an `AbsolutePathBuf`, a base path must be set using \[AbsolutePathBufGuard::new\]. If no base path is set, the deserialization will fail unless the path being deserialized is already absolute.
@@ -17,44 +17,14 @@ wire_struct! {
         pub execpolicy_amendment: Vec<String> = "execpolicy_amendment" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum Account {
-    ApiKey(ApiKeyAccount),
-    Chatgpt(ChatgptAccount),
-    AmazonBedrock(AmazonBedrockAccount),
-    /// Google Cloud Vertex AI with externally managed credentials.
-    Gcp(GcpAccount),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for Account {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`Account` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "apiKey" => Self::ApiKey(Deserialize::deserialize(payload)?),
-                "chatgpt" => Self::Chatgpt(Deserialize::deserialize(payload)?),
-                "amazonBedrock" => {
-                    Self::AmazonBedrock(Deserialize::deserialize(payload)?)
-                }
-                "gcp" => Self::Gcp(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for Account {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Account (tag = "type") {
+        ApiKey(ApiKeyAccount) = "apiKey",
+        Chatgpt(ChatgptAccount) = "chatgpt",
+        AmazonBedrock(AmazonBedrockAccount) = "amazonBedrock",
+        /// Google Cloud Vertex AI with externally managed credentials.
+        Gcp(GcpAccount) = "gcp",
     }
 }
 wire_struct! {
@@ -166,64 +136,28 @@ wire_struct! {
     }
     fn new(account_id: String, session_id: String);
 }
-/// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum AccountSessionsSwitchResponse {
-    Sessionsv2(Sessionsv2AccountSessionsSwitchResponse),
-    /// Open the URL and await account/login/completed for this login ID.
-    AuthUrl(AuthUrlAccountSessionsSwitchResponse),
-}
-#[cfg(feature = "experimental")]
-impl codec::UntaggedUnion for AccountSessionsSwitchResponse {
-    const EXPECTING: &'static str = "`AccountSessionsSwitchResponse` (one of: Sessionsv2, AuthUrl)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (
-            0usize,
-            codec::Match::Object {
-                required: &["sessions"],
-                members: &[
-                    (
-                        "activeSessionId",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("sessions", codec::Match::Types(&[codec::JsonType::Array])),
-                ],
-                closed: None,
-            },
-        ),
-        (
-            1usize,
-            codec::Match::Object {
-                required: &["auth_url", "login_id"],
-                members: &[
-                    ("auth_url", codec::Match::Types(&[codec::JsonType::String])),
-                    ("login_id", codec::Match::Types(&[codec::JsonType::String])),
-                ],
-                closed: None,
-            },
-        ),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::Sessionsv2(Deserialize::deserialize(deserializer)?),
-                1usize => Self::AuthUrl(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-#[cfg(feature = "experimental")]
-impl<'de> Deserialize<'de> for AccountSessionsSwitchResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum AccountSessionsSwitchResponse {
+        Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 if codec::Match::Object {
+            required: &["sessions"],
+            members: &[
+                ("activeSessionId", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("sessions", codec::Match::Types(&[codec::JsonType::Array])),
+            ],
+            closed: None,
+        },
+        /// Open the URL and await account/login/completed for this login ID.
+        AuthUrl(AuthUrlAccountSessionsSwitchResponse) = 1 if codec::Match::Object {
+            required: &["auth_url", "login_id"],
+            members: &[
+                ("auth_url", codec::Match::Types(&[codec::JsonType::String])),
+                ("login_id", codec::Match::Types(&[codec::JsonType::String])),
+            ],
+            closed: None,
+        },
     }
 }
 wire_struct! {
@@ -401,39 +335,11 @@ wire_struct! {
     }
     fn new(action: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum AgentMessageInputContent {
-    InputText(InputTextAgentMessageInputContent),
-    EncryptedContent(EncryptedContentAgentMessageInputContent),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for AgentMessageInputContent {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`AgentMessageInputContent` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "input_text" => Self::InputText(Deserialize::deserialize(payload)?),
-                "encrypted_content" => {
-                    Self::EncryptedContent(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for AgentMessageInputContent {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum AgentMessageInputContent (tag = "type") {
+        InputText(InputTextAgentMessageInputContent) = "input_text",
+        EncryptedContent(EncryptedContentAgentMessageInputContent) = "encrypted_content",
     }
 }
 wire_struct! {
@@ -899,6 +805,37 @@ impl<'de> Deserialize<'de> for AskForApproval {
         codec::deserialize_external(deserializer)
     }
 }
+impl crate::inspect::Inspect for AskForApproval {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::Untrusted => {
+                inspector.variant(path, "AskForApproval", "Untrusted", Some("untrusted"))
+            }
+            Self::OnRequest => {
+                inspector
+                    .variant(path, "AskForApproval", "OnRequest", Some("on-request"))
+            }
+            Self::Never => {
+                inspector.variant(path, "AskForApproval", "Never", Some("never"))
+            }
+            Self::Granular(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "AskForApproval",
+                    "Granular",
+                    "granular",
+                    value,
+                )
+            }
+            Self::Unrecognized(_) => inspector.unrecognized(path, "AskForApproval"),
+        }
+    }
+}
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AsyncUserInputQuestion {
@@ -1085,41 +1022,13 @@ wire_struct! {
     }
     fn new(provider_id: BedrockProviderId);
 }
-/// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum BedrockSetupParams {
-    Profile(Profilev2BedrockSetupParams),
-    Environment(Environmentv2BedrockSetupParams),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-#[cfg(feature = "experimental")]
-impl codec::TaggedUnion for BedrockSetupParams {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`BedrockSetupParams` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "profile" => Self::Profile(Deserialize::deserialize(payload)?),
-                "environment" => Self::Environment(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-#[cfg(feature = "experimental")]
-impl<'de> Deserialize<'de> for BedrockSetupParams {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum BedrockSetupParams (tag = "type") {
+        Profile(Profilev2BedrockSetupParams) = "profile",
+        Environment(Environmentv2BedrockSetupParams) = "environment",
     }
 }
 #[cfg(feature = "experimental")]
@@ -1237,37 +1146,12 @@ wire_struct! {
         pub reason: UserVerificationCancellationReason = "reason" (required),
     }
 }
-/// Location used to resolve a selected capability root.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum CapabilityRootLocation {
-    /// A path owned by an execution environment.
-    Environment(EnvironmentCapabilityRootLocation),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for CapabilityRootLocation {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`CapabilityRootLocation` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "environment" => Self::Environment(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for CapabilityRootLocation {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// Location used to resolve a selected capability root.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum CapabilityRootLocation (tag = "type") {
+        /// A path owned by an execution environment.
+        Environment(EnvironmentCapabilityRootLocation) = "environment",
     }
 }
 wire_struct! {
@@ -1474,6 +1358,213 @@ impl<'de> Deserialize<'de> for CodexErrorInfo {
         codec::deserialize_external(deserializer)
     }
 }
+impl crate::inspect::Inspect for CodexErrorInfo {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::ContextWindowExceeded => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "ContextWindowExceeded",
+                        Some("contextWindowExceeded"),
+                    )
+            }
+            Self::SessionBudgetExceeded => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "SessionBudgetExceeded",
+                        Some("sessionBudgetExceeded"),
+                    )
+            }
+            Self::UsageLimitExceeded => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "UsageLimitExceeded",
+                        Some("usageLimitExceeded"),
+                    )
+            }
+            Self::RateLimitExceeded => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "RateLimitExceeded",
+                        Some("rateLimitExceeded"),
+                    )
+            }
+            Self::FlexUnavailable => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "FlexUnavailable",
+                        Some("flexUnavailable"),
+                    )
+            }
+            Self::ServerOverloaded => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "ServerOverloaded",
+                        Some("serverOverloaded"),
+                    )
+            }
+            Self::ModelNotFound => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "ModelNotFound",
+                        Some("modelNotFound"),
+                    )
+            }
+            Self::PolicyCapacityUnavailable => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "PolicyCapacityUnavailable",
+                        Some("policyCapacityUnavailable"),
+                    )
+            }
+            Self::CyberPolicy => {
+                inspector
+                    .variant(path, "CodexErrorInfo", "CyberPolicy", Some("cyberPolicy"))
+            }
+            Self::MisalignmentPolicyViolation => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "MisalignmentPolicyViolation",
+                        Some("misalignmentPolicyViolation"),
+                    )
+            }
+            Self::TooManyDenials => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "TooManyDenials",
+                        Some("tooManyDenials"),
+                    )
+            }
+            Self::InternalServerError => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "InternalServerError",
+                        Some("internalServerError"),
+                    )
+            }
+            Self::Unauthorized => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "Unauthorized",
+                        Some("unauthorized"),
+                    )
+            }
+            Self::BadRequest => {
+                inspector
+                    .variant(path, "CodexErrorInfo", "BadRequest", Some("badRequest"))
+            }
+            Self::ThreadRollbackFailed => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "ThreadRollbackFailed",
+                        Some("threadRollbackFailed"),
+                    )
+            }
+            Self::SandboxError => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "SandboxError",
+                        Some("sandboxError"),
+                    )
+            }
+            Self::Other => {
+                inspector.variant(path, "CodexErrorInfo", "Other", Some("other"))
+            }
+            Self::InferenceHookDenied => {
+                inspector
+                    .variant(
+                        path,
+                        "CodexErrorInfo",
+                        "InferenceHookDenied",
+                        Some("inferenceHookDenied"),
+                    )
+            }
+            Self::HttpConnectionFailed(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "CodexErrorInfo",
+                    "HttpConnectionFailed",
+                    "httpConnectionFailed",
+                    value,
+                )
+            }
+            Self::ResponseStreamConnectionFailed(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "CodexErrorInfo",
+                    "ResponseStreamConnectionFailed",
+                    "responseStreamConnectionFailed",
+                    value,
+                )
+            }
+            Self::ResponseStreamDisconnected(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "CodexErrorInfo",
+                    "ResponseStreamDisconnected",
+                    "responseStreamDisconnected",
+                    value,
+                )
+            }
+            Self::ResponseTooManyFailedAttempts(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "CodexErrorInfo",
+                    "ResponseTooManyFailedAttempts",
+                    "responseTooManyFailedAttempts",
+                    value,
+                )
+            }
+            Self::ActiveTurnNotSteerable(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "CodexErrorInfo",
+                    "ActiveTurnNotSteerable",
+                    "activeTurnNotSteerable",
+                    value,
+                )
+            }
+            Self::Unrecognized(_) => inspector.unrecognized(path, "CodexErrorInfo"),
+        }
+    }
+}
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CodexResponseHandoffMode {
@@ -1590,41 +1681,13 @@ wire_struct! {
     }
     fn new(name: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum CommandAction {
-    Read(ReadCommandAction),
-    ListFiles(ListFilesCommandAction),
-    Search(SearchCommandAction),
-    Unknown(UnknownCommandAction),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for CommandAction {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`CommandAction` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "read" => Self::Read(Deserialize::deserialize(payload)?),
-                "listFiles" => Self::ListFiles(Deserialize::deserialize(payload)?),
-                "search" => Self::Search(Deserialize::deserialize(payload)?),
-                "unknown" => Self::Unknown(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for CommandAction {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum CommandAction (tag = "type") {
+        Read(ReadCommandAction) = "read",
+        ListFiles(ListFilesCommandAction) = "listFiles",
+        Search(SearchCommandAction) = "search",
+        Unknown(UnknownCommandAction) = "unknown",
     }
 }
 wire_struct! {
@@ -1857,6 +1920,75 @@ impl codec::ExternalUnion for CommandExecutionApprovalDecision {
 impl<'de> Deserialize<'de> for CommandExecutionApprovalDecision {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         codec::deserialize_external(deserializer)
+    }
+}
+impl crate::inspect::Inspect for CommandExecutionApprovalDecision {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::Accept => {
+                inspector
+                    .variant(
+                        path,
+                        "CommandExecutionApprovalDecision",
+                        "Accept",
+                        Some("accept"),
+                    )
+            }
+            Self::AcceptForSession => {
+                inspector
+                    .variant(
+                        path,
+                        "CommandExecutionApprovalDecision",
+                        "AcceptForSession",
+                        Some("acceptForSession"),
+                    )
+            }
+            Self::AcceptWithExecpolicyAmendment(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "CommandExecutionApprovalDecision",
+                    "AcceptWithExecpolicyAmendment",
+                    "acceptWithExecpolicyAmendment",
+                    value,
+                )
+            }
+            Self::ApplyNetworkPolicyAmendment(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "CommandExecutionApprovalDecision",
+                    "ApplyNetworkPolicyAmendment",
+                    "applyNetworkPolicyAmendment",
+                    value,
+                )
+            }
+            Self::Decline => {
+                inspector
+                    .variant(
+                        path,
+                        "CommandExecutionApprovalDecision",
+                        "Decline",
+                        Some("decline"),
+                    )
+            }
+            Self::Cancel => {
+                inspector
+                    .variant(
+                        path,
+                        "CommandExecutionApprovalDecision",
+                        "Cancel",
+                        Some("cancel"),
+                    )
+            }
+            Self::Unrecognized(_) => {
+                inspector.unrecognized(path, "CommandExecutionApprovalDecision")
+            }
+        }
     }
 }
 wire_enum! {
@@ -2187,71 +2319,26 @@ wire_struct! {
         pub version: String = "version" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ConfigLayerSource {
-    /// Default configuration supplied with the installed Codex package.
-    PackagedDefaults(PackagedDefaultsConfigLayerSource),
-    /// Managed preferences layer delivered by MDM (macOS only).
-    Mdm(MdmConfigLayerSource),
-    /// Managed config layer from a file (usually `managed_config.toml`).
-    System(SystemConfigLayerSource),
-    /// Enterprise-managed config layer delivered by the cloud config bundle.
-    EnterpriseManaged(EnterpriseManagedConfigLayerSource),
-    /// User config layer from $CODEX_HOME/config.toml. This layer is special in that it is expected to be: - writable by the user - generally outside the workspace directory
-    User(UserConfigLayerSource),
-    /// Path to a .codex/ folder within a project. There could be multiple of these between `cwd` and the project/repo root.
-    Project(ProjectConfigLayerSource),
-    /// Session-layer overrides supplied via `-c`/`--config`.
-    SessionFlags(SessionFlagsConfigLayerSource),
-    /// `managed_config.toml` was designed to be a config that was loaded as the last layer on top of everything else. This scheme did not quite work out as intended, but we keep this variant as a "best effort" while we phase out `managed_config.toml` in favor of `requirements.toml`.
-    LegacyManagedConfigTomlFromFile(LegacyManagedConfigTomlFromFileConfigLayerSource),
-    LegacyManagedConfigTomlFromMdm(LegacyManagedConfigTomlFromMdmConfigLayerSource),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ConfigLayerSource {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ConfigLayerSource` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "packagedDefaults" => {
-                    Self::PackagedDefaults(Deserialize::deserialize(payload)?)
-                }
-                "mdm" => Self::Mdm(Deserialize::deserialize(payload)?),
-                "system" => Self::System(Deserialize::deserialize(payload)?),
-                "enterpriseManaged" => {
-                    Self::EnterpriseManaged(Deserialize::deserialize(payload)?)
-                }
-                "user" => Self::User(Deserialize::deserialize(payload)?),
-                "project" => Self::Project(Deserialize::deserialize(payload)?),
-                "sessionFlags" => Self::SessionFlags(Deserialize::deserialize(payload)?),
-                "legacyManagedConfigTomlFromFile" => {
-                    Self::LegacyManagedConfigTomlFromFile(
-                        Deserialize::deserialize(payload)?,
-                    )
-                }
-                "legacyManagedConfigTomlFromMdm" => {
-                    Self::LegacyManagedConfigTomlFromMdm(
-                        Deserialize::deserialize(payload)?,
-                    )
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ConfigLayerSource {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ConfigLayerSource (tag = "type") {
+        /// Default configuration supplied with the installed Codex package.
+        PackagedDefaults(PackagedDefaultsConfigLayerSource) = "packagedDefaults",
+        /// Managed preferences layer delivered by MDM (macOS only).
+        Mdm(MdmConfigLayerSource) = "mdm",
+        /// Managed config layer from a file (usually `managed_config.toml`).
+        System(SystemConfigLayerSource) = "system",
+        /// Enterprise-managed config layer delivered by the cloud config bundle.
+        EnterpriseManaged(EnterpriseManagedConfigLayerSource) = "enterpriseManaged",
+        /// User config layer from $CODEX_HOME/config.toml. This layer is special in that it is expected to be: - writable by the user - generally outside the workspace directory
+        User(UserConfigLayerSource) = "user",
+        /// Path to a .codex/ folder within a project. There could be multiple of these between `cwd` and the project/repo root.
+        Project(ProjectConfigLayerSource) = "project",
+        /// Session-layer overrides supplied via `-c`/`--config`.
+        SessionFlags(SessionFlagsConfigLayerSource) = "sessionFlags",
+        /// `managed_config.toml` was designed to be a config that was loaded as the last layer on top of everything else. This scheme did not quite work out as intended, but we keep this variant as a "best effort" while we phase out `managed_config.toml` in favor of `requirements.toml`.
+        LegacyManagedConfigTomlFromFile(LegacyManagedConfigTomlFromFileConfigLayerSource) = "legacyManagedConfigTomlFromFile",
+        LegacyManagedConfigTomlFromMdm(LegacyManagedConfigTomlFromMdmConfigLayerSource) = "legacyManagedConfigTomlFromMdm",
     }
 }
 wire_struct! {
@@ -2380,41 +2467,13 @@ wire_struct! {
         pub reasoning: ConfigurationReasoning = "reasoning" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum ConfiguredHookHandler {
-    Command(CommandConfiguredHookHandler),
-    McpTool(McpToolConfiguredHookHandler),
-    Prompt(PromptConfiguredHookHandler),
-    Agent(AgentConfiguredHookHandler),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ConfiguredHookHandler {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ConfiguredHookHandler` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "command" => Self::Command(Deserialize::deserialize(payload)?),
-                "mcp_tool" => Self::McpTool(Deserialize::deserialize(payload)?),
-                "prompt" => Self::Prompt(Deserialize::deserialize(payload)?),
-                "agent" => Self::Agent(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ConfiguredHookHandler {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ConfiguredHookHandler (tag = "type") {
+        Command(CommandConfiguredHookHandler) = "command",
+        McpTool(McpToolConfiguredHookHandler) = "mcp_tool",
+        Prompt(PromptConfiguredHookHandler) = "prompt",
+        Agent(AgentConfiguredHookHandler) = "agent",
     }
 }
 wire_struct! {
@@ -2471,42 +2530,14 @@ wire_struct! {
         pub outcome: ConsumeAccountRateLimitResetCreditOutcome = "outcome" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum ContentItem {
-    InputText(InputTextContentItem),
-    InputImage(InputImageContentItem),
-    /// Inline audio data or an uploaded file loaded by the Responses API.
-    InputAudio(InputAudioContentItem),
-    OutputText(OutputTextContentItem),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ContentItem {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ContentItem` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "input_text" => Self::InputText(Deserialize::deserialize(payload)?),
-                "input_image" => Self::InputImage(Deserialize::deserialize(payload)?),
-                "input_audio" => Self::InputAudio(Deserialize::deserialize(payload)?),
-                "output_text" => Self::OutputText(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ContentItem {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ContentItem (tag = "type") {
+        InputText(InputTextContentItem) = "input_text",
+        InputImage(InputImageContentItem) = "input_image",
+        /// Inline audio data or an uploaded file loaded by the Responses API.
+        InputAudio(InputAudioContentItem) = "input_audio",
+        OutputText(OutputTextContentItem) = "output_text",
     }
 }
 wire_struct! {
@@ -2668,39 +2699,12 @@ wire_enum! {
         LifeSciences = "life_sciences",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum DynamicToolCallOutputContentItem {
-    InputText(InputTextDynamicToolCallOutputContentItem),
-    InputImage(InputImageDynamicToolCallOutputContentItem),
-    InputAudio(InputAudioDynamicToolCallOutputContentItem),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for DynamicToolCallOutputContentItem {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`DynamicToolCallOutputContentItem` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "inputText" => Self::InputText(Deserialize::deserialize(payload)?),
-                "inputImage" => Self::InputImage(Deserialize::deserialize(payload)?),
-                "inputAudio" => Self::InputAudio(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for DynamicToolCallOutputContentItem {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum DynamicToolCallOutputContentItem (tag = "type") {
+        InputText(InputTextDynamicToolCallOutputContentItem) = "inputText",
+        InputImage(InputImageDynamicToolCallOutputContentItem) = "inputImage",
+        InputAudio(InputAudioDynamicToolCallOutputContentItem) = "inputAudio",
     }
 }
 wire_struct! {
@@ -2749,68 +2753,17 @@ wire_struct! {
     }
     fn new(arguments: Value, id: String, status: DynamicToolCallStatus, tool: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum DynamicToolNamespaceTool {
-    Function(FunctionDynamicToolNamespaceTool),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for DynamicToolNamespaceTool {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`DynamicToolNamespaceTool` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "function" => Self::Function(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum DynamicToolNamespaceTool (tag = "type") {
+        Function(FunctionDynamicToolNamespaceTool) = "function",
     }
 }
-impl<'de> Deserialize<'de> for DynamicToolNamespaceTool {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
-    }
-}
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum DynamicToolSpec {
-    Function(FunctionDynamicToolSpec),
-    Namespace(NamespaceDynamicToolSpec),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for DynamicToolSpec {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`DynamicToolSpec` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "function" => Self::Function(Deserialize::deserialize(payload)?),
-                "namespace" => Self::Namespace(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for DynamicToolSpec {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum DynamicToolSpec (tag = "type") {
+        Function(FunctionDynamicToolSpec) = "function",
+        Namespace(NamespaceDynamicToolSpec) = "namespace",
     }
 }
 wire_struct! {
@@ -3390,39 +3343,12 @@ wire_struct! {
     }
     fn new(thread_id: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum FileChange {
-    Add(AddFileChange),
-    Delete(DeleteFileChange),
-    Update(UpdateFileChange),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for FileChange {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`FileChange` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "add" => Self::Add(Deserialize::deserialize(payload)?),
-                "delete" => Self::Delete(Deserialize::deserialize(payload)?),
-                "update" => Self::Update(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for FileChange {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum FileChange (tag = "type") {
+        Add(AddFileChange) = "add",
+        Delete(DeleteFileChange) = "delete",
+        Update(UpdateFileChange) = "update",
     }
 }
 wire_enum! {
@@ -3501,39 +3427,12 @@ wire_enum! {
         Deny = "deny",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum FileSystemPath {
-    Path(PathFileSystemPath),
-    GlobPattern(GlobPatternFileSystemPath),
-    Special(SpecialFileSystemPath),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for FileSystemPath {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`FileSystemPath` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "path" => Self::Path(Deserialize::deserialize(payload)?),
-                "glob_pattern" => Self::GlobPattern(Deserialize::deserialize(payload)?),
-                "special" => Self::Special(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for FileSystemPath {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum FileSystemPath (tag = "type") {
+        Path(PathFileSystemPath) = "path",
+        GlobPattern(GlobPatternFileSystemPath) = "glob_pattern",
+        Special(SpecialFileSystemPath) = "special",
     }
 }
 wire_struct! {
@@ -3543,45 +3442,15 @@ wire_struct! {
         pub path: FileSystemPath = "path" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind")]
-#[serde(rename_all = "snake_case")]
-pub enum FileSystemSpecialPath {
-    Root(RootFileSystemSpecialPath),
-    Minimal(MinimalFileSystemSpecialPath),
-    ProjectRoots(KindFileSystemSpecialPath),
-    Tmpdir(TmpdirFileSystemSpecialPath),
-    SlashTmp(SlashTmpFileSystemSpecialPath),
-    Unknown(UnknownFileSystemSpecialPath),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for FileSystemSpecialPath {
-    const TAG: &'static str = "kind";
-    const EXPECTING: &'static str = "`FileSystemSpecialPath` (a JSON object with a `kind` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "root" => Self::Root(Deserialize::deserialize(payload)?),
-                "minimal" => Self::Minimal(Deserialize::deserialize(payload)?),
-                "project_roots" => Self::ProjectRoots(Deserialize::deserialize(payload)?),
-                "tmpdir" => Self::Tmpdir(Deserialize::deserialize(payload)?),
-                "slash_tmp" => Self::SlashTmp(Deserialize::deserialize(payload)?),
-                "unknown" => Self::Unknown(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for FileSystemSpecialPath {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum FileSystemSpecialPath (tag = "kind") {
+        Root(RootFileSystemSpecialPath) = "root",
+        Minimal(MinimalFileSystemSpecialPath) = "minimal",
+        ProjectRoots(KindFileSystemSpecialPath) = "project_roots",
+        Tmpdir(TmpdirFileSystemSpecialPath) = "tmpdir",
+        SlashTmp(SlashTmpFileSystemSpecialPath) = "slash_tmp",
+        Unknown(UnknownFileSystemSpecialPath) = "unknown",
     }
 }
 wire_struct! {
@@ -3606,35 +3475,12 @@ wire_struct! {
         pub url: Option<String> = "url" (optional),
     }
 }
-/// Backward-compatible API shape for ChatGPT workspace login restrictions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum ForcedChatgptWorkspaceIds {
-    String(String),
-    Array(Vec<String>),
-}
-impl codec::UntaggedUnion for ForcedChatgptWorkspaceIds {
-    const EXPECTING: &'static str = "`ForcedChatgptWorkspaceIds` (one of: String, Array)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (0usize, codec::Match::Types(&[codec::JsonType::String])),
-        (1usize, codec::Match::Types(&[codec::JsonType::Array])),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::String(Deserialize::deserialize(deserializer)?),
-                1usize => Self::Array(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ForcedChatgptWorkspaceIds {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    /// Backward-compatible API shape for ChatGPT workspace login restrictions.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ForcedChatgptWorkspaceIds {
+        String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        Array(Vec<String>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
     }
 }
 wire_enum! {
@@ -3835,75 +3681,22 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FsWriteFileResponse {}
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum FunctionCallOutputBody {
-    String(String),
-    Array(Vec<FunctionCallOutputContentItem>),
-}
-impl codec::UntaggedUnion for FunctionCallOutputBody {
-    const EXPECTING: &'static str = "`FunctionCallOutputBody` (one of: String, Array)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (0usize, codec::Match::Types(&[codec::JsonType::String])),
-        (1usize, codec::Match::Types(&[codec::JsonType::Array])),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::String(Deserialize::deserialize(deserializer)?),
-                1usize => Self::Array(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
+wire_untagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum FunctionCallOutputBody {
+        String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        Array(Vec<FunctionCallOutputContentItem>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
     }
 }
-impl<'de> Deserialize<'de> for FunctionCallOutputBody {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
-    }
-}
-/// Responses API compatible content items that can be returned by a tool call. This is a subset of ContentItem with the types we support as function call outputs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum FunctionCallOutputContentItem {
-    InputText(InputTextFunctionCallOutputContentItem),
-    InputImage(InputImageFunctionCallOutputContentItem),
-    /// Inline audio data or an uploaded file loaded by the Responses API.
-    InputAudio(InputAudioFunctionCallOutputContentItem),
-    EncryptedContent(EncryptedContentFunctionCallOutputContentItem),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for FunctionCallOutputContentItem {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`FunctionCallOutputContentItem` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "input_text" => Self::InputText(Deserialize::deserialize(payload)?),
-                "input_image" => Self::InputImage(Deserialize::deserialize(payload)?),
-                "input_audio" => Self::InputAudio(Deserialize::deserialize(payload)?),
-                "encrypted_content" => {
-                    Self::EncryptedContent(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for FunctionCallOutputContentItem {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// Responses API compatible content items that can be returned by a tool call. This is a subset of ContentItem with the types we support as function call outputs.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum FunctionCallOutputContentItem (tag = "type") {
+        InputText(InputTextFunctionCallOutputContentItem) = "input_text",
+        InputImage(InputImageFunctionCallOutputContentItem) = "input_image",
+        /// Inline audio data or an uploaded file loaded by the Responses API.
+        InputAudio(InputAudioFunctionCallOutputContentItem) = "input_audio",
+        EncryptedContent(EncryptedContentFunctionCallOutputContentItem) = "encrypted_content",
     }
 }
 wire_struct! {
@@ -4060,44 +3853,13 @@ wire_struct! {
         pub session_id: String = "sessionId" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "mode")]
-#[serde(rename_all = "camelCase")]
-pub enum GatewayAuth {
-    None(NoneGatewayAuth),
-    EnvironmentVariable(EnvironmentVariableGatewayAuth),
-    /// Authentication is configured outside the gateway form. Preserve it on edits.
-    ExternallyConfigured(ModeGatewayAuth),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for GatewayAuth {
-    const TAG: &'static str = "mode";
-    const EXPECTING: &'static str = "`GatewayAuth` (a JSON object with a `mode` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "none" => Self::None(Deserialize::deserialize(payload)?),
-                "environmentVariable" => {
-                    Self::EnvironmentVariable(Deserialize::deserialize(payload)?)
-                }
-                "externallyConfigured" => {
-                    Self::ExternallyConfigured(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for GatewayAuth {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum GatewayAuth (tag = "mode") {
+        None(NoneGatewayAuth) = "none",
+        EnvironmentVariable(EnvironmentVariableGatewayAuth) = "environmentVariable",
+        /// Authentication is configured outside the gateway form. Preserve it on edits.
+        ExternallyConfigured(ModeGatewayAuth) = "externallyConfigured",
     }
 }
 wire_struct! {
@@ -4361,52 +4123,17 @@ wire_struct! {
     }
     fn new(status: GuardianApprovalReviewStatus);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum GuardianApprovalReviewAction {
-    Command(CommandGuardianApprovalReviewAction),
-    Execve(ExecveGuardianApprovalReviewAction),
-    /// A child approval for input to an existing command execution item.
-    WriteStdin(WriteStdinGuardianApprovalReviewAction),
-    ApplyPatch(ApplyPatchGuardianApprovalReviewAction),
-    NetworkAccess(NetworkAccessGuardianApprovalReviewAction),
-    McpToolCall(McpToolCallGuardianApprovalReviewAction),
-    RequestPermissions(RequestPermissionsGuardianApprovalReviewAction),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for GuardianApprovalReviewAction {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`GuardianApprovalReviewAction` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "command" => Self::Command(Deserialize::deserialize(payload)?),
-                "execve" => Self::Execve(Deserialize::deserialize(payload)?),
-                "writeStdin" => Self::WriteStdin(Deserialize::deserialize(payload)?),
-                "applyPatch" => Self::ApplyPatch(Deserialize::deserialize(payload)?),
-                "networkAccess" => {
-                    Self::NetworkAccess(Deserialize::deserialize(payload)?)
-                }
-                "mcpToolCall" => Self::McpToolCall(Deserialize::deserialize(payload)?),
-                "requestPermissions" => {
-                    Self::RequestPermissions(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for GuardianApprovalReviewAction {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum GuardianApprovalReviewAction (tag = "type") {
+        Command(CommandGuardianApprovalReviewAction) = "command",
+        Execve(ExecveGuardianApprovalReviewAction) = "execve",
+        /// A child approval for input to an existing command execution item.
+        WriteStdin(WriteStdinGuardianApprovalReviewAction) = "writeStdin",
+        ApplyPatch(ApplyPatchGuardianApprovalReviewAction) = "applyPatch",
+        NetworkAccess(NetworkAccessGuardianApprovalReviewAction) = "networkAccess",
+        McpToolCall(McpToolCallGuardianApprovalReviewAction) = "mcpToolCall",
+        RequestPermissions(RequestPermissionsGuardianApprovalReviewAction) = "requestPermissions",
     }
 }
 wire_enum! {
@@ -4518,41 +4245,13 @@ wire_enum! {
         Agent = "agent",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "handlerType")]
-#[serde(rename_all = "camelCase")]
-pub enum HookMetadata {
-    Command(CommandHookMetadata),
-    McpTool(McpToolHookMetadata),
-    Prompt(PromptHookMetadata),
-    Agent(AgentHookMetadata),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for HookMetadata {
-    const TAG: &'static str = "handlerType";
-    const EXPECTING: &'static str = "`HookMetadata` (a JSON object with a `handlerType` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "command" => Self::Command(Deserialize::deserialize(payload)?),
-                "mcpTool" => Self::McpTool(Deserialize::deserialize(payload)?),
-                "prompt" => Self::Prompt(Deserialize::deserialize(payload)?),
-                "agent" => Self::Agent(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for HookMetadata {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum HookMetadata (tag = "handlerType") {
+        Command(CommandHookMetadata) = "command",
+        McpTool(McpToolHookMetadata) = "mcpTool",
+        Prompt(PromptHookMetadata) = "prompt",
+        Agent(AgentHookMetadata) = "agent",
     }
 }
 wire_struct! {
@@ -4732,37 +4431,10 @@ wire_struct! {
     }
     fn new(result: String, status: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ImageGenerationFailure {
-    UsageLimitExceeded(UsageLimitExceededImageGenerationFailure),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ImageGenerationFailure {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ImageGenerationFailure` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "usageLimitExceeded" => {
-                    Self::UsageLimitExceeded(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ImageGenerationFailure {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ImageGenerationFailure (tag = "type") {
+        UsageLimitExceeded(UsageLimitExceededImageGenerationFailure) = "usageLimitExceeded",
     }
 }
 wire_struct! {
@@ -5145,35 +4817,10 @@ wire_struct! {
         pub path: AbsolutePathBuf = "path" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum LocalShellAction {
-    Exec(ExecLocalShellAction),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for LocalShellAction {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`LocalShellAction` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "exec" => Self::Exec(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for LocalShellAction {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum LocalShellAction (tag = "type") {
+        Exec(ExecLocalShellAction) = "exec",
     }
 }
 wire_struct! {
@@ -5198,101 +4845,28 @@ wire_enum! {
         Incomplete = "incomplete",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum LoginAccountParams {
-    ApiKey(ApiKeyv2LoginAccountParams),
-    Chatgpt(Chatgptv2LoginAccountParams),
-    ChatgptDeviceCode(ChatgptDeviceCodev2LoginAccountParams),
-    /// \[UNSTABLE\] FOR OPENAI INTERNAL USE ONLY - DO NOT USE. The access token must contain the same scopes that Codex-managed ChatGPT auth tokens have.
-    ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountParams),
-    /// \[UNSTABLE\] Managed Amazon Bedrock login is experimental.
-    AmazonBedrock(AmazonBedrockv2LoginAccountParams),
-    /// \[UNSTABLE\] Managed Amazon Bedrock AWS access key login is experimental.
-    AmazonBedrockAccessKeys(AmazonBedrockAccessKeysv2LoginAccountParams),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for LoginAccountParams {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`LoginAccountParams` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "apiKey" => Self::ApiKey(Deserialize::deserialize(payload)?),
-                "chatgpt" => Self::Chatgpt(Deserialize::deserialize(payload)?),
-                "chatgptDeviceCode" => {
-                    Self::ChatgptDeviceCode(Deserialize::deserialize(payload)?)
-                }
-                "chatgptAuthTokens" => {
-                    Self::ChatgptAuthTokens(Deserialize::deserialize(payload)?)
-                }
-                "amazonBedrock" => {
-                    Self::AmazonBedrock(Deserialize::deserialize(payload)?)
-                }
-                "amazonBedrockAccessKeys" => {
-                    Self::AmazonBedrockAccessKeys(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum LoginAccountParams (tag = "type") {
+        ApiKey(ApiKeyv2LoginAccountParams) = "apiKey",
+        Chatgpt(Chatgptv2LoginAccountParams) = "chatgpt",
+        ChatgptDeviceCode(ChatgptDeviceCodev2LoginAccountParams) = "chatgptDeviceCode",
+        /// \[UNSTABLE\] FOR OPENAI INTERNAL USE ONLY - DO NOT USE. The access token must contain the same scopes that Codex-managed ChatGPT auth tokens have.
+        ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountParams) = "chatgptAuthTokens",
+        /// \[UNSTABLE\] Managed Amazon Bedrock login is experimental.
+        AmazonBedrock(AmazonBedrockv2LoginAccountParams) = "amazonBedrock",
+        /// \[UNSTABLE\] Managed Amazon Bedrock AWS access key login is experimental.
+        AmazonBedrockAccessKeys(AmazonBedrockAccessKeysv2LoginAccountParams) = "amazonBedrockAccessKeys",
     }
 }
-impl<'de> Deserialize<'de> for LoginAccountParams {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
-    }
-}
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum LoginAccountResponse {
-    ApiKey(ApiKeyv2LoginAccountResponse),
-    Chatgpt(Chatgptv2LoginAccountResponse),
-    ChatgptDeviceCode(ChatgptDeviceCodev2LoginAccountResponse),
-    ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountResponse),
-    AmazonBedrock(AmazonBedrockv2LoginAccountResponse),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for LoginAccountResponse {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`LoginAccountResponse` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "apiKey" => Self::ApiKey(Deserialize::deserialize(payload)?),
-                "chatgpt" => Self::Chatgpt(Deserialize::deserialize(payload)?),
-                "chatgptDeviceCode" => {
-                    Self::ChatgptDeviceCode(Deserialize::deserialize(payload)?)
-                }
-                "chatgptAuthTokens" => {
-                    Self::ChatgptAuthTokens(Deserialize::deserialize(payload)?)
-                }
-                "amazonBedrock" => {
-                    Self::AmazonBedrock(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for LoginAccountResponse {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum LoginAccountResponse (tag = "type") {
+        ApiKey(ApiKeyv2LoginAccountResponse) = "apiKey",
+        Chatgpt(Chatgptv2LoginAccountResponse) = "chatgpt",
+        ChatgptDeviceCode(ChatgptDeviceCodev2LoginAccountResponse) = "chatgptDeviceCode",
+        ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountResponse) = "chatgptAuthTokens",
+        AmazonBedrock(AmazonBedrockv2LoginAccountResponse) = "amazonBedrock",
     }
 }
 wire_enum! {
@@ -5451,256 +5025,80 @@ wire_struct! {
         pub title: String = "title" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum McpElicitationEnumSchema {
-    SingleSelect(McpElicitationSingleSelectEnumSchema),
-    MultiSelect(McpElicitationMultiSelectEnumSchema),
-    LegacyTitled(McpElicitationLegacyTitledEnumSchema),
-}
-impl codec::UntaggedUnion for McpElicitationEnumSchema {
-    const EXPECTING: &'static str = "`McpElicitationEnumSchema` (one of: SingleSelect, MultiSelect, LegacyTitled)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (
-            0usize,
-            codec::Match::AnyOf(
-                &[
-                    codec::Match::Object {
-                        required: &["enum", "type"],
-                        members: &[
-                            (
-                                "default",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "description",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("enum", codec::Match::Types(&[codec::JsonType::Array])),
-                            (
-                                "title",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("type", codec::Match::Strings(&["string"])),
-                        ],
-                        closed: Some(
-                            &["default", "description", "enum", "title", "type"],
-                        ),
-                    },
-                    codec::Match::Object {
-                        required: &["oneOf", "type"],
-                        members: &[
-                            (
-                                "default",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "description",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
-                            (
-                                "title",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("type", codec::Match::Strings(&["string"])),
-                        ],
-                        closed: Some(
-                            &["default", "description", "oneOf", "title", "type"],
-                        ),
-                    },
-                ],
-            ),
-        ),
-        (
-            1usize,
-            codec::Match::AnyOf(
-                &[
-                    codec::Match::Object {
-                        required: &["items", "type"],
-                        members: &[
-                            (
-                                "default",
-                                codec::Match::Types(
-                                    &[codec::JsonType::Array, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "description",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "items",
-                                codec::Match::Object {
-                                    required: &["enum", "type"],
-                                    members: &[
-                                        ("enum", codec::Match::Types(&[codec::JsonType::Array])),
-                                        ("type", codec::Match::Strings(&["string"])),
-                                    ],
-                                    closed: Some(&["enum", "type"]),
-                                },
-                            ),
-                            (
-                                "maxItems",
-                                codec::Match::Types(
-                                    &[codec::JsonType::Integer, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "minItems",
-                                codec::Match::Types(
-                                    &[codec::JsonType::Integer, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "title",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("type", codec::Match::Strings(&["array"])),
-                        ],
-                        closed: Some(
-                            &[
-                                "default",
-                                "description",
-                                "items",
-                                "maxItems",
-                                "minItems",
-                                "title",
-                                "type",
-                            ],
-                        ),
-                    },
-                    codec::Match::Object {
-                        required: &["items", "type"],
-                        members: &[
-                            (
-                                "default",
-                                codec::Match::Types(
-                                    &[codec::JsonType::Array, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "description",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "items",
-                                codec::Match::Object {
-                                    required: &["anyOf"],
-                                    members: &[
-                                        ("anyOf", codec::Match::Types(&[codec::JsonType::Array])),
-                                    ],
-                                    closed: Some(&["anyOf"]),
-                                },
-                            ),
-                            (
-                                "maxItems",
-                                codec::Match::Types(
-                                    &[codec::JsonType::Integer, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "minItems",
-                                codec::Match::Types(
-                                    &[codec::JsonType::Integer, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "title",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("type", codec::Match::Strings(&["array"])),
-                        ],
-                        closed: Some(
-                            &[
-                                "default",
-                                "description",
-                                "items",
-                                "maxItems",
-                                "minItems",
-                                "title",
-                                "type",
-                            ],
-                        ),
-                    },
-                ],
-            ),
-        ),
-        (
-            2usize,
-            codec::Match::Object {
-                required: &["enum", "type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("enum", codec::Match::Types(&[codec::JsonType::Array])),
-                    (
-                        "enumNames",
-                        codec::Match::Types(
-                            &[codec::JsonType::Array, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["string"])),
-                ],
-                closed: Some(
-                    &["default", "description", "enum", "enumNames", "title", "type"],
-                ),
-            },
-        ),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::SingleSelect(Deserialize::deserialize(deserializer)?),
-                1usize => Self::MultiSelect(Deserialize::deserialize(deserializer)?),
-                2usize => Self::LegacyTitled(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for McpElicitationEnumSchema {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum McpElicitationEnumSchema {
+        SingleSelect(McpElicitationSingleSelectEnumSchema) = 0 if codec::Match::AnyOf(&[codec::Match::Object {
+            required: &["enum", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "enum", "title", "type"]),
+        }, codec::Match::Object {
+            required: &["oneOf", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "oneOf", "title", "type"]),
+        }]),
+        MultiSelect(McpElicitationMultiSelectEnumSchema) = 1 if codec::Match::AnyOf(&[codec::Match::Object {
+            required: &["items", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("items", codec::Match::Object {
+                    required: &["enum", "type"],
+                    members: &[
+                        ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                        ("type", codec::Match::Strings(&["string"])),
+                    ],
+                    closed: Some(&["enum", "type"]),
+                }),
+                ("maxItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("minItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["array"])),
+            ],
+            closed: Some(&["default", "description", "items", "maxItems", "minItems", "title", "type"]),
+        }, codec::Match::Object {
+            required: &["items", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("items", codec::Match::Object {
+                    required: &["anyOf"],
+                    members: &[
+                        ("anyOf", codec::Match::Types(&[codec::JsonType::Array])),
+                    ],
+                    closed: Some(&["anyOf"]),
+                }),
+                ("maxItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("minItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["array"])),
+            ],
+            closed: Some(&["default", "description", "items", "maxItems", "minItems", "title", "type"]),
+        }]),
+        LegacyTitled(McpElicitationLegacyTitledEnumSchema) = 2 if codec::Match::Object {
+            required: &["enum", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                ("enumNames", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "enum", "enumNames", "title", "type"]),
+        },
     }
 }
 wire_struct! {
@@ -5715,153 +5113,48 @@ wire_struct! {
     }
     fn new(r#enum: Vec<String>, r#type: McpElicitationStringType);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum McpElicitationMultiSelectEnumSchema {
-    Untitled(McpElicitationUntitledMultiSelectEnumSchema),
-    Titled(McpElicitationTitledMultiSelectEnumSchema),
-}
-impl codec::UntaggedUnion for McpElicitationMultiSelectEnumSchema {
-    const EXPECTING: &'static str = "`McpElicitationMultiSelectEnumSchema` (one of: Untitled, Titled)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (
-            0usize,
-            codec::Match::Object {
-                required: &["items", "type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::Array, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "items",
-                        codec::Match::Object {
-                            required: &["enum", "type"],
-                            members: &[
-                                ("enum", codec::Match::Types(&[codec::JsonType::Array])),
-                                ("type", codec::Match::Strings(&["string"])),
-                            ],
-                            closed: Some(&["enum", "type"]),
-                        },
-                    ),
-                    (
-                        "maxItems",
-                        codec::Match::Types(
-                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "minItems",
-                        codec::Match::Types(
-                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["array"])),
-                ],
-                closed: Some(
-                    &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
+wire_untagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum McpElicitationMultiSelectEnumSchema {
+        Untitled(McpElicitationUntitledMultiSelectEnumSchema) = 0 if codec::Match::Object {
+            required: &["items", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("items", codec::Match::Object {
+                    required: &["enum", "type"],
+                    members: &[
+                        ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                        ("type", codec::Match::Strings(&["string"])),
                     ],
-                ),
-            },
-        ),
-        (
-            1usize,
-            codec::Match::Object {
-                required: &["items", "type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::Array, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "items",
-                        codec::Match::Object {
-                            required: &["anyOf"],
-                            members: &[
-                                ("anyOf", codec::Match::Types(&[codec::JsonType::Array])),
-                            ],
-                            closed: Some(&["anyOf"]),
-                        },
-                    ),
-                    (
-                        "maxItems",
-                        codec::Match::Types(
-                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "minItems",
-                        codec::Match::Types(
-                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["array"])),
-                ],
-                closed: Some(
-                    &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
+                    closed: Some(&["enum", "type"]),
+                }),
+                ("maxItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("minItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["array"])),
+            ],
+            closed: Some(&["default", "description", "items", "maxItems", "minItems", "title", "type"]),
+        },
+        Titled(McpElicitationTitledMultiSelectEnumSchema) = 1 if codec::Match::Object {
+            required: &["items", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("items", codec::Match::Object {
+                    required: &["anyOf"],
+                    members: &[
+                        ("anyOf", codec::Match::Types(&[codec::JsonType::Array])),
                     ],
-                ),
-            },
-        ),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::Untitled(Deserialize::deserialize(deserializer)?),
-                1usize => Self::Titled(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for McpElicitationMultiSelectEnumSchema {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+                    closed: Some(&["anyOf"]),
+                }),
+                ("maxItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("minItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["array"])),
+            ],
+            closed: Some(&["default", "description", "items", "maxItems", "minItems", "title", "type"]),
+        },
     }
 }
 wire_struct! {
@@ -5889,389 +5182,108 @@ wire_enum! {
         Object = "object",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum McpElicitationPrimitiveSchema {
-    Enum(McpElicitationEnumSchema),
-    String(McpElicitationStringSchema),
-    Number(McpElicitationNumberSchema),
-    Boolean(McpElicitationBooleanSchema),
-}
-impl codec::UntaggedUnion for McpElicitationPrimitiveSchema {
-    const EXPECTING: &'static str = "`McpElicitationPrimitiveSchema` (one of: Enum, String, Number, Boolean)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (
-            0usize,
-            codec::Match::AnyOf(
-                &[
-                    codec::Match::AnyOf(
-                        &[
-                            codec::Match::Object {
-                                required: &["enum", "type"],
-                                members: &[
-                                    (
-                                        "default",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "description",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    ("enum", codec::Match::Types(&[codec::JsonType::Array])),
-                                    (
-                                        "title",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    ("type", codec::Match::Strings(&["string"])),
-                                ],
-                                closed: Some(
-                                    &["default", "description", "enum", "title", "type"],
-                                ),
-                            },
-                            codec::Match::Object {
-                                required: &["oneOf", "type"],
-                                members: &[
-                                    (
-                                        "default",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "description",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
-                                    (
-                                        "title",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    ("type", codec::Match::Strings(&["string"])),
-                                ],
-                                closed: Some(
-                                    &["default", "description", "oneOf", "title", "type"],
-                                ),
-                            },
-                        ],
-                    ),
-                    codec::Match::AnyOf(
-                        &[
-                            codec::Match::Object {
-                                required: &["items", "type"],
-                                members: &[
-                                    (
-                                        "default",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::Array, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "description",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "items",
-                                        codec::Match::Object {
-                                            required: &["enum", "type"],
-                                            members: &[],
-                                            closed: Some(&["enum", "type"]),
-                                        },
-                                    ),
-                                    (
-                                        "maxItems",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "minItems",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "title",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    ("type", codec::Match::Strings(&["array"])),
-                                ],
-                                closed: Some(
-                                    &[
-                                        "default",
-                                        "description",
-                                        "items",
-                                        "maxItems",
-                                        "minItems",
-                                        "title",
-                                        "type",
-                                    ],
-                                ),
-                            },
-                            codec::Match::Object {
-                                required: &["items", "type"],
-                                members: &[
-                                    (
-                                        "default",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::Array, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "description",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "items",
-                                        codec::Match::Object {
-                                            required: &["anyOf"],
-                                            members: &[],
-                                            closed: Some(&["anyOf"]),
-                                        },
-                                    ),
-                                    (
-                                        "maxItems",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "minItems",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    (
-                                        "title",
-                                        codec::Match::Types(
-                                            &[codec::JsonType::String, codec::JsonType::Null],
-                                        ),
-                                    ),
-                                    ("type", codec::Match::Strings(&["array"])),
-                                ],
-                                closed: Some(
-                                    &[
-                                        "default",
-                                        "description",
-                                        "items",
-                                        "maxItems",
-                                        "minItems",
-                                        "title",
-                                        "type",
-                                    ],
-                                ),
-                            },
-                        ],
-                    ),
-                    codec::Match::Object {
-                        required: &["enum", "type"],
-                        members: &[
-                            (
-                                "default",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "description",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("enum", codec::Match::Types(&[codec::JsonType::Array])),
-                            (
-                                "enumNames",
-                                codec::Match::Types(
-                                    &[codec::JsonType::Array, codec::JsonType::Null],
-                                ),
-                            ),
-                            (
-                                "title",
-                                codec::Match::Types(
-                                    &[codec::JsonType::String, codec::JsonType::Null],
-                                ),
-                            ),
-                            ("type", codec::Match::Strings(&["string"])),
-                        ],
-                        closed: Some(
-                            &[
-                                "default",
-                                "description",
-                                "enum",
-                                "enumNames",
-                                "title",
-                                "type",
-                            ],
-                        ),
-                    },
-                ],
-            ),
-        ),
-        (
-            1usize,
-            codec::Match::Object {
-                required: &["type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "format",
-                        codec::Match::AnyOf(
-                            &[
-                                codec::Match::Strings(
-                                    &["email", "uri", "date", "date-time"],
-                                ),
-                                codec::Match::Types(&[codec::JsonType::Null]),
-                            ],
-                        ),
-                    ),
-                    (
-                        "maxLength",
-                        codec::Match::Types(
-                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "minLength",
-                        codec::Match::Types(
-                            &[codec::JsonType::Integer, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["string"])),
-                ],
-                closed: Some(
-                    &[
-                        "default",
-                        "description",
-                        "format",
-                        "maxLength",
-                        "minLength",
-                        "title",
-                        "type",
-                    ],
-                ),
-            },
-        ),
-        (
-            2usize,
-            codec::Match::Object {
-                required: &["type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::Number, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "maximum",
-                        codec::Match::Types(
-                            &[codec::JsonType::Number, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "minimum",
-                        codec::Match::Types(
-                            &[codec::JsonType::Number, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["number", "integer"])),
-                ],
-                closed: Some(
-                    &["default", "description", "maximum", "minimum", "title", "type"],
-                ),
-            },
-        ),
-        (
-            3usize,
-            codec::Match::Object {
-                required: &["type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::Boolean, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["boolean"])),
-                ],
-                closed: Some(&["default", "description", "title", "type"]),
-            },
-        ),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::Enum(Deserialize::deserialize(deserializer)?),
-                1usize => Self::String(Deserialize::deserialize(deserializer)?),
-                2usize => Self::Number(Deserialize::deserialize(deserializer)?),
-                3usize => Self::Boolean(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for McpElicitationPrimitiveSchema {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum McpElicitationPrimitiveSchema {
+        Enum(McpElicitationEnumSchema) = 0 if codec::Match::AnyOf(&[codec::Match::AnyOf(&[codec::Match::Object {
+            required: &["enum", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "enum", "title", "type"]),
+        }, codec::Match::Object {
+            required: &["oneOf", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "oneOf", "title", "type"]),
+        }]), codec::Match::AnyOf(&[codec::Match::Object {
+            required: &["items", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("items", codec::Match::Object {
+                    required: &["enum", "type"],
+                    members: &[],
+                    closed: Some(&["enum", "type"]),
+                }),
+                ("maxItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("minItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["array"])),
+            ],
+            closed: Some(&["default", "description", "items", "maxItems", "minItems", "title", "type"]),
+        }, codec::Match::Object {
+            required: &["items", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("items", codec::Match::Object {
+                    required: &["anyOf"],
+                    members: &[],
+                    closed: Some(&["anyOf"]),
+                }),
+                ("maxItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("minItems", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["array"])),
+            ],
+            closed: Some(&["default", "description", "items", "maxItems", "minItems", "title", "type"]),
+        }]), codec::Match::Object {
+            required: &["enum", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                ("enumNames", codec::Match::Types(&[codec::JsonType::Array, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "enum", "enumNames", "title", "type"]),
+        }]),
+        String(McpElicitationStringSchema) = 1 if codec::Match::Object {
+            required: &["type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("format", codec::Match::AnyOf(&[codec::Match::Strings(&["email", "uri", "date", "date-time"]), codec::Match::Types(&[codec::JsonType::Null])])),
+                ("maxLength", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("minLength", codec::Match::Types(&[codec::JsonType::Integer, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "format", "maxLength", "minLength", "title", "type"]),
+        },
+        Number(McpElicitationNumberSchema) = 2 if codec::Match::Object {
+            required: &["type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Number, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("maximum", codec::Match::Types(&[codec::JsonType::Number, codec::JsonType::Null])),
+                ("minimum", codec::Match::Types(&[codec::JsonType::Number, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["number", "integer"])),
+            ],
+            closed: Some(&["default", "description", "maximum", "minimum", "title", "type"]),
+        },
+        Boolean(McpElicitationBooleanSchema) = 3 if codec::Match::Object {
+            required: &["type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::Boolean, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["boolean"])),
+            ],
+            closed: Some(&["default", "description", "title", "type"]),
+        },
     }
 }
 wire_struct! {
@@ -6287,90 +5299,31 @@ wire_struct! {
     }
     fn new(properties: BTreeMap<String, McpElicitationPrimitiveSchema>, r#type: McpElicitationObjectType);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum McpElicitationSingleSelectEnumSchema {
-    Untitled(McpElicitationUntitledSingleSelectEnumSchema),
-    Titled(McpElicitationTitledSingleSelectEnumSchema),
-}
-impl codec::UntaggedUnion for McpElicitationSingleSelectEnumSchema {
-    const EXPECTING: &'static str = "`McpElicitationSingleSelectEnumSchema` (one of: Untitled, Titled)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (
-            0usize,
-            codec::Match::Object {
-                required: &["enum", "type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("enum", codec::Match::Types(&[codec::JsonType::Array])),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["string"])),
-                ],
-                closed: Some(&["default", "description", "enum", "title", "type"]),
-            },
-        ),
-        (
-            1usize,
-            codec::Match::Object {
-                required: &["oneOf", "type"],
-                members: &[
-                    (
-                        "default",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    (
-                        "description",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
-                    (
-                        "title",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("type", codec::Match::Strings(&["string"])),
-                ],
-                closed: Some(&["default", "description", "oneOf", "title", "type"]),
-            },
-        ),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::Untitled(Deserialize::deserialize(deserializer)?),
-                1usize => Self::Titled(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for McpElicitationSingleSelectEnumSchema {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum McpElicitationSingleSelectEnumSchema {
+        Untitled(McpElicitationUntitledSingleSelectEnumSchema) = 0 if codec::Match::Object {
+            required: &["enum", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("enum", codec::Match::Types(&[codec::JsonType::Array])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "enum", "title", "type"]),
+        },
+        Titled(McpElicitationTitledSingleSelectEnumSchema) = 1 if codec::Match::Object {
+            required: &["oneOf", "type"],
+            members: &[
+                ("default", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("description", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("oneOf", codec::Match::Types(&[codec::JsonType::Array])),
+                ("title", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("type", codec::Match::Strings(&["string"])),
+            ],
+            closed: Some(&["default", "description", "oneOf", "title", "type"]),
+        },
     }
 }
 wire_enum! {
@@ -6516,56 +5469,18 @@ wire_enum! {
         Cancel = "cancel",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "mode")]
-pub enum McpServerElicitationRequestParams {
-    /// A device-authenticated approval; accepted responses contain the proof in `content`.
-    ///
-    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-    #[cfg(feature = "experimental")]
-    #[serde(rename = "openai/userVerification")]
-    OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams),
-    #[serde(rename = "form")]
-    Form(FormMcpServerElicitationRequestParams),
-    #[serde(rename = "openai/form")]
-    OpenaiSlashForm(OpenaiSlashFormMcpServerElicitationRequestParams),
-    #[serde(rename = "openaiForm")]
-    OpenaiForm(OpenaiFormMcpServerElicitationRequestParams),
-    #[serde(rename = "url")]
-    Url(UrlMcpServerElicitationRequestParams),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for McpServerElicitationRequestParams {
-    const TAG: &'static str = "mode";
-    const EXPECTING: &'static str = "`McpServerElicitationRequestParams` (a JSON object with a `mode` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                #[cfg(feature = "experimental")]
-                "openai/userVerification" => {
-                    Self::OpenaiUserVerification(Deserialize::deserialize(payload)?)
-                }
-                "form" => Self::Form(Deserialize::deserialize(payload)?),
-                "openai/form" => {
-                    Self::OpenaiSlashForm(Deserialize::deserialize(payload)?)
-                }
-                "openaiForm" => Self::OpenaiForm(Deserialize::deserialize(payload)?),
-                "url" => Self::Url(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for McpServerElicitationRequestParams {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum McpServerElicitationRequestParams (tag = "mode") {
+        /// A device-authenticated approval; accepted responses contain the proof in `content`.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[cfg(feature = "experimental")]
+        OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams) = "openai/userVerification",
+        Form(FormMcpServerElicitationRequestParams) = "form",
+        OpenaiSlashForm(OpenaiSlashFormMcpServerElicitationRequestParams) = "openai/form",
+        OpenaiForm(OpenaiFormMcpServerElicitationRequestParams) = "openaiForm",
+        Url(UrlMcpServerElicitationRequestParams) = "url",
     }
 }
 wire_struct! {
@@ -7147,46 +6062,13 @@ wire_struct! {
         pub provider: ModelProviderSummary = "provider" (required),
     }
 }
-/// Structured JSON-RPC error data. Unknown errors must retain the client's normal fallback.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ModelProviderError {
-    ModelProviderMismatch(ModelProviderMismatchv2ModelProviderError),
-    ModelProviderNotConfigured(ModelProviderNotConfiguredv2ModelProviderError),
-    ModelProviderPolicyConflict(ModelProviderPolicyConflictv2ModelProviderError),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ModelProviderError {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ModelProviderError` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "modelProviderMismatch" => {
-                    Self::ModelProviderMismatch(Deserialize::deserialize(payload)?)
-                }
-                "modelProviderNotConfigured" => {
-                    Self::ModelProviderNotConfigured(Deserialize::deserialize(payload)?)
-                }
-                "modelProviderPolicyConflict" => {
-                    Self::ModelProviderPolicyConflict(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ModelProviderError {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// Structured JSON-RPC error data. Unknown errors must retain the client's normal fallback.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ModelProviderError (tag = "type") {
+        ModelProviderMismatch(ModelProviderMismatchv2ModelProviderError) = "modelProviderMismatch",
+        ModelProviderNotConfigured(ModelProviderNotConfiguredv2ModelProviderError) = "modelProviderNotConfigured",
+        ModelProviderPolicyConflict(ModelProviderPolicyConflictv2ModelProviderError) = "modelProviderPolicyConflict",
     }
 }
 wire_struct! {
@@ -7341,6 +6223,39 @@ impl codec::ExternalUnion for MultiAgentMode {
 impl<'de> Deserialize<'de> for MultiAgentMode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         codec::deserialize_external(deserializer)
+    }
+}
+impl crate::inspect::Inspect for MultiAgentMode {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::ExplicitRequestOnly => {
+                inspector
+                    .variant(
+                        path,
+                        "MultiAgentMode",
+                        "ExplicitRequestOnly",
+                        Some("explicitRequestOnly"),
+                    )
+            }
+            Self::Proactive => {
+                inspector.variant(path, "MultiAgentMode", "Proactive", Some("proactive"))
+            }
+            Self::Custom(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "MultiAgentMode",
+                    "Custom",
+                    "custom",
+                    value,
+                )
+            }
+            Self::Unrecognized(_) => inspector.unrecognized(path, "MultiAgentMode"),
+        }
     }
 }
 wire_enum! {
@@ -7601,6 +6516,41 @@ impl<'de> Deserialize<'de> for OtelExporter {
         codec::deserialize_external(deserializer)
     }
 }
+impl crate::inspect::Inspect for OtelExporter {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::None => inspector.variant(path, "OtelExporter", "None", Some("none")),
+            Self::Statsig => {
+                inspector.variant(path, "OtelExporter", "Statsig", Some("statsig"))
+            }
+            Self::OtlpHttp(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "OtelExporter",
+                    "OtlpHttp",
+                    "otlp-http",
+                    value,
+                )
+            }
+            Self::OtlpGrpc(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "OtelExporter",
+                    "OtlpGrpc",
+                    "otlp-grpc",
+                    value,
+                )
+            }
+            Self::Unrecognized(_) => inspector.unrecognized(path, "OtelExporter"),
+        }
+    }
+}
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum OtelHttpProtocol {
@@ -7695,41 +6645,13 @@ wire_struct! {
         pub file: AbsolutePathBuf = "file" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum ParsedCommand {
-    Read(ReadParsedCommand),
-    ListFiles(ListFilesParsedCommand),
-    Search(SearchParsedCommand),
-    Unknown(UnknownParsedCommand),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ParsedCommand {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ParsedCommand` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "read" => Self::Read(Deserialize::deserialize(payload)?),
-                "list_files" => Self::ListFiles(Deserialize::deserialize(payload)?),
-                "search" => Self::Search(Deserialize::deserialize(payload)?),
-                "unknown" => Self::Unknown(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ParsedCommand {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ParsedCommand (tag = "type") {
+        Read(ReadParsedCommand) = "read",
+        ListFiles(ListFilesParsedCommand) = "list_files",
+        Search(SearchParsedCommand) = "search",
+        Unknown(UnknownParsedCommand) = "unknown",
     }
 }
 wire_enum! {
@@ -7741,39 +6663,12 @@ wire_enum! {
         Declined = "declined",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum PatchChangeKind {
-    Add(AddPatchChangeKind),
-    Delete(DeletePatchChangeKind),
-    Update(UpdatePatchChangeKind),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for PatchChangeKind {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`PatchChangeKind` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "add" => Self::Add(Deserialize::deserialize(payload)?),
-                "delete" => Self::Delete(Deserialize::deserialize(payload)?),
-                "update" => Self::Update(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for PatchChangeKind {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum PatchChangeKind (tag = "type") {
+        Add(AddPatchChangeKind) = "add",
+        Delete(DeletePatchChangeKind) = "delete",
+        Update(UpdatePatchChangeKind) = "update",
     }
 }
 wire_struct! {
@@ -8335,42 +7230,14 @@ wire_struct! {
         pub contents: Option<String> = "contents" (optional),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum PluginSource {
-    Local(LocalPluginSource),
-    Git(GitPluginSource),
-    Npm(NpmPluginSource),
-    /// The plugin is available in the remote catalog. Download metadata is kept server-side and is not exposed through the app-server API.
-    Remote(RemotePluginSource),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for PluginSource {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`PluginSource` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "local" => Self::Local(Deserialize::deserialize(payload)?),
-                "git" => Self::Git(Deserialize::deserialize(payload)?),
-                "npm" => Self::Npm(Deserialize::deserialize(payload)?),
-                "remote" => Self::Remote(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for PluginSource {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum PluginSource (tag = "type") {
+        Local(LocalPluginSource) = "local",
+        Git(GitPluginSource) = "git",
+        Npm(NpmPluginSource) = "npm",
+        /// The plugin is available in the remote catalog. Download metadata is kept server-side and is not exposed through the app-server API.
+        Remote(RemotePluginSource) = "remote",
     }
 }
 wire_struct! {
@@ -8820,83 +7687,24 @@ wire_struct! {
     }
     fn new(current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ProviderSettings {
-    Openai(OpenaiProviderSettings),
-    CustomGateway(CustomGatewayProviderSettings),
-    Bedrock(BedrockProviderSettings),
-    Gcp(GcpProviderSettings),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ProviderSettings {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ProviderSettings` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "openai" => Self::Openai(Deserialize::deserialize(payload)?),
-                "customGateway" => {
-                    Self::CustomGateway(Deserialize::deserialize(payload)?)
-                }
-                "bedrock" => Self::Bedrock(Deserialize::deserialize(payload)?),
-                "gcp" => Self::Gcp(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ProviderSettings (tag = "type") {
+        Openai(OpenaiProviderSettings) = "openai",
+        CustomGateway(CustomGatewayProviderSettings) = "customGateway",
+        Bedrock(BedrockProviderSettings) = "bedrock",
+        Gcp(GcpProviderSettings) = "gcp",
     }
 }
-impl<'de> Deserialize<'de> for ProviderSettings {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
-    }
-}
-/// Omitted patch fields preserve their values. Explicit null clears a nullable field.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ProviderSettingsPatch {
-    CustomGateway(CustomGatewayProviderSettingsPatch),
-    /// AWS configuration fields for built-in Bedrock providers.
-    Bedrock(BedrockProviderSettingsPatch),
-    /// GCP configuration fields. Credential-file paths refer to the app-server host.
-    Gcp(GcpProviderSettingsPatch),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ProviderSettingsPatch {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ProviderSettingsPatch` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "customGateway" => {
-                    Self::CustomGateway(Deserialize::deserialize(payload)?)
-                }
-                "bedrock" => Self::Bedrock(Deserialize::deserialize(payload)?),
-                "gcp" => Self::Gcp(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ProviderSettingsPatch {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// Omitted patch fields preserve their values. Explicit null clears a nullable field.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ProviderSettingsPatch (tag = "type") {
+        CustomGateway(CustomGatewayProviderSettingsPatch) = "customGateway",
+        /// AWS configuration fields for built-in Bedrock providers.
+        Bedrock(BedrockProviderSettingsPatch) = "bedrock",
+        /// GCP configuration fields. Credential-file paths refer to the app-server host.
+        Gcp(GcpProviderSettingsPatch) = "gcp",
     }
 }
 wire_struct! {
@@ -9137,70 +7945,17 @@ wire_struct! {
         pub reasoning_effort: ReasoningEffort = "reasoningEffort" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum ReasoningItemContent {
-    ReasoningText(ReasoningTextReasoningItemContent),
-    Text(TextReasoningItemContent),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ReasoningItemContent {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ReasoningItemContent` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "reasoning_text" => {
-                    Self::ReasoningText(Deserialize::deserialize(payload)?)
-                }
-                "text" => Self::Text(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ReasoningItemContent (tag = "type") {
+        ReasoningText(ReasoningTextReasoningItemContent) = "reasoning_text",
+        Text(TextReasoningItemContent) = "text",
     }
 }
-impl<'de> Deserialize<'de> for ReasoningItemContent {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
-    }
-}
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum ReasoningItemReasoningSummary {
-    SummaryText(SummaryTextReasoningItemReasoningSummary),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ReasoningItemReasoningSummary {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ReasoningItemReasoningSummary` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "summary_text" => Self::SummaryText(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ReasoningItemReasoningSummary {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ReasoningItemReasoningSummary (tag = "type") {
+        SummaryText(SummaryTextReasoningItemReasoningSummary) = "summary_text",
     }
 }
 wire_struct! {
@@ -9476,6 +8231,18 @@ impl<'de> Deserialize<'de> for RequestId {
         codec::deserialize_scalar_union(deserializer)
     }
 }
+impl crate::inspect::Inspect for RequestId {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::String(_) => inspector.variant(path, "RequestId", "String", None),
+            Self::Integer(_) => inspector.variant(path, "RequestId", "Integer", None),
+        }
+    }
+}
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct RequestPermissionProfile {
@@ -9513,67 +8280,28 @@ wire_struct! {
     }
     fn new(name: String, uri: String);
 }
-/// Contents returned when reading a resource from an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum ResourceContent {
-    Text(TextResourceContent),
-    Blob(BlobResourceContent),
-}
-impl codec::UntaggedUnion for ResourceContent {
-    const EXPECTING: &'static str = "`ResourceContent` (one of: Text, Blob)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (
-            0usize,
-            codec::Match::Object {
-                required: &["text", "uri"],
-                members: &[
-                    (
-                        "mimeType",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("text", codec::Match::Types(&[codec::JsonType::String])),
-                    ("uri", codec::Match::Types(&[codec::JsonType::String])),
-                ],
-                closed: None,
-            },
-        ),
-        (
-            1usize,
-            codec::Match::Object {
-                required: &["blob", "uri"],
-                members: &[
-                    ("blob", codec::Match::Types(&[codec::JsonType::String])),
-                    (
-                        "mimeType",
-                        codec::Match::Types(
-                            &[codec::JsonType::String, codec::JsonType::Null],
-                        ),
-                    ),
-                    ("uri", codec::Match::Types(&[codec::JsonType::String])),
-                ],
-                closed: None,
-            },
-        ),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::Text(Deserialize::deserialize(deserializer)?),
-                1usize => Self::Blob(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ResourceContent {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    /// Contents returned when reading a resource from an MCP server.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ResourceContent {
+        Text(TextResourceContent) = 0 if codec::Match::Object {
+            required: &["text", "uri"],
+            members: &[
+                ("mimeType", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("text", codec::Match::Types(&[codec::JsonType::String])),
+                ("uri", codec::Match::Types(&[codec::JsonType::String])),
+            ],
+            closed: None,
+        },
+        Blob(BlobResourceContent) = 1 if codec::Match::Object {
+            required: &["blob", "uri"],
+            members: &[
+                ("blob", codec::Match::Types(&[codec::JsonType::String])),
+                ("mimeType", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
+                ("uri", codec::Match::Types(&[codec::JsonType::String])),
+            ],
+            closed: None,
+        },
     }
 }
 wire_struct! {
@@ -9589,94 +8317,28 @@ wire_struct! {
     }
     fn new(name: String, uri_template: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum ResponseItem {
-    AdditionalTools(AdditionalToolsResponseItem),
-    Message(MessageResponseItem),
-    AgentMessage(AgentMessageResponseItem),
-    Reasoning(ReasoningResponseItem),
-    LocalShellCall(LocalShellCallResponseItem),
-    FunctionCall(FunctionCallResponseItem),
-    ToolSearchCall(ToolSearchCallResponseItem),
-    FunctionCallOutput(FunctionCallOutputResponseItem),
-    CustomToolCall(CustomToolCallResponseItem),
-    CustomToolCallOutput(CustomToolCallOutputResponseItem),
-    ToolSearchOutput(ToolSearchOutputResponseItem),
-    WebSearchCall(WebSearchCallResponseItem),
-    ImageGenerationCall(ImageGenerationCallResponseItem),
-    Compaction(CompactionResponseItem),
-    /// A durable input control interpreted by the backend at its position in history.
-    ConfigurationUpdate(ConfigurationUpdateResponseItem),
-    CompactionTrigger(CompactionTriggerResponseItem),
-    ContextCompaction(ContextCompactionResponseItem),
-    Other(OtherResponseItem),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ResponseItem {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ResponseItem` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "additional_tools" => {
-                    Self::AdditionalTools(Deserialize::deserialize(payload)?)
-                }
-                "message" => Self::Message(Deserialize::deserialize(payload)?),
-                "agent_message" => Self::AgentMessage(Deserialize::deserialize(payload)?),
-                "reasoning" => Self::Reasoning(Deserialize::deserialize(payload)?),
-                "local_shell_call" => {
-                    Self::LocalShellCall(Deserialize::deserialize(payload)?)
-                }
-                "function_call" => Self::FunctionCall(Deserialize::deserialize(payload)?),
-                "tool_search_call" => {
-                    Self::ToolSearchCall(Deserialize::deserialize(payload)?)
-                }
-                "function_call_output" => {
-                    Self::FunctionCallOutput(Deserialize::deserialize(payload)?)
-                }
-                "custom_tool_call" => {
-                    Self::CustomToolCall(Deserialize::deserialize(payload)?)
-                }
-                "custom_tool_call_output" => {
-                    Self::CustomToolCallOutput(Deserialize::deserialize(payload)?)
-                }
-                "tool_search_output" => {
-                    Self::ToolSearchOutput(Deserialize::deserialize(payload)?)
-                }
-                "web_search_call" => {
-                    Self::WebSearchCall(Deserialize::deserialize(payload)?)
-                }
-                "image_generation_call" => {
-                    Self::ImageGenerationCall(Deserialize::deserialize(payload)?)
-                }
-                "compaction" => Self::Compaction(Deserialize::deserialize(payload)?),
-                "configuration_update" => {
-                    Self::ConfigurationUpdate(Deserialize::deserialize(payload)?)
-                }
-                "compaction_trigger" => {
-                    Self::CompactionTrigger(Deserialize::deserialize(payload)?)
-                }
-                "context_compaction" => {
-                    Self::ContextCompaction(Deserialize::deserialize(payload)?)
-                }
-                "other" => Self::Other(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ResponseItem {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ResponseItem (tag = "type") {
+        AdditionalTools(AdditionalToolsResponseItem) = "additional_tools",
+        Message(MessageResponseItem) = "message",
+        AgentMessage(AgentMessageResponseItem) = "agent_message",
+        Reasoning(ReasoningResponseItem) = "reasoning",
+        LocalShellCall(LocalShellCallResponseItem) = "local_shell_call",
+        FunctionCall(FunctionCallResponseItem) = "function_call",
+        ToolSearchCall(ToolSearchCallResponseItem) = "tool_search_call",
+        FunctionCallOutput(FunctionCallOutputResponseItem) = "function_call_output",
+        CustomToolCall(CustomToolCallResponseItem) = "custom_tool_call",
+        CustomToolCallOutput(CustomToolCallOutputResponseItem) = "custom_tool_call_output",
+        ToolSearchOutput(ToolSearchOutputResponseItem) = "tool_search_output",
+        WebSearchCall(WebSearchCallResponseItem) = "web_search_call",
+        ImageGenerationCall(ImageGenerationCallResponseItem) = "image_generation_call",
+        Compaction(CompactionResponseItem) = "compaction",
+        /// A durable input control interpreted by the backend at its position in history.
+        ConfigurationUpdate(ConfigurationUpdateResponseItem) = "configuration_update",
+        CompactionTrigger(CompactionTriggerResponseItem) = "compaction_trigger",
+        ContextCompaction(ContextCompactionResponseItem) = "context_compaction",
+        Other(OtherResponseItem) = "other",
     }
 }
 wire_struct! {
@@ -9705,41 +8367,13 @@ wire_struct! {
         pub metadata: Option<Value> = "metadata" (optional),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "snake_case")]
-pub enum ResponsesApiWebSearchAction {
-    Search(SearchResponsesApiWebSearchAction),
-    OpenPage(OpenPageResponsesApiWebSearchAction),
-    FindInPage(FindInPageResponsesApiWebSearchAction),
-    Other(OtherResponsesApiWebSearchAction),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ResponsesApiWebSearchAction {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ResponsesApiWebSearchAction` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "search" => Self::Search(Deserialize::deserialize(payload)?),
-                "open_page" => Self::OpenPage(Deserialize::deserialize(payload)?),
-                "find_in_page" => Self::FindInPage(Deserialize::deserialize(payload)?),
-                "other" => Self::Other(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ResponsesApiWebSearchAction {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ResponsesApiWebSearchAction (tag = "type") {
+        Search(SearchResponsesApiWebSearchAction) = "search",
+        OpenPage(OpenPageResponsesApiWebSearchAction) = "open_page",
+        FindInPage(FindInPageResponsesApiWebSearchAction) = "find_in_page",
+        Other(OtherResponsesApiWebSearchAction) = "other",
     }
 }
 /// User's decision in response to an ExecApprovalRequest.
@@ -9804,6 +8438,74 @@ impl<'de> Deserialize<'de> for ReviewDecision {
         codec::deserialize_external(deserializer)
     }
 }
+impl crate::inspect::Inspect for ReviewDecision {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::Approved => {
+                inspector.variant(path, "ReviewDecision", "Approved", Some("approved"))
+            }
+            Self::ApprovedExecpolicyAmendment(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "ReviewDecision",
+                    "ApprovedExecpolicyAmendment",
+                    "approved_execpolicy_amendment",
+                    value,
+                )
+            }
+            Self::ApprovedForSession => {
+                inspector
+                    .variant(
+                        path,
+                        "ReviewDecision",
+                        "ApprovedForSession",
+                        Some("approved_for_session"),
+                    )
+            }
+            Self::ApprovedMcpPolicyAmendment => {
+                inspector
+                    .variant(
+                        path,
+                        "ReviewDecision",
+                        "ApprovedMcpPolicyAmendment",
+                        Some("approved_mcp_policy_amendment"),
+                    )
+            }
+            Self::NetworkPolicyAmendment(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "ReviewDecision",
+                    "NetworkPolicyAmendment",
+                    "network_policy_amendment",
+                    value,
+                )
+            }
+            Self::Denied(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "ReviewDecision",
+                    "Denied",
+                    "denied",
+                    value,
+                )
+            }
+            Self::TimedOut => {
+                inspector.variant(path, "ReviewDecision", "TimedOut", Some("timed_out"))
+            }
+            Self::Abort => {
+                inspector.variant(path, "ReviewDecision", "Abort", Some("abort"))
+            }
+            Self::Unrecognized(_) => inspector.unrecognized(path, "ReviewDecision"),
+        }
+    }
+}
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ReviewDelivery {
@@ -9828,47 +8530,17 @@ wire_struct! {
         pub turn: Turn = "turn" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ReviewTarget {
-    /// Review the working tree: staged, unstaged, and untracked files.
-    UncommittedChanges(UncommittedChangesReviewTarget),
-    /// Review changes between the current branch and the given base branch.
-    BaseBranch(BaseBranchReviewTarget),
-    /// Review the changes introduced by a specific commit.
-    Commit(CommitReviewTarget),
-    /// Arbitrary instructions, equivalent to the old free-form prompt.
-    Custom(CustomReviewTarget),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ReviewTarget {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ReviewTarget` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "uncommittedChanges" => {
-                    Self::UncommittedChanges(Deserialize::deserialize(payload)?)
-                }
-                "baseBranch" => Self::BaseBranch(Deserialize::deserialize(payload)?),
-                "commit" => Self::Commit(Deserialize::deserialize(payload)?),
-                "custom" => Self::Custom(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ReviewTarget {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ReviewTarget (tag = "type") {
+        /// Review the working tree: staged, unstaged, and untracked files.
+        UncommittedChanges(UncommittedChangesReviewTarget) = "uncommittedChanges",
+        /// Review changes between the current branch and the given base branch.
+        BaseBranch(BaseBranchReviewTarget) = "baseBranch",
+        /// Review the changes introduced by a specific commit.
+        Commit(CommitReviewTarget) = "commit",
+        /// Arbitrary instructions, equivalent to the old free-form prompt.
+        Custom(CustomReviewTarget) = "custom",
     }
 }
 #[cfg(feature = "experimental")]
@@ -9891,47 +8563,13 @@ wire_enum! {
         DangerFullAccess = "danger-full-access",
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum SandboxPolicy {
-    DangerFullAccess(DangerFullAccessSandboxPolicy),
-    ReadOnly(ReadOnlySandboxPolicy),
-    ExternalSandbox(ExternalSandboxSandboxPolicy),
-    WorkspaceWrite(WorkspaceWriteSandboxPolicy),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for SandboxPolicy {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`SandboxPolicy` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "dangerFullAccess" => {
-                    Self::DangerFullAccess(Deserialize::deserialize(payload)?)
-                }
-                "readOnly" => Self::ReadOnly(Deserialize::deserialize(payload)?),
-                "externalSandbox" => {
-                    Self::ExternalSandbox(Deserialize::deserialize(payload)?)
-                }
-                "workspaceWrite" => {
-                    Self::WorkspaceWrite(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for SandboxPolicy {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum SandboxPolicy (tag = "type") {
+        DangerFullAccess(DangerFullAccessSandboxPolicy) = "dangerFullAccess",
+        ReadOnly(ReadOnlySandboxPolicy) = "readOnly",
+        ExternalSandbox(ExternalSandboxSandboxPolicy) = "externalSandbox",
+        WorkspaceWrite(WorkspaceWriteSandboxPolicy) = "workspaceWrite",
     }
 }
 wire_struct! {
@@ -9947,41 +8585,13 @@ wire_struct! {
         pub writable_roots: Option<Vec<String>> = "writable_roots" (optional),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ScheduledTaskSchedule {
-    Hourly(HourlyScheduledTaskSchedule),
-    Daily(DailyScheduledTaskSchedule),
-    Weekdays(WeekdaysScheduledTaskSchedule),
-    Weekly(WeeklyScheduledTaskSchedule),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ScheduledTaskSchedule {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ScheduledTaskSchedule` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "hourly" => Self::Hourly(Deserialize::deserialize(payload)?),
-                "daily" => Self::Daily(Deserialize::deserialize(payload)?),
-                "weekdays" => Self::Weekdays(Deserialize::deserialize(payload)?),
-                "weekly" => Self::Weekly(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ScheduledTaskSchedule {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ScheduledTaskSchedule (tag = "type") {
+        Hourly(HourlyScheduledTaskSchedule) = "hourly",
+        Daily(DailyScheduledTaskSchedule) = "daily",
+        Weekdays(WeekdaysScheduledTaskSchedule) = "weekdays",
+        Weekly(WeeklyScheduledTaskSchedule) = "weekly",
     }
 }
 wire_struct! {
@@ -10155,6 +8765,48 @@ impl codec::ExternalUnion for SessionSource {
 impl<'de> Deserialize<'de> for SessionSource {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         codec::deserialize_external(deserializer)
+    }
+}
+impl crate::inspect::Inspect for SessionSource {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::Cli => inspector.variant(path, "SessionSource", "Cli", Some("cli")),
+            Self::Vscode => {
+                inspector.variant(path, "SessionSource", "Vscode", Some("vscode"))
+            }
+            Self::Exec => inspector.variant(path, "SessionSource", "Exec", Some("exec")),
+            Self::AppServer => {
+                inspector.variant(path, "SessionSource", "AppServer", Some("appServer"))
+            }
+            Self::Unknown => {
+                inspector.variant(path, "SessionSource", "Unknown", Some("unknown"))
+            }
+            Self::Custom(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "SessionSource",
+                    "Custom",
+                    "custom",
+                    value,
+                )
+            }
+            Self::SubAgent(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "SessionSource",
+                    "SubAgent",
+                    "subAgent",
+                    value,
+                )
+            }
+            Self::Unrecognized(_) => inspector.unrecognized(path, "SessionSource"),
+        }
     }
 }
 #[cfg(feature = "experimental")]
@@ -10440,6 +9092,52 @@ impl codec::ExternalUnion for SubAgentSource {
 impl<'de> Deserialize<'de> for SubAgentSource {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         codec::deserialize_external(deserializer)
+    }
+}
+impl crate::inspect::Inspect for SubAgentSource {
+    fn inspect<'a>(
+        &'a self,
+        path: &mut Vec<crate::inspect::Step<'a>>,
+        inspector: &mut dyn crate::inspect::Inspector,
+    ) {
+        match self {
+            Self::Review => {
+                inspector.variant(path, "SubAgentSource", "Review", Some("review"))
+            }
+            Self::Compact => {
+                inspector.variant(path, "SubAgentSource", "Compact", Some("compact"))
+            }
+            Self::MemoryConsolidation => {
+                inspector
+                    .variant(
+                        path,
+                        "SubAgentSource",
+                        "MemoryConsolidation",
+                        Some("memory_consolidation"),
+                    )
+            }
+            Self::ThreadSpawn(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "SubAgentSource",
+                    "ThreadSpawn",
+                    "thread_spawn",
+                    value,
+                )
+            }
+            Self::Other(value) => {
+                crate::inspect::keyed(
+                    path,
+                    inspector,
+                    "SubAgentSource",
+                    "Other",
+                    "other",
+                    value,
+                )
+            }
+            Self::Unrecognized(_) => inspector.unrecognized(path, "SubAgentSource"),
+        }
     }
 }
 wire_struct! {
@@ -11200,95 +9898,34 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadInjectItemsResponse {}
 }
-/// A thread item and its recorded lifecycle times. The payload stays flat on the wire.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadItem {
-    UserMessage(UserMessageThreadItem),
-    HookPrompt(HookPromptThreadItem),
-    AgentMessage(AgentMessageThreadItem),
-    FunctionCallOutput(FunctionCallOutputThreadItem),
-    /// EXPERIMENTAL - proposed plan item content. The completed plan item is authoritative and may not match the concatenation of `PlanDelta` text.
-    Plan(PlanThreadItem),
-    Reasoning(ReasoningThreadItem),
-    CommandExecution(CommandExecutionThreadItem),
-    FileChange(FileChangeThreadItem),
-    McpToolCall(McpToolCallThreadItem),
-    DynamicToolCall(DynamicToolCallThreadItem),
-    CollabAgentToolCall(CollabAgentToolCallThreadItem),
-    SubAgentActivity(SubAgentActivityThreadItem),
-    WebSearch(WebSearchThreadItem),
-    ImageView(ImageViewThreadItem),
-    /// Display item emitted by the interruptible `clock.sleep` tool.
-    Sleep(SleepThreadItem),
-    /// Either inline generated-image data or its durable attachment-store identity.
-    ///
-    /// `File` must remain first so rollouts written during the migration, which contain both an empty `result` and a `fileId`, retain the file reference when deserialized.
-    ImageGeneration(ImageGenerationThreadItem),
-    EnteredReviewMode(EnteredReviewModeThreadItem),
-    ExitedReviewMode(ExitedReviewModeThreadItem),
-    ContextCompaction(ContextCompactionThreadItem),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadItem {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadItem` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "userMessage" => Self::UserMessage(Deserialize::deserialize(payload)?),
-                "hookPrompt" => Self::HookPrompt(Deserialize::deserialize(payload)?),
-                "agentMessage" => Self::AgentMessage(Deserialize::deserialize(payload)?),
-                "functionCallOutput" => {
-                    Self::FunctionCallOutput(Deserialize::deserialize(payload)?)
-                }
-                "plan" => Self::Plan(Deserialize::deserialize(payload)?),
-                "reasoning" => Self::Reasoning(Deserialize::deserialize(payload)?),
-                "commandExecution" => {
-                    Self::CommandExecution(Deserialize::deserialize(payload)?)
-                }
-                "fileChange" => Self::FileChange(Deserialize::deserialize(payload)?),
-                "mcpToolCall" => Self::McpToolCall(Deserialize::deserialize(payload)?),
-                "dynamicToolCall" => {
-                    Self::DynamicToolCall(Deserialize::deserialize(payload)?)
-                }
-                "collabAgentToolCall" => {
-                    Self::CollabAgentToolCall(Deserialize::deserialize(payload)?)
-                }
-                "subAgentActivity" => {
-                    Self::SubAgentActivity(Deserialize::deserialize(payload)?)
-                }
-                "webSearch" => Self::WebSearch(Deserialize::deserialize(payload)?),
-                "imageView" => Self::ImageView(Deserialize::deserialize(payload)?),
-                "sleep" => Self::Sleep(Deserialize::deserialize(payload)?),
-                "imageGeneration" => {
-                    Self::ImageGeneration(Deserialize::deserialize(payload)?)
-                }
-                "enteredReviewMode" => {
-                    Self::EnteredReviewMode(Deserialize::deserialize(payload)?)
-                }
-                "exitedReviewMode" => {
-                    Self::ExitedReviewMode(Deserialize::deserialize(payload)?)
-                }
-                "contextCompaction" => {
-                    Self::ContextCompaction(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadItem {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// A thread item and its recorded lifecycle times. The payload stays flat on the wire.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadItem (tag = "type") {
+        UserMessage(UserMessageThreadItem) = "userMessage",
+        HookPrompt(HookPromptThreadItem) = "hookPrompt",
+        AgentMessage(AgentMessageThreadItem) = "agentMessage",
+        FunctionCallOutput(FunctionCallOutputThreadItem) = "functionCallOutput",
+        /// EXPERIMENTAL - proposed plan item content. The completed plan item is authoritative and may not match the concatenation of `PlanDelta` text.
+        Plan(PlanThreadItem) = "plan",
+        Reasoning(ReasoningThreadItem) = "reasoning",
+        CommandExecution(CommandExecutionThreadItem) = "commandExecution",
+        FileChange(FileChangeThreadItem) = "fileChange",
+        McpToolCall(McpToolCallThreadItem) = "mcpToolCall",
+        DynamicToolCall(DynamicToolCallThreadItem) = "dynamicToolCall",
+        CollabAgentToolCall(CollabAgentToolCallThreadItem) = "collabAgentToolCall",
+        SubAgentActivity(SubAgentActivityThreadItem) = "subAgentActivity",
+        WebSearch(WebSearchThreadItem) = "webSearch",
+        ImageView(ImageViewThreadItem) = "imageView",
+        /// Display item emitted by the interruptible `clock.sleep` tool.
+        Sleep(SleepThreadItem) = "sleep",
+        /// Either inline generated-image data or its durable attachment-store identity.
+        ///
+        /// `File` must remain first so rollouts written during the migration, which contain both an empty `result` and a `fileId`, retain the file reference when deserialized.
+        ImageGeneration(ImageGenerationThreadItem) = "imageGeneration",
+        EnteredReviewMode(EnteredReviewModeThreadItem) = "enteredReviewMode",
+        ExitedReviewMode(ExitedReviewModeThreadItem) = "exitedReviewMode",
+        ContextCompaction(ContextCompactionThreadItem) = "contextCompaction",
     }
 }
 wire_struct! {
@@ -11324,83 +9961,26 @@ wire_struct! {
         pub mcp_tool_call: Option<bool> = "mcpToolCall" (optional),
     }
 }
-/// An exclusive item position within the requested visible turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadItemsListAnchor {
-    Item(ItemThreadItemsListAnchor),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadItemsListAnchor {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadItemsListAnchor` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "item" => Self::Item(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
+wire_tagged! {
+    /// An exclusive item position within the requested visible turn.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadItemsListAnchor (tag = "type") {
+        Item(ItemThreadItemsListAnchor) = "item",
     }
 }
-impl<'de> Deserialize<'de> for ThreadItemsListAnchor {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
-    }
-}
-/// Starting position for an item-history page.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum ThreadItemsListCursor {
-    String(String),
-    ThreadItemsListAnchor(ThreadItemsListAnchor),
-}
-impl codec::UntaggedUnion for ThreadItemsListCursor {
-    const EXPECTING: &'static str = "`ThreadItemsListCursor` (one of: String, ThreadItemsListAnchor)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (0usize, codec::Match::Types(&[codec::JsonType::String])),
-        (
-            1usize,
-            codec::Match::AnyOf(
-                &[
-                    codec::Match::Object {
-                        required: &["itemId", "type"],
-                        members: &[
-                            ("itemId", codec::Match::Types(&[codec::JsonType::String])),
-                            ("type", codec::Match::Strings(&["item"])),
-                        ],
-                        closed: None,
-                    },
-                ],
-            ),
-        ),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::String(Deserialize::deserialize(deserializer)?),
-                1usize => {
-                    Self::ThreadItemsListAnchor(Deserialize::deserialize(deserializer)?)
-                }
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadItemsListCursor {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    /// Starting position for an item-history page.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadItemsListCursor {
+        String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        ThreadItemsListAnchor(ThreadItemsListAnchor) = 1 if codec::Match::AnyOf(&[codec::Match::Object {
+            required: &["itemId", "type"],
+            members: &[
+                ("itemId", codec::Match::Types(&[codec::JsonType::String])),
+                ("type", codec::Match::Strings(&["item"])),
+            ],
+            closed: None,
+        }]),
     }
 }
 wire_struct! {
@@ -11454,34 +10034,11 @@ wire_struct! {
         pub data: Vec<ThreadItemEntry> = "data" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum ThreadListCwdFilter {
-    String(String),
-    Array(Vec<String>),
-}
-impl codec::UntaggedUnion for ThreadListCwdFilter {
-    const EXPECTING: &'static str = "`ThreadListCwdFilter` (one of: String, Array)";
-    const ARMS: &'static [(usize, codec::Match)] = &[
-        (0usize, codec::Match::Types(&[codec::JsonType::String])),
-        (1usize, codec::Match::Types(&[codec::JsonType::Array])),
-    ];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self> {
-        Ok(
-            match arm {
-                0usize => Self::String(Deserialize::deserialize(deserializer)?),
-                1usize => Self::Array(Deserialize::deserialize(deserializer)?),
-                _ => return Err(serde::de::Error::custom("no such variant")),
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadListCwdFilter {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_untagged(deserializer)
+wire_untagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadListCwdFilter {
+        String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        Array(Vec<String>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
     }
 }
 wire_struct! {
@@ -11676,37 +10233,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadPredictionRequestResponse {}
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadPredictionResult {
-    Completed(CompletedThreadPredictionResult),
-    Failed(FailedThreadPredictionResult),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadPredictionResult {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadPredictionResult` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "completed" => Self::Completed(Deserialize::deserialize(payload)?),
-                "failed" => Self::Failed(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadPredictionResult {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadPredictionResult (tag = "type") {
+        Completed(CompletedThreadPredictionResult) = "completed",
+        Failed(FailedThreadPredictionResult) = "failed",
     }
 }
 wire_struct! {
@@ -11907,37 +10438,11 @@ wire_struct! {
         pub thread_id: String = "threadId" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadReadStateOperation {
-    Read(ReadThreadReadStateOperation),
-    Unread(UnreadThreadReadStateOperation),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadReadStateOperation {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadReadStateOperation` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "read" => Self::Read(Deserialize::deserialize(payload)?),
-                "unread" => Self::Unread(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadReadStateOperation {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadReadStateOperation (tag = "type") {
+        Read(ReadThreadReadStateOperation) = "read",
+        Unread(UnreadThreadReadStateOperation) = "unread",
     }
 }
 #[cfg(feature = "experimental")]
@@ -12031,44 +10536,13 @@ wire_struct! {
     }
     fn new(data: String, num_channels: u16, sample_rate: u32);
 }
-/// EXPERIMENTAL - how an existing agent item appears in a realtime conversation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadRealtimeBemItemPresentation {
-    WholeItem(WholeItemThreadRealtimeBemItemPresentation),
-    InlineMarkdown(InlineMarkdownThreadRealtimeBemItemPresentation),
-    InlineVisualization(InlineVisualizationThreadRealtimeBemItemPresentation),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadRealtimeBemItemPresentation {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadRealtimeBemItemPresentation` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "wholeItem" => Self::WholeItem(Deserialize::deserialize(payload)?),
-                "inlineMarkdown" => {
-                    Self::InlineMarkdown(Deserialize::deserialize(payload)?)
-                }
-                "inlineVisualization" => {
-                    Self::InlineVisualization(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadRealtimeBemItemPresentation {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// EXPERIMENTAL - how an existing agent item appears in a realtime conversation.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadRealtimeBemItemPresentation (tag = "type") {
+        WholeItem(WholeItemThreadRealtimeBemItemPresentation) = "wholeItem",
+        InlineMarkdown(InlineMarkdownThreadRealtimeBemItemPresentation) = "inlineMarkdown",
+        InlineVisualization(InlineVisualizationThreadRealtimeBemItemPresentation) = "inlineVisualization",
     }
 }
 wire_struct! {
@@ -12096,50 +10570,14 @@ wire_struct! {
         pub text: String = "text" (required),
     }
 }
-/// EXPERIMENTAL - a thread-scoped realtime item in the canonical timeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadRealtimeItem {
-    RealtimeSessionStarted(RealtimeSessionStartedThreadRealtimeItem),
-    TranscriptSegment(TranscriptSegmentThreadRealtimeItem),
-    BemItemPromoted(BemItemPromotedThreadRealtimeItem),
-    RealtimeSessionClosed(RealtimeSessionClosedThreadRealtimeItem),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadRealtimeItem {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadRealtimeItem` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "realtimeSessionStarted" => {
-                    Self::RealtimeSessionStarted(Deserialize::deserialize(payload)?)
-                }
-                "transcriptSegment" => {
-                    Self::TranscriptSegment(Deserialize::deserialize(payload)?)
-                }
-                "bemItemPromoted" => {
-                    Self::BemItemPromoted(Deserialize::deserialize(payload)?)
-                }
-                "realtimeSessionClosed" => {
-                    Self::RealtimeSessionClosed(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadRealtimeItem {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// EXPERIMENTAL - a thread-scoped realtime item in the canonical timeline.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadRealtimeItem (tag = "type") {
+        RealtimeSessionStarted(RealtimeSessionStartedThreadRealtimeItem) = "realtimeSessionStarted",
+        TranscriptSegment(TranscriptSegmentThreadRealtimeItem) = "transcriptSegment",
+        BemItemPromoted(BemItemPromotedThreadRealtimeItem) = "bemItemPromoted",
+        RealtimeSessionClosed(RealtimeSessionClosedThreadRealtimeItem) = "realtimeSessionClosed",
     }
 }
 wire_struct! {
@@ -12271,40 +10709,13 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadRealtimeStartResponse {}
 }
-/// EXPERIMENTAL - transport used by thread realtime.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadRealtimeStartTransport {
-    Websocket(WebsocketThreadRealtimeStartTransport),
-    Webrtc(WebrtcThreadRealtimeStartTransport),
-    ExistingCall(ExistingCallThreadRealtimeStartTransport),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadRealtimeStartTransport {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadRealtimeStartTransport` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "websocket" => Self::Websocket(Deserialize::deserialize(payload)?),
-                "webrtc" => Self::Webrtc(Deserialize::deserialize(payload)?),
-                "existingCall" => Self::ExistingCall(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadRealtimeStartTransport {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// EXPERIMENTAL - transport used by thread realtime.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadRealtimeStartTransport (tag = "type") {
+        Websocket(WebsocketThreadRealtimeStartTransport) = "websocket",
+        Webrtc(WebrtcThreadRealtimeStartTransport) = "webrtc",
+        ExistingCall(ExistingCallThreadRealtimeStartTransport) = "existingCall",
     }
 }
 wire_struct! {
@@ -13105,41 +11516,13 @@ wire_struct! {
         pub thread: Thread = "thread" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadStatus {
-    NotLoaded(NotLoadedThreadStatus),
-    Idle(IdleThreadStatus),
-    SystemError(SystemErrorThreadStatus),
-    Active(ActiveThreadStatus),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadStatus {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadStatus` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "notLoaded" => Self::NotLoaded(Deserialize::deserialize(payload)?),
-                "idle" => Self::Idle(Deserialize::deserialize(payload)?),
-                "systemError" => Self::SystemError(Deserialize::deserialize(payload)?),
-                "active" => Self::Active(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadStatus {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadStatus (tag = "type") {
+        NotLoaded(NotLoadedThreadStatus) = "notLoaded",
+        Idle(IdleThreadStatus) = "idle",
+        SystemError(SystemErrorThreadStatus) = "systemError",
+        Active(ActiveThreadStatus) = "active",
     }
 }
 wire_struct! {
@@ -13149,44 +11532,14 @@ wire_struct! {
         pub thread_id: String = "threadId" (required),
     }
 }
-/// EXPERIMENTAL - one item or turn boundary in canonical rollout order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadTimelineEntry {
-    Item(ItemThreadTimelineEntry),
-    Realtime(RealtimeThreadTimelineEntry),
-    TurnStarted(TurnStartedThreadTimelineEntry),
-    TurnCompleted(TurnCompletedThreadTimelineEntry),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadTimelineEntry {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadTimelineEntry` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "item" => Self::Item(Deserialize::deserialize(payload)?),
-                "realtime" => Self::Realtime(Deserialize::deserialize(payload)?),
-                "turnStarted" => Self::TurnStarted(Deserialize::deserialize(payload)?),
-                "turnCompleted" => {
-                    Self::TurnCompleted(Deserialize::deserialize(payload)?)
-                }
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadTimelineEntry {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// EXPERIMENTAL - one item or turn boundary in canonical rollout order.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadTimelineEntry (tag = "type") {
+        Item(ItemThreadTimelineEntry) = "item",
+        Realtime(RealtimeThreadTimelineEntry) = "realtime",
+        TurnStarted(TurnStartedThreadTimelineEntry) = "turnStarted",
+        TurnCompleted(TurnCompletedThreadTimelineEntry) = "turnCompleted",
     }
 }
 #[cfg(feature = "experimental")]
@@ -13276,39 +11629,13 @@ wire_struct! {
         pub thread_id: String = "threadId" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadUnreadPosition {
-    /// Explicitly marked unread, including when the thread has no turns.
-    ThreadStart(ThreadStartThreadUnreadPosition),
-    /// The earliest completed result needing attention.
-    Turn(TurnThreadUnreadPosition),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for ThreadUnreadPosition {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`ThreadUnreadPosition` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "threadStart" => Self::ThreadStart(Deserialize::deserialize(payload)?),
-                "turn" => Self::Turn(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for ThreadUnreadPosition {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ThreadUnreadPosition (tag = "type") {
+        /// Explicitly marked unread, including when the thread has no turns.
+        ThreadStart(ThreadStartThreadUnreadPosition) = "threadStart",
+        /// The earliest completed result needing attention.
+        Turn(TurnThreadUnreadPosition) = "turn",
     }
 }
 wire_struct! {
@@ -13943,47 +12270,16 @@ wire_struct! {
     }
     fn new(file: AbsolutePathBuf);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum UserInput {
-    Text(TextUserInput),
-    Image(ImageUserInput),
-    LocalImage(LocalImageUserInput),
-    Audio(AudioUserInput),
-    LocalAudio(LocalAudioUserInput),
-    Skill(SkillUserInput),
-    Mention(MentionUserInput),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for UserInput {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`UserInput` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "text" => Self::Text(Deserialize::deserialize(payload)?),
-                "image" => Self::Image(Deserialize::deserialize(payload)?),
-                "localImage" => Self::LocalImage(Deserialize::deserialize(payload)?),
-                "audio" => Self::Audio(Deserialize::deserialize(payload)?),
-                "localAudio" => Self::LocalAudio(Deserialize::deserialize(payload)?),
-                "skill" => Self::Skill(Deserialize::deserialize(payload)?),
-                "mention" => Self::Mention(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for UserInput {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum UserInput (tag = "type") {
+        Text(TextUserInput) = "text",
+        Image(ImageUserInput) = "image",
+        LocalImage(LocalImageUserInput) = "localImage",
+        Audio(AudioUserInput) = "audio",
+        LocalAudio(LocalAudioUserInput) = "localAudio",
+        Skill(SkillUserInput) = "skill",
+        Mention(MentionUserInput) = "mention",
     }
 }
 wire_struct! {
@@ -14052,49 +12348,17 @@ wire_struct! {
     }
     fn new(credential_id: String);
 }
-/// Closed error categories; native diagnostic payloads must not cross this boundary.
-///
-/// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
 #[cfg(feature = "experimental")]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum UserVerificationErrorDetails {
-    InvalidRequest(InvalidRequestUserVerificationErrorDetails),
-    Unavailable(UnavailableUserVerificationErrorDetails),
-    Cancelled(CancelledUserVerificationErrorDetails),
-    Failed(FailedUserVerificationErrorDetails),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-#[cfg(feature = "experimental")]
-impl codec::TaggedUnion for UserVerificationErrorDetails {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`UserVerificationErrorDetails` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "invalidRequest" => {
-                    Self::InvalidRequest(Deserialize::deserialize(payload)?)
-                }
-                "unavailable" => Self::Unavailable(Deserialize::deserialize(payload)?),
-                "cancelled" => Self::Cancelled(Deserialize::deserialize(payload)?),
-                "failed" => Self::Failed(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-#[cfg(feature = "experimental")]
-impl<'de> Deserialize<'de> for UserVerificationErrorDetails {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    /// Closed error categories; native diagnostic payloads must not cross this boundary.
+    ///
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum UserVerificationErrorDetails (tag = "type") {
+        InvalidRequest(InvalidRequestUserVerificationErrorDetails) = "invalidRequest",
+        Unavailable(UnavailableUserVerificationErrorDetails) = "unavailable",
+        Cancelled(CancelledUserVerificationErrorDetails) = "cancelled",
+        Failed(FailedUserVerificationErrorDetails) = "failed",
     }
 }
 #[cfg(feature = "experimental")]
@@ -14214,41 +12478,13 @@ wire_struct! {
     }
     fn new(message: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type")]
-#[serde(rename_all = "camelCase")]
-pub enum WebSearchAction {
-    Search(SearchWebSearchAction),
-    OpenPage(OpenPageWebSearchAction),
-    FindInPage(FindInPageWebSearchAction),
-    Other(OtherWebSearchAction),
-    /// A variant this version of the crate does not know; the whole object, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(serde_json::Map<String, Value>),
-}
-impl codec::TaggedUnion for WebSearchAction {
-    const TAG: &'static str = "type";
-    const EXPECTING: &'static str = "`WebSearchAction` (a JSON object with a `type` member)";
-    fn deserialize_arm<'de, D: Deserializer<'de>>(
-        tag: &str,
-        payload: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match tag {
-                "search" => Self::Search(Deserialize::deserialize(payload)?),
-                "openPage" => Self::OpenPage(Deserialize::deserialize(payload)?),
-                "findInPage" => Self::FindInPage(Deserialize::deserialize(payload)?),
-                "other" => Self::Other(Deserialize::deserialize(payload)?),
-                _ => {
-                    Self::Unrecognized(codec::unrecognized_arm(Self::TAG, tag, payload)?)
-                }
-            },
-        )
-    }
-}
-impl<'de> Deserialize<'de> for WebSearchAction {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_tagged(deserializer)
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum WebSearchAction (tag = "type") {
+        Search(SearchWebSearchAction) = "search",
+        OpenPage(OpenPageWebSearchAction) = "openPage",
+        FindInPage(FindInPageWebSearchAction) = "findInPage",
+        Other(OtherWebSearchAction) = "other",
     }
 }
 wire_struct! {
@@ -14466,32 +12702,3 @@ wire_struct! {
         pub stdin: String = "stdin" (required),
     }
 }
-/// The members where an explicit `null` is not the same as an absent member (fields of
-/// type `Option<Option<T>>`), as `(type, wire member)`: the exception to the crate's rule
-/// that a `null` member equals an absent one.
-#[cfg(feature = "experimental")]
-pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = &[
-    ("ProcessSpawnParams", "outputBytesCap"),
-    ("ProcessSpawnParams", "timeoutMs"),
-    ("ThreadListParams", "projectId"),
-    ("ThreadListParams", "sectionId"),
-    ("ThreadMetadataGitInfoUpdateParams", "branch"),
-    ("ThreadMetadataGitInfoUpdateParams", "originUrl"),
-    ("ThreadMetadataGitInfoUpdateParams", "sha"),
-    ("ThreadMetadataUpdateParams", "gitInfo"),
-    ("ThreadSectionUpdateParams", "appearance"),
-    ("ThreadSettingsUpdateParams", "serviceTier"),
-    ("TurnSettingsUpdateParams", "serviceTier"),
-];
-/// The members where an explicit `null` is not the same as an absent member (fields of
-/// type `Option<Option<T>>`), as `(type, wire member)`: the exception to the crate's rule
-/// that a `null` member equals an absent one.
-#[cfg(not(feature = "experimental"))]
-pub const NULL_MEANINGFUL_MEMBERS: &[(&str, &str)] = &[
-    ("ThreadListParams", "sectionId"),
-    ("ThreadMetadataGitInfoUpdateParams", "branch"),
-    ("ThreadMetadataGitInfoUpdateParams", "originUrl"),
-    ("ThreadMetadataGitInfoUpdateParams", "sha"),
-    ("ThreadMetadataUpdateParams", "gitInfo"),
-    ("ThreadSectionUpdateParams", "appearance"),
-];

@@ -1,0 +1,199 @@
+//! A walk over a decoded value that reports what only its types know.
+//!
+//! Serde's data model hides some things a tool comparing the wire with the types needs: an
+//! `Unrecognized` variant (an enum value, union arm or method this version of the crate does
+//! not know) is read and written exactly like a plain string or map, and an `Option<Option<T>>`
+//! member (where `null` is not the same as absent) looks like any optional member. Every type
+//! of this crate implements [`Inspect`], written with the type by the generator, which walks
+//! the value and tells an [`Inspector`] about them, each with its JSON path:
+//!
+//! ```
+//! use codex_app_protocol::inspect::{Inspect, Inspector, Step};
+//! use codex_app_protocol::ServerNotification;
+//!
+//! #[derive(Default)]
+//! struct Unknowns(Vec<String>);
+//!
+//! impl Inspector for Unknowns {
+//!     fn unrecognized(&mut self, path: &[Step<'_>], ty: &'static str) {
+//!         self.0.push(format!("{ty} at {}", Step::display(path)));
+//!     }
+//! }
+//!
+//! let line = r#"{"method":"thread/status/changed","params":{"threadId":"t","status":{"type":"sleeping"}}}"#;
+//! let message: ServerNotification = serde_json::from_str(line)?;
+//! let mut unknowns = Unknowns::default();
+//! message.inspect(&mut Vec::new(), &mut unknowns);
+//! assert_eq!(unknowns.0, ["ThreadStatus at params.status"]);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+//!
+//! The walk takes `&mut dyn Inspector`, so each type's walk is compiled once, whatever the
+//! inspector.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use serde_json::Value;
+
+use crate::RawJson;
+
+/// One step of a JSON path: an object member or an array index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+impl Step<'_> {
+    /// The path as the drift report prints it: `params.items[0].type`, with a key that is not
+    /// a plain word (letters, digits, `_`, `$`, `-`) quoted (`config["a b"]`).
+    pub fn display<'p>(path: &'p [Step<'p>]) -> impl fmt::Display + 'p {
+        struct Path<'p>(&'p [Step<'p>]);
+        impl fmt::Display for Path<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                for (i, step) in self.0.iter().enumerate() {
+                    match step {
+                        Step::Index(n) => write!(f, "[{n}]")?,
+                        Step::Key(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-')) => {
+                            if i > 0 {
+                                f.write_char('.')?;
+                            }
+                            f.write_str(k)?
+                        }
+                        Step::Key(k) => write!(f, "[{}]", Value::String((*k).to_owned()))?,
+                    }
+                }
+                Ok(())
+            }
+        }
+        Path(path)
+    }
+}
+
+/// What a walk reports. Every method has a default that ignores the report.
+pub trait Inspector {
+    /// An `Unrecognized` variant of the type `ty` at `path`: an enum value, union arm or
+    /// method this version of the crate does not know (kept as it came).
+    fn unrecognized(&mut self, path: &[Step<'_>], ty: &'static str) {
+        let _ = (path, ty);
+    }
+
+    /// A variant of a message, response or union enum `ty` at `path`, reported before its
+    /// payload is walked: `rust` is the Rust variant name, `wire` its method or tag on the wire
+    /// (`None` for an arm of an untagged union).
+    fn variant(&mut self, path: &[Step<'_>], ty: &'static str, rust: &'static str, wire: Option<&str>) {
+        let _ = (path, ty, rust, wire);
+    }
+
+    /// A member of the struct `ty` typed `Option<Option<T>>` (an explicit `null` is not the
+    /// same as its absence); `path` ends with the member. Reported whether it is present or not.
+    fn null_meaningful(&mut self, path: &[Step<'_>], ty: &'static str) {
+        let _ = (path, ty);
+    }
+}
+
+/// A value that can be walked for its [`Inspector`] reports. `path` is where the value sits
+/// (empty for a whole message); the walk pushes and pops its own steps.
+pub trait Inspect {
+    fn inspect<'a>(&'a self, path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector);
+}
+
+macro_rules! leaves {
+    ($($t:ty),*) => {
+        $(impl Inspect for $t {
+            #[inline]
+            fn inspect<'a>(&'a self, _: &mut Vec<Step<'a>>, _: &mut dyn Inspector) {}
+        })*
+    };
+}
+
+leaves!(String, bool, i8, i16, i32, i64, u8, u16, u32, u64, f64, (), Value, RawJson);
+
+impl<T: Inspect> Inspect for Option<T> {
+    #[inline]
+    fn inspect<'a>(&'a self, path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector) {
+        if let Some(value) = self {
+            value.inspect(path, inspector);
+        }
+    }
+}
+
+impl<T: Inspect + ?Sized> Inspect for Box<T> {
+    #[inline]
+    fn inspect<'a>(&'a self, path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector) {
+        (**self).inspect(path, inspector);
+    }
+}
+
+impl<T: Inspect> Inspect for Vec<T> {
+    fn inspect<'a>(&'a self, path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector) {
+        for (i, item) in self.iter().enumerate() {
+            path.push(Step::Index(i));
+            item.inspect(path, inspector);
+            path.pop();
+        }
+    }
+}
+
+impl<T: Inspect> Inspect for BTreeMap<String, T> {
+    fn inspect<'a>(&'a self, path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector) {
+        for (key, value) in self {
+            member(path, inspector, key, value);
+        }
+    }
+}
+
+/// Walks `value` as the member `key` of the object at `path`.
+#[inline]
+pub(crate) fn member<'a, T: Inspect + ?Sized>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, key: &'a str, value: &'a T) {
+    path.push(Step::Key(key));
+    value.inspect(path, inspector);
+    path.pop();
+}
+
+/// A variant of the enum `ty` with its payload (at the same path).
+#[inline]
+pub(crate) fn variant<'a, T: Inspect + ?Sized>(
+    path: &mut Vec<Step<'a>>,
+    inspector: &mut dyn Inspector,
+    ty: &'static str,
+    rust: &'static str,
+    wire: Option<&str>,
+    payload: &'a T,
+) {
+    inspector.variant(path, ty, rust, wire);
+    payload.inspect(path, inspector);
+}
+
+/// A message's variant: reported at the message's path, its payload walked under `member`
+/// (`params` or nothing for a response's `result`, which the caller roots).
+#[inline]
+pub(crate) fn message<'a>(
+    path: &mut Vec<Step<'a>>,
+    inspector: &mut dyn Inspector,
+    ty: &'static str,
+    rust: &'static str,
+    wire: &str,
+    params: Option<&'a dyn Inspect>,
+) {
+    inspector.variant(path, ty, rust, Some(wire));
+    if let Some(params) = params {
+        member(path, inspector, "params", params);
+    }
+}
+
+/// A variant of an externally tagged union written `{"key": payload}`: reported at the
+/// union's path, its payload walked under `key`.
+#[inline]
+pub(crate) fn keyed<'a, T: Inspect + ?Sized>(
+    path: &mut Vec<Step<'a>>,
+    inspector: &mut dyn Inspector,
+    ty: &'static str,
+    rust: &'static str,
+    key: &'static str,
+    payload: &'a T,
+) {
+    inspector.variant(path, ty, rust, Some(key));
+    member(path, inspector, key, payload);
+}
