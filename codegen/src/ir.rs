@@ -319,6 +319,15 @@ impl Ir {
 }
 
 impl Ty {
+    /// Whether the type is or contains "any JSON" (`Value`).
+    pub fn has_any(&self) -> bool {
+        match self {
+            Ty::Any => true,
+            Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) => t.has_any(),
+            Ty::Named(_) | Ty::String | Ty::Bool | Ty::Int(_) | Ty::Float | Ty::Unit => false,
+        }
+    }
+
     /// The generated Rust type, as source text (`Option<Vec<Turn>>`, `BTreeMap<String, Value>`).
     pub fn rust_text(&self) -> String {
         match self {

@@ -442,11 +442,35 @@ impl Comparison<'_> {
     }
 
     pub(super) fn compare_external(&mut self, a: &External, b: &External, path: &str, scope: &Scope) {
-        let same_payload = |d: &Self, p: &ExternalArm, q: &ExternalArm| match (&p.payload, &q.payload) {
+        fn arms(u: &External) -> Vec<Arm<'_>> {
+            u.arms.iter().map(|a| Arm { wire: &a.wire, experimental: a.experimental, payload: a.payload.clone() }).collect()
+        }
+        // A value spelled differently with the same payload is a rename.
+        self.compare_arms(arms(a), arms(b), path, scope, true);
+    }
+
+    pub(super) fn compare_tagged(&mut self, a: &Tagged, b: &Tagged, path: &str, scope: &Scope) {
+        if a.tag != b.tag {
+            let kind = Kind::TagChanged { old: a.tag.clone(), new: b.tag.clone() };
+            self.push(scope, path, kind, ExperimentalIn::EitherVersion, TYPE_CHANGED);
+            return;
+        }
+        fn arms(u: &Tagged) -> Vec<Arm<'_>> {
+            u.arms.iter().map(|a| Arm { wire: &a.wire, experimental: a.experimental, payload: Some(Ty::Named(a.payload.clone())) }).collect()
+        }
+        // Variants are only paired by spelling: payload shapes say too little.
+        self.compare_arms(arms(a), arms(b), path, scope, false);
+    }
+
+    /// The arms of a tagged or externally tagged union, paired by their wire name (and, with
+    /// `renames`, a removed and an added arm with the same payload as a rename); then each
+    /// pair's payloads compared under `path::wire`.
+    fn compare_arms(&mut self, a: Vec<Arm<'_>>, b: Vec<Arm<'_>>, path: &str, scope: &Scope, renames: bool) {
+        let same_payload = |d: &Self, p: &Arm<'_>, q: &Arm<'_>| match (&p.payload, &q.payload) {
             (Some(x), Some(y)) => d.ty_eq(x, y, &mut BTreeSet::new()),
             (x, y) => x.is_none() && y.is_none(),
         };
-        let pairs = pair_up(&a.arms, &b.arms, |v| &v.wire, |p, q| same_payload(self, p, q) && p.payload.is_some());
+        let pairs = pair_up(&a, &b, |v| v.wire, |p, q| renames && same_payload(self, p, q) && p.payload.is_some());
         for p in &pairs.removed {
             let kind = match p.payload {
                 None => Kind::ValueRemoved { value: p.wire.clone() },
@@ -480,36 +504,6 @@ impl Comparison<'_> {
                     self.push(&arm_scope, arm_path, kind, ExperimentalIn::EitherVersion, TYPE_CHANGED);
                 }
             }
-        }
-    }
-
-    pub(super) fn compare_tagged(&mut self, a: &Tagged, b: &Tagged, path: &str, scope: &Scope) {
-        if a.tag != b.tag {
-            let kind = Kind::TagChanged { old: a.tag.clone(), new: b.tag.clone() };
-            self.push(scope, path, kind, ExperimentalIn::EitherVersion, TYPE_CHANGED);
-            return;
-        }
-        // Variants are only paired by spelling: payload shapes say too little.
-        let pairs = pair_up(&a.arms, &b.arms, |v| &v.wire, |_, _| false);
-        for p in &pairs.removed {
-            self.push(&scope.with_experimental(p.experimental, false), path, Kind::VariantRemoved { value: p.wire.clone() }, ExperimentalIn::OldVersion, VALUE_REMOVED);
-        }
-        for q in &pairs.added {
-            let payload = self.described(&Ty::Named(q.payload.clone()), q.payload.clone());
-            let kind = Kind::VariantAdded { value: q.wire.clone(), payload };
-            self.push(&scope.with_experimental(false, q.experimental), path, kind, ExperimentalIn::NewVersion, VALUE_ADDED);
-        }
-        for (p, q) in &pairs.renamed {
-            let kind = Kind::ValueRenamed { old: p.wire.clone(), new: q.wire.clone() };
-            self.push(&scope.with_experimental(p.experimental, q.experimental), path, kind, ExperimentalIn::EitherVersion, VALUE_RENAMED);
-        }
-        for (p, q) in pairs.same.iter().chain(&pairs.renamed) {
-            let arm_scope = scope.with_experimental(p.experimental, q.experimental);
-            let arm_path = format!("{path}::{}", q.wire);
-            if scope.old_experimental == scope.new_experimental {
-                self.moved(&arm_scope, arm_path.clone(), p.experimental, q.experimental);
-            }
-            self.compare_named(&p.payload, &q.payload, &arm_path, &arm_scope);
         }
     }
 
@@ -619,4 +613,12 @@ pub(super) fn as_external(kind: &TypeKind) -> External {
         },
         _ => unreachable!("only called for enums"),
     }
+}
+
+/// An arm of a tagged or externally tagged union, as [`Comparison::compare_arms`] sees it:
+/// its wire name and its payload (`None`: a plain string value).
+struct Arm<'a> {
+    wire: &'a String,
+    experimental: bool,
+    payload: Option<Ty>,
 }

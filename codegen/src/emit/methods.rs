@@ -19,8 +19,8 @@ pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<TokenStream, Error> 
     }
     let directions = Direction::ALL.map(|d| emit_direction(ir, d));
     // `Value` only where a method's params or result is "any".
-    let text = quote! { #(#directions)* }.to_string();
-    let value = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == "Value").then(|| quote! { use serde_json::Value; });
+    let any = Direction::ALL.iter().flat_map(|&d| ir.methods(d)).any(|m| m.params.ty().is_some_and(Ty::has_any) || m.response.as_ref().is_some_and(Ty::has_any));
+    let value = any.then(|| quote! { use serde_json::Value; });
     Ok(quote! {
         use serde::{Deserialize, Deserializer, Serialize, Serializer};
         use serde_json::value::RawValue;
