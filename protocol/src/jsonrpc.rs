@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::codec;
 pub use crate::codec::ParamsError;
-use crate::side::ResultEnum;
+use crate::side::{MethodEnum, ResultEnum};
 use crate::framing::{FramingError, LineReader};
 use crate::{ClientNotification, ClientRequest, ClientResponse, Request, RequestId, ServerNotification, ServerRequest, ServerResponse};
 
@@ -641,8 +641,8 @@ impl<Req: Serialize, Notif: Serialize, Res: Serialize> Message<Req, Notif, Res> 
     /// The method of a request or notification.
     pub fn method(&self) -> Option<&str>
     where
-        Req: HasMethod,
-        Notif: HasMethod,
+        Req: MethodEnum,
+        Notif: MethodEnum,
     {
         match self {
             Message::Request(r) => Some(r.method()),
@@ -653,22 +653,6 @@ impl<Req: Serialize, Notif: Serialize, Res: Serialize> Message<Req, Notif, Res> 
 
 }
 
-/// The method of a request or notification enum (see [`crate::side::MethodEnum`]); sealed.
-#[doc(hidden)]
-pub trait HasMethod: private::Sealed {
-    fn method(&self) -> &str;
-}
-
-macro_rules! has_method {
-    ($($t:ty),*) => {$(
-        impl HasMethod for $t {
-            fn method(&self) -> &str {
-                <$t>::method(self)
-            }
-        }
-    )*};
-}
-has_method!(ClientRequest, ServerRequest, ServerNotification, ClientNotification);
 
 impl<Req: Serialize, Notif: Serialize, Res: Serialize> Serialize for Message<Req, Notif, Res> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
