@@ -13,9 +13,10 @@
 //!   [`jsonrpc`] for the envelope and [`framing`] for reading NDJSON streams.
 //! - Nothing is lost: a method, union arm or enum value this version does not know decodes to
 //!   the type's `Unrecognized` variant and encodes back to the same JSON.
-//! - [`inspect`] walks a decoded value and reports what serde cannot show: `Unrecognized`
-//!   variants and `Option<Option<T>>` members, each with its JSON path. [`side`] ties each
-//!   side's request, notification and response enums together for code generic over them.
+//! - With the `inspect` feature, `inspect::Inspect` walks a decoded value and reports what
+//!   serde cannot show: `Unrecognized` variants and `Option<Option<T>>` members, each with its
+//!   JSON path. [`side`] ties each side's request, notification and response enums together
+//!   for code generic over them.
 //! - The experimental API is behind the `experimental` feature, mirroring the server's
 //!   `capabilities.experimentalApi` gate; with it, `ExperimentalApi` says which
 //!   experimental surface a request uses before it is sent.
@@ -102,6 +103,7 @@ mod codec;
 #[cfg(feature = "experimental")]
 mod experimental;
 pub mod framing;
+#[cfg(feature = "inspect")]
 pub mod inspect;
 pub mod jsonrpc;
 mod method;

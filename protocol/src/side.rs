@@ -30,7 +30,6 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::inspect::Inspect;
 use crate::jsonrpc::{FromParts, Message, ParamsError, TypedResponse};
 use crate::{
     ClientNotification, ClientRequest, ClientResponse, NotificationVisitor, RequestId, RequestVisitor, ServerNotification,
@@ -68,7 +67,7 @@ pub type MessageOf<S> = Message<<S as Side>::Request, <S as Side>::Notification>
 pub type TypedMessageOf<S> = Message<<S as Side>::Request, <S as Side>::Notification, TypedResponse<<S as Side>::Response>>;
 
 /// A request or notification enum of one side.
-pub trait MethodEnum: Serialize + Inspect + FromParts + Clone + PartialEq + std::fmt::Debug {
+pub trait MethodEnum: Serialize + FromParts + Clone + PartialEq + std::fmt::Debug {
     /// The method on the wire.
     fn method(&self) -> &str;
     /// The request id (`None` for a notification).
@@ -79,7 +78,7 @@ pub trait MethodEnum: Serialize + Inspect + FromParts + Clone + PartialEq + std:
 }
 
 /// A typed response enum of one side (`ClientResponse`: the results of client requests).
-pub trait ResultEnum: Serialize + Inspect + Clone + PartialEq + std::fmt::Debug + Sized {
+pub trait ResultEnum: Serialize + Clone + PartialEq + std::fmt::Debug + Sized {
     /// Decodes the `result` of a response to a request of `method`.
     fn decode(method: &str, result: &RawValue) -> Result<Self, ParamsError>;
     /// Whether the result is kept raw (`Unrecognized`: a method this crate does not know).

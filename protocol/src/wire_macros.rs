@@ -15,8 +15,8 @@
 //! - [`wire_tagged!`] and [`wire_untagged!`]: the two kinds of union that carry no tag of
 //!   their own in the Rust type, from one table of arms each.
 //!
-//! Every macro also writes the type's [`Inspect`](crate::inspect::Inspect) walk from the same
-//! statement.
+//! Every macro also writes the type's `Inspect` walk from the same statement (with the
+//! `inspect` feature).
 //!
 //! The presence of a member decides how its field is written and read; each is a module with
 //! the same functions (`write`, `read`, `finish`, `inspect`), so the macros need no case analysis:
@@ -110,6 +110,7 @@ macro_rules! wire_struct {
             }
         }
 
+        #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
             #[allow(unused_variables, deprecated)]
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
@@ -229,6 +230,7 @@ macro_rules! wire_enum {
             }
         }
 
+        #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
                 if let Self::Unrecognized(_) = self {
@@ -290,6 +292,7 @@ macro_rules! wire_tagged {
             }
         }
 
+        #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
                 match self {
@@ -353,6 +356,7 @@ macro_rules! wire_untagged {
             }
         }
 
+        #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
                 match self {
@@ -373,6 +377,7 @@ pub(crate) use {constructor, unknown_member, wire_enum, wire_struct, wire_tagged
 use serde::de::{self, Deserialize, MapAccess};
 use serde::ser::{Serialize, SerializeMap};
 
+#[cfg(feature = "inspect")]
 use crate::inspect::{Inspect, Inspector, Step};
 
 /// A member that must be present: the field is `T`.
@@ -402,6 +407,7 @@ pub mod required {
         crate::codec::required(slot, wire)
     }
 
+    #[cfg(feature = "inspect")]
     #[inline]
     pub fn inspect<'a, T: Inspect>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, _ty: &'static str, wire: &'static str, value: &'a T) {
         crate::inspect::member(path, inspector, wire, value)
@@ -443,6 +449,7 @@ pub mod optional {
         Ok(slot.flatten())
     }
 
+    #[cfg(feature = "inspect")]
     pub use super::required::inspect;
 }
 
@@ -459,6 +466,7 @@ pub mod required_nullable {
     }
 
     pub(crate) use super::optional::{finish, read, start};
+    #[cfg(feature = "inspect")]
     pub use super::required::inspect;
 }
 
@@ -489,6 +497,7 @@ pub mod optional_nullable {
     }
 
     /// Reports the member as one whose `null` is not its absence, then walks it.
+    #[cfg(feature = "inspect")]
     pub fn inspect<'a, T: Inspect>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, ty: &'static str, wire: &'static str, value: &'a T) {
         path.push(Step::Key(wire));
         inspector.null_meaningful(path, ty);

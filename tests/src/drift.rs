@@ -303,7 +303,12 @@ impl Checker {
 
     /// A line sent by side `S`: its requests and notifications are `S`'s, its responses answer
     /// requests of `S::Peer` and are typed by `S::Response`.
-    fn line<S: Side>(&mut self, e: &Entry, value: &Value, parts: Parts<'_>) -> bool {
+    fn line<S: Side>(&mut self, e: &Entry, value: &Value, parts: Parts<'_>) -> bool
+    where
+        S::Request: Inspect,
+        S::Notification: Inspect,
+        S::Response: Inspect,
+    {
         let (params, result) = (parts.params, parts.result);
         match MessageOf::<S>::from_envelope(parts) {
             Err(err) => {

@@ -216,7 +216,12 @@ pub fn summarize(entries: &[Entry]) -> String {
 
 /// The summary of a message sent by side `S`; `method_of` gives the method of the request a
 /// response answers.
-fn line_text<S: Side>(parts: Parts<'_>, method_of: &mut dyn FnMut(&RequestId) -> String) -> String {
+fn line_text<S: Side>(parts: Parts<'_>, method_of: &mut dyn FnMut(&RequestId) -> String) -> String
+where
+    S::Request: Inspect,
+    S::Notification: Inspect,
+    S::Response: Inspect,
+{
     let client = S::NAME == "client";
     let (params_on, result_on) = if client { (On::ClientParams, On::ServerResult) } else { (On::ServerParams, On::ClientResult) };
     let (params, result) = (parts.params, parts.result);

@@ -550,6 +550,7 @@ impl<'a> DirectionEmitter<'a> {
         let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
         let ty = enum_name.to_string();
         quote! {
+            #[cfg(feature = "inspect")]
             impl crate::inspect::Inspect for #enum_name {
                 fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
                     let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
@@ -644,6 +645,7 @@ impl<'a> DirectionEmitter<'a> {
                 #catch_all(crate::RawJson),
             }
 
+            #[cfg(feature = "inspect")]
             impl crate::inspect::Inspect for #response {
                 fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
                     let (rust, wire, result): (&'static str, &'static str, &'a dyn crate::inspect::Inspect) = match self {

@@ -532,6 +532,7 @@ fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStrea
 /// `Inspect` for a type written as tokens, with `body` (which sees `self`, `path`, `inspector`).
 fn inspect_impl(name: &Ident, body: TokenStream) -> TokenStream {
     quote! {
+        #[cfg(feature = "inspect")]
         impl crate::inspect::Inspect for #name {
             fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
                 #body

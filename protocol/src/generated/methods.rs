@@ -5070,6 +5070,7 @@ impl Serialize for ClientRequest {
         }
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for ClientRequest {
     fn inspect<'a>(
         &'a self,
@@ -5893,6 +5894,7 @@ pub enum ClientResponse {
     /// The result of a method this version of the crate does not know, kept as it came.
     Unrecognized(crate::RawJson),
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for ClientResponse {
     fn inspect<'a>(
         &'a self,
@@ -7346,6 +7348,7 @@ impl Serialize for ServerRequest {
         }
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for ServerRequest {
     fn inspect<'a>(
         &'a self,
@@ -7426,6 +7429,7 @@ pub enum ServerResponse {
     /// The result of a method this version of the crate does not know, kept as it came.
     Unrecognized(crate::RawJson),
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for ServerResponse {
     fn inspect<'a>(
         &'a self,
@@ -10157,6 +10161,7 @@ fn write_envelope<M: serde::ser::SerializeMap>(
     }
     Ok(())
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for ServerNotification {
     fn inspect<'a>(
         &'a self,
@@ -10470,6 +10475,7 @@ impl Serialize for ClientNotification {
         }
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for ClientNotification {
     fn inspect<'a>(
         &'a self,

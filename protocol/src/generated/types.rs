@@ -805,6 +805,7 @@ impl<'de> Deserialize<'de> for AskForApproval {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for AskForApproval {
     fn inspect<'a>(
         &'a self,
@@ -1358,6 +1359,7 @@ impl<'de> Deserialize<'de> for CodexErrorInfo {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for CodexErrorInfo {
     fn inspect<'a>(
         &'a self,
@@ -1922,6 +1924,7 @@ impl<'de> Deserialize<'de> for CommandExecutionApprovalDecision {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for CommandExecutionApprovalDecision {
     fn inspect<'a>(
         &'a self,
@@ -6225,6 +6228,7 @@ impl<'de> Deserialize<'de> for MultiAgentMode {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for MultiAgentMode {
     fn inspect<'a>(
         &'a self,
@@ -6516,6 +6520,7 @@ impl<'de> Deserialize<'de> for OtelExporter {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for OtelExporter {
     fn inspect<'a>(
         &'a self,
@@ -8231,6 +8236,7 @@ impl<'de> Deserialize<'de> for RequestId {
         codec::deserialize_scalar_union(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for RequestId {
     fn inspect<'a>(
         &'a self,
@@ -8438,6 +8444,7 @@ impl<'de> Deserialize<'de> for ReviewDecision {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for ReviewDecision {
     fn inspect<'a>(
         &'a self,
@@ -8767,6 +8774,7 @@ impl<'de> Deserialize<'de> for SessionSource {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for SessionSource {
     fn inspect<'a>(
         &'a self,
@@ -9094,6 +9102,7 @@ impl<'de> Deserialize<'de> for SubAgentSource {
         codec::deserialize_external(deserializer)
     }
 }
+#[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for SubAgentSource {
     fn inspect<'a>(
         &'a self,
