@@ -12,8 +12,8 @@
 //!   member, keys matched as strings, unknown keys skipped or kept) and `Deserialize`.
 //! - [`wire_enum!`]: a string enum, `Variant = "wire",` per value, plus the catch-all
 //!   `Unrecognized(String)`. `as_str`, `Serialize` and decoding all read the same table.
-//! - [`wire_tagged!`] and [`wire_untagged!`]: the two kinds of union that carry no tag of
-//!   their own in the Rust type, from one table of arms each.
+//! - [`wire_tagged!`], [`wire_external!`] and [`wire_untagged!`]: the three kinds of union,
+//!   each from one table of arms.
 //!
 //! Every macro also writes the type's `Inspect` walk from the same statement (with the
 //! `inspect` feature).
@@ -372,7 +372,106 @@ macro_rules! wire_untagged {
     };
 }
 
-pub(crate) use {constructor, unknown_member, wire_enum, wire_struct, wire_tagged, wire_untagged};
+/// An externally tagged union (a plain string, or an object with one member whose key names
+/// the variant) and its wire impls, from two tables: the string values
+/// (`Variant = "wire",`), then after `keyed` the object forms (`Variant(Payload) = "key",`),
+/// plus the catch-all `Unrecognized` that keeps an unknown value whole.
+macro_rules! wire_external {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[doc = $udoc:literal])*
+                $(#[cfg($ucfg:meta)])?
+                $unit:ident = $uwire:literal,
+            )*
+        }
+        keyed {
+            $(
+                $(#[doc = $kdoc:literal])*
+                $(#[cfg($kcfg:meta)])?
+                $keyed:ident($payload:ty) = $kwire:literal,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(serde::Serialize)]
+        pub enum $name {
+            $(
+                $(#[doc = $udoc])*
+                $(#[cfg($ucfg)])?
+                #[serde(rename = $uwire)]
+                $unit,
+            )*
+            $(
+                $(#[doc = $kdoc])*
+                $(#[cfg($kcfg)])?
+                #[serde(rename = $kwire)]
+                $keyed($payload),
+            )*
+            /// A value this version of the crate does not know, kept as it came.
+            #[serde(untagged)]
+            Unrecognized(serde_json::Value),
+        }
+
+        impl $crate::codec::ExternalUnion for $name {
+            const EXPECTING: &'static str = concat!("`", stringify!($name), "` (a string or an object with one member)");
+
+            #[allow(clippy::match_single_binding)]
+            fn from_unit(value: &str) -> Self {
+                match value {
+                    $(
+                        $(#[cfg($ucfg)])?
+                        $uwire => Self::$unit,
+                    )*
+                    _ => Self::Unrecognized(serde_json::Value::String(value.to_owned())),
+                }
+            }
+
+            #[allow(clippy::match_single_binding)]
+            fn deserialize_keyed<'de, D: serde::Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error> {
+                Ok(match key {
+                    $(
+                        $(#[cfg($kcfg)])?
+                        $kwire => Self::$keyed(serde::Deserialize::deserialize(value)?),
+                    )*
+                    _ => Self::Unrecognized($crate::codec::unrecognized_keyed(key, value)?),
+                })
+            }
+
+            fn unrecognized(value: serde_json::Value) -> Self {
+                Self::Unrecognized(value)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::codec::deserialize_external(deserializer)
+            }
+        }
+
+        #[cfg(feature = "inspect")]
+        impl $crate::inspect::Inspect for $name {
+            fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
+                match self {
+                    $(
+                        $(#[cfg($ucfg)])?
+                        Self::$unit => inspector.variant(path, stringify!($name), stringify!($unit), Some($uwire)),
+                    )*
+                    $(
+                        $(#[cfg($kcfg)])?
+                        Self::$keyed(payload) => {
+                            $crate::inspect::keyed(path, inspector, stringify!($name), stringify!($keyed), $kwire, payload)
+                        }
+                    )*
+                    Self::Unrecognized(_) => inspector.unrecognized(path, stringify!($name)),
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use {constructor, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged};
 
 use serde::de::{self, Deserialize, MapAccess};
 use serde::ser::{Serialize, SerializeMap};

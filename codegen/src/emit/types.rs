@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use super::docs::{deprecation, doc_attrs, doc_comment, doc_lines, gate};
 use super::Part;
 use crate::ir::*;
-use crate::lower::CATCH_ALL;
 use crate::naming;
 use crate::Error;
 
@@ -55,7 +54,7 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     let ser = uses("Serializer").then(|| quote! { use serde::ser::{SerializeMap, Serializer}; });
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let codec = uses("codec").then(|| quote! { use crate::codec; });
-    let macros: Vec<Ident> = ["wire_enum", "wire_struct", "wire_tagged", "wire_untagged"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
+    let macros: Vec<Ident> = ["wire_enum", "wire_external", "wire_struct", "wire_tagged", "wire_untagged"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
     let macros = (!macros.is_empty()).then(|| quote! { use crate::wire_macros::{#(#macros),*}; });
     parts.insert(
         0,
@@ -162,8 +161,8 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
     out
 }
 
-/// One named type: structs, string enums, tagged and untagged unions as wire-macro text,
-/// externally tagged and scalar unions and aliases as tokens.
+/// One named type: structs, string enums and unions as wire-macro text, scalar unions and
+/// aliases as tokens.
 fn emit_type(def: &TypeDef) -> Vec<Part> {
     let docs = doc_attrs(def.doc.as_deref(), def.experimental);
     let gate = gate(def.experimental);
@@ -179,7 +178,7 @@ fn emit_type(def: &TypeDef) -> Vec<Part> {
         }
         TypeKind::Tagged(t) => return vec![Part::Text(tagged_text(def, t))],
         TypeKind::Untagged(u) if !scalar_only(u) => return vec![Part::Text(untagged_text(def, u))],
-        TypeKind::External(e) => emit_external(&name, e),
+        TypeKind::External(e) => return vec![Part::Text(external_text(def, e))],
         TypeKind::Untagged(u) => emit_scalar_union(&name, u),
     };
     vec![Part::Tokens(quote! {
@@ -252,47 +251,6 @@ fn extra_field(s: &Struct) -> Ident {
     if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") }
 }
 
-/// A serde `rename_all` rule: its name and how serde applies it to a PascalCase variant name.
-type RenameRule = (&'static str, fn(&str) -> String);
-
-const RENAME_RULES: &[RenameRule] = &[
-    ("camelCase", |v| {
-        let mut c = v.chars();
-        c.next().map(|f| f.to_ascii_lowercase().to_string() + c.as_str()).unwrap_or_default()
-    }),
-    ("snake_case", |v| separated(v, '_')),
-    ("kebab-case", |v| separated(v, '-')),
-    ("lowercase", |v| v.to_ascii_lowercase()),
-    ("SCREAMING_SNAKE_CASE", |v| separated(v, '_').to_ascii_uppercase()),
-];
-
-fn separated(v: &str, sep: char) -> String {
-    let mut out = String::new();
-    for (i, c) in v.char_indices() {
-        if c.is_uppercase() && i > 0 {
-            out.push(sep);
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
-}
-
-/// The container attribute and the per-variant `rename`s for `(rust, wire)` pairs: one
-/// `rename_all` when a serde rule names every variant right, else a `rename` where needed.
-fn variant_renames<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> (TokenStream, Vec<TokenStream>) {
-    let all_plain = pairs.clone().all(|(r, w)| r == w);
-    if !all_plain {
-        for (rule, convert) in RENAME_RULES {
-            if pairs.clone().all(|(r, w)| convert(r) == w) {
-                let n = pairs.count();
-                return (quote! { #[serde(rename_all = #rule)] }, vec![TokenStream::new(); n]);
-            }
-        }
-    }
-    let renames = pairs.map(|(r, w)| if r == w { TokenStream::new() } else { quote! { #[serde(rename = #w)] } }).collect();
-    (TokenStream::new(), renames)
-}
-
 /// A tagged union as a `wire_tagged!` invocation: one `Variant(Payload) = "tag",` line per
 /// arm, from which the macro writes the enum, `Serialize`, the tag-first decoding and the walk.
 fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
@@ -315,91 +273,41 @@ fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
     out
 }
 
-fn emit_external(name: &Ident, e: &External) -> (TokenStream, Vec<TokenStream>) {
-    let catch_all = format_ident!("{}", CATCH_ALL);
-    let (container, renames) = variant_renames(e.arms.iter().map(|a| (a.rust.as_str(), a.wire.as_str())));
-    let variants = e.arms.iter().zip(renames).map(|(a, rename)| {
-        let docs = doc_attrs(a.doc.as_deref(), a.experimental);
-        let gate = gate(a.experimental);
-        let rust = ident(&a.rust);
+/// An externally tagged union as a `wire_external!` invocation: the string values
+/// (`Variant = "wire",`), then the object forms (`keyed { Variant(Payload) = "key", }`), from
+/// which the macro writes the enum, `Serialize`, decoding and the walk.
+fn external_text(def: &TypeDef, e: &External) -> String {
+    let mut out = String::new();
+    if def.experimental {
+        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
+    }
+    out.push_str("wire_external! {\n");
+    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
+    let arm = |out: &mut String, a: &ExternalArm| {
+        out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
+        if a.experimental {
+            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
+        }
         match &a.payload {
-            None => quote! { #docs #gate #rename #rust, },
+            None => {
+                let _ = writeln!(out, "        {} = {:?},", a.rust, a.wire);
+            }
             Some(ty) => {
-                let ty = ty_tokens(ty);
-                quote! { #docs #gate #rename #rust(#ty), }
-            }
-        }
-    });
-    let units = e.arms.iter().filter(|a| a.payload.is_none()).map(|a| {
-        let gate = gate(a.experimental);
-        let rust = ident(&a.rust);
-        let wire = &a.wire;
-        quote! { #gate #wire => Self::#rust, }
-    });
-    let keyed = e.arms.iter().filter(|a| a.payload.is_some()).map(|a| {
-        let gate = gate(a.experimental);
-        let rust = ident(&a.rust);
-        let wire = &a.wire;
-        quote! { #gate #wire => Self::#rust(Deserialize::deserialize(value)?), }
-    });
-    let expecting = format!("`{name}` (a string or an object with one member)");
-    let unknown_unit = quote! { Self::#catch_all(Value::String(value.to_owned())) };
-    let from_unit = if e.arms.iter().any(|a| a.payload.is_none()) {
-        quote! { match value { #(#units)* _ => #unknown_unit } }
-    } else {
-        unknown_unit
-    };
-    let unknown_keyed = quote! { Self::#catch_all(codec::unrecognized_keyed(key, value)?) };
-    let keyed_body = if e.arms.iter().any(|a| a.payload.is_some()) {
-        quote! { Ok(match key { #(#keyed)* _ => #unknown_keyed }) }
-    } else {
-        quote! { Ok(#unknown_keyed) }
-    };
-    let item = quote! {
-        #[derive(Debug, Clone, PartialEq, Serialize)]
-        #container
-        pub enum #name {
-            #(#variants)*
-            /// A value this version of the crate does not know, kept as it came.
-            #[serde(untagged)]
-            #catch_all(Value),
-        }
-    };
-    let union_impl = quote! {
-        impl codec::ExternalUnion for #name {
-            const EXPECTING: &'static str = #expecting;
-
-            fn from_unit(value: &str) -> Self {
-                #from_unit
-            }
-
-            fn deserialize_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error> {
-                #keyed_body
-            }
-
-            fn unrecognized(value: Value) -> Self {
-                Self::#catch_all(value)
+                let _ = writeln!(out, "        {}({}) = {:?},", a.rust, ty.rust_text(), a.wire);
             }
         }
     };
-    let de_impl = deserialize_impl(name, quote! { codec::deserialize_external });
-    let name_text = name.to_string();
-    let walks = e.arms.iter().map(|a| {
-        let gate = gate(a.experimental);
-        let rust = ident(&a.rust);
-        let (rust_text, wire) = (&a.rust, &a.wire);
-        match &a.payload {
-            None => quote! { #gate Self::#rust => inspector.variant(path, #name_text, #rust_text, Some(#wire)), },
-            Some(_) => quote! { #gate Self::#rust(value) => crate::inspect::keyed(path, inspector, #name_text, #rust_text, #wire, value), },
-        }
-    });
-    let inspect_impl = inspect_impl(name, quote! {
-        match self {
-            #(#walks)*
-            Self::#catch_all(_) => inspector.unrecognized(path, #name_text),
-        }
-    });
-    (item, vec![union_impl, de_impl, inspect_impl])
+    let _ = writeln!(out, "    pub enum {} {{", def.name);
+    for a in e.arms.iter().filter(|a| a.payload.is_none()) {
+        arm(&mut out, a);
+    }
+    out.push_str("    }\n    keyed {\n");
+    for a in e.arms.iter().filter(|a| a.payload.is_some()) {
+        arm(&mut out, a);
+    }
+    out.push_str("    }\n}\n");
+    out
 }
 
 /// Whether every arm of an untagged union is a plain scalar (`RequestId`: a string or an

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use crate::codec;
-use crate::wire_macros::{wire_enum, wire_struct, wire_tagged, wire_untagged};
+use crate::wire_macros::{
+    wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged,
+};
 /// A path that is guaranteed to be absolute and normalized (though it is not guaranteed to be canonicalized or exist on the filesystem).
 ///
 /// IMPORTANT: When deserializing an `AbsolutePathBuf`, a base path must be set using \[AbsolutePathBufGuard::new\]. If no base path is set, the deserialization will fail unless the path being deserialized is already absolute.
@@ -764,77 +766,15 @@ wire_struct! {
         pub missing_app_ids: Vec<String> = "missingAppIds" (required),
     }
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AskForApproval {
-    Untrusted,
-    OnRequest,
-    Never,
-    Granular(GranularAskForApproval),
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for AskForApproval {
-    const EXPECTING: &'static str = "`AskForApproval` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "untrusted" => Self::Untrusted,
-            "on-request" => Self::OnRequest,
-            "never" => Self::Never,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum AskForApproval {
+        Untrusted = "untrusted",
+        OnRequest = "on-request",
+        Never = "never",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "granular" => Self::Granular(Deserialize::deserialize(value)?),
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for AskForApproval {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for AskForApproval {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::Untrusted => {
-                inspector.variant(path, "AskForApproval", "Untrusted", Some("untrusted"))
-            }
-            Self::OnRequest => {
-                inspector
-                    .variant(path, "AskForApproval", "OnRequest", Some("on-request"))
-            }
-            Self::Never => {
-                inspector.variant(path, "AskForApproval", "Never", Some("never"))
-            }
-            Self::Granular(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "AskForApproval",
-                    "Granular",
-                    "granular",
-                    value,
-                )
-            }
-            Self::Unrecognized(_) => inspector.unrecognized(path, "AskForApproval"),
-        }
+    keyed {
+        Granular(GranularAskForApproval) = "granular",
     }
 }
 wire_struct! {
@@ -1260,311 +1200,42 @@ wire_struct! {
     }
     fn new(name: String, version: String);
 }
-/// This translation layer make sure that we expose codex error code in camel case.
-///
-/// When an upstream HTTP status is available (for example, from the Responses API or a provider), it is forwarded in `httpStatusCode` on the relevant `codexErrorInfo` variant.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CodexErrorInfo {
-    ContextWindowExceeded,
-    SessionBudgetExceeded,
-    UsageLimitExceeded,
-    RateLimitExceeded,
-    FlexUnavailable,
-    ServerOverloaded,
-    ModelNotFound,
-    PolicyCapacityUnavailable,
-    CyberPolicy,
-    MisalignmentPolicyViolation,
-    TooManyDenials,
-    InternalServerError,
-    Unauthorized,
-    BadRequest,
-    ThreadRollbackFailed,
-    SandboxError,
-    Other,
-    /// The workspace's inference hook explicitly denied this request.
-    InferenceHookDenied,
-    HttpConnectionFailed(HttpConnectionFailedCodexErrorInfo),
-    /// Failed to connect to the response SSE stream.
-    ResponseStreamConnectionFailed(ResponseStreamConnectionFailedCodexErrorInfo),
-    /// The response SSE stream disconnected in the middle of a turn before completion.
-    ResponseStreamDisconnected(ResponseStreamDisconnectedCodexErrorInfo),
-    /// Reached the retry limit for responses.
-    ResponseTooManyFailedAttempts(ResponseTooManyFailedAttemptsCodexErrorInfo),
-    /// Returned when `turn/start` or `turn/steer` is submitted while the current active turn cannot accept same-turn steering, for example `/review` or manual `/compact`.
-    ActiveTurnNotSteerable(ActiveTurnNotSteerableCodexErrorInfo),
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for CodexErrorInfo {
-    const EXPECTING: &'static str = "`CodexErrorInfo` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "contextWindowExceeded" => Self::ContextWindowExceeded,
-            "sessionBudgetExceeded" => Self::SessionBudgetExceeded,
-            "usageLimitExceeded" => Self::UsageLimitExceeded,
-            "rateLimitExceeded" => Self::RateLimitExceeded,
-            "flexUnavailable" => Self::FlexUnavailable,
-            "serverOverloaded" => Self::ServerOverloaded,
-            "modelNotFound" => Self::ModelNotFound,
-            "policyCapacityUnavailable" => Self::PolicyCapacityUnavailable,
-            "cyberPolicy" => Self::CyberPolicy,
-            "misalignmentPolicyViolation" => Self::MisalignmentPolicyViolation,
-            "tooManyDenials" => Self::TooManyDenials,
-            "internalServerError" => Self::InternalServerError,
-            "unauthorized" => Self::Unauthorized,
-            "badRequest" => Self::BadRequest,
-            "threadRollbackFailed" => Self::ThreadRollbackFailed,
-            "sandboxError" => Self::SandboxError,
-            "other" => Self::Other,
-            "inferenceHookDenied" => Self::InferenceHookDenied,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    /// This translation layer make sure that we expose codex error code in camel case.
+    ///
+    /// When an upstream HTTP status is available (for example, from the Responses API or a provider), it is forwarded in `httpStatusCode` on the relevant `codexErrorInfo` variant.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum CodexErrorInfo {
+        ContextWindowExceeded = "contextWindowExceeded",
+        SessionBudgetExceeded = "sessionBudgetExceeded",
+        UsageLimitExceeded = "usageLimitExceeded",
+        RateLimitExceeded = "rateLimitExceeded",
+        FlexUnavailable = "flexUnavailable",
+        ServerOverloaded = "serverOverloaded",
+        ModelNotFound = "modelNotFound",
+        PolicyCapacityUnavailable = "policyCapacityUnavailable",
+        CyberPolicy = "cyberPolicy",
+        MisalignmentPolicyViolation = "misalignmentPolicyViolation",
+        TooManyDenials = "tooManyDenials",
+        InternalServerError = "internalServerError",
+        Unauthorized = "unauthorized",
+        BadRequest = "badRequest",
+        ThreadRollbackFailed = "threadRollbackFailed",
+        SandboxError = "sandboxError",
+        Other = "other",
+        /// The workspace's inference hook explicitly denied this request.
+        InferenceHookDenied = "inferenceHookDenied",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "httpConnectionFailed" => {
-                    Self::HttpConnectionFailed(Deserialize::deserialize(value)?)
-                }
-                "responseStreamConnectionFailed" => {
-                    Self::ResponseStreamConnectionFailed(
-                        Deserialize::deserialize(value)?,
-                    )
-                }
-                "responseStreamDisconnected" => {
-                    Self::ResponseStreamDisconnected(Deserialize::deserialize(value)?)
-                }
-                "responseTooManyFailedAttempts" => {
-                    Self::ResponseTooManyFailedAttempts(Deserialize::deserialize(value)?)
-                }
-                "activeTurnNotSteerable" => {
-                    Self::ActiveTurnNotSteerable(Deserialize::deserialize(value)?)
-                }
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for CodexErrorInfo {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for CodexErrorInfo {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::ContextWindowExceeded => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "ContextWindowExceeded",
-                        Some("contextWindowExceeded"),
-                    )
-            }
-            Self::SessionBudgetExceeded => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "SessionBudgetExceeded",
-                        Some("sessionBudgetExceeded"),
-                    )
-            }
-            Self::UsageLimitExceeded => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "UsageLimitExceeded",
-                        Some("usageLimitExceeded"),
-                    )
-            }
-            Self::RateLimitExceeded => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "RateLimitExceeded",
-                        Some("rateLimitExceeded"),
-                    )
-            }
-            Self::FlexUnavailable => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "FlexUnavailable",
-                        Some("flexUnavailable"),
-                    )
-            }
-            Self::ServerOverloaded => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "ServerOverloaded",
-                        Some("serverOverloaded"),
-                    )
-            }
-            Self::ModelNotFound => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "ModelNotFound",
-                        Some("modelNotFound"),
-                    )
-            }
-            Self::PolicyCapacityUnavailable => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "PolicyCapacityUnavailable",
-                        Some("policyCapacityUnavailable"),
-                    )
-            }
-            Self::CyberPolicy => {
-                inspector
-                    .variant(path, "CodexErrorInfo", "CyberPolicy", Some("cyberPolicy"))
-            }
-            Self::MisalignmentPolicyViolation => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "MisalignmentPolicyViolation",
-                        Some("misalignmentPolicyViolation"),
-                    )
-            }
-            Self::TooManyDenials => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "TooManyDenials",
-                        Some("tooManyDenials"),
-                    )
-            }
-            Self::InternalServerError => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "InternalServerError",
-                        Some("internalServerError"),
-                    )
-            }
-            Self::Unauthorized => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "Unauthorized",
-                        Some("unauthorized"),
-                    )
-            }
-            Self::BadRequest => {
-                inspector
-                    .variant(path, "CodexErrorInfo", "BadRequest", Some("badRequest"))
-            }
-            Self::ThreadRollbackFailed => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "ThreadRollbackFailed",
-                        Some("threadRollbackFailed"),
-                    )
-            }
-            Self::SandboxError => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "SandboxError",
-                        Some("sandboxError"),
-                    )
-            }
-            Self::Other => {
-                inspector.variant(path, "CodexErrorInfo", "Other", Some("other"))
-            }
-            Self::InferenceHookDenied => {
-                inspector
-                    .variant(
-                        path,
-                        "CodexErrorInfo",
-                        "InferenceHookDenied",
-                        Some("inferenceHookDenied"),
-                    )
-            }
-            Self::HttpConnectionFailed(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "CodexErrorInfo",
-                    "HttpConnectionFailed",
-                    "httpConnectionFailed",
-                    value,
-                )
-            }
-            Self::ResponseStreamConnectionFailed(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "CodexErrorInfo",
-                    "ResponseStreamConnectionFailed",
-                    "responseStreamConnectionFailed",
-                    value,
-                )
-            }
-            Self::ResponseStreamDisconnected(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "CodexErrorInfo",
-                    "ResponseStreamDisconnected",
-                    "responseStreamDisconnected",
-                    value,
-                )
-            }
-            Self::ResponseTooManyFailedAttempts(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "CodexErrorInfo",
-                    "ResponseTooManyFailedAttempts",
-                    "responseTooManyFailedAttempts",
-                    value,
-                )
-            }
-            Self::ActiveTurnNotSteerable(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "CodexErrorInfo",
-                    "ActiveTurnNotSteerable",
-                    "activeTurnNotSteerable",
-                    value,
-                )
-            }
-            Self::Unrecognized(_) => inspector.unrecognized(path, "CodexErrorInfo"),
-        }
+    keyed {
+        HttpConnectionFailed(HttpConnectionFailedCodexErrorInfo) = "httpConnectionFailed",
+        /// Failed to connect to the response SSE stream.
+        ResponseStreamConnectionFailed(ResponseStreamConnectionFailedCodexErrorInfo) = "responseStreamConnectionFailed",
+        /// The response SSE stream disconnected in the middle of a turn before completion.
+        ResponseStreamDisconnected(ResponseStreamDisconnectedCodexErrorInfo) = "responseStreamDisconnected",
+        /// Reached the retry limit for responses.
+        ResponseTooManyFailedAttempts(ResponseTooManyFailedAttemptsCodexErrorInfo) = "responseTooManyFailedAttempts",
+        /// Returned when `turn/start` or `turn/steer` is submitted while the current active turn cannot accept same-turn steering, for example `/review` or manual `/compact`.
+        ActiveTurnNotSteerable(ActiveTurnNotSteerableCodexErrorInfo) = "activeTurnNotSteerable",
     }
 }
 wire_enum! {
@@ -1865,133 +1536,23 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CommandExecWriteResponse {}
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CommandExecutionApprovalDecision {
-    /// User approved the command.
-    Accept,
-    /// User approved the command and future prompts in the same session-scoped approval cache should run without prompting.
-    AcceptForSession,
-    /// User approved the command, and wants to apply the proposed execpolicy amendment so future matching commands can run without prompting.
-    AcceptWithExecpolicyAmendment(
-        AcceptWithExecpolicyAmendmentCommandExecutionApprovalDecision,
-    ),
-    /// User chose a persistent network policy rule (allow/deny) for this host.
-    ApplyNetworkPolicyAmendment(
-        ApplyNetworkPolicyAmendmentCommandExecutionApprovalDecision,
-    ),
-    /// User denied the command. The agent will continue the turn.
-    Decline,
-    /// User denied the command. The turn will also be immediately interrupted.
-    Cancel,
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for CommandExecutionApprovalDecision {
-    const EXPECTING: &'static str = "`CommandExecutionApprovalDecision` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "accept" => Self::Accept,
-            "acceptForSession" => Self::AcceptForSession,
-            "decline" => Self::Decline,
-            "cancel" => Self::Cancel,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum CommandExecutionApprovalDecision {
+        /// User approved the command.
+        Accept = "accept",
+        /// User approved the command and future prompts in the same session-scoped approval cache should run without prompting.
+        AcceptForSession = "acceptForSession",
+        /// User denied the command. The agent will continue the turn.
+        Decline = "decline",
+        /// User denied the command. The turn will also be immediately interrupted.
+        Cancel = "cancel",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "acceptWithExecpolicyAmendment" => {
-                    Self::AcceptWithExecpolicyAmendment(Deserialize::deserialize(value)?)
-                }
-                "applyNetworkPolicyAmendment" => {
-                    Self::ApplyNetworkPolicyAmendment(Deserialize::deserialize(value)?)
-                }
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for CommandExecutionApprovalDecision {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for CommandExecutionApprovalDecision {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::Accept => {
-                inspector
-                    .variant(
-                        path,
-                        "CommandExecutionApprovalDecision",
-                        "Accept",
-                        Some("accept"),
-                    )
-            }
-            Self::AcceptForSession => {
-                inspector
-                    .variant(
-                        path,
-                        "CommandExecutionApprovalDecision",
-                        "AcceptForSession",
-                        Some("acceptForSession"),
-                    )
-            }
-            Self::AcceptWithExecpolicyAmendment(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "CommandExecutionApprovalDecision",
-                    "AcceptWithExecpolicyAmendment",
-                    "acceptWithExecpolicyAmendment",
-                    value,
-                )
-            }
-            Self::ApplyNetworkPolicyAmendment(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "CommandExecutionApprovalDecision",
-                    "ApplyNetworkPolicyAmendment",
-                    "applyNetworkPolicyAmendment",
-                    value,
-                )
-            }
-            Self::Decline => {
-                inspector
-                    .variant(
-                        path,
-                        "CommandExecutionApprovalDecision",
-                        "Decline",
-                        Some("decline"),
-                    )
-            }
-            Self::Cancel => {
-                inspector
-                    .variant(
-                        path,
-                        "CommandExecutionApprovalDecision",
-                        "Cancel",
-                        Some("cancel"),
-                    )
-            }
-            Self::Unrecognized(_) => {
-                inspector.unrecognized(path, "CommandExecutionApprovalDecision")
-            }
-        }
+    keyed {
+        /// User approved the command, and wants to apply the proposed execpolicy amendment so future matching commands can run without prompting.
+        AcceptWithExecpolicyAmendment(AcceptWithExecpolicyAmendmentCommandExecutionApprovalDecision) = "acceptWithExecpolicyAmendment",
+        /// User chose a persistent network policy rule (allow/deny) for this host.
+        ApplyNetworkPolicyAmendment(ApplyNetworkPolicyAmendmentCommandExecutionApprovalDecision) = "applyNetworkPolicyAmendment",
     }
 }
 wire_enum! {
@@ -6188,78 +5749,15 @@ wire_struct! {
         pub new_thread: Option<NewThreadModelDefaults> = "newThread" (optional),
     }
 }
-/// Controls the effective multi-agent delegation instructions for a turn. `custom` means the configured mode hint defines the policy instead of a built-in policy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum MultiAgentMode {
-    ExplicitRequestOnly,
-    Proactive,
-    Custom(String),
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for MultiAgentMode {
-    const EXPECTING: &'static str = "`MultiAgentMode` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "explicitRequestOnly" => Self::ExplicitRequestOnly,
-            "proactive" => Self::Proactive,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    /// Controls the effective multi-agent delegation instructions for a turn. `custom` means the configured mode hint defines the policy instead of a built-in policy.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum MultiAgentMode {
+        ExplicitRequestOnly = "explicitRequestOnly",
+        Proactive = "proactive",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "custom" => Self::Custom(Deserialize::deserialize(value)?),
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for MultiAgentMode {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for MultiAgentMode {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::ExplicitRequestOnly => {
-                inspector
-                    .variant(
-                        path,
-                        "MultiAgentMode",
-                        "ExplicitRequestOnly",
-                        Some("explicitRequestOnly"),
-                    )
-            }
-            Self::Proactive => {
-                inspector.variant(path, "MultiAgentMode", "Proactive", Some("proactive"))
-            }
-            Self::Custom(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "MultiAgentMode",
-                    "Custom",
-                    "custom",
-                    value,
-                )
-            }
-            Self::Unrecognized(_) => inspector.unrecognized(path, "MultiAgentMode"),
-        }
+    keyed {
+        Custom(String) = "custom",
     }
 }
 wire_enum! {
@@ -6479,81 +5977,15 @@ wire_struct! {
     }
     fn new(challenge: String, description: String, title: String, server_name: String, thread_id: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OtelExporter {
-    None,
-    Statsig,
-    OtlpHttp(OtlpHttpOtelExporter),
-    OtlpGrpc(OtlpGrpcOtelExporter),
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for OtelExporter {
-    const EXPECTING: &'static str = "`OtelExporter` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "none" => Self::None,
-            "statsig" => Self::Statsig,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum OtelExporter {
+        None = "none",
+        Statsig = "statsig",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "otlp-http" => Self::OtlpHttp(Deserialize::deserialize(value)?),
-                "otlp-grpc" => Self::OtlpGrpc(Deserialize::deserialize(value)?),
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for OtelExporter {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for OtelExporter {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::None => inspector.variant(path, "OtelExporter", "None", Some("none")),
-            Self::Statsig => {
-                inspector.variant(path, "OtelExporter", "Statsig", Some("statsig"))
-            }
-            Self::OtlpHttp(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "OtelExporter",
-                    "OtlpHttp",
-                    "otlp-http",
-                    value,
-                )
-            }
-            Self::OtlpGrpc(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "OtelExporter",
-                    "OtlpGrpc",
-                    "otlp-grpc",
-                    value,
-                )
-            }
-            Self::Unrecognized(_) => inspector.unrecognized(path, "OtelExporter"),
-        }
+    keyed {
+        OtlpHttp(OtlpHttpOtelExporter) = "otlp-http",
+        OtlpGrpc(OtlpGrpcOtelExporter) = "otlp-grpc",
     }
 }
 wire_enum! {
@@ -8382,135 +7814,28 @@ wire_tagged! {
         Other(OtherResponsesApiWebSearchAction) = "other",
     }
 }
-/// User's decision in response to an ExecApprovalRequest.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReviewDecision {
-    /// User has approved this command and the agent should execute it.
-    Approved,
-    /// User has approved this command and wants to apply the proposed execpolicy amendment so future matching commands are permitted.
-    ApprovedExecpolicyAmendment(ApprovedExecpolicyAmendmentReviewDecision),
-    /// User has approved this request and wants future prompts in the same session-scoped approval cache to be automatically approved for the remainder of the session.
-    ApprovedForSession,
-    /// User has approved this MCP tool call and wants to amend its policy so matching future calls are automatically approved across sessions.
-    ApprovedMcpPolicyAmendment,
-    /// User chose to persist a network policy rule (allow/deny) for future requests to the same host.
-    NetworkPolicyAmendment(NetworkPolicyAmendmentReviewDecision),
-    /// User has denied this command and the agent should not execute it, but it should continue the session and try something else.
-    Denied(DeniedReviewDecision),
-    /// Automatic approval review timed out before reaching a decision.
-    TimedOut,
-    /// User has denied this command and the agent should not do anything until the user's next command.
-    Abort,
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for ReviewDecision {
-    const EXPECTING: &'static str = "`ReviewDecision` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "approved" => Self::Approved,
-            "approved_for_session" => Self::ApprovedForSession,
-            "approved_mcp_policy_amendment" => Self::ApprovedMcpPolicyAmendment,
-            "timed_out" => Self::TimedOut,
-            "abort" => Self::Abort,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    /// User's decision in response to an ExecApprovalRequest.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ReviewDecision {
+        /// User has approved this command and the agent should execute it.
+        Approved = "approved",
+        /// User has approved this request and wants future prompts in the same session-scoped approval cache to be automatically approved for the remainder of the session.
+        ApprovedForSession = "approved_for_session",
+        /// User has approved this MCP tool call and wants to amend its policy so matching future calls are automatically approved across sessions.
+        ApprovedMcpPolicyAmendment = "approved_mcp_policy_amendment",
+        /// Automatic approval review timed out before reaching a decision.
+        TimedOut = "timed_out",
+        /// User has denied this command and the agent should not do anything until the user's next command.
+        Abort = "abort",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "approved_execpolicy_amendment" => {
-                    Self::ApprovedExecpolicyAmendment(Deserialize::deserialize(value)?)
-                }
-                "network_policy_amendment" => {
-                    Self::NetworkPolicyAmendment(Deserialize::deserialize(value)?)
-                }
-                "denied" => Self::Denied(Deserialize::deserialize(value)?),
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for ReviewDecision {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for ReviewDecision {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::Approved => {
-                inspector.variant(path, "ReviewDecision", "Approved", Some("approved"))
-            }
-            Self::ApprovedExecpolicyAmendment(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "ReviewDecision",
-                    "ApprovedExecpolicyAmendment",
-                    "approved_execpolicy_amendment",
-                    value,
-                )
-            }
-            Self::ApprovedForSession => {
-                inspector
-                    .variant(
-                        path,
-                        "ReviewDecision",
-                        "ApprovedForSession",
-                        Some("approved_for_session"),
-                    )
-            }
-            Self::ApprovedMcpPolicyAmendment => {
-                inspector
-                    .variant(
-                        path,
-                        "ReviewDecision",
-                        "ApprovedMcpPolicyAmendment",
-                        Some("approved_mcp_policy_amendment"),
-                    )
-            }
-            Self::NetworkPolicyAmendment(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "ReviewDecision",
-                    "NetworkPolicyAmendment",
-                    "network_policy_amendment",
-                    value,
-                )
-            }
-            Self::Denied(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "ReviewDecision",
-                    "Denied",
-                    "denied",
-                    value,
-                )
-            }
-            Self::TimedOut => {
-                inspector.variant(path, "ReviewDecision", "TimedOut", Some("timed_out"))
-            }
-            Self::Abort => {
-                inspector.variant(path, "ReviewDecision", "Abort", Some("abort"))
-            }
-            Self::Unrecognized(_) => inspector.unrecognized(path, "ReviewDecision"),
-        }
+    keyed {
+        /// User has approved this command and wants to apply the proposed execpolicy amendment so future matching commands are permitted.
+        ApprovedExecpolicyAmendment(ApprovedExecpolicyAmendmentReviewDecision) = "approved_execpolicy_amendment",
+        /// User chose to persist a network policy rule (allow/deny) for future requests to the same host.
+        NetworkPolicyAmendment(NetworkPolicyAmendmentReviewDecision) = "network_policy_amendment",
+        /// User has denied this command and the agent should not execute it, but it should continue the session and try something else.
+        Denied(DeniedReviewDecision) = "denied",
     }
 }
 wire_enum! {
@@ -8727,94 +8052,18 @@ wire_struct! {
     }
     fn new(cwd: String, path: String);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum SessionSource {
-    Cli,
-    Vscode,
-    Exec,
-    AppServer,
-    Unknown,
-    Custom(String),
-    SubAgent(SubAgentSource),
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for SessionSource {
-    const EXPECTING: &'static str = "`SessionSource` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "cli" => Self::Cli,
-            "vscode" => Self::Vscode,
-            "exec" => Self::Exec,
-            "appServer" => Self::AppServer,
-            "unknown" => Self::Unknown,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum SessionSource {
+        Cli = "cli",
+        Vscode = "vscode",
+        Exec = "exec",
+        AppServer = "appServer",
+        Unknown = "unknown",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "custom" => Self::Custom(Deserialize::deserialize(value)?),
-                "subAgent" => Self::SubAgent(Deserialize::deserialize(value)?),
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for SessionSource {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for SessionSource {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::Cli => inspector.variant(path, "SessionSource", "Cli", Some("cli")),
-            Self::Vscode => {
-                inspector.variant(path, "SessionSource", "Vscode", Some("vscode"))
-            }
-            Self::Exec => inspector.variant(path, "SessionSource", "Exec", Some("exec")),
-            Self::AppServer => {
-                inspector.variant(path, "SessionSource", "AppServer", Some("appServer"))
-            }
-            Self::Unknown => {
-                inspector.variant(path, "SessionSource", "Unknown", Some("unknown"))
-            }
-            Self::Custom(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "SessionSource",
-                    "Custom",
-                    "custom",
-                    value,
-                )
-            }
-            Self::SubAgent(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "SessionSource",
-                    "SubAgent",
-                    "subAgent",
-                    value,
-                )
-            }
-            Self::Unrecognized(_) => inspector.unrecognized(path, "SessionSource"),
-        }
+    keyed {
+        Custom(String) = "custom",
+        SubAgent(SubAgentSource) = "subAgent",
     }
 }
 #[cfg(feature = "experimental")]
@@ -9059,94 +8308,16 @@ wire_struct! {
     }
     fn new(agent_path: String, agent_thread_id: String, id: String, kind: SubAgentActivityKind);
 }
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SubAgentSource {
-    Review,
-    Compact,
-    MemoryConsolidation,
-    ThreadSpawn(ThreadSpawnSubAgentSource),
-    Other(String),
-    /// A value this version of the crate does not know, kept as it came.
-    #[serde(untagged)]
-    Unrecognized(Value),
-}
-impl codec::ExternalUnion for SubAgentSource {
-    const EXPECTING: &'static str = "`SubAgentSource` (a string or an object with one member)";
-    fn from_unit(value: &str) -> Self {
-        match value {
-            "review" => Self::Review,
-            "compact" => Self::Compact,
-            "memory_consolidation" => Self::MemoryConsolidation,
-            _ => Self::Unrecognized(Value::String(value.to_owned())),
-        }
+wire_external! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum SubAgentSource {
+        Review = "review",
+        Compact = "compact",
+        MemoryConsolidation = "memory_consolidation",
     }
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(
-        key: &str,
-        value: D,
-    ) -> Result<Self, D::Error> {
-        Ok(
-            match key {
-                "thread_spawn" => Self::ThreadSpawn(Deserialize::deserialize(value)?),
-                "other" => Self::Other(Deserialize::deserialize(value)?),
-                _ => Self::Unrecognized(codec::unrecognized_keyed(key, value)?),
-            },
-        )
-    }
-    fn unrecognized(value: Value) -> Self {
-        Self::Unrecognized(value)
-    }
-}
-impl<'de> Deserialize<'de> for SubAgentSource {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_external(deserializer)
-    }
-}
-#[cfg(feature = "inspect")]
-impl crate::inspect::Inspect for SubAgentSource {
-    fn inspect<'a>(
-        &'a self,
-        path: &mut Vec<crate::inspect::Step<'a>>,
-        inspector: &mut dyn crate::inspect::Inspector,
-    ) {
-        match self {
-            Self::Review => {
-                inspector.variant(path, "SubAgentSource", "Review", Some("review"))
-            }
-            Self::Compact => {
-                inspector.variant(path, "SubAgentSource", "Compact", Some("compact"))
-            }
-            Self::MemoryConsolidation => {
-                inspector
-                    .variant(
-                        path,
-                        "SubAgentSource",
-                        "MemoryConsolidation",
-                        Some("memory_consolidation"),
-                    )
-            }
-            Self::ThreadSpawn(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "SubAgentSource",
-                    "ThreadSpawn",
-                    "thread_spawn",
-                    value,
-                )
-            }
-            Self::Other(value) => {
-                crate::inspect::keyed(
-                    path,
-                    inspector,
-                    "SubAgentSource",
-                    "Other",
-                    "other",
-                    value,
-                )
-            }
-            Self::Unrecognized(_) => inspector.unrecognized(path, "SubAgentSource"),
-        }
+    keyed {
+        ThreadSpawn(ThreadSpawnSubAgentSource) = "thread_spawn",
+        Other(String) = "other",
     }
 }
 wire_struct! {
