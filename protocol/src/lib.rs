@@ -86,6 +86,7 @@ mod wire_macros;
     clippy::too_many_arguments
 )]
 mod generated {
+    pub mod access;
     #[cfg(feature = "experimental")]
     pub mod experimental;
     pub mod methods;
