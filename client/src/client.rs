@@ -15,7 +15,6 @@ use std::time::Duration;
 use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::*;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
@@ -311,13 +310,17 @@ const EARLY_MAX: usize = 256;
 
 struct Pending {
     tx: oneshot::Sender<Result<Answer, ClientError>>,
+    /// The request's method when its result is decoded by type (`request::<M>`): the reader
+    /// decodes the result straight into `M`'s response type. `None` keeps it raw.
+    typed: Option<&'static str>,
     /// `turn/start` on this thread: the reader registers the turn's route.
     turn_thread: Option<String>,
 }
 
-/// A successful answer: the raw result, and the turn's queue for `turn/start`.
+/// A successful answer: the result (typed by the request's method, or raw), and the turn's
+/// queue for `turn/start`.
 pub(crate) struct Answer {
-    pub(crate) result: Box<RawValue>,
+    pub(crate) result: ClientResponse,
     pub(crate) turn: Option<Arc<TurnQueue>>,
 }
 
@@ -429,27 +432,34 @@ impl Client {
         Notifications::new(self.shared().lock().events.as_ref().map(|tx| tx.subscribe()))
     }
 
-    /// Sends the request `M` and returns its typed response. The result is decoded by
-    /// `M::Response` straight from its text (the connection task keeps it raw, so a large
-    /// result never holds up the reader). Dropping the future forgets the request: its
-    /// answer, when it comes, is discarded.
-    pub async fn request<M: Request>(&self, params: M::Params) -> Result<M::Response, ClientError> {
-        let (answer, _) = self.call(M::METHOD, &params, None).await?;
-        decode_typed::<M>(answer.result)
+    /// Sends the request `M` and returns its typed response. The result is decoded once,
+    /// straight from the line into `M::Response` (the connection task knows the method of
+    /// every pending request). Dropping the future forgets the request: its answer, when it
+    /// comes, is discarded.
+    pub async fn request<M: Request>(&self, params: M::Params) -> Result<M::Response, ClientError>
+    where
+        M::Response: 'static,
+    {
+        let (answer, _) = self.call(M::METHOD, Some(M::METHOD), &params, None).await?;
+        typed_result::<M>(answer.result)
     }
 
     /// Sends a request by method name with any params, for methods newer than this crate;
     /// returns the raw result.
     pub async fn request_raw(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ClientError> {
         let params = if params.is_null() { None } else { Some(params) };
-        let (answer, _) = self.call(method, &params, None).await?;
-        serde_json::from_str(answer.result.get()).map_err(|e| {
+        let (answer, _) = self.call(method, None, &params, None).await?;
+        let decoded = match &answer.result {
+            ClientResponse::Unrecognized(raw) => raw.to_value(),
+            typed => serde_json::to_value(typed),
+        };
+        decoded.map_err(|e| {
             ClientError::Decode(DecodeReport {
                 line_number: None,
                 method: Some(method.to_owned()),
                 path: Some("result".into()),
                 message: e.to_string(),
-                line: wire::truncate(answer.result.get(), 300),
+                line: String::new(),
             })
         })
     }
@@ -464,9 +474,9 @@ impl Client {
     /// notifications.
     pub async fn start_turn(&self, params: TurnStartParams) -> Result<TurnHandle, ClientError> {
         let thread = params.thread_id.clone();
-        let (answer, id) = self.call(request::TurnStart::METHOD, &params, Some(thread.clone())).await?;
+        let (answer, id) = self.call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), &params, Some(thread.clone())).await?;
         let queue = answer.turn.clone();
-        let response = decode_typed::<request::TurnStart>(answer.result)?;
+        let response = typed_result::<request::TurnStart>(answer.result)?;
         let queue = queue.ok_or_else(|| ClientError::Refused(format!("turn/start {id:?} answered without a turn id")))?;
         Ok(TurnHandle::new(self.clone(), thread, response, queue))
     }
@@ -504,7 +514,15 @@ impl Client {
     }
 
     /// Sends a request and waits for its answer.
-    async fn call<P: Serialize + ?Sized>(&self, method: &str, params: &P, turn_thread: Option<String>) -> Result<(Answer, RequestId), ClientError> {
+    /// `typed`: the method whose response type the reader decodes the result into (see
+    /// [`Pending::typed`]).
+    async fn call<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        typed: Option<&'static str>,
+        params: &P,
+        turn_thread: Option<String>,
+    ) -> Result<(Answer, RequestId), ClientError> {
         let shared = self.shared();
         let id = RequestId::Integer(shared.next_id.fetch_add(1, Ordering::Relaxed));
         let line = wire::request_line(&id, method, params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
@@ -518,7 +536,7 @@ impl Client {
             if let Some(thread) = &turn_thread {
                 state.starting.entry(thread.clone()).or_default().0 += 1;
             }
-            state.pending.insert(id.clone(), Pending { tx, turn_thread });
+            state.pending.insert(id.clone(), Pending { tx, typed, turn_thread });
         }
         let _guard = PendingGuard { shared, id: id.clone() };
         if shared.out.send(line).await.is_err() {
@@ -556,17 +574,18 @@ impl Client {
     }
 }
 
-/// Decodes a raw result by the response type of `M` (the error carries the serde path).
-fn decode_typed<M: Request>(result: Box<RawValue>) -> Result<M::Response, ClientError> {
-    let response = Response { id: RequestId::Integer(0), result };
-    response.decode::<M>().map_err(|e| {
-        let path = if e.path.is_empty() || e.path == "." { "result".to_owned() } else { format!("result.{}", e.path) };
+/// The typed result of `M` out of the response the reader decoded by `M`'s method.
+fn typed_result<M: Request>(result: ClientResponse) -> Result<M::Response, ClientError>
+where
+    M::Response: 'static,
+{
+    result.into_result::<M>().ok_or_else(|| {
         ClientError::Decode(DecodeReport {
             line_number: None,
             method: Some(M::METHOD.to_owned()),
-            message: format!("the result of `{}` does not match its type at `{path}`: {}", M::METHOD, e.source),
-            path: Some(path),
-            line: wire::truncate(response.result.get(), 300),
+            path: Some("result".into()),
+            message: format!("the result of `{}` was not decoded as its response type", M::METHOD),
+            line: String::new(),
         })
     })
 }
@@ -670,7 +689,8 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
     if let Some(tap) = &shared.tap {
         tap.record(Direction::S2c, &line);
     }
-    match wire::decode_server_line(&line, number) {
+    let typed = |id: &RequestId| shared.lock().pending.get(id).and_then(|p| p.typed);
+    match wire::decode_server_line(&line, number, typed) {
         Ok(Message::Notification(notification)) => route(shared, Arc::new(notification)),
         Ok(Message::Request(request)) => answer_server_request(shared, request),
         Ok(Message::Response(response)) => {
@@ -679,15 +699,16 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
                 return; // its future was dropped
             };
             let turn = pending.turn_thread.as_ref().and_then(|thread| {
-                let turn = wire::started_turn_id(&response.result)?;
+                let ClientResponse::TurnStart(started) = &response.result else { return None };
+                let turn = started.turn.id.clone();
                 let queue = Arc::new(TurnQueue::new(shared.turn_buffer, shared.late_grace));
                 let (mine, others): (Early, Early) = early.into_iter().partition(|(t, _)| *t == turn);
                 if let Some((_, early)) = state.starting.get_mut(thread) {
                     early.extend(others);
                 }
                 for (_, n) in mine {
-                    let key = wire::route_key(&n);
-                    queue.push(n.clone(), wire::lifecycle(&n), key.item.as_deref());
+                    let item = wire::route_key(&n).item;
+                    queue.push(n.clone(), wire::lifecycle(&n), item.as_deref());
                 }
                 state.routes.insert((thread.clone(), turn), queue.clone());
                 Some(queue)
@@ -707,12 +728,19 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
                 }
             }
         }
-        Err(report) => {
-            if let Some(id) = wire::undecodable_request_id(&line) {
-                let error = ErrorObject::new(ErrorObject::INVALID_PARAMS, format!("the client cannot decode this request: {}", report.message));
-                let _ = shared.out.try_send(wire::error_line(id, error));
+        Err(wire::Undecodable { report, response }) => {
+            let mut state = shared.lock();
+            // A response whose result does not fit the type of its request fails that request.
+            if let Some(pending) = response.as_ref().and_then(|id| state.take_pending(id)) {
+                let _ = pending.tx.send(Err(ClientError::Decode(report)));
+                return;
             }
-            let state = shared.lock();
+            if response.is_none() {
+                if let Some(id) = wire::undecodable_request_id(&line) {
+                    let error = ErrorObject::new(ErrorObject::INVALID_PARAMS, format!("the client cannot decode this request: {}", report.message));
+                    let _ = shared.out.try_send(wire::error_line(id, error));
+                }
+            }
             if let Some(events) = &state.events {
                 let _ = events.send(Event::Undecodable(Arc::new(report)));
             }
@@ -730,9 +758,9 @@ fn route(shared: &Shared, notification: Arc<ServerNotification>) {
         match queue {
             Some(queue) => queue.push(notification.clone(), wire::lifecycle(&notification), key.item.as_deref()),
             None => {
-                if let Some((_, early)) = state.starting.get_mut(thread.as_str()) {
+                if let Some((_, early)) = state.starting.get_mut(thread.as_ref()) {
                     if early.len() < EARLY_MAX {
-                        early.push_back((turn.clone(), notification.clone()));
+                        early.push_back((turn.clone().into_owned(), notification.clone()));
                     }
                 }
             }
