@@ -2,9 +2,11 @@
 //!
 //! A connection runs two tasks: the writer owns the transport's sending half and writes the
 //! lines queued by requests and by the request handler; the reader owns the receiving half,
-//! decodes every server line, resolves pending requests (a map `id -> oneshot`), routes
-//! notifications to the global stream and to turn handles, and starts a task per server
-//! request. Neither ever waits for a consumer. When the stream ends, every pending request
+//! decodes every server line in one pass (a response's result by the method of its pending
+//! request), resolves pending requests (a map `id -> oneshot`), routes notifications to the
+//! global streams and to turn handles, and starts a task per server request. The reader takes
+//! every line that is ready when it wakes (up to `BATCH`) and wakes the streams once per
+//! batch. Neither task ever waits for a consumer. When the stream ends, every pending request
 //! fails with [`ClientError::ServerExited`] and every stream ends.
 
 use std::collections::{HashMap, VecDeque};
@@ -15,11 +17,12 @@ use std::time::Duration;
 use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::*;
 use serde::Serialize;
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use futures_util::FutureExt;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::{ClientError, DecodeReport, ServerExit, TransportError, VersionCheck};
-use crate::events::{Event, Notifications, TurnQueue};
+use crate::events::{Event, EventQueue, Notifications, TurnQueue};
 use crate::handler::{panic_message, DefaultHandler, DynHandler, ServerRequestHandler};
 use crate::tap::{Direction, Tap};
 use crate::transport::stdio::CodexCommand;
@@ -210,7 +213,6 @@ impl ClientBuilder {
         let (out_tx, out_rx) = mpsc::channel(256);
         let (control, _) = watch::channel(Control::Run);
         let (exit, _) = watch::channel(None);
-        let (events, _) = broadcast::channel(self.notification_buffer);
         let shared = Arc::new(Shared {
             out: out_tx,
             state: Mutex::new(State {
@@ -218,13 +220,14 @@ impl ClientBuilder {
                 routes: HashMap::new(),
                 starting: HashMap::new(),
                 closed: None,
-                events: Some(events),
+                subscribers: Vec::new(),
             }),
             next_id: AtomicI64::new(1),
             tap: self.tap,
             handler: self.handler,
             control,
             exit,
+            notification_buffer: self.notification_buffer,
             turn_buffer: self.turn_buffer,
             late_grace: self.late_grace,
             request_timeout: self.request_timeout,
@@ -289,6 +292,7 @@ struct Shared {
     handler: Arc<dyn DynHandler>,
     control: watch::Sender<Control>,
     exit: watch::Sender<Option<ServerExit>>,
+    notification_buffer: usize,
     turn_buffer: usize,
     late_grace: Duration,
     request_timeout: Option<Duration>,
@@ -302,7 +306,8 @@ struct State {
     /// its response (bounded).
     starting: HashMap<String, (usize, Early)>,
     closed: Option<ClientError>,
-    events: Option<broadcast::Sender<Event>>,
+    /// The queue of each [`Notifications`] stream (until the connection closes).
+    subscribers: Vec<Arc<EventQueue>>,
 }
 
 /// At most this many notifications of a turn are held before its `turn/start` response.
@@ -328,6 +333,19 @@ pub(crate) struct Answer {
 type Early = VecDeque<(String, Arc<ServerNotification>)>;
 
 impl State {
+    /// Queues an event on every [`Notifications`] stream still read (the reader wakes them
+    /// once per batch of lines: [`Shared::wake_subscribers`]).
+    fn publish(&mut self, event: Event) {
+        // A queue only this list holds belongs to a dropped stream.
+        self.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
+        if let Some((last, others)) = self.subscribers.split_last() {
+            for queue in others {
+                queue.push(event.clone());
+            }
+            last.push(event);
+        }
+    }
+
     fn take_pending(&mut self, id: &RequestId) -> Option<Pending> {
         self.take_pending_with_early(id).map(|(pending, _)| pending)
     }
@@ -355,6 +373,13 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Wakes the readers of the streams that got something since the last call.
+    fn wake_subscribers(&self) {
+        for queue in &self.lock().subscribers {
+            queue.wake();
+        }
+    }
+
     /// Fails everything and ends every stream.
     fn close(&self, error: ClientError) {
         let mut state = self.lock();
@@ -369,7 +394,9 @@ impl Shared {
         for (_, queue) in state.routes.drain() {
             queue.close();
         }
-        state.events = None;
+        for queue in state.subscribers.drain(..) {
+            queue.close();
+        }
     }
 }
 
@@ -429,7 +456,13 @@ impl Client {
 
     /// Every notification from now on; see [`Notifications`].
     pub fn notifications(&self) -> Notifications {
-        Notifications::new(self.shared().lock().events.as_ref().map(|tx| tx.subscribe()))
+        let mut state = self.shared().lock();
+        if state.closed.is_some() {
+            return Notifications::new(None);
+        }
+        let queue = Arc::new(EventQueue::new(self.shared().notification_buffer));
+        state.subscribers.push(queue.clone());
+        Notifications::new(Some(queue))
     }
 
     /// Sends the request `M` and returns its typed response. The result is decoded once,
@@ -641,6 +674,9 @@ async fn write<S: LineSender>(sender: &mut S, shared: &Shared, line: String) -> 
     sender.send(line).await
 }
 
+/// At most this many lines are read per wake-up of the reader.
+const BATCH: usize = 256;
+
 async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
     let mut control = shared.control.subscribe();
     let mut number = 0u64;
@@ -666,6 +702,30 @@ async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
                 Some(Ok(Some(line))) => {
                     number += 1;
                     handle_line(&shared, line, number);
+                    // The lines that are ready too, without waiting (`recv` is cancel safe);
+                    // the streams are woken once for the batch.
+                    let mut end = None;
+                    for _ in 1..BATCH {
+                        match receiver.recv().now_or_never() {
+                            Some(Ok(Some(line))) => {
+                                number += 1;
+                                handle_line(&shared, line, number);
+                            }
+                            Some(Ok(None)) => {
+                                end = Some("end of stream".to_owned());
+                                break;
+                            }
+                            Some(Err(e)) => {
+                                end = Some(format!("read error: {e}"));
+                                break;
+                            }
+                            None => break,
+                        }
+                    }
+                    shared.wake_subscribers();
+                    if let Some(reason) = end {
+                        break reason;
+                    }
                 }
                 Some(Ok(None)) => break "end of stream".to_owned(),
                 Some(Err(e)) => break format!("read error: {e}"),
@@ -721,11 +781,7 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
                 Some(pending) => {
                     let _ = pending.tx.send(Err(ClientError::Server(error.error)));
                 }
-                None => {
-                    if let Some(events) = &state.events {
-                        let _ = events.send(Event::OrphanError(Arc::new(error)));
-                    }
-                }
+                None => state.publish(Event::OrphanError(Arc::new(error))),
             }
         }
         Err(wire::Undecodable { report, response }) => {
@@ -741,9 +797,7 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
                     let _ = shared.out.try_send(wire::error_line(id, error));
                 }
             }
-            if let Some(events) = &state.events {
-                let _ = events.send(Event::Undecodable(Arc::new(report)));
-            }
+            state.publish(Event::Undecodable(Arc::new(report)));
         }
     }
 }
@@ -766,9 +820,7 @@ fn route(shared: &Shared, notification: Arc<ServerNotification>) {
             }
         }
     }
-    if let Some(events) = &state.events {
-        let _ = events.send(Event::Notification(notification));
-    }
+    state.publish(Event::Notification(notification));
 }
 
 /// Answers a server request on its own task; a panic becomes an internal error.
@@ -778,12 +830,12 @@ fn answer_server_request(shared: &Arc<Shared>, request: ServerRequest) {
     let handler = shared.handler.clone();
     let shared = shared.clone();
     tokio::spawn(async move {
-        let outcome = tokio::spawn(handler.dispatch(request)).await;
+        let outcome = std::panic::AssertUnwindSafe(handler.dispatch(request)).catch_unwind().await;
         let line = match outcome {
             Ok(Ok(result)) => wire::response_line(id, &result),
             Ok(Err(error)) => wire::error_line(id, error),
-            Err(join) => {
-                let why = if join.is_panic() { panic_message(&*join.into_panic()) } else { "the handler was cancelled".to_owned() };
+            Err(panic) => {
+                let why = panic_message(&*panic);
                 let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client's handler for `{method}` failed: {why}"));
                 wire::error_line(id, error)
             }

@@ -220,9 +220,9 @@ mod tests {
     fn route_keys_of_notifications() {
         let delta = r#"{"method":"item/commandExecution/outputDelta","params":{"threadId":"t","turnId":"u","itemId":"c","delta":"x"},"emittedAtMs":0}"#;
         assert_eq!(key(delta), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
-        let started = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","item":{"type":"agentMessage","id":"a","text":""}}}"#;
+        let started = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","startedAtMs":1,"item":{"type":"agentMessage","id":"a","text":""}}}"#;
         assert_eq!(key(started), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("a".into()) });
-        let unknown_item = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","item":{"type":"someFutureItem","id":"f"}}}"#;
+        let unknown_item = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","startedAtMs":1,"item":{"type":"someFutureItem","id":"f"}}}"#;
         assert_eq!(key(unknown_item), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("f".into()) });
         let completed = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","items":[],"status":"completed","error":null}}}"#;
         assert_eq!(key(completed), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
