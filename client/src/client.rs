@@ -784,7 +784,8 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
                 None => state.publish(Event::OrphanError(Arc::new(error))),
             }
         }
-        Err(wire::Undecodable { report, response }) => {
+        Err(undecodable) => {
+            let wire::Undecodable { report, response } = *undecodable;
             let mut state = shared.lock();
             // A response whose result does not fit the type of its request fails that request.
             if let Some(pending) = response.as_ref().and_then(|id| state.take_pending(id)) {

@@ -26,11 +26,11 @@ pub(crate) fn decode_server_line<M: AsRef<str>>(
     line: &str,
     number: u64,
     method_of: impl Fn(&RequestId) -> Option<M>,
-) -> Result<TypedServerMessage, Undecodable> {
+) -> Result<TypedServerMessage, Box<Undecodable>> {
     TypedServerMessage::from_line_with(line, method_of).map_err(|e| {
         let response = Parts::parse(line).ok().filter(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some())).and_then(|p| p.id);
         let report = DecodeReport { line_number: Some(number), method: e.method.clone(), path: e.path(), message: e.to_string(), line: truncate(line, 300) };
-        Undecodable { report, response }
+        Box::new(Undecodable { report, response })
     })
 }
 
