@@ -2,9 +2,11 @@
 //!
 //! A connection runs two tasks: the writer owns the transport's sending half and writes the
 //! lines queued by requests and by the request handler; the reader owns the receiving half,
-//! decodes every server line, resolves pending requests (a map `id -> oneshot`), routes
-//! notifications to the global stream and to turn handles, and starts a task per server
-//! request. Neither ever waits for a consumer. When the stream ends, every pending request
+//! decodes every server line in one pass (a response's result by the method of its pending
+//! request), resolves pending requests (a map `id -> oneshot`), routes notifications to the
+//! global streams and to turn handles, and starts a task per server request. The reader takes
+//! every line that is ready when it wakes (up to `BATCH`) and wakes the streams once per
+//! batch. Neither task ever waits for a consumer. When the stream ends, every pending request
 //! fails with [`ClientError::ServerExited`] and every stream ends.
 
 use std::collections::{HashMap, VecDeque};
@@ -15,12 +17,12 @@ use std::time::Duration;
 use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::*;
 use serde::Serialize;
-use serde_json::value::RawValue;
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use futures_util::FutureExt;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::error::{ClientError, DecodeReport, ServerExit, TransportError, VersionCheck};
-use crate::events::{Event, Notifications, TurnQueue};
+use crate::events::{Event, EventQueue, Notifications, TurnQueue};
 use crate::handler::{panic_message, DefaultHandler, DynHandler, ServerRequestHandler};
 use crate::tap::{Direction, Tap};
 use crate::transport::stdio::CodexCommand;
@@ -211,7 +213,6 @@ impl ClientBuilder {
         let (out_tx, out_rx) = mpsc::channel(256);
         let (control, _) = watch::channel(Control::Run);
         let (exit, _) = watch::channel(None);
-        let (events, _) = broadcast::channel(self.notification_buffer);
         let shared = Arc::new(Shared {
             out: out_tx,
             state: Mutex::new(State {
@@ -219,13 +220,14 @@ impl ClientBuilder {
                 routes: HashMap::new(),
                 starting: HashMap::new(),
                 closed: None,
-                events: Some(events),
+                subscribers: Vec::new(),
             }),
             next_id: AtomicI64::new(1),
             tap: self.tap,
             handler: self.handler,
             control,
             exit,
+            notification_buffer: self.notification_buffer,
             turn_buffer: self.turn_buffer,
             late_grace: self.late_grace,
             request_timeout: self.request_timeout,
@@ -290,6 +292,7 @@ struct Shared {
     handler: Arc<dyn DynHandler>,
     control: watch::Sender<Control>,
     exit: watch::Sender<Option<ServerExit>>,
+    notification_buffer: usize,
     turn_buffer: usize,
     late_grace: Duration,
     request_timeout: Option<Duration>,
@@ -303,7 +306,8 @@ struct State {
     /// its response (bounded).
     starting: HashMap<String, (usize, Early)>,
     closed: Option<ClientError>,
-    events: Option<broadcast::Sender<Event>>,
+    /// The queue of each [`Notifications`] stream (until the connection closes).
+    subscribers: Vec<Arc<EventQueue>>,
 }
 
 /// At most this many notifications of a turn are held before its `turn/start` response.
@@ -311,13 +315,17 @@ const EARLY_MAX: usize = 256;
 
 struct Pending {
     tx: oneshot::Sender<Result<Answer, ClientError>>,
+    /// The request's method when its result is decoded by type (`request::<M>`): the reader
+    /// decodes the result straight into `M`'s response type. `None` keeps it raw.
+    typed: Option<&'static str>,
     /// `turn/start` on this thread: the reader registers the turn's route.
     turn_thread: Option<String>,
 }
 
-/// A successful answer: the raw result, and the turn's queue for `turn/start`.
+/// A successful answer: the result (typed by the request's method, or raw), and the turn's
+/// queue for `turn/start`.
 pub(crate) struct Answer {
-    pub(crate) result: Box<RawValue>,
+    pub(crate) result: ClientResponse,
     pub(crate) turn: Option<Arc<TurnQueue>>,
 }
 
@@ -325,6 +333,19 @@ pub(crate) struct Answer {
 type Early = VecDeque<(String, Arc<ServerNotification>)>;
 
 impl State {
+    /// Queues an event on every [`Notifications`] stream still read (the reader wakes them
+    /// once per batch of lines: [`Shared::wake_subscribers`]).
+    fn publish(&mut self, event: Event) {
+        // A queue only this list holds belongs to a dropped stream.
+        self.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
+        if let Some((last, others)) = self.subscribers.split_last() {
+            for queue in others {
+                queue.push(event.clone());
+            }
+            last.push(event);
+        }
+    }
+
     fn take_pending(&mut self, id: &RequestId) -> Option<Pending> {
         self.take_pending_with_early(id).map(|(pending, _)| pending)
     }
@@ -352,6 +373,13 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Wakes the readers of the streams that got something since the last call.
+    fn wake_subscribers(&self) {
+        for queue in &self.lock().subscribers {
+            queue.wake();
+        }
+    }
+
     /// Fails everything and ends every stream.
     fn close(&self, error: ClientError) {
         let mut state = self.lock();
@@ -366,7 +394,9 @@ impl Shared {
         for (_, queue) in state.routes.drain() {
             queue.close();
         }
-        state.events = None;
+        for queue in state.subscribers.drain(..) {
+            queue.close();
+        }
     }
 }
 
@@ -426,30 +456,43 @@ impl Client {
 
     /// Every notification from now on; see [`Notifications`].
     pub fn notifications(&self) -> Notifications {
-        Notifications::new(self.shared().lock().events.as_ref().map(|tx| tx.subscribe()))
+        let mut state = self.shared().lock();
+        if state.closed.is_some() {
+            return Notifications::new(None);
+        }
+        let queue = Arc::new(EventQueue::new(self.shared().notification_buffer));
+        state.subscribers.push(queue.clone());
+        Notifications::new(Some(queue))
     }
 
-    /// Sends the request `M` and returns its typed response. The result is decoded by
-    /// `M::Response` straight from its text (the connection task keeps it raw, so a large
-    /// result never holds up the reader). Dropping the future forgets the request: its
-    /// answer, when it comes, is discarded.
-    pub async fn request<M: Request>(&self, params: M::Params) -> Result<M::Response, ClientError> {
-        let (answer, _) = self.call(M::METHOD, &params, None).await?;
-        decode_typed::<M>(answer.result)
+    /// Sends the request `M` and returns its typed response. The result is decoded once,
+    /// straight from the line into `M::Response` (the connection task knows the method of
+    /// every pending request). Dropping the future forgets the request: its answer, when it
+    /// comes, is discarded.
+    pub async fn request<M: Request>(&self, params: M::Params) -> Result<M::Response, ClientError>
+    where
+        M::Response: 'static,
+    {
+        let (answer, _) = self.call(M::METHOD, Some(M::METHOD), &params, None).await?;
+        typed_result::<M>(answer.result)
     }
 
     /// Sends a request by method name with any params, for methods newer than this crate;
     /// returns the raw result.
     pub async fn request_raw(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ClientError> {
         let params = if params.is_null() { None } else { Some(params) };
-        let (answer, _) = self.call(method, &params, None).await?;
-        serde_json::from_str(answer.result.get()).map_err(|e| {
+        let (answer, _) = self.call(method, None, &params, None).await?;
+        let decoded = match &answer.result {
+            ClientResponse::Unrecognized(raw) => raw.to_value(),
+            typed => serde_json::to_value(typed),
+        };
+        decoded.map_err(|e| {
             ClientError::Decode(DecodeReport {
                 line_number: None,
                 method: Some(method.to_owned()),
                 path: Some("result".into()),
                 message: e.to_string(),
-                line: wire::truncate(answer.result.get(), 300),
+                line: String::new(),
             })
         })
     }
@@ -464,9 +507,9 @@ impl Client {
     /// notifications.
     pub async fn start_turn(&self, params: TurnStartParams) -> Result<TurnHandle, ClientError> {
         let thread = params.thread_id.clone();
-        let (answer, id) = self.call(request::TurnStart::METHOD, &params, Some(thread.clone())).await?;
+        let (answer, id) = self.call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), &params, Some(thread.clone())).await?;
         let queue = answer.turn.clone();
-        let response = decode_typed::<request::TurnStart>(answer.result)?;
+        let response = typed_result::<request::TurnStart>(answer.result)?;
         let queue = queue.ok_or_else(|| ClientError::Refused(format!("turn/start {id:?} answered without a turn id")))?;
         Ok(TurnHandle::new(self.clone(), thread, response, queue))
     }
@@ -504,7 +547,15 @@ impl Client {
     }
 
     /// Sends a request and waits for its answer.
-    async fn call<P: Serialize + ?Sized>(&self, method: &str, params: &P, turn_thread: Option<String>) -> Result<(Answer, RequestId), ClientError> {
+    /// `typed`: the method whose response type the reader decodes the result into (see
+    /// [`Pending::typed`]).
+    async fn call<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        typed: Option<&'static str>,
+        params: &P,
+        turn_thread: Option<String>,
+    ) -> Result<(Answer, RequestId), ClientError> {
         let shared = self.shared();
         let id = RequestId::Integer(shared.next_id.fetch_add(1, Ordering::Relaxed));
         let line = wire::request_line(&id, method, params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
@@ -518,7 +569,7 @@ impl Client {
             if let Some(thread) = &turn_thread {
                 state.starting.entry(thread.clone()).or_default().0 += 1;
             }
-            state.pending.insert(id.clone(), Pending { tx, turn_thread });
+            state.pending.insert(id.clone(), Pending { tx, typed, turn_thread });
         }
         let _guard = PendingGuard { shared, id: id.clone() };
         if shared.out.send(line).await.is_err() {
@@ -556,17 +607,18 @@ impl Client {
     }
 }
 
-/// Decodes a raw result by the response type of `M` (the error carries the serde path).
-fn decode_typed<M: Request>(result: Box<RawValue>) -> Result<M::Response, ClientError> {
-    let response = Response { id: RequestId::Integer(0), result };
-    response.decode::<M>().map_err(|e| {
-        let path = if e.path.is_empty() || e.path == "." { "result".to_owned() } else { format!("result.{}", e.path) };
+/// The typed result of `M` out of the response the reader decoded by `M`'s method.
+fn typed_result<M: Request>(result: ClientResponse) -> Result<M::Response, ClientError>
+where
+    M::Response: 'static,
+{
+    result.into_result::<M>().ok_or_else(|| {
         ClientError::Decode(DecodeReport {
             line_number: None,
             method: Some(M::METHOD.to_owned()),
-            message: format!("the result of `{}` does not match its type at `{path}`: {}", M::METHOD, e.source),
-            path: Some(path),
-            line: wire::truncate(response.result.get(), 300),
+            path: Some("result".into()),
+            message: format!("the result of `{}` was not decoded as its response type", M::METHOD),
+            line: String::new(),
         })
     })
 }
@@ -622,6 +674,9 @@ async fn write<S: LineSender>(sender: &mut S, shared: &Shared, line: String) -> 
     sender.send(line).await
 }
 
+/// At most this many lines are read per wake-up of the reader.
+const BATCH: usize = 256;
+
 async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
     let mut control = shared.control.subscribe();
     let mut number = 0u64;
@@ -647,6 +702,30 @@ async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
                 Some(Ok(Some(line))) => {
                     number += 1;
                     handle_line(&shared, line, number);
+                    // The lines that are ready too, without waiting (`recv` is cancel safe);
+                    // the streams are woken once for the batch.
+                    let mut end = None;
+                    for _ in 1..BATCH {
+                        match receiver.recv().now_or_never() {
+                            Some(Ok(Some(line))) => {
+                                number += 1;
+                                handle_line(&shared, line, number);
+                            }
+                            Some(Ok(None)) => {
+                                end = Some("end of stream".to_owned());
+                                break;
+                            }
+                            Some(Err(e)) => {
+                                end = Some(format!("read error: {e}"));
+                                break;
+                            }
+                            None => break,
+                        }
+                    }
+                    shared.wake_subscribers();
+                    if let Some(reason) = end {
+                        break reason;
+                    }
                 }
                 Some(Ok(None)) => break "end of stream".to_owned(),
                 Some(Err(e)) => break format!("read error: {e}"),
@@ -670,7 +749,8 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
     if let Some(tap) = &shared.tap {
         tap.record(Direction::S2c, &line);
     }
-    match wire::decode_server_line(&line, number) {
+    let typed = |id: &RequestId| shared.lock().pending.get(id).and_then(|p| p.typed);
+    match wire::decode_server_line(&line, number, typed) {
         Ok(Message::Notification(notification)) => route(shared, Arc::new(notification)),
         Ok(Message::Request(request)) => answer_server_request(shared, request),
         Ok(Message::Response(response)) => {
@@ -679,15 +759,16 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
                 return; // its future was dropped
             };
             let turn = pending.turn_thread.as_ref().and_then(|thread| {
-                let turn = wire::started_turn_id(&response.result)?;
+                let ClientResponse::TurnStart(started) = &response.result else { return None };
+                let turn = started.turn.id.clone();
                 let queue = Arc::new(TurnQueue::new(shared.turn_buffer, shared.late_grace));
                 let (mine, others): (Early, Early) = early.into_iter().partition(|(t, _)| *t == turn);
                 if let Some((_, early)) = state.starting.get_mut(thread) {
                     early.extend(others);
                 }
                 for (_, n) in mine {
-                    let key = wire::route_key(&n);
-                    queue.push(n.clone(), wire::lifecycle(&n), key.item.as_deref());
+                    let item = wire::route_key(&n).item;
+                    queue.push(n.clone(), wire::lifecycle(&n), item.as_deref());
                 }
                 state.routes.insert((thread.clone(), turn), queue.clone());
                 Some(queue)
@@ -700,22 +781,24 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
                 Some(pending) => {
                     let _ = pending.tx.send(Err(ClientError::Server(error.error)));
                 }
-                None => {
-                    if let Some(events) = &state.events {
-                        let _ = events.send(Event::OrphanError(Arc::new(error)));
-                    }
-                }
+                None => state.publish(Event::OrphanError(Arc::new(error))),
             }
         }
-        Err(report) => {
-            if let Some(id) = wire::undecodable_request_id(&line) {
-                let error = ErrorObject::new(ErrorObject::INVALID_PARAMS, format!("the client cannot decode this request: {}", report.message));
-                let _ = shared.out.try_send(wire::error_line(id, error));
+        Err(undecodable) => {
+            let wire::Undecodable { report, response } = *undecodable;
+            let mut state = shared.lock();
+            // A response whose result does not fit the type of its request fails that request.
+            if let Some(pending) = response.as_ref().and_then(|id| state.take_pending(id)) {
+                let _ = pending.tx.send(Err(ClientError::Decode(report)));
+                return;
             }
-            let state = shared.lock();
-            if let Some(events) = &state.events {
-                let _ = events.send(Event::Undecodable(Arc::new(report)));
+            if response.is_none() {
+                if let Some(id) = wire::undecodable_request_id(&line) {
+                    let error = ErrorObject::new(ErrorObject::INVALID_PARAMS, format!("the client cannot decode this request: {}", report.message));
+                    let _ = shared.out.try_send(wire::error_line(id, error));
+                }
             }
+            state.publish(Event::Undecodable(Arc::new(report)));
         }
     }
 }
@@ -730,17 +813,15 @@ fn route(shared: &Shared, notification: Arc<ServerNotification>) {
         match queue {
             Some(queue) => queue.push(notification.clone(), wire::lifecycle(&notification), key.item.as_deref()),
             None => {
-                if let Some((_, early)) = state.starting.get_mut(thread.as_str()) {
+                if let Some((_, early)) = state.starting.get_mut(thread.as_ref()) {
                     if early.len() < EARLY_MAX {
-                        early.push_back((turn.clone(), notification.clone()));
+                        early.push_back((turn.clone().into_owned(), notification.clone()));
                     }
                 }
             }
         }
     }
-    if let Some(events) = &state.events {
-        let _ = events.send(Event::Notification(notification));
-    }
+    state.publish(Event::Notification(notification));
 }
 
 /// Answers a server request on its own task; a panic becomes an internal error.
@@ -750,12 +831,12 @@ fn answer_server_request(shared: &Arc<Shared>, request: ServerRequest) {
     let handler = shared.handler.clone();
     let shared = shared.clone();
     tokio::spawn(async move {
-        let outcome = tokio::spawn(handler.dispatch(request)).await;
+        let outcome = std::panic::AssertUnwindSafe(handler.dispatch(request)).catch_unwind().await;
         let line = match outcome {
             Ok(Ok(result)) => wire::response_line(id, &result),
             Ok(Err(error)) => wire::error_line(id, error),
-            Err(join) => {
-                let why = if join.is_panic() { panic_message(&*join.into_panic()) } else { "the handler was cancelled".to_owned() };
+            Err(panic) => {
+                let why = panic_message(&*panic);
                 let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client's handler for `{method}` failed: {why}"));
                 wire::error_line(id, error)
             }

@@ -8,15 +8,18 @@
 //! notifications (set on [`crate::ClientBuilder`]); when a reader falls further behind, the
 //! oldest notifications it has not read are dropped and the next read returns
 //! [`Event::Lagged`] with how many were dropped, then goes on with the oldest one kept.
-//! Memory therefore stays bounded by the buffer sizes whatever the consumer does.
+//! Memory therefore stays bounded by the buffer sizes whatever the consumer does (a
+//! [`Notifications`] reader also holds the batch it took with its last read: at most as many
+//! again).
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorResponse;
 use codex_app_protocol::ServerNotification;
-use tokio::sync::{broadcast, Notify};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::error::DecodeReport;
@@ -49,38 +52,133 @@ impl Event {
 
 /// Every notification of the connection, from the moment of [`crate::Client::notifications`]
 /// on (see the [module docs](self) for the lag policy). Ends when the connection closes.
+///
+/// Each stream has its own queue, filled by the connection task; a read takes everything
+/// queued at once (so a reader that keeps up costs one lock and at most one wake-up per batch
+/// of lines, not per notification) and a notification is freed as soon as every stream has
+/// read it.
 #[derive(Debug)]
 pub struct Notifications {
-    rx: Option<broadcast::Receiver<Event>>,
+    queue: Option<Arc<EventQueue>>,
+    /// What the last read took from the queue, oldest first.
+    taken: VecDeque<Event>,
 }
 
 impl Notifications {
-    pub(crate) fn new(rx: Option<broadcast::Receiver<Event>>) -> Self {
-        Notifications { rx }
+    pub(crate) fn new(queue: Option<Arc<EventQueue>>) -> Self {
+        Notifications { queue, taken: VecDeque::new() }
     }
 
     /// The next event, or `None` once the connection has closed and everything before was
     /// read.
     pub async fn next(&mut self) -> Option<Event> {
-        let rx = self.rx.as_mut()?;
-        match rx.recv().await {
-            Ok(event) => Some(event),
-            Err(broadcast::error::RecvError::Lagged(n)) => Some(Event::Lagged(n)),
-            Err(broadcast::error::RecvError::Closed) => {
-                self.rx = None;
-                None
+        loop {
+            if let Some(event) = self.taken.pop_front() {
+                return Some(event);
+            }
+            let queue = self.queue.clone()?;
+            // Made before looking, so a push between the look and the wait is not missed.
+            let notified = queue.notify.notified();
+            match self.take(&queue) {
+                Take::Event(event) => return Some(event),
+                Take::Taken => continue,
+                Take::Closed => {
+                    self.queue = None;
+                    return None;
+                }
+                Take::Empty => notified.await,
             }
         }
     }
 
     /// The next event if one is ready, without waiting.
     pub fn try_next(&mut self) -> Option<Event> {
-        let rx = self.rx.as_mut()?;
-        match rx.try_recv() {
-            Ok(event) => Some(event),
-            Err(broadcast::error::TryRecvError::Lagged(n)) => Some(Event::Lagged(n)),
-            Err(_) => None,
+        if let Some(event) = self.taken.pop_front() {
+            return Some(event);
         }
+        let queue = self.queue.clone()?;
+        match self.take(&queue) {
+            Take::Event(event) => Some(event),
+            Take::Taken => self.taken.pop_front(),
+            Take::Closed | Take::Empty => None,
+        }
+    }
+
+    /// Takes what is queued (`self.taken` is empty).
+    fn take(&mut self, queue: &EventQueue) -> Take {
+        let mut state = queue.lock();
+        let dropped = std::mem::take(&mut state.dropped);
+        if !state.items.is_empty() {
+            std::mem::swap(&mut state.items, &mut self.taken);
+        }
+        if dropped > 0 {
+            return Take::Event(Event::Lagged(dropped));
+        }
+        match (self.taken.is_empty(), state.closed) {
+            (false, _) => Take::Taken,
+            (true, true) => Take::Closed,
+            (true, false) => Take::Empty,
+        }
+    }
+}
+
+enum Take {
+    Event(Event),
+    Taken,
+    Closed,
+    Empty,
+}
+
+/// The bounded queue of one [`Notifications`] stream, filled by the connection task.
+#[derive(Debug)]
+pub(crate) struct EventQueue {
+    state: Mutex<EventState>,
+    notify: Notify,
+    capacity: usize,
+    /// Something was pushed since the last [`wake`](Self::wake).
+    unwoken: AtomicBool,
+}
+
+#[derive(Debug, Default)]
+struct EventState {
+    items: VecDeque<Event>,
+    dropped: u64,
+    closed: bool,
+}
+
+impl EventQueue {
+    pub(crate) fn new(capacity: usize) -> Self {
+        EventQueue { state: Mutex::default(), notify: Notify::new(), capacity: capacity.max(1), unwoken: AtomicBool::new(false) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, EventState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues an event, dropping the oldest one when the queue is full. The reader is woken
+    /// by [`wake`](Self::wake), once per batch of lines.
+    pub(crate) fn push(&self, event: Event) {
+        let mut state = self.lock();
+        if state.items.len() >= self.capacity {
+            state.items.pop_front();
+            state.dropped += 1;
+        }
+        state.items.push_back(event);
+        drop(state);
+        self.unwoken.store(true, Ordering::Release);
+    }
+
+    /// Wakes the reader if something was pushed since the last call.
+    pub(crate) fn wake(&self) {
+        if self.unwoken.swap(false, Ordering::AcqRel) {
+            self.notify.notify_one();
+        }
+    }
+
+    /// The connection closed: the reader gets what is queued, then the end.
+    pub(crate) fn close(&self) {
+        self.lock().closed = true;
+        self.notify.notify_one();
     }
 }
 

@@ -3,22 +3,34 @@
 //! a notification's thread and turn are found.
 
 use codex_app_protocol::jsonrpc::{ErrorObject, ErrorResponse, Parts};
-use codex_app_protocol::{ClientMessage, ClientNotification, RequestId, Response, ServerMessage, ServerNotification};
-use serde::ser::{self, Serialize};
+use codex_app_protocol::{ClientMessage, ClientNotification, RequestId, Response, ServerNotification, TypedServerMessage};
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::DecodeReport;
 
-/// Decodes one server line. Requests and notifications are typed in one pass; a response's
-/// `result` is kept raw, to be decoded by the type of the method of its request (in the task
-/// that awaits it).
-pub(crate) fn decode_server_line(line: &str, number: u64) -> Result<ServerMessage, DecodeReport> {
-    ServerMessage::from_line(line).map_err(|e| DecodeReport {
-        line_number: Some(number),
-        method: e.method.clone(),
-        path: e.path(),
-        message: e.to_string(),
-        line: truncate(line, 300),
+/// A server line that did not decode.
+pub(crate) struct Undecodable {
+    pub report: DecodeReport,
+    /// The id of a response (`result` or `error`, no `method`): its request fails with the
+    /// report.
+    pub response: Option<RequestId>,
+}
+
+/// Decodes one server line in one pass: requests and notifications by their method, a
+/// response's `result` by the method of the request it answers (`method_of`; kept raw when
+/// that gives `None`).
+pub(crate) fn decode_server_line<M: AsRef<str>>(
+    line: &str,
+    number: u64,
+    method_of: impl Fn(&RequestId) -> Option<M>,
+) -> Result<TypedServerMessage, Box<Undecodable>> {
+    TypedServerMessage::from_line_with(line, method_of).map_err(|e| {
+        let response = Parts::parse(line).ok().filter(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some())).and_then(|p| p.id);
+        let report = DecodeReport { line_number: Some(number), method: e.method.clone(), path: e.path(), message: e.to_string(), line: truncate(line, 300) };
+        Box::new(Undecodable { report, response })
     })
 }
 
@@ -114,298 +126,78 @@ pub(crate) fn lifecycle(notification: &ServerNotification) -> Lifecycle {
     }
 }
 
-/// The turn id in a `turn/start` result (`{"turn":{"id":..}}`), read without decoding the
-/// rest.
-pub(crate) fn started_turn_id(result: &RawValue) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Started {
-        turn: TurnId,
-    }
-    #[derive(serde::Deserialize)]
-    struct TurnId {
-        id: String,
-    }
-    serde_json::from_str::<Started>(result.get()).ok().map(|s| s.turn.id)
-}
-
 // ---------------------------------------------------------------------------------------
 // Where a notification belongs: its `params.threadId` and `params.turnId` (or
-// `params.turn.id`), found by serializing it into a probe that looks at nothing else. This
-// works for every notification type, present and future, without a table of variants.
+// `params.turn.id`), read through the accessors the generator writes for every notification
+// type. A method this crate does not know keeps its params as exact text: those members are
+// read from it.
 
-/// The thread and turn a notification names.
+/// The thread and turn a notification names, borrowed from it where it can be.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct RouteKey {
-    pub thread: Option<String>,
-    pub turn: Option<String>,
+pub(crate) struct RouteKey<'a> {
+    pub thread: Option<Cow<'a, str>>,
+    pub turn: Option<Cow<'a, str>>,
     /// `params.item.id` (item lifecycle notifications).
-    pub item: Option<String>,
+    pub item: Option<Cow<'a, str>>,
 }
 
 /// Finds the thread and turn of a notification.
-pub(crate) fn route_key(notification: &ServerNotification) -> RouteKey {
-    let mut found = Found::default();
-    // The probe never fails on a value it does not look at; an error leaves what was found.
+pub(crate) fn route_key(notification: &ServerNotification) -> RouteKey<'_> {
     match notification {
-        // A method this crate does not know keeps its params as exact text (`RawJson`), which
-        // serializes as an opaque token: probe the parsed value instead.
         ServerNotification::Unrecognized { params, .. } => {
-            let params = params.as_ref().and_then(|p| p.parse::<serde_json::Value>().ok());
-            let _ = serde_json::json!({ "params": params }).serialize(Probe { mode: Mode::Top, found: &mut found });
+            params.as_ref().and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok()).map(UnknownParams::key).unwrap_or_default()
         }
-        known => {
-            let _ = known.serialize(Probe { mode: Mode::Top, found: &mut found });
-        }
+        known => RouteKey {
+            thread: known.thread_id().map(Cow::Borrowed),
+            turn: known.turn_id().map(Cow::Borrowed),
+            item: known.item_id().map(Cow::Borrowed),
+        },
     }
-    RouteKey { thread: found.thread, turn: found.turn_id.or(found.turn_dot_id), item: found.item_id }
 }
 
-#[derive(Default)]
-struct Found {
-    key: Key,
-    thread: Option<String>,
-    turn_id: Option<String>,
-    turn_dot_id: Option<String>,
-    item_id: Option<String>,
+/// The members of an unknown notification's params that route it (other members, and these
+/// when they are not strings, are ignored).
+#[derive(serde::Deserialize)]
+struct UnknownParams<'a> {
+    #[serde(rename = "threadId", default, borrow, deserialize_with = "string_or_none")]
+    thread_id: Option<Cow<'a, str>>,
+    #[serde(rename = "turnId", default, borrow, deserialize_with = "string_or_none")]
+    turn_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    turn: Option<IdOnly<'a>>,
+    #[serde(default, borrow)]
+    item: Option<IdOnly<'a>>,
 }
 
-#[derive(Default, Clone, Copy, PartialEq)]
-enum Key {
-    #[default]
-    Other,
-    Params,
-    ThreadId,
-    TurnId,
-    Turn,
-    Item,
-    Id,
+#[derive(serde::Deserialize)]
+struct IdOnly<'a> {
+    #[serde(default, borrow, deserialize_with = "string_or_none")]
+    id: Option<Cow<'a, str>>,
 }
 
-impl Key {
-    fn of(name: &str) -> Key {
-        match name {
-            "params" => Key::Params,
-            "threadId" => Key::ThreadId,
-            "turnId" => Key::TurnId,
-            "turn" => Key::Turn,
-            "item" => Key::Item,
-            "id" => Key::Id,
-            _ => Key::Other,
+impl UnknownParams<'_> {
+    fn key(self) -> RouteKey<'static> {
+        let owned = |s: Option<Cow<'_, str>>| s.map(|s| Cow::Owned(s.into_owned()));
+        RouteKey {
+            thread: owned(self.thread_id),
+            turn: owned(self.turn_id.or(self.turn.and_then(|t| t.id))),
+            item: owned(self.item.and_then(|i| i.id)),
         }
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    /// The message: look into `params`.
-    Top,
-    /// `params`: take `threadId`, `turnId`, look into `turn`.
-    Params,
-    /// `params.turn`: take `id`.
-    Turn,
-    /// `params.item`: take `id`.
-    Item,
-    /// A map key: remember which one.
-    Key,
-    /// A string to keep.
-    Thread,
-    TurnId,
-    TurnDotId,
-    ItemDotId,
-    /// Anything else: ignored.
-    Skip,
-}
-
-struct Probe<'a> {
-    mode: Mode,
-    found: &'a mut Found,
-}
-
-#[derive(Debug)]
-struct ProbeError;
-
-impl std::fmt::Display for ProbeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("probe")
+/// A string, or `None` for any other JSON value.
+fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum StrOr<'a> {
+        Str(#[serde(borrow)] Cow<'a, str>),
+        Other(serde::de::IgnoredAny),
     }
-}
-
-impl std::error::Error for ProbeError {}
-
-impl ser::Error for ProbeError {
-    fn custom<T: std::fmt::Display>(_msg: T) -> Self {
-        ProbeError
-    }
-}
-
-struct Compound<'a> {
-    mode: Mode,
-    found: &'a mut Found,
-}
-
-impl Compound<'_> {
-    fn member<T: Serialize + ?Sized>(&mut self, key: Key, value: &T) -> Result<(), ProbeError> {
-        let mode = match (self.mode, key) {
-            (Mode::Top, Key::Params) => Mode::Params,
-            (Mode::Params, Key::ThreadId) => Mode::Thread,
-            (Mode::Params, Key::TurnId) => Mode::TurnId,
-            (Mode::Params, Key::Turn) => Mode::Turn,
-            (Mode::Params, Key::Item) => Mode::Item,
-            (Mode::Turn, Key::Id) => Mode::TurnDotId,
-            (Mode::Item, Key::Id) => Mode::ItemDotId,
-            _ => return Ok(()),
-        };
-        value.serialize(Probe { mode, found: self.found })
-    }
-}
-
-macro_rules! ignore {
-    ($($name:ident($($ty:ty),*);)*) => {$(
-        fn $name(self, $(_: $ty),*) -> Result<(), ProbeError> { Ok(()) }
-    )*};
-}
-
-impl<'a> ser::Serializer for Probe<'a> {
-    type Ok = ();
-    type Error = ProbeError;
-    type SerializeSeq = Compound<'a>;
-    type SerializeTuple = Compound<'a>;
-    type SerializeTupleStruct = Compound<'a>;
-    type SerializeTupleVariant = Compound<'a>;
-    type SerializeMap = Compound<'a>;
-    type SerializeStruct = Compound<'a>;
-    type SerializeStructVariant = Compound<'a>;
-
-    ignore! {
-        serialize_bool(bool); serialize_i8(i8); serialize_i16(i16); serialize_i32(i32); serialize_i64(i64);
-        serialize_u8(u8); serialize_u16(u16); serialize_u32(u32); serialize_u64(u64);
-        serialize_f32(f32); serialize_f64(f64); serialize_char(char); serialize_bytes(&[u8]);
-        serialize_none(); serialize_unit(); serialize_unit_struct(&'static str);
-        serialize_unit_variant(&'static str, u32, &'static str);
-    }
-
-    fn serialize_str(self, v: &str) -> Result<(), ProbeError> {
-        match self.mode {
-            Mode::Key => self.found.key = Key::of(v),
-            Mode::Thread => self.found.thread = Some(v.to_owned()),
-            Mode::TurnId => self.found.turn_id = Some(v.to_owned()),
-            Mode::TurnDotId => self.found.turn_dot_id = Some(v.to_owned()),
-            Mode::ItemDotId => self.found.item_id = Some(v.to_owned()),
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), ProbeError> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<(), ProbeError> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(self, _: &'static str, _: u32, _: &'static str, _: &T) -> Result<(), ProbeError> {
-        Ok(())
-    }
-
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'a>, ProbeError> {
-        Ok(Compound { mode: Mode::Skip, found: self.found })
-    }
-
-    fn serialize_tuple(self, _len: usize) -> Result<Compound<'a>, ProbeError> {
-        Ok(Compound { mode: Mode::Skip, found: self.found })
-    }
-
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Compound<'a>, ProbeError> {
-        Ok(Compound { mode: Mode::Skip, found: self.found })
-    }
-
-    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Compound<'a>, ProbeError> {
-        Ok(Compound { mode: Mode::Skip, found: self.found })
-    }
-
-    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'a>, ProbeError> {
-        let mode = if matches!(self.mode, Mode::Top | Mode::Params | Mode::Turn | Mode::Item) { self.mode } else { Mode::Skip };
-        Ok(Compound { mode, found: self.found })
-    }
-
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Compound<'a>, ProbeError> {
-        self.serialize_map(Some(len))
-    }
-
-    fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Compound<'a>, ProbeError> {
-        Ok(Compound { mode: Mode::Skip, found: self.found })
-    }
-}
-
-impl ser::SerializeMap for Compound<'_> {
-    type Ok = ();
-    type Error = ProbeError;
-
-    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), ProbeError> {
-        self.found.key = Key::Other;
-        if self.mode != Mode::Skip {
-            key.serialize(Probe { mode: Mode::Key, found: self.found })?;
-        }
-        Ok(())
-    }
-
-    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), ProbeError> {
-        let key = self.found.key;
-        self.member(key, value)
-    }
-
-    fn end(self) -> Result<(), ProbeError> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeStruct for Compound<'_> {
-    type Ok = ();
-    type Error = ProbeError;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), ProbeError> {
-        self.member(Key::of(key), value)
-    }
-
-    fn end(self) -> Result<(), ProbeError> {
-        Ok(())
-    }
-}
-
-macro_rules! skip_compound {
-    ($($trait:ident::$method:ident;)*) => {$(
-        impl ser::$trait for Compound<'_> {
-            type Ok = ();
-            type Error = ProbeError;
-            fn $method<T: Serialize + ?Sized>(&mut self, _value: &T) -> Result<(), ProbeError> {
-                Ok(())
-            }
-            fn end(self) -> Result<(), ProbeError> {
-                Ok(())
-            }
-        }
-    )*};
-}
-
-skip_compound! {
-    SerializeSeq::serialize_element;
-    SerializeTuple::serialize_element;
-    SerializeTupleStruct::serialize_field;
-    SerializeTupleVariant::serialize_field;
-}
-
-impl ser::SerializeStructVariant for Compound<'_> {
-    type Ok = ();
-    type Error = ProbeError;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, _value: &T) -> Result<(), ProbeError> {
-        Ok(())
-    }
-
-    fn end(self) -> Result<(), ProbeError> {
-        Ok(())
-    }
+    Ok(match StrOr::deserialize(d)? {
+        StrOr::Str(s) => Some(s),
+        StrOr::Other(_) => None,
+    })
 }
 
 #[cfg(test)]
@@ -413,9 +205,13 @@ mod tests {
     use super::*;
     use codex_app_protocol::Message;
 
-    fn key(line: &str) -> RouteKey {
-        match decode_server_line(line, 1).unwrap() {
-            Message::Notification(n) => route_key(&n),
+    fn key(line: &str) -> RouteKey<'static> {
+        let owned = |s: Option<Cow<'_, str>>| s.map(|s| Cow::Owned(s.into_owned()));
+        match decode_server_line(line, 1, |_| None::<&str>).ok().unwrap() {
+            Message::Notification(n) => {
+                let key = route_key(&n);
+                RouteKey { thread: owned(key.thread), turn: owned(key.turn), item: owned(key.item) }
+            }
             other => panic!("not a notification: {other:?}"),
         }
     }
@@ -424,6 +220,10 @@ mod tests {
     fn route_keys_of_notifications() {
         let delta = r#"{"method":"item/commandExecution/outputDelta","params":{"threadId":"t","turnId":"u","itemId":"c","delta":"x"},"emittedAtMs":0}"#;
         assert_eq!(key(delta), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
+        let started = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","startedAtMs":1,"item":{"type":"agentMessage","id":"a","text":""}}}"#;
+        assert_eq!(key(started), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("a".into()) });
+        let unknown_item = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","startedAtMs":1,"item":{"type":"someFutureItem","id":"f"}}}"#;
+        assert_eq!(key(unknown_item), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("f".into()) });
         let completed = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","items":[],"status":"completed","error":null}}}"#;
         assert_eq!(key(completed), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
         let warning = r#"{"method":"warning","params":{"threadId":"t","message":"m"}}"#;
@@ -432,6 +232,8 @@ mod tests {
         assert_eq!(key(unknown), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
         let item = r#"{"method":"some/future","params":{"threadId":"t","turnId":"u","item":{"type":"x","id":"i"}}}"#;
         assert_eq!(key(item), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("i".into()) });
+        let odd = r#"{"method":"some/future","params":{"threadId":7,"turn":{"id":"u"},"item":null}}"#;
+        assert_eq!(key(odd), RouteKey { thread: None, turn: Some("u".into()), item: None });
         let none = r#"{"method":"some/future"}"#;
         assert_eq!(key(none), RouteKey::default());
     }

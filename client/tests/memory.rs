@@ -571,3 +571,33 @@ async fn a_request_without_an_answer_times_out_and_leaves_nothing_pending() {
     server.send(json!({"id": request["id"], "result": {"data": [], "nextCursor": null}}).to_string()).await.unwrap();
     assert_eq!(client.pending_requests(), 0);
 }
+
+#[tokio::test]
+async fn every_stream_gets_every_notification_and_a_dropped_stream_costs_nothing() {
+    let (client, server) = connect().await;
+    let (mut first, mut second) = (client.notifications(), client.notifications());
+    for n in 0..3 {
+        server.send(delta("t", "u", "item/agentMessage/delta", "m", &n.to_string())).await.unwrap();
+    }
+    let text = |event: Option<Event>| match event {
+        Some(Event::Notification(n)) => match &*n {
+            ServerNotification::ItemAgentMessageDelta { params, .. } => params.delta.clone(),
+            other => panic!("unexpected {other:?}"),
+        },
+        other => panic!("expected a notification, got {other:?}"),
+    };
+    for n in 0..3 {
+        assert_eq!(text(first.next().await), n.to_string());
+        assert_eq!(text(second.next().await), n.to_string());
+    }
+    drop(second); // the connection stops queueing for it
+    server.send(delta("t", "u", "item/agentMessage/delta", "m", "3")).await.unwrap();
+    assert_eq!(text(first.next().await), "3");
+    // The end of the connection ends the stream after what was queued; a stream made after
+    // that ends at once.
+    server.send(delta("t", "u", "item/agentMessage/delta", "m", "4")).await.unwrap();
+    drop(server);
+    assert_eq!(text(first.next().await), "4");
+    assert!(tokio::time::timeout(Duration::from_secs(2), first.next()).await.expect("the stream ended").is_none());
+    assert!(client.notifications().next().await.is_none());
+}

@@ -123,6 +123,7 @@ mod wire_macros;
     clippy::too_many_arguments
 )]
 mod generated {
+    pub mod access;
     #[cfg(feature = "experimental")]
     pub mod experimental;
     pub mod methods;

@@ -1,7 +1,10 @@
 //! Tokens from the IR. One file of output per submodule:
 //! `types.rs` (every named type), `methods.rs` (markers, message and response enums),
-//! `experimental.rs` (`ExperimentalApi` impls, compiled only with the `experimental` feature).
+//! `experimental.rs` (`ExperimentalApi` impls, compiled only with the `experimental` feature),
+//! `access.rs` (accessors a client routes and answers with: a notification's thread, turn and
+//! item, a request's typed result out of the response enum).
 
+mod access;
 mod docs;
 mod experimental;
 mod methods;
@@ -27,5 +30,6 @@ pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, Vec<Part>
         ("types.rs", types::emit_types(ir)?),
         ("methods.rs", vec![Part::Tokens(methods::emit_methods(ir, codex_version)?)]),
         ("experimental.rs", vec![Part::Tokens(experimental::emit_experimental(ir)?)]),
+        ("access.rs", vec![Part::Tokens(access::emit_access(ir)?)]),
     ])
 }
