@@ -89,6 +89,7 @@ mod generated {
     #[cfg(feature = "experimental")]
     pub mod experimental;
     pub mod methods;
+    mod registry;
     pub mod types;
 }
 

@@ -1,10 +1,12 @@
 //! Tokens from the IR. One file of output per submodule:
 //! `types.rs` (every named type), `methods.rs` (markers, message and response enums),
-//! `experimental.rs` (`ExperimentalApi` impls, compiled only with the `experimental` feature).
+//! `experimental.rs` (`ExperimentalApi` impls, compiled only with the `experimental` feature),
+//! `registry.rs` (a macro listing every type by its schema pointer, for the conformance tests).
 
 mod docs;
 mod experimental;
 mod methods;
+mod registry;
 mod types;
 
 use proc_macro2::TokenStream;
@@ -27,5 +29,6 @@ pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, Vec<Part>
         ("types.rs", types::emit_types(ir)?),
         ("methods.rs", vec![Part::Tokens(methods::emit_methods(ir, codex_version)?)]),
         ("experimental.rs", vec![Part::Tokens(experimental::emit_experimental(ir)?)]),
+        ("registry.rs", registry::emit_registry(ir)),
     ])
 }
