@@ -243,5 +243,11 @@ fn every_type_of_the_stable_bundle_round_trips_its_schema_instances() {
 #[cfg(feature = "experimental")]
 #[test]
 fn every_type_of_the_experimental_bundle_round_trips_its_schema_instances() {
+    // Releases before the experimental API (0.60.1) print no experimental bundle.
+    let path = format!("{}/../vendor-schemas/experimental/codex_app_server_protocol.schemas.json", env!("CARGO_MANIFEST_DIR"));
+    if !std::path::Path::new(&path).exists() {
+        let _ = writeln!(std::io::stderr(), "conformance experimental: SKIPPED, no experimental bundle vendored ({path})");
+        return;
+    }
     assert_conforms("experimental");
 }
