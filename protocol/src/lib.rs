@@ -127,6 +127,7 @@ mod generated {
     #[cfg(feature = "experimental")]
     pub mod experimental;
     pub mod methods;
+    mod registry;
     pub mod types;
 }
 
