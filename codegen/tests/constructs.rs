@@ -30,7 +30,7 @@ fn constructs() {
             let name = file.path.to_str().unwrap();
             let wanted = match name {
                 "types.rs" => true,
-                "methods.rs" => has_methods,
+                "methods.rs" | "access.rs" => has_methods,
                 _ => set.experimental.is_some(),
             };
             if wanted {
