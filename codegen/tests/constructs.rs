@@ -30,7 +30,7 @@ fn constructs() {
             let name = file.path.to_str().unwrap();
             let wanted = match name {
                 "types.rs" => true,
-                "methods.rs" => has_methods,
+                "methods.rs" | "access.rs" => has_methods,
                 "experimental.rs" => set.experimental.is_some(),
                 // The type table for the conformance tests: a list of the types above.
                 _ => false,

@@ -267,115 +267,76 @@ impl ClientResponse {
     {
         let typed: Box<dyn std::any::Any> = match self {
             Self::Initialize(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ServerDiagnostics(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationStatus(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationEnroll(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationDelete(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationVerify(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::UserVerificationCancel(result) => result,
+            #[cfg(feature = "experimental")] Self::ServerDiagnostics(result) => result,
+            #[cfg(feature = "experimental")] Self::UserVerificationStatus(result) => result,
+            #[cfg(feature = "experimental")] Self::UserVerificationEnroll(result) => result,
+            #[cfg(feature = "experimental")] Self::UserVerificationDelete(result) => result,
+            #[cfg(feature = "experimental")] Self::UserVerificationVerify(result) => result,
+            #[cfg(feature = "experimental")] Self::UserVerificationCancel(result) => result,
             Self::ThreadStart(result) => result,
             Self::ThreadResume(result) => result,
             Self::ThreadFork(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSample(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSampleCancel(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadSample(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadSampleCancel(result) => result,
             Self::ThreadArchive(result) => result,
             Self::ThreadDelete(result) => result,
             Self::ThreadUnsubscribe(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadIncrementElicitation(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadDecrementElicitation(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation(result) => result,
             Self::ThreadNameSet(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadPredictionRequest(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadPredictionRequest(result) => result,
             Self::ThreadGoalSet(result) => result,
             Self::ThreadGoalGet(result) => result,
             Self::ThreadGoalClear(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueAdd(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueUpdate(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueDelete(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueReorder(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadQueueStart(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadQueueAdd(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadQueueList(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadQueueDelete(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadQueueReorder(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadQueueStart(result) => result,
             Self::ThreadMetadataUpdate(result) => result,
             Self::ThreadAttachmentAdd(result) => result,
             Self::ThreadAttachmentList(result) => result,
             Self::ThreadAttachmentOwnerList(result) => result,
             Self::ThreadAttachmentRemove(result) => result,
             Self::ThreadSectionMove(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSettingsUpdate(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryModeSet(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadMemoryRead(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::MemoryStatus(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::MemoryReset(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RolloutCompress(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadMemoryRead(result) => result,
+            #[cfg(feature = "experimental")] Self::MemoryStatus(result) => result,
+            #[cfg(feature = "experimental")] Self::MemoryReset(result) => result,
+            #[cfg(feature = "experimental")] Self::RolloutCompress(result) => result,
             Self::ThreadUnarchive(result) => result,
             Self::ThreadCompactStart(result) => result,
             Self::ThreadShellCommand(result) => result,
             Self::ThreadApproveGuardianDeniedAction(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsClean(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadBackgroundTerminalsTerminate(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate(result) => result,
             Self::ThreadRevert(result) => result,
             Self::ThreadList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProjectList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProjectRead(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProjectCreate(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProjectImport(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProjectUpdate(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProjectMove(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProjectDelete(result) => result,
+            #[cfg(feature = "experimental")] Self::ProjectList(result) => result,
+            #[cfg(feature = "experimental")] Self::ProjectRead(result) => result,
+            #[cfg(feature = "experimental")] Self::ProjectCreate(result) => result,
+            #[cfg(feature = "experimental")] Self::ProjectImport(result) => result,
+            #[cfg(feature = "experimental")] Self::ProjectUpdate(result) => result,
+            #[cfg(feature = "experimental")] Self::ProjectMove(result) => result,
+            #[cfg(feature = "experimental")] Self::ProjectDelete(result) => result,
             Self::ThreadSectionList(result) => result,
             Self::ThreadSectionCreate(result) => result,
             Self::ThreadSectionUpdate(result) => result,
             Self::ThreadSectionDelete(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearch(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadSearchOccurrences(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadSearch(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences(result) => result,
             Self::ThreadLoadedList(result) => result,
             Self::ThreadRead(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadReadStateUpdate(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate(result) => result,
             Self::ThreadTurnsList(result) => result,
             Self::ThreadItemsList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadItemsRead(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadGuardianReview(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadItemsRead(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadGuardianReview(result) => result,
             Self::ThreadInjectItems(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadPrepareApprovedPlan(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan(result) => result,
             Self::SkillsList(result) => result,
             Self::SkillsExtraRootsSet(result) => result,
             Self::HooksList(result) => result,
@@ -383,8 +344,7 @@ impl ClientResponse {
             Self::MarketplaceRemove(result) => result,
             Self::MarketplaceUpgrade(result) => result,
             Self::PluginList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::PluginSearch(result) => result,
+            #[cfg(feature = "experimental")] Self::PluginSearch(result) => result,
             Self::PluginInstalled(result) => result,
             Self::PluginReconcile(result) => result,
             Self::PluginRead(result) => result,
@@ -410,24 +370,16 @@ impl ClientResponse {
             Self::PluginInstall(result) => result,
             Self::PluginUninstall(result) => result,
             Self::TurnStart(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::TurnSettingsUpdate(result) => result,
+            #[cfg(feature = "experimental")] Self::TurnSettingsUpdate(result) => result,
             Self::TurnSteer(result) => result,
             Self::TurnInterrupt(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStart(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendAudio(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendText(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeAppendSpeech(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeStop(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadTimelineList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ThreadRealtimeListVoices(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStart(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeStop(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadTimelineList(result) => result,
+            #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices(result) => result,
             Self::ReviewStart(result) => result,
             Self::ModelList(result) => result,
             Self::AccountGatewayOAuthRead(result) => result,
@@ -439,55 +391,35 @@ impl ClientResponse {
             Self::ExperimentalFeatureList(result) => result,
             Self::PermissionProfileList(result) => result,
             Self::ExperimentalFeatureEnablementSet(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlEnable(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlDisable(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlStatusRead(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStart(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlPairingStatus(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::RemoteControlClientRevoke(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::CollaborationModeList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::MockExperimentalMethod(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentAdd(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentInfo(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::EnvironmentStatus(result) => result,
+            #[cfg(feature = "experimental")] Self::RemoteControlEnable(result) => result,
+            #[cfg(feature = "experimental")] Self::RemoteControlDisable(result) => result,
+            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead(result) => result,
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStart(result) => result,
+            #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus(result) => result,
+            #[cfg(feature = "experimental")] Self::RemoteControlClientList(result) => result,
+            #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke(result) => result,
+            #[cfg(feature = "experimental")] Self::CollaborationModeList(result) => result,
+            #[cfg(feature = "experimental")] Self::MockExperimentalMethod(result) => result,
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd(result) => result,
+            #[cfg(feature = "experimental")] Self::EnvironmentInfo(result) => result,
+            #[cfg(feature = "experimental")] Self::EnvironmentStatus(result) => result,
             Self::McpServerOauthLogin(result) => result,
             Self::ConfigMcpServerReload(result) => result,
             Self::McpServerStatusList(result) => result,
             Self::McpServerResourceRead(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStart(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::McpServerEventStreamStop(result) => result,
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStart(result) => result,
+            #[cfg(feature = "experimental")] Self::McpServerEventStreamStop(result) => result,
             Self::McpServerToolCall(result) => result,
             Self::WindowsSandboxSetupStart(result) => result,
             Self::WindowsSandboxReadiness(result) => result,
             Self::AccountLoginStart(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockDiscover(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockSetup(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::AccountGcpSetup(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::AccountBedrockCheckGovCloudRequirements(result) => result,
+            #[cfg(feature = "experimental")] Self::AccountBedrockDiscover(result) => result,
+            #[cfg(feature = "experimental")] Self::AccountBedrockSetup(result) => result,
+            #[cfg(feature = "experimental")] Self::AccountGcpSetup(result) => result,
+            #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements(result) => result,
             Self::AccountLoginCancel(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionList(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::AccountSessionSwitch(result) => result,
+            #[cfg(feature = "experimental")] Self::AccountSessionList(result) => result,
+            #[cfg(feature = "experimental")] Self::AccountSessionSwitch(result) => result,
             Self::AccountLogout(result) => result,
             Self::AccountSecuritySetupRead(result) => result,
             Self::AccountRateLimitsRead(result) => result,
@@ -501,14 +433,10 @@ impl ClientResponse {
             Self::CommandExecWrite(result) => result,
             Self::CommandExecTerminate(result) => result,
             Self::CommandExecResize(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProcessSpawn(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProcessWriteStdin(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProcessKill(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::ProcessResizePty(result) => result,
+            #[cfg(feature = "experimental")] Self::ProcessSpawn(result) => result,
+            #[cfg(feature = "experimental")] Self::ProcessWriteStdin(result) => result,
+            #[cfg(feature = "experimental")] Self::ProcessKill(result) => result,
+            #[cfg(feature = "experimental")] Self::ProcessResizePty(result) => result,
             Self::ConfigRead(result) => result,
             Self::ExternalAgentConfigDetect(result) => result,
             Self::ExternalAgentConfigImport(result) => result,
@@ -519,12 +447,9 @@ impl ClientResponse {
             Self::ConfigRequirementsRead(result) => result,
             Self::AccountRead(result) => result,
             Self::FuzzyFileSearch(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStart(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionUpdate(result) => result,
-            #[cfg(feature = "experimental")]
-            Self::FuzzyFileSearchSessionStop(result) => result,
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart(result) => result,
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate(result) => result,
+            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop(result) => result,
             Self::Unrecognized(_) => return None,
         };
         typed.downcast::<R::Response>().ok().map(|result| *result)

@@ -5,10 +5,14 @@
 //!   `--lines` lines, fed through an in-memory transport into a client and delivered to a
 //!   consumer that reads [`Client::notifications`] (server requests are answered by the
 //!   default handler), against bare `TypedServerMessage::from_line_with` of the same lines.
-//!   Both run on one thread (a current-thread runtime), so the ratio compares the work done,
+//!   The server's lines are made (one `String` each) before the clock starts, as the bare
+//!   decode's input is. Both run on one thread (a current-thread runtime), so the ratio compares the work done,
 //!   not parallelism. Responses are left out: without a request of its own the client only
 //!   reads a response's envelope, which would flatter it. The ratio is bare time / client
 //!   time (1.0: no overhead; the target is at least 0.8).
+//!   Two lines for reference (not ratios): `transport alone`, the same lines through the
+//!   in-memory transport to a task that drops them, and `transport + decode`, which decodes
+//!   each as the bare benchmark does: what the client costs beyond those is its own.
 //! - Request round trip: `request::<ThreadList>` answered by a task playing the server, one
 //!   at a time; the median in microseconds.
 //! - Peak memory with a consumer that never reads: in a fresh process (this binary again, so
@@ -24,6 +28,7 @@ use anyhow::{bail, Context};
 use codex_app_client::protocol::jsonrpc::Parts;
 use codex_app_client::protocol::{request, Message, ServerMessage, ThreadListParams, TypedServerMessage};
 use codex_app_client::transport::memory::{MemoryTransport, ServerEnd};
+use codex_app_client::transport::{LineReceiver, Transport};
 use codex_app_client::{Client, Event};
 
 /// The distinct recorded lines that are notifications or server requests.
@@ -50,6 +55,7 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     let rt = runtime()?;
     let mut bare = Vec::new();
     let mut client = Vec::new();
+    let (mut carried, mut carried_decoded) = (Vec::new(), Vec::new());
     let mut lagged = 0;
     for round in 0..=rounds {
         let started = Instant::now();
@@ -59,7 +65,11 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
             bail!("{} of {lines} lines did not decode", lines - ok);
         }
         let (client_time, lost) = rt.block_on(through_client(&input, notifications))?;
+        let carried_time = rt.block_on(through_transport(&input, false))?;
+        let carried_decoded_time = rt.block_on(through_transport(&input, true))?;
         if round > 0 {
+            carried.push(carried_time);
+            carried_decoded.push(carried_decoded_time);
             bare.push(bare_time);
             client.push(client_time);
             lagged += lost;
@@ -69,6 +79,8 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     let client = median(client);
     println!("{:<30} {:>10.1} ms", "decode typed (bare)", bare.as_secs_f64() * 1e3);
     println!("{:<30} {:>10.1} ms  ({lagged} notifications lagged over {rounds} rounds)", "client (in-memory, delivered)", client.as_secs_f64() * 1e3);
+    println!("{:<30} {:>10.1} ms  (the floor under the client: lines through the channel, dropped)", "transport alone", median(carried).as_secs_f64() * 1e3);
+    println!("{:<30} {:>10.1} ms  (each line received is decoded as bare, then dropped)", "transport + decode", median(carried_decoded).as_secs_f64() * 1e3);
 
     let round_trips = rt.block_on(round_trips(10_000))?;
     let rt_median = median(round_trips);
@@ -126,9 +138,12 @@ async fn through_client(input: &[String], notifications: usize) -> anyhow::Resul
         }
         (seen, lagged)
     });
+    // The server's lines exist before the clock starts, as the bare decode's input does:
+    // writing them is the server's work, not the client's (the client still receives each
+    // as its own `String` through the transport, and frees it).
+    let lines: Vec<String> = input.to_vec();
     let started = Instant::now();
     let to_client = server.to_client.clone();
-    let lines: Vec<String> = input.to_vec();
     let feeder = tokio::spawn(async move {
         for line in lines {
             if to_client.send(line).await.is_err() {
@@ -145,6 +160,37 @@ async fn through_client(input: &[String], notifications: usize) -> anyhow::Resul
     drop(server);
     drop(client);
     Ok((elapsed, lagged))
+}
+
+/// The same lines through the in-memory transport alone, to a task that drops each line
+/// (`decode`: after decoding it as the bare benchmark does): what the client costs beyond is
+/// its own.
+async fn through_transport(input: &[String], decode: bool) -> anyhow::Result<Duration> {
+    let (transport, server) = MemoryTransport::pair(1024);
+    let (_sender, mut receiver) = transport.split();
+    let lines: Vec<String> = input.to_vec();
+    let started = Instant::now();
+    let feeder = tokio::spawn(async move {
+        for line in lines {
+            if server.to_client.send(line).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut received = 0;
+    while let Some(line) = receiver.recv().await? {
+        if decode {
+            black_box(TypedServerMessage::from_line_with(&line, |_| None::<&str>).is_ok());
+        }
+        black_box(&line);
+        received += 1;
+    }
+    let elapsed = started.elapsed();
+    feeder.await?;
+    if received != input.len() {
+        bail!("the transport carried {received} of {} lines", input.len());
+    }
+    Ok(elapsed)
 }
 
 /// Answers every request with an empty thread list.
