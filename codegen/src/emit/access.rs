@@ -50,6 +50,10 @@ pub fn emit_access(ir: &Ir) -> Result<TokenStream, Error> {
         }
     }
     let unions = item_unions.iter().map(|union| union_id(ir, union, &catch_all));
+    // A schema with no notification of a kind gets a plain `None` (a lone `_ => None` arm
+    // would be a needless match).
+    let body = |arms: &[TokenStream]| if arms.is_empty() { quote! { None } } else { quote! { match self { #(#arms)* _ => None } } };
+    let (thread_body, turn_body, item_body) = (body(&thread), body(&turn), body(&item));
     let results = ir.client_requests.iter().map(|m| {
         let gate = gate(m.experimental);
         let name = ident(&m.rust);
@@ -64,30 +68,21 @@ pub fn emit_access(ir: &Ir) -> Result<TokenStream, Error> {
             /// params have it. `None` for the others and for a method this crate does not know
             /// (`Unrecognized`: read its params).
             pub fn thread_id(&self) -> Option<&str> {
-                match self {
-                    #(#thread)*
-                    _ => None,
-                }
+                #thread_body
             }
 
             /// The turn this notification is about: `params.turnId`, or `params.turn.id`, for
             /// the methods whose params have one. `None` for the others and for a method this
             /// crate does not know.
             pub fn turn_id(&self) -> Option<&str> {
-                match self {
-                    #(#turn)*
-                    _ => None,
-                }
+                #turn_body
             }
 
             /// The item this notification is about: `params.item.id` (item lifecycle
             /// notifications such as `item/started` and `item/completed`). `None` for the others
             /// and for a method this crate does not know.
             pub fn item_id(&self) -> Option<&str> {
-                match self {
-                    #(#item)*
-                    _ => None,
-                }
+                #item_body
             }
         }
 
