@@ -174,6 +174,9 @@ fn peer_runs(root: &Path, dir: &Path, runs: usize) -> anyhow::Result<(Runs, Runs
         let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         c.current_dir(dir).env("CARGO_INCREMENTAL", "0").args(["build", "--release", "-p", package]);
         c.arg("--manifest-path").arg(dir.join("Cargo.toml"));
+        // Its own target directory, whatever `CARGO_TARGET_DIR` says: the timing forgets
+        // fingerprints under it.
+        c.arg("--target-dir").arg(dir.join("target"));
         if quiet {
             c.arg("--quiet");
         }
