@@ -27,7 +27,7 @@ fn constructs() {
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut out = String::new();
         for file in files {
-            let name = file.path.to_str().unwrap();
+            let name = file.path.file_name().unwrap().to_str().unwrap();
             let wanted = match name {
                 "types.rs" => true,
                 "methods.rs" | "access.rs" => has_methods,

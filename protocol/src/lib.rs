@@ -127,7 +127,6 @@ mod generated {
     #[cfg(feature = "experimental")]
     pub mod experimental;
     pub mod methods;
-    mod registry;
     pub mod types;
 }
 

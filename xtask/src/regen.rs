@@ -76,10 +76,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let (files, summary) = codex_app_codegen::generate(&set, COMMAND).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let generated_dir = root.join("protocol/src/generated");
+    let protocol_dir = root.join("protocol");
+    let generated_dir = protocol_dir.join(codex_app_codegen::GENERATED_DIR);
     let mut expected = Vec::new();
     for file in &files {
-        let path = generated_dir.join(&file.path);
+        let path = protocol_dir.join(&file.path);
         expected.push(path.clone());
         if let Some(diff) = ensure_file_contents(&path, &file.contents, args.check)? {
             stale.push(diff);

@@ -1,15 +1,15 @@
-//! `registry.rs`: one `macro_rules!` that lists every generated type by the JSON pointer of
-//! the schema it was generated from, and the message type that reads each method union. Tests
-//! that go through every type of the schema (the conformance suite) expand it; a macro that
-//! nothing expands costs nothing to build, so users do not pay for it.
+//! `protocol/tests/conformance/registry.rs`: one `macro_rules!` that lists every generated type
+//! by the JSON pointer of the schema it was generated from, and the message type that reads
+//! each method union. The conformance suite (which goes through every type of the schema)
+//! expands it. It is written next to the suite, not into the crate: users never build it.
 
 use std::fmt::Write;
 
 use super::Part;
 use crate::ir::{Direction, Ir};
 
-/// The macro's name (exported at the protocol crate's root).
-pub const MACRO: &str = "__for_each_generated_type";
+/// The macro's name.
+pub const MACRO: &str = "for_each_generated_type";
 
 pub fn emit_registry(ir: &Ir) -> Vec<Part> {
     let mut out = String::new();
@@ -19,21 +19,19 @@ pub fn emit_registry(ir: &Ir) -> Vec<Part> {
          ///\n\
          /// ```text\n\
          /// $callback! {{\n\
-         ///     stable {{ \"#/definitions/v2/Thread\" => $crate::Thread, ... }}\n\
+         ///     stable {{ \"#/definitions/v2/Thread\" => codex_app_protocol::Thread, ... }}\n\
          ///     experimental {{ ... }} // only with the `experimental` feature\n\
-         ///     messages {{ \"ClientRequest\" => $crate::ClientMessage, ... }}\n\
+         ///     messages {{ \"ClientRequest\" => codex_app_protocol::ClientMessage, ... }}\n\
          /// }}\n\
          /// ```\n\
          ///\n\
-         /// For tests that go through every type of the schema (`protocol/tests/conformance.rs`).\n\
-         #[doc(hidden)]\n\
-         #[macro_export]\n\
+         /// For the conformance suite (`protocol/tests/conformance/main.rs`).\n\
          macro_rules! {MACRO} {{\n    ($callback:ident) => {{\n        $callback! {{\n"
     ));
     for experimental in [false, true] {
         out.push_str(if experimental { "            experimental {\n" } else { "            stable {\n" });
         for def in ir.types.values().filter(|d| d.experimental == experimental) {
-            let _ = writeln!(out, "                {:?} => $crate::{},", def.pointer, def.name);
+            let _ = writeln!(out, "                {:?} => codex_app_protocol::{},", def.pointer, def.name);
         }
         out.push_str("            }\n");
     }
@@ -43,7 +41,7 @@ pub fn emit_registry(ir: &Ir) -> Vec<Part> {
             Direction::ClientRequest | Direction::ClientNotification => "ClientMessage",
             Direction::ServerRequest | Direction::ServerNotification => "ServerMessage",
         };
-        let _ = writeln!(out, "                {:?} => $crate::{message},", direction.union_name());
+        let _ = writeln!(out, "                {:?} => codex_app_protocol::{message},", direction.union_name());
     }
     out.push_str("            }\n        }\n    };\n}\n");
     vec![Part::Text(out)]
