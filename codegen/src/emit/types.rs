@@ -96,15 +96,22 @@ fn presence_keyword(f: &Field) -> &'static str {
 
 const EXPERIMENTAL_GATE: &str = "#[cfg(feature = \"experimental\")]";
 
-/// A struct as a `wire_struct!` invocation: the declaration with each member's wire name and
-/// presence, from which the macro writes `Serialize` and the decoding.
-fn struct_text(def: &TypeDef, s: &Struct) -> String {
+/// The start of a wire-macro invocation for `def`: its feature gate, `macro! {` and the
+/// type's docs (the derives and the declaration follow).
+fn invocation_start(def: &TypeDef, macro_name: &str) -> String {
     let mut out = String::new();
     if def.experimental {
         let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
     }
-    out.push_str("wire_struct! {\n");
+    let _ = writeln!(out, "{macro_name}! {{");
     out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    out
+}
+
+/// A struct as a `wire_struct!` invocation: the declaration with each member's wire name and
+/// presence, from which the macro writes `Serialize` and the decoding.
+fn struct_text(def: &TypeDef, s: &Struct) -> String {
+    let mut out = invocation_start(def, "wire_struct");
     let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { ", Default" } else { "" };
     let _ = writeln!(out, "    #[derive(Debug, Clone, PartialEq{default})]");
     if s.fields.is_empty() && s.extra.is_none() {
@@ -142,12 +149,7 @@ fn struct_text(def: &TypeDef, s: &Struct) -> String {
 /// A string enum as a `wire_enum!` invocation: one `Variant = "wire"` line per value, from
 /// which the macro writes `as_str`, `Serialize` and the decoding.
 fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
-    let mut out = String::new();
-    if def.experimental {
-        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
-    }
-    out.push_str("wire_enum! {\n");
-    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    let mut out = invocation_start(def, "wire_enum");
     out.push_str("    #[derive(Debug, Clone, PartialEq, Eq, Hash)]\n");
     let _ = writeln!(out, "    pub enum {} {{", def.name);
     for v in &e.values {
@@ -254,12 +256,7 @@ fn extra_field(s: &Struct) -> Ident {
 /// A tagged union as a `wire_tagged!` invocation: one `Variant(Payload) = "tag",` line per
 /// arm, from which the macro writes the enum, `Serialize`, the tag-first decoding and the walk.
 fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
-    let mut out = String::new();
-    if def.experimental {
-        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
-    }
-    out.push_str("wire_tagged! {\n");
-    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    let mut out = invocation_start(def, "wire_tagged");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let _ = writeln!(out, "    pub enum {} (tag = {:?}) {{", def.name, t.tag);
     for a in &t.arms {
@@ -277,12 +274,7 @@ fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
 /// (`Variant = "wire",`), then the object forms (`keyed { Variant(Payload) = "key", }`), from
 /// which the macro writes the enum, `Serialize`, decoding and the walk.
 fn external_text(def: &TypeDef, e: &External) -> String {
-    let mut out = String::new();
-    if def.experimental {
-        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
-    }
-    out.push_str("wire_external! {\n");
-    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    let mut out = invocation_start(def, "wire_external");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let arm = |out: &mut String, a: &ExternalArm| {
         out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
@@ -321,12 +313,7 @@ fn scalar_only(u: &Untagged) -> bool {
 /// closed objects) is what the arm's schema accepts; the decoder picks the arm by it, the way
 /// the schema would, and decodes only that arm.
 fn untagged_text(def: &TypeDef, u: &Untagged) -> String {
-    let mut out = String::new();
-    if def.experimental {
-        let _ = writeln!(out, "{EXPERIMENTAL_GATE}");
-    }
-    out.push_str("wire_untagged! {\n");
-    out.push_str(&doc_comment(&doc_lines(def.doc.as_deref(), def.experimental), "    "));
+    let mut out = invocation_start(def, "wire_untagged");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let _ = writeln!(out, "    pub enum {} {{", def.name);
     for (i, a) in u.arms.iter().enumerate() {
