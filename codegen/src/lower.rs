@@ -94,6 +94,19 @@ struct Lowerer<'b> {
     types: BTreeMap<String, TypeDef>,
 }
 
+/// The last segment of every `$ref` inside `schema` (the definition names it refers to).
+fn reference_names(schema: &Schema, out: &mut BTreeSet<String>) {
+    let Schema::Object(o) = schema else { return };
+    if let Some(r) = &o.reference {
+        out.insert(r.rsplit('/').next().unwrap_or(r).to_owned());
+    }
+    let lists = [&o.one_of, &o.any_of, &o.all_of];
+    let nested = o.properties.values().chain(o.additional_properties.as_ref()).chain(o.items.as_ref());
+    for s in nested.chain(lists.into_iter().flatten().flatten()) {
+        reference_names(s, out);
+    }
+}
+
 /// A union arm with its `$ref` resolved.
 struct Arm<'a> {
     schema: &'a Schema,
@@ -114,13 +127,39 @@ impl<'b> Lowerer<'b> {
         for def in self.bundle.definitions.values() {
             groups.entry(naming::pascal(&def.name)).or_default().push(def);
         }
+        // `same_shape` compares a `$ref` by the name it ends in; two same-named definitions are
+        // one type only if what their references name is one type too (v1 `RateLimitSnapshot`
+        // of codex 0.60.1 has v2's members but refers to the snake_case v1 `CreditsSnapshot`).
+        let mut same: BTreeSet<&str> = groups
+            .iter()
+            .filter(|(_, defs)| {
+                defs[1..].iter().all(|d| match (&defs[0].schema, &d.schema) {
+                    (Schema::Object(a), Schema::Object(b)) => a.same_shape(b),
+                    (a, b) => a == b,
+                })
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        loop {
+            let split: Vec<&str> = same
+                .iter()
+                .copied()
+                .filter(|name| {
+                    let mut refs = BTreeSet::new();
+                    reference_names(&groups[*name][0].schema, &mut refs);
+                    refs.iter().any(|r| groups.get(&naming::pascal(r)).is_some_and(|g| g.len() > 1) && !same.contains(naming::pascal(r).as_str()))
+                })
+                .collect();
+            if split.is_empty() {
+                break;
+            }
+            for name in split {
+                same.remove(name);
+            }
+        }
         let mut assigned: BTreeMap<String, String> = BTreeMap::new(); // rust name -> pointer
         for (name, defs) in &groups {
-            let first = defs[0];
-            let all_same = defs[1..].iter().all(|d| match (&first.schema, &d.schema) {
-                (Schema::Object(a), Schema::Object(b)) => a.same_shape(b),
-                (a, b) => a == b,
-            });
+            let all_same = same.contains(name.as_str());
             for def in defs {
                 let top_level = def.pointer.matches('/').count() == 2;
                 let rust = if all_same || !top_level || defs.len() != 2 { name.clone() } else { format!("V1{name}") };

@@ -4,7 +4,7 @@
 //! `codegen/tests/constructs` and the vendored bundles), or a recipe of mutations applied to
 //! one of the vendored bundles: each 4 bytes pick a node (by its index in a walk of the
 //! bundle), an operation (replace it by another node's value, a scalar, an empty object or
-//! array; delete it; rename a member) and an operand. Small inputs go through the whole
+//! array; delete it; rename a member) and an operand, at most 16 of them. Small inputs go through the whole
 //! generator (emit and format too); the vendored bundles through `build_ir`.
 #![no_main]
 
@@ -40,9 +40,14 @@ fn nodes(v: &Value, at: String, out: &mut Vec<String>) {
     out.push(at);
 }
 
+/// At most this many mutations per input: each walks the whole bundle (tens of thousands of
+/// nodes), so a long recipe made one input take over 10 s (a timeout of the harness, not of
+/// the generator).
+const MAX_MUTATIONS: usize = 16;
+
 fn mutate(base: &Value, recipe: &[u8]) -> Value {
     let mut v = base.clone();
-    for op in recipe.chunks_exact(4) {
+    for op in recipe.chunks_exact(4).take(MAX_MUTATIONS) {
         let mut all = Vec::new();
         nodes(&v, String::new(), &mut all);
         let pick = |b: u8, c: u8| &all[(usize::from(b) << 8 | usize::from(c)) * 7919 % all.len()];
