@@ -59,12 +59,37 @@ where
     let text = message.to_line();
     let again = Message::<Req, Notif, Res>::from_line_with(&text, method_of)
         .unwrap_or_else(|e| panic!("the re-encoding does not decode: {e}\nline: {line}\nre-encoded: {text}"));
-    assert_eq!(message, again, "decode(encode(m)) != m\nline: {line}\nre-encoded: {text}");
+    if message != again {
+        // The one difference allowed, documented in the crate: a number held in a `Value` (an
+        // "any" member, an unknown union arm) is an `f64`, and serde_json without its
+        // `float_roundtrip` feature (which the crate does not turn on for its users) may read
+        // a float's text back one unit in the last place off.
+        let (a, b) = (serde_json::to_value(&message).ok(), serde_json::to_value(&again).ok());
+        assert!(
+            matches!((&a, &b), (Some(a), Some(b)) if same_but_float_parsing(a, b)),
+            "decode(encode(m)) != m\nline: {line}\nre-encoded: {text}\n{message:?}\n{again:?}"
+        );
+    }
     let (Ok(original), Ok(reencoded)) = (serde_json::from_str::<Value>(line), serde_json::from_str::<Value>(&text)) else {
         return;
     };
     if let Err(e) = covered(&original, &reencoded, true, &mut String::new()) {
         panic!("the re-encoding changes the line at {e}\nline: {line}\nre-encoded: {text}");
+    }
+}
+
+/// Equal values, but for floats a few units in the last place apart.
+fn same_but_float_parsing(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_but_float_parsing(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_but_float_parsing(v, w)),
+        (Value::Number(x), Value::Number(y)) if x.is_f64() && y.is_f64() => {
+            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            (x - y).abs() <= x.abs().max(y.abs()) * 4.0 * f64::EPSILON
+        }
+        _ => a == b,
     }
 }
 
@@ -106,5 +131,23 @@ fn covered(original: &Value, re: &Value, top: bool, path: &mut String) -> Result
         (Value::Number(a), Value::Number(b)) if same_number(a, b) => Ok(()),
         (a, b) if a == b => Ok(()),
         (a, b) => Err(format!("{path}: {a} re-encoded as {b}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codex_app_protocol::{ClientResponse, Response, ServerNotification, ServerRequest, TypedResponse};
+
+    /// Inputs the long runs found, kept in `fuzz/regressions/`: each must pass `check_line`.
+    #[test]
+    fn regressions() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/regressions");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let line = std::fs::read_to_string(&path).unwrap();
+            check_line::<ServerRequest, ServerNotification, Response>(&line, |_| None);
+            check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| method_for(methods("ClientRequest"), id));
+        }
     }
 }
