@@ -5,9 +5,10 @@
 //! decodes every server line in one pass (a response's result by the method of its pending
 //! request), resolves pending requests (a map `id -> oneshot`), routes notifications to the
 //! global streams and to turn handles, and starts a task per server request. The reader takes
-//! every line that is ready when it wakes (up to `BATCH`) and wakes the streams once per
-//! batch. Neither task ever waits for a consumer. When the stream ends, every pending request
-//! fails with [`ClientError::ServerExited`] and every stream ends.
+//! the lines that are ready together ([`LineReceiver::recv_many`], up to `BATCH`), decodes
+//! them as a batch and wakes the streams once per batch. Neither task ever waits for a
+//! consumer. When the stream ends, every pending request fails with
+//! [`ClientError::ServerExited`] and every stream ends.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -675,17 +676,20 @@ async fn write<S: LineSender>(sender: &mut S, shared: &Shared, line: String) -> 
 }
 
 /// At most this many lines are read per wake-up of the reader.
-const BATCH: usize = 256;
+/// At most this many lines are taken per read, decoded as a batch; the notification streams
+/// are woken once per batch.
+const BATCH: usize = 64;
 
 async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
     let mut control = shared.control.subscribe();
     let mut number = 0u64;
     let mut deadline: Option<Instant> = None;
+    let mut batch = Vec::with_capacity(BATCH);
     let reason = loop {
         let next = async {
             match deadline {
-                Some(at) => tokio::time::timeout_at(at, receiver.recv()).await.ok(),
-                None => Some(receiver.recv().await),
+                Some(at) => tokio::time::timeout_at(at, receiver.recv_many(&mut batch, BATCH)).await.ok(),
+                None => Some(receiver.recv_many(&mut batch, BATCH).await),
             }
         };
         tokio::select! {
@@ -697,37 +701,16 @@ async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
                     Control::Stop => break "the client was dropped".to_owned(),
                 }
             }
-            line = next => match line {
+            read = next => match read {
                 None => break "shutdown timed out".to_owned(),
-                Some(Ok(Some(line))) => {
-                    number += 1;
-                    handle_line(&shared, line, number);
-                    // The lines that are ready too, without waiting (`recv` is cancel safe);
-                    // the streams are woken once for the batch.
-                    let mut end = None;
-                    for _ in 1..BATCH {
-                        match receiver.recv().now_or_never() {
-                            Some(Ok(Some(line))) => {
-                                number += 1;
-                                handle_line(&shared, line, number);
-                            }
-                            Some(Ok(None)) => {
-                                end = Some("end of stream".to_owned());
-                                break;
-                            }
-                            Some(Err(e)) => {
-                                end = Some(format!("read error: {e}"));
-                                break;
-                            }
-                            None => break,
-                        }
+                Some(Ok(0)) => break "end of stream".to_owned(),
+                Some(Ok(_)) => {
+                    for line in batch.drain(..) {
+                        number += 1;
+                        handle_line(&shared, line, number);
                     }
                     shared.wake_subscribers();
-                    if let Some(reason) = end {
-                        break reason;
-                    }
                 }
-                Some(Ok(None)) => break "end of stream".to_owned(),
                 Some(Err(e)) => break format!("read error: {e}"),
             },
         }

@@ -601,3 +601,68 @@ async fn every_stream_gets_every_notification_and_a_dropped_stream_costs_nothing
     assert!(tokio::time::timeout(Duration::from_secs(2), first.next()).await.expect("the stream ended").is_none());
     assert!(client.notifications().next().await.is_none());
 }
+
+/// A transport of the user's that implements only `LineReceiver::recv`: the client reads it
+/// through the default `recv_many` (one line per call).
+struct OneAtATime(MemoryTransport);
+
+struct OneAtATimeReceiver(transport::memory::MemoryReceiver);
+
+impl transport::Transport for OneAtATime {
+    type Sender = transport::memory::MemorySender;
+    type Receiver = OneAtATimeReceiver;
+
+    fn split(self) -> (Self::Sender, Self::Receiver) {
+        let (sender, receiver) = self.0.split();
+        (sender, OneAtATimeReceiver(receiver))
+    }
+}
+
+impl transport::LineReceiver for OneAtATimeReceiver {
+    async fn recv(&mut self) -> std::io::Result<Option<String>> {
+        self.0.recv().await
+    }
+}
+
+#[tokio::test]
+async fn a_transport_with_only_recv_works_and_batches_keep_order_and_line_numbers() {
+    for one_at_a_time in [true, false] {
+        let (memory, mut server) = MemoryTransport::pair(1024);
+        let builder = Client::builder();
+        let (client, _) = if one_at_a_time {
+            tokio::join!(builder.connect(OneAtATime(memory)), handshake(&mut server, CODEX_VERSION))
+        } else {
+            tokio::join!(builder.connect(memory), handshake(&mut server, CODEX_VERSION))
+        };
+        let client = client.expect("connect");
+        let mut events = client.notifications();
+        // Many lines queued before the client reads: the batched reader takes them together.
+        for n in 0..300 {
+            if n == 150 {
+                server.send("not JSON").await.unwrap();
+            }
+            server.send(json!({"method": "thread/archived", "params": {"threadId": format!("t{n}")}}).to_string()).await.unwrap();
+        }
+        let mut seen = Vec::new();
+        while seen.len() < 301 {
+            match tokio::time::timeout(T, events.next()).await.unwrap().unwrap() {
+                Event::Notification(n) => match &*n {
+                    ServerNotification::ThreadArchived { params, .. } => seen.push(params.thread_id.clone()),
+                    other => panic!("unexpected {other:?}"),
+                },
+                Event::Undecodable(report) => {
+                    // Line 1 was the initialize response; 151 lines came before this one.
+                    assert_eq!(report.line_number, Some(152), "{report}");
+                    seen.push("undecodable".into());
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        let expected: Vec<String> =
+            (0..300).map(|n| format!("t{n}")).flat_map(|t| if t == "t150" { vec!["undecodable".to_owned(), t] } else { vec![t] }).collect();
+        assert_eq!(seen, expected, "one_at_a_time={one_at_a_time}");
+        drop(server);
+        let ended = tokio::time::timeout(T, events.next()).await.unwrap();
+        assert!(ended.is_none(), "the stream ends with the connection: {ended:?}");
+    }
+}

@@ -87,6 +87,11 @@ impl LineReceiver for MemoryReceiver {
         Ok(self.0.recv().await)
     }
 
+    async fn recv_many(&mut self, lines: &mut Vec<String>, max: usize) -> io::Result<usize> {
+        // `mpsc::Receiver::recv_many` is cancel safe and takes every ready line in one go.
+        Ok(self.0.recv_many(lines, max.max(1)).await)
+    }
+
     async fn exit(&mut self, _timeout: Duration) -> ServerExit {
         ServerExit { status: None, stderr_tail: Vec::new(), reason: "the in-memory server end was dropped".into() }
     }

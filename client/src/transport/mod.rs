@@ -47,6 +47,29 @@ pub trait LineReceiver: Send + 'static {
     /// cancel safe: the client drops this future when it stops.
     fn recv(&mut self) -> impl Future<Output = io::Result<Option<String>>> + Send;
 
+    /// Waits for the next message, then also takes the ones that are ready without waiting,
+    /// up to `max` in all, appending them to `lines`; returns how many it appended, `0` only
+    /// at the end of the stream. Must be cancel safe, like [`recv`](Self::recv): a message is
+    /// either appended or still there for the next call. An error that comes after some
+    /// messages is returned by the next call, after those messages.
+    ///
+    /// The client reads only through this method, decodes what one call returns as a batch
+    /// and wakes the notification streams once per batch. The default takes one message per
+    /// call (through `recv`); a transport that has several messages at hand (a read buffer, a
+    /// channel) should hand them out together: the crate's transports do.
+    fn recv_many(&mut self, lines: &mut Vec<String>, max: usize) -> impl Future<Output = io::Result<usize>> + Send {
+        let _ = max;
+        async move {
+            Ok(match self.recv().await? {
+                Some(line) => {
+                    lines.push(line);
+                    1
+                }
+                None => 0,
+            })
+        }
+    }
+
     /// Called once the stream has ended (or the client stops): how the server ended. A
     /// transport that owns the server process waits up to `timeout` for it to exit, then
     /// kills it. The default knows nothing.

@@ -8,6 +8,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -305,6 +306,24 @@ impl LineReceiver for StdioReceiver {
     async fn recv(&mut self) -> io::Result<Option<String>> {
         // `Lines::next_line` is cancel safe.
         self.lines.next_line().await
+    }
+
+    async fn recv_many(&mut self, lines: &mut Vec<String>, max: usize) -> io::Result<usize> {
+        let Some(first) = self.lines.next_line().await? else { return Ok(0) };
+        lines.push(first);
+        let mut n = 1;
+        // Every further line already complete in the read buffer: `next_line` returns it
+        // without reading, so nothing waits and nothing is left half read.
+        while n < max && self.lines.get_ref().buffer().contains(&b'\n') {
+            match self.lines.next_line().now_or_never() {
+                Some(Ok(Some(line))) => {
+                    lines.push(line);
+                    n += 1;
+                }
+                _ => break, // not reached: a complete line is buffered
+            }
+        }
+        Ok(n)
     }
 
     async fn exit(&mut self, timeout: Duration) -> ServerExit {

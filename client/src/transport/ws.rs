@@ -10,7 +10,7 @@ use std::io;
 use std::pin::Pin;
 
 use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -86,7 +86,12 @@ impl WsTransport {
 pub struct WsSender(SplitSink<Socket, Message>);
 
 /// The receiving half of a [`WsTransport`].
-pub struct WsReceiver(SplitStream<Socket>);
+pub struct WsReceiver {
+    stream: SplitStream<Socket>,
+    /// What ended a batch of [`LineReceiver::recv_many`] after some messages: returned by the
+    /// next call.
+    held: Option<io::Result<Option<String>>>,
+}
 
 impl Transport for WsTransport {
     type Sender = WsSender;
@@ -94,7 +99,7 @@ impl Transport for WsTransport {
 
     fn split(self) -> (WsSender, WsReceiver) {
         let (sink, stream) = self.socket.split();
-        (WsSender(sink), WsReceiver(stream))
+        (WsSender(sink), WsReceiver { stream, held: None })
     }
 }
 
@@ -126,20 +131,54 @@ impl LineSender for WsSender {
     }
 }
 
+impl WsReceiver {
+    /// What one frame means: a message, the end, an error, or nothing (`None`: ping, pong).
+    fn frame(frame: Option<Result<Message, tungstenite::Error>>) -> Option<io::Result<Option<String>>> {
+        match frame {
+            None | Some(Ok(Message::Close(_))) => Some(Ok(None)),
+            Some(Ok(Message::Text(text))) => Some(Ok(Some(text.as_str().to_owned()))),
+            Some(Ok(Message::Binary(bytes))) => {
+                Some(String::from_utf8(bytes.to_vec()).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)))
+            }
+            Some(Ok(_)) => None, // ping, pong, raw frames
+            Some(Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed)) => Some(Ok(None)),
+            Some(Err(e)) => Some(Err(io_error(e))),
+        }
+    }
+}
+
 impl LineReceiver for WsReceiver {
     async fn recv(&mut self) -> io::Result<Option<String>> {
+        if let Some(held) = self.held.take() {
+            return held;
+        }
         loop {
             // `StreamExt::next` is cancel safe.
-            match self.0.next().await {
-                None | Some(Ok(Message::Close(_))) => return Ok(None),
-                Some(Ok(Message::Text(text))) => return Ok(Some(text.as_str().to_owned())),
-                Some(Ok(Message::Binary(bytes))) => {
-                    return String::from_utf8(bytes.to_vec()).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
-                }
-                Some(Ok(_)) => continue, // ping, pong, raw frames
-                Some(Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed)) => return Ok(None),
-                Some(Err(e)) => return Err(io_error(e)),
+            if let Some(message) = Self::frame(self.stream.next().await) {
+                return message;
             }
         }
+    }
+
+    async fn recv_many(&mut self, lines: &mut Vec<String>, max: usize) -> io::Result<usize> {
+        let Some(first) = self.recv().await? else { return Ok(0) };
+        lines.push(first);
+        let mut n = 1;
+        // The frames already received, without waiting for more.
+        while n < max {
+            let Some(frame) = self.stream.next().now_or_never() else { break };
+            match Self::frame(frame) {
+                None => {}
+                Some(Ok(Some(line))) => {
+                    lines.push(line);
+                    n += 1;
+                }
+                Some(end) => {
+                    self.held = Some(end);
+                    break;
+                }
+            }
+        }
+        Ok(n)
     }
 }

@@ -10,9 +10,15 @@
 //!   not parallelism. Responses are left out: without a request of its own the client only
 //!   reads a response's envelope, which would flatter it. The ratio is bare time / client
 //!   time (1.0: no overhead; the target is at least 0.8).
-//!   Two lines for reference (not ratios): `transport alone`, the same lines through the
-//!   in-memory transport to a task that drops them, and `transport + decode`, which decodes
-//!   each as the bare benchmark does: what the client costs beyond those is its own.
+//!   Three lines for reference (not ratios): `transport alone`, the same lines through the
+//!   in-memory transport to a task that drops them; `transport + decode`, which decodes
+//!   each as the bare benchmark does; and `decode, held per batch`, the bare decode again but
+//!   with each message kept (in an `Arc`, as the client delivers it) until a batch of
+//!   [`HELD_BATCH`] is dropped. A client hands messages to a consumer, so it cannot free each
+//!   one before decoding the next as the bare benchmark does; with the system allocator
+//!   (glibc) that alone costs a sizeable share of the budget (memory freed out of the order
+//!   it was allocated in leaves malloc's per-thread caches), and the third line measures it in
+//!   the same run. What the client costs beyond these is its own.
 //! - Request round trip: `request::<ThreadList>` answered by a task playing the server, one
 //!   at a time; the median in microseconds.
 //! - Peak memory with a consumer that never reads: in a fresh process (this binary again, so
@@ -30,6 +36,24 @@ use codex_app_client::protocol::{request, Message, ServerMessage, ThreadListPara
 use codex_app_client::transport::memory::{MemoryTransport, ServerEnd};
 use codex_app_client::transport::{LineReceiver, Transport};
 use codex_app_client::{Client, Event};
+
+/// The batch of [`held_decode`]: the client's read batch (`BATCH` in `client/src/client.rs`).
+const HELD_BATCH: usize = 64;
+
+/// The bare decode with each message kept until [`HELD_BATCH`] of them are dropped together,
+/// as a consumer that reads a batch at a time frees them.
+fn held_decode(input: &[String]) -> Duration {
+    let mut held = Vec::with_capacity(HELD_BATCH);
+    let started = Instant::now();
+    for line in input {
+        held.push(std::sync::Arc::new(black_box(TypedServerMessage::from_line_with(line, |_| None::<&str>))));
+        if held.len() == HELD_BATCH {
+            held.clear();
+        }
+    }
+    drop(held);
+    started.elapsed()
+}
 
 /// The distinct recorded lines that are notifications or server requests.
 pub fn client_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
@@ -55,7 +79,7 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     let rt = runtime()?;
     let mut bare = Vec::new();
     let mut client = Vec::new();
-    let (mut carried, mut carried_decoded) = (Vec::new(), Vec::new());
+    let (mut carried, mut carried_decoded, mut held) = (Vec::new(), Vec::new(), Vec::new());
     let mut lagged = 0;
     for round in 0..=rounds {
         let started = Instant::now();
@@ -67,7 +91,9 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
         let (client_time, lost) = rt.block_on(through_client(&input, notifications))?;
         let carried_time = rt.block_on(through_transport(&input, false))?;
         let carried_decoded_time = rt.block_on(through_transport(&input, true))?;
+        let held_time = held_decode(&input);
         if round > 0 {
+            held.push(held_time);
             carried.push(carried_time);
             carried_decoded.push(carried_decoded_time);
             bare.push(bare_time);
@@ -81,6 +107,12 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     println!("{:<30} {:>10.1} ms  ({lagged} notifications lagged over {rounds} rounds)", "client (in-memory, delivered)", client.as_secs_f64() * 1e3);
     println!("{:<30} {:>10.1} ms  (the floor under the client: lines through the channel, dropped)", "transport alone", median(carried).as_secs_f64() * 1e3);
     println!("{:<30} {:>10.1} ms  (each line received is decoded as bare, then dropped)", "transport + decode", median(carried_decoded).as_secs_f64() * 1e3);
+    let held = median(held);
+    println!(
+        "{:<30} {:>10.1} ms  (no transport; each message kept until a batch of {HELD_BATCH} is dropped, as a consumer frees them)",
+        "decode, held per batch",
+        held.as_secs_f64() * 1e3
+    );
 
     let round_trips = rt.block_on(round_trips(10_000))?;
     let rt_median = median(round_trips);
@@ -97,6 +129,7 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     }
     println!();
     println!("client_vs_decode={:.2}", bare.as_secs_f64() / client.as_secs_f64());
+    println!("held_decode_vs_decode={:.2}", bare.as_secs_f64() / held.as_secs_f64());
     println!("client_request_round_trip_us={:.1}", rt_median.as_secs_f64() * 1e6);
     if let Some(peak) = memory {
         println!("client_peak_memory_non_reading_mb={peak:.1}");
