@@ -581,11 +581,9 @@ pub mod optional_nullable {
     pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
         map: &mut A,
         slot: &mut Option<Option<Option<T>>>,
-        wire: &'static str,
+        _wire: &'static str,
     ) -> Result<(), A::Error> {
-        if slot.is_some() {
-            return Err(de::Error::duplicate_field(wire));
-        }
+        // A member given twice: the last value counts, as everywhere else.
         *slot = Some(Some(map.next_value()?));
         Ok(())
     }

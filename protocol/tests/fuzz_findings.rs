@@ -68,6 +68,11 @@ fn duplicate_members_keep_the_last_value() {
     // A struct member.
     let p: ThreadArchivedNotification = serde_json::from_str(r#"{"threadId":"a","threadId":"b"}"#).unwrap();
     assert_eq!(p.thread_id, "b");
+    // A member whose `null` is not its absence (`Option<Option<T>>`), both ways round.
+    let p: ThreadListParams = serde_json::from_str(r#"{"sectionId":"a","sectionId":null}"#).unwrap();
+    assert_eq!(p.section_id, Some(None));
+    let p: ThreadListParams = serde_json::from_str(r#"{"sectionId":null,"sectionId":"a"}"#).unwrap();
+    assert_eq!(p.section_id, Some(Some("a".to_owned())));
     // An envelope member.
     let line = r#"{"method":"thread/archived","params":{"threadId":"t"},"emittedAtMs":1,"emittedAtMs":2}"#;
     let Message::Notification(n) = ServerMessage::from_line(line).unwrap() else { panic!() };
