@@ -1,37 +1,69 @@
 #!/usr/bin/env bash
-# Seeds the corpora (seed.sh), builds every fuzz target and runs each for SECONDS (default 10),
-# one after the other. CI runs it as a smoke test; for a long run:
+# Seeds the corpora (seed.sh), builds the fuzz targets and runs each for SECONDS (default 10),
+# one after the other.
 #
-#   fuzz/run.sh 600                       # every target, 10 minutes each
+#   fuzz/run.sh --smoke                   # CI's smoke run: every target for 12 s (a minute in all)
+#   fuzz/run.sh 600                       # long runs: every target, 10 minutes each
 #   fuzz/run.sh 600 drift                 # one target
 #   cd fuzz && cargo +nightly fuzz run -O --codegen-units 16 decode_server -- -max_total_time=600
-#   cd fuzz && cargo +nightly fuzz run --dev --features drift drift -- -max_total_time=600
+#   cd fuzz && cargo +nightly fuzz run --dev -s none --features drift drift -- -max_total_time=600
 #
-# Two builds, both with AddressSanitizer and coverage: the decode, line reader and generator
-# targets are cargo-fuzz's release build with 16 codegen units instead of its default of 1 (both
-# cores compile the large generated crate); the drift target (feature `drift`: the drift check's
-# crate, which instantiates every generated type's decoder three times over) is an unoptimized
-# `--dev` build, minutes cheaper to build and fast enough to fuzz. Build and run take the same
-# flags, or `cargo fuzz run` would build again.
+# Long runs use two builds, both with coverage: the decode, line reader and generator targets
+# are cargo-fuzz's release build with AddressSanitizer and 16 codegen units instead of its
+# default of 1 (both cores compile the large generated crate); the drift target (feature
+# `drift`: the drift check's crate, which instantiates every generated type's decoder three
+# times over) is an unoptimized `--dev` build without AddressSanitizer: optimized, it takes
+# over 8 CPU-minutes to build, and unoptimized with AddressSanitizer it runs 4 inputs a
+# second where it runs 80 without (AddressSanitizer finds memory errors of unsafe code, and
+# the drift check and the crates it runs have none). The smoke run builds every target at
+# once like the drift target (`--dev -s none`: about 4 CPU-minutes instead of 20), which is
+# what a minute of fuzzing in CI is worth. Build and run take the same flags, or
+# `cargo fuzz run` would build again.
 #
 # A crash is written to fuzz/artifacts/<target>/ and fails the run; reproduce it with
 # `cd fuzz && cargo +nightly fuzz run <flags of run.sh> <target> artifacts/<target>/<file>`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-seconds="${1:-10}"
-shift || true
+smoke=false
+if [ "${1:-}" = --smoke ]; then
+    smoke=true
+    shift
+fi
+if $smoke; then seconds=12; else seconds="${1:-10}"; shift || true; fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode_server decode_client line_reader drift codegen)
 ./seed.sh
 flags_of() {
-    if [ "$1" = drift ]; then echo --dev --features drift; else echo -O --codegen-units 16; fi
+    if $smoke; then
+        echo --dev -s none --features drift
+    elif [ "$1" = drift ]; then
+        echo --dev -s none --features drift
+    else
+        echo -O --codegen-units 16
+    fi
 }
-for t in "${targets[@]}"; do
+if $smoke; then
     # shellcheck disable=SC2046
-    cargo +nightly fuzz build $(flags_of "$t") "$t"
-done
+    cargo +nightly fuzz build $(flags_of all)
+else
+    for t in "${targets[@]}"; do
+        # shellcheck disable=SC2046
+        cargo +nightly fuzz build $(flags_of "$t") "$t"
+    done
+fi
 mkdir -p logs
 for t in "${targets[@]}"; do
+    # Inputs earlier runs found (fuzz/regressions/<target>-*): each runs once first.
+    regressions=(regressions/"$t"-*)
+    if [ -e "${regressions[0]}" ]; then
+        echo "=== $t: ${#regressions[@]} regression input(s)"
+        # shellcheck disable=SC2046
+        cargo +nightly fuzz run $(flags_of "$t") "$t" "${regressions[@]}" > "logs/$t-regressions.log" 2>&1 || {
+            tail -40 "logs/$t-regressions.log"
+            echo "fuzz $t: a regression input FAILED"
+            exit 1
+        }
+    fi
     echo "=== fuzz $t for ${seconds}s"
     # -timeout: an input slower than 10 s is a finding (e.g. quadratic work).
     status=0

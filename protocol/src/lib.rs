@@ -78,6 +78,11 @@
 //!   keeps them), and so are envelope members other than `id`, `method`, `params`, `result`,
 //!   `error`, `jsonrpc` and the notification envelope (`emittedAtMs`). `ErrorObject` keeps
 //!   its unknown members. The drift check reports every skipped member as `unknown-field`.
+//!   One of the skipped envelope members is in the schema: `JSONRPCRequest.trace`, an optional
+//!   W3C trace context that any request may carry. The request enums hold a request's `id`
+//!   and `params`, as the server's method table defines them, not the envelope's tracing
+//!   metadata; a proxy that must pass `trace` on forwards the line itself or reads it with
+//!   [`jsonrpc::Parts::parse`], which keeps every envelope member as raw JSON.
 //! - **A member given twice** keeps its last value everywhere (struct and envelope members,
 //!   union tags), as `serde_json::Value` does; every occurrence must have the member's type.
 //! - **`"id": null`** is only an error response's (the server could not tell which request
