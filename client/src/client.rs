@@ -6,7 +6,7 @@
 //! request), resolves pending requests (a map `id -> oneshot`), routes notifications to the
 //! global streams and to turn handles, and starts a task per server request. The reader takes
 //! the lines that are ready together ([`LineReceiver::recv_many`], up to `BATCH`), decodes
-//! them as a batch and wakes the streams once per batch. Neither task ever waits for a
+//! them as a batch and delivers its events to each stream at once. Neither task ever waits for a
 //! consumer. When the stream ends, every pending request fails with
 //! [`ClientError::ServerExited`] and every stream ends.
 
@@ -222,6 +222,7 @@ impl ClientBuilder {
                 starting: HashMap::new(),
                 closed: None,
                 subscribers: Vec::new(),
+                outbox: Vec::new(),
             }),
             next_id: AtomicI64::new(1),
             tap: self.tap,
@@ -309,6 +310,9 @@ struct State {
     closed: Option<ClientError>,
     /// The queue of each [`Notifications`] stream (until the connection closes).
     subscribers: Vec<Arc<EventQueue>>,
+    /// The events of the batch of lines being read, delivered to the streams at its end
+    /// ([`Shared::deliver`]).
+    outbox: Vec<Event>,
 }
 
 /// At most this many notifications of a turn are held before its `turn/start` response.
@@ -334,16 +338,11 @@ pub(crate) struct Answer {
 type Early = VecDeque<(String, Arc<ServerNotification>)>;
 
 impl State {
-    /// Queues an event on every [`Notifications`] stream still read (the reader wakes them
-    /// once per batch of lines: [`Shared::wake_subscribers`]).
+    /// Queues an event for every [`Notifications`] stream; the reader delivers the events of
+    /// a batch of lines together at its end ([`Shared::deliver`]).
     fn publish(&mut self, event: Event) {
-        // A queue only this list holds belongs to a dropped stream.
-        self.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
-        if let Some((last, others)) = self.subscribers.split_last() {
-            for queue in others {
-                queue.push(event.clone());
-            }
-            last.push(event);
+        if !self.subscribers.is_empty() {
+            self.outbox.push(event);
         }
     }
 
@@ -374,11 +373,24 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Wakes the readers of the streams that got something since the last call.
-    fn wake_subscribers(&self) {
-        for queue in &self.lock().subscribers {
-            queue.wake();
+    /// Delivers the events of a batch to every stream still read (one lock and one wake-up
+    /// per stream and batch).
+    fn deliver(&self) {
+        let mut state = self.lock();
+        if state.outbox.is_empty() {
+            return;
         }
+        let mut events = std::mem::take(&mut state.outbox);
+        // A queue only this list holds belongs to a dropped stream.
+        state.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
+        if let Some((last, others)) = state.subscribers.split_last() {
+            for queue in others {
+                queue.push_all(events.iter().cloned());
+            }
+            last.push_all(events.drain(..));
+        }
+        events.clear();
+        state.outbox = events; // keeps its capacity for the next batch
     }
 
     /// Fails everything and ends every stream.
@@ -709,7 +721,7 @@ async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
                         number += 1;
                         handle_line(&shared, line, number);
                     }
-                    shared.wake_subscribers();
+                    shared.deliver();
                 }
                 Some(Err(e)) => break format!("read error: {e}"),
             },

@@ -13,7 +13,6 @@
 //! again).
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -135,8 +134,6 @@ pub(crate) struct EventQueue {
     state: Mutex<EventState>,
     notify: Notify,
     capacity: usize,
-    /// Something was pushed since the last [`wake`](Self::wake).
-    unwoken: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -148,31 +145,26 @@ struct EventState {
 
 impl EventQueue {
     pub(crate) fn new(capacity: usize) -> Self {
-        EventQueue { state: Mutex::default(), notify: Notify::new(), capacity: capacity.max(1), unwoken: AtomicBool::new(false) }
+        EventQueue { state: Mutex::default(), notify: Notify::new(), capacity: capacity.max(1) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EventState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues an event, dropping the oldest one when the queue is full. The reader is woken
-    /// by [`wake`](Self::wake), once per batch of lines.
-    pub(crate) fn push(&self, event: Event) {
+    /// Queues the events of one batch of lines, dropping the oldest ones when the queue is
+    /// full, and wakes the reader once.
+    pub(crate) fn push_all(&self, events: impl Iterator<Item = Event>) {
         let mut state = self.lock();
-        if state.items.len() >= self.capacity {
-            state.items.pop_front();
-            state.dropped += 1;
+        for event in events {
+            if state.items.len() >= self.capacity {
+                state.items.pop_front();
+                state.dropped += 1;
+            }
+            state.items.push_back(event);
         }
-        state.items.push_back(event);
         drop(state);
-        self.unwoken.store(true, Ordering::Release);
-    }
-
-    /// Wakes the reader if something was pushed since the last call.
-    pub(crate) fn wake(&self) {
-        if self.unwoken.swap(false, Ordering::AcqRel) {
-            self.notify.notify_one();
-        }
+        self.notify.notify_one();
     }
 
     /// The connection closed: the reader gets what is queued, then the end.

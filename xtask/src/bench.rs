@@ -49,6 +49,10 @@ pub struct Args {
     /// Also decode with the peer crate `codex-codes` (builds xtask with `--features peer`).
     #[arg(long)]
     peer: bool,
+    /// Run with mimalloc as the global allocator instead of the system's (builds xtask with
+    /// `--features mimalloc`): every figure then shows what the allocator accounts for.
+    #[arg(long)]
+    mimalloc: bool,
     /// Only write a transcript of `--lines` lines (the fixtures, both directions, repeated) to
     /// PATH, for timing `cargo xtask drift PATH`.
     #[arg(long, value_name = "PATH")]
@@ -91,6 +95,9 @@ impl Input {
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.peer && !cfg!(feature = "peer") {
         bail!("--peer needs xtask-traffic built with `--features peer`; `cargo xtask bench --peer` does that");
+    }
+    if args.mimalloc && !cfg!(feature = "mimalloc") {
+        bail!("--mimalloc needs xtask-traffic built with `--features mimalloc`; `cargo xtask bench --mimalloc` does that");
     }
     let files = fixture_files()?;
     if let Some(path) = &args.write_transcript {
@@ -169,7 +176,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let lines = input.spans.len() as f64;
     let mb = input.text.len() as f64 / 1e6;
-    println!("\n{} rounds, median per round of {} lines:", args.rounds, input.spans.len());
+    let allocator = if cfg!(feature = "mimalloc") { "mimalloc" } else { "the system's" };
+    println!("\n{} rounds, median per round of {} lines (allocator: {allocator}):", args.rounds, input.spans.len());
     println!("{:<30} {:>10} {:>14} {:>10} {:>10}", "benchmark", "ms", "lines/s", "MB/s", "spread");
     let mut medians = std::collections::HashMap::new();
     for bench in &mut benches {

@@ -14,7 +14,8 @@ pub struct Forwarded {
 }
 
 /// Runs `cargo run --release -p xtask --bin xtask-traffic -- <command> <args>` in the
-/// workspace and fails when it fails. `bench --peer` builds it with `--features peer`.
+/// workspace and fails when it fails. `bench --peer` builds it with `--features peer`,
+/// `bench --mimalloc` with `--features mimalloc`.
 ///
 /// This compiles the protocol crate when it changed (after a regen); if the generated code
 /// does not compile, the error says so and `cargo xtask regen` still works.
@@ -23,8 +24,14 @@ pub fn forward(command: &str, forwarded: Forwarded) -> anyhow::Result<()> {
     let mut cmd = std::process::Command::new(cargo);
     cmd.current_dir(crate::root()).args(["run", "--release", "--quiet", "--package", "xtask", "--bin", "xtask-traffic"]);
     if command == "bench" {
-        let peer = forwarded.args.iter().any(|a| a == "--peer");
-        cmd.args(["--features", if peer { "client-bench,peer" } else { "client-bench" }]);
+        let mut features = vec!["client-bench"];
+        if forwarded.args.iter().any(|a| a == "--peer") {
+            features.push("peer");
+        }
+        if forwarded.args.iter().any(|a| a == "--mimalloc") {
+            features.push("mimalloc");
+        }
+        cmd.args(["--features", &features.join(",")]);
     }
     let status = cmd.arg("--").arg(command).args(&forwarded.args).status().context("cannot run cargo")?;
     if !status.success() {

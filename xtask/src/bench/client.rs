@@ -18,7 +18,8 @@
 //!   one before decoding the next as the bare benchmark does; with the system allocator
 //!   (glibc) that alone costs a sizeable share of the budget (memory freed out of the order
 //!   it was allocated in leaves malloc's per-thread caches), and the third line measures it in
-//!   the same run. What the client costs beyond these is its own.
+//!   the same run (`cargo xtask bench --mimalloc` runs everything with mimalloc as the global
+//!   allocator, for comparison). What the client costs beyond these is its own.
 //! - Request round trip: `request::<ThreadList>` answered by a task playing the server, one
 //!   at a time; the median in microseconds.
 //! - Peak memory with a consumer that never reads: in a fresh process (this binary again, so

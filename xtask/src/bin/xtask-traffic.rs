@@ -4,6 +4,11 @@
 use clap::{Parser, Subcommand};
 use xtask::{bench, drift, record};
 
+/// `cargo xtask bench --mimalloc` (feature `mimalloc`): the benchmarks with mimalloc.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "codex-app-protocol automation: the commands that decode traffic")]
 struct Cli {
