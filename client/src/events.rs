@@ -128,6 +128,15 @@ enum Take {
     Empty,
 }
 
+/// Appends `item`, first dropping the oldest item (and counting it) when `items` is full.
+fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, item: T) {
+    if items.len() >= capacity {
+        items.pop_front();
+        *dropped += 1;
+    }
+    items.push_back(item);
+}
+
 /// The bounded queue of one [`Notifications`] stream, filled by the connection task.
 #[derive(Debug)]
 pub(crate) struct EventQueue {
@@ -155,15 +164,13 @@ impl EventQueue {
     /// Queues the events of one batch of lines, dropping the oldest ones when the queue is
     /// full, and wakes the reader once.
     pub(crate) fn push_all(&self, events: impl Iterator<Item = Event>) {
-        let mut state = self.lock();
-        for event in events {
-            if state.items.len() >= self.capacity {
-                state.items.pop_front();
-                state.dropped += 1;
+        {
+            let mut guard = self.lock();
+            let state = &mut *guard;
+            for event in events {
+                push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
             }
-            state.items.push_back(event);
         }
-        drop(state);
         self.notify.notify_one();
     }
 
@@ -213,7 +220,8 @@ impl TurnQueue {
 
     /// Adds a notification of the turn (`item`: its `params.item.id`).
     pub(crate) fn push(&self, notification: Arc<ServerNotification>, lifecycle: Lifecycle, item: Option<&str>) {
-        let mut state = self.lock();
+        let mut guard = self.lock();
+        let state = &mut *guard;
         match (lifecycle, item) {
             (Lifecycle::ItemStarted, Some(id)) => {
                 state.open_items.insert(id.to_owned());
@@ -224,12 +232,8 @@ impl TurnQueue {
             (Lifecycle::TurnCompleted, _) => state.completed_at = Some(Instant::now()),
             _ => {}
         }
-        if state.items.len() == self.capacity {
-            state.items.pop_front();
-            state.dropped += 1;
-        }
-        state.items.push_back(notification);
-        drop(state);
+        push_bounded(&mut state.items, &mut state.dropped, self.capacity, notification);
+        drop(guard);
         self.notify.notify_one();
     }
 
