@@ -687,7 +687,6 @@ async fn write<S: LineSender>(sender: &mut S, shared: &Shared, line: String) -> 
     sender.send(line).await
 }
 
-/// At most this many lines are read per wake-up of the reader.
 /// At most this many lines are taken per read, decoded as a batch; the notification streams
 /// are woken once per batch.
 const BATCH: usize = 64;

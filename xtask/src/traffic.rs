@@ -24,12 +24,12 @@ pub fn forward(command: &str, forwarded: Forwarded) -> anyhow::Result<()> {
     let mut cmd = std::process::Command::new(cargo);
     cmd.current_dir(crate::root()).args(["run", "--release", "--quiet", "--package", "xtask", "--bin", "xtask-traffic"]);
     if command == "bench" {
+        // Each bench flag that needs a feature of xtask-traffic.
         let mut features = vec!["client-bench"];
-        if forwarded.args.iter().any(|a| a == "--peer") {
-            features.push("peer");
-        }
-        if forwarded.args.iter().any(|a| a == "--mimalloc") {
-            features.push("mimalloc");
+        for (flag, feature) in [("--peer", "peer"), ("--mimalloc", "mimalloc")] {
+            if forwarded.args.iter().any(|a| a == flag) {
+                features.push(feature);
+            }
         }
         cmd.args(["--features", &features.join(",")]);
     }
