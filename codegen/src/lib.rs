@@ -32,7 +32,7 @@ pub mod vendor;
 use std::path::{Path, PathBuf};
 
 pub use error::Error;
-pub use emit::GENERATED_DIR;
+pub use emit::{GENERATED_DIR, GENERATED_DIRS};
 pub use lower::CATCH_ALL;
 
 /// The bundle file `generate-json-schema` writes, which contains every definition.
@@ -98,7 +98,7 @@ pub fn build_ir_with(set: &SchemaSet, decisions: &decisions::Decisions, undecide
     Ok(ir)
 }
 
-/// One generated file, its path relative to the protocol crate (`src/generated/types.rs`).
+/// One generated file, its path relative to the workspace root (`protocol/src/generated/types.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratedFile {
     pub path: PathBuf,

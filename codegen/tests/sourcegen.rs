@@ -9,23 +9,21 @@ fn generated_code_is_fresh() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let set = codex_app_codegen::vendor::read_vendored(&root.join("vendor-schemas")).unwrap();
     let (files, _) = codex_app_codegen::generate(&set, "cargo xtask regen").unwrap();
-    let protocol = root.join("protocol");
-    let dir = protocol.join("src/generated");
     let mut stale = Vec::new();
     for file in &files {
-        let committed = std::fs::read_to_string(protocol.join(&file.path)).unwrap_or_default();
+        let committed = std::fs::read_to_string(root.join(&file.path)).unwrap_or_default();
         if committed != file.contents {
             stale.push(file.path.display().to_string());
         }
     }
-    let mut on_disk: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    on_disk.sort();
-    let mut expected: Vec<String> = files
-        .iter()
-        .filter_map(|f| f.path.strip_prefix("src/generated").ok())
-        .map(|p| p.display().to_string())
-        .collect();
-    expected.sort();
-    assert!(stale.is_empty(), "protocol/{{{}}} are stale: run `cargo xtask regen`", stale.join(","));
-    assert_eq!(on_disk, expected, "protocol/src/generated/ holds files the generator does not write: run `cargo xtask regen`");
+    assert!(stale.is_empty(), "{{{}}} are stale: run `cargo xtask regen`", stale.join(","));
+    for dir in codex_app_codegen::GENERATED_DIRS {
+        let mut on_disk: Vec<String> =
+            std::fs::read_dir(root.join(dir)).unwrap().map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy())).collect();
+        on_disk.sort();
+        let mut expected: Vec<String> =
+            files.iter().filter(|f| f.path.parent() == Some(Path::new(dir))).map(|f| f.path.display().to_string()).collect();
+        expected.sort();
+        assert_eq!(on_disk, expected, "{dir}/ holds files the generator does not write: run `cargo xtask regen`");
+    }
 }

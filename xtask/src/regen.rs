@@ -76,24 +76,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let (files, summary) = codex_app_codegen::generate(&set, COMMAND).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let protocol_dir = root.join("protocol");
-    let generated_dir = protocol_dir.join(codex_app_codegen::GENERATED_DIR);
     let mut expected = Vec::new();
     for file in &files {
-        let path = protocol_dir.join(&file.path);
+        let path = root.join(&file.path);
         expected.push(path.clone());
         if let Some(diff) = ensure_file_contents(&path, &file.contents, args.check)? {
             stale.push(diff);
         }
     }
-    for entry in std::fs::read_dir(&generated_dir).with_context(|| generated_dir.display().to_string())? {
-        let path = entry?.path();
-        if !expected.contains(&path) {
-            if args.check {
-                stale.push(format!("{} is not generated any more", rel(&path)));
-            } else {
-                std::fs::remove_file(&path)?;
-                println!("removed {}", rel(&path));
+    for dir in codex_app_codegen::GENERATED_DIRS {
+        let generated_dir = root.join(dir);
+        for entry in std::fs::read_dir(&generated_dir).with_context(|| generated_dir.display().to_string())? {
+            let path = entry?.path();
+            if !expected.contains(&path) {
+                if args.check {
+                    stale.push(format!("{} is not generated any more", rel(&path)));
+                } else {
+                    std::fs::remove_file(&path)?;
+                    println!("removed {}", rel(&path));
+                }
             }
         }
     }

@@ -27,17 +27,21 @@ pub enum Part {
     Text(String),
 }
 
-/// Where the crate's generated modules go, relative to the protocol crate.
-pub const GENERATED_DIR: &str = "src/generated";
+/// Where the protocol crate's generated modules go, relative to the workspace root.
+pub const GENERATED_DIR: &str = "protocol/src/generated";
 
-/// `(path relative to the protocol crate, parts)` for each generated file: the crate's modules
+/// Every folder that holds only generated files (relative to the workspace root): a file
+/// there that the generator no longer writes is removed by regen, and reported by `--check`.
+pub const GENERATED_DIRS: &[&str] = &[GENERATED_DIR];
+
+/// `(path relative to the workspace root, parts)` for each generated file: the crate's modules
 /// in [`GENERATED_DIR`], and the conformance suite's type table next to the suite.
 pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, Vec<Part>)>, Error> {
     Ok(vec![
-        ("src/generated/types.rs", types::emit_types(ir)?),
-        ("src/generated/methods.rs", vec![Part::Tokens(methods::emit_methods(ir, codex_version)?)]),
-        ("src/generated/experimental.rs", vec![Part::Tokens(experimental::emit_experimental(ir)?)]),
-        ("src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir)?)]),
-        ("tests/conformance/registry.rs", registry::emit_registry(ir)),
+        ("protocol/src/generated/types.rs", types::emit_types(ir)?),
+        ("protocol/src/generated/methods.rs", vec![Part::Tokens(methods::emit_methods(ir, codex_version)?)]),
+        ("protocol/src/generated/experimental.rs", vec![Part::Tokens(experimental::emit_experimental(ir)?)]),
+        ("protocol/src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir)?)]),
+        ("protocol/tests/conformance/registry.rs", registry::emit_registry(ir)),
     ])
 }
