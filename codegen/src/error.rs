@@ -28,3 +28,25 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Something the generator could not type faithfully, and what it did instead (a
+/// `serde_json::Value`, a renamed item, an ignored keyword). It never loses data on the wire;
+/// `cargo xtask regen` prints every warning with its JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Warning {
+    /// JSON pointer into the bundle of the construct it is about.
+    pub pointer: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Warning { pointer: pointer.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.pointer, self.message)
+    }
+}

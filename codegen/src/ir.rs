@@ -21,6 +21,8 @@ pub struct Ir {
     pub notification_envelope: Vec<Field>,
     /// True when the set had an experimental bundle (the experimental marks are meaningful).
     pub has_experimental: bool,
+    /// What the generator could not type faithfully and did instead, sorted, one per place.
+    pub warnings: Vec<crate::Warning>,
 }
 
 /// A named Rust type.
@@ -130,6 +132,8 @@ pub struct TaggedArm {
     pub rust: String,
     /// The struct holding the arm's other members.
     pub payload: String,
+    /// The payload contains the union by value (a recursive schema): held in a `Box`.
+    pub boxed: bool,
     pub doc: Option<String>,
     pub experimental: bool,
 }
@@ -178,6 +182,8 @@ pub enum ArmMatch {
     Types(Vec<JsonType>),
     /// A string, one of these values.
     Strings(Vec<String>),
+    /// One of these JSON values (an `enum`/`const` that is not all strings), as JSON text.
+    Values(Vec<String>),
     Object(ObjectMatch),
     /// Any of these.
     AnyOf(Vec<ArmMatch>),
@@ -222,6 +228,10 @@ pub enum Ty {
     Map(Box<Ty>),
     /// An inner nullable (`Vec<Option<T>>`, map values that may be null).
     Option(Box<Ty>),
+    /// A type that contains itself by value (a recursive schema): held behind a `Box`.
+    Boxed(Box<Ty>),
+    /// A draft-07 tuple (`items` as an array of a fixed length): a Rust tuple.
+    Tuple(Vec<Ty>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -319,11 +329,21 @@ impl Ir {
 }
 
 impl Ty {
+    /// The type without the `Box` of a recursive position (what the wire carries).
+    pub fn unboxed(&self) -> &Ty {
+        match self {
+            Ty::Boxed(t) => t.unboxed(),
+            t => t,
+        }
+    }
+
+
     /// Whether the type is or contains "any JSON" (`Value`).
     pub fn has_any(&self) -> bool {
         match self {
             Ty::Any => true,
-            Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) => t.has_any(),
+            Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) | Ty::Boxed(t) => t.has_any(),
+            Ty::Tuple(items) => items.iter().any(Ty::has_any),
             Ty::Named(_) | Ty::String | Ty::Bool | Ty::Int(_) | Ty::Float | Ty::Unit => false,
         }
     }
@@ -341,6 +361,11 @@ impl Ty {
             Ty::Vec(t) => format!("Vec<{}>", t.rust_text()),
             Ty::Map(t) => format!("BTreeMap<String, {}>", t.rust_text()),
             Ty::Option(t) => format!("Option<{}>", t.rust_text()),
+            Ty::Boxed(t) => format!("Box<{}>", t.rust_text()),
+            Ty::Tuple(items) => {
+                let items: Vec<String> = items.iter().map(Ty::rust_text).collect();
+                if items.len() == 1 { format!("({},)", items[0]) } else { format!("({})", items.join(", ")) }
+            }
         }
     }
 }

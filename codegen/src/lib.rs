@@ -25,13 +25,14 @@ pub mod ir;
 mod lower;
 mod merge;
 mod naming;
+mod recursion;
 pub mod pairing;
 pub mod schema;
 pub mod vendor;
 
 use std::path::{Path, PathBuf};
 
-pub use error::Error;
+pub use error::{Error, Warning};
 pub use emit::{GENERATED_DIR, GENERATED_DIRS};
 pub use lower::CATCH_ALL;
 
@@ -117,6 +118,8 @@ pub struct Summary {
     pub experimental_types: usize,
     pub experimental_members: usize,
     pub lines: usize,
+    /// What the generator could not type faithfully and did instead (never a loss on the wire).
+    pub warnings: Vec<Warning>,
 }
 
 /// Generates the protocol crate's `src/generated/` files from a schema set.
@@ -169,5 +172,6 @@ fn summarize(ir: &ir::Ir) -> Summary {
         experimental_types: ir.types.values().filter(|t| t.experimental).count(),
         experimental_members: members.sum(),
         lines: 0,
+        warnings: ir.warnings.clone(),
     }
 }

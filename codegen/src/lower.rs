@@ -13,7 +13,19 @@
 //! - `oneOf` of strings and single-key objects -> [`TypeKind::External`].
 //! - any other `anyOf`/`oneOf` -> [`TypeKind::Untagged`].
 //! - `true`, `{}` -> [`Ty::Any`]; integer formats -> [`IntKind`]; `number` -> `f64`.
+//! - `enum`/`const` of integers, numbers or booleans -> that primitive (the values in the doc);
+//!   of `null` only -> `()`; of mixed or structured values -> [`Ty::Any`].
+//! - `allOf` of several object schemas (refs included) -> one struct of all their members.
+//! - `items` as an array (a tuple) of a fixed length -> [`Ty::Tuple`]; of the same item type
+//!   -> a `Vec`; otherwise `Vec<Value>`.
+//! - a type that contains itself by value -> the recursive positions are [`Ty::Boxed`].
 //! - `ClientRequest`, `ServerRequest`, `ServerNotification`, `ClientNotification` -> [`Method`]s.
+//!
+//! Lowering never fails on a valid schema: a construct without a faithful Rust type becomes
+//! [`Ty::Any`] (`serde_json::Value`, which keeps every value as it came), a name that would
+//! clash is changed, and each such choice is a [`Warning`] naming the JSON pointer. Errors are
+//! left for schemas that are not valid JSON Schema (a `$ref` to nothing, a `type` name that
+//! does not exist).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,8 +33,9 @@ use serde_json::Value;
 
 use crate::ir::*;
 use crate::naming;
+use crate::recursion;
 use crate::schema::{Bundle, InstanceType, Schema, SchemaObject};
-use crate::Error;
+use crate::{Error, Warning};
 
 /// How deep [`Lowerer::arm_match`] looks into the members of an untagged union's arms:
 /// members of members of members.
@@ -39,7 +52,8 @@ fn is_envelope_definition(name: &str) -> bool {
 
 /// Lowers one bundle. The result has no experimental marks; see [`crate::merge`].
 pub fn lower(bundle: &Bundle) -> Result<Ir, Error> {
-    let mut cx = Lowerer { bundle, names: BTreeMap::new(), types: BTreeMap::new() };
+    let mut cx =
+        Lowerer { bundle, names: BTreeMap::new(), types: BTreeMap::new(), warnings: bundle.warnings.clone(), all_of_depth: 0 };
     cx.assign_definition_names()?;
     let direction_unions: BTreeSet<&str> = Direction::ALL.iter().map(|d| d.union_name()).collect();
     // Namespaced (current API) definitions first, so their inline types get the plain names
@@ -57,7 +71,7 @@ pub fn lower(bundle: &Bundle) -> Result<Ir, Error> {
         let doc = schema_doc(&def.schema);
         let kind = match &def.schema {
             Schema::Bool(true) => TypeKind::Alias(Ty::Any),
-            Schema::Bool(false) => return Err(Error::new(&def.pointer, "a `false` schema cannot be a type")),
+            Schema::Bool(false) => TypeKind::Alias(cx.fallback(&def.pointer, "a `false` schema (no value is valid)")),
             Schema::Object(o) => cx.lower_kind(&name, o)?,
         };
         cx.types.insert(name.clone(), TypeDef { name, pointer: def.pointer.clone(), doc, experimental: false, kind });
@@ -70,6 +84,7 @@ pub fn lower(bundle: &Bundle) -> Result<Ir, Error> {
         client_notifications: Vec::new(),
         notification_envelope: Vec::new(),
         has_experimental: false,
+        warnings: Vec::new(),
     };
     for direction in Direction::ALL {
         let (methods, envelope) = cx.lower_methods(direction)?;
@@ -77,13 +92,20 @@ pub fn lower(bundle: &Bundle) -> Result<Ir, Error> {
         if direction == Direction::ServerNotification {
             ir.notification_envelope = envelope;
         } else if !envelope.is_empty() {
-            return Err(Error::new(
+            // The envelope of these directions is written by hand and keeps no extra members.
+            cx.warnings.push(Warning::new(
                 format!("#/definitions/{}/properties", direction.union_name()),
-                "envelope members next to the method union are only supported on ServerNotification",
+                "envelope members next to this method union are not kept (only `ServerNotification` has typed envelope members); they decode as unknown envelope members",
             ));
         }
     }
+    ensure_request_id(&mut cx.types, &mut cx.warnings);
+    recursion::break_alias_cycles(&mut cx.types, &mut cx.warnings);
+    recursion::box_recursive_positions(&mut cx.types);
     ir.types = cx.types;
+    cx.warnings.sort();
+    cx.warnings.dedup();
+    ir.warnings = cx.warnings;
     Ok(ir)
 }
 
@@ -92,6 +114,9 @@ struct Lowerer<'b> {
     /// `$ref` string -> Rust type name.
     names: BTreeMap<String, String>,
     types: BTreeMap<String, TypeDef>,
+    warnings: Vec<Warning>,
+    /// How many `allOf`s are being merged (a guard against `allOf`s that refer to themselves).
+    all_of_depth: usize,
 }
 
 /// The last segment of every `$ref` inside `schema` (the definition names it refers to).
@@ -158,25 +183,52 @@ impl<'b> Lowerer<'b> {
             }
         }
         let mut assigned: BTreeMap<String, String> = BTreeMap::new(); // rust name -> pointer
+        // Plain names first, so a renamed definition can never take the name of another.
+        let mut wanted: Vec<(String, &crate::schema::Definition, bool)> = Vec::new();
         for (name, defs) in &groups {
             let all_same = same.contains(name.as_str());
+            let v1_pair = !all_same && defs.len() == 2 && defs.iter().filter(|d| d.pointer.matches('/').count() == 2).count() == 1;
             for def in defs {
                 let top_level = def.pointer.matches('/').count() == 2;
-                let rust = if all_same || !top_level || defs.len() != 2 { name.clone() } else { format!("V1{name}") };
-                if let Some(other) = assigned.get(&rust).filter(|p| !all_same && **p != def.pointer) {
-                    return Err(Error::new(
-                        &def.pointer,
-                        format!("name collision: `{other}` also becomes `{rust}`, with a different schema"),
-                    ));
-                }
-                assigned.insert(rust.clone(), def.pointer.clone());
-                self.names.insert(def.pointer.clone(), rust);
+                let rust = if v1_pair && top_level { naming::type_name(&format!("V1{name}")) } else { naming::type_name(name) };
+                wanted.push((rust, def, all_same));
             }
+        }
+        let taken: BTreeSet<String> = wanted.iter().map(|(r, ..)| r.clone()).collect();
+        for (rust, def, all_same) in wanted {
+            let mut name = rust.clone();
+            if assigned.get(&name).is_some_and(|p| !all_same && *p != def.pointer) {
+                // Two definitions with different schemas whose names differ only in case or
+                // separators (`fooBar`, `FooBar`): the later one (by pointer) is numbered.
+                name = (2..).map(|n| format!("{rust}{n}")).find(|n| !taken.contains(n) && !assigned.contains_key(n)).expect("numbers never run out");
+                self.warnings.push(Warning::new(
+                    &def.pointer,
+                    format!("`{}` and `{}` would both be named `{rust}`; this one is named `{name}`", def.name, assigned[&rust]),
+                ));
+            }
+            if name != naming::pascal(&def.name) && !name.starts_with("V1") && name == rust {
+                self.warnings.push(Warning::new(
+                    &def.pointer,
+                    format!("`{}` would shadow a name the generated code uses; named `{name}`", def.name),
+                ));
+            }
+            assigned.insert(name.clone(), def.pointer.clone());
+            self.names.insert(def.pointer.clone(), name);
         }
         Ok(())
     }
 
+    /// The type of a construct that has no faithful Rust type: any JSON value, which keeps
+    /// whatever comes on the wire. Records a warning.
+    fn fallback(&mut self, pointer: &str, why: &str) -> Ty {
+        self.warnings.push(Warning::new(pointer, format!("{why}: typed as `serde_json::Value`")));
+        Ty::Any
+    }
+
     fn name_of(&self, reference: &str, from: &str) -> Result<String, Error> {
+        if self.bundle.inner_refs.contains(reference) {
+            return Ok(String::new());
+        }
         let def = self.bundle.resolve(reference, from)?;
         if is_envelope_definition(&def.name) {
             return Err(Error::new(from, format!("reference to the envelope definition `{reference}`")));
@@ -188,17 +240,27 @@ impl<'b> Lowerer<'b> {
     fn ty_of(&mut self, schema: &Schema, hint: &str) -> Result<(Ty, bool), Error> {
         let o = match schema {
             Schema::Bool(true) => return Ok((Ty::Any, false)),
-            Schema::Bool(false) => return Err(Error::new("", format!("a `false` schema for `{hint}`"))),
+            Schema::Bool(false) => return Ok((self.fallback("", &format!("a `false` schema for `{hint}` (no value is valid)")), false)),
             Schema::Object(o) => o,
         };
+        if !o.opaque.is_empty() {
+            let why = format!("`{}` can shape a value in ways no Rust type states", o.opaque.join("`, `"));
+            return Ok((self.fallback(&o.pointer, &why), true));
+        }
         if let Some(r) = &o.reference {
+            if self.bundle.inner_refs.contains(r) {
+                return Ok((self.fallback(&o.pointer, &format!("`$ref` to `{r}`, a place that is not a definition")), true));
+            }
             return Ok((Ty::Named(self.name_of(r, &o.pointer)?), false));
         }
         if let Some(all) = &o.all_of {
-            if all.len() != 1 || !o.properties.is_empty() || o.one_of.is_some() || o.any_of.is_some() {
-                return Err(Error::new(&o.pointer, "`allOf` is only supported as a wrapper around one schema"));
+            if all.len() == 1 && o.properties.is_empty() && o.one_of.is_none() && o.any_of.is_none() {
+                return self.ty_of(&all[0], hint);
             }
-            return self.ty_of(&all[0], hint);
+            return match self.merge_all_of(o) {
+                Some(merged) => self.all_of_depth_guard(|cx| cx.ty_of(&Schema::Object(Box::new(merged)), hint)),
+                None => Ok((self.fallback(&o.pointer, "`allOf` of schemas that are not all objects"), true)),
+            };
         }
         if let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) {
             if o.properties.is_empty() {
@@ -226,8 +288,17 @@ impl<'b> Lowerer<'b> {
             return Ok((Ty::Named(self.intern(o, hint)?), false));
         }
         let nullable = o.allows_null_type() || o.enum_values.as_ref().is_some_and(|v| v.contains(&Value::Null));
-        if o.enum_values.is_some() {
+        if let Some(values) = &o.enum_values {
+            if values.iter().all(Value::is_null) {
+                return Ok((Ty::Unit, true));
+            }
+            if !values.iter().all(|v| v.is_string() || v.is_null()) {
+                return Ok((self.enum_primitive(o, values), nullable));
+            }
             return Ok((Ty::Named(self.intern(o, hint)?), nullable));
+        }
+        if let Some(items) = &o.tuple_items {
+            return Ok((self.tuple_of(o, items, hint)?, nullable));
         }
         let types: Vec<InstanceType> =
             o.types.iter().flatten().copied().filter(|t| *t != InstanceType::Null).collect();
@@ -238,7 +309,10 @@ impl<'b> Lowerer<'b> {
             [InstanceType::String] => Ty::String,
             [InstanceType::Boolean] => Ty::Bool,
             [InstanceType::Number] => Ty::Float,
-            [InstanceType::Integer] => Ty::Int(int_kind(o)?),
+            [InstanceType::Integer] => match int_kind(o) {
+                Some(kind) => Ty::Int(kind),
+                None => self.fallback(&o.pointer, &format!("integer format `{}`", o.format.as_deref().unwrap_or_default())),
+            },
             [InstanceType::Array] => match &o.items {
                 None => Ty::Vec(Box::new(Ty::Any)),
                 Some(items) => {
@@ -256,6 +330,7 @@ impl<'b> Lowerer<'b> {
     /// `{"type": "object"}` without properties: a map of `additionalProperties`.
     fn map_of(&mut self, o: &SchemaObject, hint: &str) -> Result<Ty, Error> {
         let value = match &o.additional_properties {
+            _ if !o.open_members.is_empty() => Ty::Any,
             None | Some(Schema::Bool(_)) => Ty::Any,
             Some(schema) => {
                 let (ty, nullable) = self.ty_of(schema, &format!("{hint}Value"))?;
@@ -265,15 +340,157 @@ impl<'b> Lowerer<'b> {
         Ok(Ty::Map(Box::new(value)))
     }
 
+    /// The primitive type of an `enum`/`const` whose values are not all strings: integers,
+    /// numbers or booleans (the allowed values are in the doc, see [`values_note`]); mixed or
+    /// structured values are any JSON value.
+    fn enum_primitive(&mut self, o: &SchemaObject, values: &[Value]) -> Ty {
+        let values: Vec<&Value> = values.iter().filter(|v| !v.is_null()).collect();
+        if values.iter().all(|v| v.is_i64()) {
+            return Ty::Int(int_kind(o).filter(|_| o.format.is_some()).unwrap_or(IntKind::I64));
+        }
+        if values.iter().all(|v| v.is_u64()) {
+            return Ty::Int(IntKind::U64);
+        }
+        if values.iter().all(|v| v.is_number()) {
+            return Ty::Float;
+        }
+        if values.iter().all(|v| v.is_boolean()) {
+            return Ty::Bool;
+        }
+        self.fallback(&o.pointer, "an `enum` of values of several JSON types, or of objects or arrays")
+    }
+
+    /// A draft-07 tuple: a Rust tuple when its length is fixed (`minItems` = `maxItems` = the
+    /// number of positions, or `additionalItems: false` with every position required), a `Vec`
+    /// when every position (and `additionalItems`) has one type, else `Vec<Value>`.
+    fn tuple_of(&mut self, o: &SchemaObject, items: &[Schema], hint: &str) -> Result<Ty, Error> {
+        let mut tys = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let (ty, nullable) = self.ty_of(item, &format!("{hint}{}", i + 1))?;
+            tys.push(if nullable { Ty::Option(Box::new(ty)) } else { ty });
+        }
+        let n = items.len() as u64;
+        let closed = o.max_items == Some(n) || matches!(o.additional_items, Some(Schema::Bool(false)));
+        if closed && o.min_items == Some(n) && (1..=12).contains(&n) {
+            return Ok(Ty::Tuple(tys));
+        }
+        let extra = match &o.additional_items {
+            None | Some(Schema::Bool(true)) if !closed => Some(Ty::Any),
+            Some(s @ Schema::Object(_)) => {
+                let (ty, nullable) = self.ty_of(s, &format!("{hint}Item"))?;
+                Some(if nullable { Ty::Option(Box::new(ty)) } else { ty })
+            }
+            _ => None,
+        };
+        let first = tys.first().cloned().or_else(|| extra.clone());
+        match first {
+            Some(t) if tys.iter().chain(extra.as_ref()).all(|x| *x == t) => Ok(Ty::Vec(Box::new(t))),
+            None => Ok(Ty::Vec(Box::new(Ty::Any))),
+            Some(_) => {
+                self.warnings.push(Warning::new(
+                    &o.pointer,
+                    "a tuple whose length is not fixed, with positions of different types: typed as `Vec<serde_json::Value>`",
+                ));
+                Ok(Ty::Vec(Box::new(Ty::Any)))
+            }
+        }
+    }
+
+    /// Runs `f` one `allOf` level deeper; past a few levels (an `allOf` that refers to itself)
+    /// the value is any JSON value.
+    fn all_of_depth_guard(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<(Ty, bool), Error>,
+    ) -> Result<(Ty, bool), Error> {
+        if self.all_of_depth > 8 {
+            return Ok((Ty::Any, true));
+        }
+        self.all_of_depth += 1;
+        let out = f(self);
+        self.all_of_depth -= 1;
+        out
+    }
+
+    /// One object schema from an `allOf` of object schemas (`$ref`s resolved, nested `allOf`s
+    /// merged) and the wrapper's own members: every member, every required name, the
+    /// narrowest `additionalProperties`. `None` when a part is not a plain object schema (a
+    /// union, an enum, another JSON type) or two parts give one member different schemas.
+    fn merge_all_of(&self, o: &SchemaObject) -> Option<SchemaObject> {
+        fn add(out: &mut SchemaObject, part: &SchemaObject, cx: &Lowerer, depth: usize) -> Option<()> {
+            if depth > 8 || !part.opaque.is_empty() || !part.open_members.is_empty() || part.one_of.is_some() || part.any_of.is_some() || part.enum_values.is_some() || part.tuple_items.is_some() {
+                return None;
+            }
+            if let Some(r) = &part.reference {
+                let def = cx.bundle.definitions.get(r)?;
+                return add(out, def.schema.as_object()?, cx, depth + 1);
+            }
+            for sub in part.all_of.iter().flatten() {
+                match sub {
+                    Schema::Bool(true) => {}
+                    Schema::Bool(false) => return None,
+                    Schema::Object(s) => add(out, s, cx, depth + 1)?,
+                }
+            }
+            if let Some(types) = &part.types {
+                let kept: Vec<InstanceType> = match &out.types {
+                    None => types.clone(),
+                    Some(have) => have.iter().copied().filter(|t| types.contains(t)).collect(),
+                };
+                if kept.is_empty() || kept.iter().any(|t| !matches!(t, InstanceType::Object | InstanceType::Null)) {
+                    return None;
+                }
+                out.types = Some(kept);
+            }
+            for (name, schema) in &part.properties {
+                match out.properties.get(name) {
+                    Some(have) if have != schema => match (have.as_object(), schema.as_object()) {
+                        (Some(a), Some(b)) if a.same_shape(b) => {}
+                        _ => return None,
+                    },
+                    Some(_) => {}
+                    None => {
+                        out.properties.insert(name.clone(), schema.clone());
+                    }
+                }
+            }
+            for r in &part.required {
+                if !out.required.contains(r) {
+                    out.required.push(r.clone());
+                }
+            }
+            match (&out.additional_properties, &part.additional_properties) {
+                (_, None) => {}
+                (None, Some(p)) => out.additional_properties = Some(p.clone()),
+                (Some(a), Some(b)) if a == b => {}
+                (_, Some(Schema::Bool(false))) | (Some(Schema::Bool(false)), _) => out.additional_properties = Some(Schema::Bool(false)),
+                _ => return None,
+            }
+            Some(())
+        }
+        let mut out = SchemaObject {
+            pointer: o.pointer.clone(),
+            title: o.title.clone(),
+            description: o.description.clone(),
+            default: o.default.clone(),
+            ..SchemaObject::default()
+        };
+        let own = SchemaObject { title: None, description: None, default: None, ..o.clone() };
+        add(&mut out, &own, self, 0)?;
+        if out.types.is_none() {
+            out.types = Some(vec![InstanceType::Object]);
+        }
+        Some(out)
+    }
+
     /// Lowers an inline schema into a named type and returns the name. The name is the
     /// schema's title, else `hint`; a name taken by a different type falls back to `hint`,
     /// then to `hint` with a number. An identical type under the same name is reused.
     fn intern(&mut self, o: &SchemaObject, hint: &str) -> Result<String, Error> {
         let mut candidates = Vec::new();
         if let Some(title) = &o.title {
-            candidates.push(naming::pascal(title));
+            candidates.push(naming::type_name(title));
         }
-        candidates.push(hint.to_owned());
+        candidates.push(naming::type_name(hint));
         let kind = self.lower_kind(candidates.last().expect("hint"), o)?;
         let doc = o.description.clone();
         let reserved = |s: &Self, n: &str| s.names.values().any(|d| d == n);
@@ -289,6 +506,7 @@ impl<'b> Lowerer<'b> {
                 }
             }
         }
+        let hint = naming::type_name(hint);
         let mut n = 2;
         loop {
             let name = format!("{hint}{n}");
@@ -303,8 +521,21 @@ impl<'b> Lowerer<'b> {
 
     /// The kind of a named type (a definition or an interned inline schema).
     fn lower_kind(&mut self, name: &str, o: &SchemaObject) -> Result<TypeKind, Error> {
-        if let Some(r) = &o.reference {
-            return Ok(TypeKind::Alias(Ty::Named(self.name_of(r, &o.pointer)?)));
+        if !o.opaque.is_empty() || o.reference.is_some() || o.tuple_items.is_some() {
+            let (ty, nullable) = self.ty_of(&Schema::Object(Box::new(o.clone())), name)?;
+            return Ok(TypeKind::Alias(if nullable && ty != Ty::Any { Ty::Option(Box::new(ty)) } else { ty }));
+        }
+        if let Some(all) = o.all_of.as_ref().filter(|all| all.len() > 1 || !o.properties.is_empty() || o.one_of.is_some() || o.any_of.is_some()) {
+            let _ = all;
+            if self.all_of_depth <= 8 {
+                if let Some(merged) = self.merge_all_of(o) {
+                    self.all_of_depth += 1;
+                    let kind = self.lower_kind(name, &merged);
+                    self.all_of_depth -= 1;
+                    return kind;
+                }
+            }
+            return Ok(TypeKind::Alias(self.fallback(&o.pointer, "`allOf` of schemas that are not all objects")));
         }
         if let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) {
             if o.properties.is_empty() && arms.iter().any(is_null_schema) {
@@ -318,7 +549,11 @@ impl<'b> Lowerer<'b> {
             return self.lower_union(name, o, arms);
         }
         if let Some(values) = &o.enum_values {
-            return Ok(TypeKind::StringEnum(StringEnum { values: name_values(string_enum(o, values, None)?.values, &o.pointer)? }));
+            if values.iter().all(|v| v.is_string() || v.is_null()) && values.iter().any(Value::is_string) {
+                return Ok(TypeKind::StringEnum(StringEnum { values: name_values(string_enum(values, None)) }));
+            }
+            let (ty, nullable) = self.ty_of(&Schema::Object(Box::new(o.clone())), name)?;
+            return Ok(TypeKind::Alias(if nullable && !matches!(ty, Ty::Any | Ty::Unit) { Ty::Option(Box::new(ty)) } else { ty }));
         }
         if o.all_of.is_some() {
             let (ty, nullable) = self.ty_of(&Schema::Object(Box::new(o.clone())), name)?;
@@ -367,7 +602,12 @@ impl<'b> Lowerer<'b> {
                     continue;
                 }
                 let hint = format!("{name}{}", naming::pascal(wire));
-                let (ty, nullable) = cx.ty_of(schema, &hint).map_err(|e| at(e, schema, &owner.pointer, wire))?;
+                let (ty, nullable) = if let Schema::Bool(false) = schema {
+                    let pointer = format!("{}/properties/{}", owner.pointer, crate::schema::escape_pointer(wire));
+                    (cx.fallback(&pointer, "a `false` schema (the member may not be present)"), false)
+                } else {
+                    cx.ty_of(schema, &hint).map_err(|e| at(e, schema, &owner.pointer, wire))?
+                };
                 let required = !optional_only && owner.required.contains(wire);
                 let doc = field_doc(schema);
                 fields.push(Field {
@@ -400,10 +640,20 @@ impl<'b> Lowerer<'b> {
         let mut seen = BTreeSet::new();
         fields.retain(|f| seen.insert(f.wire.clone()));
         let mut rust: Vec<String> = fields.iter().map(|f| f.rust.clone()).collect();
-        if !naming::dedupe(&mut rust).is_empty() {
-            return Err(Error::new(&o.pointer, format!("two members of `{name}` map to the same Rust field name")));
+        let extra_name = if rust.iter().any(|r| naming::bare(r) == "extra") { "extra_members" } else { "extra" };
+        for i in naming::dedupe_with(&mut rust, &[extra_name]) {
+            let (wire, field) = (&fields[i].wire, &rust[i]);
+            self.warnings.push(Warning::new(
+                format!("{}/properties/{}", o.pointer, crate::schema::escape_pointer(wire)),
+                format!("member `{wire}` of `{name}` would share its Rust field name with another; named `{field}`"),
+            ));
+        }
+        for (f, r) in fields.iter_mut().zip(rust) {
+            f.rust = r;
         }
         let extra = match &o.additional_properties {
+            // Members `patternProperties`, `if`/`then`, `dependencies` may add: kept as they came.
+            _ if !o.open_members.is_empty() => Some(Ty::Any),
             Some(Schema::Bool(true)) if !o.properties.is_empty() => Some(Ty::Any),
             Some(Schema::Object(_)) if !o.properties.is_empty() => {
                 let (ty, _) = self.ty_of(o.additional_properties.as_ref().expect("matched"), &format!("{name}Extra"))?;
@@ -420,6 +670,7 @@ impl<'b> Lowerer<'b> {
     {
         match schema {
             Schema::Object(o) => match &o.reference {
+                Some(r) if self.bundle.inner_refs.contains(r) => Ok(Arm { schema, object: None, ref_name: None }),
                 Some(r) => {
                     let def = self.bundle.resolve(r, &o.pointer)?;
                     Ok(Arm { schema, object: def.schema.as_object(), ref_name: Some(self.name_of(r, &o.pointer)?) })
@@ -432,18 +683,15 @@ impl<'b> Lowerer<'b> {
 
     fn lower_union(&mut self, name: &str, o: &SchemaObject, arms: &[Schema]) -> Result<TypeKind, Error> {
         let resolved: Vec<Arm> = arms.iter().map(|a| self.resolve_arm(a)).collect::<Result<_, _>>()?;
-        if resolved.iter().any(|a| is_null_schema(a.schema)) {
-            return Err(Error::new(&o.pointer, "a nullable union cannot be a named type"));
-        }
         // 1. Only string enums: one enum.
         if resolved.iter().all(|a| a.object.is_some_and(is_string_enum)) {
             let mut values = Vec::new();
             for arm in &resolved {
                 let a = arm.object.expect("checked");
                 let single_doc = (a.enum_values.as_ref().map_or(0, Vec::len) == 1).then(|| a.description.clone()).flatten();
-                values.extend(string_enum(a, a.enum_values.as_ref().expect("checked"), single_doc)?.values);
+                values.extend(string_enum(a.enum_values.as_ref().expect("checked"), single_doc));
             }
-            return Ok(TypeKind::StringEnum(StringEnum { values: name_values(values, &o.pointer)? }));
+            return Ok(TypeKind::StringEnum(StringEnum { values: name_values(values) }));
         }
         // 2. Objects told apart by a tag member.
         if let Some(tag) = find_tag(&resolved, o) {
@@ -454,7 +702,8 @@ impl<'b> Lowerer<'b> {
             return self.lower_external(name, &resolved, o);
         }
         if !o.properties.is_empty() {
-            return Err(Error::new(&o.pointer, "union with sibling `properties` that is neither tagged nor property groups"));
+            let why = "a union with sibling `properties` whose arms share no tag member";
+            return Ok(TypeKind::Alias(self.fallback(&o.pointer, why)));
         }
         // 4. Anything else: tried in order.
         self.lower_untagged(name, &resolved)
@@ -463,33 +712,42 @@ impl<'b> Lowerer<'b> {
     fn lower_tagged(&mut self, name: &str, o: &SchemaObject, arms: &[Arm], tag: &str) -> Result<TypeKind, Error> {
         let siblings = (!o.properties.is_empty()).then_some(o);
         let tag_of = |arm: &Arm| one_string(&arm.object.expect("tagged arms are objects").properties[tag]).expect("find_tag checked");
-        let variants = naming::variants(&arms.iter().map(tag_of).collect::<Vec<_>>());
-        if variants.iter().any(|n| n == CATCH_ALL) {
-            return Err(Error::new(&o.pointer, format!("a tag value of `{name}` is named like the catch-all `{CATCH_ALL}`")));
-        }
+        let variants = self.variant_names(&arms.iter().map(tag_of).collect::<Vec<_>>(), &o.pointer);
         let mut out = Vec::new();
         for (arm, variant) in arms.iter().zip(variants) {
-            if arm.ref_name.is_some() {
-                return Err(Error::new(
-                    arm.schema.as_object().map(|x| x.pointer.clone()).unwrap_or_default(),
-                    "a tagged union arm that is a `$ref` is not supported (the tag would be part of a shared type)",
-                ));
-            }
+            // A `$ref` arm: its payload is the referenced object's members without the tag (the
+            // referenced type itself stays as it is, tag member included).
             let a = arm.object.expect("tagged arms are objects");
             let wire = tag_of(arm);
             let fallback = format!("{variant}{name}");
             let struct_def = self.lower_struct(&fallback, a, Some(tag), siblings)?;
             let payload = self.intern_struct(a, &fallback, struct_def)?;
-            out.push(TaggedArm { wire, rust: variant, payload, doc: a.description.clone(), experimental: false });
+            out.push(TaggedArm { wire, rust: variant, payload, boxed: false, doc: a.description.clone(), experimental: false });
         }
         Ok(TypeKind::Tagged(Tagged { tag: tag.to_owned(), arms: out }))
+    }
+
+    /// Variant names for the wire values of a union's arms; a value named like the catch-all
+    /// variant gets another name (with a warning).
+    fn variant_names(&mut self, wires: &[impl AsRef<str>], pointer: &str) -> Vec<String> {
+        let names = naming::variants_except(wires, CATCH_ALL);
+        for (wire, name) in wires.iter().zip(&names) {
+            if naming::pascal(wire.as_ref()) == CATCH_ALL && name != CATCH_ALL {
+                self.warnings.push(Warning::new(
+                    pointer,
+                    format!("`{}` would be named like the catch-all variant `{CATCH_ALL}`; named `{name}`", wire.as_ref()),
+                ));
+            }
+        }
+        names
     }
 
     /// Inserts an already lowered struct under its title, else `fallback`.
     fn intern_struct(&mut self, a: &SchemaObject, fallback: &str, s: Struct) -> Result<String, Error> {
         let kind = TypeKind::Struct(s);
-        let mut candidates: Vec<String> = a.title.iter().map(|t| naming::pascal(t)).collect();
-        candidates.push(fallback.to_owned());
+        let fallback = naming::type_name(fallback);
+        let mut candidates: Vec<String> = a.title.iter().map(|t| naming::type_name(t)).collect();
+        candidates.push(fallback.clone());
         let numbered = (2..).map(|n| format!("{fallback}{n}"));
         for name in candidates.into_iter().chain(numbered) {
             let taken = self.types.contains_key(&name) || self.names.values().any(|d| *d == name);
@@ -509,7 +767,7 @@ impl<'b> Lowerer<'b> {
             if is_string_enum(a) {
                 let single_doc =
                     (a.enum_values.as_ref().map_or(0, Vec::len) == 1).then(|| a.description.clone()).flatten();
-                for v in string_enum(a, a.enum_values.as_ref().expect("checked"), single_doc)?.values {
+                for v in string_enum(a.enum_values.as_ref().expect("checked"), single_doc) {
                     out.push(ExternalArm { wire: v.wire, rust: v.rust, payload: None, doc: v.doc, experimental: false });
                 }
             } else if is_single_key(a) {
@@ -523,10 +781,7 @@ impl<'b> Lowerer<'b> {
             }
             // An open arm (`{"type": ["string", "object"]}`) is what the catch-all variant is for.
         }
-        let names = naming::variants(&out.iter().map(|a| a.wire.as_str()).collect::<Vec<_>>());
-        if names.iter().any(|n| n == CATCH_ALL) {
-            return Err(Error::new(&o.pointer, format!("an arm of `{name}` is named like the catch-all `{CATCH_ALL}`")));
-        }
+        let names = self.variant_names(&out.iter().map(|a| a.wire.as_str()).collect::<Vec<_>>(), &o.pointer);
         for (arm, rust) in out.iter_mut().zip(names) {
             arm.rust = rust;
         }
@@ -536,7 +791,10 @@ impl<'b> Lowerer<'b> {
     fn lower_untagged(&mut self, name: &str, arms: &[Arm]) -> Result<TypeKind, Error> {
         let mut names: Vec<String> = arms.iter().map(|a| untagged_arm_name(a, name)).collect();
         strip_common_affixes(&mut names);
-        naming::dedupe(&mut names);
+        for n in names.iter_mut().filter(|n| *n == CATCH_ALL) {
+            n.push_str("Value");
+        }
+        naming::dedupe_with(&mut names, &[CATCH_ALL]);
         let mut out = Vec::new();
         for (arm, rust) in arms.iter().zip(names) {
             let (ty, nullable) = self.ty_of(arm.schema, &format!("{rust}{name}"))?;
@@ -565,6 +823,12 @@ impl<'b> Lowerer<'b> {
         if let Some([only]) = o.all_of.as_deref() {
             return self.arm_match(only, depth + 1);
         }
+        if o.all_of.is_some() {
+            return match self.merge_all_of(o) {
+                Some(merged) => self.arm_match(&Schema::Object(Box::new(merged)), depth + 1),
+                None => ArmMatch::Any,
+            };
+        }
         if let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) {
             if !(o.any_of.is_some() && !o.properties.is_empty() && arms.iter().all(is_property_group)) {
                 // A union: any of its arms (a tagged union's arms carry their tag values).
@@ -578,6 +842,9 @@ impl<'b> Lowerer<'b> {
             if strings.len() + usize::from(nullable) == values.len() {
                 return with_null(ArmMatch::Strings(strings));
             }
+            return ArmMatch::Values(values.iter().map(Value::to_string).collect());
+        }
+        if !o.opaque.is_empty() {
             return ArmMatch::Any;
         }
         let types: Vec<InstanceType> = o.types.iter().flatten().copied().filter(|t| *t != InstanceType::Null).collect();
@@ -636,18 +903,28 @@ impl<'b> Lowerer<'b> {
         let Some(def) = self.bundle.definitions.get(&pointer) else {
             return Ok((Vec::new(), Vec::new()));
         };
-        let o = def.schema.as_object().ok_or_else(|| Error::new(&pointer, "expected an object schema"))?;
-        let arms = o.one_of.as_ref().ok_or_else(|| Error::new(&pointer, "expected a `oneOf` of methods"))?;
+        let empty = SchemaObject::default();
+        let o = def.schema.as_object().unwrap_or(&empty);
+        let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) else {
+            self.warnings.push(Warning::new(&pointer, "not a `oneOf` of methods: every method of this direction decodes as unrecognized"));
+            return Ok((Vec::new(), Vec::new()));
+        };
         let mut methods = Vec::new();
         for arm in arms {
-            let a = arm.as_object().ok_or_else(|| Error::new(&pointer, "expected object arms"))?;
-            let wire = a
-                .properties
-                .get("method")
-                .and_then(one_string)
-                .ok_or_else(|| Error::new(&a.pointer, "arm without a one-value `method` enum"))?;
+            let resolved = self.resolve_arm(arm)?;
+            let Some(a) = resolved.object else {
+                self.warnings.push(Warning::new(&pointer, "a method arm that is not an object schema is left out"));
+                continue;
+            };
+            let Some(wire) = a.properties.get("method").and_then(one_string) else {
+                self.warnings.push(Warning::new(
+                    &a.pointer,
+                    "a method arm without a one-value string `method` is left out: such messages decode as unrecognized methods, kept whole",
+                ));
+                continue;
+            };
             if direction.is_request() && !a.properties.contains_key("id") {
-                return Err(Error::new(&a.pointer, "request arm without `id`"));
+                self.warnings.push(Warning::new(&a.pointer, format!("request `{wire}` lists no `id`; decoded as a request (the envelope's id)")));
             }
             let rust = naming::pascal(&wire);
             let params = match a.properties.get("params") {
@@ -665,8 +942,14 @@ impl<'b> Lowerer<'b> {
             methods.push(Method { wire, rust, params, response: None, doc: a.description.clone(), experimental: false });
         }
         let mut names: Vec<String> = methods.iter().map(|m| m.rust.clone()).collect();
-        if !naming::dedupe(&mut names).is_empty() {
-            return Err(Error::new(&pointer, "two methods map to the same Rust name"));
+        for i in naming::dedupe_with(&mut names, &[CATCH_ALL]) {
+            self.warnings.push(Warning::new(
+                &pointer,
+                format!("method `{}` would share its Rust name with another; named `{}`", methods[i].wire, names[i]),
+            ));
+        }
+        for (m, name) in methods.iter_mut().zip(names) {
+            m.rust = name;
         }
         let envelope = if o.properties.is_empty() {
             Vec::new()
@@ -674,6 +957,46 @@ impl<'b> Lowerer<'b> {
             self.lower_struct(direction.union_name(), o, None, None)?.fields
         };
         Ok((methods, envelope))
+    }
+}
+
+/// The name of the JSON-RPC id type the hand-written envelope uses.
+pub const REQUEST_ID: &str = "RequestId";
+
+/// The envelope (hand-written in the protocol crate) needs `RequestId` as JSON-RPC defines it:
+/// a string or an integer, kept as it came. A bundle without it gets that type; a bundle whose
+/// `RequestId` has another shape gets it too (it accepts every id either would), with a
+/// warning.
+fn ensure_request_id(types: &mut BTreeMap<String, TypeDef>, warnings: &mut Vec<Warning>) {
+    let arm = |rust: &str, ty: Ty, json: JsonType| UntaggedArm {
+        rust: rust.to_owned(),
+        ty,
+        accepts: ArmMatch::Types(vec![json]),
+        doc: None,
+        experimental: false,
+    };
+    let standard = TypeKind::Untagged(Untagged {
+        arms: vec![arm("String", Ty::String, JsonType::String), arm("Integer", Ty::Int(IntKind::I64), JsonType::Integer)],
+    });
+    match types.get_mut(REQUEST_ID) {
+        Some(def) if def.kind == standard => {}
+        Some(def) => {
+            warnings.push(Warning::new(
+                &def.pointer,
+                "`RequestId` is not a string-or-integer union: the envelope's JSON-RPC id type (a string or an integer) is used",
+            ));
+            def.kind = standard;
+        }
+        None => {
+            let def = TypeDef {
+                name: REQUEST_ID.to_owned(),
+                pointer: "#/definitions/RequestId".to_owned(),
+                doc: Some("A JSON-RPC request id: a string or an integer, kept exactly as it came.".to_owned()),
+                experimental: false,
+                kind: standard,
+            };
+            types.insert(REQUEST_ID.to_owned(), def);
+        }
     }
 }
 
@@ -751,30 +1074,24 @@ fn find_tag(arms: &[Arm], union: &SchemaObject) -> Option<String> {
     candidates.first().map(|k| k.to_string())
 }
 
-fn string_enum(o: &SchemaObject, values: &[Value], single_doc: Option<String>) -> Result<StringEnum, Error> {
-    let mut out = Vec::new();
-    for v in values {
-        match v {
-            Value::String(s) => {
-                out.push(EnumValue { wire: s.clone(), rust: String::new(), doc: single_doc.clone(), experimental: false })
-            }
-            Value::Null => {} // nullability is carried by the field
-            other => return Err(Error::new(&o.pointer, format!("non-string enum value {other}"))),
-        }
-    }
-    Ok(StringEnum { values: out })
+/// The string values of an enum (`null` is carried by the field's nullability; callers pass
+/// only enums whose values are strings).
+fn string_enum(values: &[Value], single_doc: Option<String>) -> Vec<EnumValue> {
+    values
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|s| EnumValue { wire: s.to_owned(), rust: String::new(), doc: single_doc.clone(), experimental: false })
+        .collect()
 }
 
-/// Names the values of an enum (all at once, so clashes are resolved the same way each time).
-fn name_values(mut values: Vec<EnumValue>, pointer: &str) -> Result<Vec<EnumValue>, Error> {
-    let names = naming::variants(&values.iter().map(|v| v.wire.as_str()).collect::<Vec<_>>());
-    if names.iter().any(|n| n == CATCH_ALL) {
-        return Err(Error::new(pointer, format!("an enum value is named like the catch-all `{CATCH_ALL}`")));
-    }
+/// Names the values of an enum (all at once, so clashes are resolved the same way each time;
+/// a value named like the catch-all variant gets another name).
+fn name_values(mut values: Vec<EnumValue>) -> Vec<EnumValue> {
+    let names = naming::variants_except(&values.iter().map(|v| v.wire.as_str()).collect::<Vec<_>>(), CATCH_ALL);
     for (v, name) in values.iter_mut().zip(names) {
         v.rust = name;
     }
-    Ok(values)
+    values
 }
 
 fn untagged_arm_name(arm: &Arm, union: &str) -> String {
@@ -830,26 +1147,48 @@ fn split_words(name: &str) -> Vec<String> {
     words
 }
 
-fn int_kind(o: &SchemaObject) -> Result<IntKind, Error> {
-    Ok(match o.format.as_deref() {
+/// The Rust integer of an integer schema's `format`; `None` for a format without one (the
+/// caller falls back to any JSON value, which keeps integers of any size).
+fn int_kind(o: &SchemaObject) -> Option<IntKind> {
+    Some(match o.format.as_deref() {
         None | Some("int64") => IntKind::I64,
         Some("int32") => IntKind::I32,
+        Some("int16") => IntKind::I32,
+        Some("int8") => IntKind::I32,
         Some("uint8") => IntKind::U8,
         Some("uint16") => IntKind::U16,
         Some("uint32") => IntKind::U32,
         Some("uint64" | "uint") => IntKind::U64,
-        Some(other) => return Err(Error::new(&o.pointer, format!("unsupported integer format `{other}`"))),
+        Some(_) => return None,
     })
 }
 
+/// "Allowed values: `1`, `2`." for an `enum`/`const` that is not a string enum (its Rust type
+/// is a primitive, which cannot say which values are allowed).
+fn values_note(s: &Schema) -> Option<String> {
+    let values = s.as_object()?.enum_values.as_ref()?;
+    if values.iter().all(|v| v.is_string() || v.is_null()) {
+        return None;
+    }
+    let list: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+    Some(format!("Allowed values: {}.", list.join(", ")))
+}
+
 fn schema_doc(s: &Schema) -> Option<String> {
-    s.as_object().and_then(|o| o.description.clone())
+    join_doc(s.as_object().and_then(|o| o.description.clone()), values_note(s))
+}
+
+fn join_doc(doc: Option<String>, note: Option<String>) -> Option<String> {
+    match (doc, note) {
+        (Some(d), Some(n)) => Some(format!("{d}\n\n{n}")),
+        (d, n) => d.or(n),
+    }
 }
 
 /// A property's doc: its description, plus the server-side default when one is given.
 fn field_doc(s: &Schema) -> Option<String> {
     let o = s.as_object()?;
-    let mut doc = o.description.clone();
+    let mut doc = join_doc(o.description.clone(), values_note(s));
     if let Some(default) = o.default.as_ref().filter(|d| !d.is_null()) {
         let line = format!("Default: `{default}`.");
         doc = Some(match doc {

@@ -12,6 +12,37 @@ const RAW_OK: &[&str] = &[
 /// Keywords that cannot be raw identifiers; they get a trailing underscore.
 const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 
+/// Names the generated code (and the protocol crate's macros, which resolve names where they
+/// expand) uses unqualified, and the protocol crate's own names next to the generated types:
+/// a schema type of one of these names would shadow them, so it gets the suffix `Type`.
+pub const RESERVED_TYPE_NAMES: &[&str] = &[
+    // The std prelude (types, traits and variants).
+    "Option", "Some", "None", "Result", "Ok", "Err", "String", "Vec", "Box", "ToOwned", "ToString", "Clone", "Copy",
+    "Send", "Sync", "Sized", "Unpin", "Drop", "Fn", "FnMut", "FnOnce", "PartialEq", "PartialOrd", "Eq", "Ord", "AsRef",
+    "AsMut", "Into", "From", "Default", "Iterator", "Extend", "IntoIterator", "DoubleEndedIterator",
+    "ExactSizeIterator", "TryFrom", "TryInto", "FromIterator", "Debug", "Hash",
+    // What the generated files import.
+    "BTreeMap", "Value", "Map", "Serialize", "Deserialize", "Deserializer", "Serializer", "MapAccess", "SerializeMap",
+    // The protocol crate's own items next to the generated types (lib.rs re-exports).
+    "ClientResponse", "ServerResponse", "ClientMessage", "ServerMessage", "Message", "ErrorObject", "ErrorResponse",
+    "RawJson", "Response", "TypedClientMessage", "TypedServerMessage", "TypedResponse", "Notification",
+    "NotificationVisitor", "Request", "RequestVisitor", "ExperimentalApi", "Inspect", "Inspector",
+];
+
+/// A type name from a definition name or title: [`pascal`], with the suffix `Type` when it
+/// would shadow one of the [`RESERVED_TYPE_NAMES`].
+pub fn type_name(wire: &str) -> String {
+    let name = pascal(wire);
+    if name == "Self_" {
+        return "SelfType".to_owned();
+    }
+    if RESERVED_TYPE_NAMES.contains(&name.as_str()) {
+        format!("{name}Type")
+    } else {
+        name
+    }
+}
+
 /// A PascalCase type or variant name from any wire string (`thread/start` -> `ThreadStart`,
 /// `on-request` -> `OnRequest`, `Sessionsv2::Foo` -> `Sessionsv2Foo`).
 pub fn pascal(wire: &str) -> String {
@@ -44,6 +75,19 @@ pub fn variants<S: AsRef<str>>(wires: &[S]) -> Vec<String> {
         })
         .collect();
     dedupe(&mut names);
+    names
+}
+
+/// [`variants`], where `reserved` (the catch-all variant) is taken: a value that would get
+/// that name gets the suffix `Value` (`Unrecognized` -> `UnrecognizedValue`).
+pub fn variants_except<S: AsRef<str>>(wires: &[S], reserved: &str) -> Vec<String> {
+    let mut names = variants(wires);
+    for name in names.iter_mut() {
+        if name == reserved {
+            name.push_str("Value");
+        }
+    }
+    dedupe_with(&mut names, &[reserved]);
     names
 }
 
@@ -90,7 +134,13 @@ pub fn bare(ident: &str) -> &str {
 /// Makes `names` unique in order by appending `2`, `3`, ... to later duplicates.
 /// Returns the positions that had to be renamed, so callers can report them.
 pub fn dedupe(names: &mut [String]) -> Vec<usize> {
-    let mut seen = std::collections::BTreeSet::new();
+    dedupe_with(names, &[])
+}
+
+/// [`dedupe`], with `taken` names that no entry may have (the catch-all variant, a struct's
+/// field for open members).
+pub fn dedupe_with(names: &mut [String], taken: &[&str]) -> Vec<usize> {
+    let mut seen: std::collections::BTreeSet<String> = taken.iter().map(|t| (*t).to_owned()).collect();
     let mut renamed = Vec::new();
     for (i, name) in names.iter_mut().enumerate() {
         if !seen.insert(bare(name).to_owned()) {
@@ -138,6 +188,15 @@ mod tests {
         assert_eq!(variants(&["form", "openai/form", "openaiForm"]), ["Form", "OpenaiSlashForm", "OpenaiForm"]);
         assert_eq!(variants(&["on-request", "never"]), ["OnRequest", "Never"]);
         assert_eq!(variants(&["a", "A"]), ["A", "A2"]);
+    }
+
+    #[test]
+    fn reserved_names_get_a_suffix() {
+        assert_eq!(type_name("Option"), "OptionType");
+        assert_eq!(type_name("value"), "ValueType");
+        assert_eq!(type_name("ThreadStartParams"), "ThreadStartParams");
+        assert_eq!(variants_except(&["unrecognized", "known"], "Unrecognized"), ["UnrecognizedValue", "Known"]);
+        assert_eq!(variants_except(&["unrecognized", "unrecognizedValue"], "Unrecognized"), ["UnrecognizedValue", "UnrecognizedValue2"]);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Request -> response pairing. The schema never links a method to its result type.
 //!
-//! Convention: a method whose params are `FooParams` answers with `FooResponse`. The
+//! Convention: a method answers with the type named after it (`thread/search/stream` ->
+//! `ThreadSearchStreamResponse`) when the schema has one, else a method whose params are
+//! `FooParams` answers with `FooResponse`. The
 //! exceptions (params that are `null`, or names that do not match) are reviewed data: the
 //! `responses` of `vendor-schemas/decisions.json` ([`crate::decisions`]), which covers every
 //! codex release the generator supports. An entry is consulted when the convention finds
@@ -11,6 +13,7 @@ use std::collections::BTreeSet;
 
 use crate::decisions::{Decisions, ANY_REPLY, DECISIONS_FILE};
 use crate::ir::*;
+use crate::naming;
 use crate::Error;
 
 /// Fills `response` for every request method, or fails listing what could not be paired.
@@ -20,10 +23,14 @@ pub fn pair(ir: &mut Ir, decisions: &Decisions) -> Result<(), Error> {
         let types = &ir.types;
         let mut responses = Vec::new();
         for m in ir.methods(direction) {
-            let by_name = match m.params.ty() {
+            let by_params = match m.params.ty() {
                 Some(Ty::Named(p)) => p.strip_suffix("Params").map(|base| format!("{base}Response")),
                 _ => None,
             };
+            // Named after the method itself is the stronger sign: several methods can share
+            // one params type (`thread/search` and `thread/search/stream`).
+            let by_marker = Some(naming::type_name(&format!("{}Response", m.rust))).filter(|t| types.contains_key(t));
+            let by_name = by_marker.or(by_params);
             let by_decision = decisions.responses.get(&m.wire).map(String::as_str);
             let response = match (by_name, by_decision) {
                 (Some(ty), _) if types.contains_key(&ty) => Some(Ty::Named(ty)),

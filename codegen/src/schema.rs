@@ -9,13 +9,20 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::Error;
+use crate::{Error, Warning};
 
 /// One `codex_app_server_protocol.schemas.json` bundle.
 #[derive(Debug, Clone)]
 pub struct Bundle {
     /// Every definition, keyed by its `$ref` string (`#/definitions/X`, `#/definitions/v2/X`).
+    /// Definitions nested in a schema's own `definitions` are here too, under their pointer
+    /// (`#/definitions/X/definitions/Y`).
     pub definitions: BTreeMap<String, Definition>,
+    /// `$ref`s that point into the document but not at a definition
+    /// (`#/definitions/X/properties/y`): valid, but not a type of their own.
+    pub inner_refs: std::collections::BTreeSet<String>,
+    /// Keywords the parser skipped, each with its pointer.
+    pub warnings: Vec<Warning>,
 }
 
 /// A named schema of the bundle.
@@ -55,6 +62,19 @@ pub struct SchemaObject {
     pub any_of: Option<Vec<Schema>>,
     pub all_of: Option<Vec<Schema>>,
     pub default: Option<Value>,
+    /// `items` as an array (a draft-07 tuple): the schema of each position.
+    pub tuple_items: Option<Vec<Schema>>,
+    /// `additionalItems`, next to a tuple's `items`.
+    pub additional_items: Option<Schema>,
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+    /// Keywords that can allow members besides `properties` (`patternProperties`,
+    /// `if`/`then`/`else`, `dependencies`): an object schema with one keeps its other members
+    /// in a map, as `additionalProperties: true` does.
+    pub open_members: Vec<String>,
+    /// Keywords whose meaning the generator cannot follow (`$dynamicRef`, `prefixItems`): a
+    /// schema that has one is typed as any JSON value.
+    pub opaque: Vec<String>,
 }
 
 /// A JSON Schema primitive type name.
@@ -96,11 +116,48 @@ impl InstanceType {
     }
 }
 
-/// Keywords that carry no meaning for code generation and are accepted silently.
-/// `minimum`, `minLength`, `maxLength`, `maximum` are validation-only: the Rust type
-/// (`u32`, `String`) already says what the generator can say.
+/// Draft-07 keywords that carry no meaning for code generation and are accepted silently:
+/// annotations, and validation that only narrows what a value of the Rust type may be
+/// (`minimum`, `pattern`, `uniqueItems`, `not`, ...). Ignoring them makes a decoder accept
+/// more than the schema, never less, so nothing on the wire is lost.
 /// `writeOnly` (0.60.1 to 0.140.0) is an annotation for writers of the value.
-const IGNORED_KEYWORDS: &[&str] = &["$schema", "minimum", "maximum", "minLength", "maxLength", "writeOnly"];
+const IGNORED_KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$comment",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "contains",
+    "not",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    "contentMediaType",
+    "contentEncoding",
+    "deprecated",
+    "dependentRequired",
+    "unevaluatedItems",
+];
+
+/// Keywords that can allow members besides `properties`. Whatever they add to an object is
+/// kept in its map of other members (typed any JSON value), so nothing they allow is cut down
+/// to what a struct knows; what they narrow is left to the server, like other validation.
+const OPEN_MEMBER_KEYWORDS: &[&str] =
+    &["patternProperties", "dependencies", "dependentSchemas", "if", "then", "else", "unevaluatedProperties"];
+
+/// Keywords of later drafts whose meaning the generator does not follow: a schema with one of
+/// them is typed as any JSON value (with a warning).
+const OPAQUE_KEYWORDS: &[&str] = &["prefixItems", "$dynamicRef", "$recursiveRef"];
 
 impl Bundle {
     /// Parses a bundle. Top-level `definitions` may contain a nested namespace object
@@ -115,26 +172,26 @@ impl Bundle {
             .get("definitions")
             .and_then(Value::as_object)
             .ok_or_else(|| Error::new("/definitions", "bundle has no `definitions` object"))?;
-        let mut definitions = BTreeMap::new();
+        let mut cx = Parser::default();
         for (name, schema) in defs {
-            let pointer = format!("#/definitions/{name}");
+            let pointer = format!("#/definitions/{}", escape_pointer(name));
             if is_namespace(schema) {
                 let ns = schema.as_object().expect("checked by is_namespace");
                 for (inner, schema) in ns {
-                    let pointer = format!("{pointer}/{inner}");
-                    let schema = parse_schema(schema, &pointer)?;
-                    definitions.insert(
-                        pointer.clone(),
-                        Definition { name: inner.clone(), pointer, schema },
-                    );
+                    let pointer = format!("{pointer}/{}", escape_pointer(inner));
+                    let schema = cx.schema(schema, &pointer)?;
+                    cx.definitions.push(Definition { name: inner.clone(), pointer, schema });
                 }
             } else {
-                let schema = parse_schema(schema, &pointer)?;
-                definitions.insert(pointer.clone(), Definition { name: name.clone(), pointer, schema });
+                let schema = cx.schema(schema, &pointer)?;
+                cx.definitions.push(Definition { name: name.clone(), pointer, schema });
             }
         }
-        let bundle = Bundle { definitions };
-        bundle.check_refs()?;
+        let definitions = cx.definitions.into_iter().map(|d| (d.pointer.clone(), d)).collect();
+        let mut bundle = Bundle { definitions, inner_refs: Default::default(), warnings: cx.warnings };
+        bundle.check_refs(&value)?;
+        bundle.warnings.sort();
+        bundle.warnings.dedup();
         Ok(bundle)
     }
 
@@ -145,18 +202,29 @@ impl Bundle {
             .ok_or_else(|| Error::new(from, format!("`$ref` to `{reference}` which the bundle does not define")))
     }
 
-    fn check_refs(&self) -> Result<(), Error> {
+    /// Every `$ref` points at a definition, or at least somewhere in the document (kept in
+    /// [`Bundle::inner_refs`]); one that points nowhere is an error.
+    fn check_refs(&mut self, document: &Value) -> Result<(), Error> {
+        let mut inner = std::collections::BTreeSet::new();
         for def in self.definitions.values() {
             let mut result = Ok(());
             def.schema.walk(&mut |s| {
                 if let (Ok(()), Some(r)) = (&result, &s.reference) {
-                    if let Err(e) = self.resolve(r, &s.pointer) {
-                        result = Err(e);
+                    if self.definitions.contains_key(r) {
+                        return;
+                    }
+                    let target = r.strip_prefix('#').and_then(|p| document.pointer(p));
+                    match target {
+                        Some(_) => {
+                            inner.insert(r.clone());
+                        }
+                        None => result = self.resolve(r, &s.pointer).map(|_| ()),
                     }
                 }
             });
             result?;
         }
+        self.inner_refs = inner;
         Ok(())
     }
 }
@@ -189,65 +257,93 @@ const KNOWN_KEYWORDS: &[&str] = &[
     "definitions",
 ];
 
-fn parse_schema(value: &Value, pointer: &str) -> Result<Schema, Error> {
-    match value {
-        Value::Bool(b) => Ok(Schema::Bool(*b)),
-        Value::Object(map) => parse_object(map, pointer).map(|o| Schema::Object(Box::new(o))),
-        other => Err(Error::new(pointer, format!("expected a schema (object or boolean), found {other}"))),
-    }
+/// The parser's state: definitions found nested inside schemas, and warnings.
+#[derive(Default)]
+struct Parser {
+    definitions: Vec<Definition>,
+    warnings: Vec<Warning>,
 }
 
-fn parse_object(map: &Map<String, Value>, pointer: &str) -> Result<SchemaObject, Error> {
-    let mut out = SchemaObject { pointer: pointer.to_owned(), ..SchemaObject::default() };
-    for (key, value) in map {
-        let here = format!("{pointer}/{}", escape_pointer(key));
-        match key.as_str() {
-            "title" => out.title = Some(string(value, &here)?),
-            "description" => out.description = Some(string(value, &here)?),
-            "format" => out.format = Some(string(value, &here)?),
-            "$ref" => out.reference = Some(string(value, &here)?),
-            "default" => out.default = Some(value.clone()),
-            "type" => out.types = Some(parse_types(value, &here)?),
-            "enum" => match value {
-                Value::Array(values) if !values.is_empty() => out.enum_values = Some(values.clone()),
-                _ => return Err(Error::new(&here, "`enum` must be a non-empty array")),
-            },
-            // `const: X` is `enum: [X]`.
-            "const" => out.enum_values = Some(vec![value.clone()]),
-            "required" => {
-                let list = value.as_array().ok_or_else(|| Error::new(&here, "`required` must be an array"))?;
-                out.required = list
-                    .iter()
-                    .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| Error::new(&here, "`required` must list strings")))
-                    .collect::<Result<_, _>>()?;
-            }
-            "properties" => {
-                let props = value.as_object().ok_or_else(|| Error::new(&here, "`properties` must be an object"))?;
-                for (name, schema) in props {
-                    let p = format!("{here}/{}", escape_pointer(name));
-                    out.properties.insert(name.clone(), parse_schema(schema, &p)?);
-                }
-            }
-            "additionalProperties" => out.additional_properties = Some(parse_schema(value, &here)?),
-            "items" => out.items = Some(parse_schema(value, &here)?),
-            "oneOf" => out.one_of = Some(parse_list(value, &here)?),
-            "anyOf" => out.any_of = Some(parse_list(value, &here)?),
-            "allOf" => out.all_of = Some(parse_list(value, &here)?),
-            // Nested `definitions` only appear at the bundle's top level; a schema that carries
-            // its own is not something the generator can place.
-            k if IGNORED_KEYWORDS.contains(&k) => {}
-            k => return Err(Error::new(&here, format!("unsupported schema keyword `{k}`"))),
+impl Parser {
+    fn schema(&mut self, value: &Value, pointer: &str) -> Result<Schema, Error> {
+        match value {
+            Value::Bool(b) => Ok(Schema::Bool(*b)),
+            Value::Object(map) => self.object(map, pointer).map(|o| Schema::Object(Box::new(o))),
+            other => Err(Error::new(pointer, format!("expected a schema (object or boolean), found {other}"))),
         }
     }
-    Ok(out)
-}
 
-fn parse_list(value: &Value, pointer: &str) -> Result<Vec<Schema>, Error> {
-    let list = value.as_array().ok_or_else(|| Error::new(pointer, "expected an array of schemas"))?;
-    if list.is_empty() {
-        return Err(Error::new(pointer, "empty list of schemas"));
+    fn object(&mut self, map: &Map<String, Value>, pointer: &str) -> Result<SchemaObject, Error> {
+        let mut out = SchemaObject { pointer: pointer.to_owned(), ..SchemaObject::default() };
+        for (key, value) in map {
+            let here = format!("{pointer}/{}", escape_pointer(key));
+            match key.as_str() {
+                "title" => out.title = Some(string(value, &here)?),
+                "description" => out.description = Some(string(value, &here)?),
+                "format" => out.format = Some(string(value, &here)?),
+                "$ref" => out.reference = Some(string(value, &here)?),
+                "default" => out.default = Some(value.clone()),
+                "type" => out.types = Some(parse_types(value, &here)?),
+                "enum" => match value {
+                    Value::Array(values) if !values.is_empty() => out.enum_values = Some(values.clone()),
+                    _ => return Err(Error::new(&here, "`enum` must be a non-empty array")),
+                },
+                // `const: X` is `enum: [X]`.
+                "const" => out.enum_values = Some(vec![value.clone()]),
+                "required" => {
+                    let list = value.as_array().ok_or_else(|| Error::new(&here, "`required` must be an array"))?;
+                    out.required = list
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| Error::new(&here, "`required` must list strings")))
+                        .collect::<Result<_, _>>()?;
+                }
+                "properties" => {
+                    let props = value.as_object().ok_or_else(|| Error::new(&here, "`properties` must be an object"))?;
+                    for (name, schema) in props {
+                        let p = format!("{here}/{}", escape_pointer(name));
+                        let schema = self.schema(schema, &p)?;
+                        out.properties.insert(name.clone(), schema);
+                    }
+                }
+                "additionalProperties" => out.additional_properties = Some(self.schema(value, &here)?),
+                "items" => match value {
+                    Value::Array(list) => {
+                        let items = list.iter().enumerate().map(|(i, s)| self.schema(s, &format!("{here}/{i}")));
+                        out.tuple_items = Some(items.collect::<Result<_, _>>()?);
+                    }
+                    _ => out.items = Some(self.schema(value, &here)?),
+                },
+                "additionalItems" => out.additional_items = Some(self.schema(value, &here)?),
+                "minItems" => out.min_items = value.as_u64(),
+                "maxItems" => out.max_items = value.as_u64(),
+                "oneOf" => out.one_of = Some(self.list(value, &here)?),
+                "anyOf" => out.any_of = Some(self.list(value, &here)?),
+                "allOf" => out.all_of = Some(self.list(value, &here)?),
+                // A schema's own `definitions`: definitions like the bundle's, under their pointer.
+                "definitions" | "$defs" => {
+                    let defs = value.as_object().ok_or_else(|| Error::new(&here, format!("`{key}` must be an object")))?;
+                    for (name, schema) in defs {
+                        let p = format!("{here}/{}", escape_pointer(name));
+                        let schema = self.schema(schema, &p)?;
+                        self.definitions.push(Definition { name: name.clone(), pointer: p, schema });
+                    }
+                }
+                k if IGNORED_KEYWORDS.contains(&k) => {}
+                k if OPEN_MEMBER_KEYWORDS.contains(&k) => out.open_members.push(k.to_owned()),
+                k if OPAQUE_KEYWORDS.contains(&k) => out.opaque.push(k.to_owned()),
+                k => self.warnings.push(Warning::new(&here, format!("unknown keyword `{k}` ignored"))),
+            }
+        }
+        Ok(out)
     }
-    list.iter().enumerate().map(|(i, s)| parse_schema(s, &format!("{pointer}/{i}"))).collect()
+
+    fn list(&mut self, value: &Value, pointer: &str) -> Result<Vec<Schema>, Error> {
+        let list = value.as_array().ok_or_else(|| Error::new(pointer, "expected an array of schemas"))?;
+        if list.is_empty() {
+            return Err(Error::new(pointer, "empty list of schemas"));
+        }
+        list.iter().enumerate().map(|(i, s)| self.schema(s, &format!("{pointer}/{i}"))).collect()
+    }
 }
 
 fn parse_types(value: &Value, pointer: &str) -> Result<Vec<InstanceType>, Error> {
@@ -288,10 +384,10 @@ impl Schema {
         for s in o.properties.values() {
             s.walk(f);
         }
-        for s in [&o.additional_properties, &o.items].into_iter().flatten() {
+        for s in [&o.additional_properties, &o.items, &o.additional_items].into_iter().flatten() {
             s.walk(f);
         }
-        for list in [&o.one_of, &o.any_of, &o.all_of].into_iter().flatten() {
+        for list in [&o.one_of, &o.any_of, &o.all_of, &o.tuple_items].into_iter().flatten() {
             for s in list {
                 s.walk(f);
             }
@@ -332,6 +428,12 @@ impl SchemaObject {
                     any_of: o.any_of.as_ref().map(|l| l.iter().map(strip).collect()),
                     all_of: o.all_of.as_ref().map(|l| l.iter().map(strip).collect()),
                     default: o.default.clone(),
+                    tuple_items: o.tuple_items.as_ref().map(|l| l.iter().map(strip).collect()),
+                    additional_items: o.additional_items.as_ref().map(strip),
+                    min_items: o.min_items,
+                    max_items: o.max_items,
+                    opaque: o.opaque.clone(),
+                    open_members: o.open_members.clone(),
                 })),
             }
         }
@@ -344,10 +446,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unknown_keyword_names_its_pointer() {
-        let err = Bundle::from_json(r#"{"definitions":{"A":{"type":"object","patternProperties":{}}}}"#).unwrap_err();
-        assert_eq!(err.pointer, "#/definitions/A/patternProperties");
-        assert!(err.message.contains("patternProperties"), "{err}");
+    fn unknown_keyword_is_a_warning_naming_its_pointer() {
+        let b = Bundle::from_json(r#"{"definitions":{"A":{"type":"object","x-vendor":{}}}}"#).unwrap();
+        assert_eq!(b.warnings, [Warning::new("#/definitions/A/x-vendor", "unknown keyword `x-vendor` ignored")]);
+        let b = Bundle::from_json(r#"{"definitions":{"A":{"type":"object","patternProperties":{}}}}"#).unwrap();
+        assert_eq!(b.definitions["#/definitions/A"].schema.as_object().unwrap().open_members, ["patternProperties"]);
+    }
+
+    #[test]
+    fn nested_definitions_and_inner_refs() {
+        let b = Bundle::from_json(
+            r##"{"definitions":{"A":{"definitions":{"B":{"type":"string"}},"properties":{"b":{"$ref":"#/definitions/A/definitions/B"},"c":{"$ref":"#/definitions/A/properties/b"}}}}}"##,
+        )
+        .unwrap();
+        assert!(b.definitions.contains_key("#/definitions/A/definitions/B"));
+        assert!(b.inner_refs.contains("#/definitions/A/properties/b"));
     }
 
     #[test]

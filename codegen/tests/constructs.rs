@@ -1,8 +1,9 @@
 //! One small hand-written schema per construct (`tests/constructs/*.json`), and the Rust the
 //! generator emits for it as an insta snapshot. Inputs are a bundle, or
 //! `{"stable": bundle, "experimental": bundle}` for the experimental marks.
-//! Each error case (`tests/errors/*.json`) snapshots the error message, which names the JSON
-//! pointer of the construct.
+//! What the generator could not type faithfully is listed first (`==== warnings`, each with
+//! its JSON pointer). Each error case (`tests/errors/*.json`: schemas that are not valid JSON
+//! Schema, and decisions to make) snapshots the error message, which names the JSON pointer.
 
 use codex_app_codegen::decisions::{Decisions, Undecided};
 use codex_app_codegen::{generate, generate_with, SchemaSet};
@@ -23,9 +24,15 @@ fn constructs() {
         let has_methods = set.stable.contains("\"ClientRequest\"") || set.stable.contains("\"ServerNotification\"");
         // The constructs' members are not in vendor-schemas/decisions.json: they take the
         // proposals read from their descriptions.
-        let (files, _) = generate_with(&set, "test", Decisions::checked_in().unwrap(), Undecided::Propose)
+        let (files, summary) = generate_with(&set, "test", Decisions::checked_in().unwrap(), Undecided::Propose)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut out = String::new();
+        if !summary.warnings.is_empty() {
+            out.push_str("==== warnings\n");
+            for w in &summary.warnings {
+                out.push_str(&format!("{w}\n"));
+            }
+        }
         for file in files {
             let name = file.path.file_name().unwrap().to_str().unwrap();
             let wanted = match name {

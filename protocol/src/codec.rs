@@ -564,6 +564,9 @@ pub enum Match {
     Types(&'static [JsonType]),
     /// A string, one of these values.
     Strings(&'static [&'static str]),
+    /// One of these JSON values (as JSON text): an `enum` or `const` of numbers, booleans or
+    /// mixed values.
+    Values(&'static [&'static str]),
     Object {
         required: &'static [&'static str],
         /// What members accept when present.
@@ -628,6 +631,14 @@ impl<'a> Shape<'a> {
                     && (how != Strictness::Schema
                         || serde_json::from_str::<Cow<'_, str>>(self.text).is_ok_and(|s| values.contains(&s.as_ref())))
             }
+            Match::Values(values) => values.iter().any(|v| {
+                let Ok(shape) = Shape::read(v) else { return false };
+                let same_type = shape.kind == self.kind
+                    || matches!((shape.kind, self.kind), (JsonType::Integer, JsonType::Number) | (JsonType::Number, JsonType::Integer));
+                same_type
+                    && (how != Strictness::Schema
+                        || serde_json::from_str::<serde_json::Value>(self.text).ok() == serde_json::from_str::<serde_json::Value>(v).ok())
+            }),
             Match::Object { required, members, closed } => {
                 if self.kind != JsonType::Object {
                     return false;

@@ -126,6 +126,36 @@ impl<T: Inspect + ?Sized> Inspect for Box<T> {
     }
 }
 
+/// Draft-07 tuples (`items` as an array): each position walked under its index.
+macro_rules! tuples {
+    ($(($($t:ident $i:tt),+))*) => {
+        $(impl<$($t: Inspect),+> Inspect for ($($t,)+) {
+            fn inspect<'a>(&'a self, path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector) {
+                $(
+                    path.push(Step::Index($i));
+                    self.$i.inspect(path, inspector);
+                    path.pop();
+                )+
+            }
+        })*
+    };
+}
+
+tuples! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+}
+
 impl<T: Inspect> Inspect for Vec<T> {
     fn inspect<'a>(&'a self, path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector) {
         for (i, item) in self.iter().enumerate() {
@@ -186,6 +216,7 @@ pub(crate) fn message<'a>(
 /// A variant of an externally tagged union written `{"key": payload}`: reported at the
 /// union's path, its payload walked under `key`.
 #[inline]
+#[allow(dead_code)] // a schema may have no externally tagged union with object forms
 pub(crate) fn keyed<'a, T: Inspect + ?Sized>(
     path: &mut Vec<Step<'a>>,
     inspector: &mut dyn Inspector,

@@ -116,6 +116,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         summary.lines,
         started.elapsed()
     );
+    if !summary.warnings.is_empty() {
+        println!("regen: {} construct(s) without a faithful Rust type (typed as they say; nothing is lost on the wire):", summary.warnings.len());
+        for w in &summary.warnings {
+            println!("  warning: {w}");
+        }
+    }
     if !stale.is_empty() {
         for s in &stale {
             eprintln!("{s}");

@@ -304,8 +304,11 @@ impl Comparison<'_> {
     }
 
     pub(super) fn ty_eq(&self, a: &Ty, b: &Ty, assumed: &mut BTreeSet<(String, String)>) -> bool {
+        // A `Box` is how Rust holds a recursive position; the wire does not see it.
+        let (a, b) = (a.unboxed(), b.unboxed());
         match (a, b) {
             (Ty::Named(x), Ty::Named(y)) => self.shape_eq(x, y, assumed),
+            (Ty::Tuple(x), Ty::Tuple(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| self.ty_eq(x, y, assumed)),
             (Ty::Vec(x), Ty::Vec(y)) | (Ty::Map(x), Ty::Map(y)) | (Ty::Option(x), Ty::Option(y)) => self.ty_eq(x, y, assumed),
             (Ty::Named(x), _) => alias_target(self.old.ir, x).is_some_and(|t| self.ty_eq(&t, b, assumed)),
             (_, Ty::Named(y)) => alias_target(self.new.ir, y).is_some_and(|t| self.ty_eq(a, &t, assumed)),
@@ -322,6 +325,7 @@ impl Comparison<'_> {
     }
 
     pub(super) fn compare_ty(&mut self, a: &Ty, b: &Ty, path: &str, scope: &Scope) {
+        let (a, b) = (a.unboxed(), b.unboxed());
         match (a, b) {
             (Ty::Named(x), Ty::Named(y)) => self.compare_named(x, y, path, scope),
             (Ty::Vec(x), Ty::Vec(y)) => self.compare_ty(x, y, &format!("{path}[]"), scope),

@@ -102,7 +102,8 @@ pub(super) fn reachable(ir: &Ir, ty: &Ty, seen: &mut BTreeSet<String>) {
                 reachable(ir, &t, seen);
             }
         }
-        Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) => reachable(ir, t, seen),
+        Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) | Ty::Boxed(t) => reachable(ir, t, seen),
+        Ty::Tuple(items) => items.iter().for_each(|t| reachable(ir, t, seen)),
         _ => {}
     }
 }

@@ -58,10 +58,26 @@ pub fn emit_access(ir: &Ir) -> Result<TokenStream, Error> {
         let gate = gate(m.experimental);
         let name = ident(&m.rust);
         quote! { #gate Self::#name(result) => result, }
-    });
+    }).collect::<Vec<_>>();
+    // Only the item unions' `id()` names generated types here.
+    let types = (!item_unions.is_empty()).then(|| quote! { use super::types::*; });
+    let into_result = if results.is_empty() {
+        quote! {
+            let _ = self;
+            None
+        }
+    } else {
+        quote! {
+            let typed: Box<dyn std::any::Any> = match self {
+                #(#results)*
+                Self::#catch_all(_) => return None,
+            };
+            typed.downcast::<R::Response>().ok().map(|result| *result)
+        }
+    };
     Ok(quote! {
         use super::methods::*;
-        use super::types::*;
+        #types
 
         impl ServerNotification {
             /// The thread this notification is about: `params.threadId`, for the methods whose
@@ -97,11 +113,7 @@ pub fn emit_access(ir: &Ir) -> Result<TokenStream, Error> {
             where
                 R::Response: 'static,
             {
-                let typed: Box<dyn std::any::Any> = match self {
-                    #(#results)*
-                    Self::#catch_all(_) => return None,
-                };
-                typed.downcast::<R::Response>().ok().map(|result| *result)
+                #into_result
             }
         }
     })

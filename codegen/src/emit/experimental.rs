@@ -4,6 +4,9 @@
 //! The descriptor is the method, then the wire names of the members leading to what is
 //! experimental (`thread/start.dynamicTools`, `thread/items/list.deferOutput.commandExecution`),
 //! as the server words it. A member counts as used when it is present and not `null`.
+//!
+//! A params type shared by several methods gets no impl of its own (its descriptor would
+//! depend on the method): each of those methods checks its params inline, with its own name.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,7 +23,12 @@ const MAX_DEPTH: usize = 8;
 pub fn emit_experimental(ir: &Ir) -> Result<TokenStream, Error> {
     let mut cx = Reach { ir, memo: BTreeMap::new() };
     let mut impls = Vec::new();
-    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in &ir.client_requests {
+        if let Some(Ty::Named(params)) = m.params.ty() {
+            *uses.entry(params.as_str()).or_default() += 1;
+        }
+    }
     let mut request_arms = Vec::new();
     for m in &ir.client_requests {
         let name = ident(&m.rust);
@@ -31,12 +39,6 @@ pub fn emit_experimental(ir: &Ir) -> Result<TokenStream, Error> {
             }
             continue;
         };
-        if let Some(other) = seen.insert(params, wire) {
-            return Err(Error::new(
-                &ir.types[params].pointer,
-                format!("params type `{params}` serves both `{other}` and `{wire}`; its experimental descriptor would be ambiguous"),
-            ));
-        }
         let body = if m.experimental || ir.types[params].experimental {
             quote! { Some(#wire) }
         } else {
@@ -47,8 +49,9 @@ pub fn emit_experimental(ir: &Ir) -> Result<TokenStream, Error> {
         if m.experimental {
             request_arms.push(quote! { Self::#name { .. } => Some(#wire), });
         }
-        if let TypeKind::Alias(_) = ir.types[params].kind {
-            // An alias (a map) is not a type of its own to implement the trait for: check inline.
+        if matches!(ir.types[params].kind, TypeKind::Alias(_)) || uses[params.as_str()] > 1 {
+            // An alias (a map) is not a type of its own to implement the trait for, and a
+            // params type of several methods has a descriptor per method: check inline.
             let value = quote! { params };
             let inner = cx.expr(&Ty::Named(params.clone()), &value, wire, 0, &mut BTreeSet::new());
             if let (false, Some(inner)) = (m.experimental, inner) {
@@ -73,11 +76,7 @@ pub fn emit_experimental(ir: &Ir) -> Result<TokenStream, Error> {
             }
         });
     }
-    Ok(quote! {
-        use super::methods::*;
-        use super::types::*;
-        use crate::ExperimentalApi;
-
+    let items = quote! {
         impl ExperimentalApi for ClientRequest {
             fn experimental_reason(&self) -> Option<&'static str> {
                 match self {
@@ -88,6 +87,17 @@ pub fn emit_experimental(ir: &Ir) -> Result<TokenStream, Error> {
         }
 
         #(#impls)*
+    };
+    // Import the types module only when the impls name a generated type.
+    let text = items.to_string();
+    let names_a_type = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| ir.types.contains_key(w));
+    let types = names_a_type.then(|| quote! { use super::types::*; });
+    Ok(quote! {
+        use super::methods::*;
+        #types
+        use crate::ExperimentalApi;
+
+        #items
     })
 }
 
@@ -101,7 +111,8 @@ impl Reach<'_> {
     /// Whether a value of `ty` can use experimental surface.
     fn reaches(&mut self, ty: &Ty, stack: &mut BTreeSet<String>) -> bool {
         match ty {
-            Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) => self.reaches(t, stack),
+            Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) | Ty::Boxed(t) => self.reaches(t, stack),
+            Ty::Tuple(items) => items.iter().any(|t| self.reaches(t, stack)),
             Ty::Named(n) => {
                 if let Some(r) = self.memo.get(n) {
                     return *r;
@@ -152,6 +163,20 @@ impl Reach<'_> {
             Ty::Option(t) => {
                 let inner = self.expr(t, &quote! { #v }, path, depth + 1, stack)?;
                 Some(quote! { #value.as_ref().and_then(|#v| #inner) })
+            }
+            // `value` is a `&Box<T>`: look at the `T`.
+            Ty::Boxed(t) => self.expr(t, &quote! { (&**#value) }, path, depth + 1, stack),
+            Ty::Tuple(items) => {
+                let checks: Vec<TokenStream> = items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| {
+                        let index = proc_macro2::Literal::usize_unsuffixed(i);
+                        self.expr(t, &quote! { (&#value.#index) }, path, depth + 1, stack)
+                    })
+                    .collect();
+                let (first, rest) = checks.split_first()?;
+                Some(quote! { #first #( .or_else(|| #rest) )* })
             }
             Ty::Named(n) => {
                 if !stack.insert(n.clone()) {

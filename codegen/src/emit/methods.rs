@@ -543,8 +543,8 @@ impl<'a> DirectionEmitter<'a> {
             let name = ident(&m.rust);
             let rust = &m.rust;
             match &m.params {
-                Params::None | Params::Null => quote! { #gate Self::#name { .. } => (#rust, None), },
-                Params::Required(_) | Params::Optional(_) => quote! { #gate Self::#name { params, .. } => (#rust, Some(params)), },
+                Params::None | Params::Null => quote! { #gate Self::#name { .. } => Some((#rust, None)), },
+                Params::Required(_) | Params::Optional(_) => quote! { #gate Self::#name { params, .. } => Some((#rust, Some(params))), },
             }
         });
         let (enum_name, catch_all) = (&self.names.enum_name, &self.catch_all);
@@ -553,11 +553,15 @@ impl<'a> DirectionEmitter<'a> {
             #[cfg(feature = "inspect")]
             impl crate::inspect::Inspect for #enum_name {
                 fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
-                    let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
+                    // An `Option` rather than an early return: a schema may have no method here.
+                    let known: Option<(&'static str, Option<&'a dyn crate::inspect::Inspect>)> = match self {
                         #(#arms)*
-                        Self::#catch_all { .. } => return inspector.unrecognized(path, #ty),
+                        Self::#catch_all { .. } => None,
                     };
-                    crate::inspect::message(path, inspector, #ty, rust, self.method(), params)
+                    match known {
+                        Some((rust, params)) => crate::inspect::message(path, inspector, #ty, rust, self.method(), params),
+                        None => inspector.unrecognized(path, #ty),
+                    }
                 }
             }
         }
@@ -631,7 +635,7 @@ impl<'a> DirectionEmitter<'a> {
             let gate = gate(m.experimental);
             let name = ident(&m.rust);
             let (rust, wire) = (&m.rust, &m.wire);
-            quote! { #gate Self::#name(result) => (#rust, #wire, result), }
+            quote! { #gate Self::#name(result) => Some((#rust, #wire, result)), }
         });
         let response_text = response.to_string();
         let doc = format!(" The `result` of a response to a [`{enum_name}`], typed by the request's method.");
@@ -648,11 +652,14 @@ impl<'a> DirectionEmitter<'a> {
             #[cfg(feature = "inspect")]
             impl crate::inspect::Inspect for #response {
                 fn inspect<'a>(&'a self, path: &mut Vec<crate::inspect::Step<'a>>, inspector: &mut dyn crate::inspect::Inspector) {
-                    let (rust, wire, result): (&'static str, &'static str, &'a dyn crate::inspect::Inspect) = match self {
+                    let known: Option<(&'static str, &'static str, &'a dyn crate::inspect::Inspect)> = match self {
                         #(#inspect_arms)*
-                        Self::#catch_all(_) => return inspector.unrecognized(path, #response_text),
+                        Self::#catch_all(_) => None,
                     };
-                    crate::inspect::variant(path, inspector, #response_text, rust, Some(wire), result)
+                    match known {
+                        Some((rust, wire, result)) => crate::inspect::variant(path, inspector, #response_text, rust, Some(wire), result),
+                        None => inspector.unrecognized(path, #response_text),
+                    }
                 }
             }
 

@@ -11,17 +11,10 @@ use crate::ir::*;
 use crate::naming;
 use crate::Error;
 
-/// Names the generated code uses unqualified; a schema type of the same name would shadow them.
-pub const RESERVED_NAMES: &[&str] =
-    &["String", "Vec", "Option", "Box", "BTreeMap", "Value", "Result", "Serialize", "Deserialize", "Deserializer", "Serializer", "MapAccess"];
-
 pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     let mut parts = Vec::new();
     let mut tokens = TokenStream::new();
     for def in ir.types.values() {
-        if RESERVED_NAMES.contains(&def.name.as_str()) {
-            return Err(Error::new(&def.pointer, format!("a schema type named `{}` would shadow a name the generated code uses", def.name)));
-        }
         // Consecutive tokens are laid out together.
         for part in emit_type(def) {
             match part {
@@ -234,6 +227,14 @@ pub fn ty_tokens_in(ty: &Ty, prefix: &TokenStream) -> TokenStream {
             let t = ty_tokens(t);
             quote! { Option<#t> }
         }
+        Ty::Boxed(t) => {
+            let t = ty_tokens(t);
+            quote! { Box<#t> }
+        }
+        Ty::Tuple(items) => {
+            let items = items.iter().map(ty_tokens);
+            quote! { (#(#items,)*) }
+        }
     }
 }
 
@@ -264,7 +265,8 @@ fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
         if a.experimental {
             let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
         }
-        let _ = writeln!(out, "        {}({}) = {:?},", a.rust, a.payload, a.wire);
+        let payload = if a.boxed { format!("Box<{}>", a.payload) } else { a.payload.clone() };
+        let _ = writeln!(out, "        {}({payload}) = {:?},", a.rust, a.wire);
     }
     out.push_str("    }\n}\n");
     out
@@ -338,6 +340,7 @@ fn match_text(m: &ArmMatch, indent: &str) -> String {
             format!("codec::Match::Types(&[{}])", types.join(", "))
         }
         ArmMatch::Strings(values) => format!("codec::Match::Strings({})", strs(values)),
+        ArmMatch::Values(values) => format!("codec::Match::Values({})", strs(values)),
         ArmMatch::Object(o) => {
             let closed = match &o.closed {
                 Some(c) => format!("Some({})", strs(c)),

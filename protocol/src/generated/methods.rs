@@ -5077,365 +5077,458 @@ impl crate::inspect::Inspect for ClientRequest {
         path: &mut Vec<crate::inspect::Step<'a>>,
         inspector: &mut dyn crate::inspect::Inspector,
     ) {
-        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
-            Self::Initialize { params, .. } => ("Initialize", Some(params)),
-            #[cfg(feature = "experimental")] Self::ServerDiagnostics { params, .. } => ("ServerDiagnostics", Some(params)),
+        let known: Option<(&'static str, Option<&'a dyn crate::inspect::Inspect>)> = match self {
+            Self::Initialize { params, .. } => Some(("Initialize", Some(params))),
+            #[cfg(feature = "experimental")] Self::ServerDiagnostics { params, .. } => {
+                Some(("ServerDiagnostics", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::UserVerificationStatus { params, .. } => {
-                ("UserVerificationStatus", Some(params))
+                Some(("UserVerificationStatus", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationEnroll { params, .. } => {
-                ("UserVerificationEnroll", Some(params))
+                Some(("UserVerificationEnroll", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationDelete { params, .. } => {
-                ("UserVerificationDelete", Some(params))
+                Some(("UserVerificationDelete", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationVerify { params, .. } => {
-                ("UserVerificationVerify", Some(params))
+                Some(("UserVerificationVerify", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationCancel { params, .. } => {
-                ("UserVerificationCancel", Some(params))
+                Some(("UserVerificationCancel", Some(params)))
             }
-            Self::ThreadStart { params, .. } => ("ThreadStart", Some(params)),
-            Self::ThreadResume { params, .. } => ("ThreadResume", Some(params)),
-            Self::ThreadFork { params, .. } => ("ThreadFork", Some(params)),
-            #[cfg(feature = "experimental")] Self::ThreadSample { params, .. } => ("ThreadSample", Some(params)),
+            Self::ThreadStart { params, .. } => Some(("ThreadStart", Some(params))),
+            Self::ThreadResume { params, .. } => Some(("ThreadResume", Some(params))),
+            Self::ThreadFork { params, .. } => Some(("ThreadFork", Some(params))),
+            #[cfg(feature = "experimental")] Self::ThreadSample { params, .. } => Some(("ThreadSample", Some(params))),
             #[cfg(feature = "experimental")] Self::ThreadSampleCancel { params, .. } => {
-                ("ThreadSampleCancel", Some(params))
+                Some(("ThreadSampleCancel", Some(params)))
             }
-            Self::ThreadArchive { params, .. } => ("ThreadArchive", Some(params)),
-            Self::ThreadDelete { params, .. } => ("ThreadDelete", Some(params)),
-            Self::ThreadUnsubscribe { params, .. } => ("ThreadUnsubscribe", Some(params)),
+            Self::ThreadArchive { params, .. } => Some(("ThreadArchive", Some(params))),
+            Self::ThreadDelete { params, .. } => Some(("ThreadDelete", Some(params))),
+            Self::ThreadUnsubscribe { params, .. } => {
+                Some(("ThreadUnsubscribe", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation { params, .. } => {
-                ("ThreadIncrementElicitation", Some(params))
+                Some(("ThreadIncrementElicitation", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation { params, .. } => {
-                ("ThreadDecrementElicitation", Some(params))
+                Some(("ThreadDecrementElicitation", Some(params)))
             }
-            Self::ThreadNameSet { params, .. } => ("ThreadNameSet", Some(params)),
+            Self::ThreadNameSet { params, .. } => Some(("ThreadNameSet", Some(params))),
             #[cfg(feature = "experimental")] Self::ThreadPredictionRequest { params, .. } => {
-                ("ThreadPredictionRequest", Some(params))
+                Some(("ThreadPredictionRequest", Some(params)))
             }
-            Self::ThreadGoalSet { params, .. } => ("ThreadGoalSet", Some(params)),
-            Self::ThreadGoalGet { params, .. } => ("ThreadGoalGet", Some(params)),
-            Self::ThreadGoalClear { params, .. } => ("ThreadGoalClear", Some(params)),
-            #[cfg(feature = "experimental")] Self::ThreadQueueAdd { params, .. } => ("ThreadQueueAdd", Some(params)),
-            #[cfg(feature = "experimental")] Self::ThreadQueueList { params, .. } => ("ThreadQueueList", Some(params)),
-            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate { params, .. } => ("ThreadQueueUpdate", Some(params)),
-            #[cfg(feature = "experimental")] Self::ThreadQueueDelete { params, .. } => ("ThreadQueueDelete", Some(params)),
+            Self::ThreadGoalSet { params, .. } => Some(("ThreadGoalSet", Some(params))),
+            Self::ThreadGoalGet { params, .. } => Some(("ThreadGoalGet", Some(params))),
+            Self::ThreadGoalClear { params, .. } => {
+                Some(("ThreadGoalClear", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueAdd { params, .. } => Some(("ThreadQueueAdd", Some(params))),
+            #[cfg(feature = "experimental")] Self::ThreadQueueList { params, .. } => {
+                Some(("ThreadQueueList", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate { params, .. } => {
+                Some(("ThreadQueueUpdate", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadQueueDelete { params, .. } => {
+                Some(("ThreadQueueDelete", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::ThreadQueueReorder { params, .. } => {
-                ("ThreadQueueReorder", Some(params))
+                Some(("ThreadQueueReorder", Some(params)))
             }
-            #[cfg(feature = "experimental")] Self::ThreadQueueStart { params, .. } => ("ThreadQueueStart", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadQueueStart { params, .. } => {
+                Some(("ThreadQueueStart", Some(params)))
+            }
             Self::ThreadMetadataUpdate { params, .. } => {
-                ("ThreadMetadataUpdate", Some(params))
+                Some(("ThreadMetadataUpdate", Some(params)))
             }
             Self::ThreadAttachmentAdd { params, .. } => {
-                ("ThreadAttachmentAdd", Some(params))
+                Some(("ThreadAttachmentAdd", Some(params)))
             }
             Self::ThreadAttachmentList { params, .. } => {
-                ("ThreadAttachmentList", Some(params))
+                Some(("ThreadAttachmentList", Some(params)))
             }
             Self::ThreadAttachmentOwnerList { params, .. } => {
-                ("ThreadAttachmentOwnerList", Some(params))
+                Some(("ThreadAttachmentOwnerList", Some(params)))
             }
             Self::ThreadAttachmentRemove { params, .. } => {
-                ("ThreadAttachmentRemove", Some(params))
+                Some(("ThreadAttachmentRemove", Some(params)))
             }
-            Self::ThreadSectionMove { params, .. } => ("ThreadSectionMove", Some(params)),
+            Self::ThreadSectionMove { params, .. } => {
+                Some(("ThreadSectionMove", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate { params, .. } => {
-                ("ThreadSettingsUpdate", Some(params))
+                Some(("ThreadSettingsUpdate", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet { params, .. } => {
-                ("ThreadMemoryModeSet", Some(params))
+                Some(("ThreadMemoryModeSet", Some(params)))
             }
-            #[cfg(feature = "experimental")] Self::ThreadMemoryRead { params, .. } => ("ThreadMemoryRead", Some(params)),
-            #[cfg(feature = "experimental")] Self::MemoryStatus { params, .. } => ("MemoryStatus", Some(params)),
-            #[cfg(feature = "experimental")] Self::MemoryReset { .. } => ("MemoryReset", None),
-            #[cfg(feature = "experimental")] Self::RolloutCompress { .. } => ("RolloutCompress", None),
-            Self::ThreadUnarchive { params, .. } => ("ThreadUnarchive", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadMemoryRead { params, .. } => {
+                Some(("ThreadMemoryRead", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::MemoryStatus { params, .. } => Some(("MemoryStatus", Some(params))),
+            #[cfg(feature = "experimental")] Self::MemoryReset { .. } => Some(("MemoryReset", None)),
+            #[cfg(feature = "experimental")] Self::RolloutCompress { .. } => Some(("RolloutCompress", None)),
+            Self::ThreadUnarchive { params, .. } => {
+                Some(("ThreadUnarchive", Some(params)))
+            }
             Self::ThreadCompactStart { params, .. } => {
-                ("ThreadCompactStart", Some(params))
+                Some(("ThreadCompactStart", Some(params)))
             }
             Self::ThreadShellCommand { params, .. } => {
-                ("ThreadShellCommand", Some(params))
+                Some(("ThreadShellCommand", Some(params)))
             }
             Self::ThreadApproveGuardianDeniedAction { params, .. } => {
-                ("ThreadApproveGuardianDeniedAction", Some(params))
+                Some(("ThreadApproveGuardianDeniedAction", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean { params, .. } => {
-                ("ThreadBackgroundTerminalsClean", Some(params))
+                Some(("ThreadBackgroundTerminalsClean", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList { params, .. } => {
-                ("ThreadBackgroundTerminalsList", Some(params))
+                Some(("ThreadBackgroundTerminalsList", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate { params, .. } => {
-                ("ThreadBackgroundTerminalsTerminate", Some(params))
+                Some(("ThreadBackgroundTerminalsTerminate", Some(params)))
             }
-            Self::ThreadRevert { params, .. } => ("ThreadRevert", Some(params)),
-            Self::ThreadList { params, .. } => ("ThreadList", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProjectList { params, .. } => ("ProjectList", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProjectRead { params, .. } => ("ProjectRead", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProjectCreate { params, .. } => ("ProjectCreate", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProjectImport { params, .. } => ("ProjectImport", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProjectUpdate { params, .. } => ("ProjectUpdate", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProjectMove { params, .. } => ("ProjectMove", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProjectDelete { params, .. } => ("ProjectDelete", Some(params)),
-            Self::ThreadSectionList { params, .. } => ("ThreadSectionList", Some(params)),
+            Self::ThreadRevert { params, .. } => Some(("ThreadRevert", Some(params))),
+            Self::ThreadList { params, .. } => Some(("ThreadList", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProjectList { params, .. } => Some(("ProjectList", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProjectRead { params, .. } => Some(("ProjectRead", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProjectCreate { params, .. } => Some(("ProjectCreate", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProjectImport { params, .. } => Some(("ProjectImport", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProjectUpdate { params, .. } => Some(("ProjectUpdate", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProjectMove { params, .. } => Some(("ProjectMove", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProjectDelete { params, .. } => Some(("ProjectDelete", Some(params))),
+            Self::ThreadSectionList { params, .. } => {
+                Some(("ThreadSectionList", Some(params)))
+            }
             Self::ThreadSectionCreate { params, .. } => {
-                ("ThreadSectionCreate", Some(params))
+                Some(("ThreadSectionCreate", Some(params)))
             }
             Self::ThreadSectionUpdate { params, .. } => {
-                ("ThreadSectionUpdate", Some(params))
+                Some(("ThreadSectionUpdate", Some(params)))
             }
             Self::ThreadSectionDelete { params, .. } => {
-                ("ThreadSectionDelete", Some(params))
+                Some(("ThreadSectionDelete", Some(params)))
             }
-            #[cfg(feature = "experimental")] Self::ThreadSearch { params, .. } => ("ThreadSearch", Some(params)),
+            #[cfg(feature = "experimental")] Self::ThreadSearch { params, .. } => Some(("ThreadSearch", Some(params))),
             #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences { params, .. } => {
-                ("ThreadSearchOccurrences", Some(params))
+                Some(("ThreadSearchOccurrences", Some(params)))
             }
-            Self::ThreadLoadedList { params, .. } => ("ThreadLoadedList", Some(params)),
-            Self::ThreadRead { params, .. } => ("ThreadRead", Some(params)),
+            Self::ThreadLoadedList { params, .. } => {
+                Some(("ThreadLoadedList", Some(params)))
+            }
+            Self::ThreadRead { params, .. } => Some(("ThreadRead", Some(params))),
             #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate { params, .. } => {
-                ("ThreadReadStateUpdate", Some(params))
+                Some(("ThreadReadStateUpdate", Some(params)))
             }
-            Self::ThreadTurnsList { params, .. } => ("ThreadTurnsList", Some(params)),
-            Self::ThreadItemsList { params, .. } => ("ThreadItemsList", Some(params)),
-            #[cfg(feature = "experimental")] Self::ThreadItemsRead { params, .. } => ("ThreadItemsRead", Some(params)),
+            Self::ThreadTurnsList { params, .. } => {
+                Some(("ThreadTurnsList", Some(params)))
+            }
+            Self::ThreadItemsList { params, .. } => {
+                Some(("ThreadItemsList", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::ThreadItemsRead { params, .. } => {
+                Some(("ThreadItemsRead", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::ThreadGuardianReview { params, .. } => {
-                ("ThreadGuardianReview", Some(params))
+                Some(("ThreadGuardianReview", Some(params)))
             }
-            Self::ThreadInjectItems { params, .. } => ("ThreadInjectItems", Some(params)),
+            Self::ThreadInjectItems { params, .. } => {
+                Some(("ThreadInjectItems", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan { params, .. } => {
-                ("ThreadPrepareApprovedPlan", Some(params))
+                Some(("ThreadPrepareApprovedPlan", Some(params)))
             }
-            Self::SkillsList { params, .. } => ("SkillsList", Some(params)),
+            Self::SkillsList { params, .. } => Some(("SkillsList", Some(params))),
             Self::SkillsExtraRootsSet { params, .. } => {
-                ("SkillsExtraRootsSet", Some(params))
+                Some(("SkillsExtraRootsSet", Some(params)))
             }
-            Self::HooksList { params, .. } => ("HooksList", Some(params)),
-            Self::MarketplaceAdd { params, .. } => ("MarketplaceAdd", Some(params)),
-            Self::MarketplaceRemove { params, .. } => ("MarketplaceRemove", Some(params)),
+            Self::HooksList { params, .. } => Some(("HooksList", Some(params))),
+            Self::MarketplaceAdd { params, .. } => Some(("MarketplaceAdd", Some(params))),
+            Self::MarketplaceRemove { params, .. } => {
+                Some(("MarketplaceRemove", Some(params)))
+            }
             Self::MarketplaceUpgrade { params, .. } => {
-                ("MarketplaceUpgrade", Some(params))
+                Some(("MarketplaceUpgrade", Some(params)))
             }
-            Self::PluginList { params, .. } => ("PluginList", Some(params)),
-            #[cfg(feature = "experimental")] Self::PluginSearch { params, .. } => ("PluginSearch", Some(params)),
-            Self::PluginInstalled { params, .. } => ("PluginInstalled", Some(params)),
-            Self::PluginReconcile { params, .. } => ("PluginReconcile", Some(params)),
-            Self::PluginRead { params, .. } => ("PluginRead", Some(params)),
-            Self::PluginSkillRead { params, .. } => ("PluginSkillRead", Some(params)),
-            Self::PluginShareSave { params, .. } => ("PluginShareSave", Some(params)),
+            Self::PluginList { params, .. } => Some(("PluginList", Some(params))),
+            #[cfg(feature = "experimental")] Self::PluginSearch { params, .. } => Some(("PluginSearch", Some(params))),
+            Self::PluginInstalled { params, .. } => {
+                Some(("PluginInstalled", Some(params)))
+            }
+            Self::PluginReconcile { params, .. } => {
+                Some(("PluginReconcile", Some(params)))
+            }
+            Self::PluginRead { params, .. } => Some(("PluginRead", Some(params))),
+            Self::PluginSkillRead { params, .. } => {
+                Some(("PluginSkillRead", Some(params)))
+            }
+            Self::PluginShareSave { params, .. } => {
+                Some(("PluginShareSave", Some(params)))
+            }
             Self::PluginShareUpdateTargets { params, .. } => {
-                ("PluginShareUpdateTargets", Some(params))
+                Some(("PluginShareUpdateTargets", Some(params)))
             }
-            Self::PluginShareList { params, .. } => ("PluginShareList", Some(params)),
+            Self::PluginShareList { params, .. } => {
+                Some(("PluginShareList", Some(params)))
+            }
             Self::PluginShareCheckout { params, .. } => {
-                ("PluginShareCheckout", Some(params))
+                Some(("PluginShareCheckout", Some(params)))
             }
-            Self::PluginShareDelete { params, .. } => ("PluginShareDelete", Some(params)),
-            Self::AppRead { params, .. } => ("AppRead", Some(params)),
-            Self::AppList { params, .. } => ("AppList", Some(params)),
-            Self::AppInstalled { params, .. } => ("AppInstalled", Some(params)),
-            Self::FsReadFile { params, .. } => ("FsReadFile", Some(params)),
-            Self::FsWriteFile { params, .. } => ("FsWriteFile", Some(params)),
-            Self::FsCreateDirectory { params, .. } => ("FsCreateDirectory", Some(params)),
-            Self::FsGetMetadata { params, .. } => ("FsGetMetadata", Some(params)),
-            Self::FsReadDirectory { params, .. } => ("FsReadDirectory", Some(params)),
-            Self::FsRemove { params, .. } => ("FsRemove", Some(params)),
-            Self::FsCopy { params, .. } => ("FsCopy", Some(params)),
-            Self::FsWatch { params, .. } => ("FsWatch", Some(params)),
-            Self::FsUnwatch { params, .. } => ("FsUnwatch", Some(params)),
-            Self::SkillsConfigWrite { params, .. } => ("SkillsConfigWrite", Some(params)),
-            Self::PluginInstall { params, .. } => ("PluginInstall", Some(params)),
-            Self::PluginUninstall { params, .. } => ("PluginUninstall", Some(params)),
-            Self::TurnStart { params, .. } => ("TurnStart", Some(params)),
+            Self::PluginShareDelete { params, .. } => {
+                Some(("PluginShareDelete", Some(params)))
+            }
+            Self::AppRead { params, .. } => Some(("AppRead", Some(params))),
+            Self::AppList { params, .. } => Some(("AppList", Some(params))),
+            Self::AppInstalled { params, .. } => Some(("AppInstalled", Some(params))),
+            Self::FsReadFile { params, .. } => Some(("FsReadFile", Some(params))),
+            Self::FsWriteFile { params, .. } => Some(("FsWriteFile", Some(params))),
+            Self::FsCreateDirectory { params, .. } => {
+                Some(("FsCreateDirectory", Some(params)))
+            }
+            Self::FsGetMetadata { params, .. } => Some(("FsGetMetadata", Some(params))),
+            Self::FsReadDirectory { params, .. } => {
+                Some(("FsReadDirectory", Some(params)))
+            }
+            Self::FsRemove { params, .. } => Some(("FsRemove", Some(params))),
+            Self::FsCopy { params, .. } => Some(("FsCopy", Some(params))),
+            Self::FsWatch { params, .. } => Some(("FsWatch", Some(params))),
+            Self::FsUnwatch { params, .. } => Some(("FsUnwatch", Some(params))),
+            Self::SkillsConfigWrite { params, .. } => {
+                Some(("SkillsConfigWrite", Some(params)))
+            }
+            Self::PluginInstall { params, .. } => Some(("PluginInstall", Some(params))),
+            Self::PluginUninstall { params, .. } => {
+                Some(("PluginUninstall", Some(params)))
+            }
+            Self::TurnStart { params, .. } => Some(("TurnStart", Some(params))),
             #[cfg(feature = "experimental")] Self::TurnSettingsUpdate { params, .. } => {
-                ("TurnSettingsUpdate", Some(params))
+                Some(("TurnSettingsUpdate", Some(params)))
             }
-            Self::TurnSteer { params, .. } => ("TurnSteer", Some(params)),
-            Self::TurnInterrupt { params, .. } => ("TurnInterrupt", Some(params)),
+            Self::TurnSteer { params, .. } => Some(("TurnSteer", Some(params))),
+            Self::TurnInterrupt { params, .. } => Some(("TurnInterrupt", Some(params))),
             #[cfg(feature = "experimental")] Self::ThreadRealtimeStart { params, .. } => {
-                ("ThreadRealtimeStart", Some(params))
+                Some(("ThreadRealtimeStart", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio { params, .. } => {
-                ("ThreadRealtimeAppendAudio", Some(params))
+                Some(("ThreadRealtimeAppendAudio", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText { params, .. } => {
-                ("ThreadRealtimeAppendText", Some(params))
+                Some(("ThreadRealtimeAppendText", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech { params, .. } => {
-                ("ThreadRealtimeAppendSpeech", Some(params))
+                Some(("ThreadRealtimeAppendSpeech", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeStop { params, .. } => {
-                ("ThreadRealtimeStop", Some(params))
+                Some(("ThreadRealtimeStop", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadTimelineList { params, .. } => {
-                ("ThreadTimelineList", Some(params))
+                Some(("ThreadTimelineList", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices { params, .. } => {
-                ("ThreadRealtimeListVoices", Some(params))
+                Some(("ThreadRealtimeListVoices", Some(params)))
             }
-            Self::ReviewStart { params, .. } => ("ReviewStart", Some(params)),
-            Self::ModelList { params, .. } => ("ModelList", Some(params)),
+            Self::ReviewStart { params, .. } => Some(("ReviewStart", Some(params))),
+            Self::ModelList { params, .. } => Some(("ModelList", Some(params))),
             Self::AccountGatewayOAuthRead { params, .. } => {
-                ("AccountGatewayOAuthRead", Some(params))
+                Some(("AccountGatewayOAuthRead", Some(params)))
             }
             Self::AccountGatewayOAuthLogin { params, .. } => {
-                ("AccountGatewayOAuthLogin", Some(params))
+                Some(("AccountGatewayOAuthLogin", Some(params)))
             }
-            Self::AccountGatewayOAuthCancel { .. } => ("AccountGatewayOAuthCancel", None),
-            Self::ModelProviderList { params, .. } => ("ModelProviderList", Some(params)),
+            Self::AccountGatewayOAuthCancel { .. } => {
+                Some(("AccountGatewayOAuthCancel", None))
+            }
+            Self::ModelProviderList { params, .. } => {
+                Some(("ModelProviderList", Some(params)))
+            }
             Self::ModelProviderConfigWrite { params, .. } => {
-                ("ModelProviderConfigWrite", Some(params))
+                Some(("ModelProviderConfigWrite", Some(params)))
             }
             Self::ModelProviderCapabilitiesRead { params, .. } => {
-                ("ModelProviderCapabilitiesRead", Some(params))
+                Some(("ModelProviderCapabilitiesRead", Some(params)))
             }
             Self::ExperimentalFeatureList { params, .. } => {
-                ("ExperimentalFeatureList", Some(params))
+                Some(("ExperimentalFeatureList", Some(params)))
             }
             Self::PermissionProfileList { params, .. } => {
-                ("PermissionProfileList", Some(params))
+                Some(("PermissionProfileList", Some(params)))
             }
             Self::ExperimentalFeatureEnablementSet { params, .. } => {
-                ("ExperimentalFeatureEnablementSet", Some(params))
+                Some(("ExperimentalFeatureEnablementSet", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlEnable { params, .. } => {
-                ("RemoteControlEnable", Some(params))
+                Some(("RemoteControlEnable", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlDisable { params, .. } => {
-                ("RemoteControlDisable", Some(params))
+                Some(("RemoteControlDisable", Some(params)))
             }
-            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead { .. } => ("RemoteControlStatusRead", None),
+            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead { .. } => {
+                Some(("RemoteControlStatusRead", None))
+            }
             #[cfg(feature = "experimental")] Self::RemoteControlPairingStart { params, .. } => {
-                ("RemoteControlPairingStart", Some(params))
+                Some(("RemoteControlPairingStart", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus { params, .. } => {
-                ("RemoteControlPairingStatus", Some(params))
+                Some(("RemoteControlPairingStatus", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlClientList { params, .. } => {
-                ("RemoteControlClientList", Some(params))
+                Some(("RemoteControlClientList", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke { params, .. } => {
-                ("RemoteControlClientRevoke", Some(params))
+                Some(("RemoteControlClientRevoke", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::CollaborationModeList { params, .. } => {
-                ("CollaborationModeList", Some(params))
+                Some(("CollaborationModeList", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::MockExperimentalMethod { params, .. } => {
-                ("MockExperimentalMethod", Some(params))
+                Some(("MockExperimentalMethod", Some(params)))
             }
-            #[cfg(feature = "experimental")] Self::EnvironmentAdd { params, .. } => ("EnvironmentAdd", Some(params)),
-            #[cfg(feature = "experimental")] Self::EnvironmentInfo { params, .. } => ("EnvironmentInfo", Some(params)),
-            #[cfg(feature = "experimental")] Self::EnvironmentStatus { params, .. } => ("EnvironmentStatus", Some(params)),
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd { params, .. } => Some(("EnvironmentAdd", Some(params))),
+            #[cfg(feature = "experimental")] Self::EnvironmentInfo { params, .. } => {
+                Some(("EnvironmentInfo", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::EnvironmentStatus { params, .. } => {
+                Some(("EnvironmentStatus", Some(params)))
+            }
             Self::McpServerOauthLogin { params, .. } => {
-                ("McpServerOauthLogin", Some(params))
+                Some(("McpServerOauthLogin", Some(params)))
             }
-            Self::ConfigMcpServerReload { .. } => ("ConfigMcpServerReload", None),
+            Self::ConfigMcpServerReload { .. } => Some(("ConfigMcpServerReload", None)),
             Self::McpServerStatusList { params, .. } => {
-                ("McpServerStatusList", Some(params))
+                Some(("McpServerStatusList", Some(params)))
             }
             Self::McpServerResourceRead { params, .. } => {
-                ("McpServerResourceRead", Some(params))
+                Some(("McpServerResourceRead", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::McpServerEventStreamStart { params, .. } => {
-                ("McpServerEventStreamStart", Some(params))
+                Some(("McpServerEventStreamStart", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::McpServerEventStreamStop { params, .. } => {
-                ("McpServerEventStreamStop", Some(params))
+                Some(("McpServerEventStreamStop", Some(params)))
             }
-            Self::McpServerToolCall { params, .. } => ("McpServerToolCall", Some(params)),
+            Self::McpServerToolCall { params, .. } => {
+                Some(("McpServerToolCall", Some(params)))
+            }
             Self::WindowsSandboxSetupStart { params, .. } => {
-                ("WindowsSandboxSetupStart", Some(params))
+                Some(("WindowsSandboxSetupStart", Some(params)))
             }
-            Self::WindowsSandboxReadiness { .. } => ("WindowsSandboxReadiness", None),
-            Self::AccountLoginStart { params, .. } => ("AccountLoginStart", Some(params)),
+            Self::WindowsSandboxReadiness { .. } => {
+                Some(("WindowsSandboxReadiness", None))
+            }
+            Self::AccountLoginStart { params, .. } => {
+                Some(("AccountLoginStart", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::AccountBedrockDiscover { params, .. } => {
-                ("AccountBedrockDiscover", Some(params))
+                Some(("AccountBedrockDiscover", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::AccountBedrockSetup { params, .. } => {
-                ("AccountBedrockSetup", Some(params))
+                Some(("AccountBedrockSetup", Some(params)))
             }
-            #[cfg(feature = "experimental")] Self::AccountGcpSetup { params, .. } => ("AccountGcpSetup", Some(params)),
+            #[cfg(feature = "experimental")] Self::AccountGcpSetup { params, .. } => {
+                Some(("AccountGcpSetup", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements { params, .. } => {
-                ("AccountBedrockCheckGovCloudRequirements", Some(params))
+                Some(("AccountBedrockCheckGovCloudRequirements", Some(params)))
             }
             Self::AccountLoginCancel { params, .. } => {
-                ("AccountLoginCancel", Some(params))
+                Some(("AccountLoginCancel", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::AccountSessionList { params, .. } => {
-                ("AccountSessionList", Some(params))
+                Some(("AccountSessionList", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::AccountSessionSwitch { params, .. } => {
-                ("AccountSessionSwitch", Some(params))
+                Some(("AccountSessionSwitch", Some(params)))
             }
-            Self::AccountLogout { .. } => ("AccountLogout", None),
-            Self::AccountSecuritySetupRead { .. } => ("AccountSecuritySetupRead", None),
+            Self::AccountLogout { .. } => Some(("AccountLogout", None)),
+            Self::AccountSecuritySetupRead { .. } => {
+                Some(("AccountSecuritySetupRead", None))
+            }
             Self::AccountRateLimitsRead { params, .. } => {
-                ("AccountRateLimitsRead", Some(params))
+                Some(("AccountRateLimitsRead", Some(params)))
             }
             Self::AccountRateLimitResetCreditConsume { params, .. } => {
-                ("AccountRateLimitResetCreditConsume", Some(params))
+                Some(("AccountRateLimitResetCreditConsume", Some(params)))
             }
-            Self::AccountUsageRead { params, .. } => ("AccountUsageRead", Some(params)),
+            Self::AccountUsageRead { params, .. } => {
+                Some(("AccountUsageRead", Some(params)))
+            }
             Self::AccountWorkspaceMessagesRead { .. } => {
-                ("AccountWorkspaceMessagesRead", None)
+                Some(("AccountWorkspaceMessagesRead", None))
             }
             Self::AccountSendAddCreditsNudgeEmail { params, .. } => {
-                ("AccountSendAddCreditsNudgeEmail", Some(params))
+                Some(("AccountSendAddCreditsNudgeEmail", Some(params)))
             }
-            Self::FeedbackUpload { params, .. } => ("FeedbackUpload", Some(params)),
-            Self::FeedbackSave { params, .. } => ("FeedbackSave", Some(params)),
-            Self::CommandExec { params, .. } => ("CommandExec", Some(params)),
-            Self::CommandExecWrite { params, .. } => ("CommandExecWrite", Some(params)),
+            Self::FeedbackUpload { params, .. } => Some(("FeedbackUpload", Some(params))),
+            Self::FeedbackSave { params, .. } => Some(("FeedbackSave", Some(params))),
+            Self::CommandExec { params, .. } => Some(("CommandExec", Some(params))),
+            Self::CommandExecWrite { params, .. } => {
+                Some(("CommandExecWrite", Some(params)))
+            }
             Self::CommandExecTerminate { params, .. } => {
-                ("CommandExecTerminate", Some(params))
+                Some(("CommandExecTerminate", Some(params)))
             }
-            Self::CommandExecResize { params, .. } => ("CommandExecResize", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProcessSpawn { params, .. } => ("ProcessSpawn", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProcessWriteStdin { params, .. } => ("ProcessWriteStdin", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProcessKill { params, .. } => ("ProcessKill", Some(params)),
-            #[cfg(feature = "experimental")] Self::ProcessResizePty { params, .. } => ("ProcessResizePty", Some(params)),
-            Self::ConfigRead { params, .. } => ("ConfigRead", Some(params)),
+            Self::CommandExecResize { params, .. } => {
+                Some(("CommandExecResize", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::ProcessSpawn { params, .. } => Some(("ProcessSpawn", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProcessWriteStdin { params, .. } => {
+                Some(("ProcessWriteStdin", Some(params)))
+            }
+            #[cfg(feature = "experimental")] Self::ProcessKill { params, .. } => Some(("ProcessKill", Some(params))),
+            #[cfg(feature = "experimental")] Self::ProcessResizePty { params, .. } => {
+                Some(("ProcessResizePty", Some(params)))
+            }
+            Self::ConfigRead { params, .. } => Some(("ConfigRead", Some(params))),
             Self::ExternalAgentConfigDetect { params, .. } => {
-                ("ExternalAgentConfigDetect", Some(params))
+                Some(("ExternalAgentConfigDetect", Some(params)))
             }
             Self::ExternalAgentConfigImport { params, .. } => {
-                ("ExternalAgentConfigImport", Some(params))
+                Some(("ExternalAgentConfigImport", Some(params)))
             }
             Self::ExternalAgentConfigImportRecordHistory { params, .. } => {
-                ("ExternalAgentConfigImportRecordHistory", Some(params))
+                Some(("ExternalAgentConfigImportRecordHistory", Some(params)))
             }
             Self::ExternalAgentConfigImportReadHistories { .. } => {
-                ("ExternalAgentConfigImportReadHistories", None)
+                Some(("ExternalAgentConfigImportReadHistories", None))
             }
-            Self::ConfigValueWrite { params, .. } => ("ConfigValueWrite", Some(params)),
-            Self::ConfigBatchWrite { params, .. } => ("ConfigBatchWrite", Some(params)),
-            Self::ConfigRequirementsRead { .. } => ("ConfigRequirementsRead", None),
-            Self::AccountRead { params, .. } => ("AccountRead", Some(params)),
-            Self::FuzzyFileSearch { params, .. } => ("FuzzyFileSearch", Some(params)),
+            Self::ConfigValueWrite { params, .. } => {
+                Some(("ConfigValueWrite", Some(params)))
+            }
+            Self::ConfigBatchWrite { params, .. } => {
+                Some(("ConfigBatchWrite", Some(params)))
+            }
+            Self::ConfigRequirementsRead { .. } => Some(("ConfigRequirementsRead", None)),
+            Self::AccountRead { params, .. } => Some(("AccountRead", Some(params))),
+            Self::FuzzyFileSearch { params, .. } => {
+                Some(("FuzzyFileSearch", Some(params)))
+            }
             #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart { params, .. } => {
-                ("FuzzyFileSearchSessionStart", Some(params))
+                Some(("FuzzyFileSearchSessionStart", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate { params, .. } => {
-                ("FuzzyFileSearchSessionUpdate", Some(params))
+                Some(("FuzzyFileSearchSessionUpdate", Some(params)))
             }
             #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop { params, .. } => {
-                ("FuzzyFileSearchSessionStop", Some(params))
+                Some(("FuzzyFileSearchSessionStop", Some(params)))
             }
-            Self::Unrecognized { .. } => {
-                return inspector.unrecognized(path, "ClientRequest");
-            }
+            Self::Unrecognized { .. } => None,
         };
-        crate::inspect::message(
-            path,
-            inspector,
-            "ClientRequest",
-            rust,
-            self.method(),
-            params,
-        )
+        match known {
+            Some((rust, params)) => {
+                crate::inspect::message(
+                    path,
+                    inspector,
+                    "ClientRequest",
+                    rust,
+                    self.method(),
+                    params,
+                )
+            }
+            None => inspector.unrecognized(path, "ClientRequest"),
+        }
     }
 }
 /// The `result` of a response to a [`ClientRequest`], typed by the request's method.
@@ -5901,515 +5994,598 @@ impl crate::inspect::Inspect for ClientResponse {
         path: &mut Vec<crate::inspect::Step<'a>>,
         inspector: &mut dyn crate::inspect::Inspector,
     ) {
-        let (
-            rust,
-            wire,
-            result,
-        ): (&'static str, &'static str, &'a dyn crate::inspect::Inspect) = match self {
-            Self::Initialize(result) => ("Initialize", "initialize", result),
+        let known: Option<
+            (&'static str, &'static str, &'a dyn crate::inspect::Inspect),
+        > = match self {
+            Self::Initialize(result) => Some(("Initialize", "initialize", result)),
             #[cfg(feature = "experimental")] Self::ServerDiagnostics(result) => {
-                ("ServerDiagnostics", "server/diagnostics", result)
+                Some(("ServerDiagnostics", "server/diagnostics", result))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationStatus(result) => {
-                ("UserVerificationStatus", "userVerification/status", result)
+                Some(("UserVerificationStatus", "userVerification/status", result))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationEnroll(result) => {
-                ("UserVerificationEnroll", "userVerification/enroll", result)
+                Some(("UserVerificationEnroll", "userVerification/enroll", result))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationDelete(result) => {
-                ("UserVerificationDelete", "userVerification/delete", result)
+                Some(("UserVerificationDelete", "userVerification/delete", result))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationVerify(result) => {
-                ("UserVerificationVerify", "userVerification/verify", result)
+                Some(("UserVerificationVerify", "userVerification/verify", result))
             }
             #[cfg(feature = "experimental")] Self::UserVerificationCancel(result) => {
-                ("UserVerificationCancel", "userVerification/cancel", result)
+                Some(("UserVerificationCancel", "userVerification/cancel", result))
             }
-            Self::ThreadStart(result) => ("ThreadStart", "thread/start", result),
-            Self::ThreadResume(result) => ("ThreadResume", "thread/resume", result),
-            Self::ThreadFork(result) => ("ThreadFork", "thread/fork", result),
-            #[cfg(feature = "experimental")] Self::ThreadSample(result) => ("ThreadSample", "thread/sample", result),
+            Self::ThreadStart(result) => Some(("ThreadStart", "thread/start", result)),
+            Self::ThreadResume(result) => Some(("ThreadResume", "thread/resume", result)),
+            Self::ThreadFork(result) => Some(("ThreadFork", "thread/fork", result)),
+            #[cfg(feature = "experimental")] Self::ThreadSample(result) => Some(("ThreadSample", "thread/sample", result)),
             #[cfg(feature = "experimental")] Self::ThreadSampleCancel(result) => {
-                ("ThreadSampleCancel", "thread/sample/cancel", result)
+                Some(("ThreadSampleCancel", "thread/sample/cancel", result))
             }
-            Self::ThreadArchive(result) => ("ThreadArchive", "thread/archive", result),
-            Self::ThreadDelete(result) => ("ThreadDelete", "thread/delete", result),
+            Self::ThreadArchive(result) => {
+                Some(("ThreadArchive", "thread/archive", result))
+            }
+            Self::ThreadDelete(result) => Some(("ThreadDelete", "thread/delete", result)),
             Self::ThreadUnsubscribe(result) => {
-                ("ThreadUnsubscribe", "thread/unsubscribe", result)
+                Some(("ThreadUnsubscribe", "thread/unsubscribe", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation(result) => {
-                ("ThreadIncrementElicitation", "thread/increment_elicitation", result)
+                Some((
+                    "ThreadIncrementElicitation",
+                    "thread/increment_elicitation",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation(result) => {
-                ("ThreadDecrementElicitation", "thread/decrement_elicitation", result)
+                Some((
+                    "ThreadDecrementElicitation",
+                    "thread/decrement_elicitation",
+                    result,
+                ))
             }
-            Self::ThreadNameSet(result) => ("ThreadNameSet", "thread/name/set", result),
+            Self::ThreadNameSet(result) => {
+                Some(("ThreadNameSet", "thread/name/set", result))
+            }
             #[cfg(feature = "experimental")] Self::ThreadPredictionRequest(result) => {
-                ("ThreadPredictionRequest", "thread/prediction/request", result)
+                Some(("ThreadPredictionRequest", "thread/prediction/request", result))
             }
-            Self::ThreadGoalSet(result) => ("ThreadGoalSet", "thread/goal/set", result),
-            Self::ThreadGoalGet(result) => ("ThreadGoalGet", "thread/goal/get", result),
+            Self::ThreadGoalSet(result) => {
+                Some(("ThreadGoalSet", "thread/goal/set", result))
+            }
+            Self::ThreadGoalGet(result) => {
+                Some(("ThreadGoalGet", "thread/goal/get", result))
+            }
             Self::ThreadGoalClear(result) => {
-                ("ThreadGoalClear", "thread/goal/clear", result)
+                Some(("ThreadGoalClear", "thread/goal/clear", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadQueueAdd(result) => {
-                ("ThreadQueueAdd", "thread/queue/add", result)
+                Some(("ThreadQueueAdd", "thread/queue/add", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadQueueList(result) => {
-                ("ThreadQueueList", "thread/queue/list", result)
+                Some(("ThreadQueueList", "thread/queue/list", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadQueueUpdate(result) => {
-                ("ThreadQueueUpdate", "thread/queue/update", result)
+                Some(("ThreadQueueUpdate", "thread/queue/update", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadQueueDelete(result) => {
-                ("ThreadQueueDelete", "thread/queue/delete", result)
+                Some(("ThreadQueueDelete", "thread/queue/delete", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadQueueReorder(result) => {
-                ("ThreadQueueReorder", "thread/queue/reorder", result)
+                Some(("ThreadQueueReorder", "thread/queue/reorder", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadQueueStart(result) => {
-                ("ThreadQueueStart", "thread/queue/start", result)
+                Some(("ThreadQueueStart", "thread/queue/start", result))
             }
             Self::ThreadMetadataUpdate(result) => {
-                ("ThreadMetadataUpdate", "thread/metadata/update", result)
+                Some(("ThreadMetadataUpdate", "thread/metadata/update", result))
             }
             Self::ThreadAttachmentAdd(result) => {
-                ("ThreadAttachmentAdd", "thread/attachment/add", result)
+                Some(("ThreadAttachmentAdd", "thread/attachment/add", result))
             }
             Self::ThreadAttachmentList(result) => {
-                ("ThreadAttachmentList", "thread/attachment/list", result)
+                Some(("ThreadAttachmentList", "thread/attachment/list", result))
             }
             Self::ThreadAttachmentOwnerList(result) => {
-                ("ThreadAttachmentOwnerList", "thread/attachmentOwner/list", result)
+                Some((
+                    "ThreadAttachmentOwnerList",
+                    "thread/attachmentOwner/list",
+                    result,
+                ))
             }
             Self::ThreadAttachmentRemove(result) => {
-                ("ThreadAttachmentRemove", "thread/attachment/remove", result)
+                Some(("ThreadAttachmentRemove", "thread/attachment/remove", result))
             }
             Self::ThreadSectionMove(result) => {
-                ("ThreadSectionMove", "thread/section/move", result)
+                Some(("ThreadSectionMove", "thread/section/move", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate(result) => {
-                ("ThreadSettingsUpdate", "thread/settings/update", result)
+                Some(("ThreadSettingsUpdate", "thread/settings/update", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet(result) => {
-                ("ThreadMemoryModeSet", "thread/memoryMode/set", result)
+                Some(("ThreadMemoryModeSet", "thread/memoryMode/set", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadMemoryRead(result) => {
-                ("ThreadMemoryRead", "thread/memory/read", result)
+                Some(("ThreadMemoryRead", "thread/memory/read", result))
             }
-            #[cfg(feature = "experimental")] Self::MemoryStatus(result) => ("MemoryStatus", "memory/status", result),
-            #[cfg(feature = "experimental")] Self::MemoryReset(result) => ("MemoryReset", "memory/reset", result),
+            #[cfg(feature = "experimental")] Self::MemoryStatus(result) => Some(("MemoryStatus", "memory/status", result)),
+            #[cfg(feature = "experimental")] Self::MemoryReset(result) => Some(("MemoryReset", "memory/reset", result)),
             #[cfg(feature = "experimental")] Self::RolloutCompress(result) => {
-                ("RolloutCompress", "rollout/compress", result)
+                Some(("RolloutCompress", "rollout/compress", result))
             }
             Self::ThreadUnarchive(result) => {
-                ("ThreadUnarchive", "thread/unarchive", result)
+                Some(("ThreadUnarchive", "thread/unarchive", result))
             }
             Self::ThreadCompactStart(result) => {
-                ("ThreadCompactStart", "thread/compact/start", result)
+                Some(("ThreadCompactStart", "thread/compact/start", result))
             }
             Self::ThreadShellCommand(result) => {
-                ("ThreadShellCommand", "thread/shellCommand", result)
+                Some(("ThreadShellCommand", "thread/shellCommand", result))
             }
             Self::ThreadApproveGuardianDeniedAction(result) => {
-                (
+                Some((
                     "ThreadApproveGuardianDeniedAction",
                     "thread/approveGuardianDeniedAction",
                     result,
-                )
+                ))
             }
             #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean(result) => {
-                (
+                Some((
                     "ThreadBackgroundTerminalsClean",
                     "thread/backgroundTerminals/clean",
                     result,
-                )
+                ))
             }
             #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList(result) => {
-                (
+                Some((
                     "ThreadBackgroundTerminalsList",
                     "thread/backgroundTerminals/list",
                     result,
-                )
+                ))
             }
             #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate(result) => {
-                (
+                Some((
                     "ThreadBackgroundTerminalsTerminate",
                     "thread/backgroundTerminals/terminate",
                     result,
-                )
+                ))
             }
-            Self::ThreadRevert(result) => ("ThreadRevert", "thread/revert", result),
-            Self::ThreadList(result) => ("ThreadList", "thread/list", result),
-            #[cfg(feature = "experimental")] Self::ProjectList(result) => ("ProjectList", "project/list", result),
-            #[cfg(feature = "experimental")] Self::ProjectRead(result) => ("ProjectRead", "project/read", result),
-            #[cfg(feature = "experimental")] Self::ProjectCreate(result) => ("ProjectCreate", "project/create", result),
-            #[cfg(feature = "experimental")] Self::ProjectImport(result) => ("ProjectImport", "project/import", result),
-            #[cfg(feature = "experimental")] Self::ProjectUpdate(result) => ("ProjectUpdate", "project/update", result),
-            #[cfg(feature = "experimental")] Self::ProjectMove(result) => ("ProjectMove", "project/move", result),
-            #[cfg(feature = "experimental")] Self::ProjectDelete(result) => ("ProjectDelete", "project/delete", result),
+            Self::ThreadRevert(result) => Some(("ThreadRevert", "thread/revert", result)),
+            Self::ThreadList(result) => Some(("ThreadList", "thread/list", result)),
+            #[cfg(feature = "experimental")] Self::ProjectList(result) => Some(("ProjectList", "project/list", result)),
+            #[cfg(feature = "experimental")] Self::ProjectRead(result) => Some(("ProjectRead", "project/read", result)),
+            #[cfg(feature = "experimental")] Self::ProjectCreate(result) => {
+                Some(("ProjectCreate", "project/create", result))
+            }
+            #[cfg(feature = "experimental")] Self::ProjectImport(result) => {
+                Some(("ProjectImport", "project/import", result))
+            }
+            #[cfg(feature = "experimental")] Self::ProjectUpdate(result) => {
+                Some(("ProjectUpdate", "project/update", result))
+            }
+            #[cfg(feature = "experimental")] Self::ProjectMove(result) => Some(("ProjectMove", "project/move", result)),
+            #[cfg(feature = "experimental")] Self::ProjectDelete(result) => {
+                Some(("ProjectDelete", "project/delete", result))
+            }
             Self::ThreadSectionList(result) => {
-                ("ThreadSectionList", "threadSection/list", result)
+                Some(("ThreadSectionList", "threadSection/list", result))
             }
             Self::ThreadSectionCreate(result) => {
-                ("ThreadSectionCreate", "threadSection/create", result)
+                Some(("ThreadSectionCreate", "threadSection/create", result))
             }
             Self::ThreadSectionUpdate(result) => {
-                ("ThreadSectionUpdate", "threadSection/update", result)
+                Some(("ThreadSectionUpdate", "threadSection/update", result))
             }
             Self::ThreadSectionDelete(result) => {
-                ("ThreadSectionDelete", "threadSection/delete", result)
+                Some(("ThreadSectionDelete", "threadSection/delete", result))
             }
-            #[cfg(feature = "experimental")] Self::ThreadSearch(result) => ("ThreadSearch", "thread/search", result),
+            #[cfg(feature = "experimental")] Self::ThreadSearch(result) => Some(("ThreadSearch", "thread/search", result)),
             #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences(result) => {
-                ("ThreadSearchOccurrences", "thread/searchOccurrences", result)
+                Some(("ThreadSearchOccurrences", "thread/searchOccurrences", result))
             }
             Self::ThreadLoadedList(result) => {
-                ("ThreadLoadedList", "thread/loaded/list", result)
+                Some(("ThreadLoadedList", "thread/loaded/list", result))
             }
-            Self::ThreadRead(result) => ("ThreadRead", "thread/read", result),
+            Self::ThreadRead(result) => Some(("ThreadRead", "thread/read", result)),
             #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate(result) => {
-                ("ThreadReadStateUpdate", "thread/readState/update", result)
+                Some(("ThreadReadStateUpdate", "thread/readState/update", result))
             }
             Self::ThreadTurnsList(result) => {
-                ("ThreadTurnsList", "thread/turns/list", result)
+                Some(("ThreadTurnsList", "thread/turns/list", result))
             }
             Self::ThreadItemsList(result) => {
-                ("ThreadItemsList", "thread/items/list", result)
+                Some(("ThreadItemsList", "thread/items/list", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadItemsRead(result) => {
-                ("ThreadItemsRead", "thread/items/read", result)
+                Some(("ThreadItemsRead", "thread/items/read", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadGuardianReview(result) => {
-                ("ThreadGuardianReview", "thread/guardianReview", result)
+                Some(("ThreadGuardianReview", "thread/guardianReview", result))
             }
             Self::ThreadInjectItems(result) => {
-                ("ThreadInjectItems", "thread/inject_items", result)
+                Some(("ThreadInjectItems", "thread/inject_items", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan(result) => {
-                ("ThreadPrepareApprovedPlan", "thread/prepareApprovedPlan", result)
+                Some(("ThreadPrepareApprovedPlan", "thread/prepareApprovedPlan", result))
             }
-            Self::SkillsList(result) => ("SkillsList", "skills/list", result),
+            Self::SkillsList(result) => Some(("SkillsList", "skills/list", result)),
             Self::SkillsExtraRootsSet(result) => {
-                ("SkillsExtraRootsSet", "skills/extraRoots/set", result)
+                Some(("SkillsExtraRootsSet", "skills/extraRoots/set", result))
             }
-            Self::HooksList(result) => ("HooksList", "hooks/list", result),
-            Self::MarketplaceAdd(result) => ("MarketplaceAdd", "marketplace/add", result),
+            Self::HooksList(result) => Some(("HooksList", "hooks/list", result)),
+            Self::MarketplaceAdd(result) => {
+                Some(("MarketplaceAdd", "marketplace/add", result))
+            }
             Self::MarketplaceRemove(result) => {
-                ("MarketplaceRemove", "marketplace/remove", result)
+                Some(("MarketplaceRemove", "marketplace/remove", result))
             }
             Self::MarketplaceUpgrade(result) => {
-                ("MarketplaceUpgrade", "marketplace/upgrade", result)
+                Some(("MarketplaceUpgrade", "marketplace/upgrade", result))
             }
-            Self::PluginList(result) => ("PluginList", "plugin/list", result),
-            #[cfg(feature = "experimental")] Self::PluginSearch(result) => ("PluginSearch", "plugin/search", result),
+            Self::PluginList(result) => Some(("PluginList", "plugin/list", result)),
+            #[cfg(feature = "experimental")] Self::PluginSearch(result) => Some(("PluginSearch", "plugin/search", result)),
             Self::PluginInstalled(result) => {
-                ("PluginInstalled", "plugin/installed", result)
+                Some(("PluginInstalled", "plugin/installed", result))
             }
             Self::PluginReconcile(result) => {
-                ("PluginReconcile", "plugin/reconcile", result)
+                Some(("PluginReconcile", "plugin/reconcile", result))
             }
-            Self::PluginRead(result) => ("PluginRead", "plugin/read", result),
+            Self::PluginRead(result) => Some(("PluginRead", "plugin/read", result)),
             Self::PluginSkillRead(result) => {
-                ("PluginSkillRead", "plugin/skill/read", result)
+                Some(("PluginSkillRead", "plugin/skill/read", result))
             }
             Self::PluginShareSave(result) => {
-                ("PluginShareSave", "plugin/share/save", result)
+                Some(("PluginShareSave", "plugin/share/save", result))
             }
             Self::PluginShareUpdateTargets(result) => {
-                ("PluginShareUpdateTargets", "plugin/share/updateTargets", result)
+                Some(("PluginShareUpdateTargets", "plugin/share/updateTargets", result))
             }
             Self::PluginShareList(result) => {
-                ("PluginShareList", "plugin/share/list", result)
+                Some(("PluginShareList", "plugin/share/list", result))
             }
             Self::PluginShareCheckout(result) => {
-                ("PluginShareCheckout", "plugin/share/checkout", result)
+                Some(("PluginShareCheckout", "plugin/share/checkout", result))
             }
             Self::PluginShareDelete(result) => {
-                ("PluginShareDelete", "plugin/share/delete", result)
+                Some(("PluginShareDelete", "plugin/share/delete", result))
             }
-            Self::AppRead(result) => ("AppRead", "app/read", result),
-            Self::AppList(result) => ("AppList", "app/list", result),
-            Self::AppInstalled(result) => ("AppInstalled", "app/installed", result),
-            Self::FsReadFile(result) => ("FsReadFile", "fs/readFile", result),
-            Self::FsWriteFile(result) => ("FsWriteFile", "fs/writeFile", result),
+            Self::AppRead(result) => Some(("AppRead", "app/read", result)),
+            Self::AppList(result) => Some(("AppList", "app/list", result)),
+            Self::AppInstalled(result) => Some(("AppInstalled", "app/installed", result)),
+            Self::FsReadFile(result) => Some(("FsReadFile", "fs/readFile", result)),
+            Self::FsWriteFile(result) => Some(("FsWriteFile", "fs/writeFile", result)),
             Self::FsCreateDirectory(result) => {
-                ("FsCreateDirectory", "fs/createDirectory", result)
+                Some(("FsCreateDirectory", "fs/createDirectory", result))
             }
-            Self::FsGetMetadata(result) => ("FsGetMetadata", "fs/getMetadata", result),
+            Self::FsGetMetadata(result) => {
+                Some(("FsGetMetadata", "fs/getMetadata", result))
+            }
             Self::FsReadDirectory(result) => {
-                ("FsReadDirectory", "fs/readDirectory", result)
+                Some(("FsReadDirectory", "fs/readDirectory", result))
             }
-            Self::FsRemove(result) => ("FsRemove", "fs/remove", result),
-            Self::FsCopy(result) => ("FsCopy", "fs/copy", result),
-            Self::FsWatch(result) => ("FsWatch", "fs/watch", result),
-            Self::FsUnwatch(result) => ("FsUnwatch", "fs/unwatch", result),
+            Self::FsRemove(result) => Some(("FsRemove", "fs/remove", result)),
+            Self::FsCopy(result) => Some(("FsCopy", "fs/copy", result)),
+            Self::FsWatch(result) => Some(("FsWatch", "fs/watch", result)),
+            Self::FsUnwatch(result) => Some(("FsUnwatch", "fs/unwatch", result)),
             Self::SkillsConfigWrite(result) => {
-                ("SkillsConfigWrite", "skills/config/write", result)
+                Some(("SkillsConfigWrite", "skills/config/write", result))
             }
-            Self::PluginInstall(result) => ("PluginInstall", "plugin/install", result),
+            Self::PluginInstall(result) => {
+                Some(("PluginInstall", "plugin/install", result))
+            }
             Self::PluginUninstall(result) => {
-                ("PluginUninstall", "plugin/uninstall", result)
+                Some(("PluginUninstall", "plugin/uninstall", result))
             }
-            Self::TurnStart(result) => ("TurnStart", "turn/start", result),
+            Self::TurnStart(result) => Some(("TurnStart", "turn/start", result)),
             #[cfg(feature = "experimental")] Self::TurnSettingsUpdate(result) => {
-                ("TurnSettingsUpdate", "turn/settings/update", result)
+                Some(("TurnSettingsUpdate", "turn/settings/update", result))
             }
-            Self::TurnSteer(result) => ("TurnSteer", "turn/steer", result),
-            Self::TurnInterrupt(result) => ("TurnInterrupt", "turn/interrupt", result),
+            Self::TurnSteer(result) => Some(("TurnSteer", "turn/steer", result)),
+            Self::TurnInterrupt(result) => {
+                Some(("TurnInterrupt", "turn/interrupt", result))
+            }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeStart(result) => {
-                ("ThreadRealtimeStart", "thread/realtime/start", result)
+                Some(("ThreadRealtimeStart", "thread/realtime/start", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio(result) => {
-                ("ThreadRealtimeAppendAudio", "thread/realtime/appendAudio", result)
+                Some((
+                    "ThreadRealtimeAppendAudio",
+                    "thread/realtime/appendAudio",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText(result) => {
-                ("ThreadRealtimeAppendText", "thread/realtime/appendText", result)
+                Some(("ThreadRealtimeAppendText", "thread/realtime/appendText", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech(result) => {
-                ("ThreadRealtimeAppendSpeech", "thread/realtime/appendSpeech", result)
+                Some((
+                    "ThreadRealtimeAppendSpeech",
+                    "thread/realtime/appendSpeech",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeStop(result) => {
-                ("ThreadRealtimeStop", "thread/realtime/stop", result)
+                Some(("ThreadRealtimeStop", "thread/realtime/stop", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadTimelineList(result) => {
-                ("ThreadTimelineList", "thread/timeline/list", result)
+                Some(("ThreadTimelineList", "thread/timeline/list", result))
             }
             #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices(result) => {
-                ("ThreadRealtimeListVoices", "thread/realtime/listVoices", result)
+                Some(("ThreadRealtimeListVoices", "thread/realtime/listVoices", result))
             }
-            Self::ReviewStart(result) => ("ReviewStart", "review/start", result),
-            Self::ModelList(result) => ("ModelList", "model/list", result),
+            Self::ReviewStart(result) => Some(("ReviewStart", "review/start", result)),
+            Self::ModelList(result) => Some(("ModelList", "model/list", result)),
             Self::AccountGatewayOAuthRead(result) => {
-                ("AccountGatewayOAuthRead", "account/gatewayOAuth/read", result)
+                Some(("AccountGatewayOAuthRead", "account/gatewayOAuth/read", result))
             }
             Self::AccountGatewayOAuthLogin(result) => {
-                ("AccountGatewayOAuthLogin", "account/gatewayOAuth/login", result)
+                Some(("AccountGatewayOAuthLogin", "account/gatewayOAuth/login", result))
             }
             Self::AccountGatewayOAuthCancel(result) => {
-                ("AccountGatewayOAuthCancel", "account/gatewayOAuth/cancel", result)
+                Some((
+                    "AccountGatewayOAuthCancel",
+                    "account/gatewayOAuth/cancel",
+                    result,
+                ))
             }
             Self::ModelProviderList(result) => {
-                ("ModelProviderList", "modelProvider/list", result)
+                Some(("ModelProviderList", "modelProvider/list", result))
             }
             Self::ModelProviderConfigWrite(result) => {
-                ("ModelProviderConfigWrite", "modelProvider/config/write", result)
+                Some(("ModelProviderConfigWrite", "modelProvider/config/write", result))
             }
             Self::ModelProviderCapabilitiesRead(result) => {
-                (
+                Some((
                     "ModelProviderCapabilitiesRead",
                     "modelProvider/capabilities/read",
                     result,
-                )
+                ))
             }
             Self::ExperimentalFeatureList(result) => {
-                ("ExperimentalFeatureList", "experimentalFeature/list", result)
+                Some(("ExperimentalFeatureList", "experimentalFeature/list", result))
             }
             Self::PermissionProfileList(result) => {
-                ("PermissionProfileList", "permissionProfile/list", result)
+                Some(("PermissionProfileList", "permissionProfile/list", result))
             }
             Self::ExperimentalFeatureEnablementSet(result) => {
-                (
+                Some((
                     "ExperimentalFeatureEnablementSet",
                     "experimentalFeature/enablement/set",
                     result,
-                )
+                ))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlEnable(result) => {
-                ("RemoteControlEnable", "remoteControl/enable", result)
+                Some(("RemoteControlEnable", "remoteControl/enable", result))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlDisable(result) => {
-                ("RemoteControlDisable", "remoteControl/disable", result)
+                Some(("RemoteControlDisable", "remoteControl/disable", result))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlStatusRead(result) => {
-                ("RemoteControlStatusRead", "remoteControl/status/read", result)
+                Some(("RemoteControlStatusRead", "remoteControl/status/read", result))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlPairingStart(result) => {
-                ("RemoteControlPairingStart", "remoteControl/pairing/start", result)
+                Some((
+                    "RemoteControlPairingStart",
+                    "remoteControl/pairing/start",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus(result) => {
-                ("RemoteControlPairingStatus", "remoteControl/pairing/status", result)
+                Some((
+                    "RemoteControlPairingStatus",
+                    "remoteControl/pairing/status",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlClientList(result) => {
-                ("RemoteControlClientList", "remoteControl/client/list", result)
+                Some(("RemoteControlClientList", "remoteControl/client/list", result))
             }
             #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke(result) => {
-                ("RemoteControlClientRevoke", "remoteControl/client/revoke", result)
+                Some((
+                    "RemoteControlClientRevoke",
+                    "remoteControl/client/revoke",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::CollaborationModeList(result) => {
-                ("CollaborationModeList", "collaborationMode/list", result)
+                Some(("CollaborationModeList", "collaborationMode/list", result))
             }
             #[cfg(feature = "experimental")] Self::MockExperimentalMethod(result) => {
-                ("MockExperimentalMethod", "mock/experimentalMethod", result)
+                Some(("MockExperimentalMethod", "mock/experimentalMethod", result))
             }
-            #[cfg(feature = "experimental")] Self::EnvironmentAdd(result) => ("EnvironmentAdd", "environment/add", result),
+            #[cfg(feature = "experimental")] Self::EnvironmentAdd(result) => {
+                Some(("EnvironmentAdd", "environment/add", result))
+            }
             #[cfg(feature = "experimental")] Self::EnvironmentInfo(result) => {
-                ("EnvironmentInfo", "environment/info", result)
+                Some(("EnvironmentInfo", "environment/info", result))
             }
             #[cfg(feature = "experimental")] Self::EnvironmentStatus(result) => {
-                ("EnvironmentStatus", "environment/status", result)
+                Some(("EnvironmentStatus", "environment/status", result))
             }
             Self::McpServerOauthLogin(result) => {
-                ("McpServerOauthLogin", "mcpServer/oauth/login", result)
+                Some(("McpServerOauthLogin", "mcpServer/oauth/login", result))
             }
             Self::ConfigMcpServerReload(result) => {
-                ("ConfigMcpServerReload", "config/mcpServer/reload", result)
+                Some(("ConfigMcpServerReload", "config/mcpServer/reload", result))
             }
             Self::McpServerStatusList(result) => {
-                ("McpServerStatusList", "mcpServerStatus/list", result)
+                Some(("McpServerStatusList", "mcpServerStatus/list", result))
             }
             Self::McpServerResourceRead(result) => {
-                ("McpServerResourceRead", "mcpServer/resource/read", result)
+                Some(("McpServerResourceRead", "mcpServer/resource/read", result))
             }
             #[cfg(feature = "experimental")] Self::McpServerEventStreamStart(result) => {
-                ("McpServerEventStreamStart", "mcpServer/event/stream/start", result)
+                Some((
+                    "McpServerEventStreamStart",
+                    "mcpServer/event/stream/start",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::McpServerEventStreamStop(result) => {
-                ("McpServerEventStreamStop", "mcpServer/event/stream/stop", result)
+                Some(("McpServerEventStreamStop", "mcpServer/event/stream/stop", result))
             }
             Self::McpServerToolCall(result) => {
-                ("McpServerToolCall", "mcpServer/tool/call", result)
+                Some(("McpServerToolCall", "mcpServer/tool/call", result))
             }
             Self::WindowsSandboxSetupStart(result) => {
-                ("WindowsSandboxSetupStart", "windowsSandbox/setupStart", result)
+                Some(("WindowsSandboxSetupStart", "windowsSandbox/setupStart", result))
             }
             Self::WindowsSandboxReadiness(result) => {
-                ("WindowsSandboxReadiness", "windowsSandbox/readiness", result)
+                Some(("WindowsSandboxReadiness", "windowsSandbox/readiness", result))
             }
             Self::AccountLoginStart(result) => {
-                ("AccountLoginStart", "account/login/start", result)
+                Some(("AccountLoginStart", "account/login/start", result))
             }
             #[cfg(feature = "experimental")] Self::AccountBedrockDiscover(result) => {
-                ("AccountBedrockDiscover", "account/bedrock/discover", result)
+                Some(("AccountBedrockDiscover", "account/bedrock/discover", result))
             }
             #[cfg(feature = "experimental")] Self::AccountBedrockSetup(result) => {
-                ("AccountBedrockSetup", "account/bedrock/setup", result)
+                Some(("AccountBedrockSetup", "account/bedrock/setup", result))
             }
             #[cfg(feature = "experimental")] Self::AccountGcpSetup(result) => {
-                ("AccountGcpSetup", "account/gcp/setup", result)
+                Some(("AccountGcpSetup", "account/gcp/setup", result))
             }
             #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements(result) => {
-                (
+                Some((
                     "AccountBedrockCheckGovCloudRequirements",
                     "account/bedrock/checkGovCloudRequirements",
                     result,
-                )
+                ))
             }
             Self::AccountLoginCancel(result) => {
-                ("AccountLoginCancel", "account/login/cancel", result)
+                Some(("AccountLoginCancel", "account/login/cancel", result))
             }
             #[cfg(feature = "experimental")] Self::AccountSessionList(result) => {
-                ("AccountSessionList", "accountSession/list", result)
+                Some(("AccountSessionList", "accountSession/list", result))
             }
             #[cfg(feature = "experimental")] Self::AccountSessionSwitch(result) => {
-                ("AccountSessionSwitch", "accountSession/switch", result)
+                Some(("AccountSessionSwitch", "accountSession/switch", result))
             }
-            Self::AccountLogout(result) => ("AccountLogout", "account/logout", result),
+            Self::AccountLogout(result) => {
+                Some(("AccountLogout", "account/logout", result))
+            }
             Self::AccountSecuritySetupRead(result) => {
-                ("AccountSecuritySetupRead", "account/securitySetup/read", result)
+                Some(("AccountSecuritySetupRead", "account/securitySetup/read", result))
             }
             Self::AccountRateLimitsRead(result) => {
-                ("AccountRateLimitsRead", "account/rateLimits/read", result)
+                Some(("AccountRateLimitsRead", "account/rateLimits/read", result))
             }
             Self::AccountRateLimitResetCreditConsume(result) => {
-                (
+                Some((
                     "AccountRateLimitResetCreditConsume",
                     "account/rateLimitResetCredit/consume",
                     result,
-                )
+                ))
             }
             Self::AccountUsageRead(result) => {
-                ("AccountUsageRead", "account/usage/read", result)
+                Some(("AccountUsageRead", "account/usage/read", result))
             }
             Self::AccountWorkspaceMessagesRead(result) => {
-                (
+                Some((
                     "AccountWorkspaceMessagesRead",
                     "account/workspaceMessages/read",
                     result,
-                )
+                ))
             }
             Self::AccountSendAddCreditsNudgeEmail(result) => {
-                (
+                Some((
                     "AccountSendAddCreditsNudgeEmail",
                     "account/sendAddCreditsNudgeEmail",
                     result,
-                )
+                ))
             }
-            Self::FeedbackUpload(result) => ("FeedbackUpload", "feedback/upload", result),
-            Self::FeedbackSave(result) => ("FeedbackSave", "feedback/save", result),
-            Self::CommandExec(result) => ("CommandExec", "command/exec", result),
+            Self::FeedbackUpload(result) => {
+                Some(("FeedbackUpload", "feedback/upload", result))
+            }
+            Self::FeedbackSave(result) => Some(("FeedbackSave", "feedback/save", result)),
+            Self::CommandExec(result) => Some(("CommandExec", "command/exec", result)),
             Self::CommandExecWrite(result) => {
-                ("CommandExecWrite", "command/exec/write", result)
+                Some(("CommandExecWrite", "command/exec/write", result))
             }
             Self::CommandExecTerminate(result) => {
-                ("CommandExecTerminate", "command/exec/terminate", result)
+                Some(("CommandExecTerminate", "command/exec/terminate", result))
             }
             Self::CommandExecResize(result) => {
-                ("CommandExecResize", "command/exec/resize", result)
+                Some(("CommandExecResize", "command/exec/resize", result))
             }
-            #[cfg(feature = "experimental")] Self::ProcessSpawn(result) => ("ProcessSpawn", "process/spawn", result),
+            #[cfg(feature = "experimental")] Self::ProcessSpawn(result) => Some(("ProcessSpawn", "process/spawn", result)),
             #[cfg(feature = "experimental")] Self::ProcessWriteStdin(result) => {
-                ("ProcessWriteStdin", "process/writeStdin", result)
+                Some(("ProcessWriteStdin", "process/writeStdin", result))
             }
-            #[cfg(feature = "experimental")] Self::ProcessKill(result) => ("ProcessKill", "process/kill", result),
+            #[cfg(feature = "experimental")] Self::ProcessKill(result) => Some(("ProcessKill", "process/kill", result)),
             #[cfg(feature = "experimental")] Self::ProcessResizePty(result) => {
-                ("ProcessResizePty", "process/resizePty", result)
+                Some(("ProcessResizePty", "process/resizePty", result))
             }
-            Self::ConfigRead(result) => ("ConfigRead", "config/read", result),
+            Self::ConfigRead(result) => Some(("ConfigRead", "config/read", result)),
             Self::ExternalAgentConfigDetect(result) => {
-                ("ExternalAgentConfigDetect", "externalAgentConfig/detect", result)
+                Some(("ExternalAgentConfigDetect", "externalAgentConfig/detect", result))
             }
             Self::ExternalAgentConfigImport(result) => {
-                ("ExternalAgentConfigImport", "externalAgentConfig/import", result)
+                Some(("ExternalAgentConfigImport", "externalAgentConfig/import", result))
             }
             Self::ExternalAgentConfigImportRecordHistory(result) => {
-                (
+                Some((
                     "ExternalAgentConfigImportRecordHistory",
                     "externalAgentConfig/import/recordHistory",
                     result,
-                )
+                ))
             }
             Self::ExternalAgentConfigImportReadHistories(result) => {
-                (
+                Some((
                     "ExternalAgentConfigImportReadHistories",
                     "externalAgentConfig/import/readHistories",
                     result,
-                )
+                ))
             }
             Self::ConfigValueWrite(result) => {
-                ("ConfigValueWrite", "config/value/write", result)
+                Some(("ConfigValueWrite", "config/value/write", result))
             }
             Self::ConfigBatchWrite(result) => {
-                ("ConfigBatchWrite", "config/batchWrite", result)
+                Some(("ConfigBatchWrite", "config/batchWrite", result))
             }
             Self::ConfigRequirementsRead(result) => {
-                ("ConfigRequirementsRead", "configRequirements/read", result)
+                Some(("ConfigRequirementsRead", "configRequirements/read", result))
             }
-            Self::AccountRead(result) => ("AccountRead", "account/read", result),
+            Self::AccountRead(result) => Some(("AccountRead", "account/read", result)),
             Self::FuzzyFileSearch(result) => {
-                ("FuzzyFileSearch", "fuzzyFileSearch", result)
+                Some(("FuzzyFileSearch", "fuzzyFileSearch", result))
             }
             #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart(result) => {
-                ("FuzzyFileSearchSessionStart", "fuzzyFileSearch/sessionStart", result)
+                Some((
+                    "FuzzyFileSearchSessionStart",
+                    "fuzzyFileSearch/sessionStart",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate(result) => {
-                ("FuzzyFileSearchSessionUpdate", "fuzzyFileSearch/sessionUpdate", result)
+                Some((
+                    "FuzzyFileSearchSessionUpdate",
+                    "fuzzyFileSearch/sessionUpdate",
+                    result,
+                ))
             }
             #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop(result) => {
-                ("FuzzyFileSearchSessionStop", "fuzzyFileSearch/sessionStop", result)
+                Some((
+                    "FuzzyFileSearchSessionStop",
+                    "fuzzyFileSearch/sessionStop",
+                    result,
+                ))
             }
-            Self::Unrecognized(_) => {
-                return inspector.unrecognized(path, "ClientResponse");
-            }
+            Self::Unrecognized(_) => None,
         };
-        crate::inspect::variant(
-            path,
-            inspector,
-            "ClientResponse",
-            rust,
-            Some(wire),
-            result,
-        )
+        match known {
+            Some((rust, wire, result)) => {
+                crate::inspect::variant(
+                    path,
+                    inspector,
+                    "ClientResponse",
+                    rust,
+                    Some(wire),
+                    result,
+                )
+            }
+            None => inspector.unrecognized(path, "ClientResponse"),
+        }
     }
 }
 impl ClientResponse {
@@ -7355,48 +7531,53 @@ impl crate::inspect::Inspect for ServerRequest {
         path: &mut Vec<crate::inspect::Step<'a>>,
         inspector: &mut dyn crate::inspect::Inspector,
     ) {
-        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
+        let known: Option<(&'static str, Option<&'a dyn crate::inspect::Inspect>)> = match self {
             Self::ItemCommandExecutionRequestApproval { params, .. } => {
-                ("ItemCommandExecutionRequestApproval", Some(params))
+                Some(("ItemCommandExecutionRequestApproval", Some(params)))
             }
             Self::ItemFileChangeRequestApproval { params, .. } => {
-                ("ItemFileChangeRequestApproval", Some(params))
+                Some(("ItemFileChangeRequestApproval", Some(params)))
             }
             Self::ItemToolRequestUserInput { params, .. } => {
-                ("ItemToolRequestUserInput", Some(params))
+                Some(("ItemToolRequestUserInput", Some(params)))
             }
             Self::McpServerElicitationRequest { params, .. } => {
-                ("McpServerElicitationRequest", Some(params))
+                Some(("McpServerElicitationRequest", Some(params)))
             }
             Self::ItemPermissionsRequestApproval { params, .. } => {
-                ("ItemPermissionsRequestApproval", Some(params))
+                Some(("ItemPermissionsRequestApproval", Some(params)))
             }
-            Self::ItemToolCall { params, .. } => ("ItemToolCall", Some(params)),
+            Self::ItemToolCall { params, .. } => Some(("ItemToolCall", Some(params))),
             Self::AccountChatgptAuthTokensRefresh { params, .. } => {
-                ("AccountChatgptAuthTokensRefresh", Some(params))
+                Some(("AccountChatgptAuthTokensRefresh", Some(params)))
             }
             Self::AttestationGenerate { params, .. } => {
-                ("AttestationGenerate", Some(params))
+                Some(("AttestationGenerate", Some(params)))
             }
-            #[cfg(feature = "experimental")] Self::CurrentTimeRead { params, .. } => ("CurrentTimeRead", Some(params)),
+            #[cfg(feature = "experimental")] Self::CurrentTimeRead { params, .. } => {
+                Some(("CurrentTimeRead", Some(params)))
+            }
             Self::ApplyPatchApproval { params, .. } => {
-                ("ApplyPatchApproval", Some(params))
+                Some(("ApplyPatchApproval", Some(params)))
             }
             Self::ExecCommandApproval { params, .. } => {
-                ("ExecCommandApproval", Some(params))
+                Some(("ExecCommandApproval", Some(params)))
             }
-            Self::Unrecognized { .. } => {
-                return inspector.unrecognized(path, "ServerRequest");
-            }
+            Self::Unrecognized { .. } => None,
         };
-        crate::inspect::message(
-            path,
-            inspector,
-            "ServerRequest",
-            rust,
-            self.method(),
-            params,
-        )
+        match known {
+            Some((rust, params)) => {
+                crate::inspect::message(
+                    path,
+                    inspector,
+                    "ServerRequest",
+                    rust,
+                    self.method(),
+                    params,
+                )
+            }
+            None => inspector.unrecognized(path, "ServerRequest"),
+        }
     }
 }
 /// The `result` of a response to a [`ServerRequest`], typed by the request's method.
@@ -7436,70 +7617,77 @@ impl crate::inspect::Inspect for ServerResponse {
         path: &mut Vec<crate::inspect::Step<'a>>,
         inspector: &mut dyn crate::inspect::Inspector,
     ) {
-        let (
-            rust,
-            wire,
-            result,
-        ): (&'static str, &'static str, &'a dyn crate::inspect::Inspect) = match self {
+        let known: Option<
+            (&'static str, &'static str, &'a dyn crate::inspect::Inspect),
+        > = match self {
             Self::ItemCommandExecutionRequestApproval(result) => {
-                (
+                Some((
                     "ItemCommandExecutionRequestApproval",
                     "item/commandExecution/requestApproval",
                     result,
-                )
+                ))
             }
             Self::ItemFileChangeRequestApproval(result) => {
-                (
+                Some((
                     "ItemFileChangeRequestApproval",
                     "item/fileChange/requestApproval",
                     result,
-                )
+                ))
             }
             Self::ItemToolRequestUserInput(result) => {
-                ("ItemToolRequestUserInput", "item/tool/requestUserInput", result)
+                Some(("ItemToolRequestUserInput", "item/tool/requestUserInput", result))
             }
             Self::McpServerElicitationRequest(result) => {
-                ("McpServerElicitationRequest", "mcpServer/elicitation/request", result)
+                Some((
+                    "McpServerElicitationRequest",
+                    "mcpServer/elicitation/request",
+                    result,
+                ))
             }
             Self::ItemPermissionsRequestApproval(result) => {
-                (
+                Some((
                     "ItemPermissionsRequestApproval",
                     "item/permissions/requestApproval",
                     result,
-                )
+                ))
             }
-            Self::ItemToolCall(result) => ("ItemToolCall", "item/tool/call", result),
+            Self::ItemToolCall(result) => {
+                Some(("ItemToolCall", "item/tool/call", result))
+            }
             Self::AccountChatgptAuthTokensRefresh(result) => {
-                (
+                Some((
                     "AccountChatgptAuthTokensRefresh",
                     "account/chatgptAuthTokens/refresh",
                     result,
-                )
+                ))
             }
             Self::AttestationGenerate(result) => {
-                ("AttestationGenerate", "attestation/generate", result)
+                Some(("AttestationGenerate", "attestation/generate", result))
             }
             #[cfg(feature = "experimental")] Self::CurrentTimeRead(result) => {
-                ("CurrentTimeRead", "currentTime/read", result)
+                Some(("CurrentTimeRead", "currentTime/read", result))
             }
             Self::ApplyPatchApproval(result) => {
-                ("ApplyPatchApproval", "applyPatchApproval", result)
+                Some(("ApplyPatchApproval", "applyPatchApproval", result))
             }
             Self::ExecCommandApproval(result) => {
-                ("ExecCommandApproval", "execCommandApproval", result)
+                Some(("ExecCommandApproval", "execCommandApproval", result))
             }
-            Self::Unrecognized(_) => {
-                return inspector.unrecognized(path, "ServerResponse");
-            }
+            Self::Unrecognized(_) => None,
         };
-        crate::inspect::variant(
-            path,
-            inspector,
-            "ServerResponse",
-            rust,
-            Some(wire),
-            result,
-        )
+        match known {
+            Some((rust, wire, result)) => {
+                crate::inspect::variant(
+                    path,
+                    inspector,
+                    "ServerResponse",
+                    rust,
+                    Some(wire),
+                    result,
+                )
+            }
+            None => inspector.unrecognized(path, "ServerResponse"),
+        }
     }
 }
 impl ServerResponse {
@@ -10168,211 +10356,236 @@ impl crate::inspect::Inspect for ServerNotification {
         path: &mut Vec<crate::inspect::Step<'a>>,
         inspector: &mut dyn crate::inspect::Inspector,
     ) {
-        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
-            Self::Error { params, .. } => ("Error", Some(params)),
-            Self::ThreadStarted { params, .. } => ("ThreadStarted", Some(params)),
+        let known: Option<(&'static str, Option<&'a dyn crate::inspect::Inspect>)> = match self {
+            Self::Error { params, .. } => Some(("Error", Some(params))),
+            Self::ThreadStarted { params, .. } => Some(("ThreadStarted", Some(params))),
             Self::ThreadStatusChanged { params, .. } => {
-                ("ThreadStatusChanged", Some(params))
+                Some(("ThreadStatusChanged", Some(params)))
             }
             Self::ThreadReadStateChanged { params, .. } => {
-                ("ThreadReadStateChanged", Some(params))
+                Some(("ThreadReadStateChanged", Some(params)))
             }
-            Self::ThreadArchived { params, .. } => ("ThreadArchived", Some(params)),
-            Self::ThreadDeleted { params, .. } => ("ThreadDeleted", Some(params)),
-            Self::ThreadUnarchived { params, .. } => ("ThreadUnarchived", Some(params)),
-            Self::ThreadClosed { params, .. } => ("ThreadClosed", Some(params)),
-            Self::ThreadReverted { params, .. } => ("ThreadReverted", Some(params)),
-            Self::SkillsChanged { params, .. } => ("SkillsChanged", Some(params)),
-            Self::ThreadNameUpdated { params, .. } => ("ThreadNameUpdated", Some(params)),
+            Self::ThreadArchived { params, .. } => Some(("ThreadArchived", Some(params))),
+            Self::ThreadDeleted { params, .. } => Some(("ThreadDeleted", Some(params))),
+            Self::ThreadUnarchived { params, .. } => {
+                Some(("ThreadUnarchived", Some(params)))
+            }
+            Self::ThreadClosed { params, .. } => Some(("ThreadClosed", Some(params))),
+            Self::ThreadReverted { params, .. } => Some(("ThreadReverted", Some(params))),
+            Self::SkillsChanged { params, .. } => Some(("SkillsChanged", Some(params))),
+            Self::ThreadNameUpdated { params, .. } => {
+                Some(("ThreadNameUpdated", Some(params)))
+            }
             Self::ThreadSectionChanged { params, .. } => {
-                ("ThreadSectionChanged", Some(params))
+                Some(("ThreadSectionChanged", Some(params)))
             }
             Self::ThreadAttachmentUpdated { params, .. } => {
-                ("ThreadAttachmentUpdated", Some(params))
+                Some(("ThreadAttachmentUpdated", Some(params)))
             }
-            Self::ThreadGoalUpdated { params, .. } => ("ThreadGoalUpdated", Some(params)),
+            Self::ThreadGoalUpdated { params, .. } => {
+                Some(("ThreadGoalUpdated", Some(params)))
+            }
             Self::ThreadPredictionUpdated { params, .. } => {
-                ("ThreadPredictionUpdated", Some(params))
+                Some(("ThreadPredictionUpdated", Some(params)))
             }
-            Self::ThreadGoalCleared { params, .. } => ("ThreadGoalCleared", Some(params)),
+            Self::ThreadGoalCleared { params, .. } => {
+                Some(("ThreadGoalCleared", Some(params)))
+            }
             Self::ThreadQueueChanged { params, .. } => {
-                ("ThreadQueueChanged", Some(params))
+                Some(("ThreadQueueChanged", Some(params)))
             }
-            Self::ProjectChanged { params, .. } => ("ProjectChanged", Some(params)),
+            Self::ProjectChanged { params, .. } => Some(("ProjectChanged", Some(params))),
             Self::ThreadProjectUpdated { params, .. } => {
-                ("ThreadProjectUpdated", Some(params))
+                Some(("ThreadProjectUpdated", Some(params)))
             }
             Self::ThreadEnvironmentConnected { params, .. } => {
-                ("ThreadEnvironmentConnected", Some(params))
+                Some(("ThreadEnvironmentConnected", Some(params)))
             }
             Self::ThreadEnvironmentDisconnected { params, .. } => {
-                ("ThreadEnvironmentDisconnected", Some(params))
+                Some(("ThreadEnvironmentDisconnected", Some(params)))
             }
             Self::ThreadSettingsUpdated { params, .. } => {
-                ("ThreadSettingsUpdated", Some(params))
+                Some(("ThreadSettingsUpdated", Some(params)))
             }
             Self::ThreadTokenUsageUpdated { params, .. } => {
-                ("ThreadTokenUsageUpdated", Some(params))
+                Some(("ThreadTokenUsageUpdated", Some(params)))
             }
-            Self::TurnStarted { params, .. } => ("TurnStarted", Some(params)),
-            Self::HookStarted { params, .. } => ("HookStarted", Some(params)),
-            Self::TurnCompleted { params, .. } => ("TurnCompleted", Some(params)),
-            Self::HookCompleted { params, .. } => ("HookCompleted", Some(params)),
-            Self::TurnDiffUpdated { params, .. } => ("TurnDiffUpdated", Some(params)),
-            Self::TurnPlanUpdated { params, .. } => ("TurnPlanUpdated", Some(params)),
-            Self::ItemStarted { params, .. } => ("ItemStarted", Some(params)),
+            Self::TurnStarted { params, .. } => Some(("TurnStarted", Some(params))),
+            Self::HookStarted { params, .. } => Some(("HookStarted", Some(params))),
+            Self::TurnCompleted { params, .. } => Some(("TurnCompleted", Some(params))),
+            Self::HookCompleted { params, .. } => Some(("HookCompleted", Some(params))),
+            Self::TurnDiffUpdated { params, .. } => {
+                Some(("TurnDiffUpdated", Some(params)))
+            }
+            Self::TurnPlanUpdated { params, .. } => {
+                Some(("TurnPlanUpdated", Some(params)))
+            }
+            Self::ItemStarted { params, .. } => Some(("ItemStarted", Some(params))),
             Self::ItemAutoApprovalReviewStarted { params, .. } => {
-                ("ItemAutoApprovalReviewStarted", Some(params))
+                Some(("ItemAutoApprovalReviewStarted", Some(params)))
             }
             Self::ItemAutoApprovalReviewCompleted { params, .. } => {
-                ("ItemAutoApprovalReviewCompleted", Some(params))
+                Some(("ItemAutoApprovalReviewCompleted", Some(params)))
             }
             Self::AutoApprovalReviewStrictReviewRequired { params, .. } => {
-                ("AutoApprovalReviewStrictReviewRequired", Some(params))
+                Some(("AutoApprovalReviewStrictReviewRequired", Some(params)))
             }
-            Self::ItemCompleted { params, .. } => ("ItemCompleted", Some(params)),
+            Self::ItemCompleted { params, .. } => Some(("ItemCompleted", Some(params))),
             Self::ItemAgentMessageDelta { params, .. } => {
-                ("ItemAgentMessageDelta", Some(params))
+                Some(("ItemAgentMessageDelta", Some(params)))
             }
-            Self::ItemPlanDelta { params, .. } => ("ItemPlanDelta", Some(params)),
+            Self::ItemPlanDelta { params, .. } => Some(("ItemPlanDelta", Some(params))),
             Self::CommandExecOutputDelta { params, .. } => {
-                ("CommandExecOutputDelta", Some(params))
+                Some(("CommandExecOutputDelta", Some(params)))
             }
             Self::ProcessOutputDelta { params, .. } => {
-                ("ProcessOutputDelta", Some(params))
+                Some(("ProcessOutputDelta", Some(params)))
             }
-            Self::ProcessExited { params, .. } => ("ProcessExited", Some(params)),
+            Self::ProcessExited { params, .. } => Some(("ProcessExited", Some(params))),
             Self::ItemCommandExecutionOutputDelta { params, .. } => {
-                ("ItemCommandExecutionOutputDelta", Some(params))
+                Some(("ItemCommandExecutionOutputDelta", Some(params)))
             }
             Self::ItemCommandExecutionTerminalInteraction { params, .. } => {
-                ("ItemCommandExecutionTerminalInteraction", Some(params))
+                Some(("ItemCommandExecutionTerminalInteraction", Some(params)))
             }
             Self::ItemFileChangeOutputDelta { params, .. } => {
-                ("ItemFileChangeOutputDelta", Some(params))
+                Some(("ItemFileChangeOutputDelta", Some(params)))
             }
             Self::ItemFileChangePatchUpdated { params, .. } => {
-                ("ItemFileChangePatchUpdated", Some(params))
+                Some(("ItemFileChangePatchUpdated", Some(params)))
             }
             Self::ServerRequestResolved { params, .. } => {
-                ("ServerRequestResolved", Some(params))
+                Some(("ServerRequestResolved", Some(params)))
             }
             Self::ItemMcpToolCallProgress { params, .. } => {
-                ("ItemMcpToolCallProgress", Some(params))
+                Some(("ItemMcpToolCallProgress", Some(params)))
             }
             Self::McpServerOauthLoginCompleted { params, .. } => {
-                ("McpServerOauthLoginCompleted", Some(params))
+                Some(("McpServerOauthLoginCompleted", Some(params)))
             }
             Self::McpServerStartupStatusUpdated { params, .. } => {
-                ("McpServerStartupStatusUpdated", Some(params))
+                Some(("McpServerStartupStatusUpdated", Some(params)))
             }
             Self::McpServerEventStreamNotification { params, .. } => {
-                ("McpServerEventStreamNotification", Some(params))
+                Some(("McpServerEventStreamNotification", Some(params)))
             }
-            Self::AccountUpdated { params, .. } => ("AccountUpdated", Some(params)),
+            Self::AccountUpdated { params, .. } => Some(("AccountUpdated", Some(params))),
             Self::AccountGatewayOAuthChanged { params, .. } => {
-                ("AccountGatewayOAuthChanged", Some(params))
+                Some(("AccountGatewayOAuthChanged", Some(params)))
             }
             Self::AccountRateLimitsUpdated { params, .. } => {
-                ("AccountRateLimitsUpdated", Some(params))
+                Some(("AccountRateLimitsUpdated", Some(params)))
             }
-            Self::AppListUpdated { params, .. } => ("AppListUpdated", Some(params)),
+            Self::AppListUpdated { params, .. } => Some(("AppListUpdated", Some(params))),
             Self::RemoteControlStatusChanged { params, .. } => {
-                ("RemoteControlStatusChanged", Some(params))
+                Some(("RemoteControlStatusChanged", Some(params)))
             }
             Self::ExternalAgentConfigImportProgress { params, .. } => {
-                ("ExternalAgentConfigImportProgress", Some(params))
+                Some(("ExternalAgentConfigImportProgress", Some(params)))
             }
             Self::ExternalAgentConfigImportCompleted { params, .. } => {
-                ("ExternalAgentConfigImportCompleted", Some(params))
+                Some(("ExternalAgentConfigImportCompleted", Some(params)))
             }
-            Self::FsChanged { params, .. } => ("FsChanged", Some(params)),
+            Self::FsChanged { params, .. } => Some(("FsChanged", Some(params))),
             Self::ItemReasoningSummaryTextDelta { params, .. } => {
-                ("ItemReasoningSummaryTextDelta", Some(params))
+                Some(("ItemReasoningSummaryTextDelta", Some(params)))
             }
             Self::ItemReasoningSummaryPartAdded { params, .. } => {
-                ("ItemReasoningSummaryPartAdded", Some(params))
+                Some(("ItemReasoningSummaryPartAdded", Some(params)))
             }
             Self::ItemReasoningTextDelta { params, .. } => {
-                ("ItemReasoningTextDelta", Some(params))
+                Some(("ItemReasoningTextDelta", Some(params)))
             }
-            Self::ThreadCompacted { params, .. } => ("ThreadCompacted", Some(params)),
-            Self::ModelRerouted { params, .. } => ("ModelRerouted", Some(params)),
-            Self::ModelVerification { params, .. } => ("ModelVerification", Some(params)),
+            Self::ThreadCompacted { params, .. } => {
+                Some(("ThreadCompacted", Some(params)))
+            }
+            Self::ModelRerouted { params, .. } => Some(("ModelRerouted", Some(params))),
+            Self::ModelVerification { params, .. } => {
+                Some(("ModelVerification", Some(params)))
+            }
             Self::ModelProviderAuthRecoveryStarted { params, .. } => {
-                ("ModelProviderAuthRecoveryStarted", Some(params))
+                Some(("ModelProviderAuthRecoveryStarted", Some(params)))
             }
             Self::ModelProviderAuthRecoveryCompleted { params, .. } => {
-                ("ModelProviderAuthRecoveryCompleted", Some(params))
+                Some(("ModelProviderAuthRecoveryCompleted", Some(params)))
             }
             Self::TurnModerationMetadata { params, .. } => {
-                ("TurnModerationMetadata", Some(params))
+                Some(("TurnModerationMetadata", Some(params)))
             }
             Self::ModelSafetyBufferingUpdated { params, .. } => {
-                ("ModelSafetyBufferingUpdated", Some(params))
+                Some(("ModelSafetyBufferingUpdated", Some(params)))
             }
-            Self::Warning { params, .. } => ("Warning", Some(params)),
-            Self::GuardianWarning { params, .. } => ("GuardianWarning", Some(params)),
-            Self::DeprecationNotice { params, .. } => ("DeprecationNotice", Some(params)),
-            Self::ConfigWarning { params, .. } => ("ConfigWarning", Some(params)),
+            Self::Warning { params, .. } => Some(("Warning", Some(params))),
+            Self::GuardianWarning { params, .. } => {
+                Some(("GuardianWarning", Some(params)))
+            }
+            Self::DeprecationNotice { params, .. } => {
+                Some(("DeprecationNotice", Some(params)))
+            }
+            Self::ConfigWarning { params, .. } => Some(("ConfigWarning", Some(params))),
             Self::FuzzyFileSearchSessionUpdated { params, .. } => {
-                ("FuzzyFileSearchSessionUpdated", Some(params))
+                Some(("FuzzyFileSearchSessionUpdated", Some(params)))
             }
             Self::FuzzyFileSearchSessionCompleted { params, .. } => {
-                ("FuzzyFileSearchSessionCompleted", Some(params))
+                Some(("FuzzyFileSearchSessionCompleted", Some(params)))
             }
             Self::ThreadRealtimeStarted { params, .. } => {
-                ("ThreadRealtimeStarted", Some(params))
+                Some(("ThreadRealtimeStarted", Some(params)))
             }
             Self::ThreadRealtimeItemAdded { params, .. } => {
-                ("ThreadRealtimeItemAdded", Some(params))
+                Some(("ThreadRealtimeItemAdded", Some(params)))
             }
             Self::ThreadRealtimeItemStarted { params, .. } => {
-                ("ThreadRealtimeItemStarted", Some(params))
+                Some(("ThreadRealtimeItemStarted", Some(params)))
             }
             Self::ThreadRealtimeItemTranscriptDelta { params, .. } => {
-                ("ThreadRealtimeItemTranscriptDelta", Some(params))
+                Some(("ThreadRealtimeItemTranscriptDelta", Some(params)))
             }
             Self::ThreadRealtimeItemCompleted { params, .. } => {
-                ("ThreadRealtimeItemCompleted", Some(params))
+                Some(("ThreadRealtimeItemCompleted", Some(params)))
             }
             Self::ThreadRealtimeTranscriptDelta { params, .. } => {
-                ("ThreadRealtimeTranscriptDelta", Some(params))
+                Some(("ThreadRealtimeTranscriptDelta", Some(params)))
             }
             Self::ThreadRealtimeTranscriptDone { params, .. } => {
-                ("ThreadRealtimeTranscriptDone", Some(params))
+                Some(("ThreadRealtimeTranscriptDone", Some(params)))
             }
             Self::ThreadRealtimeOutputAudioDelta { params, .. } => {
-                ("ThreadRealtimeOutputAudioDelta", Some(params))
+                Some(("ThreadRealtimeOutputAudioDelta", Some(params)))
             }
-            Self::ThreadRealtimeSdp { params, .. } => ("ThreadRealtimeSdp", Some(params)),
+            Self::ThreadRealtimeSdp { params, .. } => {
+                Some(("ThreadRealtimeSdp", Some(params)))
+            }
             Self::ThreadRealtimeError { params, .. } => {
-                ("ThreadRealtimeError", Some(params))
+                Some(("ThreadRealtimeError", Some(params)))
             }
             Self::ThreadRealtimeClosed { params, .. } => {
-                ("ThreadRealtimeClosed", Some(params))
+                Some(("ThreadRealtimeClosed", Some(params)))
             }
             Self::WindowsWorldWritableWarning { params, .. } => {
-                ("WindowsWorldWritableWarning", Some(params))
+                Some(("WindowsWorldWritableWarning", Some(params)))
             }
             Self::WindowsSandboxSetupCompleted { params, .. } => {
-                ("WindowsSandboxSetupCompleted", Some(params))
+                Some(("WindowsSandboxSetupCompleted", Some(params)))
             }
             Self::AccountLoginCompleted { params, .. } => {
-                ("AccountLoginCompleted", Some(params))
+                Some(("AccountLoginCompleted", Some(params)))
             }
-            Self::Unrecognized { .. } => {
-                return inspector.unrecognized(path, "ServerNotification");
-            }
+            Self::Unrecognized { .. } => None,
         };
-        crate::inspect::message(
-            path,
-            inspector,
-            "ServerNotification",
-            rust,
-            self.method(),
-            params,
-        )
+        match known {
+            Some((rust, params)) => {
+                crate::inspect::message(
+                    path,
+                    inspector,
+                    "ServerNotification",
+                    rust,
+                    self.method(),
+                    params,
+                )
+            }
+            None => inspector.unrecognized(path, "ServerNotification"),
+        }
     }
 }
 /// Marker types for the notifications the client sends, one per method.
@@ -10482,19 +10695,22 @@ impl crate::inspect::Inspect for ClientNotification {
         path: &mut Vec<crate::inspect::Step<'a>>,
         inspector: &mut dyn crate::inspect::Inspector,
     ) {
-        let (rust, params): (&'static str, Option<&'a dyn crate::inspect::Inspect>) = match self {
-            Self::Initialized { .. } => ("Initialized", None),
-            Self::Unrecognized { .. } => {
-                return inspector.unrecognized(path, "ClientNotification");
-            }
+        let known: Option<(&'static str, Option<&'a dyn crate::inspect::Inspect>)> = match self {
+            Self::Initialized { .. } => Some(("Initialized", None)),
+            Self::Unrecognized { .. } => None,
         };
-        crate::inspect::message(
-            path,
-            inspector,
-            "ClientNotification",
-            rust,
-            self.method(),
-            params,
-        )
+        match known {
+            Some((rust, params)) => {
+                crate::inspect::message(
+                    path,
+                    inspector,
+                    "ClientNotification",
+                    rust,
+                    self.method(),
+                    params,
+                )
+            }
+            None => inspector.unrecognized(path, "ClientNotification"),
+        }
     }
 }

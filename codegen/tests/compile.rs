@@ -1,0 +1,108 @@
+//! Every construct bundle (`tests/constructs/*.json`) generates a protocol crate that compiles,
+//! with and without its features, and passes clippy with `-D warnings`: the protocol crate's
+//! hand-written modules with the generated ones in place of the vendored schema's, one crate
+//! per construct in a scratch workspace (`target/tmp/constructs/`), checked by one cargo
+//! invocation per feature set (dependencies built once, offline, from the workspace's lock
+//! file).
+//!
+//! Set `CODEX_APP_SKIP_CONSTRUCT_COMPILE=1` to leave it out of a quick local run; CI runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use codex_app_codegen::decisions::{Decisions, Undecided};
+use codex_app_codegen::{generate_with, SchemaSet};
+use serde_json::Value;
+
+fn schema_set(path: &Path) -> SchemaSet {
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    match (input.get("stable"), input.get("experimental")) {
+        (Some(s), e) => SchemaSet { stable: s.to_string(), experimental: e.map(Value::to_string), codex_version: "0.0.0-test".into() },
+        _ => SchemaSet { stable: input.to_string(), experimental: None, codex_version: "0.0.0-test".into() },
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path, skip: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path == skip {
+            continue;
+        }
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_dir(&path, &target, skip);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// Writes the crate of one construct; returns its folder name.
+fn write_crate(root: &Path, scratch: &Path, bundle: &Path) -> String {
+    let stem = bundle.file_stem().unwrap().to_str().unwrap().replace('-', "_");
+    let name = format!("c_{stem}");
+    let dir = scratch.join(&name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let protocol = root.join("protocol");
+    copy_dir(&protocol.join("src"), &dir.join("src"), &protocol.join("src/generated"));
+    let (files, _) = generate_with(&schema_set(bundle), "test", Decisions::checked_in().unwrap(), Undecided::Propose)
+        .unwrap_or_else(|e| panic!("{}: {e}", bundle.display()));
+    for file in files {
+        let Ok(rel) = file.path.strip_prefix("protocol/src") else { continue };
+        let path = dir.join("src").join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, file.contents).unwrap();
+    }
+    let manifest = std::fs::read_to_string(protocol.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("[lib]\nname = \"codex_app_protocol\"\n"), "protocol/Cargo.toml's [lib] section changed");
+    // No tests or examples: the crate's own tests are written against the vendored schema.
+    let manifest = manifest
+        .replace("name = \"codex-app-protocol\"", &format!("name = \"{}\"", name.replace('_', "-")))
+        .replace("[lib]\nname = \"codex_app_protocol\"\n", &format!("[lib]\nname = \"{name}\"\ntest = false\ndoctest = false\n"));
+    let manifest = manifest.split("[dev-dependencies]").next().unwrap().to_owned();
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    name
+}
+
+fn cargo(scratch: &Path, args: &[&str]) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .current_dir(scratch)
+        .args(args)
+        .env("CARGO_TARGET_DIR", scratch.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "`cargo {}` in {} failed:\n{stderr}", args.join(" "), scratch.display());
+}
+
+#[test]
+fn every_construct_compiles_with_and_without_features() {
+    if std::env::var("CODEX_APP_SKIP_CONSTRUCT_COMPILE").is_ok_and(|v| !v.is_empty() && v != "0") {
+        eprintln!("SKIPPED: CODEX_APP_SKIP_CONSTRUCT_COMPILE is set");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("constructs");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut bundles: Vec<PathBuf> = std::fs::read_dir(root.join("codegen/tests/constructs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    bundles.sort();
+    let members: Vec<String> = bundles.iter().map(|b| write_crate(&root, &scratch, b)).collect();
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let shared: String = workspace.split("[workspace.package]").nth(1).unwrap().split("\n[profile").next().unwrap().to_owned();
+    let manifest = format!(
+        "[workspace]\nresolver = \"2\"\nmembers = [{}]\n\n[workspace.package]{shared}",
+        members.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", ")
+    );
+    std::fs::write(scratch.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(root.join("Cargo.lock"), scratch.join("Cargo.lock")).unwrap();
+    cargo(&scratch, &["clippy", "--offline", "--quiet", "--keep-going", "--workspace", "--", "-D", "warnings"]);
+    cargo(&scratch, &["clippy", "--offline", "--quiet", "--keep-going", "--workspace", "--all-features", "--", "-D", "warnings"]);
+}
