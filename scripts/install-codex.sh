@@ -4,18 +4,18 @@
 # Used by `cargo xtask record` (and anyone who wants to run the real `codex app-server`
 # locally). The folder is git-ignored; never commit it (the package is about 400 MB).
 #
-#   scripts/install-codex.sh                      # installs 0.169.0
+#   scripts/install-codex.sh                      # installs 0.171.0
 #   CODEX_VERSION=0.166.0 scripts/install-codex.sh
 #
 # Environment:
-#   CODEX_VERSION       npm version to install (default 0.169.0)
+#   CODEX_VERSION       npm version to install (default 0.171.0)
 #   CODEX_INSTALL_DIR   install prefix (default <repo>/.codex-bin)
 #
 # Idempotent: does nothing when the installed binary already reports that version.
 # Prints the path of the binary on its last line of output (stdout).
 set -euo pipefail
 
-version="${CODEX_VERSION:-0.169.0}"
+version="${CODEX_VERSION:-0.171.0}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 prefix="${CODEX_INSTALL_DIR:-$repo/.codex-bin}"
 bin="$prefix/node_modules/.bin/codex"
@@ -26,7 +26,7 @@ die() {
 }
 
 installed_version() {
-    # `codex --version` prints `codex-cli 0.169.0`.
+    # `codex --version` prints `codex-cli 0.171.0`.
     [ -x "$bin" ] || return 0
     "$bin" --version 2>/dev/null | awk '{ print $NF }' || true
 }
