@@ -926,7 +926,9 @@ impl<'b> Lowerer<'b> {
             if direction.is_request() && !a.properties.contains_key("id") {
                 self.warnings.push(Warning::new(&a.pointer, format!("request `{wire}` lists no `id`; decoded as a request (the envelope's id)")));
             }
-            let rust = naming::pascal(&wire);
+            // The marker type (`request::Name`) sits in a module of its own, where a prelude
+            // name would shadow the prelude for the generated impls.
+            let rust = naming::type_name(&wire);
             let params = match a.properties.get("params") {
                 None => Params::None,
                 Some(p) if is_null_schema(p) => Params::Null,

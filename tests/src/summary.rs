@@ -3,10 +3,15 @@
 //! notification, a renamed variant or a changed status shows as a one-line diff.
 //!
 //! ```text
-//!    6 c2s request      thread/start    ClientRequest::ThreadStart id=2 approvalPolicy=untrusted
-//!    7 s2c response     thread/start    ClientResponse::ThreadStart id=2 thread.status=idle
-//!   12 s2c notification item/started    ServerNotification::ItemStarted item=commandExecution status=inProgress
+//! c2s request      thread/start    ClientRequest::ThreadStart id=2 approvalPolicy=untrusted
+//! s2c response     thread/start    ClientResponse::ThreadStart id=2 thread.status=idle
+//! s2c notification item/started    ServerNotification::ItemStarted item=commandExecution status=inProgress
 //! ```
+//!
+//! The summary is canonical ([`canonical`]): what the server's timing changes from one run to
+//! the next (a response's place among the notifications written at the same time, a repeated
+//! notification) is put in one form, so re-recording with the same codex gives the same
+//! summary.
 //!
 //! The variant comes from the typed decode (reported by the protocol crate's generated walk,
 //! [`codex_app_protocol::inspect`]); both directions go through one function, generic over
@@ -182,25 +187,26 @@ fn quoted(s: &str) -> String {
 pub fn summarize(entries: &[Entry]) -> String {
     let mut pending: [HashMap<String, String>; 2] = Default::default();
     let slot = |dir: Dir| if dir == Dir::C2s { 0 } else { 1 };
-    let mut out = String::new();
+    let mut lines = Vec::new();
     for e in entries {
-        let mut line = format!("{:>4} {} ", e.number, e.dir);
+        let mut line = format!("{} ", e.dir);
         let parts = match Parts::parse(&e.line) {
             Ok(parts) => parts,
             Err(_) if serde_json::from_str::<serde_json::Value>(&e.line).is_err() => {
                 line.push_str(&format!("not-json     {}", quoted(&e.line)));
-                push(&mut out, line, e.bad);
+                lines.push(Line { dir: e.dir, response: false, text: line, bad: e.bad });
                 continue;
             }
             Err(err) => {
                 line.push_str(&format!("not-a-message {err}"));
-                push(&mut out, line, e.bad);
+                lines.push(Line { dir: e.dir, response: false, text: line, bad: e.bad });
                 continue;
             }
         };
         if let (Some(id), Some(method), None, None) = (&parts.id, &parts.method, parts.result, parts.error) {
             pending[slot(e.dir)].insert(id_text(id), method.to_string());
         }
+        let response = parts.method.is_none() && (parts.result.is_some() || parts.error.is_some());
         let method_of = |pending: &mut [HashMap<String, String>; 2], id: &RequestId| {
             pending[slot(e.dir.opposite())].remove(&id_text(id)).unwrap_or_else(|| "?".to_owned())
         };
@@ -209,8 +215,58 @@ pub fn summarize(entries: &[Entry]) -> String {
             Dir::S2c => line_text::<side::Server>(parts, &mut |id| method_of(&mut pending, id)),
         };
         line.push_str(&text);
-        push(&mut out, line, e.bad);
+        lines.push(Line { dir: e.dir, response, text: line, bad: e.bad });
     }
+    let mut out = String::new();
+    for line in canonical(lines) {
+        push(&mut out, line.text, line.bad);
+    }
+    out
+}
+
+/// One line of the summary, before [`canonical`] orders it.
+struct Line {
+    dir: Dir,
+    /// A response or error response (answers a request).
+    response: bool,
+    text: String,
+    bad: bool,
+}
+
+/// The summary in a form that two recordings of the same scenario with the same codex share,
+/// although the server's timing differs between runs. Nothing is dropped but repeats:
+/// - within a burst of server messages (between two lines of the client), the responses come
+///   first, then the notifications and server requests in the order they came: the server
+///   writes a response and the notifications of other tasks in whichever order they finish
+///   (a `warning` before or after the `turn/start` response);
+/// - a run of identical server messages (same summary line) is shown once: the server may
+///   repeat a notification whose content did not change (`thread/status/changed` to the same
+///   status, once or twice).
+///
+/// The order of the client's lines, of the notifications among themselves and every line's
+/// content are compared as they are.
+fn canonical(lines: Vec<Line>) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::new();
+    let mut burst: Vec<Line> = Vec::new();
+    let flush = |burst: &mut Vec<Line>, out: &mut Vec<Line>| {
+        let (responses, others): (Vec<Line>, Vec<Line>) = std::mem::take(burst).into_iter().partition(|l| l.response);
+        let start = out.len();
+        for line in responses.into_iter().chain(others) {
+            let repeat = out.len() > start && out.last().is_some_and(|last: &Line| last.text == line.text && last.bad == line.bad);
+            if !repeat {
+                out.push(line);
+            }
+        }
+    };
+    for line in lines {
+        if line.dir == Dir::S2c {
+            burst.push(line);
+        } else {
+            flush(&mut burst, &mut out);
+            out.push(line);
+        }
+    }
+    flush(&mut burst, &mut out);
     out
 }
 
