@@ -46,6 +46,11 @@ pub struct Args {
     /// Print the scenarios' names, one per line, and record nothing.
     #[arg(long)]
     list: bool,
+    /// Write nothing: record each scenario this many times and compare every run's typed
+    /// summary with the committed fixture's (re-recording with the same codex must give no
+    /// diff). Fails on the first difference, after printing it.
+    #[arg(long, value_name = "RUNS", conflicts_with = "out")]
+    repeat: Option<usize>,
 }
 
 /// What one recorded scenario produced.
@@ -79,6 +84,9 @@ pub fn run(args: Args) -> Result<()> {
              to update the types (the drift check below compares this traffic with the current types)",
             codex_app_protocol::CODEX_VERSION
         );
+    }
+    if let Some(runs) = args.repeat {
+        return repeat(&selected, &codex, &version, runs);
     }
     let out = args.out.unwrap_or_else(|| crate::root().join("tests/fixtures").join(&version));
     let debug_dir = crate::root().join("target/record").join(&version);
@@ -182,6 +190,36 @@ fn literal_placeholders(home: &Path, mock_base_url: &str) -> Vec<(String, String
         }
     }
     literals
+}
+
+/// `record --repeat RUNS`: every selected scenario recorded `runs` times, each run's typed
+/// summary compared with the committed fixture's.
+fn repeat(selected: &[&str], codex: &Path, version: &str, runs: usize) -> Result<()> {
+    let fixtures = crate::root().join("tests/fixtures").join(version);
+    let debug_dir = tempfile::tempdir()?;
+    let mut committed = Vec::new();
+    for name in selected {
+        let path = fixtures.join(format!("{name}.ndjson"));
+        let entries = codex_app_traffic::transcript::read_file(&path, Format::Transcript)
+            .with_context(|| format!("no committed fixture to compare with: record it first (`cargo xtask record {name}`)"))?;
+        committed.push((*name, codex_app_traffic::summary::summarize(&entries)));
+    }
+    let started = Instant::now();
+    for run in 1..=runs {
+        for (name, expected) in &committed {
+            let recorded = record(name, codex, debug_dir.path()).with_context(|| format!("run {run}: {name}"))?;
+            let numbered: Vec<Entry> =
+                recorded.entries.iter().enumerate().map(|(i, e)| Entry { number: i + 1, ..e.clone() }).collect();
+            let got = codex_app_traffic::summary::summarize(&numbered);
+            if got != *expected {
+                let diff = similar::TextDiff::from_lines(expected.as_str(), got.as_str());
+                println!("{}", diff.unified_diff().context_radius(2).header("committed", "re-recorded"));
+                bail!("run {run}: the re-recorded `{name}` differs from the committed fixture (summary diff above)");
+            }
+        }
+        println!("run {run}/{runs}: {} scenario(s) as committed ({:.0?} so far)", committed.len(), started.elapsed());
+    }
+    Ok(())
 }
 
 fn write_transcript(path: &Path, entries: &[Entry]) -> Result<()> {
