@@ -29,7 +29,7 @@ async fn ask(question: &str) -> bool {
 }
 
 impl ServerRequestHandler for AskAtTerminal {
-    async fn command_execution_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
+    async fn item_command_execution_request_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
         let command = params.command.unwrap_or_else(|| "(no command given)".into());
         let reason = params.reason.map(|r| format!(" ({r})")).unwrap_or_default();
         let decision = if ask(&format!("Run `{command}`{reason}?")).await {
@@ -40,7 +40,7 @@ impl ServerRequestHandler for AskAtTerminal {
         Ok(CommandExecutionRequestApprovalResponse { decision })
     }
 
-    async fn file_change_approval(&self, params: FileChangeRequestApprovalParams) -> HandlerResult<FileChangeRequestApprovalResponse> {
+    async fn item_file_change_request_approval(&self, params: FileChangeRequestApprovalParams) -> HandlerResult<FileChangeRequestApprovalResponse> {
         let reason = params.reason.map(|r| format!(" ({r})")).unwrap_or_default();
         let decision = if ask(&format!("Apply the file change of item {}{reason}?", params.item_id)).await {
             FileChangeApprovalDecision::Accept

@@ -111,7 +111,9 @@ mod tools {
     use serde::Serialize;
 
     use super::{decode_as, schema_of};
-    use crate::handler::{BoxFuture, HandlerResult, ServerRequestHandler};
+    use serde_json::value::RawValue;
+
+    use crate::handler::{encode, BoxFuture, HandlerResult, ServerRequestHandler};
 
     type ToolFn = Arc<dyn Fn(serde_json::Value) -> BoxFuture<Result<String, String>> + Send + Sync>;
 
@@ -215,48 +217,20 @@ mod tools {
     }
 
     impl<H: ServerRequestHandler> ServerRequestHandler for ToolHandler<H> {
-        async fn dynamic_tool_call(&self, params: DynamicToolCallParams) -> HandlerResult<DynamicToolCallResponse> {
-            let Some(tool) = self.tools.tools.get(&params.tool) else {
-                return self.inner.dynamic_tool_call(params).await;
+        /// `item/tool/call` of one of these tools is answered here; every other request (and
+        /// calls of other tools) goes to the inner handler.
+        async fn handle(&self, request: ServerRequest) -> HandlerResult<Box<RawValue>> {
+            let ServerRequest::ItemToolCall { params, .. } = &request else {
+                return self.inner.handle(request).await;
             };
-            Ok(match (tool.call)(params.arguments).await {
+            let Some(tool) = self.tools.tools.get(&params.tool) else {
+                return self.inner.handle(request).await;
+            };
+            let response = match (tool.call)(params.arguments.clone()).await {
                 Ok(output) => DynamicToolCallResponse { content_items: text(output), success: true },
                 Err(error) => DynamicToolCallResponse { content_items: text(error), success: false },
-            })
-        }
-
-        async fn command_execution_approval(&self, p: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
-            self.inner.command_execution_approval(p).await
-        }
-        async fn file_change_approval(&self, p: FileChangeRequestApprovalParams) -> HandlerResult<FileChangeRequestApprovalResponse> {
-            self.inner.file_change_approval(p).await
-        }
-        async fn permissions_approval(&self, p: PermissionsRequestApprovalParams) -> HandlerResult<PermissionsRequestApprovalResponse> {
-            self.inner.permissions_approval(p).await
-        }
-        async fn mcp_elicitation(&self, p: McpServerElicitationRequestParams) -> HandlerResult<McpServerElicitationRequestResponse> {
-            self.inner.mcp_elicitation(p).await
-        }
-        async fn apply_patch_approval(&self, p: ApplyPatchApprovalParams) -> HandlerResult<ApplyPatchApprovalResponse> {
-            self.inner.apply_patch_approval(p).await
-        }
-        async fn exec_command_approval(&self, p: ExecCommandApprovalParams) -> HandlerResult<ExecCommandApprovalResponse> {
-            self.inner.exec_command_approval(p).await
-        }
-        async fn user_input(&self, p: ToolRequestUserInputParams) -> HandlerResult<ToolRequestUserInputResponse> {
-            self.inner.user_input(p).await
-        }
-        async fn chatgpt_auth_tokens_refresh(&self, p: ChatgptAuthTokensRefreshParams) -> HandlerResult<ChatgptAuthTokensRefreshResponse> {
-            self.inner.chatgpt_auth_tokens_refresh(p).await
-        }
-        async fn attestation_generate(&self, p: AttestationGenerateParams) -> HandlerResult<AttestationGenerateResponse> {
-            self.inner.attestation_generate(p).await
-        }
-        async fn current_time_read(&self, p: CurrentTimeReadParams) -> HandlerResult<CurrentTimeReadResponse> {
-            self.inner.current_time_read(p).await
-        }
-        async fn other(&self, request: ServerRequest) -> HandlerResult<serde_json::Value> {
-            self.inner.other(request).await
+            };
+            encode(Ok(response))
         }
     }
 }

@@ -38,7 +38,7 @@ struct Decide {
 }
 
 impl ServerRequestHandler for Decide {
-    async fn command_execution_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
+    async fn item_command_execution_request_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
         assert!(params.command.unwrap_or_default().contains("echo approved-output"));
         self.asked.fetch_add(1, Ordering::SeqCst);
         Ok(CommandExecutionRequestApprovalResponse { decision: self.decision.clone() })
