@@ -51,7 +51,7 @@ pub(crate) trait DynHandler: Send + Sync + 'static {
     fn dispatch(self: Arc<Self>, request: ServerRequest) -> BoxFuture<HandlerResult<Box<RawValue>>>;
 }
 
-pub(crate) fn encode<T: Serialize>(result: HandlerResult<T>) -> HandlerResult<Box<RawValue>> {
+fn encode<T: Serialize>(result: HandlerResult<T>) -> HandlerResult<Box<RawValue>> {
     let value = result?;
     serde_json::value::to_raw_value(&value)
         .map_err(|e| ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client cannot encode its answer: {e}")))

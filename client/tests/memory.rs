@@ -1,5 +1,10 @@
 //! The client against a server played by the test over the in-memory transport: handshake,
 //! requests, errors, routing, handlers, failure and load.
+//!
+//! Written against the types of the vendored codex release; after a regen from another release
+//! these tests are left out and one test says so (see `pinned_to_codex!`).
+
+codex_app_client::protocol::pinned_to_codex! { "0.169.0",
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -720,4 +725,6 @@ async fn a_transport_with_only_recv_works_and_batches_keep_order_and_line_number
         let ended = tokio::time::timeout(T, events.next()).await.unwrap();
         assert!(ended.is_none(), "the stream ends with the connection: {ended:?}");
     }
+}
+
 }
