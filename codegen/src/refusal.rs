@@ -23,6 +23,8 @@
 //! values and members are used only in the answer of an experimental request (both are
 //! compiled only with the `experimental` feature).
 
+use std::collections::BTreeMap;
+
 use crate::ir::*;
 
 /// Enum values that refuse, as groups in order of preference: the refusal of an enum is its
@@ -81,7 +83,19 @@ pub enum Build {
     Literal,
 }
 
+/// The most values a refusal holds (a schema whose required members nest wide and deep would
+/// otherwise make an answer, and its source, exponentially large).
+const MAX_FILL: usize = 64;
+
 impl Fill {
+    /// How many values the refusal holds.
+    fn size(&self) -> usize {
+        match self {
+            Fill::Value { .. } | Fill::Empty { .. } => 1,
+            Fill::Struct { members, .. } => 1 + members.iter().map(|m| m.fill.size()).sum::<usize>(),
+        }
+    }
+
     /// Whether the value holds a refusing enum value (as opposed to only empty structs).
     pub fn has_refusing_value(&self) -> bool {
         match self {
@@ -110,7 +124,8 @@ pub fn default_answer(ir: &Ir, m: &Method) -> DefaultAnswer {
         None | Some(Ty::Any) => return DefaultAnswer::Error("its response is any JSON value".to_owned()),
         Some(response) => response,
     };
-    let fill = match fill(ir, response, m.experimental, 0) {
+    let mut filler = Filler { ir, experimental_ok: m.experimental, seen: BTreeMap::new() };
+    let fill = match filler.fill(response) {
         Ok(fill) => fill,
         Err(why) => return DefaultAnswer::Error(why),
     };
@@ -129,38 +144,86 @@ pub fn says_approval(wire: &str) -> bool {
     APPROVAL_WORDS.iter().any(|w| wire.contains(w))
 }
 
-/// The refusing value of `ty`, or why there is none. `experimental_ok`: experimental values and
-/// members may be used (the request itself is experimental).
-fn fill(ir: &Ir, ty: &Ty, experimental_ok: bool, depth: usize) -> Result<Fill, String> {
-    // A recursive type has no finite refusal through its required members.
-    if depth > 16 {
-        return Err("its response nests too deep".to_owned());
-    }
-    let Ty::Named(name) = ty else {
-        return Err(format!("{} has no refusing value", describe(ty)));
-    };
-    let Some(def) = ir.types.get(name) else {
-        return Err(format!("`{name}` is not in the schema"));
-    };
-    if def.experimental && !experimental_ok {
-        return Err(format!("`{name}` is experimental"));
-    }
-    match &def.kind {
-        TypeKind::Alias(inner) => fill(ir, inner, experimental_ok, depth + 1),
-        TypeKind::StringEnum(e) => {
-            let values = e.values.iter().filter(|v| experimental_ok || !v.experimental).map(|v| (v.wire.as_str(), v.rust.as_str()));
-            refusing_value(name, values)
+/// Finds refusing values, each named type once (a type on the way to itself has none: a
+/// recursive type has no finite refusal through its required members).
+struct Filler<'a> {
+    ir: &'a Ir,
+    /// Experimental values and members may be used (the request itself is experimental).
+    experimental_ok: bool,
+    /// The refusal of each named type seen; `None` while it is being worked out.
+    seen: BTreeMap<String, Option<Result<Fill, String>>>,
+}
+
+impl Filler<'_> {
+    /// The refusing value of `ty`, or why there is none.
+    fn fill(&mut self, ty: &Ty) -> Result<Fill, String> {
+        let Ty::Named(name) = ty else {
+            return Err(format!("{} has no refusing value", describe(ty)));
+        };
+        match self.seen.get(name) {
+            Some(Some(done)) => return done.clone(),
+            Some(None) => return Err(format!("`{name}` contains itself")),
+            None => {}
         }
-        TypeKind::External(e) => {
-            let values = e
-                .arms
-                .iter()
-                .filter(|a| a.payload.is_none() && (experimental_ok || !a.experimental))
-                .map(|a| (a.wire.as_str(), a.rust.as_str()));
-            refusing_value(name, values)
+        self.seen.insert(name.clone(), None);
+        let result = self.fill_named(name);
+        self.seen.insert(name.clone(), Some(result.clone()));
+        result
+    }
+
+    fn fill_named(&mut self, name: &str) -> Result<Fill, String> {
+        let Some(def) = self.ir.types.get(name) else {
+            return Err(format!("`{name}` is not in the schema"));
+        };
+        let experimental_ok = self.experimental_ok;
+        if def.experimental && !experimental_ok {
+            return Err(format!("`{name}` is experimental"));
         }
-        TypeKind::Struct(s) => fill_struct(ir, name, s, experimental_ok, depth),
-        TypeKind::Tagged(_) | TypeKind::Untagged(_) => Err(format!("`{name}` (a union) has no refusing value")),
+        match &def.kind {
+            TypeKind::Alias(inner) => self.fill(inner),
+            TypeKind::StringEnum(e) => {
+                let values = e.values.iter().filter(|v| experimental_ok || !v.experimental).map(|v| (v.wire.as_str(), v.rust.as_str()));
+                refusing_value(name, values)
+            }
+            TypeKind::External(e) => {
+                let values = e
+                    .arms
+                    .iter()
+                    .filter(|a| a.payload.is_none() && (experimental_ok || !a.experimental))
+                    .map(|a| (a.wire.as_str(), a.rust.as_str()));
+                refusing_value(name, values)
+            }
+            TypeKind::Struct(s) => self.fill_struct(name, s),
+            TypeKind::Tagged(_) | TypeKind::Untagged(_) => Err(format!("`{name}` (a union) has no refusing value")),
+        }
+    }
+
+    fn fill_struct(&mut self, name: &str, s: &Struct) -> Result<Fill, String> {
+        let mut members = Vec::new();
+        for f in &s.fields {
+            match f.presence() {
+                Presence::Optional | Presence::OptionalNullable => continue,
+                Presence::RequiredNullable => return Err(format!("`{name}.{}` is required and may be null", f.wire)),
+                Presence::Required if matches!(f.ty, Ty::Option(_)) => {
+                    return Err(format!("`{name}.{}` is required and may be null", f.wire));
+                }
+                Presence::Required => {}
+            }
+            if f.experimental && !self.experimental_ok {
+                return Err(format!("`{name}.{}` is a required experimental member", f.wire));
+            }
+            let fill = self.fill(&f.ty).map_err(|why| format!("`{name}.{}`: {why}", f.wire))?;
+            members.push(Member { rust: f.rust.clone(), wire: f.wire.clone(), fill });
+            if members.iter().map(|m| m.fill.size()).sum::<usize>() > MAX_FILL {
+                return Err(format!("the refusal of `{name}` would have more than {MAX_FILL} values"));
+            }
+        }
+        if members.is_empty() {
+            return Ok(Fill::Empty { ty: name.to_owned() });
+        }
+        // The generated types have `new(required...)` exactly when a struct has other members too.
+        let build = if members.len() < s.fields.len() || s.extra.is_some() { Build::New } else { Build::Literal };
+        Ok(Fill::Struct { ty: name.to_owned(), build, members })
     }
 }
 
@@ -173,31 +236,6 @@ fn refusing_value<'a>(ty: &str, values: impl Iterator<Item = (&'a str, &'a str)>
         }
     }
     Err(format!("`{ty}` has no refusing value"))
-}
-
-fn fill_struct(ir: &Ir, name: &str, s: &Struct, experimental_ok: bool, depth: usize) -> Result<Fill, String> {
-    let mut members = Vec::new();
-    for f in &s.fields {
-        match f.presence() {
-            Presence::Optional | Presence::OptionalNullable => continue,
-            Presence::RequiredNullable => return Err(format!("`{name}.{}` is required and may be null", f.wire)),
-            Presence::Required if matches!(f.ty, Ty::Option(_)) => {
-                return Err(format!("`{name}.{}` is required and may be null", f.wire));
-            }
-            Presence::Required => {}
-        }
-        if f.experimental && !experimental_ok {
-            return Err(format!("`{name}.{}` is a required experimental member", f.wire));
-        }
-        let fill = fill(ir, &f.ty, experimental_ok, depth + 1).map_err(|why| format!("`{name}.{}`: {why}", f.wire))?;
-        members.push(Member { rust: f.rust.clone(), wire: f.wire.clone(), fill });
-    }
-    if members.is_empty() {
-        return Ok(Fill::Empty { ty: name.to_owned() });
-    }
-    // The generated types have `new(required...)` exactly when a struct has other members too.
-    let build = if members.len() < s.fields.len() || s.extra.is_some() { Build::New } else { Build::Literal };
-    Ok(Fill::Struct { ty: name.to_owned(), build, members })
 }
 
 fn describe(ty: &Ty) -> &'static str {
@@ -216,7 +254,6 @@ fn describe(ty: &Ty) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn field(wire: &str, ty: Ty, required: bool) -> Field {
         Field {
@@ -426,6 +463,19 @@ mod tests {
     fn recursive_responses_end() {
         let ir = ir(vec![structure("R", vec![field("next", named("R"), true)])]);
         assert!(matches!(default_answer(&ir, &request("loopApproval", named("R"))), DefaultAnswer::Error(_)));
+    }
+
+    #[test]
+    fn wide_and_deep_responses_end_quickly() {
+        // T0 { a: T1, b: T1 }, T1 { a: T2, b: T2 }, ... T40 { decision }: 2^40 paths.
+        let mut types = vec![string_enum("Decision", &["accept", "decline"]), decision_response("T40", "Decision")];
+        for i in 0..40 {
+            let next = named(&format!("T{}", i + 1));
+            types.push(structure(&format!("T{i}"), vec![field("a", next.clone(), true), field("b", next, true)]));
+        }
+        let answer = default_answer(&ir(types), &request("deepApproval", named("T0")));
+        let DefaultAnswer::Error(why) = answer else { panic!("{answer:?}") };
+        assert!(why.starts_with("`T0.a`: `T1.a`") && why.ends_with("the refusal of `T35` would have more than 64 values"), "{why}");
     }
 
     #[test]
