@@ -4,11 +4,14 @@
 #
 #   1. install that codex from npm (into a cache folder, reused across runs)
 #   2. cargo xtask regen --codex <it>           vendor its schema, regenerate the crate
-#   3. build the whole workspace, every target  (xtask and its xtask-traffic binary included; not
-#      codex-app-client, which is written against the vendored release's types)
+#   3. build the whole workspace, every target  (xtask and its xtask-traffic binary included), and
+#      codex-app-client with all its features and without (its server-request handler is
+#      generated; its tests are pinned to the vendored release, see `pinned_to_codex!`, and
+#      its example is written to build with any release)
 #   4. cargo xtask record --codex <it>          record every scenario into tests/fixtures/<v>/
 #   5. cargo xtask drift tests/fixtures/<v>/*   zero drift expected on what was recorded
-#   6. clippy -D warnings, with `experimental` (workspace) and without (the protocol crate alone)
+#   6. clippy -D warnings, with `experimental` (workspace) and without (the protocol crate and the
+#      client alone)
 #
 # A scenario that does not fit a release (a method or member its schema does not have) fails
 # at run time with the member named; it is listed in the summary and does not fail the release.
@@ -18,7 +21,8 @@
 #   scripts/check-codex-versions.sh 0.140.0
 #   KEEP=1 scripts/check-codex-versions.sh 0.140.0          # keep the scratch copies
 #   COMPILE_ONLY=1 scripts/check-codex-versions.sh 0.60.1   # regen + `cargo check` of every
-#                                                           # target only (what CI runs)
+#                                                           # target only, the client's with
+#                                                           # all features (what CI runs)
 #
 # Environment:
 #   SCRATCH           the scratch folder (default: a new temp dir; removed at the end unless KEEP=1)
@@ -80,12 +84,17 @@ for v in "${versions[@]}"; do
     if step regen cargo xtask regen --codex "$bin"; then
         types=$(grep -o -E 'codex [^ ]+: [0-9]+ types' "$log" | tail -1 | awk '{print $3}')
         if [ -n "${COMPILE_ONLY:-}" ]; then
-            if step check cargo check --workspace --exclude codex-app-client --all-targets && step check-stable cargo check -p codex-app-protocol --all-targets; then
+            if step check cargo check --workspace --all-targets \
+                && step check-stable cargo check -p codex-app-protocol --all-targets \
+                && step check-client cargo check -p codex-app-client --all-targets --all-features \
+                && step check-client-stable cargo check -p codex-app-client; then
                 build=checked
             else
                 build=FAILED status=FAILED
             fi
-        elif step build cargo build --workspace --exclude codex-app-client --all-targets; then
+        elif step build cargo build --workspace --all-targets \
+            && step build-client cargo build -p codex-app-client --all-targets --all-features \
+            && step build-client-stable cargo build -p codex-app-client; then
             build=ok
             # Each scenario is recorded on its own so that one that does not fit is reported
             # by name; the others are still recorded.
@@ -119,8 +128,10 @@ for v in "${versions[@]}"; do
         fi
         if [ -n "${COMPILE_ONLY:-}" ]; then
             :
-        elif step clippy cargo clippy --workspace --exclude codex-app-client --all-targets -- -D warnings \
-            && step clippy-stable cargo clippy -p codex-app-protocol --all-targets -- -D warnings; then
+        elif step clippy cargo clippy --workspace --all-targets -- -D warnings \
+            && step clippy-stable cargo clippy -p codex-app-protocol --all-targets -- -D warnings \
+            && step clippy-client cargo clippy -p codex-app-client --all-targets -- -D warnings \
+            && step clippy-client-all cargo clippy -p codex-app-client --all-targets --all-features -- -D warnings; then
             clippy=ok
         else
             clippy=FAILED status=FAILED

@@ -13,11 +13,20 @@
 use std::io::Write as _;
 use std::time::Duration;
 
+use codex_app_client::handler::dispatch;
 use codex_app_client::protocol::*;
 use codex_app_client::*;
+use serde_json::json;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Asks at the terminal; anything but `y` declines.
+///
+/// The example builds with the crate generated from any codex release, so where releases
+/// differ it works with the wire's method names and JSON: this handler overrides `handle`
+/// (every request) rather than the typed methods, whose types differ between releases. With
+/// one release's types, override `item_command_execution_request_approval` and
+/// `item_file_change_request_approval` instead (see the README).
 struct AskAtTerminal;
 
 async fn ask(question: &str) -> bool {
@@ -29,25 +38,23 @@ async fn ask(question: &str) -> bool {
 }
 
 impl ServerRequestHandler for AskAtTerminal {
-    async fn command_execution_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
-        let command = params.command.unwrap_or_else(|| "(no command given)".into());
-        let reason = params.reason.map(|r| format!(" ({r})")).unwrap_or_default();
-        let decision = if ask(&format!("Run `{command}`{reason}?")).await {
-            CommandExecutionApprovalDecision::Accept
-        } else {
-            CommandExecutionApprovalDecision::Decline
+    async fn handle(&self, request: ServerRequest) -> HandlerResult<Box<RawValue>> {
+        let question = match request.method() {
+            "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => {
+                let message = serde_json::to_value(&request).unwrap_or_default();
+                let params = &message["params"];
+                let what = match params["command"].as_str() {
+                    Some(command) => format!("Run `{command}`"),
+                    None => format!("Apply the change of item {}", params["itemId"]),
+                };
+                let reason = params["reason"].as_str().map(|r| format!(" ({r})")).unwrap_or_default();
+                format!("{what}{reason}?")
+            }
+            // Everything else: the safe defaults of the typed methods.
+            _ => return dispatch(self, request).await,
         };
-        Ok(CommandExecutionRequestApprovalResponse { decision })
-    }
-
-    async fn file_change_approval(&self, params: FileChangeRequestApprovalParams) -> HandlerResult<FileChangeRequestApprovalResponse> {
-        let reason = params.reason.map(|r| format!(" ({r})")).unwrap_or_default();
-        let decision = if ask(&format!("Apply the file change of item {}{reason}?", params.item_id)).await {
-            FileChangeApprovalDecision::Accept
-        } else {
-            FileChangeApprovalDecision::Decline
-        };
-        Ok(FileChangeRequestApprovalResponse { decision })
+        let decision = if ask(&question).await { "accept" } else { "decline" };
+        Ok(serde_json::value::to_raw_value(&json!({"decision": decision})).expect("JSON encodes"))
     }
 }
 
@@ -75,10 +82,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(check) = client.version_check() {
         eprintln!("[{check}]");
     }
-    let params = ThreadStartParams { approval_policy: Some(AskForApproval::Untrusted), ..Default::default() };
+    // Params from JSON (wire names), decoded into this release's types.
+    let params: ThreadStartParams = serde_json::from_value(json!({"approvalPolicy": "untrusted"}))?;
     let thread = client.request::<request::ThreadStart>(params).await?.thread;
-    let input = vec![UserInput::Text(TextUserInput::new(prompt.join(" ")))];
-    let mut turn = client.start_turn(TurnStartParams::new(input, thread.id)).await?;
+    let input = json!([{"type": "text", "text": prompt.join(" ")}]);
+    let mut turn = client.start_turn(serde_json::from_value(json!({"threadId": thread.id, "input": input}))?).await?;
     while let Some(event) = turn.next().await {
         let Event::Notification(notification) = event else { continue };
         match &*notification {
@@ -89,8 +97,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     println!("\n$ {}", item.command);
                 }
             }
-            ServerNotification::Error { params, .. } => eprintln!("\n[error: {}]", params.error.message),
-            ServerNotification::TurnCompleted { params, .. } => println!("\n[turn {:?}]", params.turn.status),
+            ServerNotification::TurnCompleted { params, .. } => {
+                println!("\n[turn {}]", serde_json::to_value(&params.turn).unwrap_or_default()["status"]);
+            }
+            other if other.method() == "error" => {
+                let error = serde_json::to_value(other).unwrap_or_default();
+                eprintln!("\n[error: {}]", error["params"]["error"]["message"]);
+            }
             _ => {}
         }
         let _ = std::io::stdout().flush();

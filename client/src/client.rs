@@ -47,9 +47,12 @@ pub enum VersionPolicy {
 /// How a [`Client`] connects: client info, the experimental opt-in, the version policy, the
 /// request handler, buffer sizes, the transcript tap.
 pub struct ClientBuilder {
-    client_info: ClientInfo,
+    client_name: String,
+    client_version: String,
     experimental_api: bool,
-    capabilities: InitializeCapabilities,
+    /// The `capabilities` of `initialize` as JSON (`experimentalApi` is set at connect), or why
+    /// the value given could not be one.
+    capabilities: Result<serde_json::Map<String, serde_json::Value>, String>,
     version_policy: VersionPolicy,
     handler: Arc<dyn DynHandler>,
     notification_buffer: usize,
@@ -62,7 +65,8 @@ pub struct ClientBuilder {
 impl std::fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientBuilder")
-            .field("client_info", &self.client_info)
+            .field("client_name", &self.client_name)
+            .field("client_version", &self.client_version)
             .field("experimental_api", &self.experimental_api)
             .field("version_policy", &self.version_policy)
             .field("notification_buffer", &self.notification_buffer)
@@ -74,9 +78,10 @@ impl std::fmt::Debug for ClientBuilder {
 impl Default for ClientBuilder {
     fn default() -> Self {
         ClientBuilder {
-            client_info: ClientInfo { name: "codex-app-client".into(), title: None, version: env!("CARGO_PKG_VERSION").into() },
+            client_name: "codex-app-client".into(),
+            client_version: env!("CARGO_PKG_VERSION").into(),
             experimental_api: cfg!(feature = "experimental"),
-            capabilities: InitializeCapabilities::default(),
+            capabilities: Ok(serde_json::Map::new()),
             version_policy: VersionPolicy::default(),
             handler: Arc::new(DefaultHandler),
             notification_buffer: 1024,
@@ -92,8 +97,8 @@ impl ClientBuilder {
     /// `clientInfo` of `initialize` (default: `codex-app-client` and this crate's version).
     /// The server puts `name` at the start of its `userAgent`.
     pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.client_info.name = name.into();
-        self.client_info.version = version.into();
+        self.client_name = name.into();
+        self.client_version = version.into();
         self
     }
 
@@ -106,9 +111,15 @@ impl ClientBuilder {
     }
 
     /// The other `initialize` capabilities (`experimentalApi` is set from
-    /// [`experimental_api`](Self::experimental_api)).
-    pub fn capabilities(mut self, capabilities: InitializeCapabilities) -> Self {
-        self.capabilities = capabilities;
+    /// [`experimental_api`](Self::experimental_api)): an `InitializeCapabilities`, or any value
+    /// that encodes as a JSON object (releases differ in which capabilities they know). A value
+    /// that is not an object fails [`connect`](Self::connect) with [`ClientError::Refused`].
+    pub fn capabilities(mut self, capabilities: impl Serialize) -> Self {
+        self.capabilities = match serde_json::to_value(capabilities) {
+            Ok(serde_json::Value::Object(map)) => Ok(map),
+            Ok(other) => Err(format!("the `initialize` capabilities must be a JSON object, not {other}")),
+            Err(e) => Err(format!("the `initialize` capabilities do not encode: {e}")),
+        };
         self
     }
 
@@ -175,12 +186,21 @@ impl ClientBuilder {
     /// `initialized`.
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
         let version_policy = self.version_policy;
-        let mut capabilities = self.capabilities.clone();
-        capabilities.experimental_api = self.experimental_api.then_some(true);
-        let params = InitializeParams { capabilities: Some(capabilities), client_info: self.client_info.clone() };
+        let mut capabilities = self.capabilities.clone().map_err(ClientError::Refused)?;
+        match self.experimental_api {
+            true => capabilities.insert("experimentalApi".into(), true.into()),
+            false => capabilities.remove("experimentalApi"),
+        };
+        // Written as JSON: the members of `initialize` differ between releases (0.60.1 has no
+        // `capabilities`), and a server ignores those it does not know.
+        let params = serde_json::json!({
+            "capabilities": capabilities,
+            "clientInfo": {"name": self.client_name, "version": self.client_version},
+        });
         let client = self.start(transport);
         let handshake = async {
-            let response = client.request::<request::Initialize>(params).await?;
+            let (answer, _) = client.call(request::Initialize::METHOD, Some(request::Initialize::METHOD), &params, None).await?;
+            let response = typed_result::<request::Initialize>(answer.result)?;
             client.send_line(wire::initialized_line()).await?;
             Ok::<_, ClientError>(response)
         };
@@ -519,12 +539,20 @@ impl Client {
     /// `turn/start`, returning a [`TurnHandle`] whose stream carries only this turn's
     /// notifications.
     pub async fn start_turn(&self, params: TurnStartParams) -> Result<TurnHandle, ClientError> {
-        let thread = params.thread_id.clone();
-        let (answer, id) = self.call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), &params, Some(thread.clone())).await?;
+        self.start_turn_with(params.thread_id.clone(), &params).await
+    }
+
+    /// `turn/start` on `thread` with params of any form (typed, or JSON with members the
+    /// typed params do not have).
+    pub(crate) async fn start_turn_with<P: Serialize + ?Sized>(&self, thread: String, params: &P) -> Result<TurnHandle, ClientError> {
+        let (answer, id) = self.call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), params, Some(thread.clone())).await?;
         let queue = answer.turn.clone();
         let response = typed_result::<request::TurnStart>(answer.result)?;
-        let queue = queue.ok_or_else(|| ClientError::Refused(format!("turn/start {id:?} answered without a turn id")))?;
-        Ok(TurnHandle::new(self.clone(), thread, response, queue))
+        let turn_id = wire::turn_id(&response.turn);
+        let (Some(queue), Some(turn_id)) = (queue, turn_id) else {
+            return Err(ClientError::Refused(format!("turn/start {id:?} answered without a turn id")));
+        };
+        Ok(TurnHandle::new(self.clone(), thread, turn_id, response, queue))
     }
 
     /// Closes the connection: the client's side is closed (a spawned server sees the end of
@@ -754,7 +782,7 @@ fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
             };
             let turn = pending.turn_thread.as_ref().and_then(|thread| {
                 let ClientResponse::TurnStart(started) = &response.result else { return None };
-                let turn = started.turn.id.clone();
+                let turn = wire::turn_id(&started.turn)?;
                 let queue = Arc::new(TurnQueue::new(shared.turn_buffer, shared.late_grace));
                 let (mine, others): (Early, Early) = early.into_iter().partition(|(t, _)| *t == turn);
                 if let Some((_, early)) = state.starting.get_mut(thread) {

@@ -41,10 +41,14 @@ pub fn decode_as<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, Clien
 }
 
 impl Client {
-    /// `turn/start` with `outputSchema` set to the JSON Schema of `T`.
-    pub async fn start_structured_turn<T: JsonSchema + DeserializeOwned>(&self, mut params: TurnStartParams) -> Result<StructuredTurn<T>, ClientError> {
-        params.output_schema = Some(schema_of::<T>());
-        let turn = self.start_turn(params).await?;
+    /// `turn/start` with `outputSchema` set to the JSON Schema of `T` (written into the params'
+    /// JSON, so that the client builds against releases whose `turn/start` has no
+    /// `outputSchema`; such a server ignores it).
+    pub async fn start_structured_turn<T: JsonSchema + DeserializeOwned>(&self, params: TurnStartParams) -> Result<StructuredTurn<T>, ClientError> {
+        let thread = params.thread_id.clone();
+        let mut value = serde_json::to_value(&params).map_err(|e| ClientError::Refused(format!("cannot encode `turn/start`: {e}")))?;
+        value["outputSchema"] = schema_of::<T>();
+        let turn = self.start_turn_with(thread, &value).await?;
         Ok(StructuredTurn { turn, last_message: None, _output: PhantomData })
     }
 }
@@ -78,17 +82,23 @@ impl<T: DeserializeOwned> StructuredTurn<T> {
                 None => return Err(self.turn.client().closed().unwrap_or(ClientError::Closed)),
             }
         }
-        let turn = self.turn.completed().expect("checked above");
-        let from_items = turn.items.iter().rev().find_map(|item| match item {
-            ThreadItem::AgentMessage(message) => Some(message.text.clone()),
-            _ => None,
+        // The completed turn as JSON: its shape differs between releases (a union of statuses
+        // in 0.60.1), its `items` and their `agentMessage` text do not.
+        let turn = serde_json::to_value(self.turn.completed().expect("checked above")).unwrap_or_default();
+        let from_items = turn.get("items").and_then(Value::as_array).and_then(|items| {
+            items.iter().rev().find(|i| i["type"] == "agentMessage").and_then(|i| i["text"].as_str()).map(str::to_owned)
         });
         let text = self.last_message.take().or(from_items).ok_or_else(|| {
             ClientError::Decode(DecodeReport {
                 line_number: None,
                 method: None,
                 path: None,
-                message: format!("turn {} ended ({:?}) without an assistant message to decode as `{}`", turn.id, turn.status, std::any::type_name::<T>()),
+                message: format!(
+                    "turn {} ended ({}) without an assistant message to decode as `{}`",
+                    self.turn.turn_id(),
+                    turn.get("status").unwrap_or(&Value::Null),
+                    std::any::type_name::<T>()
+                ),
                 line: String::new(),
             })
         })?;
@@ -105,22 +115,34 @@ mod tools {
     use std::future::Future;
     use std::sync::Arc;
 
-    use codex_app_protocol::*;
+    use codex_app_protocol::ServerRequest;
     use schemars::JsonSchema;
     use serde::de::DeserializeOwned;
     use serde::Serialize;
+    use serde_json::value::RawValue;
+    use serde_json::{json, Value};
 
     use super::{decode_as, schema_of};
+    use crate::error::ClientError;
     use crate::handler::{BoxFuture, HandlerResult, ServerRequestHandler};
 
-    type ToolFn = Arc<dyn Fn(serde_json::Value) -> BoxFuture<Result<String, String>> + Send + Sync>;
+    type ToolFn = Arc<dyn Fn(Value) -> BoxFuture<Result<String, String>> + Send + Sync>;
+
+    /// The request that calls a dynamic tool.
+    const TOOL_CALL: &str = "item/tool/call";
 
     struct Tool {
-        spec: FunctionDynamicToolSpec,
+        /// The tool's entry of `dynamicTools`, as JSON.
+        spec: Value,
         call: ToolFn,
     }
 
     /// Dynamic tools declared from Rust argument types (experimental API).
+    ///
+    /// The tool specs and the `item/tool/call` requests and answers are handled as JSON, in the
+    /// shape codex has used since dynamic tools came (0.100.0): the client builds against any
+    /// release, and [`specs`](Self::specs) decodes the specs into the spec type of the release
+    /// this crate was generated from.
     ///
     /// ```no_run
     /// # async fn run(client_builder: codex_app_client::ClientBuilder, command: codex_app_client::CodexCommand) -> Result<(), codex_app_client::ClientError> {
@@ -133,7 +155,7 @@ mod tools {
     /// let tools = Tools::new().tool("lookup_weather", "Current weather for a city.", |args: Weather| async move {
     ///     Ok::<_, String>(format!("sunny in {}", args.city))
     /// });
-    /// let specs = tools.specs();
+    /// let specs = tools.specs()?;
     /// let client = client_builder.handler(tools.handler(codex_app_client::DefaultHandler)).spawn(&command).await?;
     /// let params = ThreadStartParams { dynamic_tools: Some(specs), ..Default::default() };
     /// client.request::<request::ThreadStart>(params).await?;
@@ -170,7 +192,7 @@ mod tools {
         {
             let call = Arc::new(call);
             let tool_name = name.to_owned();
-            let erased: ToolFn = Arc::new(move |arguments: serde_json::Value| {
+            let erased: ToolFn = Arc::new(move |arguments: Value| {
                 let call = call.clone();
                 let tool_name = tool_name.clone();
                 Box::pin(async move {
@@ -179,27 +201,48 @@ mod tools {
                     let output = call(args).await?;
                     let value = serde_json::to_value(&output).map_err(|e| format!("the tool's output does not encode: {e}"))?;
                     Ok(match value {
-                        serde_json::Value::String(s) => s,
+                        Value::String(s) => s,
                         other => other.to_string(),
                     })
                 })
             });
-            let spec = FunctionDynamicToolSpec { defer_loading: None, description: description.to_owned(), input_schema: schema_of::<A>(), name: name.to_owned() };
+            // `type` tags the spec union of recent releases; a release whose spec is a plain
+            // struct skips it.
+            let spec = json!({"type": "function", "name": name, "description": description, "inputSchema": schema_of::<A>()});
             self.tools.insert(name.to_owned(), Tool { spec, call: erased });
             self
         }
 
-        /// The `dynamicTools` of `thread/start`.
-        pub fn specs(&self) -> Vec<DynamicToolSpec> {
-            let mut specs: Vec<&FunctionDynamicToolSpec> = self.tools.values().map(|t| &t.spec).collect();
-            specs.sort_by(|a, b| a.name.cmp(&b.name));
-            specs.into_iter().map(|spec| DynamicToolSpec::Function(spec.clone())).collect()
+        /// The `dynamicTools` of `thread/start`, sorted by name, as the spec type `S` of the
+        /// release this crate was generated from (`DynamicToolSpec`; inferred from where they
+        /// go). Fails with [`ClientError::Decode`] when that type cannot hold a function tool.
+        pub fn specs<S: DeserializeOwned>(&self) -> Result<Vec<S>, ClientError> {
+            let mut names: Vec<&String> = self.tools.keys().collect();
+            names.sort();
+            names.into_iter().map(|name| decode_as::<S>(&format!("the spec of tool `{name}`"), &self.tools[name].spec.to_string())).collect()
         }
 
         /// A handler that answers `item/tool/call` for these tools and passes everything else
         /// (and calls of other tools) to `inner`.
         pub fn handler<H: ServerRequestHandler>(self, inner: H) -> ToolHandler<H> {
             ToolHandler { tools: Arc::new(self), inner }
+        }
+
+        /// Runs the tool an `item/tool/call` request names, if it is one of these; the answer
+        /// as JSON.
+        async fn answer(&self, request: &ServerRequest) -> Option<HandlerResult<Box<RawValue>>> {
+            if request.method() != TOOL_CALL {
+                return None;
+            }
+            let mut message = serde_json::to_value(request).ok()?;
+            let params = message.get_mut("params")?;
+            let tool = self.tools.get(params.get("tool")?.as_str()?)?;
+            let (text, success) = match (tool.call)(params["arguments"].take()).await {
+                Ok(output) => (output, true),
+                Err(error) => (error, false),
+            };
+            let answer = json!({"contentItems": [{"type": "inputText", "text": text}], "success": success});
+            Some(Ok(serde_json::value::to_raw_value(&answer).expect("JSON values encode")))
         }
     }
 
@@ -210,53 +253,14 @@ mod tools {
         inner: H,
     }
 
-    fn text(text: String) -> Vec<DynamicToolCallOutputContentItem> {
-        vec![DynamicToolCallOutputContentItem::InputText(InputTextDynamicToolCallOutputContentItem { text })]
-    }
-
     impl<H: ServerRequestHandler> ServerRequestHandler for ToolHandler<H> {
-        async fn dynamic_tool_call(&self, params: DynamicToolCallParams) -> HandlerResult<DynamicToolCallResponse> {
-            let Some(tool) = self.tools.tools.get(&params.tool) else {
-                return self.inner.dynamic_tool_call(params).await;
-            };
-            Ok(match (tool.call)(params.arguments).await {
-                Ok(output) => DynamicToolCallResponse { content_items: text(output), success: true },
-                Err(error) => DynamicToolCallResponse { content_items: text(error), success: false },
-            })
-        }
-
-        async fn command_execution_approval(&self, p: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
-            self.inner.command_execution_approval(p).await
-        }
-        async fn file_change_approval(&self, p: FileChangeRequestApprovalParams) -> HandlerResult<FileChangeRequestApprovalResponse> {
-            self.inner.file_change_approval(p).await
-        }
-        async fn permissions_approval(&self, p: PermissionsRequestApprovalParams) -> HandlerResult<PermissionsRequestApprovalResponse> {
-            self.inner.permissions_approval(p).await
-        }
-        async fn mcp_elicitation(&self, p: McpServerElicitationRequestParams) -> HandlerResult<McpServerElicitationRequestResponse> {
-            self.inner.mcp_elicitation(p).await
-        }
-        async fn apply_patch_approval(&self, p: ApplyPatchApprovalParams) -> HandlerResult<ApplyPatchApprovalResponse> {
-            self.inner.apply_patch_approval(p).await
-        }
-        async fn exec_command_approval(&self, p: ExecCommandApprovalParams) -> HandlerResult<ExecCommandApprovalResponse> {
-            self.inner.exec_command_approval(p).await
-        }
-        async fn user_input(&self, p: ToolRequestUserInputParams) -> HandlerResult<ToolRequestUserInputResponse> {
-            self.inner.user_input(p).await
-        }
-        async fn chatgpt_auth_tokens_refresh(&self, p: ChatgptAuthTokensRefreshParams) -> HandlerResult<ChatgptAuthTokensRefreshResponse> {
-            self.inner.chatgpt_auth_tokens_refresh(p).await
-        }
-        async fn attestation_generate(&self, p: AttestationGenerateParams) -> HandlerResult<AttestationGenerateResponse> {
-            self.inner.attestation_generate(p).await
-        }
-        async fn current_time_read(&self, p: CurrentTimeReadParams) -> HandlerResult<CurrentTimeReadResponse> {
-            self.inner.current_time_read(p).await
-        }
-        async fn other(&self, request: ServerRequest) -> HandlerResult<serde_json::Value> {
-            self.inner.other(request).await
+        /// `item/tool/call` of one of these tools is answered here; every other request (and
+        /// calls of other tools) goes to the inner handler.
+        async fn handle(&self, request: ServerRequest) -> HandlerResult<Box<RawValue>> {
+            match self.tools.answer(&request).await {
+                Some(answer) => answer,
+                None => self.inner.handle(request).await,
+            }
         }
     }
 }

@@ -4,9 +4,12 @@ use std::sync::Arc;
 
 use codex_app_protocol::*;
 
+use serde_json::json;
+
 use crate::client::Client;
-use crate::error::ClientError;
+use crate::error::{ClientError, DecodeReport};
 use crate::events::{Event, TurnQueue};
+use crate::wire;
 
 /// A turn started with [`Client::start_turn`].
 ///
@@ -28,14 +31,15 @@ use crate::events::{Event, TurnQueue};
 pub struct TurnHandle {
     client: Client,
     thread_id: String,
+    turn_id: String,
     response: TurnStartResponse,
     queue: Arc<TurnQueue>,
     completed: Option<Turn>,
 }
 
 impl TurnHandle {
-    pub(crate) fn new(client: Client, thread_id: String, response: TurnStartResponse, queue: Arc<TurnQueue>) -> Self {
-        TurnHandle { client, thread_id, response, queue, completed: None }
+    pub(crate) fn new(client: Client, thread_id: String, turn_id: String, response: TurnStartResponse, queue: Arc<TurnQueue>) -> Self {
+        TurnHandle { client, thread_id, turn_id, response, queue, completed: None }
     }
 
     /// The thread of the turn.
@@ -45,7 +49,7 @@ impl TurnHandle {
 
     /// The turn's id.
     pub fn turn_id(&self) -> &str {
-        &self.response.turn.id
+        &self.turn_id
     }
 
     /// The `turn/start` response.
@@ -68,7 +72,7 @@ impl TurnHandle {
                     self.completed = Some(params.turn.clone());
                 }
             }
-            None => self.client.forget_turn(&self.thread_id, &self.response.turn.id),
+            None => self.client.forget_turn(&self.thread_id, &self.turn_id),
             _ => {}
         }
         event
@@ -92,14 +96,25 @@ impl TurnHandle {
 
     /// `turn/interrupt` for this turn.
     pub async fn interrupt(&self) -> Result<TurnInterruptResponse, ClientError> {
-        let params = TurnInterruptParams { thread_id: self.thread_id.clone(), turn_id: self.response.turn.id.clone() };
+        let params = wire::params::<request::TurnInterrupt>(json!({"threadId": self.thread_id, "turnId": self.turn_id}))?;
         self.client.request::<request::TurnInterrupt>(params).await
     }
 
-    /// `turn/steer`: adds `input` to this turn while it runs.
-    pub async fn steer(&self, input: Vec<UserInput>) -> Result<TurnSteerResponse, ClientError> {
-        let params = TurnSteerParams::new(self.response.turn.id.clone(), input, self.thread_id.clone());
-        self.client.request::<request::TurnSteer>(params).await
+    /// `turn/steer`: adds `input` to this turn while it runs. Returns the id of the turn that
+    /// took the input (`turnId` of the response). Sent by method name, so that the client
+    /// builds against releases without `turn/steer` (the server then answers an error).
+    pub async fn steer(&self, input: Vec<UserInput>) -> Result<String, ClientError> {
+        let params = json!({"threadId": self.thread_id, "expectedTurnId": self.turn_id, "input": input});
+        let result = self.client.request_raw("turn/steer", params).await?;
+        result.get("turnId").and_then(|t| t.as_str()).map(str::to_owned).ok_or_else(|| {
+            ClientError::Decode(DecodeReport {
+                line_number: None,
+                method: Some("turn/steer".into()),
+                path: Some("result.turnId".into()),
+                message: format!("the result of `turn/steer` has no `turnId`: {result}"),
+                line: String::new(),
+            })
+        })
     }
 
     /// The client this turn runs on.
@@ -110,6 +125,6 @@ impl TurnHandle {
 
 impl Drop for TurnHandle {
     fn drop(&mut self) {
-        self.client.forget_turn(&self.thread_id, &self.response.turn.id);
+        self.client.forget_turn(&self.thread_id, &self.turn_id);
     }
 }

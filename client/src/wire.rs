@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::error::DecodeReport;
+use crate::error::{ClientError, DecodeReport};
 
 /// A server line that did not decode.
 pub(crate) struct Undecodable {
@@ -93,6 +93,21 @@ pub(crate) fn experimental_reason(line: &str) -> Option<&'static str> {
 #[cfg(feature = "experimental")]
 pub(crate) fn experimental_error_message(reason: &str) -> String {
     codex_app_protocol::experimental_error_message(reason)
+}
+
+/// The id of a turn (`Turn`, as `turn/start` and `turn/completed` carry it), read from its
+/// JSON: a struct in most releases, a union of statuses in others (0.60.1), always with an `id`.
+pub(crate) fn turn_id(turn: &impl Serialize) -> Option<String> {
+    serde_json::to_value(turn).ok()?.get("id")?.as_str().map(str::to_owned)
+}
+
+/// The params of a request the client writes itself, given as JSON (wire member names) and
+/// decoded into the params type of the release this crate was generated from: code that
+/// builds them compiles whatever members a release adds, and a release whose params no
+/// longer fit fails here, naming the method and the member.
+pub(crate) fn params<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Params, ClientError> {
+    serde_json::from_value(value)
+        .map_err(|e| ClientError::Refused(format!("the params of `{}` do not fit this release's types: {e}", M::METHOD)))
 }
 
 /// The start of a line, for messages.

@@ -1,5 +1,10 @@
 //! The client against the real `codex app-server` (the pinned 0.169.0), whose model is the
 //! loopback Responses mock. Skipped with a message when there is no codex binary.
+//!
+//! Written against the types of the vendored codex release; after a regen from another release
+//! these tests are left out and one test says so (see `pinned_to_codex!`).
+
+codex_app_client::protocol::pinned_to_codex! { "0.171.0",
 
 mod common;
 
@@ -38,7 +43,7 @@ struct Decide {
 }
 
 impl ServerRequestHandler for Decide {
-    async fn command_execution_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
+    async fn item_command_execution_request_approval(&self, params: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
         assert!(params.command.unwrap_or_default().contains("echo approved-output"));
         self.asked.fetch_add(1, Ordering::SeqCst);
         Ok(CommandExecutionRequestApprovalResponse { decision: self.decision.clone() })
@@ -316,4 +321,6 @@ async fn dropping_the_client_kills_the_server() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!alive(), "the server's process group is still alive");
+}
+
 }

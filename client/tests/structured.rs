@@ -1,6 +1,11 @@
 //! Typed structured output and typed dynamic tools against the real codex (the `schemars`
 //! feature; tools also need `experimental`).
+//!
+//! Written against the types of the vendored codex release; after a regen from another release
+//! these tests are left out and one test says so (see `pinned_to_codex!`).
 #![cfg(feature = "schemars")]
+
+codex_app_client::protocol::pinned_to_codex! { "0.171.0",
 
 mod common;
 
@@ -82,7 +87,7 @@ async fn a_typed_dynamic_tool_gets_decoded_arguments() {
             Ok::<_, String>(format!("sunny in {}, 24 C", args.city))
         }
     });
-    let specs = tools.specs();
+    let specs = tools.specs().unwrap();
     let client = setup.connect(Client::builder().experimental_api(true).handler(tools.handler(DefaultHandler))).await;
     let thread = start_thread(&client, ThreadStartParams { dynamic_tools: Some(specs), ..Default::default() }).await;
     let mut turn = client.start_turn(text_turn(&thread, "Weather in Paris?")).await.unwrap();
@@ -109,4 +114,6 @@ async fn a_typed_dynamic_tool_gets_decoded_arguments() {
     assert!(output.contains("WeatherArgs") && output.contains("city"), "{output}");
     assert!(seen.try_recv().is_err());
     client.shutdown(Duration::from_secs(5)).await;
+}
+
 }

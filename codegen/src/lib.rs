@@ -10,7 +10,8 @@
 //!   -> merge.rs    mark what only the experimental bundle has
 //!   -> decisions.rs  `Option<Option<T>>` members, from vendor-schemas/decisions.json
 //!   -> pairing.rs  pair each request with its response type (naming convention, then decisions.json)
-//!   -> emit/       tokens from the IR (quote)
+//!   -> emit/       tokens from the IR (quote); the client's server-request handler takes
+//!                  its default answers from refusal.rs (one rule over the IR: nothing approved)
 //!   -> format.rs   prettyplease, file header
 //! ```
 //!
@@ -27,6 +28,7 @@ mod merge;
 mod naming;
 mod recursion;
 pub mod pairing;
+pub mod refusal;
 pub mod schema;
 pub mod vendor;
 

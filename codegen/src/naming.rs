@@ -126,6 +126,16 @@ pub fn field(wire: &str) -> String {
     name
 }
 
+/// snake_case method names for a list of wire names (`item/commandExecution/requestApproval`
+/// -> `item_command_execution_request_approval`), in order, unique among themselves and
+/// against `taken` (the names of other methods of the same trait): a later name that equals an
+/// earlier one after case conversion gets `2`, `3`, ...
+pub fn methods<S: AsRef<str>>(wires: &[S], taken: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = taken.iter().map(|t| (*t).to_owned()).chain(wires.iter().map(|w| field(w.as_ref()))).collect();
+    dedupe(&mut names);
+    names.split_off(taken.len())
+}
+
 /// The name without a `r#` prefix, for comparisons.
 pub fn bare(ident: &str) -> &str {
     ident.strip_prefix("r#").unwrap_or(ident)
@@ -197,6 +207,16 @@ mod tests {
         assert_eq!(type_name("ThreadStartParams"), "ThreadStartParams");
         assert_eq!(variants_except(&["unrecognized", "known"], "Unrecognized"), ["UnrecognizedValue", "Known"]);
         assert_eq!(variants_except(&["unrecognized", "unrecognizedValue"], "Unrecognized"), ["UnrecognizedValue", "UnrecognizedValue2"]);
+    }
+
+    #[test]
+    fn method_names() {
+        let wires = ["item/commandExecution/requestApproval", "applyPatchApproval", "other", "apply/patchApproval", "type"];
+        assert_eq!(
+            methods(&wires, &["other", "handle"]),
+            ["item_command_execution_request_approval", "apply_patch_approval", "other2", "apply_patch_approval2", "r#type"]
+        );
+        assert!(methods::<&str>(&[], &["other"]).is_empty());
     }
 
     #[test]

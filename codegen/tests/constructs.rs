@@ -21,7 +21,7 @@ fn schema_set(path: &std::path::Path) -> SchemaSet {
 fn constructs() {
     insta::glob!("constructs/*.json", |path| {
         let set = schema_set(path);
-        let has_methods = set.stable.contains("\"ClientRequest\"") || set.stable.contains("\"ServerNotification\"");
+        let has_methods = ["ClientRequest", "ServerRequest", "ServerNotification"].iter().any(|u| set.stable.contains(&format!("\"{u}\"")));
         // The constructs' members are not in vendor-schemas/decisions.json: they take the
         // proposals read from their descriptions.
         let (files, summary) = generate_with(&set, "test", Decisions::checked_in().unwrap(), Undecided::Propose)
@@ -37,7 +37,9 @@ fn constructs() {
             let name = file.path.file_name().unwrap().to_str().unwrap();
             let wanted = match name {
                 "types.rs" => true,
-                "methods.rs" | "access.rs" => has_methods,
+                // The client's server-request handler: its methods and their default answers
+                // (none but `other` for a bundle without server requests).
+                "methods.rs" | "access.rs" | "handler.rs" => has_methods,
                 "experimental.rs" => set.experimental.is_some(),
                 // The type table for the conformance tests: a list of the types above.
                 _ => false,

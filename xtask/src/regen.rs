@@ -86,6 +86,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     for dir in codex_app_codegen::GENERATED_DIRS {
         let generated_dir = root.join(dir);
+        if args.check && !generated_dir.exists() {
+            // Its files are reported stale above.
+            continue;
+        }
         for entry in std::fs::read_dir(&generated_dir).with_context(|| generated_dir.display().to_string())? {
             let path = entry?.path();
             if !expected.contains(&path) {
@@ -208,6 +212,9 @@ pub fn ensure_file_contents(path: &Path, contents: &str, check: bool) -> anyhow:
         return Ok(None);
     }
     if !check {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+        }
         std::fs::write(path, contents).with_context(|| path.display().to_string())?;
         println!("updated {}", rel(path));
         return Ok(None);

@@ -3,12 +3,14 @@
 //! `experimental.rs` (`ExperimentalApi` impls, compiled only with the `experimental` feature),
 //! `access.rs` (accessors a client routes and answers with: a notification's thread, turn and
 //! item, a request's typed result out of the response enum),
+//! `handler.rs` (the client's `ServerRequestHandler`, written into `client/src/generated/`),
 //! `registry.rs` (a macro listing every type by its schema pointer, written next to the
 //! conformance suite in `protocol/tests/`, not into the crate).
 
 mod access;
 mod docs;
 mod experimental;
+mod handler;
 mod methods;
 mod registry;
 mod types;
@@ -32,16 +34,21 @@ pub const GENERATED_DIR: &str = "protocol/src/generated";
 
 /// Every folder that holds only generated files (relative to the workspace root): a file
 /// there that the generator no longer writes is removed by regen, and reported by `--check`.
-pub const GENERATED_DIRS: &[&str] = &[GENERATED_DIR];
+pub const GENERATED_DIRS: &[&str] = &[GENERATED_DIR, CLIENT_GENERATED_DIR];
+
+/// Where the client's generated modules go, relative to the workspace root.
+pub const CLIENT_GENERATED_DIR: &str = "client/src/generated";
 
 /// `(path relative to the workspace root, parts)` for each generated file: the crate's modules
-/// in [`GENERATED_DIR`], and the conformance suite's type table next to the suite.
+/// in [`GENERATED_DIR`], the client's server-request handler in [`CLIENT_GENERATED_DIR`], and
+/// the conformance suite's type table next to the suite.
 pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, Vec<Part>)>, Error> {
     Ok(vec![
         ("protocol/src/generated/types.rs", types::emit_types(ir)?),
         ("protocol/src/generated/methods.rs", vec![Part::Tokens(methods::emit_methods(ir, codex_version)?)]),
         ("protocol/src/generated/experimental.rs", vec![Part::Tokens(experimental::emit_experimental(ir)?)]),
         ("protocol/src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir)?)]),
+        ("client/src/generated/handler.rs", vec![Part::Tokens(handler::emit_handler(ir, codex_version)?)]),
         ("protocol/tests/conformance/registry.rs", registry::emit_registry(ir)),
     ])
 }
