@@ -227,7 +227,8 @@ fn check(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions, started: 
     Ok(())
 }
 
-fn print_summary(set: &SchemaSet, summary: &Summary, started: std::time::Instant) {
+/// The counts of a generated set, and the time since `started`.
+pub fn print_summary(set: &SchemaSet, summary: &Summary, started: std::time::Instant) {
     println!(
         "codex {}: {} types; methods: {} client requests, {} server requests, {} server notifications, {} client notifications",
         set.codex_version,
@@ -270,7 +271,8 @@ fn write_if_changed(actions: &mut Vec<Action>, root: &Path, path: &Path, content
     }
 }
 
-fn from_codex(codex: &Path) -> anyhow::Result<SchemaSet> {
+/// The schema set `codex` prints (stable and, when it has the flag, experimental).
+pub fn from_codex(codex: &Path) -> anyhow::Result<SchemaSet> {
     let version = codex::version(codex)?;
     let tmp = tempdir()?;
     let (stable, experimental) = (tmp.join("stable"), tmp.join("experimental"));
