@@ -9,9 +9,11 @@
 //!   something other than leaving the member out (`true`: the field is `Option<Option<T>>`,
 //!   three states) or not (`false`: `Option<T>`). Keys are `Type.wireMember`.
 //!
-//! A candidate without an entry is an error that lists the entries to add, each with a
-//! proposal read from the member's description ([`null_has_meaning`]) and the description
-//! itself, so the reviewer decides with the text at hand.
+//! A candidate without an entry, like a request the pairing cannot pair, is a [`Missing`]
+//! decision: with [`Undecided::Fail`] the generator stops with an error that lists every
+//! missing decision of the schema set at once, each with a proposal (for a member, read from
+//! its description by [`null_has_meaning`], with the description itself, so the reviewer
+//! decides with the text at hand), as entries to paste into the file.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -58,12 +60,13 @@ impl Decisions {
     }
 }
 
-/// What to do with a candidate the decisions do not cover.
+/// What to do with a decision the decisions do not hold ([`Missing`]: a candidate member, a
+/// request without a response type).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Undecided {
-    /// Fail, listing the entries to add (regen: the generated crate is reviewed code).
+    /// Fail, listing every entry to add (regen: the generated crate is reviewed code).
     Fail,
-    /// Take the proposal read from the description (comparing old releases).
+    /// Take the proposals (comparing old releases, tests).
     Propose,
 }
 
@@ -78,8 +81,109 @@ pub fn is_null_candidate(f: &Field) -> bool {
     words.iter().any(|w| w == "null") && words.iter().any(|w| is_omit(w))
 }
 
-/// Sets `null_meaningful` on every candidate member from the decisions.
-pub fn apply_null_decisions(ir: &mut Ir, decisions: &Decisions, undecided: Undecided) -> Result<(), Error> {
+/// A candidate member the decisions do not cover, with the proposal read from its description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NullProposal {
+    /// `Type.wireMember`, the key in `null_distinct_from_absent`.
+    pub key: String,
+    /// [`null_has_meaning`] of the description.
+    pub proposal: bool,
+    /// The member's description, on one line.
+    pub doc: String,
+}
+
+/// A request method that neither the naming convention nor the decisions pair with a response
+/// type, with a proposal ([`crate::pairing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseProposal {
+    /// The wire name, the key in `responses`.
+    pub method: String,
+    /// `ClientRequest` or `ServerRequest`.
+    pub direction: &'static str,
+    /// A type of the schema, or [`ANY_REPLY`].
+    pub proposal: String,
+    /// Why this proposal, for the reviewer.
+    pub why: String,
+}
+
+/// Every decision a schema set needs that the decisions do not hold: what one run of the
+/// generator lists before it stops ([`Undecided::Fail`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Missing {
+    /// The codex release whose schema needs them.
+    pub codex_version: String,
+    pub responses: Vec<ResponseProposal>,
+    pub null_distinct_from_absent: Vec<NullProposal>,
+}
+
+impl Missing {
+    pub fn is_empty(&self) -> bool {
+        self.responses.is_empty() && self.null_distinct_from_absent.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.responses.len() + self.null_distinct_from_absent.len()
+    }
+
+    /// The entries to add, as lines to paste at the top of each object of the decisions file
+    /// (every line ends with a comma, so it may be followed by the entries already there).
+    pub fn entries(&self) -> String {
+        let mut out = String::new();
+        if !self.responses.is_empty() {
+            out.push_str("  \"responses\": {\n");
+            for r in &self.responses {
+                out.push_str(&format!("    {}: {},\n", json_string(&r.method), json_string(&r.proposal)));
+            }
+        }
+        if !self.null_distinct_from_absent.is_empty() {
+            out.push_str("  \"null_distinct_from_absent\": {\n");
+            for n in &self.null_distinct_from_absent {
+                out.push_str(&format!("    {}: {},\n", json_string(&n.key), n.proposal));
+            }
+        }
+        out
+    }
+
+    /// The whole message: what each decision is about, why each proposal, and the entries.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "codex {} needs {} decision(s) that {DECISIONS_FILE} does not hold. Review each proposal below, add the \
+             entries to the file, then run again.\n",
+            self.codex_version,
+            self.len()
+        );
+        if !self.responses.is_empty() {
+            out.push_str(&format!(
+                "\n{} request(s) without a response type (the naming convention pairs `FooParams` with `FooResponse`; \
+                 \"{ANY_REPLY}\" when the schema defines none):\n",
+                self.responses.len()
+            ));
+            for r in &self.responses {
+                out.push_str(&format!("  {} ({}): {} ({})\n", r.method, r.direction, json_string(&r.proposal), r.why));
+            }
+        }
+        if !self.null_distinct_from_absent.is_empty() {
+            out.push_str(&format!(
+                "\n{} member(s) may give `null` a meaning of its own (true: an explicit `null` differs from absent, \
+                 `Option<Option<T>>`; false: `Option<T>`); proposed from the descriptions:\n",
+                self.null_distinct_from_absent.len()
+            ));
+            for n in &self.null_distinct_from_absent {
+                out.push_str(&format!("  {}: {} ({})\n", n.key, n.proposal, n.doc));
+            }
+        }
+        out.push_str(&format!("\nPaste each block at the top of its object in {DECISIONS_FILE}:\n{}", self.entries()));
+        out
+    }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+/// Sets `null_meaningful` on every candidate member from the decisions; a candidate they do not
+/// cover takes its proposal, and is returned.
+pub fn apply_null_decisions(ir: &mut Ir, decisions: &Decisions) -> Vec<NullProposal> {
     let mut missing = Vec::new();
     for def in ir.types.values_mut() {
         let TypeKind::Struct(s) = &mut def.kind else { continue };
@@ -88,31 +192,18 @@ pub fn apply_null_decisions(ir: &mut Ir, decisions: &Decisions, undecided: Undec
                 continue;
             }
             let key = format!("{}.{}", def.name, f.wire);
-            let proposal = null_has_meaning(f.doc.as_deref());
             f.null_meaningful = match decisions.null_distinct_from_absent.get(&key) {
                 Some(decided) => *decided,
-                None if undecided == Undecided::Propose => proposal,
                 None => {
-                    let doc = f.doc.as_deref().unwrap_or_default().replace('\n', " ");
-                    missing.push(format!("    {key:?}: {proposal},  // {doc}"));
+                    let proposal = null_has_meaning(f.doc.as_deref());
+                    let doc = f.doc.as_deref().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ");
+                    missing.push(NullProposal { key, proposal, doc });
                     proposal
                 }
             };
         }
     }
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(Error::new(
-        "",
-        format!(
-            "{} member(s) may give `null` a meaning of its own and are not decided in {DECISIONS_FILE}.\n\
-             Review each and add it to \"null_distinct_from_absent\" (true: `Option<Option<T>>`, explicit `null` \
-             differs from absent; false: `Option<T>`). Proposed from the descriptions (drop the comments):\n{}",
-            missing.len(),
-            missing.join("\n")
-        ),
-    ))
+    missing
 }
 
 fn words(doc: &str) -> Vec<String> {

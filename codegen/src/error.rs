@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::decisions::Missing;
+
 /// An error that names the JSON pointer of the schema construct it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -9,11 +11,19 @@ pub struct Error {
     /// error is not about one place.
     pub pointer: String,
     pub message: String,
+    /// When the error is that the schema needs decisions `vendor-schemas/decisions.json` does
+    /// not hold: all of them, with their proposals (the message lists them too).
+    pub missing_decisions: Option<Box<Missing>>,
 }
 
 impl Error {
     pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Error { pointer: pointer.into(), message: message.into() }
+        Error { pointer: pointer.into(), message: message.into(), missing_decisions: None }
+    }
+
+    /// The error that stops a run whose schema needs decisions: lists every one of them.
+    pub fn missing_decisions(missing: Missing) -> Self {
+        Error { pointer: String::new(), message: missing.render(), missing_decisions: Some(Box::new(missing)) }
     }
 }
 

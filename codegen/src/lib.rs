@@ -73,12 +73,13 @@ impl SchemaSet {
 }
 
 /// Schema set -> IR with experimental marks, the decisions of `vendor-schemas/decisions.json`
-/// and response pairing. A member the decisions do not cover is an error listing what to add.
+/// and response pairing. Decisions the file does not hold are one error listing every one of
+/// them with its proposal ([`Error::missing_decisions`]).
 pub fn build_ir(set: &SchemaSet) -> Result<ir::Ir, Error> {
     build_ir_with(set, decisions::Decisions::checked_in()?, decisions::Undecided::Fail)
 }
 
-/// [`build_ir`] with other decisions, choosing what happens to an undecided member.
+/// [`build_ir`] with other decisions, choosing what happens to a decision they do not hold.
 pub fn build_ir_with(set: &SchemaSet, decisions: &decisions::Decisions, undecided: decisions::Undecided) -> Result<ir::Ir, Error> {
     fn in_bundle(which: &'static str) -> impl Fn(Error) -> Error {
         move |mut e| {
@@ -96,8 +97,13 @@ pub fn build_ir_with(set: &SchemaSet, decisions: &decisions::Decisions, undecide
             merge::merge(&stable, experimental)?
         }
     };
-    decisions::apply_null_decisions(&mut ir, decisions, undecided)?;
-    pairing::pair(&mut ir, decisions)?;
+    // Both kinds of decision are gathered before stopping, so one run lists all of them.
+    let null_distinct_from_absent = decisions::apply_null_decisions(&mut ir, decisions);
+    let responses = pairing::pair(&mut ir, decisions)?;
+    let missing = decisions::Missing { codex_version: set.codex_version.clone(), responses, null_distinct_from_absent };
+    if undecided == decisions::Undecided::Fail && !missing.is_empty() {
+        return Err(Error::missing_decisions(missing));
+    }
     Ok(ir)
 }
 
@@ -130,7 +136,7 @@ pub fn generate(set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, S
     generate_from(build_ir(set)?, set, command)
 }
 
-/// [`generate`] with other decisions, choosing what happens to an undecided member.
+/// [`generate`] with other decisions, choosing what happens to a decision they do not hold.
 pub fn generate_with(
     set: &SchemaSet,
     command: &str,

@@ -6,7 +6,8 @@
 //! Schema, and decisions to make) snapshots the error message, which names the JSON pointer.
 
 use codex_app_codegen::decisions::{Decisions, Undecided};
-use codex_app_codegen::{generate, generate_with, SchemaSet};
+use codex_app_codegen::ir::Ty;
+use codex_app_codegen::{build_ir_with, generate, generate_with, SchemaSet};
 use serde_json::Value;
 
 fn schema_set(path: &std::path::Path) -> SchemaSet {
@@ -60,6 +61,53 @@ fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
     let err = generate(&set, "test").expect_err("Widget.branch is not decided");
     assert!(err.message.contains("vendor-schemas/decisions.json"), "{err}");
     assert!(err.message.contains(r#""Widget.branch": true,"#), "{err}");
+}
+
+/// Every decision a schema needs comes in one error (the members' and the responses'), each
+/// with its proposal, as entries to paste; `Undecided::Propose` takes the same proposals.
+#[test]
+fn every_missing_decision_is_listed_in_one_error() {
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/errors/undecided_member_and_unpaired_requests.json"));
+    let set = schema_set(path);
+    let decisions = Decisions::from_json("{}").unwrap();
+    let err = build_ir_with(&set, &decisions, Undecided::Fail).expect_err("three decisions are missing");
+    let missing = err.missing_decisions.as_deref().expect("the error carries the missing decisions");
+    let responses: Vec<_> = missing.responses.iter().map(|r| (r.method.as_str(), r.direction, r.proposal.as_str())).collect();
+    assert_eq!(responses, [("gadget/tune", "ClientRequest", "TuneGadgetResponse"), ("gadget/reset", "ClientRequest", "any")]);
+    let members: Vec<_> = missing.null_distinct_from_absent.iter().map(|n| (n.key.as_str(), n.proposal)).collect();
+    assert_eq!(members, [("GadgetTuneParams.label", true)]);
+    assert_eq!(missing.len(), 3);
+    for entry in [r#""gadget/tune": "TuneGadgetResponse","#, r#""gadget/reset": "any","#, r#""GadgetTuneParams.label": true,"#] {
+        assert!(err.message.contains(entry), "{entry} not in:\n{err}");
+    }
+
+    // Pasted as told (each block at the top of its object) into a decisions file that has
+    // entries already, they are all the decisions the schema needs.
+    let file = "{\n  \"responses\": {\n    \"other/method\": \"any\"\n  },\n  \"null_distinct_from_absent\": {\n    \"Other.member\": false\n  }\n}\n";
+    let decided = Decisions::from_json(&paste(file, &missing.entries())).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(decided.responses.len(), 3);
+    let ir = build_ir_with(&set, &decided, Undecided::Fail).unwrap_or_else(|e| panic!("{e}"));
+    let proposed = build_ir_with(&set, &decisions, Undecided::Propose).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ir.client_requests, proposed.client_requests);
+    assert_eq!(ir.client_requests[0].response, Some(Ty::Named("TuneGadgetResponse".into())));
+    assert_eq!(ir.client_requests[1].response, Some(Ty::Any));
+}
+
+/// Pastes each block of `entries` (an object's opening line, then its entries) right after the
+/// same opening line in `file`.
+fn paste(file: &str, entries: &str) -> String {
+    let mut lines: Vec<String> = file.lines().map(str::to_owned).collect();
+    let mut at = None;
+    for line in entries.lines() {
+        if line.ends_with('{') {
+            at = Some(lines.iter().position(|l| l == line).unwrap_or_else(|| panic!("{line:?} not in the file")) + 1);
+        } else {
+            let i = at.expect("entries start with an object's opening line");
+            lines.insert(i, line.to_owned());
+            at = Some(i + 1);
+        }
+    }
+    lines.join("\n")
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Project automation behind `cargo xtask`. One module per command.
 //!
 //! Two binaries share these modules:
-//! - `xtask` (what `cargo xtask` runs, built without default features): `regen`, `diff` and
-//!   `build-times`, which need the generator alone. It never compiles the protocol crate, so
+//! - `xtask` (what `cargo xtask` runs, built without default features): `regen`, `diff`,
+//!   `build-times` and `upgrade`, which need the generator alone (`upgrade` runs the traffic
+//!   commands and the tests as `cargo` subprocesses). It never compiles the protocol crate, so
 //!   `cargo xtask regen` starts fast on a fresh clone and still runs when the generated code
 //!   does not compile.
 //! - `xtask-traffic` (feature `traffic`): `record`, `drift` and `bench`, which decode traffic
@@ -20,6 +21,7 @@ pub mod drift;
 pub mod record;
 pub mod regen;
 pub mod traffic;
+pub mod upgrade;
 
 use std::path::PathBuf;
 

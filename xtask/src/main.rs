@@ -1,8 +1,8 @@
-//! `cargo xtask <command>`. `regen`, `diff` and `build-times` run here; `record`, `drift` and
+//! `cargo xtask <command>`. `regen`, `diff`, `build-times` and `upgrade` run here; `record`, `drift` and
 //! `bench` need the generated protocol crate and run in `xtask-traffic` (see the library docs).
 
 use clap::{Parser, Subcommand};
-use xtask::{build_times, diff, regen, traffic};
+use xtask::{build_times, diff, regen, traffic, upgrade};
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "codex-app-protocol automation")]
@@ -28,6 +28,9 @@ enum Command {
     /// Typed decode/encode of recorded server traffic against serde_json::Value, &RawValue
     /// and (--peer) codex-codes (`cargo xtask bench --help`).
     Bench(traffic::Forwarded),
+    /// The whole codex upgrade: install VERSION (default: the latest on npm), regen, record,
+    /// drift, the tests an upgrade changes; then a report of what needs a person.
+    Upgrade(upgrade::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -38,5 +41,6 @@ fn main() -> anyhow::Result<()> {
         Command::Record(args) => traffic::forward("record", args),
         Command::Drift(args) => traffic::forward("drift", args),
         Command::Bench(args) => traffic::forward("bench", args),
+        Command::Upgrade(args) => upgrade::run(args),
     }
 }

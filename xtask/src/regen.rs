@@ -3,12 +3,19 @@
 //! When it replaces the vendored schema, it also writes `vendor-schemas/CHANGES.md`: the
 //! protocol changelog from the previously vendored release (see `cargo xtask diff`). So
 //! CHANGES.md always describes the last upgrade; `--check` does not look at it.
+//!
+//! A run is all or nothing: [`plan`] computes every file in memory (the generated code, the
+//! changelog from the previously vendored set, the vendored bundles and manifest), and only
+//! when all of that succeeded does [`Plan::apply`] write them. A run that stops on a missing
+//! decision or fails writes nothing, so the rerun after adding the decisions still compares
+//! with the previous release and writes the same changelog as a run that never stopped.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use codex_app_codegen::decisions::{Decisions, Undecided};
 use codex_app_codegen::vendor::{self, Manifest, MANIFEST_FILE};
-use codex_app_codegen::{SchemaSet, BUNDLE_FILE};
+use codex_app_codegen::{generate_with, GeneratedFile, SchemaSet, Summary, BUNDLE_FILE};
 
 use crate::codex;
 
@@ -17,6 +24,9 @@ pub const COMMAND: &str = "cargo xtask regen";
 
 /// The changelog of the last upgrade, next to the vendored schema.
 pub const CHANGES_FILE: &str = "CHANGES.md";
+
+/// The vendored schema set, relative to the workspace root.
+pub const VENDOR_DIR: &str = "vendor-schemas";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,7 +50,6 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let root = crate::root();
-    let vendor_dir = root.join("vendor-schemas");
     let started = std::time::Instant::now();
 
     let fresh = if let Some(stable) = &args.stable {
@@ -53,56 +62,173 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("regen: no codex found (--codex, $CODEX_BIN, .codex-bin/, PATH); using vendor-schemas/");
         None
     };
+    let decisions = Decisions::checked_in()?;
+    if args.check {
+        return check(&root, fresh, decisions, started);
+    }
+    let plan = regen(&root, fresh, decisions).map_err(|e| e.context("regen stopped; nothing was written"))?;
+    print_summary(&plan.set, &plan.summary, started);
+    Ok(())
+}
 
-    let mut stale = Vec::new();
-    let set = match fresh {
-        Some(set) if args.check => {
-            let vendored = vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?;
-            if vendored.stable != set.stable || vendored.experimental != set.experimental {
-                stale.push(format!(
-                    "vendor-schemas/ holds codex {} but codex {} prints a different schema",
-                    vendored.codex_version, set.codex_version
-                ));
-            }
-            vendored
-        }
+/// Regenerates the workspace at `root` from `fresh` (vendoring it), or from the vendored set
+/// when `fresh` is `None`: [`plan`], then [`Plan::apply`]. Writes nothing when planning fails
+/// (a decision `decisions` does not hold, a generator error, a changelog that cannot be made).
+pub fn regen(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions) -> anyhow::Result<Plan> {
+    let plan = plan(root, fresh, decisions)?;
+    plan.apply(root)?;
+    Ok(plan)
+}
+
+/// A change to one file of the workspace, relative to its root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Write { path: PathBuf, contents: String },
+    /// A generated file the generator no longer writes.
+    Remove(PathBuf),
+    /// The vendored experimental folder, when the new release has no experimental bundle.
+    RemoveDir(PathBuf),
+}
+
+/// Everything a regen changes, computed in memory before anything is written.
+#[derive(Debug)]
+pub struct Plan {
+    /// The set the code is generated from.
+    pub set: SchemaSet,
+    pub summary: Summary,
+    /// In the order they are applied: generated files, `CHANGES.md`, then the vendored bundles
+    /// and last `manifest.json` (what marks the vendored set). Only files whose bytes change.
+    pub actions: Vec<Action>,
+    /// What was left alone and why (no previous set, schema unchanged).
+    pub notes: Vec<String>,
+    /// `summary()` of the changelog written to `CHANGES.md`, with the previous release.
+    pub changes: Option<(String, String)>,
+}
+
+/// Computes a regen of the workspace at `root` without writing anything: reads the previously
+/// vendored set, generates every file with `decisions` (a decision they do not hold is an
+/// error: [`codex_app_codegen::Error::missing_decisions`]), and, when `fresh` replaces the
+/// vendored set, the changelog from it and the vendored files.
+pub fn plan(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions) -> anyhow::Result<Plan> {
+    let vendor_dir = root.join(VENDOR_DIR);
+    let (set, previous) = match fresh {
         Some(set) => {
             let previous = vendor::read_vendored(&vendor_dir);
-            write_vendored(&vendor_dir, &set)?;
-            write_changes(&vendor_dir, previous, &set)?;
-            set
+            (set, Some(previous))
         }
-        None => vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?,
+        None => (vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?, None),
     };
+    let (files, summary) = generate_with(&set, COMMAND, decisions, Undecided::Fail).map_err(anyhow::Error::new)?;
 
-    let (files, summary) = codex_app_codegen::generate(&set, COMMAND).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut expected = Vec::new();
+    let mut actions = Vec::new();
     for file in &files {
-        let path = root.join(&file.path);
-        expected.push(path.clone());
-        if let Some(diff) = ensure_file_contents(&path, &file.contents, args.check)? {
-            stale.push(diff);
-        }
+        write_if_changed(&mut actions, root, &file.path, &file.contents);
     }
-    for dir in codex_app_codegen::GENERATED_DIRS {
-        let generated_dir = root.join(dir);
-        if args.check && !generated_dir.exists() {
-            // Its files are reported stale above.
-            continue;
+    for path in orphans(root, &files)? {
+        actions.push(Action::Remove(path));
+    }
+
+    let mut notes = Vec::new();
+    let mut changes = None;
+    if let Some(previous) = previous {
+        match previous {
+            Err(e) => notes.push(format!("no previous vendored schema to compare with ({e}); {CHANGES_FILE} not written")),
+            Ok(p) if p.stable == set.stable && p.experimental == set.experimental => {
+                notes.push(format!("schema unchanged since codex {}; {CHANGES_FILE} left as it is", p.codex_version));
+            }
+            Ok(p) => {
+                let report = codex_app_codegen::diff::diff_sets_with(&p, &set, decisions).map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot write the changelog from codex {} ({e}); nothing was written (vendoring without it would lose it)",
+                        p.codex_version
+                    )
+                })?;
+                write_if_changed(&mut actions, root, &Path::new(VENDOR_DIR).join(CHANGES_FILE), &report.to_markdown());
+                changes = Some((p.codex_version, report.summary()));
+            }
         }
-        for entry in std::fs::read_dir(&generated_dir).with_context(|| generated_dir.display().to_string())? {
-            let path = entry?.path();
-            if !expected.contains(&path) {
-                if args.check {
-                    stale.push(format!("{} is not generated any more", rel(&path)));
-                } else {
-                    std::fs::remove_file(&path)?;
-                    println!("removed {}", rel(&path));
+        for (folder, text) in [("stable", Some(&set.stable)), ("experimental", set.experimental.as_ref())] {
+            let path = Path::new(VENDOR_DIR).join(folder);
+            match text {
+                Some(text) => write_if_changed(&mut actions, root, &path.join(BUNDLE_FILE), text),
+                None if root.join(&path).exists() => actions.push(Action::RemoveDir(path)),
+                None => {}
+            }
+        }
+        write_if_changed(&mut actions, root, &Path::new(VENDOR_DIR).join(MANIFEST_FILE), &Manifest::for_set(&set).to_json());
+    }
+    Ok(Plan { set, summary, actions, notes, changes })
+}
+
+impl Plan {
+    /// Writes the planned changes under `root`, printing each.
+    pub fn apply(&self, root: &Path) -> anyhow::Result<()> {
+        for note in &self.notes {
+            println!("regen: {note}");
+        }
+        for action in &self.actions {
+            match action {
+                Action::Write { path, contents } => {
+                    let full = root.join(path);
+                    if let Some(parent) = full.parent() {
+                        std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
+                    }
+                    std::fs::write(&full, contents).with_context(|| full.display().to_string())?;
+                    println!("updated {}", path.display());
+                }
+                Action::Remove(path) => {
+                    std::fs::remove_file(root.join(path)).with_context(|| path.display().to_string())?;
+                    println!("removed {}", path.display());
+                }
+                Action::RemoveDir(path) => {
+                    std::fs::remove_dir_all(root.join(path)).with_context(|| path.display().to_string())?;
+                    println!("removed {}", path.display());
                 }
             }
         }
+        if let Some((previous, summary)) = &self.changes {
+            println!("protocol changes since codex {previous}: {summary}");
+            println!("wrote {VENDOR_DIR}/{CHANGES_FILE}");
+        }
+        Ok(())
     }
+}
 
+/// `--check`: writes nothing; fails with a readable diff when the committed files are not what
+/// the vendored set gives, or when `fresh` (what the codex found prints) is not the vendored set.
+fn check(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions, started: std::time::Instant) -> anyhow::Result<()> {
+    let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
+    let mut stale = Vec::new();
+    if let Some(fresh) = fresh {
+        if set.stable != fresh.stable || set.experimental != fresh.experimental {
+            stale.push(format!(
+                "vendor-schemas/ holds codex {} but codex {} prints a different schema",
+                set.codex_version, fresh.codex_version
+            ));
+        }
+    }
+    let (files, summary) = generate_with(&set, COMMAND, decisions, Undecided::Fail).map_err(anyhow::Error::new)?;
+    for file in &files {
+        if let Some(diff) = stale_diff(root, &file.path, &file.contents) {
+            stale.push(diff);
+        }
+    }
+    for path in orphans(root, &files)? {
+        stale.push(format!("{} is not generated any more", path.display()));
+    }
+    print_summary(&set, &summary, started);
+    if !stale.is_empty() {
+        for s in &stale {
+            eprintln!("{s}");
+        }
+        bail!("generated code is stale; run `{COMMAND}` and commit the result");
+    }
+    println!("regen --check: up to date");
+    Ok(())
+}
+
+/// The counts of a generated set, and the time since `started`.
+pub fn print_summary(set: &SchemaSet, summary: &Summary, started: std::time::Instant) {
     println!(
         "codex {}: {} types; methods: {} client requests, {} server requests, {} server notifications, {} client notifications",
         set.codex_version,
@@ -121,24 +247,44 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         started.elapsed()
     );
     if !summary.warnings.is_empty() {
-        println!("regen: {} construct(s) without a faithful Rust type (typed as they say; nothing is lost on the wire):", summary.warnings.len());
+        println!(
+            "regen: {} construct(s) without a faithful Rust type (typed as they say; nothing is lost on the wire):",
+            summary.warnings.len()
+        );
         for w in &summary.warnings {
             println!("  warning: {w}");
         }
     }
-    if !stale.is_empty() {
-        for s in &stale {
-            eprintln!("{s}");
-        }
-        bail!("generated code is stale; run `{COMMAND}` and commit the result");
-    }
-    if args.check {
-        println!("regen --check: up to date");
-    }
-    Ok(())
 }
 
-fn from_codex(codex: &Path) -> anyhow::Result<SchemaSet> {
+/// Files in the generated folders (relative to `root`) that are not among `files`.
+fn orphans(root: &Path, files: &[GeneratedFile]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut orphans = Vec::new();
+    for dir in codex_app_codegen::GENERATED_DIRS {
+        let generated_dir = root.join(dir);
+        if !generated_dir.exists() {
+            continue; // a folder not generated yet holds no stale file
+        }
+        for entry in std::fs::read_dir(&generated_dir).with_context(|| generated_dir.display().to_string())? {
+            let path = Path::new(dir).join(entry?.file_name());
+            if !files.iter().any(|f| f.path == path) {
+                orphans.push(path);
+            }
+        }
+    }
+    orphans.sort();
+    Ok(orphans)
+}
+
+/// Plans writing `contents` to `path` (relative to `root`) when the file does not hold them.
+fn write_if_changed(actions: &mut Vec<Action>, root: &Path, path: &Path, contents: &str) {
+    if std::fs::read(root.join(path)).ok().as_deref() != Some(contents.as_bytes()) {
+        actions.push(Action::Write { path: path.to_owned(), contents: contents.to_owned() });
+    }
+}
+
+/// The schema set `codex` prints (stable and, when it has the flag, experimental).
+pub fn from_codex(codex: &Path) -> anyhow::Result<SchemaSet> {
     let version = codex::version(codex)?;
     let tmp = tempdir()?;
     let (stable, experimental) = (tmp.join("stable"), tmp.join("experimental"));
@@ -152,31 +298,6 @@ fn from_codex(codex: &Path) -> anyhow::Result<SchemaSet> {
     Ok(set)
 }
 
-/// Writes `CHANGES.md`: what changed since the previously vendored set. Leaves it alone when
-/// the schema did not change, or when there was no readable previous set.
-fn write_changes(dir: &Path, previous: Result<SchemaSet, String>, set: &SchemaSet) -> anyhow::Result<()> {
-    let previous = match previous {
-        Ok(p) => p,
-        Err(e) => {
-            println!("regen: no previous vendored schema to compare with ({e}); {CHANGES_FILE} not written");
-            return Ok(());
-        }
-    };
-    if previous.stable == set.stable && previous.experimental == set.experimental {
-        println!("regen: schema unchanged since codex {}; {CHANGES_FILE} left as it is", previous.codex_version);
-        return Ok(());
-    }
-    match codex_app_codegen::diff::diff_sets(&previous, set) {
-        Ok(report) => {
-            std::fs::write(dir.join(CHANGES_FILE), report.to_markdown())?;
-            println!("protocol changes since codex {}: {}", previous.codex_version, report.summary());
-            println!("wrote vendor-schemas/{CHANGES_FILE}");
-        }
-        Err(e) => println!("regen: could not compare with codex {}: {e}; {CHANGES_FILE} not written", previous.codex_version),
-    }
-    Ok(())
-}
-
 fn tempdir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("xtask-regen-{}", std::process::id()));
     if dir.exists() {
@@ -186,41 +307,14 @@ fn tempdir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Writes the bundles byte for byte and the manifest; removes an experimental bundle the new
-/// set does not have.
-fn write_vendored(dir: &Path, set: &SchemaSet) -> anyhow::Result<()> {
-    for (folder, text) in [("stable", Some(&set.stable)), ("experimental", set.experimental.as_ref())] {
-        let path = dir.join(folder).join(BUNDLE_FILE);
-        match text {
-            Some(text) => {
-                std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-                std::fs::write(&path, text)?;
-            }
-            None if path.exists() => std::fs::remove_dir_all(dir.join(folder))?,
-            None => {}
-        }
-    }
-    std::fs::write(dir.join(MANIFEST_FILE), Manifest::for_set(set).to_json())?;
-    println!("vendored codex {} into vendor-schemas/", set.codex_version);
-    Ok(())
-}
-
-/// Writes `contents` to `path` if it differs; in check mode returns a readable diff instead.
-pub fn ensure_file_contents(path: &Path, contents: &str, check: bool) -> anyhow::Result<Option<String>> {
-    let old = std::fs::read_to_string(path).unwrap_or_default();
+/// A readable diff when `path` (relative to `root`) does not hold `contents`.
+fn stale_diff(root: &Path, path: &Path, contents: &str) -> Option<String> {
+    let old = std::fs::read_to_string(root.join(path)).unwrap_or_default();
     if old == contents {
-        return Ok(None);
-    }
-    if !check {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
-        }
-        std::fs::write(path, contents).with_context(|| path.display().to_string())?;
-        println!("updated {}", rel(path));
-        return Ok(None);
+        return None;
     }
     let diff = similar::TextDiff::from_lines(old.as_str(), contents);
-    let mut text = format!("{} is stale:\n", rel(path));
+    let mut text = format!("{} is stale:\n", path.display());
     let unified = diff.unified_diff().context_radius(2).header("committed", "regenerated").to_string();
     const MAX_LINES: usize = 60;
     let lines: Vec<&str> = unified.lines().collect();
@@ -228,9 +322,115 @@ pub fn ensure_file_contents(path: &Path, contents: &str, check: bool) -> anyhow:
     if lines.len() > MAX_LINES {
         text.push_str(&format!("\n... ({} more diff lines)", lines.len() - MAX_LINES));
     }
-    Ok(Some(text))
+    Some(text)
 }
 
-fn rel(path: &Path) -> String {
-    path.strip_prefix(crate::root()).unwrap_or(path).display().to_string()
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A release whose clients send `gadget/get`; `tune` adds `gadget/tune`, which the naming
+    /// convention does not pair, with a member whose `null` may mean something of its own.
+    fn set(version: &str, tune: bool) -> SchemaSet {
+        let request = |method: &str, params: &str| {
+            json!({"type": "object", "required": ["id", "method", "params"], "properties": {
+                "id": {"type": "integer"}, "method": {"type": "string", "enum": [method]},
+                "params": {"$ref": format!("#/definitions/{params}")}}})
+        };
+        let mut requests = vec![request("gadget/get", "GadgetGetParams")];
+        let mut definitions = json!({
+            "GadgetGetParams": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+            "GadgetGetResponse": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+        });
+        if tune {
+            requests.push(request("gadget/tune", "GadgetTuneParams"));
+            definitions["GadgetTuneParams"] = json!({"type": "object", "properties": {
+                "label": {"type": ["string", "null"], "description": "Omit to keep the label, set to `null` to remove it."}}});
+            definitions["TuneGadgetResponse"] = json!({"type": "object", "properties": {}});
+        }
+        definitions["ClientRequest"] = json!({"oneOf": requests});
+        let stable = serde_json::to_string_pretty(&json!({"definitions": definitions})).unwrap();
+        SchemaSet { stable, experimental: None, codex_version: version.to_owned() }
+    }
+
+    fn decided() -> Decisions {
+        Decisions::from_json(
+            r#"{"responses": {"gadget/tune": "TuneGadgetResponse"}, "null_distinct_from_absent": {"GadgetTuneParams.label": true}}"#,
+        )
+        .unwrap()
+    }
+
+    /// A workspace with codex 1.0.0 vendored and its code generated.
+    fn workspace() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(codex_app_codegen::GENERATED_DIR)).unwrap();
+        regen(dir.path(), Some(set("1.0.0", false)), &Decisions::default()).unwrap();
+        assert!(dir.path().join("vendor-schemas/manifest.json").exists());
+        dir
+    }
+
+    /// Every file under `root` with its bytes.
+    fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, root, out);
+                } else {
+                    out.insert(path.strip_prefix(root).unwrap().to_owned(), std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(root, root, &mut out);
+        out
+    }
+
+    /// The files added, removed or changed from `a` to `b`.
+    fn changed(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<PathBuf> {
+        a.keys().chain(b.keys()).filter(|p| a.get(*p) != b.get(*p)).cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+    }
+
+    #[test]
+    fn a_run_that_stops_on_missing_decisions_writes_nothing_and_the_rerun_writes_the_changelog() {
+        let stopped = workspace();
+        let before = files(stopped.path());
+        let err = regen(stopped.path(), Some(set("1.1.0", true)), &Decisions::default()).expect_err("two decisions are missing");
+        let missing = err
+            .downcast_ref::<codex_app_codegen::Error>()
+            .and_then(|e| e.missing_decisions.as_deref())
+            .unwrap_or_else(|| panic!("not a missing-decisions error: {err:#}"));
+        assert_eq!((missing.responses.len(), missing.null_distinct_from_absent.len()), (1, 1), "{err}");
+        assert_eq!(changed(&before, &files(stopped.path())), Vec::<PathBuf>::new(), "a run that stopped changed these files");
+
+        // The decisions added, the rerun does what one run with them would have done.
+        regen(stopped.path(), Some(set("1.1.0", true)), &decided()).unwrap();
+        let straight = workspace();
+        regen(straight.path(), Some(set("1.1.0", true)), &decided()).unwrap();
+        let after = files(stopped.path());
+        assert_eq!(changed(&after, &files(straight.path())), Vec::<PathBuf>::new(), "these files differ from a run that never stopped");
+        let changes = String::from_utf8(after[&Path::new("vendor-schemas/CHANGES.md").to_owned()].clone()).unwrap();
+        assert!(changes.contains("gadget/tune") && changes.contains("1.0.0") && changes.contains("1.1.0"), "{changes}");
+        assert!(String::from_utf8_lossy(&after[&Path::new("vendor-schemas/manifest.json").to_owned()]).contains("1.1.0"));
+
+        // Nothing left to do; CHANGES.md still describes the upgrade.
+        let again = plan(stopped.path(), Some(set("1.1.0", true)), &decided()).unwrap();
+        assert_eq!(again.actions, []);
+        assert!(again.notes.iter().any(|n| n.contains("schema unchanged since codex 1.1.0")), "{:?}", again.notes);
+    }
+
+    #[test]
+    fn a_generator_error_writes_nothing() {
+        let root = workspace();
+        let before = files(root.path());
+        let mut broken = set("1.1.0", false);
+        broken.stable = broken.stable.replacen("\"required\"", "\"unevaluatedProperties\": false, \"required\"", 1);
+        let err = regen(root.path(), Some(broken), &decided()).expect_err("an unsupported keyword");
+        assert!(err.to_string().contains("unevaluatedProperties"), "{err}");
+        assert_eq!(changed(&before, &files(root.path())), Vec::<PathBuf>::new(), "a failed run changed these files");
+    }
 }

@@ -98,8 +98,13 @@ use crate::{Error, SchemaSet};
 use compare::Comparison;
 use usage::{usage, VersionIndex};
 
-/// Builds both IRs and compares them.
+/// Builds both IRs (with the checked-in decisions) and compares them.
 pub fn diff_sets(old: &SchemaSet, new: &SchemaSet) -> Result<Report, Error> {
+    diff_sets_with(old, new, crate::decisions::Decisions::checked_in()?)
+}
+
+/// [`diff_sets`] with other decisions. What they do not hold takes its proposal.
+pub fn diff_sets_with(old: &SchemaSet, new: &SchemaSet, decisions: &crate::decisions::Decisions) -> Result<Report, Error> {
     let in_version = |v: &str| {
         let v = v.to_owned();
         move |mut e: Error| {
@@ -107,8 +112,7 @@ pub fn diff_sets(old: &SchemaSet, new: &SchemaSet) -> Result<Report, Error> {
             e
         }
     };
-    // Other releases may have members the decisions do not cover: take the proposals.
-    let decisions = crate::decisions::Decisions::checked_in()?;
+    // Other releases may need decisions the file does not hold: take the proposals.
     let propose = crate::decisions::Undecided::Propose;
     let old_ir = crate::build_ir_with(old, decisions, propose).map_err(in_version(&old.codex_version))?;
     let new_ir = crate::build_ir_with(new, decisions, propose).map_err(in_version(&new.codex_version))?;

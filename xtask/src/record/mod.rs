@@ -29,6 +29,8 @@ use normalize::Normalizer;
 use scenarios::{Session, SCENARIOS};
 use server::AppServer;
 
+use crate::traffic::RecordLine;
+
 /// How long `finish` waits for the server to exit after stdin is closed.
 const FINISH: Duration = Duration::from_secs(5);
 
@@ -101,14 +103,15 @@ pub fn run(args: Args) -> Result<()> {
                 std::fs::create_dir_all(&out)?;
                 std::fs::write(&path, to_transcript(&r.entries)).with_context(|| format!("cannot write {}", path.display()))?;
                 let (c2s, s2c) = (r.entries.iter().filter(|e| e.dir == codex_app_traffic::Dir::C2s).count(), r.entries.len());
-                println!("{name:<18} {c2s:>3} c2s {:>4} s2c  {:>6.2}s  -> {}", s2c - c2s, r.duration.as_secs_f64(), path.display());
+                let detail = format!("{c2s:>3} c2s {:>4} s2c  {:>6.2}s", s2c - c2s, r.duration.as_secs_f64());
+                println!("{}", RecordLine::Recorded { scenario: name.to_owned(), detail, path: path.clone() }.render());
                 for note in &r.notes {
                     println!("    {note}");
                 }
                 written.push(path);
             }
             Err(e) => {
-                println!("{name:<18} FAILED: {e:#}");
+                println!("{}", RecordLine::Failed { scenario: name.to_owned(), error: format!("{e:#}") }.render());
                 failed.push(name);
             }
         }
