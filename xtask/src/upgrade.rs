@@ -307,9 +307,9 @@ fn upgrade(root: &Path, version: &str, codex: Option<&Path>) -> Report {
                             Err(Stop(format!("{} decision(s) to add; nothing was written", m.len())).into())
                         }
                         None => Err(e.context(
-                        "regen stopped; nothing was written (a generator error: a schema construct it does not handle \
-                         needs a change in codegen/)",
-                    )),
+                            "regen stopped; nothing was written (a generator error: a schema construct it does not \
+                             handle needs a change in codegen/)",
+                        )),
                     },
                 }
             });
@@ -324,11 +324,14 @@ fn upgrade(root: &Path, version: &str, codex: Option<&Path>) -> Report {
     };
     steps.report.decisions = missing;
 
-    if regenerated {
-        let codex = codex.as_deref().expect("regen ran codex");
+    if let (true, Some(codex)) = (regenerated, codex.as_deref()) {
         let mut written = Vec::new();
         let mut scenarios = Vec::new();
         steps.run("record", || {
+            println!(
+                "building xtask-traffic first when the protocol crate changed (release build, minutes; cargo is quiet \
+                 while it builds), then every scenario"
+            );
             let args = [OsString::from("--codex"), codex.as_os_str().to_owned()];
             let (status, out, err) = run_echoed(traffic::command("record", &args))?;
             for line in &out {
