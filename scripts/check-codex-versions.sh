@@ -17,7 +17,7 @@
 # at run time with the member named; it is listed in the summary and does not fail the release.
 # Nothing here is committed; the repository itself is not touched.
 #
-#   scripts/check-codex-versions.sh                        # 0.60.1 0.100.0 0.140.0 0.160.0 0.169.0
+#   scripts/check-codex-versions.sh                        # 0.60.1 0.100.0 0.140.0 0.160.0 0.169.0 0.171.0
 #   scripts/check-codex-versions.sh 0.140.0
 #   KEEP=1 scripts/check-codex-versions.sh 0.140.0          # keep the scratch copies
 #   COMPILE_ONLY=1 scripts/check-codex-versions.sh 0.60.1   # regen + `cargo check` of every
@@ -36,7 +36,7 @@ set -uo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(0.60.1 0.100.0 0.140.0 0.160.0 0.169.0)
+[ ${#versions[@]} -gt 0 ] || versions=(0.60.1 0.100.0 0.140.0 0.160.0 0.169.0 0.171.0)
 scratch="${SCRATCH:-$(mktemp -d -t codex-versions.XXXXXX)}"
 installs="${CODEX_VERSIONS_DIR:-$scratch/codex}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$scratch/target}"
