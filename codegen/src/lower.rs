@@ -219,7 +219,8 @@ impl<'b> Lowerer<'b> {
     }
 
     /// The type of a construct that has no faithful Rust type: any JSON value, which keeps
-    /// whatever comes on the wire. Records a warning.
+    /// whatever comes on the wire (`null` included, so it is never made nullable). Records a
+    /// warning.
     fn fallback(&mut self, pointer: &str, why: &str) -> Ty {
         self.warnings.push(Warning::new(pointer, format!("{why}: typed as `serde_json::Value`")));
         Ty::Any
@@ -245,11 +246,11 @@ impl<'b> Lowerer<'b> {
         };
         if !o.opaque.is_empty() {
             let why = format!("`{}` can shape a value in ways no Rust type states", o.opaque.join("`, `"));
-            return Ok((self.fallback(&o.pointer, &why), true));
+            return Ok((self.fallback(&o.pointer, &why), false));
         }
         if let Some(r) = &o.reference {
             if self.bundle.inner_refs.contains(r) {
-                return Ok((self.fallback(&o.pointer, &format!("`$ref` to `{r}`, a place that is not a definition")), true));
+                return Ok((self.fallback(&o.pointer, &format!("`$ref` to `{r}`, a place that is not a definition")), false));
             }
             return Ok((Ty::Named(self.name_of(r, &o.pointer)?), false));
         }
@@ -259,7 +260,7 @@ impl<'b> Lowerer<'b> {
             }
             return match self.merge_all_of(o) {
                 Some(merged) => self.all_of_depth_guard(|cx| cx.ty_of(&Schema::Object(Box::new(merged)), hint)),
-                None => Ok((self.fallback(&o.pointer, "`allOf` of schemas that are not all objects"), true)),
+                None => Ok((self.fallback(&o.pointer, "`allOf` of schemas that are not all objects"), false)),
             };
         }
         if let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) {
@@ -403,7 +404,7 @@ impl<'b> Lowerer<'b> {
         f: impl FnOnce(&mut Self) -> Result<(Ty, bool), Error>,
     ) -> Result<(Ty, bool), Error> {
         if self.all_of_depth > 8 {
-            return Ok((Ty::Any, true));
+            return Ok((Ty::Any, false));
         }
         self.all_of_depth += 1;
         let out = f(self);
@@ -525,8 +526,8 @@ impl<'b> Lowerer<'b> {
             let (ty, nullable) = self.ty_of(&Schema::Object(Box::new(o.clone())), name)?;
             return Ok(TypeKind::Alias(if nullable && ty != Ty::Any { Ty::Option(Box::new(ty)) } else { ty }));
         }
-        if let Some(all) = o.all_of.as_ref().filter(|all| all.len() > 1 || !o.properties.is_empty() || o.one_of.is_some() || o.any_of.is_some()) {
-            let _ = all;
+        // `allOf` of one schema without siblings is a wrapper, lowered below through `ty_of`.
+        if o.all_of.as_ref().is_some_and(|all| all.len() > 1 || !o.properties.is_empty() || o.one_of.is_some() || o.any_of.is_some()) {
             if self.all_of_depth <= 8 {
                 if let Some(merged) = self.merge_all_of(o) {
                     self.all_of_depth += 1;
