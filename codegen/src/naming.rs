@@ -33,11 +33,10 @@ pub const RESERVED_TYPE_NAMES: &[&str] = &[
 /// would shadow one of the [`RESERVED_TYPE_NAMES`].
 pub fn type_name(wire: &str) -> String {
     let name = pascal(wire);
-    if name == "Self_" {
-        return "SelfType".to_owned();
-    }
-    if RESERVED_TYPE_NAMES.contains(&name.as_str()) {
-        format!("{name}Type")
+    // `Self` comes out of `pascal` as `Self_`; reserved is the name before that suffix.
+    let base = if NOT_RAW.contains(&name.trim_end_matches('_')) { name.trim_end_matches('_') } else { name.as_str() };
+    if RESERVED_TYPE_NAMES.contains(&base) || NOT_RAW.contains(&base) {
+        format!("{base}Type")
     } else {
         name
     }

@@ -7,20 +7,13 @@
 //!
 //! Set `CODEX_APP_SKIP_CONSTRUCT_COMPILE=1` to leave it out of a quick local run; CI runs it.
 
+mod common;
+use common::schema_set;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use codex_app_codegen::decisions::{Decisions, Undecided};
-use codex_app_codegen::{generate_with, SchemaSet};
-use serde_json::Value;
-
-fn schema_set(path: &Path) -> SchemaSet {
-    let input: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    match (input.get("stable"), input.get("experimental")) {
-        (Some(s), e) => SchemaSet { stable: s.to_string(), experimental: e.map(Value::to_string), codex_version: "0.0.0-test".into() },
-        _ => SchemaSet { stable: input.to_string(), experimental: None, codex_version: "0.0.0-test".into() },
-    }
-}
+use codex_app_codegen::generate_with;
 
 fn copy_dir(from: &Path, to: &Path, skip: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -47,7 +40,7 @@ fn write_crate(root: &Path, scratch: &Path, bundle: &Path) -> String {
     let _ = std::fs::remove_dir_all(&dir);
     let protocol = root.join("protocol");
     copy_dir(&protocol.join("src"), &dir.join("src"), &protocol.join("src/generated"));
-    let (files, _) = generate_with(&schema_set(bundle), "test", Decisions::checked_in().unwrap(), Undecided::Propose)
+    let (files, _) = generate_with(&schema_set(bundle, "0.0.0-test"), "test", Decisions::checked_in().unwrap(), Undecided::Propose)
         .unwrap_or_else(|e| panic!("{}: {e}", bundle.display()));
     for file in files {
         let Ok(rel) = file.path.strip_prefix("protocol/src") else { continue };

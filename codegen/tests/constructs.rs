@@ -5,23 +5,16 @@
 //! its JSON pointer). Each error case (`tests/errors/*.json`: schemas that are not valid JSON
 //! Schema, and decisions to make) snapshots the error message, which names the JSON pointer.
 
+mod common;
+use common::schema_set;
 use codex_app_codegen::decisions::{Decisions, Undecided};
 use codex_app_codegen::ir::Ty;
-use codex_app_codegen::{build_ir_with, generate, generate_with, SchemaSet};
-use serde_json::Value;
-
-fn schema_set(path: &std::path::Path) -> SchemaSet {
-    let input: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    match (input.get("stable"), input.get("experimental")) {
-        (Some(s), e) => SchemaSet { stable: s.to_string(), experimental: e.map(Value::to_string), codex_version: "test".into() },
-        _ => SchemaSet { stable: input.to_string(), experimental: None, codex_version: "test".into() },
-    }
-}
+use codex_app_codegen::{build_ir_with, generate, generate_with};
 
 #[test]
 fn constructs() {
     insta::glob!("constructs/*.json", |path| {
-        let set = schema_set(path);
+        let set = schema_set(path, "test");
         let has_methods = ["ClientRequest", "ServerRequest", "ServerNotification"].iter().any(|u| set.stable.contains(&format!("\"{u}\"")));
         // The constructs' members are not in vendor-schemas/decisions.json: they take the
         // proposals read from their descriptions.
@@ -57,7 +50,7 @@ fn constructs() {
 
 #[test]
 fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
-    let set = schema_set(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/constructs/struct_members.json")));
+    let set = schema_set(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/constructs/struct_members.json")), "test");
     let err = generate(&set, "test").expect_err("Widget.branch is not decided");
     assert!(err.message.contains("vendor-schemas/decisions.json"), "{err}");
     assert!(err.message.contains(r#""Widget.branch": true,"#), "{err}");
@@ -68,7 +61,7 @@ fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
 #[test]
 fn every_missing_decision_is_listed_in_one_error() {
     let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/errors/undecided_member_and_unpaired_requests.json"));
-    let set = schema_set(path);
+    let set = schema_set(path, "test");
     let decisions = Decisions::from_json("{}").unwrap();
     let err = build_ir_with(&set, &decisions, Undecided::Fail).expect_err("three decisions are missing");
     let missing = err.missing_decisions.as_deref().expect("the error carries the missing decisions");
@@ -113,7 +106,7 @@ fn paste(file: &str, entries: &str) -> String {
 #[test]
 fn errors() {
     insta::glob!("errors/*.json", |path| {
-        let err = generate(&schema_set(path), "test").expect_err("the schema is not supported");
+        let err = generate(&schema_set(path, "test"), "test").expect_err("the schema is not supported");
         insta::assert_snapshot!(err.to_string());
     });
 }
