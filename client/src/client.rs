@@ -1,41 +1,36 @@
-//! [`Client`], its builder, and the connection tasks behind it.
+//! [`Client`] and its builder: the handles of a connection.
 //!
-//! A connection runs two tasks: the writer owns the transport's sending half and writes the
-//! lines queued by requests and by the request handler; the reader owns the receiving half,
-//! decodes every server line in one pass (a response's result by the method of its pending
-//! request), resolves pending requests (a map `id -> oneshot`), routes notifications to the
-//! global streams and to turn handles, and starts a task per server request. The reader takes
-//! the lines that are ready together ([`LineReceiver::recv_many`], up to `BATCH`), decodes
-//! them as a batch and delivers its events to each stream at once. Neither task ever waits for a
-//! consumer. When the stream ends, every pending request fails with
-//! [`ClientError::ServerExited`] and every stream ends.
+//! A [`Client`] is a handle: it encodes requests, checks them against the experimental opt-in,
+//! and hands them to the connection task ([`crate::connection`]), which owns the connection's
+//! state; it then waits for the answer on a oneshot channel. Retries of "Server overloaded"
+//! answers ([`RetryPolicy`]) happen here, in the caller's task.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::*;
 use serde::Serialize;
-use futures_util::FutureExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
+use tracing::Instrument;
 
-use crate::error::{ClientError, DecodeReport, ServerExit, TransportError, VersionCheck};
-use crate::events::{Event, EventQueue, Notifications, TurnQueue};
-use crate::handler::{panic_message, DefaultHandler, DynHandler, ServerRequestHandler};
-use crate::tap::{Direction, Tap};
+use crate::connection::{self, Answer, Command, Control, Status};
+use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, VersionCheck};
+use crate::events::{Abandoned, EventQueue, Notifications};
+use crate::handler::{DefaultHandler, DynHandler, ServerRequestHandler};
+use crate::retry::RetryPolicy;
+use crate::tap::Tap;
 use crate::transport::stdio::CodexCommand;
-use crate::transport::{LineReceiver, LineSender, Transport};
+use crate::transport::Transport;
 use crate::turn::TurnHandle;
 use crate::wire;
 
 /// What to do when the server's version differs from [`CODEX_VERSION`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VersionPolicy {
-    /// Print a warning on stderr and go on (the default). [`Client::version_check`] has the
-    /// details either way.
+    /// Log a warning (a `tracing` event) and go on (the default). [`Client::version_check`]
+    /// has the details either way.
     #[default]
     Warn,
     /// Fail the connection with [`ClientError::VersionMismatch`].
@@ -45,7 +40,8 @@ pub enum VersionPolicy {
 }
 
 /// How a [`Client`] connects: client info, the experimental opt-in, the version policy, the
-/// request handler, buffer sizes, the transcript tap.
+/// request handler, buffer sizes, retries, the transcript tap, and streams that see the
+/// connection from its first line.
 pub struct ClientBuilder {
     client_name: String,
     client_version: String,
@@ -59,7 +55,9 @@ pub struct ClientBuilder {
     turn_buffer: usize,
     late_grace: Duration,
     request_timeout: Option<Duration>,
+    retry: RetryPolicy,
     tap: Option<Tap>,
+    subscribers: Vec<Arc<EventQueue>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -88,7 +86,9 @@ impl Default for ClientBuilder {
             turn_buffer: 4096,
             late_grace: Duration::from_secs(5),
             request_timeout: None,
+            retry: RetryPolicy::default(),
             tap: None,
+            subscribers: Vec::new(),
         }
     }
 }
@@ -156,10 +156,28 @@ impl ClientBuilder {
         self
     }
 
-    /// A deadline for every request (default: none).
+    /// A deadline for every request (default: none); each retry of an overloaded request
+    /// gets its own. An answer that comes after it is an [`Event::Orphan`](crate::Event::Orphan).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
+    }
+
+    /// How requests answered with "Server overloaded; retry later." (`-32001`) are retried
+    /// (default: [`RetryPolicy::default`], 4 retries with exponential backoff and jitter;
+    /// [`RetryPolicy::none`] turns retries off).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// A stream of every event of the connection from its first line on, the handshake's
+    /// included (an undecodable line during `initialize` is seen here, and nowhere else).
+    /// Its buffer is the [`notification_buffer`](Self::notification_buffer) set so far.
+    pub fn notifications(&mut self) -> Notifications {
+        let queue = Arc::new(EventQueue::new(self.notification_buffer));
+        self.subscribers.push(queue.clone());
+        Notifications::new(Some(queue))
     }
 
     /// Writes every line of the session to `tap` in the transcript format (see
@@ -214,7 +232,7 @@ impl ClientBuilder {
         let check = VersionCheck::new(&response.user_agent);
         if !check.matches() {
             match version_policy {
-                VersionPolicy::Warn => eprintln!("codex-app-client: warning: {check}"),
+                VersionPolicy::Warn => tracing::warn!(expected = check.expected, server = check.server.as_deref(), "{check}"),
                 VersionPolicy::Error => {
                     client.shutdown(Duration::from_secs(1)).await;
                     return Err(ClientError::VersionMismatch(check));
@@ -231,33 +249,29 @@ impl ClientBuilder {
     /// initialized, or a test that plays the server).
     pub fn start<T: Transport>(self, transport: T) -> Client {
         let (sender, receiver) = transport.split();
-        let (out_tx, out_rx) = mpsc::channel(256);
-        let (control, _) = watch::channel(Control::Run);
-        let (exit, _) = watch::channel(None);
-        let shared = Arc::new(Shared {
-            out: out_tx,
-            state: Mutex::new(State {
-                pending: HashMap::new(),
-                routes: HashMap::new(),
-                starting: HashMap::new(),
-                closed: None,
-                subscribers: Vec::new(),
-                outbox: Vec::new(),
-            }),
-            next_id: AtomicI64::new(1),
-            tap: self.tap,
+        let (commands, command_receiver) = mpsc::unbounded_channel();
+        let (control, control_receiver) = watch::channel(Control::Run);
+        let status = Arc::new(Status::new());
+        let settings = connection::Settings {
             handler: self.handler,
-            control,
-            exit,
-            notification_buffer: self.notification_buffer,
+            tap: self.tap,
             turn_buffer: self.turn_buffer,
             late_grace: self.late_grace,
-            request_timeout: self.request_timeout,
-        });
-        tokio::spawn(writer(sender, out_rx, shared.control.subscribe(), shared.clone()));
-        tokio::spawn(reader(receiver, shared.clone()));
+            subscribers: self.subscribers,
+        };
+        connection::start(sender, receiver, settings, command_receiver, control_receiver, status.clone());
         Client {
-            inner: Arc::new(Inner { shared, experimental_api: self.experimental_api, session: std::sync::OnceLock::new() }),
+            inner: Arc::new(Inner {
+                commands,
+                control,
+                status,
+                next_id: AtomicI64::new(1),
+                notification_buffer: self.notification_buffer,
+                request_timeout: self.request_timeout,
+                retry: self.retry,
+                experimental_api: self.experimental_api,
+                session: std::sync::OnceLock::new(),
+            }),
         }
     }
 }
@@ -284,164 +298,32 @@ impl std::fmt::Debug for Client {
 }
 
 pub(crate) struct Inner {
-    shared: Arc<Shared>,
+    commands: mpsc::UnboundedSender<Command>,
+    /// Dropped with the last handle, which the connection task takes as [`ExitReason::Dropped`].
+    control: watch::Sender<Control>,
+    status: Arc<Status>,
+    next_id: AtomicI64,
+    notification_buffer: usize,
+    request_timeout: Option<Duration>,
+    retry: RetryPolicy,
     experimental_api: bool,
     session: std::sync::OnceLock<Session>,
 }
 
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.shared.control.send_replace(Control::Stop);
-    }
-}
-
-/// What the connection tasks are told.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Control {
-    Run,
-    /// Close the sending side, read until the end, wait for the server until `deadline`.
-    Close { deadline: Instant },
-    /// Stop now (the client was dropped): kill a spawned server.
-    Stop,
-}
-
-/// State shared by the client handles and the connection tasks.
-struct Shared {
-    out: mpsc::Sender<String>,
-    state: Mutex<State>,
-    next_id: AtomicI64,
-    tap: Option<Tap>,
-    handler: Arc<dyn DynHandler>,
-    control: watch::Sender<Control>,
-    exit: watch::Sender<Option<ServerExit>>,
-    notification_buffer: usize,
-    turn_buffer: usize,
-    late_grace: Duration,
-    request_timeout: Option<Duration>,
-}
-
-struct State {
-    pending: HashMap<RequestId, Pending>,
-    /// Turn handles by (thread id, turn id).
-    routes: HashMap<(String, String), Arc<TurnQueue>>,
-    /// Threads with a `turn/start` in flight, and the turn notifications that came before
-    /// its response (bounded).
-    starting: HashMap<String, (usize, Early)>,
-    closed: Option<ClientError>,
-    /// The queue of each [`Notifications`] stream (until the connection closes).
-    subscribers: Vec<Arc<EventQueue>>,
-    /// The events of the batch of lines being read, delivered to the streams at its end
-    /// ([`Shared::deliver`]).
-    outbox: Vec<Event>,
-}
-
-/// At most this many notifications of a turn are held before its `turn/start` response.
-const EARLY_MAX: usize = 256;
-
-struct Pending {
-    tx: oneshot::Sender<Result<Answer, ClientError>>,
-    /// The request's method when its result is decoded by type (`request::<M>`): the reader
-    /// decodes the result straight into `M`'s response type. `None` keeps it raw.
-    typed: Option<&'static str>,
-    /// `turn/start` on this thread: the reader registers the turn's route.
-    turn_thread: Option<String>,
-}
-
-/// A successful answer: the result (typed by the request's method, or raw), and the turn's
-/// queue for `turn/start`.
-pub(crate) struct Answer {
-    pub(crate) result: ClientResponse,
-    pub(crate) turn: Option<Arc<TurnQueue>>,
-}
-
-/// Early notifications of a thread: (turn id, notification).
-type Early = VecDeque<(String, Arc<ServerNotification>)>;
-
-impl State {
-    /// Queues an event for every [`Notifications`] stream; the reader delivers the events of
-    /// a batch of lines together at its end ([`Shared::deliver`]).
-    fn publish(&mut self, event: Event) {
-        if !self.subscribers.is_empty() {
-            self.outbox.push(event);
-        }
-    }
-
-    fn take_pending(&mut self, id: &RequestId) -> Option<Pending> {
-        self.take_pending_with_early(id).map(|(pending, _)| pending)
-    }
-
-    /// Removes a pending request; for a `turn/start`, also takes the notifications that came
-    /// early on its thread (the caller puts back those of other turns).
-    fn take_pending_with_early(&mut self, id: &RequestId) -> Option<(Pending, Early)> {
-        let pending = self.pending.remove(id)?;
-        let mut early = Early::new();
-        if let Some(thread) = &pending.turn_thread {
-            if let Some(entry) = self.starting.get_mut(thread) {
-                entry.0 -= 1;
-                early = std::mem::take(&mut entry.1);
-                if entry.0 == 0 {
-                    self.starting.remove(thread);
-                }
-            }
-        }
-        Some((pending, early))
-    }
-}
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Delivers the events of a batch to every stream still read (one lock and one wake-up
-    /// per stream and batch).
-    fn deliver(&self) {
-        let mut state = self.lock();
-        if state.outbox.is_empty() {
-            return;
-        }
-        let mut events = std::mem::take(&mut state.outbox);
-        // A queue only this list holds belongs to a dropped stream.
-        state.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
-        if let Some((last, others)) = state.subscribers.split_last() {
-            for queue in others {
-                queue.push_all(events.iter().cloned());
-            }
-            last.push_all(events.drain(..));
-        }
-        events.clear();
-        state.outbox = events; // keeps its capacity for the next batch
-    }
-
-    /// Fails everything and ends every stream.
-    fn close(&self, error: ClientError) {
-        let mut state = self.lock();
-        if state.closed.is_none() {
-            state.closed = Some(error.clone());
-        }
-        let error = state.closed.clone().expect("set above");
-        for (_, pending) in state.pending.drain() {
-            let _ = pending.tx.send(Err(error.clone()));
-        }
-        state.starting.clear();
-        for (_, queue) in state.routes.drain() {
-            queue.close();
-        }
-        for queue in state.subscribers.drain(..) {
-            queue.close();
-        }
-    }
-}
-
-/// Removes a request's pending entry when its future is dropped before the answer.
+/// Tells the connection task a request's caller stopped waiting (timed out, or its future was
+/// dropped) unless the answer came.
 struct PendingGuard<'a> {
-    shared: &'a Shared,
+    client: &'a Client,
     id: RequestId,
+    why: Option<Abandoned>,
 }
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        self.shared.lock().take_pending(&self.id);
+        self.client.inner.status.pending.fetch_sub(1, Ordering::Relaxed);
+        if let Some(why) = self.why {
+            self.client.command(Command::Abandon { id: self.id.clone(), why });
+        }
     }
 }
 
@@ -457,8 +339,10 @@ impl Client {
         Self::builder().spawn(command).await
     }
 
-    fn shared(&self) -> &Shared {
-        &self.inner.shared
+    /// Hands a command to the connection task (which may have ended: then the caller finds
+    /// the connection closed).
+    pub(crate) fn command(&self, command: Command) {
+        let _ = self.inner.commands.send(command);
     }
 
     /// The `initialize` response (after the handshake; `None` for a client made with
@@ -479,22 +363,22 @@ impl Client {
 
     /// How many requests wait for an answer.
     pub fn pending_requests(&self) -> usize {
-        self.shared().lock().pending.len()
+        self.inner.status.pending()
     }
 
     /// Why the connection closed, once it has.
     pub fn closed(&self) -> Option<ClientError> {
-        self.shared().lock().closed.clone()
+        self.inner.status.closed()
     }
 
-    /// Every notification from now on; see [`Notifications`].
+    /// Every event from now on; see [`Notifications`]. (To see the handshake too, take the
+    /// stream from the builder: [`ClientBuilder::notifications`].)
     pub fn notifications(&self) -> Notifications {
-        let mut state = self.shared().lock();
-        if state.closed.is_some() {
+        if self.closed().is_some() {
             return Notifications::new(None);
         }
-        let queue = Arc::new(EventQueue::new(self.shared().notification_buffer));
-        state.subscribers.push(queue.clone());
+        let queue = Arc::new(EventQueue::new(self.inner.notification_buffer));
+        self.command(Command::Subscribe(queue.clone()));
         Notifications::new(Some(queue))
     }
 
@@ -555,41 +439,44 @@ impl Client {
         Ok(TurnHandle::new(self.clone(), thread, turn_id, response, queue))
     }
 
-    /// Closes the connection: the client's side is closed (a spawned server sees the end of
-    /// its stdin and exits), the server's remaining lines are read, and a spawned server is
-    /// waited for until `timeout`, then killed. Pending requests fail. Returns how the server
-    /// ended.
+    /// Closes the connection: pending requests fail with [`ClientError::Closed`], the server
+    /// requests being answered get their answers, the client's side is closed (a spawned
+    /// server sees the end of its stdin and exits), the server's remaining lines are read, and
+    /// a spawned server is waited for until `timeout`, then killed
+    /// ([`ServerExit::killed_after`] says how long the client waited). Returns how the
+    /// connection ended; a clean end is [`ExitReason::Shutdown`].
     pub async fn shutdown(&self, timeout: Duration) -> ServerExit {
-        let deadline = Instant::now() + timeout;
-        let mut exit = self.shared().exit.subscribe();
-        self.shared().control.send_if_modified(|c| {
-            if *c == Control::Run {
-                *c = Control::Close { deadline };
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let mut exit = self.inner.status.exit.subscribe();
+        self.inner.control.send_if_modified(|c| match c {
+            Control::Run => {
+                *c = Control::Close { started, deadline };
                 true
-            } else {
-                false
             }
+            Control::Close { .. } => false,
         });
-        let waited = tokio::time::timeout_at(deadline + Duration::from_secs(1), exit.wait_for(Option::is_some)).await.is_ok();
-        if !waited {
-            self.shared().control.send_replace(Control::Stop);
-            let _ = tokio::time::timeout(Duration::from_secs(1), exit.wait_for(Option::is_some)).await;
-        }
+        // The connection task ends by the deadline (then it kills the server, which takes
+        // a moment); more than that means it could not.
+        let ended = tokio::time::timeout_at(deadline + Duration::from_secs(5), exit.wait_for(Option::is_some)).await.is_ok();
         let exit = exit.borrow().clone();
-        exit.unwrap_or_else(|| ServerExit { reason: "the connection did not end".into(), ..ServerExit::default() })
+        match exit {
+            Some(exit) if ended => exit,
+            _ => ServerExit { reason: ExitReason::ShutdownTimedOut, ..ServerExit::default() },
+        }
     }
 
-    /// Queues a line for the writer.
+    /// Queues a line for the server (a notification of the client).
     pub(crate) async fn send_line(&self, line: String) -> Result<(), ClientError> {
         if let Some(closed) = self.closed() {
             return Err(closed);
         }
-        self.shared().out.send(line).await.map_err(|_| self.closed().unwrap_or(ClientError::Closed))
+        self.inner.commands.send(Command::Send(line)).map_err(|_| self.closed().unwrap_or(ClientError::Closed))
     }
 
-    /// Sends a request and waits for its answer.
-    /// `typed`: the method whose response type the reader decodes the result into (see
-    /// [`Pending::typed`]).
+    /// Sends a request and waits for its answer, retrying it (with a new id) while the
+    /// server answers "Server overloaded" and the [`RetryPolicy`] allows.
+    /// `typed`: the method whose response type the connection decodes the result into.
     async fn call<P: Serialize + ?Sized>(
         &self,
         method: &str,
@@ -597,29 +484,59 @@ impl Client {
         params: &P,
         turn_thread: Option<String>,
     ) -> Result<(Answer, RequestId), ClientError> {
-        let shared = self.shared();
-        let id = RequestId::Integer(shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let line = wire::request_line(&id, method, params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
-        self.check_experimental(&line)?;
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut state = shared.lock();
-            if let Some(closed) = &state.closed {
-                return Err(closed.clone());
+        let params = serde_json::to_string(params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
+        let mut retry = 0;
+        loop {
+            let id = RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+            let line = wire::request_line_encoded(&id, method, &params);
+            if retry == 0 {
+                self.check_experimental(&line)?;
             }
-            if let Some(thread) = &turn_thread {
-                state.starting.entry(thread.clone()).or_default().0 += 1;
+            let span = tracing::debug_span!("request", method, id = %id_text(&id), retry);
+            let outcome = self.call_once(id, method, typed, line, turn_thread.clone()).instrument(span).await;
+            match outcome {
+                Err(ClientError::Server(error)) if error.code == jsonrpc::ErrorObject::SERVER_OVERLOADED => {
+                    let Some(delay) = self.inner.retry.delay(retry) else {
+                        return Err(ClientError::Server(error));
+                    };
+                    tracing::debug!(method, retry, ?delay, "the server is overloaded; retrying");
+                    tokio::time::sleep(delay).await;
+                    retry += 1;
+                }
+                outcome => return outcome,
             }
-            state.pending.insert(id.clone(), Pending { tx, typed, turn_thread });
         }
-        let _guard = PendingGuard { shared, id: id.clone() };
-        if shared.out.send(line).await.is_err() {
+    }
+
+    async fn call_once(
+        &self,
+        id: RequestId,
+        method: &str,
+        typed: Option<&'static str>,
+        line: String,
+        turn_thread: Option<String>,
+    ) -> Result<(Answer, RequestId), ClientError> {
+        if let Some(closed) = self.closed() {
+            return Err(closed);
+        }
+        let (reply, answer) = oneshot::channel();
+        let request = connection::Request { id: id.clone(), method: method.to_owned(), typed, line, turn_thread, reply };
+        if self.inner.commands.send(Command::Request(request)).is_err() {
             return Err(self.closed().unwrap_or(ClientError::Closed));
         }
-        let answer = match shared.request_timeout {
-            Some(limit) => tokio::time::timeout(limit, rx).await.map_err(|_| ClientError::Timeout(limit))?,
-            None => rx.await,
+        self.inner.status.pending.fetch_add(1, Ordering::Relaxed);
+        let mut guard = PendingGuard { client: self, id: id.clone(), why: Some(Abandoned::Dropped) };
+        let answer = match self.inner.request_timeout {
+            Some(limit) => match tokio::time::timeout(limit, answer).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    guard.why = Some(Abandoned::TimedOut(limit));
+                    return Err(ClientError::Timeout(limit));
+                }
+            },
+            None => answer.await,
         };
+        guard.why = None;
         match answer {
             Ok(answer) => answer.map(|a| (a, id)),
             Err(_) => Err(self.closed().unwrap_or(ClientError::Closed)),
@@ -644,7 +561,7 @@ impl Client {
 
     /// Stops routing a turn to its handle.
     pub(crate) fn forget_turn(&self, thread: &str, turn: &str) {
-        self.shared().lock().routes.remove(&(thread.to_owned(), turn.to_owned()));
+        self.command(Command::ForgetTurn { thread: thread.to_owned(), turn: turn.to_owned() });
     }
 }
 
@@ -664,205 +581,7 @@ where
     })
 }
 
-// ---------------------------------------------------------------------------------------
-// The connection tasks.
-
-async fn writer<S: LineSender>(mut sender: S, mut out: mpsc::Receiver<String>, mut control: watch::Receiver<Control>, shared: Arc<Shared>) {
-    loop {
-        tokio::select! {
-            biased;
-            changed = control.changed() => {
-                let now = changed.map(|()| *control.borrow_and_update()).unwrap_or(Control::Stop);
-                match now {
-                    Control::Run => continue,
-                    Control::Close { .. } => {
-                        // Lines already queued (answers to the server) still go out.
-                        while let Ok(line) = out.try_recv() {
-                            if write(&mut sender, &shared, line).await.is_err() {
-                                break;
-                            }
-                        }
-                        let _ = sender.close().await;
-                        return;
-                    }
-                    Control::Stop => {
-                        let _ = sender.close().await;
-                        return;
-                    }
-                }
-            }
-            line = out.recv() => match line {
-                Some(line) => {
-                    if let Err(e) = write(&mut sender, &shared, line).await {
-                        // The reader sees the end of the stream and reports the exit; a
-                        // transport whose reading side stays open is closed here.
-                        let error = ClientError::Transport(TransportError::new("writing to the server", e));
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        shared.close(error);
-                        return;
-                    }
-                }
-                None => return,
-            },
-        }
-    }
-}
-
-async fn write<S: LineSender>(sender: &mut S, shared: &Shared, line: String) -> std::io::Result<()> {
-    if let Some(tap) = &shared.tap {
-        tap.record(Direction::C2s, &line);
-    }
-    sender.send(line).await
-}
-
-/// At most this many lines are taken per read, decoded as a batch; the notification streams
-/// are woken once per batch.
-const BATCH: usize = 64;
-
-async fn reader<R: LineReceiver>(mut receiver: R, shared: Arc<Shared>) {
-    let mut control = shared.control.subscribe();
-    let mut number = 0u64;
-    let mut deadline: Option<Instant> = None;
-    let mut batch = Vec::with_capacity(BATCH);
-    let reason = loop {
-        let next = async {
-            match deadline {
-                Some(at) => tokio::time::timeout_at(at, receiver.recv_many(&mut batch, BATCH)).await.ok(),
-                None => Some(receiver.recv_many(&mut batch, BATCH).await),
-            }
-        };
-        tokio::select! {
-            biased;
-            changed = control.changed() => {
-                match changed.map(|()| *control.borrow_and_update()).unwrap_or(Control::Stop) {
-                    Control::Run => {}
-                    Control::Close { deadline: at } => deadline = Some(at),
-                    Control::Stop => break "the client was dropped".to_owned(),
-                }
-            }
-            read = next => match read {
-                None => break "shutdown timed out".to_owned(),
-                Some(Ok(0)) => break "end of stream".to_owned(),
-                Some(Ok(_)) => {
-                    for line in batch.drain(..) {
-                        number += 1;
-                        handle_line(&shared, line, number);
-                    }
-                    shared.deliver();
-                }
-                Some(Err(e)) => break format!("read error: {e}"),
-            },
-        }
-    };
-    let wait = match deadline {
-        Some(at) if reason == "end of stream" => at.saturating_duration_since(Instant::now()),
-        Some(_) => Duration::ZERO,
-        None if reason == "end of stream" || reason.starts_with("read error") => Duration::from_millis(500),
-        None => Duration::ZERO,
-    };
-    let mut exit = receiver.exit(wait).await;
-    exit.reason = reason;
-    let error = if deadline.is_some() { ClientError::Closed } else { ClientError::ServerExited(exit.clone()) };
-    shared.close(error);
-    shared.exit.send_replace(Some(exit));
-}
-
-fn handle_line(shared: &Arc<Shared>, line: String, number: u64) {
-    if let Some(tap) = &shared.tap {
-        tap.record(Direction::S2c, &line);
-    }
-    let typed = |id: &RequestId| shared.lock().pending.get(id).and_then(|p| p.typed);
-    match wire::decode_server_line(&line, number, typed) {
-        Ok(Message::Notification(notification)) => route(shared, Arc::new(notification)),
-        Ok(Message::Request(request)) => answer_server_request(shared, request),
-        Ok(Message::Response(response)) => {
-            let mut state = shared.lock();
-            let Some((pending, early)) = state.take_pending_with_early(&response.id) else {
-                return; // its future was dropped
-            };
-            let turn = pending.turn_thread.as_ref().and_then(|thread| {
-                let ClientResponse::TurnStart(started) = &response.result else { return None };
-                let turn = wire::turn_id(&started.turn)?;
-                let queue = Arc::new(TurnQueue::new(shared.turn_buffer, shared.late_grace));
-                let (mine, others): (Early, Early) = early.into_iter().partition(|(t, _)| *t == turn);
-                if let Some((_, early)) = state.starting.get_mut(thread) {
-                    early.extend(others);
-                }
-                for (_, n) in mine {
-                    let item = wire::route_key(&n).item;
-                    queue.push(n.clone(), wire::lifecycle(&n), item.as_deref());
-                }
-                state.routes.insert((thread.clone(), turn), queue.clone());
-                Some(queue)
-            });
-            let _ = pending.tx.send(Ok(Answer { result: response.result, turn }));
-        }
-        Ok(Message::Error(error)) => {
-            let mut state = shared.lock();
-            match error.id.as_ref().and_then(|id| state.take_pending(id)) {
-                Some(pending) => {
-                    let _ = pending.tx.send(Err(ClientError::Server(error.error)));
-                }
-                None => state.publish(Event::OrphanError(Arc::new(error))),
-            }
-        }
-        Err(undecodable) => {
-            let wire::Undecodable { report, response } = *undecodable;
-            let mut state = shared.lock();
-            // A response whose result does not fit the type of its request fails that request.
-            if let Some(pending) = response.as_ref().and_then(|id| state.take_pending(id)) {
-                let _ = pending.tx.send(Err(ClientError::Decode(report)));
-                return;
-            }
-            if response.is_none() {
-                if let Some(id) = wire::undecodable_request_id(&line) {
-                    let error = ErrorObject::new(ErrorObject::INVALID_PARAMS, format!("the client cannot decode this request: {}", report.message));
-                    let _ = shared.out.try_send(wire::error_line(id, error));
-                }
-            }
-            state.publish(Event::Undecodable(Arc::new(report)));
-        }
-    }
-}
-
-/// Delivers a notification to the global stream and to its turn's handle.
-fn route(shared: &Shared, notification: Arc<ServerNotification>) {
-    let key = wire::route_key(&notification);
-    let mut state = shared.lock();
-    if let (Some(thread), Some(turn)) = (&key.thread, &key.turn) {
-        // A lookup without allocating the key.
-        let queue = state.routes.iter().find(|((t, u), _)| t == thread && u == turn).map(|(_, q)| q.clone());
-        match queue {
-            Some(queue) => queue.push(notification.clone(), wire::lifecycle(&notification), key.item.as_deref()),
-            None => {
-                if let Some((_, early)) = state.starting.get_mut(thread.as_ref()) {
-                    if early.len() < EARLY_MAX {
-                        early.push_back((turn.clone().into_owned(), notification.clone()));
-                    }
-                }
-            }
-        }
-    }
-    state.publish(Event::Notification(notification));
-}
-
-/// Answers a server request on its own task; a panic becomes an internal error.
-fn answer_server_request(shared: &Arc<Shared>, request: ServerRequest) {
-    let id = request.id().clone();
-    let method = request.method().to_owned();
-    let handler = shared.handler.clone();
-    let shared = shared.clone();
-    tokio::spawn(async move {
-        let outcome = std::panic::AssertUnwindSafe(handler.dispatch(request)).catch_unwind().await;
-        let line = match outcome {
-            Ok(Ok(result)) => wire::response_line(id, &result),
-            Ok(Err(error)) => wire::error_line(id, error),
-            Err(panic) => {
-                let why = panic_message(&*panic);
-                let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client's handler for `{method}` failed: {why}"));
-                wire::error_line(id, error)
-            }
-        };
-        let _ = shared.out.send(line).await;
-    });
+/// An id as it is written on the wire, for logs.
+fn id_text(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
 }

@@ -5,21 +5,27 @@ use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
 
-/// Why a request (or the connection) failed.
+/// Why a request (or the connection, or a turn) failed.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ClientError {
     /// The transport failed (spawning the server, writing, reading, the WebSocket handshake).
     Transport(TransportError),
-    /// The server went away: its exit status (when it was a child process) and the tail of
-    /// its stderr.
+    /// The server went away: why ([`ServerExit::reason`]), its exit status (when it was a
+    /// child process) and the tail of its stderr.
     ServerExited(ServerExit),
     /// The server answered with a JSON-RPC error. [`ErrorObject::is_retryable`] tells whether
-    /// the same request may succeed later (the server was overloaded).
+    /// the same request may succeed later (the server was overloaded); the client already
+    /// retried it as its [`RetryPolicy`](crate::RetryPolicy) allows.
     Server(ErrorObject),
+    /// The server is shutting down and takes no new requests (`-32600` with
+    /// `data.reason: "serverShuttingDown"`): connect again, to this server once it is back or
+    /// to another.
+    ServerShuttingDown(ErrorObject),
     /// A line or a result did not decode into its type.
     Decode(DecodeReport),
-    /// No answer within the time allowed.
+    /// No answer within the time allowed. A late answer is reported as
+    /// [`Event::Orphan`](crate::Event::Orphan).
     Timeout(Duration),
     /// Refused by the client before anything was sent (an experimental request while the
     /// session did not opt in, a message that cannot be encoded).
@@ -27,16 +33,52 @@ pub enum ClientError {
     /// The server's version differs from the one the crate was generated from and the
     /// client was configured to treat that as an error.
     VersionMismatch(VersionCheck),
+    /// The server reported the turn failed (`turn/completed` with status `failed`).
+    TurnFailed(Box<TurnFailure>),
+    /// The thread of the turn was closed (`thread/closed`) before the turn completed.
+    ThreadClosed {
+        /// The thread.
+        thread_id: String,
+    },
     /// The client was shut down (or dropped) before the answer came.
     Closed,
 }
 
 impl ClientError {
     /// Whether the same request may succeed if sent again later (a server error marked
-    /// retryable, such as "Server overloaded; retry later.").
+    /// retryable, such as "Server overloaded; retry later.", that was still refused after the
+    /// retries of the [`RetryPolicy`](crate::RetryPolicy)).
     pub fn is_retryable(&self) -> bool {
         matches!(self, ClientError::Server(e) if e.is_retryable())
     }
+
+    /// The error for a JSON-RPC error answer: [`ClientError::ServerShuttingDown`] when the
+    /// server says it is draining, [`ClientError::Server`] otherwise.
+    pub fn from_server(error: ErrorObject) -> Self {
+        let draining = error.code == ErrorObject::INVALID_REQUEST
+            && error.data.as_ref().and_then(|d| d.get("reason")).and_then(|r| r.as_str()) == Some(SERVER_SHUTTING_DOWN);
+        if draining {
+            ClientError::ServerShuttingDown(error)
+        } else {
+            ClientError::Server(error)
+        }
+    }
+}
+
+/// `data.reason` of the error a draining server answers new requests with.
+pub const SERVER_SHUTTING_DOWN: &str = "serverShuttingDown";
+
+/// A turn that the server reported failed.
+#[derive(Debug, Clone)]
+pub struct TurnFailure {
+    /// The thread of the turn.
+    pub thread_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The error's message (`turn.error.message`), when there is one.
+    pub message: Option<String>,
+    /// The turn as `turn/completed` carried it, as JSON (its type differs between releases).
+    pub turn: serde_json::Value,
 }
 
 impl fmt::Display for ClientError {
@@ -45,10 +87,19 @@ impl fmt::Display for ClientError {
             ClientError::Transport(e) => write!(f, "transport error: {e}"),
             ClientError::ServerExited(exit) => write!(f, "{exit}"),
             ClientError::Server(e) => write!(f, "server error {}: {}", e.code, e.message),
+            ClientError::ServerShuttingDown(e) => write!(f, "the server is shutting down: {}", e.message),
             ClientError::Decode(report) => write!(f, "{report}"),
             ClientError::Timeout(after) => write!(f, "no answer within {after:?}"),
             ClientError::Refused(why) => write!(f, "refused before sending: {why}"),
             ClientError::VersionMismatch(check) => write!(f, "{check}"),
+            ClientError::TurnFailed(failure) => {
+                write!(f, "turn {} of thread {} failed", failure.turn_id, failure.thread_id)?;
+                match &failure.message {
+                    Some(message) => write!(f, ": {message}"),
+                    None => Ok(()),
+                }
+            }
+            ClientError::ThreadClosed { thread_id } => write!(f, "thread {thread_id} was closed before its turn completed"),
             ClientError::Closed => f.write_str("the client was shut down"),
         }
     }
@@ -88,21 +139,70 @@ impl fmt::Display for TransportError {
 
 impl std::error::Error for TransportError {}
 
-/// How the server went away.
+/// How the connection ended.
 #[derive(Debug, Clone, Default)]
 pub struct ServerExit {
+    /// What ended it.
+    pub reason: ExitReason,
     /// The exit status of the server process (`exit status: 1`, `signal: 9 (SIGKILL)`), when
     /// the client started it and it has exited.
     pub status: Option<String>,
-    /// The last lines the server wrote on stderr (bounded), oldest first.
+    /// The client killed the server after waiting this long for it to exit (from the start of
+    /// [`Client::shutdown`](crate::Client::shutdown), or from the end of the stream).
+    pub killed_after: Option<Duration>,
+    /// The last lines the server wrote on stderr (bounded, ANSI escapes removed), oldest first.
     pub stderr_tail: Vec<String>,
-    /// What ended the connection (`end of stream`, a read error, ...).
-    pub reason: String,
+}
+
+/// What ended a connection.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ExitReason {
+    /// The server ended the stream cleanly (end of its stdout, a WebSocket close) without
+    /// the client asking.
+    #[default]
+    EndOfStream,
+    /// [`Client::shutdown`](crate::Client::shutdown) closed the connection and the server
+    /// ended its side.
+    Shutdown,
+    /// [`Client::shutdown`](crate::Client::shutdown) closed the connection and the server did
+    /// not end its side in time.
+    ShutdownTimedOut,
+    /// Every handle of the client was dropped.
+    Dropped,
+    /// Reading from the server failed.
+    ReadError(String),
+    /// Writing to the server failed and its stream did not end soon after.
+    WriteError(String),
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::EndOfStream => f.write_str("end of stream"),
+            ExitReason::Shutdown => f.write_str("shut down by the client"),
+            ExitReason::ShutdownTimedOut => f.write_str("shutdown timed out"),
+            ExitReason::Dropped => f.write_str("the client was dropped"),
+            ExitReason::ReadError(e) => write!(f, "read error: {e}"),
+            ExitReason::WriteError(e) => write!(f, "write error: {e}"),
+        }
+    }
+}
+
+impl ServerExit {
+    /// Whether the connection ended cleanly: the stream ended (by the server or at the
+    /// client's shutdown) and the server, when the client started it, was not killed.
+    pub fn is_clean(&self) -> bool {
+        matches!(self.reason, ExitReason::EndOfStream | ExitReason::Shutdown) && self.killed_after.is_none()
+    }
 }
 
 impl fmt::Display for ServerExit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "server exited ({}", self.reason)?;
+        if let Some(waited) = self.killed_after {
+            write!(f, ", killed after waiting {waited:.1?}")?;
+        }
         if let Some(status) = &self.status {
             write!(f, ", {status}")?;
         }

@@ -16,12 +16,12 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use codex_app_protocol::jsonrpc::ErrorResponse;
-use codex_app_protocol::ServerNotification;
+use codex_app_protocol::jsonrpc::ErrorObject;
+use codex_app_protocol::{RawJson, RequestId, ServerNotification};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::error::DecodeReport;
+use crate::error::{ClientError, DecodeReport};
 use crate::wire::Lifecycle;
 
 /// One item of a notification stream.
@@ -31,12 +31,53 @@ pub enum Event {
     /// A notification from the server.
     Notification(Arc<ServerNotification>),
     /// A server line that did not decode. The client goes on with the next line; a request
-    /// of the server that did not decode was answered with an error.
+    /// of the server that did not decode was answered with an error. A turn's stream also
+    /// gets the undecodable notifications that name its thread and turn.
     Undecodable(Arc<DecodeReport>),
-    /// An error response that answers no pending request (no id, or an unknown one).
-    OrphanError(Arc<ErrorResponse>),
-    /// This reader fell behind and this many notifications were dropped (oldest first).
+    /// A response (a result or an error) that answers no pending request: a late answer to a
+    /// request that timed out or whose future was dropped, or an id the client never sent.
+    Orphan(Arc<Orphan>),
+    /// This reader fell behind and this many events were dropped (oldest first).
     Lagged(u64),
+}
+
+/// A response without a pending request; see [`Event::Orphan`].
+#[derive(Debug, Clone)]
+pub struct Orphan {
+    /// Its id (`None`: an error response with `"id": null`).
+    pub id: Option<RequestId>,
+    /// The 1-based number of the server line (counted over the connection).
+    pub line_number: u64,
+    /// `Ok(result)` for a result, `Err(error)` for an error response.
+    pub answer: Result<RawJson, ErrorObject>,
+    /// The request it answers, when the client sent one with this id and stopped waiting.
+    pub late: Option<LateAnswer>,
+}
+
+impl Orphan {
+    /// Whether it is an error response.
+    pub fn is_error(&self) -> bool {
+        self.answer.is_err()
+    }
+}
+
+/// The request a late answer is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LateAnswer {
+    /// The request's method.
+    pub method: String,
+    /// Why the client had stopped waiting.
+    pub abandoned: Abandoned,
+}
+
+/// Why the client stopped waiting for an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Abandoned {
+    /// The request timed out ([`crate::ClientBuilder::request_timeout`]) after this long.
+    TimedOut(std::time::Duration),
+    /// The request's future was dropped.
+    Dropped,
 }
 
 impl Event {
@@ -133,6 +174,9 @@ fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, 
     if items.len() >= capacity {
         items.pop_front();
         *dropped += 1;
+        if *dropped == 1 {
+            tracing::warn!(capacity, "a stream's reader fell behind: its oldest events are dropped (it reads `Event::Lagged` next)");
+        }
     }
     items.push_back(item);
 }
@@ -192,7 +236,7 @@ pub(crate) struct TurnQueue {
 
 #[derive(Debug, Default)]
 struct TurnState {
-    items: VecDeque<Arc<ServerNotification>>,
+    items: VecDeque<Event>,
     dropped: u64,
     /// Items started and not yet completed.
     open_items: HashSet<String>,
@@ -200,6 +244,8 @@ struct TurnState {
     completed_at: Option<Instant>,
     /// The connection closed.
     closed: bool,
+    /// The turn ended without a `turn/completed` that could be read, and why.
+    failed: Option<ClientError>,
 }
 
 /// What the turn's reader gets next.
@@ -218,8 +264,8 @@ impl TurnQueue {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a notification of the turn (`item`: its `params.item.id`).
-    pub(crate) fn push(&self, notification: Arc<ServerNotification>, lifecycle: Lifecycle, item: Option<&str>) {
+    /// Adds an event of the turn (`item`: the `params.item.id` of a notification).
+    pub(crate) fn push(&self, event: Event, lifecycle: Lifecycle, item: Option<&str>) {
         let mut guard = self.lock();
         let state = &mut *guard;
         match (lifecycle, item) {
@@ -232,9 +278,26 @@ impl TurnQueue {
             (Lifecycle::TurnCompleted, _) => state.completed_at = Some(Instant::now()),
             _ => {}
         }
-        push_bounded(&mut state.items, &mut state.dropped, self.capacity, notification);
+        push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
         drop(guard);
         self.notify.notify_one();
+    }
+
+    /// Ends the turn with `error` (its `turn/completed` did not decode, its thread closed):
+    /// the reader gets what is queued, then the end, and [`crate::TurnHandle::wait`] the
+    /// error.
+    pub(crate) fn fail(&self, error: ClientError) {
+        let mut state = self.lock();
+        if state.failed.is_none() && state.completed_at.is_none() {
+            state.failed = Some(error);
+        }
+        drop(state);
+        self.notify.notify_one();
+    }
+
+    /// Why the turn ended without `turn/completed`, if it did.
+    pub(crate) fn failure(&self) -> Option<ClientError> {
+        self.lock().failed.clone()
     }
 
     /// The connection closed: the reader gets what is queued, then the end.
@@ -251,7 +314,7 @@ impl TurnQueue {
 
     fn ended(&self, state: &TurnState) -> bool {
         match state.completed_at {
-            _ if state.closed => true,
+            _ if state.closed || state.failed.is_some() => true,
             Some(at) => state.open_items.is_empty() || at.elapsed() >= self.late_grace,
             None => false,
         }
@@ -264,7 +327,7 @@ impl TurnQueue {
             return Next::Event(Event::Lagged(n));
         }
         if let Some(item) = state.items.pop_front() {
-            return Next::Event(Event::Notification(item));
+            return Next::Event(item);
         }
         if self.ended(&state) {
             return Next::End;

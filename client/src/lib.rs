@@ -30,22 +30,37 @@
 //!   [`Client::request_raw`] for methods newer than the crate. With the `experimental`
 //!   feature, a request that uses the experimental API while the session did not opt in is
 //!   refused before it is sent, worded as the server would.
-//! - **Notifications**: [`Client::notifications`] (every notification) and [`TurnHandle`]
-//!   (one turn's), bounded with a documented lag policy ([`events`]).
+//! - **Notifications**: [`Client::notifications`] (every event: notifications, lines that did
+//!   not decode, responses nobody waits for, lag) and [`TurnHandle`] (one turn's), bounded
+//!   with a documented lag policy ([`events`]); [`ClientBuilder::notifications`] sees the
+//!   connection from its first line, handshake included.
+//! - **One owner**: one task owns the connection's state (pending requests, turn routing,
+//!   the tasks answering server requests); the handles talk to it through channels. Every
+//!   server line is a response to a pending request or an event, and every line dropped or
+//!   undecodable is also a `tracing` event.
 //! - **Server requests**: [`ServerRequestHandler`]; the defaults approve nothing.
 //! - **Typed structured output and dynamic tools** (module `structured`, the `schemars`
 //!   feature; tools also need `experimental`).
 //! - **Transcript tap** ([`Tap`]): every line in the project's transcript format, for
 //!   `cargo xtask drift`.
 //! - **Failure**: when the server dies, pending requests fail with
-//!   [`ClientError::ServerExited`] (exit status and stderr tail) and the streams end;
-//!   [`Client::shutdown`] closes the connection and waits for (then kills) a spawned server.
+//!   [`ClientError::ServerExited`] (why, as an [`ExitReason`], exit status and stderr tail),
+//!   the streams end and every [`TurnHandle`] ends with an error; [`Client::shutdown`]
+//!   closes the connection and waits for (then kills) a spawned server. "Server overloaded"
+//!   answers are retried with backoff ([`RetryPolicy`]); a draining server's refusal is
+//!   [`ClientError::ServerShuttingDown`].
+//! - **Logging**: through `tracing` (spans per request and per turn); the server's stderr
+//!   lines are `tracing` events of the target `codex_app_client::server_stderr` as they
+//!   arrive. The library never prints.
 #![deny(missing_docs)]
 
 mod client;
+mod connection;
 pub mod error;
 pub mod events;
 pub mod handler;
+pub mod retry;
+mod routing;
 #[cfg(feature = "schemars")]
 pub mod structured;
 pub mod tap;
@@ -56,8 +71,9 @@ mod wire;
 pub use codex_app_protocol as protocol;
 
 pub use client::{Client, ClientBuilder, VersionPolicy};
-pub use error::{ClientError, DecodeReport, ServerExit, TransportError, VersionCheck};
-pub use events::{Event, Notifications};
+pub use error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TurnFailure, VersionCheck};
+pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan};
+pub use retry::RetryPolicy;
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
 pub use tap::Tap;
 pub use transport::stdio::CodexCommand;

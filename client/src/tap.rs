@@ -50,8 +50,8 @@ impl Tap {
         Tap { sink: Arc::new(Mutex::new(Box::new(sink))) }
     }
 
-    /// Writes one entry. A write error is reported once on stderr and otherwise ignored: the
-    /// tap never stops the session.
+    /// Writes one entry. A write error is logged (a `tracing` warning, once) and otherwise
+    /// ignored: the tap never stops the session.
     pub fn record(&self, dir: Direction, line: &str) {
         let dir = match dir {
             Direction::C2s => "c2s",
@@ -62,7 +62,7 @@ impl Tap {
         let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         if let Err(e) = sink.write_all(text.as_bytes()).and_then(|()| sink.flush()) {
             static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| eprintln!("codex-app-client: the transcript tap cannot write: {e}"));
+            WARNED.call_once(|| tracing::warn!(error = %e, "the transcript tap cannot write; its later errors are not logged"));
         }
     }
 }

@@ -6,6 +6,8 @@ use codex_app_protocol::*;
 
 use serde_json::json;
 
+use tracing::Instrument;
+
 use crate::client::Client;
 use crate::error::{ClientError, DecodeReport};
 use crate::events::{Event, TurnQueue};
@@ -27,6 +29,15 @@ use crate::wire;
 /// [`next`](Self::next) sees the late output and ends by itself, and [`wait`](Self::wait)
 /// returns as soon as `turn/completed` arrives. Anything for the turn after the stream ended
 /// goes only to the global stream.
+///
+/// **Nothing hangs.** The stream ends, and [`wait`](Self::wait) returns an error that says
+/// why, when the turn's `turn/completed` arrives but does not decode
+/// ([`ClientError::Decode`]; the thread and turn are read from the raw line, and the line is
+/// also on the stream as [`Event::Undecodable`]), when the turn's thread is closed
+/// ([`ClientError::ThreadClosed`]) and when the connection ends (its
+/// [`ClientError::ServerExited`] or [`ClientError::Closed`]); `wait` also returns
+/// [`ClientError::TurnFailed`] when the server reports the turn failed. Other lines that name
+/// the turn and do not decode are on its stream as [`Event::Undecodable`].
 #[derive(Debug)]
 pub struct TurnHandle {
     client: Client,
@@ -35,11 +46,13 @@ pub struct TurnHandle {
     response: TurnStartResponse,
     queue: Arc<TurnQueue>,
     completed: Option<Turn>,
+    span: tracing::Span,
 }
 
 impl TurnHandle {
     pub(crate) fn new(client: Client, thread_id: String, turn_id: String, response: TurnStartResponse, queue: Arc<TurnQueue>) -> Self {
-        TurnHandle { client, thread_id, turn_id, response, queue, completed: None }
+        let span = tracing::info_span!("turn", thread = %thread_id, turn = %turn_id);
+        TurnHandle { client, thread_id, turn_id, response, queue, completed: None, span }
     }
 
     /// The thread of the turn.
@@ -62,15 +75,20 @@ impl TurnHandle {
         self.completed.as_ref()
     }
 
-    /// The next notification of this turn (or [`Event::Lagged`]); `None` when the stream has
-    /// ended (see the type docs) or the connection closed.
+    /// The next event of this turn: a notification, [`Event::Undecodable`] for a line that
+    /// names the turn and did not decode, or [`Event::Lagged`]; `None` when the stream has
+    /// ended (see the type docs).
     pub async fn next(&mut self) -> Option<Event> {
-        let event = self.queue.next().await;
+        let event = self.queue.next().instrument(self.span.clone()).await;
         match &event {
             Some(Event::Notification(n)) => {
                 if let ServerNotification::TurnCompleted { params, .. } = &**n {
                     self.completed = Some(params.turn.clone());
                 }
+            }
+            Some(Event::Undecodable(report)) => {
+                let _entered = self.span.enter();
+                tracing::warn!(line_number = report.line_number, method = report.method.as_deref(), "a line of the turn did not decode");
             }
             None => self.client.forget_turn(&self.thread_id, &self.turn_id),
             _ => {}
@@ -78,15 +96,40 @@ impl TurnHandle {
         event
     }
 
-    /// Reads the stream until `turn/completed` and returns the completed turn. Late
-    /// notifications stay readable with [`next`](Self::next).
+    /// Reads the stream until `turn/completed` and returns the completed turn, or the error
+    /// that ended the turn (see the type docs): [`ClientError::TurnFailed`] when the server
+    /// reports the turn failed. Late notifications stay readable with [`next`](Self::next).
     pub async fn wait(&mut self) -> Result<Turn, ClientError> {
         while self.completed.is_none() {
             if self.next().await.is_none() {
-                return Err(self.client.closed().unwrap_or(ClientError::Closed));
+                break;
             }
         }
-        Ok(self.completed.clone().expect("checked above"))
+        let turn = match self.completed.clone() {
+            Some(turn) => turn,
+            None => return Err(self.end_error()),
+        };
+        match wire::turn_failure(&self.thread_id, &turn) {
+            Some(failure) => Err(ClientError::TurnFailed(Box::new(failure))),
+            None => Ok(turn),
+        }
+    }
+
+    /// Why the stream ended without a `turn/completed` read from it.
+    fn end_error(&self) -> ClientError {
+        if let Some(error) = self.queue.failure() {
+            return error;
+        }
+        self.client.closed().unwrap_or_else(|| {
+            // `turn/completed` came but was dropped from a full stream (a reader that lagged).
+            ClientError::Decode(DecodeReport {
+                line_number: None,
+                method: Some("turn/completed".into()),
+                path: None,
+                message: format!("turn {} completed, but its `turn/completed` was dropped from the turn's full stream (see the lag policy)", self.turn_id),
+                line: String::new(),
+            })
+        })
     }
 
     /// Whether the stream has ended (see the type docs).

@@ -34,25 +34,50 @@ pub(crate) fn decode_server_line<M: AsRef<str>>(
     })
 }
 
-/// The id of a server line that did not decode, if it has one and a method (a request the
-/// client must still answer).
-pub(crate) fn undecodable_request_id(line: &str) -> Option<RequestId> {
-    let parts = Parts::parse(line).ok()?;
-    parts.method.as_ref()?;
-    parts.id
+/// Whether a server line that did not decode is a request the client must still answer:
+/// `Some(Some(id))` for a request with a valid id, `Some(None)` for one whose `id` is `null`
+/// or not a valid id (JSON-RPC answers those with `"id": null`), `None` for anything else (a
+/// notification, a response, a line that is not a JSON object).
+pub(crate) fn undecodable_request(line: &str) -> Option<Option<RequestId>> {
+    if let Ok(parts) = Parts::parse(line) {
+        parts.method.as_ref()?;
+        return match parts.id {
+            Some(id) => Some(Some(id)),
+            None if parts.null_id => Some(None),
+            None => None,
+        };
+    }
+    // The envelope itself did not read (an `id` of the wrong type, a `method` that is not a
+    // string): a request if it has both members.
+    let members: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).ok()?;
+    (members.contains_key("method") && members.contains_key("id")).then_some(None)
 }
 
-/// The line of a request: `{"id":..,"method":..,"params":..}`; `params` is left out when it
+/// What routes a line that did not decode: its method and the thread and turn its params
+/// name (read from the raw JSON, whatever else in it is wrong).
+pub(crate) struct RawRoute {
+    pub method: Option<String>,
+    pub key: RouteKey<'static>,
+}
+
+/// Reads the method and the route of a server line that did not decode as its type.
+pub(crate) fn raw_route(line: &str) -> Option<RawRoute> {
+    let parts = Parts::parse(line).ok()?;
+    let key = parts.params.and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok()).map(UnknownParams::key).unwrap_or_default();
+    Some(RawRoute { method: parts.method.map(Cow::into_owned), key })
+}
+
+/// The line of a request, `{"id":..,"method":..,"params":..}`, from its params already
+/// encoded (a retry sends the same params with a new id); `params` is left out when it
 /// encodes as `null` (methods without params).
-pub(crate) fn request_line<P: Serialize + ?Sized>(id: &RequestId, method: &str, params: &P) -> Result<String, serde_json::Error> {
-    let params = serde_json::to_string(params)?;
-    let id = serde_json::to_string(id)?;
-    let method = serde_json::to_string(method)?;
-    Ok(if params == "null" {
+pub(crate) fn request_line_encoded(id: &RequestId, method: &str, params: &str) -> String {
+    let id = serde_json::to_string(id).expect("an id always encodes");
+    let method = serde_json::to_string(method).expect("a string always encodes");
+    if params == "null" {
         format!(r#"{{"id":{id},"method":{method}}}"#)
     } else {
         format!(r#"{{"id":{id},"method":{method},"params":{params}}}"#)
-    })
+    }
 }
 
 /// The line of a notification the client sends.
@@ -72,9 +97,14 @@ pub(crate) fn response_line(id: RequestId, result: &RawValue) -> String {
     ClientMessage::Response(Response { id, result: result.to_owned() }).to_line()
 }
 
-/// An error answer to a server request.
-pub(crate) fn error_line(id: RequestId, error: ErrorObject) -> String {
-    ClientMessage::Error(ErrorResponse { id: Some(id), error }).to_line()
+/// An error answer to a server request (`id: None`: a request whose id could not be read).
+pub(crate) fn error_line(id: Option<RequestId>, error: ErrorObject) -> String {
+    match id {
+        Some(id) => ClientMessage::Error(ErrorResponse { id: Some(id), error }).to_line(),
+        // JSON-RPC: "If there was an error in detecting the id in the Request object, it MUST
+        // be Null" (the protocol crate's encoder leaves an absent id out).
+        None => format!(r#"{{"id":null,"error":{}}}"#, serde_json::to_string(&error).expect("an error object encodes")),
+    }
 }
 
 /// The server's descriptor of the experimental surface a request line uses
@@ -99,6 +129,18 @@ pub(crate) fn experimental_error_message(reason: &str) -> String {
 /// JSON: a struct in most releases, a union of statuses in others (0.60.1), always with an `id`.
 pub(crate) fn turn_id(turn: &impl Serialize) -> Option<String> {
     serde_json::to_value(turn).ok()?.get("id")?.as_str().map(str::to_owned)
+}
+
+/// The failure of a completed turn (`status: "failed"`), read from its JSON (the type of a
+/// turn differs between releases).
+pub(crate) fn turn_failure(thread_id: &str, turn: &impl Serialize) -> Option<crate::error::TurnFailure> {
+    let turn = serde_json::to_value(turn).ok()?;
+    if turn.get("status")?.as_str()? != "failed" {
+        return None;
+    }
+    let message = turn.get("error").and_then(|e| e.get("message")).and_then(|m| m.as_str()).map(str::to_owned);
+    let turn_id = turn.get("id").and_then(|i| i.as_str()).unwrap_or_default().to_owned();
+    Some(crate::error::TurnFailure { thread_id: thread_id.to_owned(), turn_id, message, turn })
 }
 
 /// The params of a request the client writes itself, given as JSON (wire member names) and
@@ -256,9 +298,30 @@ mod tests {
     #[test]
     fn request_lines() {
         let id = RequestId::Integer(3);
-        assert_eq!(request_line(&id, "a/b", &()).unwrap(), r#"{"id":3,"method":"a/b"}"#);
-        assert_eq!(request_line(&id, "a/b", &serde_json::json!({"x":1})).unwrap(), r#"{"id":3,"method":"a/b","params":{"x":1}}"#);
+        assert_eq!(request_line_encoded(&id, "a/b", "null"), r#"{"id":3,"method":"a/b"}"#);
+        assert_eq!(request_line_encoded(&id, "a/b", r#"{"x":1}"#), r#"{"id":3,"method":"a/b","params":{"x":1}}"#);
         assert_eq!(notification_line("initialized", &()).unwrap(), r#"{"method":"initialized"}"#);
         assert_eq!(initialized_line(), r#"{"method":"initialized"}"#);
+        assert_eq!(error_line(None, ErrorObject::new(-32600, "x")), r#"{"id":null,"error":{"code":-32600,"message":"x"}}"#);
+    }
+
+    #[test]
+    fn undecodable_requests_are_told_from_other_lines() {
+        let id = |n| Some(Some(RequestId::Integer(n)));
+        assert_eq!(undecodable_request(r#"{"id":4,"method":"item/tool/call","params":{"bad":1}}"#), id(4));
+        assert_eq!(undecodable_request(r#"{"id":null,"method":"item/tool/call","params":{}}"#), Some(None));
+        assert_eq!(undecodable_request(r#"{"id":{"x":1},"method":"item/tool/call"}"#), Some(None));
+        assert_eq!(undecodable_request(r#"{"id":1.5,"method":"m"}"#), Some(None));
+        assert_eq!(undecodable_request(r#"{"method":"turn/completed","params":{"turn":5}}"#), None);
+        assert_eq!(undecodable_request(r#"{"id":3,"result":{"x":"y"}}"#), None);
+        assert_eq!(undecodable_request("not json"), None);
+    }
+
+    #[test]
+    fn raw_routes_of_lines_that_do_not_decode() {
+        let route = raw_route(r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","items":7}}}"#).unwrap();
+        assert_eq!(route.method.as_deref(), Some("turn/completed"));
+        assert_eq!(route.key, RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
+        assert!(raw_route("[1,2").is_none());
     }
 }

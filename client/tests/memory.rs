@@ -136,7 +136,7 @@ async fn version_mismatch_is_reported_or_an_error() {
 
 #[tokio::test]
 async fn typed_requests_raw_requests_and_server_errors() {
-    let (client, mut server) = connect().await;
+    let (client, mut server) = connect_with(Client::builder().retry(RetryPolicy::none())).await;
     let list = {
         let client = client.clone();
         tokio::spawn(async move { client.request::<request::ThreadList>(ThreadListParams::default()).await })
@@ -205,7 +205,7 @@ async fn server_killed_mid_request_fails_pending_requests_fast() {
     let outcome = tokio::time::timeout(Duration::from_secs(1), call).await.expect("pending request failed within 1 s").unwrap();
     assert!(killed.elapsed() < Duration::from_secs(1));
     match outcome {
-        Err(ClientError::ServerExited(exit)) => assert_eq!(exit.reason, "end of stream"),
+        Err(ClientError::ServerExited(exit)) => assert_eq!(exit.reason, ExitReason::EndOfStream),
         other => panic!("expected server exited, got {other:?}"),
     }
     // New requests fail at once; the streams end.
@@ -598,7 +598,8 @@ async fn shutdown_closes_the_connection_and_dropping_the_client_too() {
     })
     .await
     .unwrap();
-    assert_eq!(exit.reason, "end of stream");
+    assert_eq!(exit.reason, ExitReason::Shutdown);
+    assert!(exit.is_clean(), "{exit}");
     assert!(matches!(client.request_raw("a", Value::Null).await, Err(ClientError::Closed)));
 
     let (client, mut server) = connect().await;

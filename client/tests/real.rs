@@ -33,7 +33,8 @@ async fn streamed_turn() {
     assert!(methods.contains(&"turn/started".to_owned()), "{methods:?}");
     assert_eq!(turn.completed().unwrap().status, TurnStatus::Completed);
     let exit = client.shutdown(Duration::from_secs(5)).await;
-    assert_eq!(exit.reason, "end of stream", "{exit}");
+    assert_eq!(exit.reason, ExitReason::Shutdown, "{exit}");
+    assert!(exit.is_clean(), "{exit}");
 }
 
 /// Answers command approvals with `decision`, counting them.
@@ -291,7 +292,10 @@ async fn websocket_with_the_right_and_a_wrong_token() {
         }
     }
     assert!(started.elapsed() < Duration::from_secs(5));
-    client.shutdown(Duration::from_secs(2)).await;
+    // A clean close of the WebSocket is a clean end.
+    let exit = client.shutdown(Duration::from_secs(2)).await;
+    assert_eq!(exit.reason, ExitReason::Shutdown, "{exit}");
+    assert!(exit.is_clean(), "{exit}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,7 +308,9 @@ async fn unix_socket() {
     let client = tokio::time::timeout(T, connect_when_ready(&url, None)).await.unwrap().unwrap();
     assert!(client.version_check().unwrap().matches());
     one_turn(&client, &setup, "over a unix socket").await;
-    client.shutdown(Duration::from_secs(2)).await;
+    let exit = client.shutdown(Duration::from_secs(2)).await;
+    assert_eq!(exit.reason, ExitReason::Shutdown, "{exit}");
+    assert!(exit.is_clean(), "{exit}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

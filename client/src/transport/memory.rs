@@ -93,6 +93,6 @@ impl LineReceiver for MemoryReceiver {
     }
 
     async fn exit(&mut self, _timeout: Duration) -> ServerExit {
-        ServerExit { status: None, stderr_tail: Vec::new(), reason: "the in-memory server end was dropped".into() }
+        ServerExit::default()
     }
 }

@@ -144,6 +144,8 @@ impl CodexCommand {
         let (program, args) = self.command_line()?;
         let mut cmd = Command::new(&program);
         cmd.args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        // Plain text on stderr (its lines are logged and shown in errors); `env` can undo it.
+        cmd.env("NO_COLOR", "1");
         for (key, value) in &self.env {
             match value {
                 Some(value) => cmd.env(key, value),
@@ -182,6 +184,9 @@ impl StderrTail {
         StderrTail { lines: Arc::new(Mutex::new(VecDeque::new())), max }
     }
 
+    /// Reads the server's stderr as it comes: each line, without its ANSI escapes, is a
+    /// `tracing` event (target `codex_app_client::server_stderr`, level `INFO`) and is kept in
+    /// the tail.
     async fn collect(self, stderr: tokio::process::ChildStderr) {
         let mut reader = BufReader::new(stderr);
         let mut buf = Vec::new();
@@ -190,7 +195,9 @@ impl StderrTail {
             match reader.read_until(b'\n', &mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
-                    let mut line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                    let text = String::from_utf8_lossy(&buf);
+                    let mut line = strip_ansi(text.trim_end()).into_owned();
+                    tracing::info!(target: "codex_app_client::server_stderr", "{line}");
                     if line.len() > Self::MAX_LINE {
                         let mut cut = Self::MAX_LINE;
                         while !line.is_char_boundary(cut) {
@@ -212,6 +219,48 @@ impl StderrTail {
     fn snapshot(&self) -> Vec<String> {
         self.lines.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
     }
+}
+
+/// `text` without its ANSI escape sequences: CSI (`ESC [` ... a final byte, colours and
+/// cursor moves), OSC (`ESC ]` ... `BEL` or `ESC \\`, titles and links) and the two-byte
+/// `ESC x` forms. Everything else is kept.
+pub(crate) fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameter and intermediate bytes, then one final byte in @..=~.
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ST (ESC \).
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            // Two-byte forms (ESC 7, ESC c, ...), and a lone ESC at the end.
+            Some(_) | None => {}
+        }
+    }
+    out.into()
 }
 
 /// A running `codex app-server` child; see [`CodexCommand::spawn`].
@@ -328,22 +377,41 @@ impl LineReceiver for StdioReceiver {
 
     async fn exit(&mut self, timeout: Duration) -> ServerExit {
         let timeout = timeout.min(self.exit_timeout);
-        let status = match tokio::time::timeout(timeout, self.child.wait()).await {
-            Ok(Ok(status)) => Some(status.to_string()),
-            Ok(Err(e)) => Some(format!("cannot wait for the server: {e}")),
+        let waiting = tokio::time::Instant::now();
+        let (status, killed_after) = match tokio::time::timeout(timeout, self.child.wait()).await {
+            Ok(Ok(status)) => (Some(status.to_string()), None),
+            Ok(Err(e)) => (Some(format!("cannot wait for the server: {e}")), None),
             Err(_) => {
+                let waited = waiting.elapsed();
                 self.group.kill();
                 let _ = self.child.kill().await;
-                Some(match self.child.try_wait() {
-                    Ok(Some(status)) => format!("killed after {timeout:?}: {status}"),
-                    _ => format!("killed after {timeout:?}"),
-                })
+                let status = match self.child.try_wait() {
+                    Ok(Some(status)) => Some(status.to_string()),
+                    _ => None,
+                };
+                (status, Some(waited))
             }
         };
         // Whatever the server started in its group must not outlive it.
         self.group.kill();
         // Give the stderr reader a moment to take the last lines.
         tokio::time::sleep(Duration::from_millis(20)).await;
-        ServerExit { status, stderr_tail: self.tail.snapshot(), reason: String::new() }
+        ServerExit { status, killed_after, stderr_tail: self.tail.snapshot(), ..ServerExit::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_ansi;
+
+    #[test]
+    fn ansi_escapes_are_stripped() {
+        assert_eq!(strip_ansi("plain"), "plain");
+        assert_eq!(strip_ansi("\u{1b}[2m2026-11-27T04:00:00Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m codex: started"), "2026-11-27T04:00:00Z  INFO codex: started");
+        assert_eq!(strip_ansi("\u{1b}[1;38;5;208mwarn\u{1b}[m: x"), "warn: x");
+        assert_eq!(strip_ansi("\u{1b}]0;title\u{7}after"), "after");
+        assert_eq!(strip_ansi("\u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{1b}\\"), "link");
+        assert_eq!(strip_ansi("a\u{1b}7b\u{1b}"), "ab");
+        assert_eq!(strip_ansi("ünïcödé \u{1b}[31mröt\u{1b}[0m"), "ünïcödé röt");
     }
 }

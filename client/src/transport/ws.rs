@@ -142,6 +142,13 @@ impl WsReceiver {
             }
             Some(Ok(_)) => None, // ping, pong, raw frames
             Some(Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed)) => Some(Ok(None)),
+            // The peer closed the socket without a close frame (a server that exits, or one
+            // that answers the client's close by closing the socket): the end of the stream,
+            // as the end of a pipe is.
+            Some(Err(tungstenite::Error::Protocol(tungstenite::error::ProtocolError::ResetWithoutClosingHandshake))) => {
+                tracing::debug!("the server closed the socket without a WebSocket close frame");
+                Some(Ok(None))
+            }
             Some(Err(e)) => Some(Err(io_error(e))),
         }
     }

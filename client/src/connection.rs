@@ -1,0 +1,626 @@
+//! The connection task: the one owner of a connection's state.
+//!
+//! Like async-lsp's main loop, one task owns everything that changes while a connection
+//! runs: the pending requests (`id -> the caller's oneshot`), the requests the client stopped
+//! waiting for (to name late answers), turn routing ([`TurnRouter`]), the notification
+//! streams, the tasks answering server requests (a [`JoinSet`]) and the queue of lines to
+//! send. Client handles talk to it through an unbounded channel of [`Command`]s and a
+//! [`watch`] for closing; they never lock its state. A second task, the writer, owns the
+//! transport's sending half, so a slow write never holds up reading.
+//!
+//! Every server line is accounted for: it answers a pending request, or it is an event of the
+//! notification streams (a notification, [`Event::Orphan`] for a response nobody waits for,
+//! [`Event::Undecodable`]), and every line that is dropped or does not decode is also a
+//! `tracing` event. Every server request gets an answer: its handler's, an error when it did
+//! not decode (with `"id": null` when its id could not be read), or an error when it comes
+//! while the client shuts down; answers are queued without a bound and never dropped.
+//! Requests from the handles are taken only while fewer than [`OUTGOING_MAX`] lines wait for
+//! the writer, which is the client's backpressure.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use codex_app_protocol::jsonrpc::ErrorObject;
+use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerRequest};
+use futures_util::FutureExt;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::error::{ClientError, ExitReason, ServerExit};
+use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan, TurnQueue};
+use crate::handler::{panic_message, DynHandler};
+use crate::routing::TurnRouter;
+use crate::tap::{Direction, Tap};
+use crate::transport::{LineReceiver, LineSender};
+use crate::wire;
+
+/// At most this many lines are taken per read, decoded as a batch; the notification streams
+/// are woken once per batch.
+pub(crate) const BATCH: usize = 64;
+
+/// Requests from the handles wait while this many lines wait for the writer.
+pub(crate) const OUTGOING_MAX: usize = 256;
+
+/// How many abandoned requests are remembered, to name their late answers.
+const ABANDONED_MAX: usize = 1024;
+
+/// After a write fails, how long the reader may still see the stream end by itself.
+const WRITE_FAILURE_GRACE: Duration = Duration::from_millis(500);
+
+/// After the stream ends without a shutdown, how long a spawned server may take to exit.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// What a client handle asks of the connection task.
+pub(crate) enum Command {
+    /// Send a request and answer `reply` with its answer.
+    Request(Request),
+    /// Send a line that needs no answer (a notification).
+    Send(String),
+    /// The caller stopped waiting for request `id`.
+    Abandon { id: RequestId, why: Abandoned },
+    /// A new [`Notifications`](crate::Notifications) stream.
+    Subscribe(Arc<EventQueue>),
+    /// A turn handle is gone or its stream ended.
+    ForgetTurn { thread: String, turn: String },
+}
+
+/// A request to send.
+pub(crate) struct Request {
+    pub id: RequestId,
+    pub method: String,
+    /// The method whose response type the result is decoded into, in one pass with the
+    /// line (`request::<M>`); `None` keeps it raw.
+    pub typed: Option<&'static str>,
+    pub line: String,
+    /// `turn/start` on this thread: the answer carries the turn's queue.
+    pub turn_thread: Option<String>,
+    pub reply: oneshot::Sender<Result<Answer, ClientError>>,
+}
+
+/// A successful answer: the result (typed by the request's method, or raw), and the turn's
+/// queue for `turn/start`.
+pub(crate) struct Answer {
+    pub result: ClientResponse,
+    pub turn: Option<Arc<TurnQueue>>,
+}
+
+/// How the handles tell the connection to end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Control {
+    Run,
+    /// [`Client::shutdown`](crate::Client::shutdown): answer what is being answered, close
+    /// the sending side, read until the end, wait for a spawned server until `deadline`.
+    Close { started: Instant, deadline: Instant },
+}
+
+/// What the handles read without asking the connection task.
+#[derive(Debug)]
+pub(crate) struct Status {
+    closed: Mutex<Option<ClientError>>,
+    /// Callers waiting for an answer (counted by the handles).
+    pub pending: AtomicUsize,
+    pub exit: watch::Sender<Option<ServerExit>>,
+}
+
+impl Status {
+    pub(crate) fn new() -> Self {
+        Status { closed: Mutex::new(None), pending: AtomicUsize::new(0), exit: watch::channel(None).0 }
+    }
+
+    pub(crate) fn closed(&self) -> Option<ClientError> {
+        self.closed.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_closed(&self, error: ClientError) {
+        self.closed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(error);
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+}
+
+/// What the connection is configured with.
+pub(crate) struct Settings {
+    pub handler: Arc<dyn DynHandler>,
+    pub tap: Option<Tap>,
+    pub turn_buffer: usize,
+    pub late_grace: Duration,
+    /// Streams made before the connection started ([`crate::ClientBuilder::notifications`]).
+    pub subscribers: Vec<Arc<EventQueue>>,
+}
+
+struct Pending {
+    reply: oneshot::Sender<Result<Answer, ClientError>>,
+    method: String,
+    typed: Option<&'static str>,
+    turn_thread: Option<String>,
+}
+
+/// A line for the writer, or the end of the client's side.
+enum Out {
+    Line(String),
+    Close,
+}
+
+/// Starts the writer and the connection task.
+pub(crate) fn start<S: LineSender, R: LineReceiver>(
+    sender: S,
+    receiver: R,
+    settings: Settings,
+    commands: mpsc::UnboundedReceiver<Command>,
+    control: watch::Receiver<Control>,
+    status: Arc<Status>,
+) {
+    let (to_writer, from_loop) = mpsc::channel(OUTGOING_MAX);
+    let (write_failed, write_failure) = oneshot::channel();
+    tokio::spawn(writer(sender, from_loop, settings.tap.clone(), write_failed));
+    let connection = Connection {
+        receiver,
+        commands,
+        commands_open: true,
+        control,
+        control_open: true,
+        to_writer,
+        write_failure,
+        write_failure_open: true,
+        write_failed: None,
+        outgoing: VecDeque::new(),
+        writer_closed: false,
+        pending: HashMap::new(),
+        abandoned: HashMap::new(),
+        abandoned_order: VecDeque::new(),
+        router: TurnRouter::new(settings.turn_buffer, settings.late_grace),
+        handlers: JoinSet::new(),
+        handler: settings.handler,
+        subscribers: settings.subscribers,
+        outbox: Vec::new(),
+        tap: settings.tap,
+        status,
+        line_number: 0,
+        closing: None,
+    };
+    tokio::spawn(connection.run());
+}
+
+async fn writer<S: LineSender>(mut sender: S, mut lines: mpsc::Receiver<Out>, tap: Option<Tap>, failed: oneshot::Sender<io::Error>) {
+    while let Some(out) = lines.recv().await {
+        match out {
+            Out::Line(line) => {
+                if let Some(tap) = &tap {
+                    tap.record(Direction::C2s, &line);
+                }
+                if let Err(e) = sender.send(line).await {
+                    tracing::warn!(error = %e, "writing to the server failed");
+                    let _ = failed.send(e);
+                    return;
+                }
+            }
+            Out::Close => break,
+        }
+    }
+    if let Err(e) = sender.close().await {
+        tracing::debug!(error = %e, "closing the client's side of the connection");
+    }
+}
+
+struct Connection<R> {
+    receiver: R,
+    commands: mpsc::UnboundedReceiver<Command>,
+    commands_open: bool,
+    control: watch::Receiver<Control>,
+    control_open: bool,
+    to_writer: mpsc::Sender<Out>,
+    write_failure: oneshot::Receiver<io::Error>,
+    write_failure_open: bool,
+    /// A write failed (its error), and when to stop waiting for the stream to end.
+    write_failed: Option<(String, Instant)>,
+    /// Lines for the writer that its channel did not take yet, in order.
+    outgoing: VecDeque<Out>,
+    writer_closed: bool,
+    pending: HashMap<RequestId, Pending>,
+    abandoned: HashMap<RequestId, LateAnswer>,
+    abandoned_order: VecDeque<RequestId>,
+    router: TurnRouter,
+    handlers: JoinSet<String>,
+    handler: Arc<dyn DynHandler>,
+    subscribers: Vec<Arc<EventQueue>>,
+    /// The events of the batch of lines being read, delivered to the streams at its end.
+    outbox: Vec<Event>,
+    tap: Option<Tap>,
+    status: Arc<Status>,
+    line_number: u64,
+    closing: Option<(Instant, Instant)>,
+}
+
+impl<R: LineReceiver> Connection<R> {
+    async fn run(mut self) {
+        let mut batch = Vec::with_capacity(BATCH);
+        let reason = loop {
+            self.flush();
+            let deadline = match (self.closing, &self.write_failed) {
+                (Some((_, at)), Some((_, w))) => Some(at.min(*w)),
+                (Some((_, at)), None) => Some(at),
+                (None, Some((_, w))) => Some(*w),
+                (None, None) => None,
+            };
+            let take_commands = self.commands_open && self.outgoing.len() < OUTGOING_MAX;
+            tokio::select! {
+                biased;
+                changed = self.control.changed(), if self.control_open => match changed {
+                    Ok(()) => {
+                        let now = *self.control.borrow_and_update();
+                        if let Control::Close { started, deadline } = now {
+                            // What the handles sent before the shutdown goes first.
+                            while let Ok(command) = self.commands.try_recv() {
+                                self.command(command);
+                            }
+                            self.close(started, deadline);
+                        }
+                    }
+                    // Every handle is gone.
+                    Err(_) if self.closing.is_none() => break ExitReason::Dropped,
+                    Err(_) => self.control_open = false, // already closing: it goes on
+                },
+                command = self.commands.recv(), if take_commands => match command {
+                    Some(command) => self.command(command),
+                    None => self.commands_open = false,
+                },
+                done = self.handlers.join_next(), if !self.handlers.is_empty() => {
+                    if let Some(Ok(line)) = done {
+                        self.outgoing.push_back(Out::Line(line));
+                    }
+                    self.close_writer_when_done();
+                }
+                // An owned permit: the output of `select!` must not borrow the connection.
+                permit = self.to_writer.clone().reserve_owned(), if !self.outgoing.is_empty() => match permit {
+                    Ok(permit) => {
+                        permit.send(self.outgoing.pop_front().expect("not empty"));
+                    }
+                    Err(_) => self.outgoing.clear(), // the writer ended: its failure is reported
+                },
+                failure = &mut self.write_failure, if self.write_failure_open => {
+                    self.write_failure_open = false;
+                    // `Err`: the writer ended without a failure (the client's side was closed).
+                    if let Ok(e) = failure {
+                        self.write_failed = Some((e.to_string(), Instant::now() + WRITE_FAILURE_GRACE));
+                    }
+                }
+                read = self.receiver.recv_many(&mut batch, BATCH) => match read {
+                    Ok(0) => break if self.closing.is_some() { ExitReason::Shutdown } else { ExitReason::EndOfStream },
+                    Ok(_) => {
+                        for line in batch.drain(..) {
+                            self.line_number += 1;
+                            self.line(line);
+                        }
+                        self.deliver();
+                    }
+                    Err(e) => break ExitReason::ReadError(e.to_string()),
+                },
+                () = sleep_until(deadline), if deadline.is_some() => match &self.write_failed {
+                    Some((message, at)) if *at <= Instant::now() => break ExitReason::WriteError(message.clone()),
+                    _ => break ExitReason::ShutdownTimedOut,
+                },
+            }
+        };
+        self.finish(reason).await;
+    }
+
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::Request(request) => {
+                if let Some(closed) = self.refusal() {
+                    let _ = request.reply.send(Err(closed));
+                    return;
+                }
+                if let Some(thread) = &request.turn_thread {
+                    self.router.expect(thread);
+                }
+                let Request { id, method, typed, line, turn_thread, reply } = request;
+                self.pending.insert(id, Pending { reply, method, typed, turn_thread });
+                self.outgoing.push_back(Out::Line(line));
+            }
+            Command::Send(line) => {
+                if self.refusal().is_none() {
+                    self.outgoing.push_back(Out::Line(line));
+                }
+            }
+            Command::Abandon { id, why } => {
+                if let Some(pending) = self.take_pending(&id) {
+                    if let Some(thread) = &pending.turn_thread {
+                        self.router.not_started(thread);
+                    }
+                    self.remember_abandoned(id, LateAnswer { method: pending.method, abandoned: why });
+                }
+            }
+            Command::Subscribe(queue) => self.subscribers.push(queue),
+            Command::ForgetTurn { thread, turn } => self.router.forget(&thread, &turn),
+        }
+    }
+
+    /// Why a new request is refused: the connection is closing or closed.
+    fn refusal(&self) -> Option<ClientError> {
+        match self.closing {
+            Some(_) => Some(ClientError::Closed),
+            None => self.status.closed(),
+        }
+    }
+
+    fn take_pending(&mut self, id: &RequestId) -> Option<Pending> {
+        self.pending.remove(id)
+    }
+
+    fn remember_abandoned(&mut self, id: RequestId, late: LateAnswer) {
+        if self.abandoned_order.len() >= ABANDONED_MAX {
+            if let Some(oldest) = self.abandoned_order.pop_front() {
+                self.abandoned.remove(&oldest);
+            }
+        }
+        self.abandoned_order.push_back(id.clone());
+        self.abandoned.insert(id, late);
+    }
+
+    /// Hands queued lines to the writer as far as its channel takes them.
+    fn flush(&mut self) {
+        while let Some(out) = self.outgoing.pop_front() {
+            match self.to_writer.try_send(out) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(out)) => {
+                    self.outgoing.push_front(out);
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    self.outgoing.clear();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// [`Control::Close`]: pending requests fail, new ones are refused; the client's side is
+    /// closed once the server requests being answered are answered.
+    fn close(&mut self, started: Instant, deadline: Instant) {
+        if self.closing.is_some() {
+            return;
+        }
+        tracing::debug!(timeout = ?deadline.saturating_duration_since(started), "shutting the connection down");
+        self.closing = Some((started, deadline));
+        self.status.set_closed(ClientError::Closed);
+        for (_, pending) in self.pending.drain() {
+            let _ = pending.reply.send(Err(ClientError::Closed));
+        }
+        self.close_writer_when_done();
+    }
+
+    fn close_writer_when_done(&mut self) {
+        if self.closing.is_some() && self.handlers.is_empty() && !self.writer_closed {
+            self.writer_closed = true;
+            self.outgoing.push_back(Out::Close);
+        }
+    }
+
+    /// One server line.
+    fn line(&mut self, line: String) {
+        if let Some(tap) = &self.tap {
+            tap.record(Direction::S2c, &line);
+        }
+        let pending = &self.pending;
+        let decoded = wire::decode_server_line(&line, self.line_number, |id| pending.get(id).and_then(|p| p.typed));
+        match decoded {
+            Ok(Message::Notification(notification)) => {
+                let notification = Arc::new(notification);
+                self.router.notification(&notification);
+                self.publish(Event::Notification(notification));
+            }
+            Ok(Message::Request(request)) => self.server_request(request),
+            Ok(Message::Response(response)) => match self.take_pending(&response.id) {
+                Some(pending) => {
+                    // A `turn/start`: the turn's queue, with what came for it before.
+                    let mut started = None;
+                    if let Some(thread) = &pending.turn_thread {
+                        let turn = match &response.result {
+                            ClientResponse::TurnStart(answer) => wire::turn_id(&answer.turn),
+                            _ => None,
+                        };
+                        match turn {
+                            Some(turn) => started = Some((self.router.started(thread, &turn), thread.clone(), turn)),
+                            None => self.router.not_started(thread),
+                        }
+                    }
+                    let answer = Answer { result: response.result, turn: started.as_ref().map(|(queue, ..)| queue.clone()) };
+                    if let Err(Ok(answer)) = pending.reply.send(Ok(answer)) {
+                        // The caller stopped waiting just now (its `Abandon` is on its way).
+                        if let Some((_, thread, turn)) = &started {
+                            self.router.forget(thread, turn);
+                        }
+                        let late = LateAnswer { method: pending.method, abandoned: Abandoned::Dropped };
+                        let answer = Ok(raw_result(answer.result));
+                        self.orphan(Orphan { id: Some(response.id), line_number: self.line_number, answer, late: Some(late) });
+                    }
+                }
+                None => {
+                    let late = self.abandoned.remove(&response.id);
+                    let answer = Ok(raw_result(response.result));
+                    self.orphan(Orphan { id: Some(response.id), line_number: self.line_number, answer, late });
+                }
+            },
+            Ok(Message::Error(error)) => match error.id.as_ref().and_then(|id| self.take_pending(id)) {
+                Some(pending) => {
+                    if let Some(thread) = &pending.turn_thread {
+                        self.router.not_started(thread);
+                    }
+                    let _ = pending.reply.send(Err(ClientError::from_server(error.error)));
+                }
+                None => {
+                    let late = error.id.as_ref().and_then(|id| self.abandoned.remove(id));
+                    self.orphan(Orphan { id: error.id, line_number: self.line_number, answer: Err(error.error), late });
+                }
+            },
+            Err(undecodable) => self.undecodable(&line, *undecodable),
+        }
+    }
+
+    fn undecodable(&mut self, line: &str, undecodable: wire::Undecodable) {
+        let wire::Undecodable { report, response } = undecodable;
+        tracing::warn!(
+            line_number = report.line_number,
+            method = report.method.as_deref(),
+            path = report.path.as_deref(),
+            error = %report.message,
+            "a server line did not decode"
+        );
+        // A response whose result does not fit the type of its request fails that request.
+        if let Some(pending) = response.as_ref().and_then(|id| self.take_pending(id)) {
+            if let Some(thread) = &pending.turn_thread {
+                self.router.not_started(thread);
+            }
+            let _ = pending.reply.send(Err(ClientError::Decode(report)));
+            return;
+        }
+        if response.is_none() {
+            if let Some(id) = wire::undecodable_request(line) {
+                let message = match &id {
+                    Some(_) => format!("the client cannot decode this request: {}", report.message),
+                    None => format!("the request's id is not a valid id: {}", report.message),
+                };
+                let code = if id.is_some() { ErrorObject::INVALID_PARAMS } else { ErrorObject::INVALID_REQUEST };
+                self.outgoing.push_back(Out::Line(wire::error_line(id, ErrorObject::new(code, message))));
+            }
+        }
+        let report = Arc::new(report);
+        self.router.undecodable(line, &report);
+        self.publish(Event::Undecodable(report));
+    }
+
+    /// Answers a server request on a task of the handler set; a panic becomes an internal
+    /// error. While the client shuts down, new requests are refused at once.
+    fn server_request(&mut self, request: ServerRequest) {
+        let id = request.id().clone();
+        let method = request.method().to_owned();
+        if self.closing.is_some() {
+            let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client is shutting down and does not answer `{method}`"));
+            self.outgoing.push_back(Out::Line(wire::error_line(Some(id), error)));
+            return;
+        }
+        let handler = self.handler.clone();
+        self.handlers.spawn(async move {
+            let outcome = std::panic::AssertUnwindSafe(handler.dispatch(request)).catch_unwind().await;
+            match outcome {
+                Ok(Ok(result)) => wire::response_line(id, &result),
+                Ok(Err(error)) => wire::error_line(Some(id), error),
+                Err(panic) => {
+                    let why = panic_message(&*panic);
+                    tracing::error!(method, panic = %why, "the request handler panicked");
+                    let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client's handler for `{method}` failed: {why}"));
+                    wire::error_line(Some(id), error)
+                }
+            }
+        });
+    }
+
+    fn orphan(&mut self, orphan: Orphan) {
+        match &orphan.late {
+            Some(late) => tracing::warn!(
+                id = ?orphan.id,
+                line_number = orphan.line_number,
+                method = late.method,
+                abandoned = ?late.abandoned,
+                error = orphan.is_error(),
+                "a late answer: the client had stopped waiting for this request"
+            ),
+            None => tracing::warn!(
+                id = ?orphan.id,
+                line_number = orphan.line_number,
+                error = orphan.is_error(),
+                "a response with an id the client is not waiting for"
+            ),
+        }
+        self.publish(Event::Orphan(Arc::new(orphan)));
+    }
+
+    /// Queues an event for every [`Notifications`](crate::Notifications) stream; they get
+    /// the events of a batch of lines together at its end.
+    fn publish(&mut self, event: Event) {
+        if !self.subscribers.is_empty() {
+            self.outbox.push(event);
+        }
+    }
+
+    /// Delivers the events of a batch to every stream still read (one lock and one wake-up
+    /// per stream and batch).
+    fn deliver(&mut self) {
+        if self.outbox.is_empty() {
+            return;
+        }
+        // A queue only this list holds belongs to a dropped stream.
+        self.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
+        if let Some((last, others)) = self.subscribers.split_last() {
+            for queue in others {
+                queue.push_all(self.outbox.iter().cloned());
+            }
+            last.push_all(self.outbox.drain(..));
+        }
+        self.outbox.clear();
+    }
+
+    /// The stream ended: everything fails or ends, the server's exit is read.
+    async fn finish(mut self, reason: ExitReason) {
+        self.deliver();
+        // The answers still being worked on cannot be sent any more.
+        self.handlers.abort_all();
+        let closing = self.closing;
+        let wait = match (&reason, closing) {
+            (ExitReason::Dropped, _) => Duration::ZERO,
+            (_, Some((_, deadline))) => deadline.saturating_duration_since(Instant::now()),
+            (ExitReason::EndOfStream | ExitReason::ReadError(_) | ExitReason::WriteError(_), None) => EXIT_GRACE,
+            (_, None) => Duration::ZERO,
+        };
+        // The writer closes the client's side once it has written what it holds.
+        if !self.writer_closed {
+            self.flush();
+            let _ = self.to_writer.try_send(Out::Close);
+        }
+        let waiting_since = Instant::now();
+        let mut exit = self.receiver.exit(wait).await;
+        if exit.killed_after.is_some() {
+            let since = closing.map_or(waiting_since, |(started, _)| started);
+            exit.killed_after = Some(since.elapsed());
+        }
+        exit.reason = reason;
+        tracing::debug!(%exit, "the connection ended");
+        let error = if closing.is_some() { ClientError::Closed } else { ClientError::ServerExited(exit.clone()) };
+        self.status.set_closed(error.clone());
+        for (_, pending) in self.pending.drain() {
+            let _ = pending.reply.send(Err(error.clone()));
+        }
+        self.router.close();
+        for queue in self.subscribers.drain(..) {
+            queue.close();
+        }
+        self.handlers.shutdown().await;
+        self.status.exit.send_replace(Some(exit));
+    }
+}
+
+/// Waits until `deadline` (never when `None`; the branch is disabled then).
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A result the connection did not type (no pending request named its method) as JSON.
+fn raw_result(result: ClientResponse) -> RawJson {
+    match result {
+        ClientResponse::Unrecognized(raw) => raw,
+        typed => match serde_json::value::to_raw_value(&typed) {
+            Ok(raw) => RawJson::from(raw),
+            Err(e) => RawJson::from(&serde_json::Value::String(format!("(the result did not encode: {e})"))),
+        },
+    }
+}

@@ -1,0 +1,367 @@
+//! Turn routing: which [`TurnHandle`](crate::TurnHandle) gets a server line.
+//!
+//! One type, [`TurnRouter`], owned by the connection task, holds every rule:
+//!
+//! - a notification goes to the turn its `threadId` and `turnId` (or `turn.id`) name, when a
+//!   handle for that turn exists;
+//! - the server may send a turn's first notifications before its `turn/start` response (it
+//!   starts the turn, then answers): while a `turn/start` is in flight on a thread, what comes
+//!   for unknown turns of that thread is kept (at most [`EARLY_MAX`] events) and handed to the
+//!   turn's handle when the response names it;
+//! - a line that did not decode but names a thread and a turn goes to that turn as
+//!   [`Event::Undecodable`]; when it is the turn's `turn/completed`, the turn ends with the
+//!   decode error, so no handle waits for a completion that arrived but could not be typed;
+//! - `thread/closed` ends the turns of its thread that have not completed;
+//! - the end of the connection ends every turn.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use codex_app_protocol::ServerNotification;
+
+use crate::error::{ClientError, DecodeReport};
+use crate::events::{Event, TurnQueue};
+use crate::wire::{self, Lifecycle};
+
+/// At most this many events of a thread are held before its `turn/start` response.
+pub(crate) const EARLY_MAX: usize = 256;
+
+/// The method that ends a turn.
+const TURN_COMPLETED: &str = "turn/completed";
+/// The method that ends a thread's turns.
+const THREAD_CLOSED: &str = "thread/closed";
+
+/// What happens to a turn.
+#[derive(Debug, Clone)]
+enum TurnEvent {
+    /// An event for its stream.
+    Event { event: Event, lifecycle: Lifecycle, item: Option<String> },
+    /// The turn ends with this error.
+    End(ClientError),
+}
+
+/// A thread with `turn/start` requests in flight.
+#[derive(Debug, Default)]
+struct Starting {
+    in_flight: usize,
+    /// (turn id, what came for it), oldest first.
+    early: VecDeque<(String, TurnEvent)>,
+}
+
+/// Routes server lines to turn handles; see the [module docs](self).
+#[derive(Debug)]
+pub(crate) struct TurnRouter {
+    /// thread id -> turn id -> the handle's queue.
+    turns: HashMap<String, HashMap<String, Arc<TurnQueue>>>,
+    starting: HashMap<String, Starting>,
+    turn_buffer: usize,
+    late_grace: Duration,
+}
+
+impl TurnRouter {
+    pub(crate) fn new(turn_buffer: usize, late_grace: Duration) -> Self {
+        TurnRouter { turns: HashMap::new(), starting: HashMap::new(), turn_buffer, late_grace }
+    }
+
+    /// A `turn/start` on `thread` was sent.
+    pub(crate) fn expect(&mut self, thread: &str) {
+        self.starting.entry(thread.to_owned()).or_default().in_flight += 1;
+    }
+
+    /// The `turn/start` on `thread` was answered with `turn`: its handle's queue, with what
+    /// came for it before.
+    pub(crate) fn started(&mut self, thread: &str, turn: &str) -> Arc<TurnQueue> {
+        let queue = Arc::new(TurnQueue::new(self.turn_buffer, self.late_grace));
+        let early = self.finish_start(thread);
+        for (_, event) in early.into_iter().filter(|(t, _)| t == turn) {
+            apply(&queue, event);
+        }
+        self.turns.entry(thread.to_owned()).or_default().insert(turn.to_owned(), queue.clone());
+        queue
+    }
+
+    /// The `turn/start` on `thread` failed or was abandoned.
+    pub(crate) fn not_started(&mut self, thread: &str) {
+        self.finish_start(thread);
+    }
+
+    /// One `turn/start` on `thread` is over; returns the early events (all of them when it
+    /// was the last in flight; none otherwise, as they may still be another's).
+    fn finish_start(&mut self, thread: &str) -> VecDeque<(String, TurnEvent)> {
+        let Some(starting) = self.starting.get_mut(thread) else { return VecDeque::new() };
+        starting.in_flight = starting.in_flight.saturating_sub(1);
+        if starting.in_flight == 0 {
+            return self.starting.remove(thread).map(|s| s.early).unwrap_or_default();
+        }
+        // Others are in flight: hand out a copy of what is held, keep it for them.
+        starting.early.clone()
+    }
+
+    /// Routes a notification to its turn (and ends a thread's turns at `thread/closed`).
+    pub(crate) fn notification(&mut self, notification: &Arc<ServerNotification>) {
+        let key = wire::route_key(notification);
+        if notification.method() == THREAD_CLOSED {
+            if let Some(thread) = &key.thread {
+                self.thread_closed(thread);
+            }
+            return;
+        }
+        let (Some(thread), Some(turn)) = (&key.thread, &key.turn) else { return };
+        let event = TurnEvent::Event {
+            event: Event::Notification(notification.clone()),
+            lifecycle: wire::lifecycle(notification),
+            item: key.item.as_deref().map(str::to_owned),
+        };
+        self.deliver(thread, turn, event);
+    }
+
+    /// Routes a server line that did not decode to the turn it names, if any; a
+    /// `turn/completed` that did not decode ends its turn with the decode error.
+    pub(crate) fn undecodable(&mut self, line: &str, report: &Arc<DecodeReport>) {
+        let Some(raw) = wire::raw_route(line) else { return };
+        if raw.method.as_deref() == Some(THREAD_CLOSED) {
+            if let Some(thread) = &raw.key.thread {
+                self.thread_closed(thread);
+            }
+            return;
+        }
+        let (Some(thread), Some(turn)) = (&raw.key.thread, &raw.key.turn) else { return };
+        let event = TurnEvent::Event { event: Event::Undecodable(report.clone()), lifecycle: Lifecycle::Other, item: None };
+        self.deliver(thread, turn, event);
+        if raw.method.as_deref() == Some(TURN_COMPLETED) {
+            self.deliver(thread, turn, TurnEvent::End(ClientError::Decode((**report).clone())));
+        }
+    }
+
+    fn deliver(&mut self, thread: &str, turn: &str, event: TurnEvent) {
+        if let Some(queue) = self.turns.get(thread).and_then(|turns| turns.get(turn)) {
+            apply(queue, event);
+            return;
+        }
+        if let Some(starting) = self.starting.get_mut(thread) {
+            if starting.early.len() < EARLY_MAX {
+                starting.early.push_back((turn.to_owned(), event));
+            } else {
+                tracing::warn!(thread, turn, "more than {EARLY_MAX} events before the `turn/start` response: dropped from the turn's stream");
+            }
+        }
+    }
+
+    fn thread_closed(&mut self, thread: &str) {
+        for queue in self.turns.get(thread).into_iter().flat_map(|turns| turns.values()) {
+            queue.fail(ClientError::ThreadClosed { thread_id: thread.to_owned() });
+        }
+        if let Some(starting) = self.starting.get_mut(thread) {
+            let turns: Vec<String> = starting.early.iter().map(|(t, _)| t.clone()).collect();
+            for turn in turns {
+                starting.early.push_back((turn, TurnEvent::End(ClientError::ThreadClosed { thread_id: thread.to_owned() })));
+            }
+        }
+    }
+
+    /// The handle of the turn is gone or its stream ended.
+    pub(crate) fn forget(&mut self, thread: &str, turn: &str) {
+        if let Some(turns) = self.turns.get_mut(thread) {
+            turns.remove(turn);
+            if turns.is_empty() {
+                self.turns.remove(thread);
+            }
+        }
+    }
+
+    /// The connection ended: every turn ends.
+    pub(crate) fn close(&mut self) {
+        for queue in self.turns.drain().flat_map(|(_, turns)| turns.into_values()) {
+            queue.close();
+        }
+        self.starting.clear();
+    }
+
+    /// How many turns have a handle (for tests).
+    #[cfg(test)]
+    fn routed(&self) -> usize {
+        self.turns.values().map(HashMap::len).sum()
+    }
+}
+
+fn apply(queue: &TurnQueue, event: TurnEvent) {
+    match event {
+        TurnEvent::Event { event, lifecycle, item } => queue.push(event, lifecycle, item.as_deref()),
+        TurnEvent::End(error) => queue.fail(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Next;
+    use codex_app_protocol::Message;
+
+    fn notification(line: &str) -> Arc<ServerNotification> {
+        match wire::decode_server_line(line, 1, |_| None::<&str>).ok().expect("decodes") {
+            Message::Notification(n) => Arc::new(n),
+            other => panic!("not a notification: {other:?}"),
+        }
+    }
+
+    fn delta(thread: &str, turn: &str, text: &str) -> Arc<ServerNotification> {
+        notification(&format!(
+            r#"{{"method":"item/agentMessage/delta","params":{{"threadId":"{thread}","turnId":"{turn}","itemId":"m","delta":"{text}"}}}}"#
+        ))
+    }
+
+    fn completed(thread: &str, turn: &str) -> Arc<ServerNotification> {
+        notification(&format!(
+            r#"{{"method":"turn/completed","params":{{"threadId":"{thread}","turn":{{"id":"{turn}","items":[],"status":"completed"}}}}}}"#
+        ))
+    }
+
+    fn router() -> TurnRouter {
+        TurnRouter::new(16, Duration::from_secs(5))
+    }
+
+    /// The events queued for a turn, and whether its stream ended.
+    fn drain(queue: &TurnQueue) -> (Vec<String>, bool) {
+        let mut seen = Vec::new();
+        loop {
+            match queue.poll_next() {
+                Next::Event(Event::Notification(n)) => {
+                    let value = serde_json::to_value(&*n).unwrap();
+                    seen.push(value["params"]["delta"].as_str().map_or_else(|| n.method().to_owned(), str::to_owned));
+                }
+                Next::Event(Event::Undecodable(_)) => seen.push("undecodable".into()),
+                Next::Event(other) => seen.push(format!("{other:?}")),
+                Next::Wait(_) => return (seen, false),
+                Next::End => return (seen, true),
+            }
+        }
+    }
+
+    #[test]
+    fn a_notification_reaches_only_its_turn() {
+        let mut r = router();
+        r.expect("t");
+        let a = r.started("t", "a");
+        r.expect("t");
+        let b = r.started("t", "b");
+        r.notification(&delta("t", "a", "for a"));
+        r.notification(&delta("t", "b", "for b"));
+        r.notification(&delta("t", "c", "for nobody"));
+        r.notification(&delta("other", "a", "other thread"));
+        assert_eq!(drain(&a), (vec!["for a".into()], false));
+        assert_eq!(drain(&b), (vec!["for b".into()], false));
+    }
+
+    #[test]
+    fn notifications_before_the_response_reach_the_turn_in_order() {
+        let mut r = router();
+        r.expect("t");
+        r.expect("t");
+        r.notification(&delta("t", "a", "1"));
+        r.notification(&delta("t", "b", "x"));
+        r.notification(&delta("t", "a", "2"));
+        let a = r.started("t", "a");
+        r.notification(&delta("t", "a", "3"));
+        // The other `turn/start` still in flight gets its early events too.
+        let b = r.started("t", "b");
+        assert_eq!(drain(&a), (vec!["1".into(), "2".into(), "3".into()], false));
+        assert_eq!(drain(&b), (vec!["x".into()], false));
+        // Nothing is held once no `turn/start` is in flight.
+        r.notification(&delta("t", "z", "late"));
+        assert!(r.starting.is_empty());
+    }
+
+    #[test]
+    fn early_events_are_bounded_and_dropped_when_the_start_fails() {
+        let mut r = router();
+        r.expect("t");
+        for n in 0..EARLY_MAX + 10 {
+            r.notification(&delta("t", "a", &n.to_string()));
+        }
+        assert_eq!(r.starting["t"].early.len(), EARLY_MAX);
+        r.not_started("t");
+        assert!(r.starting.is_empty());
+    }
+
+    #[test]
+    fn a_turn_completed_that_does_not_decode_ends_its_turn_with_the_error() {
+        let mut r = router();
+        r.expect("t");
+        let a = r.started("t", "a");
+        let line = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"a","items":"not a list","status":"completed"}}}"#;
+        let report = Arc::new(DecodeReport {
+            line_number: Some(7),
+            method: Some("turn/completed".into()),
+            path: Some("params.turn.items".into()),
+            message: "invalid type".into(),
+            line: line.into(),
+        });
+        r.undecodable(line, &report);
+        assert_eq!(drain(&a), (vec!["undecodable".into()], true));
+        assert!(matches!(a.failure(), Some(ClientError::Decode(r)) if r.line_number == Some(7)));
+    }
+
+    #[test]
+    fn an_undecodable_turn_completed_before_the_response_still_ends_the_turn() {
+        let mut r = router();
+        r.expect("t");
+        let line = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"a","status":7}}}"#;
+        let report = Arc::new(DecodeReport { line_number: Some(1), method: None, path: None, message: "bad".into(), line: String::new() });
+        r.undecodable(line, &report);
+        let a = r.started("t", "a");
+        assert_eq!(drain(&a), (vec!["undecodable".into()], true));
+    }
+
+    #[test]
+    fn an_undecodable_line_of_another_kind_is_delivered_without_ending_the_turn() {
+        let mut r = router();
+        r.expect("t");
+        let a = r.started("t", "a");
+        let line = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t","turnId":"a","delta":5}}"#;
+        let report = Arc::new(DecodeReport { line_number: Some(1), method: None, path: None, message: "bad".into(), line: String::new() });
+        r.undecodable(line, &report);
+        r.undecodable("not json", &report);
+        assert_eq!(drain(&a), (vec!["undecodable".into()], false));
+    }
+
+    #[test]
+    fn thread_closed_ends_the_open_turns_of_the_thread() {
+        let mut r = router();
+        r.expect("t");
+        let a = r.started("t", "a");
+        r.expect("u");
+        let other = r.started("u", "b");
+        r.notification(&notification(r#"{"method":"thread/closed","params":{"threadId":"t"}}"#));
+        assert!(drain(&a).1);
+        assert!(matches!(a.failure(), Some(ClientError::ThreadClosed { thread_id }) if thread_id == "t"));
+        assert!(!drain(&other).1);
+    }
+
+    #[test]
+    fn a_completed_turn_is_not_failed_by_a_later_close_of_its_thread() {
+        let mut r = router();
+        r.expect("t");
+        let a = r.started("t", "a");
+        r.notification(&completed("t", "a"));
+        r.notification(&notification(r#"{"method":"thread/closed","params":{"threadId":"t"}}"#));
+        assert_eq!(drain(&a), (vec!["turn/completed".into()], true));
+        assert!(a.failure().is_none());
+    }
+
+    #[test]
+    fn forget_and_close() {
+        let mut r = router();
+        r.expect("t");
+        let a = r.started("t", "a");
+        r.expect("t");
+        let b = r.started("t", "b");
+        r.forget("t", "a");
+        assert_eq!(r.routed(), 1);
+        r.notification(&delta("t", "a", "gone"));
+        assert_eq!(drain(&a), (vec![], false));
+        r.close();
+        assert_eq!(r.routed(), 0);
+        assert!(drain(&b).1);
+    }
+}
