@@ -378,8 +378,10 @@ impl Client {
             return Notifications::new(None);
         }
         let queue = Arc::new(EventQueue::new(self.inner.notification_buffer));
-        self.command(Command::Subscribe(queue.clone()));
-        Notifications::new(Some(queue))
+        match self.inner.commands.send(Command::Subscribe(queue.clone())) {
+            Ok(()) => Notifications::new(Some(queue)),
+            Err(_) => Notifications::new(None), // the connection has ended
+        }
     }
 
     /// Sends the request `M` and returns its typed response. The result is decoded once,

@@ -601,6 +601,17 @@ impl<R: LineReceiver> Connection<R> {
         for queue in self.subscribers.drain(..) {
             queue.close();
         }
+        // What the handles send from now on fails at once; what they sent meanwhile ends here.
+        self.commands.close();
+        while let Ok(command) = self.commands.try_recv() {
+            match command {
+                Command::Request(request) => {
+                    let _ = request.reply.send(Err(error.clone()));
+                }
+                Command::Subscribe(queue) => queue.close(),
+                Command::Send(_) | Command::Abandon { .. } | Command::ForgetTurn { .. } => {}
+            }
+        }
         self.handlers.shutdown().await;
         self.status.exit.send_replace(Some(exit));
     }

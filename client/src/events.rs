@@ -13,12 +13,13 @@
 //! again).
 
 use std::collections::{HashSet, VecDeque};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::{RawJson, RequestId, ServerNotification};
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::error::{ClientError, DecodeReport};
@@ -110,23 +111,25 @@ impl Notifications {
     }
 
     /// The next event, or `None` once the connection has closed and everything before was
-    /// read.
+    /// read. (`Notifications` is also a [`futures_util::Stream`] of the same events.)
     pub async fn next(&mut self) -> Option<Event> {
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         loop {
             if let Some(event) = self.taken.pop_front() {
-                return Some(event);
+                return Poll::Ready(Some(event));
             }
-            let queue = self.queue.clone()?;
-            // Made before looking, so a push between the look and the wait is not missed.
-            let notified = queue.notify.notified();
-            match self.take(&queue) {
-                Take::Event(event) => return Some(event),
+            let Some(queue) = self.queue.clone() else { return Poll::Ready(None) };
+            match self.take(&queue, Some(cx.waker())) {
+                Take::Event(event) => return Poll::Ready(Some(event)),
                 Take::Taken => continue,
                 Take::Closed => {
                     self.queue = None;
-                    return None;
+                    return Poll::Ready(None);
                 }
-                Take::Empty => notified.await,
+                Take::Empty => return Poll::Pending,
             }
         }
     }
@@ -137,15 +140,16 @@ impl Notifications {
             return Some(event);
         }
         let queue = self.queue.clone()?;
-        match self.take(&queue) {
+        match self.take(&queue, None) {
             Take::Event(event) => Some(event),
             Take::Taken => self.taken.pop_front(),
             Take::Closed | Take::Empty => None,
         }
     }
 
-    /// Takes what is queued (`self.taken` is empty).
-    fn take(&mut self, queue: &EventQueue) -> Take {
+    /// Takes what is queued (`self.taken` is empty); with nothing queued, `waker` is woken
+    /// at the next push (registered under the queue's lock, so no push is missed).
+    fn take(&mut self, queue: &EventQueue, waker: Option<&Waker>) -> Take {
         let mut state = queue.lock();
         let dropped = std::mem::take(&mut state.dropped);
         if !state.items.is_empty() {
@@ -157,8 +161,29 @@ impl Notifications {
         match (self.taken.is_empty(), state.closed) {
             (false, _) => Take::Taken,
             (true, true) => Take::Closed,
-            (true, false) => Take::Empty,
+            (true, false) => {
+                if let Some(waker) = waker {
+                    register(&mut state.waker, waker);
+                }
+                Take::Empty
+            }
         }
+    }
+}
+
+impl futures_util::Stream for Notifications {
+    type Item = Event;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.get_mut().poll_event(cx)
+    }
+}
+
+/// Keeps `waker` to be woken (replacing an older one unless it wakes the same task).
+fn register(slot: &mut Option<Waker>, waker: &Waker) {
+    match slot {
+        Some(old) if old.will_wake(waker) => {}
+        _ => *slot = Some(waker.clone()),
     }
 }
 
@@ -185,7 +210,6 @@ fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, 
 #[derive(Debug)]
 pub(crate) struct EventQueue {
     state: Mutex<EventState>,
-    notify: Notify,
     capacity: usize,
 }
 
@@ -194,11 +218,13 @@ struct EventState {
     items: VecDeque<Event>,
     dropped: u64,
     closed: bool,
+    /// The reader waiting for the next push.
+    waker: Option<Waker>,
 }
 
 impl EventQueue {
     pub(crate) fn new(capacity: usize) -> Self {
-        EventQueue { state: Mutex::default(), notify: Notify::new(), capacity: capacity.max(1) }
+        EventQueue { state: Mutex::default(), capacity: capacity.max(1) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EventState> {
@@ -208,20 +234,31 @@ impl EventQueue {
     /// Queues the events of one batch of lines, dropping the oldest ones when the queue is
     /// full, and wakes the reader once.
     pub(crate) fn push_all(&self, events: impl Iterator<Item = Event>) {
-        {
+        let waker = {
             let mut guard = self.lock();
             let state = &mut *guard;
             for event in events {
                 push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
             }
-        }
-        self.notify.notify_one();
+            state.waker.take()
+        };
+        wake(waker);
     }
 
     /// The connection closed: the reader gets what is queued, then the end.
     pub(crate) fn close(&self) {
-        self.lock().closed = true;
-        self.notify.notify_one();
+        let waker = {
+            let mut state = self.lock();
+            state.closed = true;
+            state.waker.take()
+        };
+        wake(waker);
+    }
+}
+
+fn wake(waker: Option<Waker>) {
+    if let Some(waker) = waker {
+        waker.wake();
     }
 }
 
@@ -229,7 +266,6 @@ impl EventQueue {
 #[derive(Debug)]
 pub(crate) struct TurnQueue {
     state: Mutex<TurnState>,
-    notify: Notify,
     capacity: usize,
     late_grace: Duration,
 }
@@ -246,6 +282,10 @@ struct TurnState {
     closed: bool,
     /// The turn ended without a `turn/completed` that could be read, and why.
     failed: Option<ClientError>,
+    /// The `turn/completed` notification, kept even when a full stream drops it.
+    completion: Option<Arc<ServerNotification>>,
+    /// The reader waiting for the next event.
+    waker: Option<Waker>,
 }
 
 /// What the turn's reader gets next.
@@ -257,7 +297,7 @@ pub(crate) enum Next {
 
 impl TurnQueue {
     pub(crate) fn new(capacity: usize, late_grace: Duration) -> Self {
-        TurnQueue { state: Mutex::new(TurnState::default()), notify: Notify::new(), capacity: capacity.max(1), late_grace }
+        TurnQueue { state: Mutex::new(TurnState::default()), capacity: capacity.max(1), late_grace }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, TurnState> {
@@ -266,33 +306,42 @@ impl TurnQueue {
 
     /// Adds an event of the turn (`item`: the `params.item.id` of a notification).
     pub(crate) fn push(&self, event: Event, lifecycle: Lifecycle, item: Option<&str>) {
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        match (lifecycle, item) {
-            (Lifecycle::ItemStarted, Some(id)) => {
-                state.open_items.insert(id.to_owned());
+        let waker = {
+            let mut guard = self.lock();
+            let state = &mut *guard;
+            match (lifecycle, item) {
+                (Lifecycle::ItemStarted, Some(id)) => {
+                    state.open_items.insert(id.to_owned());
+                }
+                (Lifecycle::ItemCompleted, Some(id)) => {
+                    state.open_items.remove(id);
+                }
+                (Lifecycle::TurnCompleted, _) => {
+                    state.completed_at = Some(Instant::now());
+                    if let Event::Notification(n) = &event {
+                        state.completion = Some(n.clone());
+                    }
+                }
+                _ => {}
             }
-            (Lifecycle::ItemCompleted, Some(id)) => {
-                state.open_items.remove(id);
-            }
-            (Lifecycle::TurnCompleted, _) => state.completed_at = Some(Instant::now()),
-            _ => {}
-        }
-        push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
-        drop(guard);
-        self.notify.notify_one();
+            push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+            state.waker.take()
+        };
+        wake(waker);
     }
 
     /// Ends the turn with `error` (its `turn/completed` did not decode, its thread closed):
     /// the reader gets what is queued, then the end, and [`crate::TurnHandle::wait`] the
     /// error.
     pub(crate) fn fail(&self, error: ClientError) {
-        let mut state = self.lock();
-        if state.failed.is_none() && state.completed_at.is_none() {
-            state.failed = Some(error);
-        }
-        drop(state);
-        self.notify.notify_one();
+        let waker = {
+            let mut state = self.lock();
+            if state.failed.is_none() && state.completed_at.is_none() {
+                state.failed = Some(error);
+            }
+            state.waker.take()
+        };
+        wake(waker);
     }
 
     /// Why the turn ended without `turn/completed`, if it did.
@@ -300,10 +349,19 @@ impl TurnQueue {
         self.lock().failed.clone()
     }
 
+    /// The turn's `turn/completed`, once it came (even if the stream dropped it).
+    pub(crate) fn completion(&self) -> Option<Arc<ServerNotification>> {
+        self.lock().completion.clone()
+    }
+
     /// The connection closed: the reader gets what is queued, then the end.
     pub(crate) fn close(&self) {
-        self.lock().closed = true;
-        self.notify.notify_one();
+        let waker = {
+            let mut state = self.lock();
+            state.closed = true;
+            state.waker.take()
+        };
+        wake(waker);
     }
 
     /// Whether the turn is over for routing purposes (see [`crate::TurnHandle`]).
@@ -320,7 +378,9 @@ impl TurnQueue {
         }
     }
 
-    pub(crate) fn poll_next(&self) -> Next {
+    /// The next event, the end, or how long to wait (`waker`, when given, is woken at the
+    /// next push; registered under the queue's lock, so no push is missed).
+    pub(crate) fn poll_next(&self, waker: Option<&Waker>) -> Next {
         let mut state = self.lock();
         if state.dropped > 0 {
             let n = std::mem::take(&mut state.dropped);
@@ -332,19 +392,9 @@ impl TurnQueue {
         if self.ended(&state) {
             return Next::End;
         }
-        Next::Wait(state.completed_at.map(|at| at + self.late_grace))
-    }
-
-    pub(crate) async fn next(&self) -> Option<Event> {
-        loop {
-            match self.poll_next() {
-                Next::Event(event) => return Some(event),
-                Next::End => return None,
-                Next::Wait(None) => self.notify.notified().await,
-                Next::Wait(Some(deadline)) => {
-                    let _ = tokio::time::timeout_at(deadline, self.notify.notified()).await;
-                }
-            }
+        if let Some(waker) = waker {
+            register(&mut state.waker, waker);
         }
+        Next::Wait(state.completed_at.map(|at| at + self.late_grace))
     }
 }

@@ -225,7 +225,7 @@ mod tests {
     fn drain(queue: &TurnQueue) -> (Vec<String>, bool) {
         let mut seen = Vec::new();
         loop {
-            match queue.poll_next() {
+            match queue.poll_next(None) {
                 Next::Event(Event::Notification(n)) => {
                     let value = serde_json::to_value(&*n).unwrap();
                     seen.push(value["params"]["delta"].as_str().map_or_else(|| n.method().to_owned(), str::to_owned));

@@ -1,16 +1,17 @@
 //! [`TurnHandle`]: one turn's notifications, interrupt and steer.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use codex_app_protocol::*;
 
 use serde_json::json;
 
-use tracing::Instrument;
-
 use crate::client::Client;
 use crate::error::{ClientError, DecodeReport};
-use crate::events::{Event, TurnQueue};
+use crate::events::{Event, Next, TurnQueue};
 use crate::wire;
 
 /// A turn started with [`Client::start_turn`].
@@ -47,12 +48,15 @@ pub struct TurnHandle {
     queue: Arc<TurnQueue>,
     completed: Option<Turn>,
     span: tracing::Span,
+    /// The end of the late grace period, while the stream waits for it.
+    grace: Option<Pin<Box<tokio::time::Sleep>>>,
+    ended: bool,
 }
 
 impl TurnHandle {
     pub(crate) fn new(client: Client, thread_id: String, turn_id: String, response: TurnStartResponse, queue: Arc<TurnQueue>) -> Self {
         let span = tracing::info_span!("turn", thread = %thread_id, turn = %turn_id);
-        TurnHandle { client, thread_id, turn_id, response, queue, completed: None, span }
+        TurnHandle { client, thread_id, turn_id, response, queue, completed: None, span, grace: None, ended: false }
     }
 
     /// The thread of the turn.
@@ -77,23 +81,52 @@ impl TurnHandle {
 
     /// The next event of this turn: a notification, [`Event::Undecodable`] for a line that
     /// names the turn and did not decode, or [`Event::Lagged`]; `None` when the stream has
-    /// ended (see the type docs).
+    /// ended (see the type docs). (`TurnHandle` is also a [`futures_util::Stream`] of the
+    /// same events.)
     pub async fn next(&mut self) -> Option<Event> {
-        let event = self.queue.next().instrument(self.span.clone()).await;
-        match &event {
-            Some(Event::Notification(n)) => {
-                if let ServerNotification::TurnCompleted { params, .. } = &**n {
-                    self.completed = Some(params.turn.clone());
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        let _entered = self.span.enter();
+        loop {
+            match self.queue.poll_next(Some(cx.waker())) {
+                Next::Event(event) => {
+                    match &event {
+                        Event::Notification(n) => {
+                            if let ServerNotification::TurnCompleted { params, .. } = &**n {
+                                self.completed = Some(params.turn.clone());
+                            }
+                        }
+                        Event::Undecodable(report) => {
+                            tracing::warn!(line_number = report.line_number, method = report.method.as_deref(), "a line of the turn did not decode");
+                        }
+                        _ => {}
+                    }
+                    return Poll::Ready(Some(event));
+                }
+                Next::End => {
+                    self.ended = true;
+                    self.grace = None;
+                    self.client.forget_turn(&self.thread_id, &self.turn_id);
+                    return Poll::Ready(None);
+                }
+                Next::Wait(None) => return Poll::Pending,
+                Next::Wait(Some(deadline)) => {
+                    let sleep = self.grace.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                    if sleep.deadline() != deadline {
+                        sleep.as_mut().reset(deadline);
+                    }
+                    match sleep.as_mut().poll(cx) {
+                        Poll::Ready(()) => continue, // the grace period is over: the stream ends
+                        Poll::Pending => return Poll::Pending,
+                    }
                 }
             }
-            Some(Event::Undecodable(report)) => {
-                let _entered = self.span.enter();
-                tracing::warn!(line_number = report.line_number, method = report.method.as_deref(), "a line of the turn did not decode");
-            }
-            None => self.client.forget_turn(&self.thread_id, &self.turn_id),
-            _ => {}
         }
-        event
     }
 
     /// Reads the stream until `turn/completed` and returns the completed turn, or the error
@@ -105,7 +138,12 @@ impl TurnHandle {
                 break;
             }
         }
-        let turn = match self.completed.clone() {
+        let completion = self.queue.completion();
+        let dropped = completion.as_deref().and_then(|n| match n {
+            ServerNotification::TurnCompleted { params, .. } => Some(params.turn.clone()),
+            _ => None,
+        });
+        let turn = match self.completed.clone().or(dropped) {
             Some(turn) => turn,
             None => return Err(self.end_error()),
         };
@@ -120,16 +158,7 @@ impl TurnHandle {
         if let Some(error) = self.queue.failure() {
             return error;
         }
-        self.client.closed().unwrap_or_else(|| {
-            // `turn/completed` came but was dropped from a full stream (a reader that lagged).
-            ClientError::Decode(DecodeReport {
-                line_number: None,
-                method: Some("turn/completed".into()),
-                path: None,
-                message: format!("turn {} completed, but its `turn/completed` was dropped from the turn's full stream (see the lag policy)", self.turn_id),
-                line: String::new(),
-            })
-        })
+        self.client.closed().unwrap_or(ClientError::Closed)
     }
 
     /// Whether the stream has ended (see the type docs).
@@ -163,6 +192,14 @@ impl TurnHandle {
     /// The client this turn runs on.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+}
+
+impl futures_util::Stream for TurnHandle {
+    type Item = Event;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.get_mut().poll_event(cx)
     }
 }
 

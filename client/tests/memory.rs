@@ -634,6 +634,32 @@ async fn a_request_without_an_answer_times_out_and_leaves_nothing_pending() {
 }
 
 #[tokio::test]
+async fn notifications_and_turns_are_streams_for_the_futures_combinators() {
+    use futures_util::StreamExt;
+    let (client, mut server) = connect().await;
+    let methods = client.notifications().filter_map(|event| async move { event.notification().map(|n| n.method().to_owned()) }).take(2);
+    let turn = {
+        let start = client.start_turn(text_turn("t"));
+        let (turn, _) = tokio::join!(start, answer_turn_start(&mut server, "u"));
+        turn.unwrap()
+    };
+    server.send(delta("t", "u", "item/agentMessage/delta", "m", "Hel")).await.unwrap();
+    server.send(delta("t", "u", "item/agentMessage/delta", "m", "lo")).await.unwrap();
+    server.send(turn_completed("t", "u")).await.unwrap();
+    let text: Vec<String> = turn
+        .filter_map(|event| async move {
+            match event.notification()? {
+                ServerNotification::ItemAgentMessageDelta { params, .. } => Some(params.delta.clone()),
+                _ => None,
+            }
+        })
+        .collect()
+        .await;
+    assert_eq!(text.concat(), "Hello");
+    assert_eq!(methods.collect::<Vec<_>>().await, ["item/agentMessage/delta", "item/agentMessage/delta"]);
+}
+
+#[tokio::test]
 async fn every_stream_gets_every_notification_and_a_dropped_stream_costs_nothing() {
     let (client, server) = connect().await;
     let (mut first, mut second) = (client.notifications(), client.notifications());
