@@ -40,6 +40,9 @@ pub enum ClientError {
         /// The thread.
         thread_id: String,
     },
+    /// A login ended without success (`account/login/completed` with `success: false`): the
+    /// server's message.
+    LoginFailed(String),
     /// The client was shut down (or dropped) before the answer came.
     Closed,
 }
@@ -100,6 +103,7 @@ impl fmt::Display for ClientError {
                 }
             }
             ClientError::ThreadClosed { thread_id } => write!(f, "thread {thread_id} was closed before its turn completed"),
+            ClientError::LoginFailed(why) => write!(f, "the login failed: {why}"),
             ClientError::Closed => f.write_str("the client was shut down"),
         }
     }

@@ -152,6 +152,13 @@ pub(crate) fn params<M: codex_app_protocol::Request>(value: serde_json::Value) -
         .map_err(|e| ClientError::Refused(format!("the params of `{}` do not fit this release's types: {e}", M::METHOD)))
 }
 
+/// A result received by method name, decoded into the release's response type of `M`.
+pub(crate) fn result<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Response, ClientError> {
+    serde_json::from_value(value).map_err(|e| {
+        ClientError::Decode(DecodeReport { line_number: None, method: Some(M::METHOD.to_owned()), path: Some("result".into()), message: e.to_string(), line: String::new() })
+    })
+}
+
 /// The start of a line, for messages.
 pub(crate) fn truncate(line: &str, max: usize) -> String {
     if line.len() <= max {

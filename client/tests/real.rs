@@ -329,4 +329,70 @@ async fn dropping_the_client_kills_the_server() {
     assert!(!alive(), "the server's process group is still alive");
 }
 
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_handles_run_read_name_fork_archive_and_list() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    let client = setup.connect(Client::builder()).await;
+    setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Four", "."]));
+    let mut thread = tokio::time::timeout(T, client.thread_start(ThreadStartParams::default())).await.unwrap().unwrap();
+    let answer = tokio::time::timeout(T, thread.run("What is 2 + 2?")).await.unwrap().unwrap();
+    assert_eq!(answer.final_response, "Four.");
+    assert!(!answer.items.is_empty());
+    assert_eq!(answer.turn.status, TurnStatus::Completed);
+
+    thread.set_name("arithmetic").await.unwrap();
+    let read = tokio::time::timeout(T, thread.read(true)).await.unwrap().unwrap().clone();
+    assert_eq!(read.id, thread.id());
+    assert_eq!(read.name.as_deref(), Some("arithmetic"));
+
+    let fork = tokio::time::timeout(T, client.thread_fork(thread.id())).await.unwrap().unwrap();
+    assert_ne!(fork.id(), thread.id());
+    thread.archive().await.unwrap();
+    let unarchived = tokio::time::timeout(T, client.thread_unarchive(thread.id())).await.unwrap().unwrap();
+    assert_eq!(unarchived.id(), thread.id());
+    let listed = client.thread_list(ThreadListParams::default()).await.unwrap();
+    assert!(listed.data.iter().any(|t| t.id == thread.id()), "{listed:?}");
+    let resumed = tokio::time::timeout(T, client.thread_resume(fork.id())).await.unwrap().unwrap();
+    assert_eq!(resumed.id(), fork.id());
+    client.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_with_an_api_key_account_models_and_logout() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex);
+    let client = setup.connect(Client::builder()).await;
+    let mut events = client.notifications();
+    client.login_api_key("sk-test-key").await.unwrap();
+    // The server confirms the login with `account/login/completed`.
+    loop {
+        let event = tokio::time::timeout(T, events.next()).await.unwrap().unwrap();
+        if let Some(n) = event.notification() {
+            if n.method() == "account/login/completed" {
+                assert_eq!(serde_json::to_value(n).unwrap()["params"]["success"], true);
+                break;
+            }
+        }
+    }
+    // The test's CODEX_HOME uses the loopback mock as its model provider, which needs no
+    // OpenAI account: `account/read` says so.
+    let account = serde_json::to_value(client.account().await.unwrap()).unwrap();
+    assert_eq!(account["requiresOpenaiAuth"], false, "{account}");
+    let models = client.models().await.unwrap();
+    assert!(!models.data.is_empty());
+    client.logout().await.unwrap();
+    // The device-code login asks auth.openai.com for a code first: offline, that is where it
+    // stops (an error answer, or a handle whose wait ends with the failure).
+    match tokio::time::timeout(T, client.login_device_code()).await.unwrap() {
+        Err(ClientError::Server(e)) => assert!(e.message.contains("device code"), "{}", e.message),
+        Ok(login) => {
+            let outcome = tokio::time::timeout(Duration::from_secs(60), login.wait()).await.unwrap();
+            assert!(matches!(outcome, Err(ClientError::LoginFailed(_))), "{outcome:?}");
+        }
+        Err(other) => panic!("{other:?}"),
+    }
+    client.shutdown(Duration::from_secs(5)).await;
+}
 }
