@@ -5,6 +5,7 @@
 //! state; it then waits for the answer on a oneshot channel. Retries of "Server overloaded"
 //! answers ([`RetryPolicy`]) happen here, in the caller's task.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::connection::{self, Answer, Command, Control, Status};
-use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, VersionCheck};
+use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, VersionCheck};
 use crate::events::{Abandoned, EventQueue, Notifications};
 use crate::handler::{DefaultHandler, DynHandler, ServerRequestHandler};
 use crate::retry::RetryPolicy;
@@ -56,6 +57,7 @@ pub struct ClientBuilder {
     late_grace: Duration,
     request_timeout: Option<Duration>,
     retry: RetryPolicy,
+    reconnect: Option<RetryPolicy>,
     tap: Option<Tap>,
     subscribers: Vec<Arc<EventQueue>>,
 }
@@ -87,6 +89,7 @@ impl Default for ClientBuilder {
             late_grace: Duration::from_secs(5),
             request_timeout: None,
             retry: RetryPolicy::default(),
+            reconnect: None,
             tap: None,
             subscribers: Vec::new(),
         }
@@ -195,14 +198,50 @@ impl ClientBuilder {
 
     /// Connects over WebSocket to `ws://HOST:PORT` (sending `token` as a bearer token) or
     /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport).
+    /// With [`reconnect`](Self::reconnect), the client connects again to the same URL when
+    /// the connection drops.
     pub async fn connect_ws(self, url: &str, token: Option<&str>) -> Result<Client, ClientError> {
-        let transport = crate::transport::ws::WsTransport::connect(url, token).await?;
-        self.connect(transport).await
+        let (url, token) = (url.to_owned(), token.map(str::to_owned));
+        self.connect_with(move || {
+            let (url, token) = (url.clone(), token.clone());
+            async move { crate::transport::ws::WsTransport::connect(&url, token.as_deref()).await }
+        })
+        .await
+    }
+
+    /// Connects with `connect`, and with [`reconnect`](Self::reconnect) connects again with
+    /// it when the connection drops (for a transport of your own that can be opened again).
+    pub async fn connect_with<T, F, Fut>(self, connect: F) -> Result<Client, ClientError>
+    where
+        T: Transport,
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, TransportError>> + Send + 'static,
+    {
+        let transport = connect().await?;
+        let connector: connection::Connector<T> = Arc::new(move || Box::pin(connect()));
+        self.handshake(transport, Some(connector)).await
+    }
+
+    /// When a connection made by [`connect_ws`](Self::connect_ws) or
+    /// [`connect_with`](Self::connect_with) drops (not at [`Client::shutdown`]): its pending
+    /// requests fail with [`ClientError::Disconnected`] (retryable), the client connects again
+    /// with the backoff of `policy` (its `max_retries` is the number of attempts), does the
+    /// handshake again and resumes (`thread/resume`) every thread it had started, resumed,
+    /// forked or unarchived; turn handles and notification streams go on and get
+    /// [`Event::Reconnected`](crate::Event::Reconnected). Off by default; a spawned server (stdio)
+    /// never reconnects.
+    pub fn reconnect(mut self, policy: RetryPolicy) -> Self {
+        self.reconnect = Some(policy);
+        self
     }
 
     /// Connects over `transport`: starts the connection tasks, then `initialize` and
     /// `initialized`.
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
+        self.handshake(transport, None).await
+    }
+
+    async fn handshake<T: Transport>(self, transport: T, connector: Option<connection::Connector<T>>) -> Result<Client, ClientError> {
         let version_policy = self.version_policy;
         let mut capabilities = self.capabilities.clone().map_err(ClientError::Refused)?;
         match self.experimental_api {
@@ -215,7 +254,11 @@ impl ClientBuilder {
             "capabilities": capabilities,
             "clientInfo": {"name": self.client_name, "version": self.client_version},
         });
-        let client = self.start(transport);
+        let reconnect = match (self.reconnect, connector) {
+            (Some(policy), Some(connect)) => Some(connection::Reconnect { connect, policy, initialize: params.clone() }),
+            _ => None,
+        };
+        let client = self.start_with(transport, reconnect);
         let handshake = async {
             let (answer, _) = client.call(request::Initialize::METHOD, Some(request::Initialize::METHOD), &params, None).await?;
             let response = typed_result::<request::Initialize>(answer.result)?;
@@ -248,7 +291,10 @@ impl ClientBuilder {
     /// Starts the connection tasks without the handshake (for a transport that is already
     /// initialized, or a test that plays the server).
     pub fn start<T: Transport>(self, transport: T) -> Client {
-        let (sender, receiver) = transport.split();
+        self.start_with(transport, None)
+    }
+
+    fn start_with<T: Transport>(self, transport: T, reconnect: Option<connection::Reconnect<T>>) -> Client {
         let (commands, command_receiver) = mpsc::unbounded_channel();
         let (control, control_receiver) = watch::channel(Control::Run);
         let status = Arc::new(Status::new());
@@ -259,7 +305,7 @@ impl ClientBuilder {
             late_grace: self.late_grace,
             subscribers: self.subscribers,
         };
-        connection::start(sender, receiver, settings, command_receiver, control_receiver, status.clone());
+        connection::start(transport, settings, command_receiver, control_receiver, status.clone(), reconnect);
         Client {
             inner: Arc::new(Inner {
                 commands,

@@ -17,8 +17,10 @@
 //! Requests from the handles are taken only while fewer than [`OUTGOING_MAX`] lines wait for
 //! the writer, which is the client's backpressure.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,14 +30,16 @@ use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerRequ
 use futures_util::FutureExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
+use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::error::{ClientError, ExitReason, ServerExit};
+use crate::error::{ClientError, ExitReason, ServerExit, TransportError};
 use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan, TurnQueue};
 use crate::handler::{panic_message, DynHandler};
 use crate::routing::TurnRouter;
 use crate::tap::{Direction, Tap};
-use crate::transport::{LineReceiver, LineSender};
+use crate::retry::RetryPolicy;
+use crate::transport::{LineReceiver, LineSender, Transport};
 use crate::wire;
 
 /// At most this many lines are taken per read, decoded as a batch; the notification streams
@@ -50,6 +54,12 @@ const ABANDONED_MAX: usize = 1024;
 
 /// After a write fails, how long the reader may still see the stream end by itself.
 const WRITE_FAILURE_GRACE: Duration = Duration::from_millis(500);
+
+/// How long a reconnect waits for the answers to `initialize` and `thread/resume`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The methods whose answer subscribes the connection to a thread (`result.thread.id`).
+const SUBSCRIBING: [&str; 4] = ["thread/start", "thread/resume", "thread/fork", "thread/unarchive"];
 
 /// After the stream ends without a shutdown, how long a spawned server may take to exit.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
@@ -147,20 +157,34 @@ enum Out {
     Close,
 }
 
+/// Opens a new connection of the same kind (see [`Reconnect`]).
+pub(crate) type Connector<T> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<T, TransportError>> + Send>> + Send + Sync>;
+
+/// What a connection that reconnects needs: how to connect, how often to try, and the
+/// `initialize` params of the handshake to repeat.
+pub(crate) struct Reconnect<T> {
+    pub connect: Connector<T>,
+    pub policy: RetryPolicy,
+    pub initialize: Value,
+}
+
 /// Starts the writer and the connection task.
-pub(crate) fn start<S: LineSender, R: LineReceiver>(
-    sender: S,
-    receiver: R,
+pub(crate) fn start<T: Transport>(
+    transport: T,
     settings: Settings,
     commands: mpsc::UnboundedReceiver<Command>,
     control: watch::Receiver<Control>,
     status: Arc<Status>,
+    reconnect: Option<Reconnect<T>>,
 ) {
-    let (to_writer, from_loop) = mpsc::channel(OUTGOING_MAX);
-    let (write_failed, write_failure) = oneshot::channel();
-    tokio::spawn(writer(sender, from_loop, settings.tap.clone(), write_failed));
+    let (sender, receiver) = transport.split();
+    let (to_writer, write_failure) = spawn_writer(sender, settings.tap.clone());
     let connection = Connection {
         receiver,
+        reconnect,
+        threads: HashSet::new(),
+        internal: HashMap::new(),
+        handshake_refused: None,
         commands,
         commands_open: true,
         control,
@@ -187,6 +211,14 @@ pub(crate) fn start<S: LineSender, R: LineReceiver>(
     tokio::spawn(connection.run());
 }
 
+/// Starts a writer task for `sender`: the channel to it, and what reports its failure.
+fn spawn_writer<S: LineSender>(sender: S, tap: Option<Tap>) -> (mpsc::Sender<Out>, oneshot::Receiver<io::Error>) {
+    let (to_writer, from_loop) = mpsc::channel(OUTGOING_MAX);
+    let (write_failed, write_failure) = oneshot::channel();
+    tokio::spawn(writer(sender, from_loop, tap, write_failed));
+    (to_writer, write_failure)
+}
+
 async fn writer<S: LineSender>(mut sender: S, mut lines: mpsc::Receiver<Out>, tap: Option<Tap>, failed: oneshot::Sender<io::Error>) {
     while let Some(out) = lines.recv().await {
         match out {
@@ -208,8 +240,16 @@ async fn writer<S: LineSender>(mut sender: S, mut lines: mpsc::Receiver<Out>, ta
     }
 }
 
-struct Connection<R> {
-    receiver: R,
+struct Connection<T: Transport> {
+    receiver: T::Receiver,
+    reconnect: Option<Reconnect<T>>,
+    /// The threads this connection is subscribed to (started, resumed, forked, unarchived;
+    /// until `thread/closed`): resumed after a reconnect.
+    threads: HashSet<String>,
+    /// Requests the connection sent itself (after a reconnect): their method.
+    internal: HashMap<RequestId, String>,
+    /// The server refused the `initialize` of a reconnect: its message.
+    handshake_refused: Option<String>,
     commands: mpsc::UnboundedReceiver<Command>,
     commands_open: bool,
     control: watch::Receiver<Control>,
@@ -237,10 +277,27 @@ struct Connection<R> {
     closing: Option<(Instant, Instant)>,
 }
 
-impl<R: LineReceiver> Connection<R> {
+impl<T: Transport> Connection<T> {
     async fn run(mut self) {
         let mut batch = Vec::with_capacity(BATCH);
         let reason = loop {
+            let reason = self.read(&mut batch).await;
+            match reason {
+                ExitReason::EndOfStream | ExitReason::ReadError(_) | ExitReason::WriteError(_) if self.reconnect.is_some() => {
+                    tracing::warn!(%reason, "the connection dropped; reconnecting");
+                    if !self.reconnect_now(&mut batch).await {
+                        break reason;
+                    }
+                }
+                reason => break reason,
+            }
+        };
+        self.finish(reason).await;
+    }
+
+    /// Runs the connection until its stream ends; returns why.
+    async fn read(&mut self, batch: &mut Vec<String>) -> ExitReason {
+        loop {
             self.flush();
             let deadline = match (self.closing, &self.write_failed) {
                 (Some((_, at)), Some((_, w))) => Some(at.min(*w)),
@@ -290,8 +347,8 @@ impl<R: LineReceiver> Connection<R> {
                         self.write_failed = Some((e.to_string(), Instant::now() + WRITE_FAILURE_GRACE));
                     }
                 }
-                read = self.receiver.recv_many(&mut batch, BATCH) => match read {
-                    Ok(0) => break if self.closing.is_some() { ExitReason::Shutdown } else { ExitReason::EndOfStream },
+                read = self.receiver.recv_many(batch, BATCH) => match read {
+                    Ok(0) => return if self.closing.is_some() { ExitReason::Shutdown } else { ExitReason::EndOfStream },
                     Ok(_) => {
                         for line in batch.drain(..) {
                             self.line_number += 1;
@@ -299,15 +356,123 @@ impl<R: LineReceiver> Connection<R> {
                         }
                         self.deliver();
                     }
-                    Err(e) => break ExitReason::ReadError(e.to_string()),
+                    Err(e) => return ExitReason::ReadError(e.to_string()),
                 },
                 () = sleep_until(deadline), if deadline.is_some() => match &self.write_failed {
-                    Some((message, at)) if *at <= Instant::now() => break ExitReason::WriteError(message.clone()),
-                    _ => break ExitReason::ShutdownTimedOut,
+                    Some((message, at)) if *at <= Instant::now() => return ExitReason::WriteError(message.clone()),
+                    _ => return ExitReason::ShutdownTimedOut,
                 },
             }
-        };
-        self.finish(reason).await;
+        }
+    }
+
+    /// The connection dropped: pending requests fail with [`ClientError::Disconnected`], the
+    /// server requests being answered are dropped with it; then, with the policy's backoff,
+    /// a new connection, the handshake again and `thread/resume` of every subscribed thread.
+    /// Turn handles and notification streams go on. `false`: the policy gave up (or the
+    /// client shut down or was dropped meanwhile).
+    async fn reconnect_now(&mut self, batch: &mut Vec<String>) -> bool {
+        let Some(reconnect) = &self.reconnect else { return false };
+        let (connect, policy, initialize) = (reconnect.connect.clone(), reconnect.policy, reconnect.initialize.clone());
+        for (_, pending) in self.pending.drain() {
+            if let Some(thread) = &pending.turn_thread {
+                self.router.not_started(thread);
+            }
+            let _ = pending.reply.send(Err(ClientError::Disconnected));
+        }
+        self.handlers.abort_all();
+        self.outgoing.clear();
+        self.internal.clear();
+        self.write_failed = None;
+        let mut attempt = 0;
+        while let Some(delay) = policy.delay(attempt) {
+            attempt += 1;
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                changed = self.control.changed(), if self.control_open => {
+                    // A shutdown, or every handle dropped: no reconnect.
+                    let _ = changed;
+                    return false;
+                }
+            }
+            let transport = match connect().await {
+                Ok(transport) => transport,
+                Err(e) => {
+                    tracing::warn!(attempt, error = %e, "reconnecting failed");
+                    continue;
+                }
+            };
+            let (sender, receiver) = transport.split();
+            let mut old = std::mem::replace(&mut self.receiver, receiver);
+            let _ = old.exit(Duration::ZERO).await;
+            let (to_writer, write_failure) = spawn_writer(sender, self.tap.clone());
+            self.to_writer = to_writer;
+            self.write_failure = write_failure;
+            self.write_failure_open = true;
+            self.writer_closed = false;
+            match self.handshake(&initialize, attempt, batch).await {
+                Ok(()) => {
+                    tracing::info!(attempt, threads = self.threads.len(), "reconnected");
+                    self.publish(Event::Reconnected(attempt));
+                    self.deliver();
+                    return true;
+                }
+                Err(why) => tracing::warn!(attempt, %why, "the handshake after reconnecting failed"),
+            }
+        }
+        false
+    }
+
+    /// `initialize` and `initialized` on the new connection, then `thread/resume` of the
+    /// subscribed threads (their answers are the connection's own).
+    async fn handshake(&mut self, initialize: &Value, attempt: u32, batch: &mut Vec<String>) -> Result<(), String> {
+        let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
+        let line = wire::request_line_encoded(&id, "initialize", &initialize.to_string());
+        self.send_now(line).await?;
+        self.internal.insert(id.clone(), "initialize".into());
+        // Lines before the answer are the new connection's first lines.
+        self.handshake_refused = None;
+        self.read_until(|c| !c.internal.contains_key(&id) || c.handshake_refused.is_some(), batch).await?;
+        if let Some(why) = self.handshake_refused.take() {
+            return Err(format!("`initialize` was refused: {why}"));
+        }
+        self.send_now(wire::initialized_line()).await?;
+        let mut threads: Vec<String> = self.threads.iter().cloned().collect();
+        threads.sort();
+        for (n, thread) in threads.into_iter().enumerate() {
+            let id = RequestId::String(format!("reconnect-{attempt}-resume-{n}"));
+            let params = serde_json::json!({"threadId": thread}).to_string();
+            self.internal.insert(id.clone(), "thread/resume".into());
+            self.send_now(wire::request_line_encoded(&id, "thread/resume", &params)).await?;
+        }
+        // The threads' events flow again once their resumes are answered (refused ones are
+        // logged).
+        self.read_until(|c| c.internal.is_empty(), batch).await
+    }
+
+    /// Reads and handles the new connection's lines until `done`.
+    async fn read_until(&mut self, done: impl Fn(&Self) -> bool, batch: &mut Vec<String>) -> Result<(), String> {
+        while !done(self) {
+            batch.clear();
+            match tokio::time::timeout(HANDSHAKE_TIMEOUT, self.receiver.recv_many(batch, BATCH)).await {
+                Ok(Ok(0)) => return Err("the stream ended".into()),
+                Ok(Ok(_)) => {
+                    for line in batch.drain(..) {
+                        self.line_number += 1;
+                        self.line(line);
+                    }
+                    self.deliver();
+                }
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(_) => return Err(format!("no answer within {HANDSHAKE_TIMEOUT:?}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands a line to the new writer before anything else.
+    async fn send_now(&mut self, line: String) -> Result<(), String> {
+        self.to_writer.send(Out::Line(line)).await.map_err(|_| "the writer ended".to_owned())
     }
 
     fn command(&mut self, command: Command) {
@@ -413,12 +578,26 @@ impl<R: LineReceiver> Connection<R> {
         match decoded {
             Ok(Message::Notification(notification)) => {
                 let notification = Arc::new(notification);
+                if self.reconnect.is_some() && notification.method() == "thread/closed" {
+                    if let Some(thread) = notification.thread_id() {
+                        self.threads.remove(thread);
+                    }
+                }
                 self.router.notification(&notification);
                 self.publish(Event::Notification(notification));
             }
             Ok(Message::Request(request)) => self.server_request(request),
+            Ok(Message::Response(response)) if self.internal.contains_key(&response.id) => {
+                let method = self.internal.remove(&response.id).unwrap_or_default();
+                tracing::debug!(method, id = ?response.id, "answered after reconnecting");
+            }
             Ok(Message::Response(response)) => match self.take_pending(&response.id) {
                 Some(pending) => {
+                    if self.reconnect.is_some() && SUBSCRIBING.contains(&pending.method.as_str()) {
+                        if let Some(thread) = wire::result_thread_id(&response.result) {
+                            self.threads.insert(thread);
+                        }
+                    }
                     // A `turn/start`: the turn's queue, with what came for it before.
                     let mut started = None;
                     if let Some(thread) = &pending.turn_thread {
@@ -448,6 +627,13 @@ impl<R: LineReceiver> Connection<R> {
                     self.orphan(Orphan { id: Some(response.id), line_number: self.line_number, answer, late });
                 }
             },
+            Ok(Message::Error(error)) if error.id.as_ref().is_some_and(|id| self.internal.contains_key(id)) => {
+                let method = error.id.as_ref().and_then(|id| self.internal.remove(id)).unwrap_or_default();
+                tracing::warn!(method, code = error.error.code, message = error.error.message, "refused after reconnecting");
+                if method == "initialize" {
+                    self.handshake_refused = Some(error.error.message);
+                }
+            }
             Ok(Message::Error(error)) => match error.id.as_ref().and_then(|id| self.take_pending(id)) {
                 Some(pending) => {
                     if let Some(thread) = &pending.turn_thread {

@@ -43,6 +43,10 @@ pub enum ClientError {
     /// A login ended without success (`account/login/completed` with `success: false`): the
     /// server's message.
     LoginFailed(String),
+    /// The connection dropped before the answer came and the client reconnects
+    /// ([`ClientBuilder::reconnect`](crate::ClientBuilder::reconnect)): send the request
+    /// again ([`is_retryable`](Self::is_retryable)).
+    Disconnected,
     /// The client was shut down (or dropped) before the answer came.
     Closed,
 }
@@ -52,7 +56,7 @@ impl ClientError {
     /// retryable, such as "Server overloaded; retry later.", that was still refused after the
     /// retries of the [`RetryPolicy`](crate::RetryPolicy)).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, ClientError::Server(e) if e.is_retryable())
+        matches!(self, ClientError::Server(e) if e.is_retryable()) || matches!(self, ClientError::Disconnected)
     }
 
     /// The error for a JSON-RPC error answer: [`ClientError::ServerShuttingDown`] when the
@@ -104,6 +108,7 @@ impl fmt::Display for ClientError {
             }
             ClientError::ThreadClosed { thread_id } => write!(f, "thread {thread_id} was closed before its turn completed"),
             ClientError::LoginFailed(why) => write!(f, "the login failed: {why}"),
+            ClientError::Disconnected => f.write_str("the connection dropped before the answer came; the client reconnects"),
             ClientError::Closed => f.write_str("the client was shut down"),
         }
     }

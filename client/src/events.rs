@@ -40,6 +40,11 @@ pub enum Event {
     Orphan(Arc<Orphan>),
     /// This reader fell behind and this many events were dropped (oldest first).
     Lagged(u64),
+    /// The connection dropped and the client connected again (after this many attempts),
+    /// did the handshake and resumed its threads (their events flow again; what the server
+    /// sent while no connection was there is not replayed)
+    /// ([`ClientBuilder::reconnect`](crate::ClientBuilder::reconnect)).
+    Reconnected(u32),
 }
 
 /// A response without a pending request; see [`Event::Orphan`].

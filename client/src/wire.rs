@@ -152,6 +152,15 @@ pub(crate) fn params<M: codex_app_protocol::Request>(value: serde_json::Value) -
         .map_err(|e| ClientError::Refused(format!("the params of `{}` do not fit this release's types: {e}", M::METHOD)))
 }
 
+/// `result.thread.id` of an answer (`thread/start`, `thread/resume`, ...).
+pub(crate) fn result_thread_id(result: &codex_app_protocol::ClientResponse) -> Option<String> {
+    let value = match result {
+        codex_app_protocol::ClientResponse::Unrecognized(raw) => raw.to_value().ok()?,
+        typed => serde_json::to_value(typed).ok()?,
+    };
+    value.pointer("/thread/id")?.as_str().map(str::to_owned)
+}
+
 /// A result received by method name, decoded into the release's response type of `M`.
 pub(crate) fn result<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Response, ClientError> {
     serde_json::from_value(value).map_err(|e| {

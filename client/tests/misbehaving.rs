@@ -689,4 +689,95 @@ async fn shutdown_awaits_the_handlers_answers_then_cancels_what_is_left() {
     assert!(matches!(exit.reason, ExitReason::Shutdown | ExitReason::ShutdownTimedOut), "{exit}");
 }
 
+
+#[tokio::test]
+async fn a_dropped_connection_reconnects_resumes_its_threads_and_its_turns_go_on() {
+    use codex_app_client::transport::memory::{MemoryTransport, ServerEnd};
+    use std::sync::Mutex;
+    // Each connection the client opens is the next of these.
+    let (first, mut server1) = MemoryTransport::pair(64);
+    let (second, mut server2) = MemoryTransport::pair(64);
+    let transports = Arc::new(Mutex::new(vec![second, first]));
+    let connect = {
+        let transports = transports.clone();
+        move || {
+            let next = transports.lock().unwrap().pop();
+            async move { next.ok_or_else(|| TransportError::new("connecting", "no more connections")) }
+        }
+    };
+    async fn recv(server: &mut ServerEnd) -> Value {
+        tokio::time::timeout(T, server.recv_json()).await.unwrap().unwrap()
+    }
+    async fn handshake(server: &mut ServerEnd) -> Value {
+        let init = recv(server).await;
+        assert_eq!(init["method"], "initialize");
+        server.send(json!({"id": init["id"], "result": server::initialize_result()}).to_string()).await.unwrap();
+        assert_eq!(recv(server).await["method"], "initialized");
+        init
+    }
+    let policy = RetryPolicy::default().max_retries(3).initial_delay(Duration::from_millis(10));
+    let (client, first_init) = tokio::join!(Client::builder().reconnect(policy).connect_with(connect), handshake(&mut server1));
+    let client = client.unwrap();
+    let mut events = client.notifications();
+    let (thread, ()) = tokio::join!(client.request_raw("thread/start", json!({})), async {
+        let request = recv(&mut server1).await;
+        server1.send(json!({"id": request["id"], "result": {"thread": {"id": "t"}}}).to_string()).await.unwrap();
+    });
+    assert_eq!(thread.unwrap()["thread"]["id"], "t");
+    let (turn, ()) = tokio::join!(client.start_turn(text_turn("t")), async {
+        let request = recv(&mut server1).await;
+        server1.send(json!({"id": request["id"], "result": {"turn": turn_json("u", "inProgress")}}).to_string()).await.unwrap();
+    });
+    let mut turn = turn.unwrap();
+    let delta = |text: &str| json!({"method": "item/agentMessage/delta", "params": {"threadId": "t", "turnId": "u", "itemId": "m", "delta": text}}).to_string();
+    server1.send(&delta("Hel")).await.unwrap();
+    // A request in flight when the connection drops fails, and may be sent again.
+    let pending = tokio::spawn({
+        let client = client.clone();
+        async move { client.request_raw("in/flight", Value::Null).await }
+    });
+    assert_eq!(recv(&mut server1).await["method"], "in/flight");
+    drop(server1);
+    let outcome = tokio::time::timeout(T, pending).await.unwrap().unwrap();
+    assert!(matches!(outcome, Err(ClientError::Disconnected)), "{outcome:?}");
+    assert!(outcome.unwrap_err().is_retryable());
+
+    // The second connection: the same handshake, then the thread is resumed.
+    let second_init = handshake(&mut server2).await;
+    assert_eq!(second_init["params"], first_init["params"]);
+    let resume = recv(&mut server2).await;
+    assert_eq!((resume["method"].as_str(), resume["params"].clone()), (Some("thread/resume"), json!({"threadId": "t"})));
+    server2.send(json!({"id": resume["id"], "result": {"thread": {"id": "t"}}}).to_string()).await.unwrap();
+    server2.send(&delta("lo")).await.unwrap();
+    server2.send(&json!({"method": "turn/completed", "params": {"threadId": "t", "turn": turn_json("u", "completed")}}).to_string()).await.unwrap();
+    let mut text = String::new();
+    while let Some(event) = tokio::time::timeout(T, turn.next()).await.unwrap() {
+        if let Some(ServerNotification::ItemAgentMessageDelta { params, .. }) = event.notification() {
+            text.push_str(&params.delta);
+        }
+    }
+    assert_eq!(text, "Hello");
+    assert!(turn.wait().await.is_ok());
+    loop {
+        match next_event(&mut events).await {
+            Event::Reconnected(attempts) => {
+                assert_eq!(attempts, 1);
+                break;
+            }
+            _ => continue,
+        }
+    }
+    // Requests work on the new connection; the resume's answer was the client's own.
+    let (outcome, ()) = tokio::join!(client.request_raw("after/reconnect", Value::Null), async {
+        let request = recv(&mut server2).await;
+        server2.send(json!({"id": request["id"], "result": {"ok": true}}).to_string()).await.unwrap();
+    });
+    assert_eq!(outcome.unwrap(), json!({"ok": true}));
+    assert!(client.closed().is_none());
+
+    // When the policy gives up, the connection ends.
+    drop(server2);
+    let outcome = tokio::time::timeout(T, client.request_raw("x", Value::Null)).await.unwrap();
+    assert!(matches!(outcome, Err(ClientError::ServerExited(_)) | Err(ClientError::Disconnected)), "{outcome:?}");
+}
 }

@@ -395,4 +395,120 @@ async fn login_with_an_api_key_account_models_and_logout() {
     }
     client.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A connection that the test can cut: `cut` ends it as a dropped socket would (both halves
+/// go away; the server sees the client disconnect), without touching the server.
+mod cuttable {
+    use codex_app_client::transport::ws::WsTransport;
+    use codex_app_client::transport::{LineReceiver, LineSender, Transport};
+    use tokio::sync::watch;
+
+    pub struct Cuttable {
+        pub inner: WsTransport,
+        pub cut: watch::Receiver<u32>,
+    }
+
+    pub struct Sender(Option<<WsTransport as Transport>::Sender>, watch::Receiver<u32>);
+    pub struct Receiver(Option<<WsTransport as Transport>::Receiver>, watch::Receiver<u32>);
+
+    impl Transport for Cuttable {
+        type Sender = Sender;
+        type Receiver = Receiver;
+        fn split(mut self) -> (Sender, Receiver) {
+            self.cut.mark_unchanged();
+            let (s, r) = self.inner.split();
+            (Sender(Some(s), self.cut.clone()), Receiver(Some(r), self.cut))
+        }
+    }
+
+    impl LineSender for Sender {
+        async fn send(&mut self, line: String) -> std::io::Result<()> {
+            if self.1.has_changed().unwrap_or(true) {
+                self.0 = None;
+            }
+            match &mut self.0 {
+                Some(s) => s.send(line).await,
+                None => Err(std::io::ErrorKind::BrokenPipe.into()),
+            }
+        }
+        async fn close(&mut self) -> std::io::Result<()> {
+            match &mut self.0 {
+                Some(s) => s.close().await,
+                None => Ok(()),
+            }
+        }
+    }
+
+    impl LineReceiver for Receiver {
+        async fn recv(&mut self) -> std::io::Result<Option<String>> {
+            let Some(inner) = &mut self.0 else { return Ok(None) };
+            tokio::select! {
+                line = inner.recv() => line,
+                _ = self.1.changed() => {
+                    self.0 = None; // the socket's reading half goes away
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_cut_mid_turn_reconnects_and_the_turn_goes_on_on_the_same_handle() {
+    let Some(codex) = codex() else { return };
+    let setup = Setup::new(codex.clone());
+    let socket = setup.home.path().join("reconnect.sock");
+    let url = format!("unix://{}", socket.display());
+    let _server = Listening::start(&setup, &codex, &["--listen", &url]);
+    // Ready to accept connections.
+    drop(tokio::time::timeout(T, connect_when_ready(&url, None)).await.unwrap().unwrap());
+    setup.mock.push(MockBody::Slow {
+        head: vec![ev::created("resp-1"), ev::message_added("msg-1"), ev::text_delta("msg-1", "Hel")],
+        tail: vec![ev::text_delta("msg-1", "lo"), ev::message_done("msg-1", "Hello"), ev::completed("resp-1")],
+        max_hold: Duration::from_secs(20),
+    });
+    let (cut, cuts) = tokio::sync::watch::channel(0u32);
+    let connect = {
+        let url = url.clone();
+        move || {
+            let (url, cuts) = (url.clone(), cuts.clone());
+            async move { Ok(cuttable::Cuttable { inner: transport::ws::WsTransport::connect(&url, None).await?, cut: cuts }) }
+        }
+    };
+    let policy = RetryPolicy::default().max_retries(10).initial_delay(Duration::from_millis(50));
+    let client = tokio::time::timeout(T, Client::builder().reconnect(policy).connect_with(connect)).await.unwrap().unwrap();
+    let mut events = client.notifications();
+    let thread = tokio::time::timeout(T, client.thread_start(ThreadStartParams::default())).await.unwrap().unwrap();
+    let mut turn = thread.turn("Say hello").await.unwrap();
+    let mut text = String::new();
+    while text.is_empty() {
+        let event = tokio::time::timeout(T, turn.next()).await.unwrap().expect("the turn streams");
+        if let Some(ServerNotification::ItemAgentMessageDelta { params, .. }) = event.notification() {
+            text.push_str(&params.delta);
+        }
+    }
+    assert_eq!(text, "Hel");
+    cut.send_modify(|n| *n += 1);
+    loop {
+        if let Event::Reconnected(_) = tokio::time::timeout(T, events.next()).await.unwrap().expect("open") {
+            break;
+        }
+    }
+    setup.mock.release();
+    let rest = tokio::time::timeout(T, async {
+        let mut rest = String::new();
+        while let Some(event) = turn.next().await {
+            if let Some(ServerNotification::ItemAgentMessageDelta { params, .. }) = event.notification() {
+                rest.push_str(&params.delta);
+            }
+        }
+        rest
+    })
+    .await
+    .expect("the turn ends on the same handle");
+    assert_eq!(rest, "lo");
+    let completed = turn.wait().await.unwrap();
+    assert_eq!(completed.status, TurnStatus::Completed);
+    client.shutdown(Duration::from_secs(5)).await;
+}
 }

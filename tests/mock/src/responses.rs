@@ -183,7 +183,6 @@ impl MockServer {
     }
 
     /// Lets held slow bodies finish (sends their tail).
-    #[cfg(test)]
     pub fn release(&self) {
         lock(&self.shared).released = true;
         self.shared.1.notify_all();
