@@ -21,6 +21,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! - **Handles**: [`ThreadHandle`] ([`Client::thread_start`], `thread_resume`, `thread_fork`;
+//!   [`ThreadHandle::run`] to the final answer, [`ThreadHandle::turn`], `read`, `set_name`,
+//!   `compact`), [`LoginHandle`] (API key, ChatGPT browser and device-code logins, `account`,
+//!   `logout`, `models`); see [`thread`] and [`login`].
+//! - **Reconnect** (WebSocket, Unix socket; opt-in, [`ClientBuilder::reconnect`]): the client
+//!   connects again, resumes its threads and its turn handles go on.
 //! - **Transports** ([`transport`]): stdio ([`CodexCommand`] spawns the server), WebSocket
 //!   (`ws://` with a bearer token) and `unix://PATH`, or your own ([`Transport`]).
 //! - **Handshake**: `initialize` + `initialized` on connect; the `InitializeResponse` is
