@@ -27,6 +27,7 @@ mod lower;
 mod merge;
 mod naming;
 mod recursion;
+pub mod render;
 pub mod pairing;
 pub mod refusal;
 pub mod schema;
