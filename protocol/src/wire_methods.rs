@@ -621,7 +621,7 @@ pub mod params {
         }
 
         #[inline]
-        pub fn written<T>(params: &Box<T>) -> Option<&Box<T>> {
+        pub fn written<T: ?Sized>(params: &T) -> Option<&T> {
             Some(params)
         }
 
@@ -651,8 +651,8 @@ pub mod params {
         }
 
         #[inline]
-        pub fn written<T>(params: &Option<Box<T>>) -> Option<&Box<T>> {
-            params.as_ref()
+        pub fn written<T>(params: &Option<Box<T>>) -> Option<&T> {
+            params.as_deref()
         }
 
         #[inline]
