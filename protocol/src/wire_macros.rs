@@ -18,6 +18,12 @@
 //! Every macro also writes the type's `Inspect` walk from the same statement (with the
 //! `inspect` feature).
 //!
+//! With the `experimental` feature every macro also writes the type's
+//! `experimental::Surface` walk from the same lines: a member, value or arm gated by its
+//! `#[cfg(feature = "experimental")]` is experimental surface when used; a member whose type
+//! leads to some says so after its presence (`(optional, experimental inside)`), an arm after
+//! its wire name (`= "tag" (experimental inside)`), and only those are walked into.
+//!
 //! The presence of a member decides how its field is written and read; each is a module with
 //! the same functions (`write`, `read`, `finish`, `inspect`), so the macros need no case analysis:
 //!
