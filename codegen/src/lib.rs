@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{Error, Warning};
 pub use emit::{GENERATED_DIR, GENERATED_DIRS};
-pub use lower::CATCH_ALL;
+pub use naming::CATCH_ALL;
 
 /// The bundle file `generate-json-schema` writes, which contains every definition.
 pub const BUNDLE_FILE: &str = "codex_app_server_protocol.schemas.json";

@@ -19,7 +19,7 @@ use quote::{format_ident, quote};
 use super::docs::gate;
 use super::types::ident;
 use crate::ir::*;
-use crate::lower::CATCH_ALL;
+use crate::naming::CATCH_ALL;
 use crate::Error;
 
 /// The accessors a notification row states, and the wire paths each reads (the first that a

@@ -207,7 +207,7 @@ fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
 
 /// The field that keeps the members of an open object.
 fn extra_field(s: &Struct) -> Ident {
-    if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") }
+    format_ident!("{}", naming::extra_field(&s.fields.iter().map(|f| f.rust.as_str()).collect::<Vec<_>>()))
 }
 
 /// A tagged union as a `wire_tagged!` invocation: one `Variant(Payload) = "tag",` line per
