@@ -347,25 +347,4 @@ impl Ty {
             Ty::Named(_) | Ty::String | Ty::Bool | Ty::Int(_) | Ty::Float | Ty::Unit => false,
         }
     }
-
-    /// The generated Rust type, as source text (`Option<Vec<Turn>>`, `BTreeMap<String, Value>`).
-    pub fn rust_text(&self) -> String {
-        match self {
-            Ty::Named(n) => n.clone(),
-            Ty::String => "String".to_owned(),
-            Ty::Bool => "bool".to_owned(),
-            Ty::Int(k) => format!("{k:?}").to_ascii_lowercase(),
-            Ty::Float => "f64".to_owned(),
-            Ty::Any => "Value".to_owned(),
-            Ty::Unit => "()".to_owned(),
-            Ty::Vec(t) => format!("Vec<{}>", t.rust_text()),
-            Ty::Map(t) => format!("BTreeMap<String, {}>", t.rust_text()),
-            Ty::Option(t) => format!("Option<{}>", t.rust_text()),
-            Ty::Boxed(t) => format!("Box<{}>", t.rust_text()),
-            Ty::Tuple(items) => {
-                let items: Vec<String> = items.iter().map(Ty::rust_text).collect();
-                if items.len() == 1 { format!("({},)", items[0]) } else { format!("({})", items.join(", ")) }
-            }
-        }
-    }
 }

@@ -27,6 +27,7 @@ mod lower;
 mod merge;
 mod naming;
 mod recursion;
+pub mod render;
 pub mod pairing;
 pub mod refusal;
 pub mod schema;
@@ -36,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{Error, Warning};
 pub use emit::{GENERATED_DIR, GENERATED_DIRS};
-pub use lower::CATCH_ALL;
+pub use naming::CATCH_ALL;
 
 /// The bundle file `generate-json-schema` writes, which contains every definition.
 pub const BUNDLE_FILE: &str = "codex_app_server_protocol.schemas.json";

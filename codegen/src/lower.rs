@@ -41,8 +41,7 @@ use crate::{Error, Warning};
 /// members of members of members.
 const MEMBER_DEPTH: usize = 9;
 
-/// The name of the catch-all variant every open enum gets.
-pub const CATCH_ALL: &str = "Unrecognized";
+pub use crate::naming::CATCH_ALL;
 
 /// Definitions that describe the JSON-RPC envelope. The envelope is written by hand in the
 /// protocol crate (it must keep ids and unknown methods exactly), so these are not emitted.
@@ -190,7 +189,7 @@ impl<'b> Lowerer<'b> {
             let v1_pair = !all_same && defs.len() == 2 && defs.iter().filter(|d| d.pointer.matches('/').count() == 2).count() == 1;
             for def in defs {
                 let top_level = def.pointer.matches('/').count() == 2;
-                let rust = if v1_pair && top_level { naming::type_name(&format!("V1{name}")) } else { naming::type_name(name) };
+                let rust = if v1_pair && top_level { naming::v1_type_name(name) } else { naming::type_name(name) };
                 wanted.push((rust, def, all_same));
             }
         }
@@ -206,7 +205,7 @@ impl<'b> Lowerer<'b> {
                     format!("`{}` and `{}` would both be named `{rust}`; this one is named `{name}`", def.name, assigned[&rust]),
                 ));
             }
-            if name != naming::pascal(&def.name) && !name.starts_with("V1") && name == rust {
+            if name != naming::pascal(&def.name) && !name.starts_with(naming::V1_PREFIX) && name == rust {
                 self.warnings.push(Warning::new(
                     &def.pointer,
                     format!("`{}` would shadow a name the generated code uses; named `{name}`", def.name),
@@ -641,7 +640,7 @@ impl<'b> Lowerer<'b> {
         let mut seen = BTreeSet::new();
         fields.retain(|f| seen.insert(f.wire.clone()));
         let mut rust: Vec<String> = fields.iter().map(|f| f.rust.clone()).collect();
-        let extra_name = if rust.iter().any(|r| naming::bare(r) == "extra") { "extra_members" } else { "extra" };
+        let extra_name = naming::extra_field(&rust);
         for i in naming::dedupe_with(&mut rust, &[extra_name]) {
             let (wire, field) = (&fields[i].wire, &rust[i]);
             self.warnings.push(Warning::new(

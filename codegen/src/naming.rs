@@ -29,6 +29,24 @@ pub const RESERVED_TYPE_NAMES: &[&str] = &[
     "NotificationVisitor", "Request", "RequestVisitor", "ExperimentalApi", "Inspect", "Inspector",
 ];
 
+/// The name of the catch-all variant every open enum gets.
+pub const CATCH_ALL: &str = "Unrecognized";
+
+/// The prefix of the top-level one of two different definitions of one name (codex 0.60.1
+/// to 0.100.0): the namespaced one keeps the name.
+pub const V1_PREFIX: &str = "V1";
+
+/// The name of the top-level definition of a name the `v2` namespace also defines.
+pub fn v1_type_name(name: &str) -> String {
+    type_name(&format!("{V1_PREFIX}{name}"))
+}
+
+/// The field that keeps the members of an open object, given the struct's field names:
+/// `extra`, or `extra_members` when a member is named `extra`.
+pub fn extra_field<S: AsRef<str>>(fields: &[S]) -> &'static str {
+    if fields.iter().any(|f| bare(f.as_ref()) == "extra") { "extra_members" } else { "extra" }
+}
+
 /// A type name from a definition name or title: [`pascal`], with the suffix `Type` when it
 /// would shadow one of the [`RESERVED_TYPE_NAMES`].
 pub fn type_name(wire: &str) -> String {

@@ -17,3 +17,150 @@ pub trait ExperimentalApi {
 pub fn experimental_error_message(reason: &str) -> String {
     format!("{reason} requires experimentalApi capability")
 }
+
+/// The experimental surface a value uses, found by walking it: every generated type has it
+/// (with the `experimental` feature), written by its wire macro from the type's own
+/// statement. An experimental member, enum value or union arm is the `#[cfg(feature =
+/// "experimental")]` on its line; a member or arm whose type leads to experimental surface
+/// says `experimental inside`, and only those are walked.
+#[doc(hidden)]
+pub trait Surface {
+    /// Whether this value uses experimental surface; if so, the wire names of the members
+    /// that lead to it are pushed onto `path` (outermost first).
+    fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool;
+}
+
+/// The server's descriptor of the first experimental surface `params` of `method` uses:
+/// the method, then the wire path (`thread/start.dynamicTools`).
+///
+/// A descriptor with a path is made once and kept for the life of the process: there are
+/// as many as the schema has experimental members below a method's params, a bounded set.
+pub(crate) fn reason<T: Surface + ?Sized>(method: &'static str, params: &T) -> Option<&'static str> {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    static DESCRIPTORS: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut path = Vec::new();
+    if !params.experimental_path(&mut path) {
+        return None;
+    }
+    if path.is_empty() {
+        return Some(method);
+    }
+    let descriptor = format!("{method}.{}", path.join("."));
+    let mut known = DESCRIPTORS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = known.get(descriptor.as_str()) {
+        return Some(known);
+    }
+    let descriptor: &'static str = Box::leak(descriptor.into_boxed_str());
+    known.insert(descriptor);
+    Some(descriptor)
+}
+
+/// Types that hold no experimental surface of their own.
+macro_rules! no_surface {
+    ($($ty:ty),*) => {
+        $(impl Surface for $ty {
+            fn experimental_path(&self, _: &mut Vec<&'static str>) -> bool {
+                false
+            }
+        })*
+    };
+}
+
+no_surface!(String, bool, i32, i64, u8, u16, u32, u64, f64, (), serde_json::Value, crate::RawJson);
+
+impl<T: Surface + ?Sized> Surface for Box<T> {
+    fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+        (**self).experimental_path(path)
+    }
+}
+
+impl<T: Surface> Surface for Option<T> {
+    fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+        self.as_ref().is_some_and(|value| value.experimental_path(path))
+    }
+}
+
+impl<T: Surface> Surface for Vec<T> {
+    fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+        self.iter().any(|value| value.experimental_path(path))
+    }
+}
+
+impl<T: Surface> Surface for std::collections::BTreeMap<String, T> {
+    fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+        self.values().any(|value| value.experimental_path(path))
+    }
+}
+
+macro_rules! tuple_surface {
+    ($(($($t:ident $i:tt),+))*) => {
+        $(impl<$($t: Surface),+> Surface for ($($t,)+) {
+            fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+                $(self.$i.experimental_path(path))||+
+            }
+        })*
+    };
+}
+
+tuple_surface!((A 0) (A 0, B 1) (A 0, B 1, C 2) (A 0, B 1, C 2, D 3) (A 0, B 1, C 2, D 3, E 4) (A 0, B 1, C 2, D 3, E 4, F 5));
+
+/// Whether a member of each presence is used (present and not `null`), and its value when it
+/// is, for the walks the wire macros write. Which of them a schema uses depends on its
+/// experimental members.
+#[allow(dead_code, unused_imports)]
+pub mod presence {
+    pub mod required {
+        #[inline]
+        pub fn used<T>(_: &T) -> bool {
+            true
+        }
+
+        #[inline]
+        pub fn value<T>(value: &T) -> Option<&T> {
+            Some(value)
+        }
+    }
+
+    pub mod optional {
+        #[inline]
+        pub fn used<T>(value: &Option<T>) -> bool {
+            value.is_some()
+        }
+
+        #[inline]
+        pub fn value<T>(value: &Option<T>) -> Option<&T> {
+            value.as_ref()
+        }
+    }
+
+    pub use optional as required_nullable;
+
+    pub mod optional_nullable {
+        #[inline]
+        pub fn used<T>(value: &Option<Option<T>>) -> bool {
+            matches!(value, Some(Some(_)))
+        }
+
+        #[inline]
+        pub fn value<T>(value: &Option<Option<T>>) -> Option<&T> {
+            value.as_ref().and_then(Option::as_ref)
+        }
+    }
+}
+
+/// The walk of a member or arm marked `experimental inside`: its value's surface, under its
+/// wire name (a union arm adds no name: `None`).
+#[inline]
+pub fn inside<T: Surface + ?Sized>(value: Option<&T>, wire: Option<&'static str>, path: &mut Vec<&'static str>) -> bool {
+    let Some(value) = value else { return false };
+    path.extend(wire);
+    if value.experimental_path(path) {
+        return true;
+    }
+    if wire.is_some() {
+        path.pop();
+    }
+    false
+}

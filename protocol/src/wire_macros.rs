@@ -18,6 +18,12 @@
 //! Every macro also writes the type's `Inspect` walk from the same statement (with the
 //! `inspect` feature).
 //!
+//! With the `experimental` feature every macro also writes the type's
+//! `experimental::Surface` walk from the same lines: a member, value or arm gated by its
+//! `#[cfg(feature = "experimental")]` is experimental surface when used; a member whose type
+//! leads to some says so after its presence (`(optional, experimental inside)`), an arm after
+//! its wire name (`= "tag" (experimental inside)`), and only those are walked into.
+//!
 //! The presence of a member decides how its field is written and read; each is a module with
 //! the same functions (`write`, `read`, `finish`, `inspect`), so the macros need no case analysis:
 //!
@@ -37,7 +43,7 @@ macro_rules! wire_struct {
                 $(#[doc = $doc:literal])*
                 $(#[deprecated(note = $note:literal)])?
                 $(#[cfg($cfg:meta)])?
-                pub $field:ident: $ty:ty = $wire:literal ($presence:ident),
+                pub $field:ident: $ty:ty = $wire:literal ($presence:ident $(, experimental $inside:ident)?),
             )*
             $(..pub $extra:ident: $extra_ty:ty)?
         }
@@ -119,6 +125,28 @@ macro_rules! wire_struct {
                     $crate::wire_macros::$presence::inspect(path, inspector, stringify!($name), $wire, &self.$field);
                 )*
                 $($crate::inspect::Inspect::inspect(&self.$extra, path, inspector);)?
+            }
+        }
+
+        #[cfg(feature = "experimental")]
+        impl $crate::experimental::Surface for $name {
+            #[allow(unused_variables, deprecated)]
+            fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+                $(
+                    $(
+                        #[cfg($cfg)]
+                        if $crate::experimental::presence::$presence::used(&self.$field) {
+                            path.push($wire);
+                            return true;
+                        }
+                    )?
+                    $(
+                        if $crate::experimental::$inside($crate::experimental::presence::$presence::value(&self.$field), Some($wire), path) {
+                            return true;
+                        }
+                    )?
+                )*
+                false
             }
         }
 
@@ -238,6 +266,19 @@ macro_rules! wire_enum {
                 }
             }
         }
+
+        #[cfg(feature = "experimental")]
+        impl $crate::experimental::Surface for $name {
+            fn experimental_path(&self, _: &mut Vec<&'static str>) -> bool {
+                $($(
+                    #[cfg($cfg)]
+                    if let Self::$variant = self {
+                        return true;
+                    }
+                )?)*
+                false
+            }
+        }
     };
 }
 
@@ -252,7 +293,7 @@ macro_rules! wire_tagged {
             $(
                 $(#[doc = $doc:literal])*
                 $(#[cfg($cfg:meta)])?
-                $variant:ident($payload:ty) = $wire:literal,
+                $variant:ident($payload:ty) = $wire:literal $((experimental $inside:ident))?,
             )*
         }
     ) => {
@@ -306,6 +347,27 @@ macro_rules! wire_tagged {
                 }
             }
         }
+
+        #[cfg(feature = "experimental")]
+        impl $crate::experimental::Surface for $name {
+            fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+                $(
+                    $(
+                        #[cfg($cfg)]
+                        if let Self::$variant(_) = self {
+                            return true;
+                        }
+                    )?
+                    $(
+                        if let Self::$variant(payload) = self {
+                            return $crate::experimental::$inside(Some(payload), None, path);
+                        }
+                    )?
+                )*
+                let _ = path;
+                false
+            }
+        }
     };
 }
 
@@ -320,7 +382,7 @@ macro_rules! wire_untagged {
             $(
                 $(#[doc = $doc:literal])*
                 $(#[cfg($cfg:meta)])?
-                $variant:ident($ty:ty) = $index:literal if $accepts:expr,
+                $variant:ident($ty:ty) = $index:literal $((experimental $inside:ident))? if $accepts:expr,
             )*
         }
     ) => {
@@ -369,6 +431,27 @@ macro_rules! wire_untagged {
                 }
             }
         }
+
+        #[cfg(feature = "experimental")]
+        impl $crate::experimental::Surface for $name {
+            fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+                $(
+                    $(
+                        #[cfg($cfg)]
+                        if let Self::$variant(_) = self {
+                            return true;
+                        }
+                    )?
+                    $(
+                        if let Self::$variant(value) = self {
+                            return $crate::experimental::$inside(Some(value), None, path);
+                        }
+                    )?
+                )*
+                let _ = path;
+                false
+            }
+        }
     };
 }
 
@@ -390,7 +473,7 @@ macro_rules! wire_external {
             $(
                 $(#[doc = $kdoc:literal])*
                 $(#[cfg($kcfg:meta)])?
-                $keyed:ident($payload:ty) = $kwire:literal,
+                $keyed:ident($payload:ty) = $kwire:literal $((experimental $inside:ident))?,
             )*
         }
     ) => {
@@ -466,6 +549,33 @@ macro_rules! wire_external {
                     )*
                     Self::Unrecognized(_) => inspector.unrecognized(path, stringify!($name)),
                 }
+            }
+        }
+
+        #[cfg(feature = "experimental")]
+        impl $crate::experimental::Surface for $name {
+            fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
+                $($(
+                    #[cfg($ucfg)]
+                    if let Self::$unit = self {
+                        return true;
+                    }
+                )?)*
+                $(
+                    $(
+                        #[cfg($kcfg)]
+                        if let Self::$keyed(_) = self {
+                            return true;
+                        }
+                    )?
+                    $(
+                        if let Self::$keyed(payload) = self {
+                            return $crate::experimental::$inside(Some(payload), None, path);
+                        }
+                    )?
+                )*
+                let _ = path;
+                false
             }
         }
     };

@@ -59,20 +59,7 @@ pub(super) fn summary(kind: &TypeKind) -> String {
     }
 }
 
-/// The generated Rust type.
-pub fn rust_ty(ty: &Ty) -> String {
-    ty.rust_text()
-}
-
-/// The Rust type of a field, with its presence.
-pub(super) fn field_ty(f: &Field) -> String {
-    let t = rust_ty(&f.ty);
-    match f.presence() {
-        Presence::Required => t,
-        Presence::RequiredNullable | Presence::Optional => format!("Option<{t}>"),
-        Presence::OptionalNullable => format!("Option<Option<{t}>>"),
-    }
-}
+pub use crate::render::{field_ty, ty as rust_ty};
 
 pub(super) fn presence_name(p: Presence) -> &'static str {
     match p {

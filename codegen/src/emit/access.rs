@@ -1,11 +1,15 @@
-//! Accessors a client needs on decoded messages, written out from what the IR knows:
+//! Accessors a client needs on decoded messages, from what the IR knows:
 //!
-//! - where a server notification belongs: `ServerNotification::thread_id`, `turn_id`
-//!   (`params.turnId`, or `params.turn.id`) and `item_id` (`params.item.id`), so a client routes
-//!   the notifications of concurrent turns without looking into the JSON again;
-//! - `id()` on each tagged union that is a notification's `item`, used by `item_id`;
-//! - `ClientResponse::into_result::<R>()`: the typed result of a request, taken out of the
-//!   response enum it was decoded into (one decode, by the request's method).
+//! - where a server notification belongs: [`Routes`] finds, per notification, the path to
+//!   `params.threadId`, `params.turnId` (or `params.turn.id`) and `params.item.id`; the method
+//!   table writes them on the method's row (`thread(thread_id)`), and the protocol crate's
+//!   `wire_notifications!` makes `ServerNotification::thread_id`, `turn_id` and `item_id` of
+//!   them, so a client routes the notifications of concurrent turns without looking into the
+//!   JSON again;
+//! - `id()` on each tagged union that is a notification's `item`, used by `item_id` (this
+//!   file's output).
+//!
+//! (`ClientResponse::into_result::<R>()` comes with the request table.)
 
 use std::collections::BTreeSet;
 
@@ -15,113 +19,69 @@ use quote::{format_ident, quote};
 use super::docs::gate;
 use super::types::ident;
 use crate::ir::*;
-use crate::lower::CATCH_ALL;
+use crate::naming::CATCH_ALL;
 use crate::Error;
+
+/// The accessors a notification row states, and the wire paths each reads (the first that a
+/// method's params have).
+const ROUTES: &[(&str, &[&[&str]])] = &[("thread", &[&["threadId"]]), ("turn", &[&["turnId"], &["turn", "id"]]), ("item", &[&["item", "id"]])];
+
+/// The route paths of the server notifications.
+pub struct Routes<'a> {
+    ir: &'a Ir,
+}
+
+impl<'a> Routes<'a> {
+    pub fn new(ir: &'a Ir) -> Self {
+        Routes { ir }
+    }
+
+    /// `(accessor, path)` for each accessor that reads something of `m`'s params: the path
+    /// as the row writes it, from the params (`thread_id`, `turn.as_ref()?.id`, `item.id()`).
+    /// A path through an experimental member of a stable method is left out (the row has one
+    /// gate, the method's).
+    pub fn of(&self, m: &Method) -> Vec<(&'static str, String)> {
+        let Some(Ty::Named(params)) = m.params.ty() else { return Vec::new() };
+        let mut out = Vec::new();
+        for (accessor, paths) in ROUTES {
+            let found = paths.iter().find_map(|path| string_at(self.ir, params, path)).or_else(|| {
+                (*accessor == "item").then(|| union_id_at(self.ir, params).map(|(access, _)| access)).flatten()
+            });
+            if let Some(access) = found {
+                if m.experimental || !access.experimental {
+                    out.push((*accessor, access.path));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The tagged unions whose `id()` a route reads (`ThreadItem`).
+fn item_unions(ir: &Ir) -> BTreeSet<String> {
+    ir.server_notifications
+        .iter()
+        .filter_map(|m| match m.params.ty() {
+            Some(Ty::Named(params)) if string_at(ir, params, &["item", "id"]).is_none() => union_id_at(ir, params).map(|(_, union)| union),
+            _ => None,
+        })
+        .collect()
+}
 
 pub fn emit_access(ir: &Ir) -> Result<TokenStream, Error> {
     let catch_all = format_ident!("{}", CATCH_ALL);
-    let (mut thread, mut turn, mut item) = (Vec::new(), Vec::new(), Vec::new());
-    let mut item_unions = BTreeSet::new();
-    for m in &ir.server_notifications {
-        let Some(Ty::Named(params)) = m.params.ty() else { continue };
-        let name = ident(&m.rust);
-        let optional = matches!(m.params, Params::Optional(_));
-        let base = quote! { params };
-        let arm = |access: Access| {
-            let gate = gate(m.experimental || access.experimental);
-            let expr = access.expr;
-            if optional {
-                quote! { #gate Self::#name { params: Some(params), .. } => #expr, }
-            } else {
-                quote! { #gate Self::#name { params, .. } => #expr, }
-            }
-        };
-        if let Some(access) = string_at(ir, params, &base, &["threadId"]) {
-            thread.push(arm(access));
-        }
-        if let Some(access) = string_at(ir, params, &base, &["turnId"]).or_else(|| string_at(ir, params, &base, &["turn", "id"])) {
-            turn.push(arm(access));
-        }
-        if let Some(access) = string_at(ir, params, &base, &["item", "id"]) {
-            item.push(arm(access));
-        } else if let Some((access, union)) = union_id_at(ir, params, &base) {
-            item_unions.insert(union);
-            item.push(arm(access));
-        }
-    }
-    let unions = item_unions.iter().map(|union| union_id(ir, union, &catch_all));
-    // A schema with no notification of a kind gets a plain `None` (a lone `_ => None` arm
-    // would be a needless match).
-    let body = |arms: &[TokenStream]| if arms.is_empty() { quote! { None } } else { quote! { match self { #(#arms)* _ => None } } };
-    let (thread_body, turn_body, item_body) = (body(&thread), body(&turn), body(&item));
-    let results = ir.client_requests.iter().map(|m| {
-        let gate = gate(m.experimental);
-        let name = ident(&m.rust);
-        quote! { #gate Self::#name(result) => result, }
-    }).collect::<Vec<_>>();
-    // Only the item unions' `id()` names generated types here.
-    let types = (!item_unions.is_empty()).then(|| quote! { use super::types::*; });
-    let into_result = if results.is_empty() {
-        quote! {
-            let _ = self;
-            None
-        }
-    } else {
-        quote! {
-            let typed: Box<dyn std::any::Any> = match self {
-                #(#results)*
-                Self::#catch_all(_) => return None,
-            };
-            typed.downcast::<R::Response>().ok().map(|result| *result)
-        }
-    };
+    let unions: Vec<TokenStream> = item_unions(ir).iter().map(|union| union_id(ir, union, &catch_all)).collect();
+    let types = (!unions.is_empty()).then(|| quote! { use super::types::*; });
     Ok(quote! {
-        use super::methods::*;
         #types
 
-        impl ServerNotification {
-            /// The thread this notification is about: `params.threadId`, for the methods whose
-            /// params have it. `None` for the others and for a method this crate does not know
-            /// (`Unrecognized`: read its params).
-            pub fn thread_id(&self) -> Option<&str> {
-                #thread_body
-            }
-
-            /// The turn this notification is about: `params.turnId`, or `params.turn.id`, for
-            /// the methods whose params have one. `None` for the others and for a method this
-            /// crate does not know.
-            pub fn turn_id(&self) -> Option<&str> {
-                #turn_body
-            }
-
-            /// The item this notification is about: `params.item.id` (item lifecycle
-            /// notifications such as `item/started` and `item/completed`). `None` for the others
-            /// and for a method this crate does not know.
-            pub fn item_id(&self) -> Option<&str> {
-                #item_body
-            }
-        }
-
         #(#unions)*
-
-        impl ClientResponse {
-            /// The typed result of a request of `R`: `Some` when this is the result of a method
-            /// whose response type is `R::Response` (as [`ClientResponse::deserialize_result`]
-            /// typed it by the request's method), without decoding it again; `None` otherwise
-            /// (another method, or `Unrecognized`).
-            pub fn into_result<R: crate::Request>(self) -> Option<R::Response>
-            where
-                R::Response: 'static,
-            {
-                #into_result
-            }
-        }
     })
 }
 
-/// An expression of type `Option<&str>`, and whether it reads an experimental member.
+/// A path that reads a string, and whether it goes through an experimental member.
 struct Access {
-    expr: TokenStream,
+    path: String,
     experimental: bool,
 }
 
@@ -136,74 +96,54 @@ fn resolve<'a>(ir: &'a Ir, ty: &'a Ty) -> &'a Ty {
     }
 }
 
-/// The string at `path` (wire names) below `base`, a value of the struct `name`, as an
-/// `Option<&str>` expression; `None` when the struct has no such member of type string.
-fn string_at(ir: &Ir, name: &str, base: &TokenStream, path: &[&str]) -> Option<Access> {
+/// The step to a member that is not the last: through its `Option`s, if any.
+fn step(f: &Field) -> String {
+    match f.presence() {
+        Presence::Required => f.rust.clone(),
+        Presence::RequiredNullable | Presence::Optional => format!("{}.as_ref()?", f.rust),
+        Presence::OptionalNullable => format!("{}.as_ref()?.as_ref()?", f.rust),
+    }
+}
+
+/// The string at `path` (wire names) in a value of the struct `name`; `None` when the struct
+/// has no such member of type string. The last member is read whatever its presence.
+fn string_at(ir: &Ir, name: &str, path: &[&str]) -> Option<Access> {
     let TypeKind::Struct(s) = &ir.types.get(name)?.kind else { return None };
     let (first, rest) = path.split_first()?;
     let field = s.fields.iter().find(|f| f.wire == *first)?;
-    let member = ident(&field.rust);
-    let value = quote! { #base.#member };
-    let presence = field.presence();
-    let access = if rest.is_empty() {
+    if rest.is_empty() {
         if *resolve(ir, &field.ty) != Ty::String {
             return None;
         }
-        let expr = match presence {
-            Presence::Required => quote! { Some(#value.as_str()) },
-            Presence::RequiredNullable | Presence::Optional => quote! { #value.as_deref() },
-            Presence::OptionalNullable => quote! { #value.as_ref().and_then(|v| v.as_deref()) },
-        };
-        Access { expr, experimental: false }
-    } else {
-        let Ty::Named(inner) = resolve(ir, &field.ty) else { return None };
-        let var = format_ident!("{}", field.rust.trim_start_matches("r#"));
-        let nested = |base: &TokenStream| string_at(ir, inner, base, rest);
-        match presence {
-            Presence::Required => nested(&value)?,
-            Presence::RequiredNullable | Presence::Optional => {
-                let Access { expr, experimental } = nested(&quote! { #var })?;
-                Access { expr: quote! { #value.as_ref().and_then(|#var| #expr) }, experimental }
-            }
-            Presence::OptionalNullable => {
-                let Access { expr, experimental } = nested(&quote! { #var })?;
-                Access { expr: quote! { #value.as_ref().and_then(|v| v.as_ref()).and_then(|#var| #expr) }, experimental }
-            }
-        }
-    };
-    Some(Access { expr: access.expr, experimental: access.experimental || field.experimental })
+        return Some(Access { path: field.rust.clone(), experimental: field.experimental });
+    }
+    let Ty::Named(inner) = resolve(ir, &field.ty) else { return None };
+    let nested = string_at(ir, inner, rest)?;
+    Some(Access { path: format!("{}.{}", step(field), nested.path), experimental: field.experimental || nested.experimental })
 }
 
-/// `params.item.id()` when `item` is a tagged union whose arms have a string `id`; the
+/// `item.id()` when the params' `item` is a tagged union whose arms have a string `id`; the
 /// union's name (it gets an `id()` accessor).
-fn union_id_at(ir: &Ir, params: &str, base: &TokenStream) -> Option<(Access, String)> {
+fn union_id_at(ir: &Ir, params: &str) -> Option<(Access, String)> {
     let TypeKind::Struct(s) = &ir.types.get(params)?.kind else { return None };
     let field = s.fields.iter().find(|f| f.wire == "item")?;
     let Ty::Named(union) = resolve(ir, &field.ty) else { return None };
     let TypeKind::Tagged(tagged) = &ir.types.get(union)?.kind else { return None };
-    let item = quote! { item };
-    if !tagged.arms.iter().all(|arm| string_at(ir, &arm.payload, &item, &["id"]).is_some()) {
+    if !tagged.arms.iter().all(|arm| string_at(ir, &arm.payload, &["id"]).is_some()) {
         return None;
     }
-    let member = ident(&field.rust);
-    let expr = match field.presence() {
-        Presence::Required => quote! { #base.#member.id() },
-        Presence::RequiredNullable | Presence::Optional => quote! { #base.#member.as_ref().and_then(|item| item.id()) },
-        Presence::OptionalNullable => quote! { #base.#member.as_ref().and_then(|v| v.as_ref()).and_then(|item| item.id()) },
-    };
-    Some((Access { expr, experimental: field.experimental }, union.clone()))
+    Some((Access { path: format!("{}.id()", step(field)), experimental: field.experimental }, union.clone()))
 }
 
 /// `id()` on a tagged union whose every arm has a string `id`.
 fn union_id(ir: &Ir, union: &str, catch_all: &proc_macro2::Ident) -> TokenStream {
     let TypeKind::Tagged(tagged) = &ir.types[union].kind else { unreachable!("checked by union_id_at") };
-    let item = quote! { item };
     let arms = tagged.arms.iter().map(|arm| {
-        let access = string_at(ir, &arm.payload, &item, &["id"]).expect("checked by union_id_at");
+        let access = string_at(ir, &arm.payload, &["id"]).expect("checked by union_id_at");
         let gate = gate(arm.experimental || access.experimental);
         let name = ident(&arm.rust);
-        let expr = access.expr;
-        quote! { #gate Self::#name(item) => #expr, }
+        let member = ident(&access.path);
+        quote! { #gate Self::#name(item) => crate::wire_methods::Route::route(&item.#member), }
     });
     let ty = ident(union);
     let gate_impl = gate(ir.types[union].experimental);

@@ -36,6 +36,9 @@ pub fn doc_comment(lines: &[String], indent: &str) -> String {
     lines.iter().map(|l| if l.is_empty() { format!("{indent}///\n") } else { format!("{indent}/// {l}\n") }).collect()
 }
 
+/// The gate of every experimental item, member, value, arm and method row.
+pub const EXPERIMENTAL_GATE: &str = "#[cfg(feature = \"experimental\")]";
+
 /// The `#[cfg(feature = "experimental")]` gate, when marked.
 pub fn gate(experimental: bool) -> TokenStream {
     if experimental {

@@ -200,7 +200,7 @@ fn ty(t: &Ty) -> TokenStream {
             let t = ty(t);
             quote! { Option<#t> }
         }
-        other => super::types::ty_tokens(other),
+        other => crate::render::ty_tokens(other),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Tokens from the IR. One file of output per submodule:
-//! `types.rs` (every named type), `methods.rs` (markers, message and response enums),
-//! `experimental.rs` (`ExperimentalApi` impls, compiled only with the `experimental` feature),
-//! `access.rs` (accessors a client routes and answers with: a notification's thread, turn and
-//! item, a request's typed result out of the response enum),
+//! `types.rs` (every named type, one wire-macro invocation each), `methods.rs` (one table of
+//! methods per direction, one row per method: markers, message and response enums,
+//! `experimental_reason` and the accessors expand from it), `access.rs` (`id()` on the item
+//! unions the notifications' routes read; `access` also finds the routes the rows state),
 //! `handler.rs` (the client's `ServerRequestHandler`, written into `client/src/generated/`),
 //! `registry.rs` (a macro listing every type by its schema pointer, written next to the
 //! conformance suite in `protocol/tests/`, not into the crate).
@@ -45,8 +45,7 @@ pub const CLIENT_GENERATED_DIR: &str = "client/src/generated";
 pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, Vec<Part>)>, Error> {
     Ok(vec![
         ("protocol/src/generated/types.rs", types::emit_types(ir)?),
-        ("protocol/src/generated/methods.rs", vec![Part::Tokens(methods::emit_methods(ir, codex_version)?)]),
-        ("protocol/src/generated/experimental.rs", vec![Part::Tokens(experimental::emit_experimental(ir)?)]),
+        ("protocol/src/generated/methods.rs", methods::emit_methods(ir, codex_version)?),
         ("protocol/src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir)?)]),
         ("client/src/generated/handler.rs", vec![Part::Tokens(handler::emit_handler(ir, codex_version)?)]),
         ("protocol/tests/conformance/registry.rs", registry::emit_registry(ir)),

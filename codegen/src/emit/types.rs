@@ -5,18 +5,21 @@ use quote::{format_ident, quote};
 
 use std::fmt::Write as _;
 
-use super::docs::{deprecation, doc_attrs, doc_comment, doc_lines, gate};
+use super::docs::{deprecation, doc_attrs, doc_comment, doc_lines, gate, EXPERIMENTAL_GATE};
+use super::experimental::Reaching;
 use super::Part;
 use crate::ir::*;
 use crate::naming;
+use crate::render::{self, ty_tokens};
 use crate::Error;
 
 pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     let mut parts = Vec::new();
     let mut tokens = TokenStream::new();
+    let reaching = Reaching::new(ir);
     for def in ir.types.values() {
         // Consecutive tokens are laid out together.
-        for part in emit_type(def) {
+        for part in emit_type(def, &reaching) {
             match part {
                 Part::Tokens(t) => tokens.extend(t),
                 text => {
@@ -64,16 +67,6 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     Ok(parts)
 }
 
-/// The Rust type of a field as declared: the member's type wrapped as its presence needs.
-fn field_ty_text(f: &Field) -> String {
-    let ty = f.ty.rust_text();
-    match f.presence() {
-        Presence::Required => ty,
-        Presence::RequiredNullable | Presence::Optional => format!("Option<{ty}>"),
-        Presence::OptionalNullable => format!("Option<Option<{ty}>>"),
-    }
-}
-
 /// The presence module of `protocol/src/wire_macros.rs` that reads and writes a field.
 fn presence_keyword(f: &Field) -> &'static str {
     match f.presence() {
@@ -87,7 +80,16 @@ fn presence_keyword(f: &Field) -> &'static str {
     }
 }
 
-const EXPERIMENTAL_GATE: &str = "#[cfg(feature = \"experimental\")]";
+/// An experimental member's, value's or arm's gate, written at the start of its line.
+fn gate_text(experimental: bool) -> String {
+    if experimental { format!("{EXPERIMENTAL_GATE} ") } else { String::new() }
+}
+
+/// Whether a member or arm that is not experimental itself holds a type that can use
+/// experimental surface: its line says `experimental inside`, and the walk goes into it.
+fn inside(experimental: bool, ty: &Ty, reaching: &Reaching) -> bool {
+    !experimental && reaching.ty(ty)
+}
 
 /// The start of a wire-macro invocation for `def`: its feature gate, `macro! {` and the
 /// type's docs (the derives and the declaration follow).
@@ -103,7 +105,7 @@ fn invocation_start(def: &TypeDef, macro_name: &str) -> String {
 
 /// A struct as a `wire_struct!` invocation: the declaration with each member's wire name and
 /// presence, from which the macro writes `Serialize` and the decoding.
-fn struct_text(def: &TypeDef, s: &Struct) -> String {
+fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching) -> String {
     let mut out = invocation_start(def, "wire_struct");
     let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { ", Default" } else { "" };
     let _ = writeln!(out, "    #[derive(Debug, Clone, PartialEq{default})]");
@@ -118,13 +120,19 @@ fn struct_text(def: &TypeDef, s: &Struct) -> String {
         if let Some(note) = deprecation(f.doc.as_deref()) {
             let _ = writeln!(out, "        #[deprecated(note = {note:?})]");
         }
-        if f.experimental {
-            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
-        }
-        let _ = writeln!(out, "        pub {}: {} = {:?} ({}),", f.rust, field_ty_text(f), f.wire, presence_keyword(f));
+        let _ = writeln!(
+            out,
+            "        {}pub {}: {} = {:?} ({}{}),",
+            gate_text(f.experimental),
+            f.rust,
+            render::field_ty(f),
+            f.wire,
+            presence_keyword(f),
+            if inside(f.experimental, &f.ty, reaching) { ", experimental inside" } else { "" }
+        );
     }
     if let Some(extra) = &s.extra {
-        let _ = writeln!(out, "        ..pub {}: BTreeMap<String, {}>", extra_field(s), extra.rust_text());
+        let _ = writeln!(out, "        ..pub {}: BTreeMap<String, {}>", extra_field(s), render::ty(extra));
     }
     out.push_str("    }\n");
     // `new(required...)` for a struct with required members and others: the optional members
@@ -132,7 +140,7 @@ fn struct_text(def: &TypeDef, s: &Struct) -> String {
     // member, which also breaks when the `experimental` feature adds members.
     let required: Vec<&Field> = s.fields.iter().filter(|f| presence_keyword(f) == "required").collect();
     if !required.is_empty() && (required.len() < s.fields.len() || s.extra.is_some()) {
-        let params: Vec<String> = required.iter().map(|f| format!("{}: {}", f.rust, field_ty_text(f))).collect();
+        let params: Vec<String> = required.iter().map(|f| format!("{}: {}", f.rust, render::field_ty(f))).collect();
         let _ = writeln!(out, "    fn new({});", params.join(", "));
     }
     out.push_str("}\n");
@@ -147,10 +155,7 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
     let _ = writeln!(out, "    pub enum {} {{", def.name);
     for v in &e.values {
         out.push_str(&doc_comment(&doc_lines(v.doc.as_deref(), v.experimental), "        "));
-        if v.experimental {
-            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
-        }
-        let _ = writeln!(out, "        {} = {:?},", v.rust, v.wire);
+        let _ = writeln!(out, "        {}{} = {:?},", gate_text(v.experimental), v.rust, v.wire);
     }
     out.push_str("    }\n}\n");
     out
@@ -158,22 +163,22 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
 
 /// One named type: structs, string enums and unions as wire-macro text, scalar unions and
 /// aliases as tokens.
-fn emit_type(def: &TypeDef) -> Vec<Part> {
+fn emit_type(def: &TypeDef, reaching: &Reaching) -> Vec<Part> {
     let docs = doc_attrs(def.doc.as_deref(), def.experimental);
     let gate = gate(def.experimental);
     let name = ident(&def.name);
     let (item, impls) = match &def.kind {
         TypeKind::Struct(s) => {
-            return vec![Part::Text(struct_text(def, s))];
+            return vec![Part::Text(struct_text(def, s, reaching))];
         }
         TypeKind::StringEnum(e) => return vec![Part::Text(string_enum_text(def, e))],
         TypeKind::Alias(ty) => {
             let ty = ty_tokens(ty);
             (quote! { pub type #name = #ty; }, Vec::new())
         }
-        TypeKind::Tagged(t) => return vec![Part::Text(tagged_text(def, t))],
-        TypeKind::Untagged(u) if !scalar_only(u) => return vec![Part::Text(untagged_text(def, u))],
-        TypeKind::External(e) => return vec![Part::Text(external_text(def, e))],
+        TypeKind::Tagged(t) => return vec![Part::Text(tagged_text(def, t, reaching))],
+        TypeKind::Untagged(u) if !scalar_only(u) => return vec![Part::Text(untagged_text(def, u, reaching))],
+        TypeKind::External(e) => return vec![Part::Text(external_text(def, e, reaching))],
         TypeKind::Untagged(u) => emit_scalar_union(&name, u),
     };
     vec![Part::Tokens(quote! {
@@ -186,55 +191,6 @@ pub fn ident(name: &str) -> Ident {
     match name.strip_prefix("r#") {
         Some(raw) => Ident::new_raw(raw, Span::call_site()),
         None => Ident::new(name, Span::call_site()),
-    }
-}
-
-pub fn ty_tokens(ty: &Ty) -> TokenStream {
-    ty_tokens_in(ty, &TokenStream::new())
-}
-
-/// Like [`ty_tokens`], with named types and `Value` written as `#prefix Name` (for code in a
-/// child module, where a local item could shadow a type).
-pub fn ty_tokens_in(ty: &Ty, prefix: &TokenStream) -> TokenStream {
-    let ty_tokens = |t: &Ty| ty_tokens_in(t, prefix);
-    match ty {
-        Ty::Named(n) => {
-            let n = ident(n);
-            quote! { #prefix #n }
-        }
-        Ty::String => quote! { String },
-        Ty::Bool => quote! { bool },
-        Ty::Int(k) => match k {
-            IntKind::I32 => quote! { i32 },
-            IntKind::I64 => quote! { i64 },
-            IntKind::U8 => quote! { u8 },
-            IntKind::U16 => quote! { u16 },
-            IntKind::U32 => quote! { u32 },
-            IntKind::U64 => quote! { u64 },
-        },
-        Ty::Float => quote! { f64 },
-        Ty::Any => quote! { #prefix Value },
-        Ty::Unit => quote! { () },
-        Ty::Vec(t) => {
-            let t = ty_tokens(t);
-            quote! { Vec<#t> }
-        }
-        Ty::Map(t) => {
-            let t = ty_tokens(t);
-            quote! { BTreeMap<String, #t> }
-        }
-        Ty::Option(t) => {
-            let t = ty_tokens(t);
-            quote! { Option<#t> }
-        }
-        Ty::Boxed(t) => {
-            let t = ty_tokens(t);
-            quote! { Box<#t> }
-        }
-        Ty::Tuple(items) => {
-            let items = items.iter().map(ty_tokens);
-            quote! { (#(#items,)*) }
-        }
     }
 }
 
@@ -251,22 +207,20 @@ fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
 
 /// The field that keeps the members of an open object.
 fn extra_field(s: &Struct) -> Ident {
-    if s.fields.iter().any(|f| naming::bare(&f.rust) == "extra") { format_ident!("extra_members") } else { format_ident!("extra") }
+    format_ident!("{}", naming::extra_field(&s.fields.iter().map(|f| f.rust.as_str()).collect::<Vec<_>>()))
 }
 
 /// A tagged union as a `wire_tagged!` invocation: one `Variant(Payload) = "tag",` line per
 /// arm, from which the macro writes the enum, `Serialize`, the tag-first decoding and the walk.
-fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
+fn tagged_text(def: &TypeDef, t: &Tagged, reaching: &Reaching) -> String {
     let mut out = invocation_start(def, "wire_tagged");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let _ = writeln!(out, "    pub enum {} (tag = {:?}) {{", def.name, t.tag);
     for a in &t.arms {
         out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
-        if a.experimental {
-            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
-        }
         let payload = if a.boxed { format!("Box<{}>", a.payload) } else { a.payload.clone() };
-        let _ = writeln!(out, "        {}({payload}) = {:?},", a.rust, a.wire);
+        let mark = if inside(a.experimental, &Ty::Named(a.payload.clone()), reaching) { " (experimental inside)" } else { "" };
+        let _ = writeln!(out, "        {}{}({payload}) = {:?}{mark},", gate_text(a.experimental), a.rust, a.wire);
     }
     out.push_str("    }\n}\n");
     out
@@ -275,20 +229,19 @@ fn tagged_text(def: &TypeDef, t: &Tagged) -> String {
 /// An externally tagged union as a `wire_external!` invocation: the string values
 /// (`Variant = "wire",`), then the object forms (`keyed { Variant(Payload) = "key", }`), from
 /// which the macro writes the enum, `Serialize`, decoding and the walk.
-fn external_text(def: &TypeDef, e: &External) -> String {
+fn external_text(def: &TypeDef, e: &External, reaching: &Reaching) -> String {
     let mut out = invocation_start(def, "wire_external");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let arm = |out: &mut String, a: &ExternalArm| {
         out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
-        if a.experimental {
-            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
-        }
+        let gate = gate_text(a.experimental);
         match &a.payload {
             None => {
-                let _ = writeln!(out, "        {} = {:?},", a.rust, a.wire);
+                let _ = writeln!(out, "        {gate}{} = {:?},", a.rust, a.wire);
             }
             Some(ty) => {
-                let _ = writeln!(out, "        {}({}) = {:?},", a.rust, ty.rust_text(), a.wire);
+                let mark = if inside(a.experimental, ty, reaching) { " (experimental inside)" } else { "" };
+                let _ = writeln!(out, "        {gate}{}({}) = {:?}{mark},", a.rust, render::ty(ty), a.wire);
             }
         }
     };
@@ -314,16 +267,21 @@ fn scalar_only(u: &Untagged) -> bool {
 /// entry per arm, where the [`ArmMatch`] (JSON type, required members, enum and const members,
 /// closed objects) is what the arm's schema accepts; the decoder picks the arm by it, the way
 /// the schema would, and decodes only that arm.
-fn untagged_text(def: &TypeDef, u: &Untagged) -> String {
+fn untagged_text(def: &TypeDef, u: &Untagged, reaching: &Reaching) -> String {
     let mut out = invocation_start(def, "wire_untagged");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let _ = writeln!(out, "    pub enum {} {{", def.name);
     for (i, a) in u.arms.iter().enumerate() {
         out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
-        if a.experimental {
-            let _ = writeln!(out, "        {EXPERIMENTAL_GATE}");
-        }
-        let _ = writeln!(out, "        {}({}) = {i} if {},", a.rust, a.ty.rust_text(), match_text(&a.accepts, "        "));
+        let mark = if inside(a.experimental, &a.ty, reaching) { " (experimental inside)" } else { "" };
+        let _ = writeln!(
+            out,
+            "        {}{}({}) = {i}{mark} if {},",
+            gate_text(a.experimental),
+            a.rust,
+            render::ty(&a.ty),
+            match_text(&a.accepts, "        ")
+        );
     }
     out.push_str("    }\n}\n");
     out
@@ -424,7 +382,18 @@ fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStrea
         quote! { #gate Self::#rust(_) => inspector.variant(path, #name_text, #rust_text, None), }
     });
     let inspect_impl = inspect_impl(name, quote! { match self { #(#walks)* } });
-    (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_scalar_union }), inspect_impl])
+    // A scalar arm holds nothing below it: only an experimental arm is surface.
+    let gated: Vec<Ident> = u.arms.iter().filter(|a| a.experimental).map(|a| ident(&a.rust)).collect();
+    let used = if gated.is_empty() { quote! { false } } else { quote! { matches!(self, #(Self::#gated(_))|*) } };
+    let surface_impl = quote! {
+        #[cfg(feature = "experimental")]
+        impl crate::experimental::Surface for #name {
+            fn experimental_path(&self, _: &mut Vec<&'static str>) -> bool {
+                #used
+            }
+        }
+    };
+    (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_scalar_union }), inspect_impl, surface_impl])
 }
 
 /// `Inspect` for a type written as tokens, with `body` (which sees `self`, `path`, `inspector`).

@@ -2,240 +2,32 @@
 // stable/codex_app_server_protocol.schemas.json sha256 6207620bfd8e98a03a36330ed5e416b551086b91202f93a3759a937065bf2ca7
 // experimental/codex_app_server_protocol.schemas.json sha256 fe3f0cc67ec5f581743c802ee6e1369c32328d24f91faf4c6f5c697935db642c
 
-use super::methods::*;
 use super::types::*;
-impl ServerNotification {
-    /// The thread this notification is about: `params.threadId`, for the methods whose
-    /// params have it. `None` for the others and for a method this crate does not know
-    /// (`Unrecognized`: read its params).
-    pub fn thread_id(&self) -> Option<&str> {
-        match self {
-            Self::Error { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadStatusChanged { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadReadStateChanged { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadArchived { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadDeleted { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadUnarchived { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadClosed { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadReverted { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadNameUpdated { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadSectionChanged { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadAttachmentUpdated { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadGoalUpdated { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadPredictionUpdated { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadGoalCleared { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadQueueChanged { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadProjectUpdated { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadEnvironmentConnected { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadEnvironmentDisconnected { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadSettingsUpdated { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadTokenUsageUpdated { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::TurnStarted { params, .. } => Some(params.thread_id.as_str()),
-            Self::HookStarted { params, .. } => Some(params.thread_id.as_str()),
-            Self::TurnCompleted { params, .. } => Some(params.thread_id.as_str()),
-            Self::HookCompleted { params, .. } => Some(params.thread_id.as_str()),
-            Self::TurnDiffUpdated { params, .. } => Some(params.thread_id.as_str()),
-            Self::TurnPlanUpdated { params, .. } => Some(params.thread_id.as_str()),
-            Self::ItemStarted { params, .. } => Some(params.thread_id.as_str()),
-            Self::ItemAutoApprovalReviewStarted { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ItemAutoApprovalReviewCompleted { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::AutoApprovalReviewStrictReviewRequired { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ItemCompleted { params, .. } => Some(params.thread_id.as_str()),
-            Self::ItemAgentMessageDelta { params, .. } => Some(params.thread_id.as_str()),
-            Self::ItemPlanDelta { params, .. } => Some(params.thread_id.as_str()),
-            Self::ItemCommandExecutionOutputDelta { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ItemCommandExecutionTerminalInteraction { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ItemFileChangeOutputDelta { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ItemFileChangePatchUpdated { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ServerRequestResolved { params, .. } => Some(params.thread_id.as_str()),
-            Self::ItemMcpToolCallProgress { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::McpServerOauthLoginCompleted { params, .. } => {
-                params.thread_id.as_deref()
-            }
-            Self::McpServerStartupStatusUpdated { params, .. } => {
-                params.thread_id.as_deref()
-            }
-            Self::ItemReasoningSummaryTextDelta { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ItemReasoningSummaryPartAdded { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ItemReasoningTextDelta { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadCompacted { params, .. } => Some(params.thread_id.as_str()),
-            Self::ModelRerouted { params, .. } => Some(params.thread_id.as_str()),
-            Self::ModelVerification { params, .. } => Some(params.thread_id.as_str()),
-            Self::ModelProviderAuthRecoveryStarted { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ModelProviderAuthRecoveryCompleted { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::TurnModerationMetadata { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ModelSafetyBufferingUpdated { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::Warning { params, .. } => params.thread_id.as_deref(),
-            Self::GuardianWarning { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadRealtimeStarted { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadRealtimeItemAdded { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadRealtimeItemStarted { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadRealtimeItemTranscriptDelta { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadRealtimeItemCompleted { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadRealtimeTranscriptDelta { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadRealtimeTranscriptDone { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadRealtimeOutputAudioDelta { params, .. } => {
-                Some(params.thread_id.as_str())
-            }
-            Self::ThreadRealtimeSdp { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadRealtimeError { params, .. } => Some(params.thread_id.as_str()),
-            Self::ThreadRealtimeClosed { params, .. } => Some(params.thread_id.as_str()),
-            _ => None,
-        }
-    }
-    /// The turn this notification is about: `params.turnId`, or `params.turn.id`, for
-    /// the methods whose params have one. `None` for the others and for a method this
-    /// crate does not know.
-    pub fn turn_id(&self) -> Option<&str> {
-        match self {
-            Self::Error { params, .. } => Some(params.turn_id.as_str()),
-            Self::ThreadGoalUpdated { params, .. } => params.turn_id.as_deref(),
-            Self::ThreadTokenUsageUpdated { params, .. } => Some(params.turn_id.as_str()),
-            Self::TurnStarted { params, .. } => Some(params.turn.id.as_str()),
-            Self::HookStarted { params, .. } => params.turn_id.as_deref(),
-            Self::TurnCompleted { params, .. } => Some(params.turn.id.as_str()),
-            Self::HookCompleted { params, .. } => params.turn_id.as_deref(),
-            Self::TurnDiffUpdated { params, .. } => Some(params.turn_id.as_str()),
-            Self::TurnPlanUpdated { params, .. } => Some(params.turn_id.as_str()),
-            Self::ItemStarted { params, .. } => Some(params.turn_id.as_str()),
-            Self::ItemAutoApprovalReviewStarted { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemAutoApprovalReviewCompleted { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::AutoApprovalReviewStrictReviewRequired { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemCompleted { params, .. } => Some(params.turn_id.as_str()),
-            Self::ItemAgentMessageDelta { params, .. } => Some(params.turn_id.as_str()),
-            Self::ItemPlanDelta { params, .. } => Some(params.turn_id.as_str()),
-            Self::ItemCommandExecutionOutputDelta { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemCommandExecutionTerminalInteraction { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemFileChangeOutputDelta { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemFileChangePatchUpdated { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemMcpToolCallProgress { params, .. } => Some(params.turn_id.as_str()),
-            Self::ItemReasoningSummaryTextDelta { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemReasoningSummaryPartAdded { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ItemReasoningTextDelta { params, .. } => Some(params.turn_id.as_str()),
-            Self::ThreadCompacted { params, .. } => Some(params.turn_id.as_str()),
-            Self::ModelRerouted { params, .. } => Some(params.turn_id.as_str()),
-            Self::ModelVerification { params, .. } => Some(params.turn_id.as_str()),
-            Self::ModelProviderAuthRecoveryStarted { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::ModelProviderAuthRecoveryCompleted { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            Self::TurnModerationMetadata { params, .. } => Some(params.turn_id.as_str()),
-            Self::ModelSafetyBufferingUpdated { params, .. } => {
-                Some(params.turn_id.as_str())
-            }
-            _ => None,
-        }
-    }
-    /// The item this notification is about: `params.item.id` (item lifecycle
-    /// notifications such as `item/started` and `item/completed`). `None` for the others
-    /// and for a method this crate does not know.
-    pub fn item_id(&self) -> Option<&str> {
-        match self {
-            Self::ItemStarted { params, .. } => params.item.id(),
-            Self::ItemCompleted { params, .. } => params.item.id(),
-            Self::ThreadRealtimeItemStarted { params, .. } => params.item.id(),
-            Self::ThreadRealtimeItemCompleted { params, .. } => params.item.id(),
-            _ => None,
-        }
-    }
-}
 impl ThreadItem {
     /// The item's `id`; for a `type` this crate does not know, its `id` member if that is a string.
     pub fn id(&self) -> Option<&str> {
         match self {
-            Self::UserMessage(item) => Some(item.id.as_str()),
-            Self::HookPrompt(item) => Some(item.id.as_str()),
-            Self::AgentMessage(item) => Some(item.id.as_str()),
-            Self::FunctionCallOutput(item) => Some(item.id.as_str()),
-            Self::Plan(item) => Some(item.id.as_str()),
-            Self::Reasoning(item) => Some(item.id.as_str()),
-            Self::CommandExecution(item) => Some(item.id.as_str()),
-            Self::FileChange(item) => Some(item.id.as_str()),
-            Self::McpToolCall(item) => Some(item.id.as_str()),
-            Self::DynamicToolCall(item) => Some(item.id.as_str()),
-            Self::CollabAgentToolCall(item) => Some(item.id.as_str()),
-            Self::SubAgentActivity(item) => Some(item.id.as_str()),
-            Self::WebSearch(item) => Some(item.id.as_str()),
-            Self::ImageView(item) => Some(item.id.as_str()),
-            Self::Sleep(item) => Some(item.id.as_str()),
-            Self::ImageGeneration(item) => Some(item.id.as_str()),
-            Self::EnteredReviewMode(item) => Some(item.id.as_str()),
-            Self::ExitedReviewMode(item) => Some(item.id.as_str()),
-            Self::ContextCompaction(item) => Some(item.id.as_str()),
+            Self::UserMessage(item) => crate::wire_methods::Route::route(&item.id),
+            Self::HookPrompt(item) => crate::wire_methods::Route::route(&item.id),
+            Self::AgentMessage(item) => crate::wire_methods::Route::route(&item.id),
+            Self::FunctionCallOutput(item) => crate::wire_methods::Route::route(&item.id),
+            Self::Plan(item) => crate::wire_methods::Route::route(&item.id),
+            Self::Reasoning(item) => crate::wire_methods::Route::route(&item.id),
+            Self::CommandExecution(item) => crate::wire_methods::Route::route(&item.id),
+            Self::FileChange(item) => crate::wire_methods::Route::route(&item.id),
+            Self::McpToolCall(item) => crate::wire_methods::Route::route(&item.id),
+            Self::DynamicToolCall(item) => crate::wire_methods::Route::route(&item.id),
+            Self::CollabAgentToolCall(item) => {
+                crate::wire_methods::Route::route(&item.id)
+            }
+            Self::SubAgentActivity(item) => crate::wire_methods::Route::route(&item.id),
+            Self::WebSearch(item) => crate::wire_methods::Route::route(&item.id),
+            Self::ImageView(item) => crate::wire_methods::Route::route(&item.id),
+            Self::Sleep(item) => crate::wire_methods::Route::route(&item.id),
+            Self::ImageGeneration(item) => crate::wire_methods::Route::route(&item.id),
+            Self::EnteredReviewMode(item) => crate::wire_methods::Route::route(&item.id),
+            Self::ExitedReviewMode(item) => crate::wire_methods::Route::route(&item.id),
+            Self::ContextCompaction(item) => crate::wire_methods::Route::route(&item.id),
             Self::Unrecognized(object) => {
                 object.get("id").and_then(serde_json::Value::as_str)
             }
@@ -246,220 +38,22 @@ impl ThreadRealtimeItem {
     /// The item's `id`; for a `type` this crate does not know, its `id` member if that is a string.
     pub fn id(&self) -> Option<&str> {
         match self {
-            Self::RealtimeSessionStarted(item) => Some(item.id.as_str()),
-            Self::Frame(item) => Some(item.id.as_str()),
-            Self::TranscriptSegment(item) => Some(item.id.as_str()),
-            Self::BemItemPromoted(item) => Some(item.id.as_str()),
-            Self::RealtimeSessionClosed(item) => Some(item.id.as_str()),
-            Self::TurnInputAccepted(item) => Some(item.id.as_str()),
-            Self::SessionEndInputSaved(item) => Some(item.id.as_str()),
+            Self::RealtimeSessionStarted(item) => {
+                crate::wire_methods::Route::route(&item.id)
+            }
+            Self::Frame(item) => crate::wire_methods::Route::route(&item.id),
+            Self::TranscriptSegment(item) => crate::wire_methods::Route::route(&item.id),
+            Self::BemItemPromoted(item) => crate::wire_methods::Route::route(&item.id),
+            Self::RealtimeSessionClosed(item) => {
+                crate::wire_methods::Route::route(&item.id)
+            }
+            Self::TurnInputAccepted(item) => crate::wire_methods::Route::route(&item.id),
+            Self::SessionEndInputSaved(item) => {
+                crate::wire_methods::Route::route(&item.id)
+            }
             Self::Unrecognized(object) => {
                 object.get("id").and_then(serde_json::Value::as_str)
             }
         }
-    }
-}
-impl ClientResponse {
-    /// The typed result of a request of `R`: `Some` when this is the result of a method
-    /// whose response type is `R::Response` (as [`ClientResponse::deserialize_result`]
-    /// typed it by the request's method), without decoding it again; `None` otherwise
-    /// (another method, or `Unrecognized`).
-    pub fn into_result<R: crate::Request>(self) -> Option<R::Response>
-    where
-        R::Response: 'static,
-    {
-        let typed: Box<dyn std::any::Any> = match self {
-            Self::Initialize(result) => result,
-            #[cfg(feature = "experimental")] Self::ServerDiagnostics(result) => result,
-            #[cfg(feature = "experimental")] Self::UserVerificationStatus(result) => result,
-            #[cfg(feature = "experimental")] Self::UserVerificationEnroll(result) => result,
-            #[cfg(feature = "experimental")] Self::UserVerificationDelete(result) => result,
-            #[cfg(feature = "experimental")] Self::UserVerificationVerify(result) => result,
-            #[cfg(feature = "experimental")] Self::UserVerificationCancel(result) => result,
-            Self::ThreadStart(result) => result,
-            Self::ThreadResume(result) => result,
-            Self::ThreadFork(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSample(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSampleCancel(result) => result,
-            Self::ThreadArchive(result) => result,
-            Self::ThreadDelete(result) => result,
-            Self::ThreadUnsubscribe(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadIncrementElicitation(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadDecrementElicitation(result) => result,
-            Self::ThreadNameSet(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadPredictionRequest(result) => result,
-            Self::ThreadGoalSet(result) => result,
-            Self::ThreadGoalGet(result) => result,
-            Self::ThreadGoalClear(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadQueueAdd(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadQueueList(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadQueueUpdate(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadQueueDelete(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadQueueReorder(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadQueueStart(result) => result,
-            Self::ThreadMetadataUpdate(result) => result,
-            Self::ThreadAttachmentAdd(result) => result,
-            Self::ThreadAttachmentList(result) => result,
-            Self::ThreadAttachmentOwnerList(result) => result,
-            Self::ThreadAttachmentRemove(result) => result,
-            Self::ThreadSectionMove(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSettingsUpdate(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadMemoryModeSet(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadMemoryRead(result) => result,
-            #[cfg(feature = "experimental")] Self::MemoryStatus(result) => result,
-            #[cfg(feature = "experimental")] Self::MemoryReset(result) => result,
-            #[cfg(feature = "experimental")] Self::RolloutCompress(result) => result,
-            Self::ThreadUnarchive(result) => result,
-            Self::ThreadCompactStart(result) => result,
-            Self::ThreadShellCommand(result) => result,
-            Self::ThreadApproveGuardianDeniedAction(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsClean(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsList(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadBackgroundTerminalsTerminate(result) => result,
-            Self::ThreadRevert(result) => result,
-            Self::ThreadList(result) => result,
-            #[cfg(feature = "experimental")] Self::ProjectList(result) => result,
-            #[cfg(feature = "experimental")] Self::ProjectRead(result) => result,
-            #[cfg(feature = "experimental")] Self::ProjectCreate(result) => result,
-            #[cfg(feature = "experimental")] Self::ProjectImport(result) => result,
-            #[cfg(feature = "experimental")] Self::ProjectUpdate(result) => result,
-            #[cfg(feature = "experimental")] Self::ProjectMove(result) => result,
-            #[cfg(feature = "experimental")] Self::ProjectDelete(result) => result,
-            Self::ThreadSectionList(result) => result,
-            Self::ThreadSectionCreate(result) => result,
-            Self::ThreadSectionUpdate(result) => result,
-            Self::ThreadSectionDelete(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSearch(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSearchStream(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSearchCancel(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSearchStreamCancel(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadSearchOccurrences(result) => result,
-            Self::ThreadLoadedList(result) => result,
-            Self::ThreadRead(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadReadStateUpdate(result) => result,
-            Self::ThreadTurnsList(result) => result,
-            Self::ThreadItemsList(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadItemsRead(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadGuardianReview(result) => result,
-            Self::ThreadInjectItems(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadPrepareApprovedPlan(result) => result,
-            Self::SkillsList(result) => result,
-            Self::SkillsExtraRootsSet(result) => result,
-            Self::HooksList(result) => result,
-            Self::MarketplaceAdd(result) => result,
-            Self::MarketplaceRemove(result) => result,
-            Self::MarketplaceUpgrade(result) => result,
-            Self::PluginList(result) => result,
-            #[cfg(feature = "experimental")] Self::PluginSearch(result) => result,
-            Self::PluginInstalled(result) => result,
-            Self::PluginReconcile(result) => result,
-            Self::PluginRead(result) => result,
-            Self::PluginSkillRead(result) => result,
-            Self::PluginShareSave(result) => result,
-            Self::PluginShareUpdateTargets(result) => result,
-            Self::PluginShareList(result) => result,
-            Self::PluginShareCheckout(result) => result,
-            Self::PluginShareDelete(result) => result,
-            Self::AppRead(result) => result,
-            Self::AppList(result) => result,
-            Self::AppInstalled(result) => result,
-            Self::FsReadFile(result) => result,
-            Self::FsWriteFile(result) => result,
-            Self::FsCreateDirectory(result) => result,
-            Self::FsGetMetadata(result) => result,
-            Self::FsReadDirectory(result) => result,
-            Self::FsRemove(result) => result,
-            Self::FsCopy(result) => result,
-            Self::FsWatch(result) => result,
-            Self::FsUnwatch(result) => result,
-            Self::SkillsConfigWrite(result) => result,
-            Self::PluginInstall(result) => result,
-            Self::PluginUninstall(result) => result,
-            Self::TurnStart(result) => result,
-            #[cfg(feature = "experimental")] Self::TurnSettingsUpdate(result) => result,
-            Self::TurnSteer(result) => result,
-            Self::TurnInterrupt(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadRealtimeStart(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendAudio(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendText(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadRealtimeAppendSpeech(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadRealtimeStop(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadTimelineList(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadRealtimeList(result) => result,
-            #[cfg(feature = "experimental")] Self::ThreadRealtimeListVoices(result) => result,
-            Self::ReviewStart(result) => result,
-            Self::ModelList(result) => result,
-            Self::AccountGatewayOAuthRead(result) => result,
-            Self::AccountGatewayOAuthLogin(result) => result,
-            Self::AccountGatewayOAuthCancel(result) => result,
-            Self::ModelProviderList(result) => result,
-            Self::ModelProviderConfigWrite(result) => result,
-            Self::ModelProviderDefaultSet(result) => result,
-            Self::ModelProviderCapabilitiesRead(result) => result,
-            Self::ExperimentalFeatureList(result) => result,
-            Self::PermissionProfileList(result) => result,
-            Self::ExperimentalFeatureEnablementSet(result) => result,
-            #[cfg(feature = "experimental")] Self::RemoteControlEnable(result) => result,
-            #[cfg(feature = "experimental")] Self::RemoteControlDisable(result) => result,
-            #[cfg(feature = "experimental")] Self::RemoteControlStatusRead(result) => result,
-            #[cfg(feature = "experimental")] Self::RemoteControlPairingStart(result) => result,
-            #[cfg(feature = "experimental")] Self::RemoteControlPairingStatus(result) => result,
-            #[cfg(feature = "experimental")] Self::RemoteControlClientList(result) => result,
-            #[cfg(feature = "experimental")] Self::RemoteControlClientRevoke(result) => result,
-            #[cfg(feature = "experimental")] Self::CollaborationModeList(result) => result,
-            #[cfg(feature = "experimental")] Self::MockExperimentalMethod(result) => result,
-            #[cfg(feature = "experimental")] Self::EnvironmentAdd(result) => result,
-            #[cfg(feature = "experimental")] Self::EnvironmentInfo(result) => result,
-            #[cfg(feature = "experimental")] Self::EnvironmentStatus(result) => result,
-            Self::McpServerOauthLogin(result) => result,
-            Self::ConfigMcpServerReload(result) => result,
-            Self::McpServerStatusList(result) => result,
-            Self::McpServerResourceRead(result) => result,
-            #[cfg(feature = "experimental")] Self::McpServerEventStreamStart(result) => result,
-            #[cfg(feature = "experimental")] Self::McpServerEventStreamStop(result) => result,
-            Self::McpServerToolCall(result) => result,
-            Self::WindowsSandboxSetupStart(result) => result,
-            Self::WindowsSandboxReadiness(result) => result,
-            Self::AccountLoginStart(result) => result,
-            #[cfg(feature = "experimental")] Self::AccountBedrockDiscover(result) => result,
-            #[cfg(feature = "experimental")] Self::AccountBedrockSetup(result) => result,
-            #[cfg(feature = "experimental")] Self::AccountGcpSetup(result) => result,
-            #[cfg(feature = "experimental")] Self::AccountBedrockCheckGovCloudRequirements(result) => result,
-            Self::AccountLoginCancel(result) => result,
-            #[cfg(feature = "experimental")] Self::AccountSessionList(result) => result,
-            #[cfg(feature = "experimental")] Self::AccountSessionSwitch(result) => result,
-            Self::AccountLogout(result) => result,
-            Self::AccountSecuritySetupRead(result) => result,
-            Self::AccountRateLimitsRead(result) => result,
-            Self::AccountRateLimitResetCreditConsume(result) => result,
-            Self::AccountUsageRead(result) => result,
-            Self::AccountWorkspaceMessagesRead(result) => result,
-            Self::AccountSendAddCreditsNudgeEmail(result) => result,
-            Self::FeedbackUpload(result) => result,
-            Self::FeedbackSave(result) => result,
-            Self::CommandExec(result) => result,
-            Self::CommandExecWrite(result) => result,
-            Self::CommandExecTerminate(result) => result,
-            Self::CommandExecResize(result) => result,
-            #[cfg(feature = "experimental")] Self::ProcessSpawn(result) => result,
-            #[cfg(feature = "experimental")] Self::ProcessWriteStdin(result) => result,
-            #[cfg(feature = "experimental")] Self::ProcessKill(result) => result,
-            #[cfg(feature = "experimental")] Self::ProcessResizePty(result) => result,
-            Self::ConfigRead(result) => result,
-            Self::ExternalAgentConfigDetect(result) => result,
-            Self::ExternalAgentConfigImport(result) => result,
-            Self::ExternalAgentConfigImportRecordHistory(result) => result,
-            Self::ExternalAgentConfigImportReadHistories(result) => result,
-            Self::ConfigValueWrite(result) => result,
-            Self::ConfigBatchWrite(result) => result,
-            Self::ConfigRequirementsRead(result) => result,
-            Self::AccountRead(result) => result,
-            Self::FuzzyFileSearch(result) => result,
-            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStart(result) => result,
-            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionUpdate(result) => result,
-            #[cfg(feature = "experimental")] Self::FuzzyFileSearchSessionStop(result) => result,
-            Self::Unrecognized(_) => return None,
-        };
-        typed.downcast::<R::Response>().ok().map(|result| *result)
     }
 }

@@ -143,7 +143,7 @@ wire_untagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum AccountSessionsSwitchResponse {
-        Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 if codec::Match::Object {
+        Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 (experimental inside) if codec::Match::Object {
             required: &["sessions"],
             members: &[
                 ("activeSessionId", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
@@ -152,7 +152,7 @@ wire_untagged! {
             closed: None,
         },
         /// Open the URL and await account/login/completed for this login ID.
-        AuthUrl(AuthUrlAccountSessionsSwitchResponse) = 1 if codec::Match::Object {
+        AuthUrl(AuthUrlAccountSessionsSwitchResponse) = 1 (experimental inside) if codec::Match::Object {
             required: &["auth_url", "login_id"],
             members: &[
                 ("auth_url", codec::Match::Types(&[codec::JsonType::String])),
@@ -944,8 +944,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockDiscoverResponse {
-        pub environment_credentials: Vec<BedrockEnvironmentCredential> = "environmentCredentials" (required),
-        pub profiles: Vec<BedrockAwsProfile> = "profiles" (required),
+        pub environment_credentials: Vec<BedrockEnvironmentCredential> = "environmentCredentials" (required, experimental inside),
+        pub profiles: Vec<BedrockAwsProfile> = "profiles" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -954,7 +954,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockEnvironmentCredential {
         pub region: Option<String> = "region" (optional),
-        pub r#type: AwsCredentialType = "type" (required),
+        pub r#type: AwsCredentialType = "type" (required, experimental inside),
     }
     fn new(r#type: AwsCredentialType);
 }
@@ -986,8 +986,8 @@ wire_tagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum BedrockSetupParams (tag = "type") {
-        Profile(Profilev2BedrockSetupParams) = "profile",
-        Environment(Environmentv2BedrockSetupParams) = "environment",
+        Profile(Profilev2BedrockSetupParams) = "profile" (experimental inside),
+        Environment(Environmentv2BedrockSetupParams) = "environment" (experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -1120,7 +1120,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct CancelledUserVerificationErrorDetails {
-        pub reason: UserVerificationCancellationReason = "reason" (required),
+        pub reason: UserVerificationCancellationReason = "reason" (required, experimental inside),
     }
 }
 wire_tagged! {
@@ -1470,8 +1470,7 @@ wire_struct! {
         /// Defaults to the user's configured permissions when omitted. Cannot be combined with `sandboxPolicy`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub permission_profile: Option<String> = "permissionProfile" (optional),
+        #[cfg(feature = "experimental")] pub permission_profile: Option<String> = "permissionProfile" (optional),
         /// Optional client-supplied, connection-scoped process id.
         ///
         /// Required for `tty`, `streamStdin`, `streamStdoutStderr`, and follow-up `command/exec/write`, `command/exec/resize`, and `command/exec/terminate` calls. When omitted, buffered execution gets an internal id that is not exposed to the client.
@@ -1617,8 +1616,7 @@ wire_struct! {
         /// Optional additional permissions requested for this command.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub additional_permissions: Option<AdditionalPermissionProfile> = "additionalPermissions" (optional),
+        #[cfg(feature = "experimental")] pub additional_permissions: Option<AdditionalPermissionProfile> = "additionalPermissions" (optional),
         /// Unique identifier for this specific approval callback.
         ///
         /// For regular shell/unified_exec approvals, this is null.
@@ -1628,8 +1626,7 @@ wire_struct! {
         /// Ordered list of decisions the client may present for this prompt.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub available_decisions: Option<Vec<CommandExecutionApprovalDecision>> = "availableDecisions" (optional),
+        #[cfg(feature = "experimental")] pub available_decisions: Option<Vec<CommandExecutionApprovalDecision>> = "availableDecisions" (optional),
         /// The command to be executed.
         pub command: Option<String> = "command" (optional),
         /// Best-effort parsed command actions for friendly display.
@@ -1854,8 +1851,7 @@ wire_struct! {
         /// \[UNSTABLE\] Optional default for where approval requests are routed for review.
         pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub apps: Option<AppsConfig> = "apps" (optional),
+        #[cfg(feature = "experimental")] pub apps: Option<AppsConfig> = "apps" (optional),
         pub browser_use: Option<BrowserUseConfig> = "browser_use" (optional),
         /// Effective tools.client_search_provider hint. Model-selected providers take precedence.
         pub client_search_provider: Option<WebSearchProvider> = "client_search_provider" (optional),
@@ -1953,7 +1949,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConfigReadResponse {
-        pub config: Config = "config" (required),
+        pub config: Config = "config" (required, experimental inside),
         pub layers: Option<Vec<ConfigLayer>> = "layers" (optional),
         pub origins: BTreeMap<String, ConfigLayerMetadata> = "origins" (required),
     }
@@ -1970,8 +1966,7 @@ wire_struct! {
         pub allow_remote_control: Option<bool> = "allowRemoteControl" (optional),
         pub allowed_approval_policies: Option<Vec<AskForApproval>> = "allowedApprovalPolicies" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub allowed_approvals_reviewers: Option<Vec<ApprovalsReviewer>> = "allowedApprovalsReviewers" (optional),
+        #[cfg(feature = "experimental")] pub allowed_approvals_reviewers: Option<Vec<ApprovalsReviewer>> = "allowedApprovalsReviewers" (optional),
         /// Effective login methods after managed, forced-login, and workspace restrictions. An empty list permits no login method. Older servers may omit this field.
         pub allowed_login_methods: Option<Vec<ForcedLoginMethod>> = "allowedLoginMethods" (optional),
         pub allowed_permission_profiles: Option<BTreeMap<String, bool>> = "allowedPermissionProfiles" (optional),
@@ -1979,8 +1974,7 @@ wire_struct! {
         pub allowed_web_search_modes: Option<Vec<WebSearchMode>> = "allowedWebSearchModes" (optional),
         pub allowed_windows_sandbox_implementations: Option<Vec<WindowsSandboxImplementation>> = "allowedWindowsSandboxImplementations" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub application: Option<ApplicationRequirements> = "application" (optional),
+        #[cfg(feature = "experimental")] pub application: Option<ApplicationRequirements> = "application" (optional),
         pub auto_review: Option<AutoReviewRequirements> = "autoReview" (optional),
         pub browser_use: Option<BrowserUseRequirements> = "browserUse" (optional),
         pub chatgpt_base_url: Option<String> = "chatgptBaseUrl" (optional),
@@ -1992,8 +1986,7 @@ wire_struct! {
         pub feature_requirements: Option<BTreeMap<String, bool>> = "featureRequirements" (optional),
         pub feedback: Option<FeedbackRequirements> = "feedback" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub hooks: Option<ManagedHooksRequirements> = "hooks" (optional),
+        #[cfg(feature = "experimental")] pub hooks: Option<ManagedHooksRequirements> = "hooks" (optional),
         pub in_app_browser: Option<InAppBrowserRequirements> = "inAppBrowser" (optional),
         pub log_dir: Option<String> = "logDir" (optional),
         pub model_catalog_json: Option<String> = "modelCatalogJson" (optional),
@@ -2003,8 +1996,7 @@ wire_struct! {
         pub model_providers: Option<BTreeMap<String, Value>> = "modelProviders" (optional),
         pub models: Option<ModelsRequirements> = "models" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub network: Option<NetworkRequirements> = "network" (optional),
+        #[cfg(feature = "experimental")] pub network: Option<NetworkRequirements> = "network" (optional),
         pub otel: Option<OtelRequirements> = "otel" (optional),
         pub sqlite_home: Option<String> = "sqliteHome" (optional),
     }
@@ -2013,7 +2005,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ConfigRequirementsReadResponse {
         /// Null if no requirements are configured (e.g. no requirements.toml/MDM entries).
-        pub requirements: Option<ConfigRequirements> = "requirements" (optional),
+        pub requirements: Option<ConfigRequirements> = "requirements" (optional, experimental inside),
         /// Whether Fast and Ultra Fast requirements are enforced independently. Older servers omit this field and use Fast mode as a shared speed gate.
         pub supports_independent_speed_modes: Option<bool> = "supportsIndependentSpeedModes" (optional),
     }
@@ -2437,7 +2429,7 @@ wire_struct! {
     pub struct EnvironmentInfoResponse {
         /// Default working directory reported by the environment, as a canonical file URI.
         pub cwd: Option<PathUri> = "cwd" (optional),
-        pub shell: EnvironmentShellInfo = "shell" (required),
+        pub shell: EnvironmentShellInfo = "shell" (required, experimental inside),
     }
     fn new(shell: EnvironmentShellInfo);
 }
@@ -2499,7 +2491,7 @@ wire_struct! {
         /// Human-readable detail for `disconnected` and `unknown`; omitted for other statuses.
         pub error: Option<String> = "error" (optional),
         /// Current status observed without starting or recovering the environment.
-        pub status: EnvironmentStatusKind = "status" (required),
+        pub status: EnvironmentStatusKind = "status" (required, experimental inside),
     }
     fn new(status: EnvironmentStatusKind);
 }
@@ -2873,7 +2865,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct FailedUserVerificationErrorDetails {
-        pub reason: UserVerificationFailureReason = "reason" (required),
+        pub reason: UserVerificationFailureReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -3627,8 +3619,7 @@ wire_struct! {
         /// ChatGPT user ID belonging to this account response, when available.
         pub user_id: Option<String> = "userId" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub workspace_routing: Option<WorkspaceRouting> = "workspaceRouting" (optional),
+        #[cfg(feature = "experimental")] pub workspace_routing: Option<WorkspaceRouting> = "workspaceRouting" (optional),
     }
     fn new(requires_openai_auth: bool);
 }
@@ -4268,7 +4259,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct InvalidRequestUserVerificationErrorDetails {
-        pub reason: UserVerificationInvalidRequestReason = "reason" (required),
+        pub reason: UserVerificationInvalidRequestReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -5097,8 +5088,7 @@ wire_tagged! {
         /// A device-authenticated approval; accepted responses contain the proof in `content`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams) = "openai/userVerification",
+        #[cfg(feature = "experimental")] OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams) = "openai/userVerification",
         Form(FormMcpServerElicitationRequestParams) = "form",
         OpenaiSlashForm(OpenaiSlashFormMcpServerElicitationRequestParams) = "openai/form",
         OpenaiForm(OpenaiFormMcpServerElicitationRequestParams) = "openaiForm",
@@ -7596,7 +7586,7 @@ wire_struct! {
         pub cursor: Option<String> = "cursor" (optional),
         pub environment_id: String = "environmentId" (required),
         pub limit: Option<u32> = "limit" (optional),
-        pub order: Option<RemoteControlClientsListOrder> = "order" (optional),
+        pub order: Option<RemoteControlClientsListOrder> = "order" (optional, experimental inside),
     }
     fn new(environment_id: String);
 }
@@ -7605,7 +7595,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlClientsListResponse {
-        pub data: Vec<RemoteControlClient> = "data" (required),
+        pub data: Vec<RemoteControlClient> = "data" (required, experimental inside),
         pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<RemoteControlClient>);
@@ -7775,6 +7765,12 @@ impl crate::inspect::Inspect for RequestId {
             Self::String(_) => inspector.variant(path, "RequestId", "String", None),
             Self::Integer(_) => inspector.variant(path, "RequestId", "Integer", None),
         }
+    }
+}
+#[cfg(feature = "experimental")]
+impl crate::experimental::Surface for RequestId {
+    fn experimental_path(&self, _: &mut Vec<&'static str>) -> bool {
+        false
     }
 }
 wire_struct! {
@@ -8536,13 +8532,11 @@ wire_struct! {
         /// Parent that owns this persisted attached thread, independent of fork or spawn lineage.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
+        #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
         /// Whether the app server accepts direct turn input for this loaded thread. `None` means the capability is unavailable, such as for an unloaded stored thread.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub can_accept_direct_input: Option<bool> = "canAcceptDirectInput" (optional),
+        #[cfg(feature = "experimental")] pub can_accept_direct_input: Option<bool> = "canAcceptDirectInput" (optional),
         /// Version of the CLI that created the thread.
         pub cli_version: String = "cliVersion" (required),
         /// Unix timestamp (in seconds) when the thread was created.
@@ -8552,20 +8546,17 @@ wire_struct! {
         /// Saved Daybreak choice, independent of turn execution. Null if unset.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         /// Current environments for a loaded thread, in priority order, primary first. `null` means the thread is not loaded or the server does not expose its selection. An empty list means no environments are selected. This does not report connection status.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
+        #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
         /// Whether the thread is ephemeral and should not be materialized on disk.
         pub ephemeral: bool = "ephemeral" (required),
         /// Optional implementation-specific thread data.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub extra: Option<ThreadExtra> = "extra" (optional),
+        #[cfg(feature = "experimental")] pub extra: Option<ThreadExtra> = "extra" (optional),
         /// Source thread id when this thread was created by forking another thread.
         pub forked_from_id: Option<String> = "forkedFromId" (optional),
         /// Optional Git metadata captured when the thread was created.
@@ -8817,7 +8808,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadBackgroundTerminalsListResponse {
-        pub data: Vec<ThreadBackgroundTerminal> = "data" (required),
+        pub data: Vec<ThreadBackgroundTerminal> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
         pub next_cursor: Option<String> = "nextCursor" (optional),
     }
@@ -8924,21 +8915,18 @@ wire_struct! {
         /// Persist the fork as an attached thread of its resolved source, hidden from ordinary lists. The source cannot be deleted while attached threads exist. Requires a paginated source and local storage; incompatible with ephemeral and deferGoalContinuation. Omitted or false creates an ordinary fork.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub attach_to_source: Option<bool> = "attachToSource" (optional),
+        #[cfg(feature = "experimental")] pub attach_to_source: Option<bool> = "attachToSource" (optional),
         pub base_instructions: Option<String> = "baseInstructions" (optional),
         /// Optional turn id to fork before, excluding that turn and all later turns. Cannot be combined with `last_turn_id`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub before_turn_id: Option<String> = "beforeTurnId" (optional),
+        #[cfg(feature = "experimental")] pub before_turn_id: Option<String> = "beforeTurnId" (optional),
         pub config: Option<BTreeMap<String, Value>> = "config" (optional),
         pub cwd: Option<String> = "cwd" (optional),
         /// When true, carry the source thread's current goal into the fork without starting its initial automatic continuation. The next explicit turn owns the goal lifecycle, and normal automatic continuation resumes after it.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub defer_goal_continuation: Option<bool> = "deferGoalContinuation" (optional),
+        #[cfg(feature = "experimental")] pub defer_goal_continuation: Option<bool> = "deferGoalContinuation" (optional),
         pub developer_instructions: Option<String> = "developerInstructions" (optional),
         pub ephemeral: Option<bool> = "ephemeral" (optional),
         /// When true, return only thread metadata and live fork state without populating `thread.turns`. This is useful when the client plans to call `thread/turns/list` immediately after forking. Full-history hydration is deprecated for paginated threads; use this with `thread/turns/list` and `thread/items/list` instead.
@@ -8946,13 +8934,11 @@ wire_struct! {
         /// Disable MCP servers in prediction mode when the inherited window uses incremental tools on Responses Lite. Requires `experimentalPredictionMode: true`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub experimental_disable_prediction_mcp: Option<bool> = "experimentalDisablePredictionMcp" (optional),
+        #[cfg(feature = "experimental")] pub experimental_disable_prediction_mcp: Option<bool> = "experimentalDisablePredictionMcp" (optional),
         /// Start from the loaded parent's effective config, tools, environments, and persisted history to maximize prompt-cache reuse. Requires a loaded, persisted parent and `ephemeral: true`. Enables `features.reasoning_effort_override` on the fork. Only `config.thread_unload_delay_secs` may override the inherited config. Cannot be combined with `path`, `lastTurnId`, or `beforeTurnId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub experimental_prediction_mode: Option<bool> = "experimentalPredictionMode" (optional),
+        #[cfg(feature = "experimental")] pub experimental_prediction_mode: Option<bool> = "experimentalPredictionMode" (optional),
         /// Optional last turn id to fork through, inclusive.
         ///
         /// When specified, turns after `last_turn_id` are omitted from the fork. The referenced turn cannot be in progress.
@@ -8963,18 +8949,15 @@ wire_struct! {
         /// \[UNSTABLE\] Specify the rollout path to fork from. If specified, the thread_id param will be ignored.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub path: Option<String> = "path" (optional),
+        #[cfg(feature = "experimental")] pub path: Option<String> = "path" (optional),
         /// Named profile id for the forked thread. Cannot be combined with `sandbox`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub permissions: Option<String> = "permissions" (optional),
+        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
         pub service_tier: Option<String> = "serviceTier" (optional),
         pub thread_id: String = "threadId" (required),
@@ -8989,8 +8972,7 @@ wire_struct! {
         /// Named or implicit built-in profile that produced the active permissions, when known.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
+        #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
         pub approval_policy: AskForApproval = "approvalPolicy" (required),
         /// Reviewer currently used for approval requests on this thread.
         pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
@@ -9011,20 +8993,18 @@ wire_struct! {
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
-        #[cfg(feature = "experimental")]
-        pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Thread-scoped runtime workspace roots used to materialize `:workspace_roots`.
         ///
         /// Default: `[]`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Legacy sandbox policy retained for compatibility. Experimental clients should prefer `activePermissionProfile` for profile provenance.
         pub sandbox: SandboxPolicy = "sandbox" (required),
         pub service_tier: Option<String> = "serviceTier" (optional),
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
     }
     fn new(approval_policy: AskForApproval, approvals_reviewer: ApprovalsReviewer, cwd: AbsolutePathBuf, model: String, model_provider: String, sandbox: SandboxPolicy, thread: Thread);
 }
@@ -9126,7 +9106,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianAssessment {
-        pub outcome: GuardianAssessmentOutcome = "outcome" (required),
+        pub outcome: GuardianAssessmentOutcome = "outcome" (required, experimental inside),
         pub rationale: String = "rationale" (required),
         pub risk_level: GuardianRiskLevel = "riskLevel" (required),
         pub user_authorization: GuardianUserAuthorization = "userAuthorization" (required),
@@ -9148,7 +9128,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianReviewResponse {
         /// Null when current policy or a remembered approval skips review.
-        pub assessment: Option<ThreadGuardianAssessment> = "assessment" (optional),
+        pub assessment: Option<ThreadGuardianAssessment> = "assessment" (optional, experimental inside),
         pub call_id: String = "callId" (required),
     }
     fn new(call_id: String);
@@ -9236,8 +9216,7 @@ wire_struct! {
         /// The saved output was omitted. Fetch the complete item with `thread/items/read`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub output_deferred: Option<bool> = "outputDeferred" (optional),
+        #[cfg(feature = "experimental")] pub output_deferred: Option<bool> = "outputDeferred" (optional),
         /// Unix timestamp (milliseconds) when the item started, if recorded by the producer.
         pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         /// Turn containing this item.
@@ -9251,13 +9230,11 @@ wire_struct! {
         /// Defer nonempty output from successful commands.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub command_execution: Option<bool> = "commandExecution" (optional),
+        #[cfg(feature = "experimental")] pub command_execution: Option<bool> = "commandExecution" (optional),
         /// Defer nonempty plain-text results from successful MCP tool calls.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub mcp_tool_call: Option<bool> = "mcpToolCall" (optional),
+        #[cfg(feature = "experimental")] pub mcp_tool_call: Option<bool> = "mcpToolCall" (optional),
     }
 }
 wire_tagged! {
@@ -9288,7 +9265,7 @@ wire_struct! {
         /// Opaque continuation cursor or an exclusive item anchor in the requested visible turn. An item anchor requires a non-empty `turnId`; ascending (the default) returns items after it, and descending returns items before it. Continue with the returned string cursor.
         pub cursor: Option<ThreadItemsListCursor> = "cursor" (optional),
         /// For a single turn, choose which saved outputs to fetch separately by item ID.
-        pub defer_output: Option<ThreadItemOutputDeferral> = "deferOutput" (optional),
+        pub defer_output: Option<ThreadItemOutputDeferral> = "deferOutput" (optional, experimental inside),
         /// Optional item page size.
         pub limit: Option<u32> = "limit" (optional),
         /// Optional item pagination direction; defaults to ascending.
@@ -9304,7 +9281,7 @@ wire_struct! {
     pub struct ThreadItemsListResponse {
         /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one item.
         pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
-        pub data: Vec<ThreadItemEntry> = "data" (required),
+        pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
         pub next_cursor: Option<String> = "nextCursor" (optional),
     }
@@ -9330,7 +9307,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemsReadResponse {
-        pub data: Vec<ThreadItemEntry> = "data" (required),
+        pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
     }
 }
 wire_untagged! {
@@ -9346,15 +9323,13 @@ wire_struct! {
         /// Optional ancestor thread filter. Returns spawned descendants at any depth, excluding the ancestor itself. Mutually exclusive with `parentThreadId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub ancestor_thread_id: Option<String> = "ancestorThreadId" (optional),
+        #[cfg(feature = "experimental")] pub ancestor_thread_id: Option<String> = "ancestorThreadId" (optional),
         /// Optional archived filter; when set to true, only archived threads are returned. If false or null, only non-archived threads are returned.
         pub archived: Option<bool> = "archived" (optional),
         /// Return only persistent threads attached to this thread, including empty threads. Mutually exclusive with parentThreadId and ancestorThreadId. Omitting this filter keeps attached threads hidden from ordinary listings.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
+        #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
         /// Show local history visible to the current ChatGPT account. Defaults to false.
         pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
         /// Opaque pagination cursor returned by a previous call.
@@ -9366,8 +9341,7 @@ wire_struct! {
         /// Include persistent threads attached to a parent when searching by title.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
+        #[cfg(feature = "experimental")] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
         /// Restrict results to up to 100 thread IDs before pagination. Omit or send null for unrestricted results. An empty list matches nothing. Exclusions still apply. Repeat the same IDs on each page. The local store uses indexed metadata for this filter.
         pub included_thread_ids: Option<Vec<String>> = "includedThreadIds" (optional),
         /// Optional page size; defaults to a reasonable server-side value.
@@ -9379,13 +9353,11 @@ wire_struct! {
         /// Optional direct parent thread filter. Mutually exclusive with `ancestorThreadId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub parent_thread_id: Option<String> = "parentThreadId" (optional),
+        #[cfg(feature = "experimental")] pub parent_thread_id: Option<String> = "parentThreadId" (optional),
         /// Omit to include every project, set to null for unassigned threads, or provide a project ID to return only threads in that project.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub project_id: Option<Option<String>> = "projectId" (optional_nullable),
+        #[cfg(feature = "experimental")] pub project_id: Option<Option<String>> = "projectId" (optional_nullable),
         /// Optional substring filter for the extracted thread title.
         pub search_term: Option<String> = "searchTerm" (optional),
         /// Omit to include every section, set to `null` for unsectioned threads, or provide a section ID to return only threads in that section.
@@ -9405,14 +9377,13 @@ wire_struct! {
     pub struct ThreadListResponse {
         /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one thread. Use it with the opposite `sortDirection`; for timestamp sorts it anchors at the start of the page timestamp so same-second updates are not skipped.
         pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
-        pub data: Vec<Thread> = "data" (required),
+        pub data: Vec<Thread> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
         pub next_cursor: Option<String> = "nextCursor" (optional),
         /// Local receipts for eligible threads on this page, keyed by thread ID. Null means durable read state is unavailable; an absent key means that row is ineligible.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub read_states: Option<BTreeMap<String, ThreadReadState>> = "readStates" (optional),
+        #[cfg(feature = "experimental")] pub read_states: Option<BTreeMap<String, ThreadReadState>> = "readStates" (optional),
     }
     fn new(data: Vec<Thread>);
 }
@@ -9492,15 +9463,13 @@ wire_struct! {
         /// Save the client's Daybreak choice for this persistent thread. Omitted or null leaves it unchanged. This does not select a turn's `cyberAccessProgram` or grant access.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         /// Patch the stored Git metadata for this thread. Omit a field to leave it unchanged, set it to `null` to clear it, or provide a string to replace the stored value.
         pub git_info: Option<Option<ThreadMetadataGitInfoUpdateParams>> = "gitInfo" (optional_nullable),
         /// Omit to leave the project unchanged, use an empty string to clear it, or provide an existing project ID to assign it.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub project_id: Option<String> = "projectId" (optional),
+        #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
@@ -9508,7 +9477,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadMetadataUpdateResponse {
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -9717,9 +9686,8 @@ wire_struct! {
         /// Local receipt. Null means this thread's durable read state is unavailable.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub read_state: Option<ThreadReadState> = "readState" (optional),
-        pub thread: Thread = "thread" (required),
+        #[cfg(feature = "experimental")] pub read_state: Option<ThreadReadState> = "readState" (optional),
+        pub thread: Thread = "thread" (required, experimental inside),
     }
     fn new(thread: Thread);
 }
@@ -10194,34 +10162,29 @@ wire_struct! {
         /// \[UNSTABLE\] FOR CODEX CLOUD - DO NOT USE. If specified, the thread will be resumed with the provided history instead of loaded from disk.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub history: Option<Vec<ResponseItem>> = "history" (optional),
+        #[cfg(feature = "experimental")] pub history: Option<Vec<ResponseItem>> = "history" (optional),
         /// When present, include a `thread/turns/list` page in the resume response so clients can bootstrap recent turns without a second request.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub initial_turns_page: Option<ThreadResumeInitialTurnsPageParams> = "initialTurnsPage" (optional),
+        #[cfg(feature = "experimental")] pub initial_turns_page: Option<ThreadResumeInitialTurnsPageParams> = "initialTurnsPage" (optional),
         /// Configuration overrides for the resumed thread, if any.
         pub model: Option<String> = "model" (optional),
         pub model_provider: Option<String> = "modelProvider" (optional),
         /// \[UNSTABLE\] Specify the rollout path to resume from. If specified for a non-running thread, the thread_id param will be ignored. If thread_id identifies a running thread, the path must match the active rollout path.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub path: Option<String> = "path" (optional),
+        #[cfg(feature = "experimental")] pub path: Option<String> = "path" (optional),
         /// Named profile id for the resumed thread. Cannot be combined with `sandbox`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub permissions: Option<String> = "permissions" (optional),
+        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
         /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
         pub service_tier: Option<String> = "serviceTier" (optional),
         pub thread_id: String = "threadId" (required),
@@ -10234,8 +10197,7 @@ wire_struct! {
         /// Named or implicit built-in profile that produced the active permissions, when known.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
+        #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
         pub approval_policy: AskForApproval = "approvalPolicy" (required),
         /// Reviewer currently used for approval requests on this thread.
         pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
@@ -10249,8 +10211,7 @@ wire_struct! {
         /// `thread/turns/list` page returned when requested by `initialTurnsPage`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub initial_turns_page: Option<TurnsPage> = "initialTurnsPage" (optional),
+        #[cfg(feature = "experimental")] pub initial_turns_page: Option<TurnsPage> = "initialTurnsPage" (optional),
         /// Environment-native paths to instruction source files currently loaded for this thread.
         ///
         /// Default: `[]`.
@@ -10267,20 +10228,18 @@ wire_struct! {
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
-        #[cfg(feature = "experimental")]
-        pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Thread-scoped runtime workspace roots used to materialize `:workspace_roots`.
         ///
         /// Default: `[]`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Legacy sandbox policy retained for compatibility. Experimental clients should prefer `activePermissionProfile` for profile provenance.
         pub sandbox: SandboxPolicy = "sandbox" (required),
         pub service_tier: Option<String> = "serviceTier" (optional),
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
         /// Opaque cursor for hydrating paginated turns backwards.
         ///
         /// Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
@@ -10307,7 +10266,7 @@ wire_struct! {
         /// Pass this as `cursor` to `thread/items/list` with `sortDirection: "desc"`. The first page includes the item identified by the cursor.
         pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
         /// Updated loaded thread metadata. `turns` is always empty; hydrate retained history through `thread/turns/list`.
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
         /// Opaque cursor for hydrating paginated turns backwards.
         ///
         /// Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
@@ -10400,7 +10359,7 @@ wire_struct! {
         pub item_id: String = "itemId" (required),
         pub snippet: String = "snippet" (required),
         /// Match range within `snippet`, in UTF-16 code units.
-        pub snippet_match_range: ThreadSearchTextRange = "snippetMatchRange" (required),
+        pub snippet_match_range: ThreadSearchTextRange = "snippetMatchRange" (required, experimental inside),
         /// Opaque inclusive cursor accepted by `thread/turns/list` for this turn.
         pub turn_cursor: String = "turnCursor" (required),
         pub turn_id: String = "turnId" (required),
@@ -10429,7 +10388,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchOccurrencesResponse {
         /// Occurrences in chronological message order.
-        pub data: Vec<ThreadSearchOccurrence> = "data" (required),
+        pub data: Vec<ThreadSearchOccurrence> = "data" (required, experimental inside),
         /// Opaque cursor to continue after the last returned occurrence.
         pub next_cursor: Option<String> = "nextCursor" (optional),
     }
@@ -10465,7 +10424,7 @@ wire_struct! {
     /// A best-effort incremental batch for `thread/search/stream`. Match `requestId` to the request on this connection. Only a small subset of verified matches may be emitted; rows are unique and arrive in discovery order, but may be dropped under load or fall outside the final sorted page. Thread fields use stored metadata and the current watched status; live thread settings are enriched in the final response. Replace provisional rows with the authoritative final response. No partials follow it or an error.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchPartialNotification {
-        pub data: Vec<ThreadSearchResult> = "data" (required),
+        pub data: Vec<ThreadSearchResult> = "data" (required, experimental inside),
         pub request_id: RequestId = "requestId" (required),
     }
 }
@@ -10476,7 +10435,7 @@ wire_struct! {
     pub struct ThreadSearchResponse {
         /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one thread. Use it with the opposite `sortDirection`; for timestamp sorts it anchors at the start of the page timestamp so same-second updates are not skipped.
         pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
-        pub data: Vec<ThreadSearchResult> = "data" (required),
+        pub data: Vec<ThreadSearchResult> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
         pub next_cursor: Option<String> = "nextCursor" (optional),
     }
@@ -10486,7 +10445,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchResult {
         pub snippet: String = "snippet" (required),
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
     }
 }
 wire_enum! {
@@ -10655,8 +10614,7 @@ wire_struct! {
         /// Environments configured for future turns, in priority order, primary first. `null` means the server does not expose the selection; \[\] means none are selected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
+        #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
         /// @deprecated Always `explicitRequestOnly`. Use `effort` for Ultra behavior.
@@ -10665,8 +10623,7 @@ wire_struct! {
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Always `explicitRequestOnly`. Use `effort` for Ultra behavior.")]
-        #[cfg(feature = "experimental")]
-        pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         /// @deprecated Reports the saved setting; `friendly` and `pragmatic` no longer select a style.
         #[deprecated(note = "Reports the saved setting; `friendly` and `pragmatic` no longer select a style.")]
         pub personality: Option<Personality> = "personality" (optional),
@@ -10727,7 +10684,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSettingsUpdatedNotification {
         pub thread_id: String = "threadId" (required),
-        pub thread_settings: ThreadSettings = "threadSettings" (required),
+        pub thread_settings: ThreadSettings = "threadSettings" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -10787,8 +10744,7 @@ wire_struct! {
         /// Allow a provider with an authoritative static model catalog to replace an unavailable requested model with its default.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub allow_provider_model_fallback: Option<bool> = "allowProviderModelFallback" (optional),
+        #[cfg(feature = "experimental")] pub allow_provider_model_fallback: Option<bool> = "allowProviderModelFallback" (optional),
         pub approval_policy: Option<AskForApproval> = "approvalPolicy" (optional),
         /// Override where approval requests are routed for review on this thread and subsequent turns.
         pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
@@ -10798,67 +10754,56 @@ wire_struct! {
         /// Initial Daybreak choice for this persistent thread. Omitted or null leaves it unset. This does not select a turn's `cyberAccessProgram` or grant access. Not supported for ephemeral threads.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         pub developer_instructions: Option<String> = "developerInstructions" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub dynamic_tools: Option<Vec<DynamicToolSpec>> = "dynamicTools" (optional),
+        #[cfg(feature = "experimental")] pub dynamic_tools: Option<Vec<DynamicToolSpec>> = "dynamicTools" (optional),
         /// Optional sticky environments for this thread.
         ///
         /// Omitted selects the default environment when environment access is enabled. Empty disables environment access for turns that do not provide a turn override. Non-empty selects the first environment as the current turn environment.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[cfg(feature = "experimental")] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         pub ephemeral: Option<bool> = "ephemeral" (optional),
         /// If true, opt into emitting raw Responses API items on the event stream. This is for internal use only (e.g. Codex Cloud).
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub experimental_raw_events: Option<bool> = "experimentalRawEvents" (optional),
+        #[cfg(feature = "experimental")] pub experimental_raw_events: Option<bool> = "experimentalRawEvents" (optional),
         /// Persisted thread history contract to use for this new thread.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub history_mode: Option<ThreadHistoryMode> = "historyMode" (optional),
+        #[cfg(feature = "experimental")] pub history_mode: Option<ThreadHistoryMode> = "historyMode" (optional),
         /// Test-only experimental field used to validate experimental gating and schema filtering behavior in a stable way.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub mock_experimental_field: Option<String> = "mockExperimentalField" (optional),
+        #[cfg(feature = "experimental")] pub mock_experimental_field: Option<String> = "mockExperimentalField" (optional),
         pub model: Option<String> = "model" (optional),
         pub model_provider: Option<String> = "modelProvider" (optional),
         /// @deprecated Ignored. Use Ultra reasoning effort for proactive multi-agent behavior.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Ignored. Use Ultra reasoning effort for proactive multi-agent behavior.")]
-        #[cfg(feature = "experimental")]
-        pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         /// Named profile id for this thread. Cannot be combined with `sandbox`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub permissions: Option<String> = "permissions" (optional),
+        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
         /// @deprecated `friendly` and `pragmatic` no longer select a style.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Optional project identity for this new thread. Durable threads persist the assignment; ephemeral threads expose it only in live responses.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub project_id: Option<String> = "projectId" (optional),
+        #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
         /// Capability roots selected for this thread by the hosting platform.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub selected_capability_roots: Option<Vec<SelectedCapabilityRoot>> = "selectedCapabilityRoots" (optional),
+        #[cfg(feature = "experimental")] pub selected_capability_roots: Option<Vec<SelectedCapabilityRoot>> = "selectedCapabilityRoots" (optional),
         pub service_name: Option<String> = "serviceName" (optional),
         pub service_tier: Option<String> = "serviceTier" (optional),
         pub session_start_source: Option<ThreadStartSource> = "sessionStartSource" (optional),
@@ -10872,8 +10817,7 @@ wire_struct! {
         /// Named or implicit built-in profile that produced the active permissions, when known.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
+        #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
         pub approval_policy: AskForApproval = "approvalPolicy" (required),
         /// Reviewer currently used for approval requests on this thread.
         pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
@@ -10894,20 +10838,18 @@ wire_struct! {
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
-        #[cfg(feature = "experimental")]
-        pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Thread-scoped runtime workspace roots used to materialize `:workspace_roots`.
         ///
         /// Default: `[]`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Legacy sandbox policy retained for compatibility. Experimental clients should prefer `activePermissionProfile` for profile provenance.
         pub sandbox: SandboxPolicy = "sandbox" (required),
         pub service_tier: Option<String> = "serviceTier" (optional),
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
     }
     fn new(approval_policy: AskForApproval, approvals_reviewer: ApprovalsReviewer, cwd: AbsolutePathBuf, model: String, model_provider: String, sandbox: SandboxPolicy, thread: Thread);
 }
@@ -10925,7 +10867,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadStartedNotification {
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
     }
 }
 wire_tagged! {
@@ -11032,7 +10974,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadUnarchiveResponse {
-        pub thread: Thread = "thread" (required),
+        pub thread: Thread = "thread" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -11418,7 +11360,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnSettingsUpdateResponse {
-        pub status: TurnSettingsUpdateStatus = "status" (required),
+        pub status: TurnSettingsUpdateStatus = "status" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11438,8 +11380,7 @@ wire_struct! {
         /// Optional client-provided context fragments keyed by an opaque source identifier.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
+        #[cfg(feature = "experimental")] pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
         /// Override the approval policy for this turn and subsequent turns.
         pub approval_policy: Option<AskForApproval> = "approvalPolicy" (optional),
         /// Override where approval requests are routed for review on this turn and subsequent turns.
@@ -11450,15 +11391,13 @@ wire_struct! {
         /// For `collaboration_mode.settings.developer_instructions`, `null` means "use the built-in instructions for the selected mode".
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
+        #[cfg(feature = "experimental")] pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
         /// Override the working directory for this turn and subsequent turns.
         pub cwd: Option<String> = "cwd" (optional),
         /// EXPERIMENTAL - Request an authorized cyber program for this turn. Omission preserves automatic behavior. This does not grant access.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub cyber_access_program: Option<CyberAccessProgram> = "cyberAccessProgram" (optional),
+        #[cfg(feature = "experimental")] pub cyber_access_program: Option<CyberAccessProgram> = "cyberAccessProgram" (optional),
         /// Replace this thread's disabled plugin IDs. Omitted/null preserves the list; \[\] clears it.
         pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Override the reasoning effort for this turn and subsequent turns.
@@ -11468,8 +11407,7 @@ wire_struct! {
         /// Omitted uses the thread sticky environments. Empty disables environment access for this turn. Non-empty selects the first environment as the current turn environment for this turn.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[cfg(feature = "experimental")] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         pub input: Vec<UserInput> = "input" (required),
         /// Override the model for this turn and subsequent turns.
         pub model: Option<String> = "model" (optional),
@@ -11477,8 +11415,7 @@ wire_struct! {
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[deprecated(note = "Ignored. Use `effort: \"ultra\"` for proactive multi-agent behavior.")]
-        #[cfg(feature = "experimental")]
-        pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         /// Optional JSON Schema used to constrain the final assistant message for this turn.
         pub output_schema: Option<Value> = "outputSchema" (optional),
         /// ID of the turn that caused this new turn to start.
@@ -11488,8 +11425,7 @@ wire_struct! {
         /// Select a named permissions profile id for this turn and subsequent turns. Cannot be combined with `sandboxPolicy`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub permissions: Option<String> = "permissions" (optional),
+        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
         /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
@@ -11500,13 +11436,11 @@ wire_struct! {
         /// They are not sent as top-level ResponsesAPI `client_metadata` keys, and reserved keys such as `session_id`, `thread_id`, `turn_id`, and `window_id` cannot be overridden.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[cfg(feature = "experimental")] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
         /// Merge entries into the ResponsesAPI turn metadata without removing existing entries. Applied after `responsesapiClientMetadata` if both are provided; reserved keys remain protected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
+        #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
         /// ID of the first turn in the chain of work that led to this new turn.
         ///
         /// When setting `parentTurnId`, set this to the parent turn's `rootTurnId` when known. This keeps descendant work attributed to the original turn. If omitted, the new turn becomes its own root. Ignored when this request adds input to an active turn.
@@ -11514,8 +11448,7 @@ wire_struct! {
         /// Replace the thread's runtime workspace roots for this turn and subsequent turns. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Override the sandbox policy for this turn and subsequent turns.
         pub sandbox_policy: Option<SandboxPolicy> = "sandboxPolicy" (optional),
         /// Override the service tier for this turn and subsequent turns.
@@ -11568,8 +11501,7 @@ wire_struct! {
         /// Optional client-provided context fragments keyed by an opaque source identifier.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
+        #[cfg(feature = "experimental")] pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
         pub client_user_message_id: Option<String> = "clientUserMessageId" (optional),
         /// Required active turn id precondition. The request fails when it does not match the currently active turn.
         pub expected_turn_id: String = "expectedTurnId" (required),
@@ -11581,13 +11513,11 @@ wire_struct! {
         /// They are not sent as top-level ResponsesAPI `client_metadata` keys, and reserved keys such as `session_id`, `thread_id`, `turn_id`, and `window_id` cannot be overridden.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[cfg(feature = "experimental")] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
         /// Merge entries into the ResponsesAPI turn metadata without removing existing entries. Applied after `responsesapiClientMetadata` if both are provided; reserved keys remain protected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")]
-        pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
+        #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(expected_turn_id: String, input: Vec<UserInput>, thread_id: String);
@@ -11629,7 +11559,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UnavailableUserVerificationErrorDetails {
-        pub reason: UserVerificationUnavailableReason = "reason" (required),
+        pub reason: UserVerificationUnavailableReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -11803,10 +11733,10 @@ wire_tagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum UserVerificationErrorDetails (tag = "type") {
-        InvalidRequest(InvalidRequestUserVerificationErrorDetails) = "invalidRequest",
-        Unavailable(UnavailableUserVerificationErrorDetails) = "unavailable",
-        Cancelled(CancelledUserVerificationErrorDetails) = "cancelled",
-        Failed(FailedUserVerificationErrorDetails) = "failed",
+        InvalidRequest(InvalidRequestUserVerificationErrorDetails) = "invalidRequest" (experimental inside),
+        Unavailable(UnavailableUserVerificationErrorDetails) = "unavailable" (experimental inside),
+        Cancelled(CancelledUserVerificationErrorDetails) = "cancelled" (experimental inside),
+        Failed(FailedUserVerificationErrorDetails) = "failed" (experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11848,7 +11778,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationRpcError {
         pub code: i64 = "code" (required),
-        pub data: UserVerificationErrorDetails = "data" (required),
+        pub data: UserVerificationErrorDetails = "data" (required, experimental inside),
         pub message: String = "message" (required),
     }
 }
@@ -11864,7 +11794,7 @@ wire_struct! {
     pub struct UserVerificationStatusResponse {
         pub credential_id: Option<String> = "credentialId" (optional),
         pub unavailable_message: Option<String> = "unavailableMessage" (optional),
-        pub unavailable_reason: Option<UserVerificationUnavailableReason> = "unavailableReason" (optional),
+        pub unavailable_reason: Option<UserVerificationUnavailableReason> = "unavailableReason" (optional, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11898,8 +11828,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationVerifyResponse {
         /// Native-reported authentication method for this signature. Older servers omit it. This is approval context, not part of the signed proof.
-        pub biometric_type: Option<UserVerificationBiometricType> = "biometricType" (optional),
-        pub proof: UserVerificationProof = "proof" (required),
+        pub biometric_type: Option<UserVerificationBiometricType> = "biometricType" (optional, experimental inside),
+        pub proof: UserVerificationProof = "proof" (required, experimental inside),
     }
     fn new(proof: UserVerificationProof);
 }
