@@ -152,6 +152,8 @@ pub mod presence {
 
 /// The walk of a member or arm marked `experimental inside`: its value's surface, under its
 /// wire name (a union arm adds no name: `None`).
+// Used by the wire macros where a line is marked so; a schema may have none.
+#[allow(dead_code)]
 #[inline]
 pub fn inside<T: Surface + ?Sized>(value: Option<&T>, wire: Option<&'static str>, path: &mut Vec<&'static str>) -> bool {
     let Some(value) = value else { return false };

@@ -203,11 +203,12 @@ macro_rules! wire_requests {
             where
                 R::Response: 'static,
             {
-                let typed: Box<dyn std::any::Any> = match self {
-                    $($(#[cfg($cfg)])? Self::$variant(result) => result,)*
-                    Self::Unrecognized(_) => return None,
+                // (`Option`, not an early return: a table without rows has only `Unrecognized`.)
+                let typed: Option<Box<dyn std::any::Any>> = match self {
+                    $($(#[cfg($cfg)])? Self::$variant(result) => Some(result as Box<dyn std::any::Any>),)*
+                    Self::Unrecognized(_) => None,
                 };
-                typed.downcast::<R::Response>().ok().map(|result| *result)
+                typed?.downcast::<R::Response>().ok().map(|result| *result)
             }
         }
 

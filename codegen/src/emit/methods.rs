@@ -33,11 +33,21 @@ pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<Vec<Part>, Error> {
     let uses = |word: &str| tables.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word);
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let map = uses("BTreeMap").then(|| quote! { use std::collections::BTreeMap; });
+    // `types.rs` is imported when a row names one of its types (a bundle without methods, or
+    // whose methods take and answer only JSON values, names none); docs and the tables' own
+    // headers do not count.
+    let row_words: std::collections::BTreeSet<&str> = tables
+        .lines()
+        .map(str::trim_start)
+        .filter(|line| !line.starts_with("///") && !line.starts_with("pub ") && !line.starts_with("impl "))
+        .flat_map(|line| line.split(|c: char| !(c.is_alphanumeric() || c == '_')))
+        .collect();
+    let types = ir.types.keys().any(|name| row_words.contains(name.as_str())).then(|| quote! { use super::types::*; });
     let head = quote! {
         #map
         #value
 
-        use super::types::*;
+        #types
         use crate::wire_methods::{wire_notifications, wire_requests};
 
         /// The codex release whose schema this crate was generated from.
