@@ -100,8 +100,8 @@
 //!   becomes the nearest `f64`. The drift check compares numbers by their text and reports it.
 //! - **Nesting and stack**: what the crate keeps as values (`Value` members, the members of
 //!   unknown union arms, `ErrorObject::data` and `extra`) decodes up to 128 levels deep
-//!   counted from the start of `params` (`result`, `error`), `serde_json`'s limit, which
-//!   bounds the stack; deeper, the line is an error. What it skips or keeps as text decodes
+//!   (`serde_json`'s limit, which bounds the stack; counted from `params`, `result` or
+//!   `error`, or from a union value the decoder buffers); deeper, the line is an error. What it skips or keeps as text decodes
 //!   at any depth without recursion: an unknown member (skipped), the `params` of an unknown
 //!   method, a result kept raw ([`RawJson`], [`Response`]). Typed members nest only as deep
 //!   as the schema's types. Every decode, its fallbacks for members given twice included,
