@@ -35,6 +35,67 @@ pub fn method_for(methods: &'static [String], id: &RequestId) -> Option<&'static
     (n % (methods.len() + 1) < methods.len()).then(|| methods[n % (methods.len() + 1)].as_str())
 }
 
+/// The stack the decode targets run on: 512 KiB, a quarter of the 2 MiB of a Rust or tokio
+/// thread, so that decode code whose stack grows with the input overflows here first (the
+/// `deep_variants` nest up to 5,100 levels: deep enough to overflow it through any recursion
+/// of a few hundred bytes a level, shallow enough for thousands of inputs a minute even in the
+/// instrumented, unoptimized smoke build). Not the 256 KiB of the protocol crate's own test:
+/// the smoke run's build is unoptimized, its dependencies too, and its frames are far larger:
+/// it needs more than 256 KiB for a short line, before any nesting (512 KiB suffices for
+/// every regression input and its variants).
+pub const SMALL_STACK: usize = 512 * 1024;
+
+/// Runs `f` on a thread with a [`SMALL_STACK`]; its panic is the caller's (libFuzzer reports
+/// it), a stack overflow aborts the run (a finding too).
+pub fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    let thread = std::thread::Builder::new().stack_size(SMALL_STACK).spawn(f).expect("a thread starts");
+    if let Err(panic) = thread.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// Lines derived from one fuzzed line in four that put a union tag given twice next to deep
+/// nesting (issue 21: the duplicate-member fallback used to recurse over the text): after the first
+/// and the last `"type":"..."` member, a second `"type"` with another value and an unknown
+/// member nested up to 5,100 levels deep (arrays or objects, before or after the repeated
+/// tag, the depth picked from the line); and `params` with a deep unknown member first. Every
+/// variant must decode (or fail) without overflowing [`SMALL_STACK`], in linear time.
+pub fn deep_variants(line: &str) -> Vec<String> {
+    let hash = line.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    // One line in four (by its hash, so a finding reproduces): the variants cost far more than
+    // the line, and the other lines keep the run's pace.
+    if hash % 4 != 3 {
+        return Vec::new();
+    }
+    let pick = hash >> 8;
+    let depth = 100 + (pick % 5_000) as usize;
+    let deep = if pick & (1 << 20) == 0 {
+        format!("{}0{}", "[".repeat(depth), "]".repeat(depth))
+    } else {
+        format!("{}0{}", r#"{"a":0,"a":"#.repeat(depth), "}".repeat(depth))
+    };
+    let mut variants = Vec::new();
+    let tags: Vec<usize> = line.match_indices(r#""type":""#).map(|(i, _)| i).collect();
+    for at in [tags.first(), tags.last()].into_iter().flatten() {
+        let value_start = at + r#""type":""#.len();
+        let Some(len) = line[value_start..].find('"') else { continue };
+        let end = value_start + len + 1;
+        let other = if line[value_start..end - 1] == *"text" { "image" } else { "text" };
+        let inserted = if pick & (1 << 21) == 0 {
+            format!(r#","type":"{other}","zz":{deep}"#)
+        } else {
+            format!(r#","zz":{deep},"type":"{other}""#)
+        };
+        variants.push(format!("{}{inserted}{}", &line[..end], &line[end..]));
+    }
+    if let Some(at) = line.find(r#""params":{"#) {
+        let open = at + r#""params":{"#.len();
+        let comma = if line[open..].trim_start().starts_with('}') { "" } else { "," };
+        variants.push(format!(r#"{}"zz":{deep}{comma}{}"#, &line[..open], &line[open..]));
+    }
+    variants
+}
+
 /// The properties every decodable line must have:
 /// - the one-pass decode and the two-step decode (envelope, then members) agree;
 /// - the decoded message re-encodes to a line that decodes to the same message;
@@ -145,7 +206,7 @@ fn covered(original: &Value, re: &Value, top: bool, path: &mut String) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codex_app_protocol::{ClientResponse, Response, ServerNotification, ServerRequest, TypedResponse};
+    use codex_app_protocol::{ClientNotification, ClientRequest, ClientResponse, Response, ServerNotification, ServerRequest, ServerResponse, TypedResponse};
 
     /// Inputs the long runs found, kept in `fuzz/regressions/`: each must pass `check_line`.
     #[test]
@@ -154,8 +215,19 @@ mod tests {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let line = std::fs::read_to_string(&path).unwrap();
-            check_line::<ServerRequest, ServerNotification, Response>(&line, |_| None);
-            check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| method_for(methods("ClientRequest"), id));
+            let client = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("decode_client"));
+            // As the targets run them: on a small stack, with their deep variants.
+            on_small_stack(move || {
+                for line in std::iter::once(line.clone()).chain(deep_variants(&line)) {
+                    if client {
+                        check_line::<ClientRequest, ClientNotification, Response>(&line, |_| None);
+                        check_line::<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>(&line, |id| method_for(methods("ServerRequest"), id));
+                    } else {
+                        check_line::<ServerRequest, ServerNotification, Response>(&line, |_| None);
+                        check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| method_for(methods("ClientRequest"), id));
+                    }
+                }
+            });
         }
     }
 }

@@ -90,8 +90,9 @@ impl<'de> Deserialize<'de> for RawJson {
 }
 
 /// The `error` member of an error response. Members other than `code`, `message` and `data`
-/// are kept in `extra` and written back after them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// are kept in `extra` and written back after them. A member given twice keeps its last
+/// value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ErrorObject {
     pub code: i64,
     pub message: String,
@@ -100,6 +101,45 @@ pub struct ErrorObject {
     /// Members the JSON-RPC error object does not define, kept as they came.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for ErrorObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ErrorVisitor;
+
+        impl<'de> Visitor<'de> for ErrorVisitor {
+            type Value = ErrorObject;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC error object")
+            }
+
+            // By hand, not derived: the derive with `flatten` refuses a member given twice,
+            // where every other object of the crate keeps the last value.
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorObject, A::Error> {
+                let (mut code, mut message, mut data) = (None, None, None);
+                let mut extra = serde_json::Map::new();
+                while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
+                    match key.as_ref() {
+                        "code" => code = Some(map.next_value::<i64>()?),
+                        "message" => message = Some(map.next_value::<String>()?),
+                        "data" => data = map.next_value::<Option<Value>>()?,
+                        _ => {
+                            extra.insert(key.into_owned(), map.next_value()?);
+                        }
+                    }
+                }
+                Ok(ErrorObject {
+                    code: code.ok_or_else(|| de::Error::missing_field("code"))?,
+                    message: message.ok_or_else(|| de::Error::missing_field("message"))?,
+                    data,
+                    extra,
+                })
+            }
+        }
+
+        deserializer.deserialize_map(ErrorVisitor)
+    }
 }
 
 impl ErrorObject {
@@ -350,8 +390,10 @@ request_from_parts!(ClientRequest, ServerRequest);
 macro_rules! notification_from_parts {
     ($($t:ty),*) => {$(
         impl FromParts for $t {
+            /// The params only: the envelope members are set apart (`set_envelope`), so that
+            /// their errors are not reported inside `params`.
             fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-                <$t>::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &p.extra)
+                <$t>::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &[])
             }
 
             fn deserialize_params<'de, D: Deserializer<'de>>(_id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error> {
@@ -389,9 +431,15 @@ pub enum DecodeErrorKind {
     /// A JSON object that is no JSON-RPC message (the reason says what is missing or extra).
     NotAMessage(&'static str),
     /// The envelope is fine but a member does not match its type. `member` is `params`,
-    /// `result`, `error` or an envelope member; `path` is inside it.
+    /// `result` or `error`, and `error.path` is inside it; for a notification's envelope
+    /// member (`emittedAtMs`) `member` is empty and `error.path` starts with the member's name.
+    /// [`DecodeError::path`] joins them.
     Member { member: &'static str, error: ParamsError },
 }
+
+/// The `member` of a [`DecodeErrorKind::Member`] error in an envelope member (the error's
+/// path starts with the member's name).
+const ENVELOPE_MEMBER: &str = "";
 
 impl DecodeError {
     fn new(kind: DecodeErrorKind) -> Self {
@@ -485,7 +533,12 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
         match (&parts.method, &parts.result, &parts.error) {
             (Some(_), None, None) if parts.null_id => Err(not("a request with a `null` id (a notification has no `id`)")),
             (Some(_), None, None) if parts.id.is_some() => Req::from_parts(&parts).map(Message::Request).map_err(|e| member("params", e)),
-            (Some(_), None, None) => Notif::from_parts(&parts).map(Message::Notification).map_err(|e| member("params", e)),
+            (Some(_), None, None) => {
+                let mut notification = Notif::from_parts(&parts).map_err(|e| member("params", e))?;
+                // An envelope member's error: its path starts with the member's name.
+                notification.set_envelope(&parts.extra).map_err(|e| member(ENVELOPE_MEMBER, e))?;
+                Ok(Message::Notification(notification))
+            }
             (None, Some(result), None) => {
                 let id = parts.id.clone().ok_or_else(|| not("a response without `id`"))?;
                 let method = method_of(&id);

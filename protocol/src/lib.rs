@@ -84,7 +84,12 @@
 //!   metadata; a proxy that must pass `trace` on forwards the line itself or reads it with
 //!   [`jsonrpc::Parts::parse`], which keeps every envelope member as raw JSON.
 //! - **A member given twice** keeps its last value everywhere (struct and envelope members,
-//!   union tags), as `serde_json::Value` does; every occurrence must have the member's type.
+//!   union tags, the key of an externally tagged union, the members of `error`), as
+//!   `serde_json::Value` does; every occurrence must have the member's type. A union tag
+//!   given again with another value, after the arm was chosen, is resolved by one linear,
+//!   iterative pass over the text of `params` (or `result`, `error`) and a second decode.
+//!   One exception: decoding a union type on its own (`serde_json::from_str::<ThreadStatus>`,
+//!   not inside a message) reports such a tag as an error.
 //! - **`"id": null`** is only an error response's (the server could not tell which request
 //!   failed). A message with a method and a `null` id is an error, not a notification: a
 //!   [`jsonrpc::DecodeError`] carries the method and (when there is one) the id, so the
@@ -93,14 +98,35 @@
 //!   numbers as `serde_json` does without its `arbitrary_precision` feature (which would
 //!   change the build of every crate that uses `serde_json`): an integer outside 64 bits
 //!   becomes the nearest `f64`. The drift check compares numbers by their text and reports it.
-//! - **Nesting**: values nested deeper than 128 levels do not decode (`serde_json`'s limit,
-//!   which keeps the stack bounded).
-//! - **Memory**: decoding a line costs a bounded multiple of its length. The worst case is a
-//!   line of many tiny objects in `Value` members (about 90 times the line); typed members
-//!   and raw parts cost less. [`framing::LineReader`] bounds the line
+//! - **Nesting and stack**: what the crate keeps as values (`Value` members, the members of
+//!   unknown union arms, `ErrorObject::data` and `extra`) decodes up to 128 levels deep
+//!   (`serde_json`'s limit, which bounds the stack; counted from `params`, `result` or
+//!   `error`, or from a union value the decoder buffers); deeper, the line is an error. What it skips or keeps as text decodes
+//!   at any depth without recursion: an unknown member (skipped), the `params` of an unknown
+//!   method, a result kept raw ([`RawJson`], [`Response`]). Typed members nest only as deep
+//!   as the schema's types. Every decode, its fallbacks for members given twice included,
+//!   runs in bounded stack (the tests decode lines 300,000 levels deep on a 256 KiB thread)
+//!   and in time linear in the line.
+//! - **Memory**: decoding a line costs a bounded multiple of its length. The worst case is
+//!   JSON kept as `serde_json::Value`, whose every small object is a map node of some 600
+//!   bytes: a line of 16 MiB of `{"a":1}` objects peaks at 83 times the line in allocated
+//!   heap (`protocol/tests/memory.rs`; a little more in resident memory) when they are in a
+//!   `Value` member (`item/tool/call` `arguments`, `error.data`, ...) or in the members of
+//!   an unknown union arm. The params of an unknown method, kept as text, take the size of
+//!   the line (1 time); unknown members are skipped without a copy; typed members cost
+//!   far less than `Value`s. [`framing::LineReader`] bounds the line
 //!   ([`framing::DEFAULT_MAX_LINE_LEN`], 64 MiB, for `thread/read` of a long thread), so a
-//!   hostile peer can make one decode take a few GiB at most: lower the limit with
-//!   `with_max_line_len` where that matters.
+//!   hostile peer can make one decode take up to some 6 GiB. Where that matters, lower the
+//!   limit with `with_max_line_len` (1 MiB: under 100 MiB), or read the envelope with
+//!   [`jsonrpc::Parts::parse`], which keeps `params` and `result` as text (1 time), and
+//!   decode the params of a method with `Value` members only when they are needed.
+//! - **Re-encoding through `serde_json::Value`**: the parts the crate keeps as text (the
+//!   params of an unknown method, a raw result: [`RawJson`], [`Response`]) encode back byte
+//!   for byte with [`Message::to_line`] or `serde_json::to_string`, whatever they hold. But
+//!   `serde_json::to_value` of such a message (and [`RawJson::to_value`]) parses that text
+//!   into a `Value`, and fails on what a `Value` cannot hold: a number beyond `f64`
+//!   (`1e400`), a string with a lone surrogate (`"\ud800"`), nesting deeper than 128
+//!   levels. Encode to text (or compare texts) where such input is possible.
 
 // Which helpers the generated code calls depends on the schema it was generated from.
 #[allow(dead_code)]

@@ -3,7 +3,8 @@
 //!
 //! For each line, in order:
 //!
-//! 1. Not JSON: [`Kind::NotJson`]. Not a JSON-RPC envelope (no `method`/`result`/`error`, an
+//! 1. Not JSON: [`Kind::NotJson`] (valid JSON nested deeper than a `Value` follows is
+//!    checked like any line, as a `Value` cut at 64 levels). Not a JSON-RPC envelope (no `method`/`result`/`error`, an
 //!    `id` that is no string or integer, `"jsonrpc"` other than `"2.0"`): [`Kind::NotAMessage`].
 //! 2. A request or notification is decoded as `ClientMessage` (c2s) or `ServerMessage` (s2c).
 //!    A method the crate does not know is [`Kind::UnknownMethod`]; a known method whose params
@@ -203,6 +204,80 @@ pub fn check_file(path: &Path, format: Format) -> Result<Report, TranscriptError
 }
 
 
+/// How deep [`shallow_value`] follows a line.
+const SHALLOW_DEPTH: usize = 64;
+
+/// A line as a `Value` down to [`SHALLOW_DEPTH`] levels; each value below that is the string
+/// `(JSON nested deeper than 64 levels: N bytes)`. What is cut is read as raw text (serde_json
+/// skips it without recursion), so any depth takes bounded stack. Used only for a line deeper
+/// than a `Value` follows: the crate decodes such a line only if its deep part is one a
+/// `Value` comparison does not need (an unknown member, which the re-encoding lacks, or
+/// unknown params, which are not compared).
+fn shallow_value(line: &str) -> serde_json::Result<Value> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde::Deserialize as _;
+
+    struct Shallow(usize);
+
+    impl<'de> DeserializeSeed<'de> for Shallow {
+        type Value = Value;
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+            if self.0 == 0 {
+                let raw = <Box<RawValue>>::deserialize(deserializer)?;
+                return Ok(Value::String(format!("(JSON nested deeper than {SHALLOW_DEPTH} levels: {} bytes)", raw.get().len())));
+            }
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Shallow {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(v.into())
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(v.into())
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_owned()))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element_seed(Shallow(self.0 - 1))? {
+                items.push(item);
+            }
+            Ok(Value::Array(items))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut members = serde_json::Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let value = map.next_value_seed(Shallow(self.0 - 1))?;
+                members.insert(key, value);
+            }
+            Ok(Value::Object(members))
+        }
+    }
+
+    let mut deserializer = serde_json::Deserializer::from_str(line);
+    let value = Shallow(SHALLOW_DEPTH).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
 /// `s` cut to at most `max` characters, with `...` when cut.
 pub fn truncate(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
@@ -264,12 +339,14 @@ impl Checker {
         }
         let value: Value = match serde_json::from_str(&e.line) {
             Ok(v) => v,
-            // JSON nested deeper than the decoder follows (serde_json's limit of 128 levels,
-            // which the protocol crate keeps): valid JSON the crate cannot decode.
-            Err(err) if serde_json::from_str::<&RawValue>(&e.line).is_ok() => {
-                let detail = format!("JSON nested deeper than the decoder follows (128 levels): {err}");
-                return self.find(e, Kind::Undecodable, None, None, detail);
-            }
+            // Valid JSON nested deeper than a `Value` follows (serde_json's limit of 128
+            // levels). The crate may still decode it (an unknown member of any depth is
+            // skipped, unknown params are kept as text): the line is compared as a `Value` cut
+            // at `SHALLOW_DEPTH` levels, and what the crate says decides the labels.
+            Err(_) if serde_json::from_str::<&RawValue>(&e.line).is_ok() => match shallow_value(&e.line) {
+                Ok(v) => v,
+                Err(err) => return self.find(e, Kind::NotJson, None, None, format!("{err}: {}", truncate(&e.line, 60))),
+            },
             Err(err) => return self.find(e, Kind::NotJson, None, None, format!("{err}: {}", truncate(&e.line, 60))),
         };
         let parts = match Parts::parse(&e.line) {

@@ -31,6 +31,23 @@ fn deep_json_is_not_called_not_json() {
     assert_eq!(report.findings[0].kind, Kind::NotJson);
 }
 
+/// Issue 21: a line deeper than a `Value` follows that the crate decodes (a 129-deep unknown
+/// member) is labelled by what the crate does (the member is unknown, and dropped), not
+/// `undecodable`; deep unknown params are an unknown method.
+#[test]
+fn deep_lines_the_crate_decodes_get_its_labels() {
+    for depth in [129, 100_000] {
+        let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let report = check(Dir::S2c, &[format!(r#"{{"method":"thread/archived","params":{{"threadId":"t","zz":{deep}}}}}"#)]);
+        assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+        assert_eq!(report.findings[0].kind, Kind::UnknownField, "{}", report.findings[0]);
+        assert_eq!(report.findings[0].path.as_deref(), Some("params.zz"), "{}", report.findings[0]);
+        let report = check(Dir::S2c, &[format!(r#"{{"method":"some/later","params":{deep}}}"#)]);
+        assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+        assert_eq!(report.findings[0].kind, Kind::UnknownMethod, "{}", report.findings[0]);
+    }
+}
+
 /// Thousands of unknown union arms in one line are each reported once (the walk keeps a set
 /// of the paths it reported, not a list it searches).
 #[test]

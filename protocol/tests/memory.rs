@@ -1,0 +1,79 @@
+//! Peak heap of a decode, as a multiple of the line (issue 21, point 5): the figures the crate
+//! docs state ("What decoding keeps, and its limits", **Memory**). One test in this binary:
+//! the counting allocator sees every thread of it.
+//!
+//! `cargo test -p codex-app-protocol --release --test memory -- --nocapture` prints them.
+//!
+//! Written against the types of the vendored codex release (see `pinned_to_codex!`).
+
+codex_app_protocol::pinned_to_codex! { "0.171.0",
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use codex_app_protocol::ServerMessage;
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        System.alloc(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The peak heap of decoding `line` (the decoded message kept until the end), over its length.
+fn factor(line: &str) -> f64 {
+    let before = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let message = ServerMessage::from_line(line).unwrap_or_else(|e| panic!("{e}"));
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    drop(message);
+    peak as f64 / line.len() as f64
+}
+
+/// About `size` bytes of `{"a":1},` (the worst case of a `Value`: tiny objects).
+fn small_objects(size: usize) -> String {
+    let n = size / 8;
+    let mut s = String::with_capacity(size + 2);
+    s.push('[');
+    for i in 0..n {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(r#"{"a":1}"#);
+    }
+    s.push(']');
+    s
+}
+
+#[test]
+fn peak_memory_of_a_decode_is_the_documented_multiple_of_the_line() {
+    let objects = small_objects(16 << 20);
+    let cases = [
+        ("`Value` member (item/tool/call arguments)", format!(r#"{{"id":1,"method":"item/tool/call","params":{{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{objects}}}}}"#), 100.0),
+        ("`Value` member (error.data)", format!(r#"{{"id":1,"error":{{"code":1,"message":"m","data":{objects}}}}}"#), 100.0),
+        ("unknown union arm", format!(r#"{{"method":"thread/status/changed","params":{{"threadId":"t","status":{{"type":"later","x":{objects}}}}}}}"#), 100.0),
+        ("unknown method (raw text)", format!(r#"{{"method":"some/later","params":{{"x":{objects}}}}}"#), 1.5),
+        ("unknown member (skipped)", format!(r#"{{"method":"thread/archived","params":{{"threadId":"t","x":{objects}}}}}"#), 0.5),
+    ];
+    for (what, line, bound) in cases {
+        let f = factor(&line);
+        println!("{what}: {} MiB line, peak {f:.1}x", line.len() >> 20);
+        assert!(f <= bound, "{what}: {f:.1}x the line, more than the documented {bound}x");
+    }
+}
+
+}
