@@ -383,6 +383,30 @@ async fn login_with_an_api_key_account_models_and_logout() {
     let models = client.models().await.unwrap();
     assert!(!models.data.is_empty());
     client.logout().await.unwrap();
+    // The browser login needs no network to start: the server listens for the callback and
+    // gives the URL; cancelling it ends the handle's wait with the failure.
+    let login = tokio::time::timeout(T, client.login_chatgpt()).await.unwrap().unwrap();
+    let url = login.auth_url().expect("an auth URL").to_owned();
+    assert!(url.starts_with("https://"), "{url}");
+    assert!(!login.login_id().is_empty());
+    let events = client.notifications();
+    let id = login.login_id().to_owned();
+    login.cancel().await.unwrap();
+    let completed = tokio::time::timeout(T, async {
+        use futures_util::StreamExt;
+        let mut events = events;
+        while let Some(event) = events.next().await {
+            if let Some(n) = event.notification() {
+                if n.method() == "account/login/completed" {
+                    return serde_json::to_value(n).unwrap()["params"].clone();
+                }
+            }
+        }
+        panic!("no account/login/completed")
+    })
+    .await
+    .unwrap();
+    assert_eq!((completed["loginId"].as_str(), completed["success"].as_bool()), (Some(id.as_str()), Some(false)), "{completed}");
     // The device-code login asks auth.openai.com for a code first: offline, that is where it
     // stops (an error answer, or a handle whose wait ends with the failure).
     match tokio::time::timeout(T, client.login_device_code()).await.unwrap() {
@@ -456,12 +480,24 @@ mod cuttable {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_websocket_cut_mid_turn_reconnects_and_the_turn_goes_on_on_the_same_handle() {
     let Some(codex) = codex() else { return };
+    // Over TCP with a bearer token, and over a Unix socket.
     let setup = Setup::new(codex.clone());
-    let socket = setup.home.path().join("reconnect.sock");
-    let url = format!("unix://{}", socket.display());
-    let _server = Listening::start(&setup, &codex, &["--listen", &url]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let token_file = setup.home.path().join("ws-token");
+    std::fs::write(&token_file, "reconnect-token").unwrap();
+    let url = format!("ws://127.0.0.1:{port}");
+    let listen = ["--listen", &url, "--ws-auth", "capability-token", "--ws-token-file", token_file.to_str().unwrap()];
+    cut_mid_turn(&setup, &codex, &listen, &url, Some("reconnect-token")).await;
+
+    let setup = Setup::new(codex.clone());
+    let url = format!("unix://{}", setup.home.path().join("reconnect.sock").display());
+    cut_mid_turn(&setup, &codex, &["--listen", &url], &url, None).await;
+}
+
+async fn cut_mid_turn(setup: &Setup, codex: &std::path::Path, listen: &[&str], url: &str, token: Option<&str>) {
+    let _server = Listening::start(setup, codex, listen);
     // Ready to accept connections.
-    drop(tokio::time::timeout(T, connect_when_ready(&url, None)).await.unwrap().unwrap());
+    drop(tokio::time::timeout(T, connect_when_ready(url, token)).await.unwrap().unwrap());
     setup.mock.push(MockBody::Slow {
         head: vec![ev::created("resp-1"), ev::message_added("msg-1"), ev::text_delta("msg-1", "Hel")],
         tail: vec![ev::text_delta("msg-1", "lo"), ev::message_done("msg-1", "Hello"), ev::completed("resp-1")],
@@ -469,10 +505,10 @@ async fn a_websocket_cut_mid_turn_reconnects_and_the_turn_goes_on_on_the_same_ha
     });
     let (cut, cuts) = tokio::sync::watch::channel(0u32);
     let connect = {
-        let url = url.clone();
+        let (url, token) = (url.to_owned(), token.map(str::to_owned));
         move || {
-            let (url, cuts) = (url.clone(), cuts.clone());
-            async move { Ok(cuttable::Cuttable { inner: transport::ws::WsTransport::connect(&url, None).await?, cut: cuts }) }
+            let (url, token, cuts) = (url.clone(), token.clone(), cuts.clone());
+            async move { Ok(cuttable::Cuttable { inner: transport::ws::WsTransport::connect(&url, token.as_deref()).await?, cut: cuts }) }
         }
     };
     let policy = RetryPolicy::default().max_retries(10).initial_delay(Duration::from_millis(50));
