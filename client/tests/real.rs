@@ -393,7 +393,6 @@ async fn login_with_an_api_key_account_models_and_logout() {
     let id = login.login_id().to_owned();
     login.cancel().await.unwrap();
     let completed = tokio::time::timeout(T, async {
-        use futures_util::StreamExt;
         let mut events = events;
         while let Some(event) = events.next().await {
             if let Some(n) = event.notification() {
