@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 repo=..
-fixtures=("$repo"/tests/fixtures/*/*.ndjson)
+fixtures=("$repo"/traffic/fixtures/*/*.ndjson)
 mkdir -p corpus/{decode_server,decode_client,line_reader,drift,codegen}
 
 # One file per distinct wire line, by direction (the transcript's `line`, unescaped).

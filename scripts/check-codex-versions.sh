@@ -8,8 +8,8 @@
 #      codex-app-client with all its features and without (its server-request handler is
 #      generated; its tests are pinned to the vendored release, see `pinned_to_codex!`, and
 #      its example is written to build with any release)
-#   4. cargo xtask record --codex <it>          record every scenario into tests/fixtures/<v>/
-#   5. cargo xtask drift tests/fixtures/<v>/*   zero drift expected on what was recorded
+#   4. cargo xtask record --codex <it>          record every scenario into traffic/fixtures/<v>/
+#   5. cargo xtask drift traffic/fixtures/<v>/*   zero drift expected on what was recorded
 #   6. clippy -D warnings, with `experimental` (workspace) and without (the protocol crate and the
 #      client alone)
 #
@@ -116,7 +116,7 @@ for v in "${versions[@]}"; do
             echo "  record   $recorded recorded${ok:+: ${ok[*]}}"
             for n in "${notfit[@]}"; do echo "           not recorded: $n"; done
             if [ ${#ok[@]} -gt 0 ]; then
-                if step drift cargo xtask drift tests/fixtures/"$v"/*.ndjson; then
+                if step drift cargo xtask drift traffic/fixtures/"$v"/*.ndjson; then
                     drift=0
                 else
                     drift=$(grep -o -E '^  total +[0-9]+' "$log" | tail -1 | awk '{print $2}')

@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: typed decode and encode of recorded server traffic against
 //! `serde_json::Value`, `&RawValue` and (with `--peer`) the `codex-codes` crate.
 //!
-//! Input: the s2c lines of `tests/fixtures/<CODEX_VERSION>/*.ndjson` that are JSON-RPC messages,
+//! Input: the s2c lines of `traffic/fixtures/<CODEX_VERSION>/*.ndjson` that are JSON-RPC messages,
 //! repeated (in file order) to `--lines` lines (100,000) in one buffer, as read from a stream.
 //! A response is typed through the method of the c2s request with the same id in its file,
 //! the way a client does it: `TypedServerMessage::from_line_with(line, |id| method)`, which

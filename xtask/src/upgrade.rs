@@ -259,7 +259,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The traffic crate (`tests/`): its fixture and snapshot tests change with every release.
+/// The traffic crate (`traffic/`): its fixture and snapshot tests change with every release.
 pub const TRAFFIC_PACKAGE: &str = "codex-app-traffic";
 
 /// Every step that can run; what each found goes to the report.
@@ -662,13 +662,13 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         };
-        write("Cargo.toml", "[workspace]\nmembers = [\"proto\", \"tests\"]\n");
+        write("Cargo.toml", "[workspace]\nmembers = [\"proto\", \"traffic\"]\n");
         write("proto/Cargo.toml", "[package]\nname = \"proto\"\nversion = \"0.1.0\"\n\n[dependencies]\nname = \"not this\"\n");
         write("proto/tests/wire.rs", &invocation("0.169.0"));
         write("proto/tests/conformance/main.rs", &invocation("0.169.0"));
         write("proto/src/lib.rs", &invocation("0.171.0"));
-        write("tests/Cargo.toml", &format!("[package]\nname = {TRAFFIC_PACKAGE:?}\n"));
-        write("tests/src/drift.rs", &invocation("0.169.0"));
+        write("traffic/Cargo.toml", &format!("[package]\nname = {TRAFFIC_PACKAGE:?}\n"));
+        write("traffic/src/drift.rs", &invocation("0.169.0"));
         write("target/debug/build/out.rs", &invocation("0.1.0"));
         write("proto/tests/snapshots/a.snap.new", "");
         write("proto/tests/snapshots/a.snap", "");
@@ -682,7 +682,7 @@ mod tests {
                 ("proto/src/lib.rs", "0.171.0"),
                 ("proto/tests/conformance/main.rs", "0.169.0"),
                 ("proto/tests/wire.rs", "0.169.0"),
-                ("tests/src/drift.rs", "0.169.0"),
+                ("traffic/src/drift.rs", "0.169.0"),
             ]
         );
         let runs = test_runs(root.path(), &pinned);
@@ -711,7 +711,7 @@ mod tests {
             test_target(&root, &wire.file),
             Some(("codex-app-protocol".to_owned(), Some("--test wire".to_owned())))
         );
-        assert_eq!(test_target(&root, Path::new("tests/src/drift.rs")), Some((TRAFFIC_PACKAGE.to_owned(), Some("--lib".to_owned()))));
+        assert_eq!(test_target(&root, Path::new("traffic/src/drift.rs")), Some((TRAFFIC_PACKAGE.to_owned(), Some("--lib".to_owned()))));
     }
 
     #[test]
@@ -783,7 +783,7 @@ mod tests {
 
         report.steps[2].outcome = Outcome::Failed("2 scenario(s) failed: dynamic_tool, lifecycle\nmore".into());
         report.scenarios = vec![("dynamic_tool".into(), "request `thread/start`: does not fit".into())];
-        report.snapshots = vec!["tests/tests/snapshots/snapshots__lifecycle.snap.new".into()];
+        report.snapshots = vec!["traffic/tests/snapshots/snapshots__lifecycle.snap.new".into()];
         report.failed_tests = vec!["codex-app-traffic: snapshots".into()];
         assert!(!report.is_done());
         let text = report.render();

@@ -4,7 +4,7 @@
 //! Every scenario runs against its own loopback mock of the Responses API (`codex_app_mock`) and its own
 //! `codex app-server` in a throw-away `CODEX_HOME` ([`server`]), driven by the typed client
 //! steps of [`scenarios`]. Its transcript is normalized ([`normalize`]) and written to
-//! `tests/fixtures/<codex version>/<scenario>.ndjson`. The raw transcript, the requests the
+//! `traffic/fixtures/<codex version>/<scenario>.ndjson`. The raw transcript, the requests the
 //! mock received and the server's stderr go to `target/record/<codex version>/` for
 //! debugging. A scenario that fails writes no fixture.
 //!
@@ -39,7 +39,7 @@ pub struct Args {
     /// The codex binary to run (default: $CODEX_BIN, the pinned .codex-bin install, then PATH).
     #[arg(long)]
     codex: Option<PathBuf>,
-    /// Where to write the transcripts (default: tests/fixtures/<codex version>).
+    /// Where to write the transcripts (default: traffic/fixtures/<codex version>).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Scenarios to record (default: all).
@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(runs) = args.repeat {
         return repeat(&selected, &codex, &version, runs);
     }
-    let out = args.out.unwrap_or_else(|| crate::root().join("tests/fixtures").join(&version));
+    let out = args.out.unwrap_or_else(|| crate::root().join("traffic/fixtures").join(&version));
     let debug_dir = crate::root().join("target/record").join(&version);
     eprintln!("codex {version}: {}\nwriting to {} (raw traffic and logs: {})", codex.display(), out.display(), debug_dir.display());
 
@@ -198,7 +198,7 @@ fn literal_placeholders(home: &Path, mock_base_url: &str) -> Vec<(String, String
 /// `record --repeat RUNS`: every selected scenario recorded `runs` times, each run's typed
 /// summary compared with the committed fixture's.
 fn repeat(selected: &[&str], codex: &Path, version: &str, runs: usize) -> Result<()> {
-    let fixtures = crate::root().join("tests/fixtures").join(version);
+    let fixtures = crate::root().join("traffic/fixtures").join(version);
     let debug_dir = tempfile::tempdir()?;
     let mut committed = Vec::new();
     for name in selected {
@@ -269,7 +269,7 @@ mod tests {
         };
         let version = crate::codex::version(&codex).expect("codex --version");
         let debug_dir = tempfile::tempdir().unwrap();
-        let fixtures = crate::root().join("tests/fixtures").join(&version);
+        let fixtures = crate::root().join("traffic/fixtures").join(&version);
         for name in names() {
             let recorded = record(name, &codex, debug_dir.path()).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             let numbered: Vec<Entry> =

@@ -18,7 +18,7 @@ pub use drift::{check, check_file, Finding, Kind, Report};
 pub use transcript::{Dir, Entry, Format, Side};
 
 /// The folder of the committed fixtures for the codex version the protocol crate was
-/// generated from: `tests/fixtures/<CODEX_VERSION>`.
+/// generated from: `traffic/fixtures/<CODEX_VERSION>`.
 pub fn fixtures_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(codex_app_protocol::CODEX_VERSION)
 }
