@@ -532,11 +532,11 @@ impl Client {
         params: &P,
         turn_thread: Option<String>,
     ) -> Result<(Answer, RequestId), ClientError> {
-        let params = serde_json::to_string(params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
+        let params = serde_json::value::to_raw_value(params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
         let mut retry = 0;
         loop {
             let id = RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
-            let line = wire::request_line_encoded(&id, method, &params);
+            let line = wire::request_line(&id, method, &params);
             if retry == 0 {
                 self.check_experimental(&line)?;
             }

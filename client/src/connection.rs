@@ -427,7 +427,8 @@ impl<T: Transport> Connection<T> {
     /// subscribed threads (their answers are the connection's own).
     async fn handshake(&mut self, initialize: &Value, attempt: u32, batch: &mut Vec<String>) -> Result<(), String> {
         let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
-        let line = wire::request_line_encoded(&id, "initialize", &initialize.to_string());
+        let params = serde_json::value::to_raw_value(initialize).map_err(|e| format!("cannot encode `initialize`: {e}"))?;
+        let line = wire::request_line(&id, "initialize", &params);
         self.send_now(line).await?;
         self.internal.insert(id.clone(), "initialize".into());
         // Lines before the answer are the new connection's first lines.
@@ -441,9 +442,9 @@ impl<T: Transport> Connection<T> {
         threads.sort();
         for (n, thread) in threads.into_iter().enumerate() {
             let id = RequestId::String(format!("reconnect-{attempt}-resume-{n}"));
-            let params = serde_json::json!({"threadId": thread}).to_string();
+            let params = serde_json::value::to_raw_value(&serde_json::json!({"threadId": thread})).expect("a Value always encodes");
             self.internal.insert(id.clone(), "thread/resume".into());
-            self.send_now(wire::request_line_encoded(&id, "thread/resume", &params)).await?;
+            self.send_now(wire::request_line(&id, "thread/resume", &params)).await?;
         }
         // The threads' events flow again once their resumes are answered (refused ones are
         // logged).

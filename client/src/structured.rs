@@ -35,7 +35,7 @@ pub fn decode_as<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, Clien
             method: None,
             message: format!("{what} does not fit `{}` at `{path}`: {}", std::any::type_name::<T>(), e.inner()),
             path: Some(path),
-            line: crate::wire::truncate(text, 300),
+            line: codex_app_protocol::framing::excerpt(text, 300).into_owned(),
         })
     })
 }

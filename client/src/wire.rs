@@ -2,8 +2,9 @@
 //! is decoded and encoded, how a request is checked against the experimental opt-in, and how
 //! a notification's thread and turn are found.
 
+use codex_app_protocol::framing::excerpt;
 use codex_app_protocol::jsonrpc::{ErrorObject, ErrorResponse, Parts};
-use codex_app_protocol::{ClientMessage, ClientNotification, RequestId, Response, ServerNotification, TypedServerMessage};
+use codex_app_protocol::{ClientMessage, ClientNotification, ClientRequest, RawJson, RequestId, Response, ServerNotification, TypedServerMessage};
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
@@ -29,7 +30,7 @@ pub(crate) fn decode_server_line<M: AsRef<str>>(
 ) -> Result<TypedServerMessage, Box<Undecodable>> {
     TypedServerMessage::from_line_with(line, method_of).map_err(|e| {
         let response = Parts::parse(line).ok().filter(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some())).and_then(|p| p.id);
-        let report = DecodeReport { line_number: Some(number), method: e.method.clone(), path: e.path(), message: e.to_string(), line: truncate(line, 300) };
+        let report = DecodeReport { line_number: Some(number), method: e.method.clone(), path: e.path(), message: e.to_string(), line: excerpt(line, 300).into_owned() };
         Box::new(Undecodable { report, response })
     })
 }
@@ -68,23 +69,24 @@ pub(crate) fn raw_route(line: &str) -> Option<RawRoute> {
 }
 
 /// The line of a request, `{"id":..,"method":..,"params":..}`, from its params already
-/// encoded (a retry sends the same params with a new id); `params` is left out when it
-/// encodes as `null` (methods without params).
-pub(crate) fn request_line_encoded(id: &RequestId, method: &str, params: &str) -> String {
-    let id = serde_json::to_string(id).expect("an id always encodes");
-    let method = serde_json::to_string(method).expect("a string always encodes");
-    if params == "null" {
-        format!(r#"{{"id":{id},"method":{method}}}"#)
-    } else {
-        format!(r#"{{"id":{id},"method":{method},"params":{params}}}"#)
-    }
+/// encoded (a retry sends the same params with a new id), written by the protocol crate's
+/// encoder (as the request of a method the crate does not type: the params are sent as they
+/// are); `params` is left out when it is `null` (methods without params).
+pub(crate) fn request_line(id: &RequestId, method: &str, params: &RawValue) -> String {
+    let request = ClientRequest::Unrecognized { id: id.clone(), method: method.to_owned(), params: raw_params(params) };
+    ClientMessage::Request(request).to_line()
 }
 
-/// The line of a notification the client sends.
+/// The line of a notification the client sends, written by the protocol crate's encoder.
 pub(crate) fn notification_line<P: Serialize + ?Sized>(method: &str, params: &P) -> Result<String, serde_json::Error> {
-    let params = serde_json::to_string(params)?;
-    let method = serde_json::to_string(method)?;
-    Ok(if params == "null" { format!(r#"{{"method":{method}}}"#) } else { format!(r#"{{"method":{method},"params":{params}}}"#) })
+    let params = serde_json::value::to_raw_value(params)?;
+    let notification = ClientNotification::Unrecognized { method: method.to_owned(), params: raw_params(&params) };
+    Ok(ClientMessage::Notification(notification).to_line())
+}
+
+/// `params` as the encoder takes them: `None` (not written) for `null`.
+fn raw_params(params: &RawValue) -> Option<RawJson> {
+    (params.get() != "null").then(|| RawJson::from(params.to_owned()))
 }
 
 /// The `initialized` notification.
@@ -97,14 +99,10 @@ pub(crate) fn response_line(id: RequestId, result: &RawValue) -> String {
     ClientMessage::Response(Response { id, result: result.to_owned() }).to_line()
 }
 
-/// An error answer to a server request (`id: None`: a request whose id could not be read).
+/// An error answer to a server request (`id: None`: a request whose id could not be read;
+/// the line says `"id": null`, as JSON-RPC asks).
 pub(crate) fn error_line(id: Option<RequestId>, error: ErrorObject) -> String {
-    match id {
-        Some(id) => ClientMessage::Error(ErrorResponse { id: Some(id), error }).to_line(),
-        // JSON-RPC: "If there was an error in detecting the id in the Request object, it MUST
-        // be Null" (the protocol crate's encoder leaves an absent id out).
-        None => format!(r#"{{"id":null,"error":{}}}"#, serde_json::to_string(&error).expect("an error object encodes")),
-    }
+    ClientMessage::Error(ErrorResponse { id, error }).to_line()
 }
 
 /// The server's descriptor of the experimental surface a request line uses
@@ -168,17 +166,6 @@ pub(crate) fn result<M: codex_app_protocol::Request>(value: serde_json::Value) -
     })
 }
 
-/// The start of a line, for messages.
-pub(crate) fn truncate(line: &str, max: usize) -> String {
-    if line.len() <= max {
-        return line.to_owned();
-    }
-    let mut cut = max;
-    while !line.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}...", &line[..cut])
-}
 
 /// What a notification means for the life of its turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,8 +301,10 @@ mod tests {
     #[test]
     fn request_lines() {
         let id = RequestId::Integer(3);
-        assert_eq!(request_line_encoded(&id, "a/b", "null"), r#"{"id":3,"method":"a/b"}"#);
-        assert_eq!(request_line_encoded(&id, "a/b", r#"{"x":1}"#), r#"{"id":3,"method":"a/b","params":{"x":1}}"#);
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        assert_eq!(request_line(&id, "a/b", &raw("null")), r#"{"id":3,"method":"a/b"}"#);
+        assert_eq!(request_line(&id, "a/b", &raw(r#"{"x":1}"#)), r#"{"id":3,"method":"a/b","params":{"x":1}}"#);
+        assert_eq!(request_line(&id, "thread/start", &raw("{}")), r#"{"id":3,"method":"thread/start","params":{}}"#);
         assert_eq!(notification_line("initialized", &()).unwrap(), r#"{"method":"initialized"}"#);
         assert_eq!(initialized_line(), r#"{"method":"initialized"}"#);
         assert_eq!(error_line(None, ErrorObject::new(-32600, "x")), r#"{"id":null,"error":{"code":-32600,"message":"x"}}"#);

@@ -182,6 +182,22 @@ fn memchr(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&b| b == b'\n')
 }
 
+/// The start of `text` for a message or a log: at most `max_chars` characters, with `...`
+/// when it was cut (cut between characters, never inside one).
+///
+/// ```
+/// use codex_app_protocol::framing::excerpt;
+/// assert_eq!(excerpt("thread/started", 6), "thread...");
+/// assert_eq!(excerpt("héllo", 2), "hé...");
+/// assert_eq!(excerpt("short", 5), "short");
+/// ```
+pub fn excerpt(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => format!("{}...", &text[..end]).into(),
+        None => text.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,10 +188,11 @@ impl PartialEq for Response {
     }
 }
 
-/// An error response. `id` is `None` when the server could not tell which request failed.
+/// An error response. `id` is `None` when the peer could not tell which request failed; it is
+/// written as `"id": null`, as JSON-RPC asks (an absent `id` reads as `None` too).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorResponse {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub id: Option<RequestId>,
     pub error: ErrorObject,
 }

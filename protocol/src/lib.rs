@@ -62,7 +62,9 @@
 //! - `params: null` and absent `params` are the same.
 //!
 //! So the one rule for comparing a message with its re-encoding: an object member whose value
-//! is `null` equals an absent member, except where the type is `Option<Option<T>>`.
+//! is `null` equals an absent member, except where the type is `Option<Option<T>>`. The
+//! [`roundtrip`] module is that rule (and the one for numbers) as code; the drift check, the
+//! fuzz targets and the tests all compare with it.
 
 //!
 //! # What decoding keeps, and its limits
@@ -138,6 +140,7 @@ pub mod framing;
 pub mod inspect;
 pub mod jsonrpc;
 mod method;
+pub mod roundtrip;
 pub mod side;
 // Which macros (and presence modules) the generated code uses depends on the schema it was
 // generated from.

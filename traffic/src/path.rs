@@ -3,28 +3,10 @@
 //! Members are joined with `.`, array elements are `[i]`; a member name that is not a plain
 //! word (letters, digits, `_`, `$`, `-`) is written as `["..."]` with JSON escapes. Every
 //! source of paths (the round trip, `serde_ignored`, the `Unrecognized` walk) builds them with
-//! these functions, so equal locations give equal strings.
+//! [`push_key`] and [`push_index`], the protocol crate's ([`codex_app_protocol::roundtrip`],
+//! whose differences carry such paths), so equal locations give equal strings.
 
-/// Appends member `key` to `path`.
-pub fn push_key(path: &mut String, key: &str) {
-    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'));
-    if plain {
-        if !path.is_empty() {
-            path.push('.');
-        }
-        path.push_str(key);
-    } else {
-        path.push('[');
-        path.push_str(&serde_json::to_string(key).expect("a string always serializes"));
-        path.push(']');
-    }
-}
-
-/// Appends array element `index` to `path`.
-pub fn push_index(path: &mut String, index: usize) {
-    use std::fmt::Write as _;
-    let _ = write!(path, "[{index}]");
-}
+pub use codex_app_protocol::roundtrip::{push_index, push_key};
 
 /// `path` with `key` appended.
 pub fn join(path: &str, key: &str) -> String {

@@ -19,6 +19,7 @@
 //! by the table [`KEYS`] (method, member path), so this module works with the crate generated
 //! from any codex release: a method or member a release does not have is simply not shown.
 
+use codex_app_protocol::framing::excerpt;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -28,7 +29,6 @@ use codex_app_protocol::side::{self, MessageOf, MethodEnum, ResultEnum, Side};
 use codex_app_protocol::{Message, RequestId};
 use serde_json::Value;
 
-use crate::drift::truncate;
 use crate::transcript::{Dir, Entry};
 use crate::unrecognized;
 
@@ -180,7 +180,7 @@ fn id_text(id: &RequestId) -> String {
 }
 
 fn quoted(s: &str) -> String {
-    serde_json::to_string(&truncate(s, 40)).unwrap_or_default()
+    serde_json::to_string(&excerpt(s, 40)).unwrap_or_default()
 }
 
 /// Summarizes every entry, one line each.

@@ -6,6 +6,7 @@
 //! like any optional member on the wire. The walk reports both with their JSON paths, built
 //! with [`crate::path`] so they equal the paths of every other finding.
 
+use codex_app_protocol::framing::excerpt;
 use std::collections::{HashMap, HashSet};
 
 use codex_app_protocol::inspect::{Inspect, Inspector, Step};
@@ -84,10 +85,10 @@ pub fn describe(ty: &str, json: Option<&Value>) -> String {
                 format!("unknown union variant `{key}` (single-key object) of `{ty}`")
             } else {
                 let text = serde_json::to_string(o).unwrap_or_default();
-                format!("unknown union variant {} of `{ty}`", crate::drift::truncate(&text, 80))
+                format!("unknown union variant {} of `{ty}`", excerpt(&text, 80))
             }
         }
-        Some(other) => format!("unknown union variant {} of `{ty}`", crate::drift::truncate(&other.to_string(), 80)),
+        Some(other) => format!("unknown union variant {} of `{ty}`", excerpt(&other.to_string(), 80)),
         None => format!("unknown variant of `{ty}` (not located in the JSON)"),
     }
 }

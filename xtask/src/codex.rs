@@ -5,25 +5,19 @@ use std::process::Command;
 
 use anyhow::{bail, Context};
 
+// The one rule for finding codex, the client's (`find_codex_from`); included as source so that
+// `cargo xtask regen` does not build the client and the protocol crate.
+#[path = "../../client/src/transport/find_codex.rs"]
+mod find_codex;
+
 /// Where the project's install script puts the pinned codex (`scripts/install-codex.sh`).
 pub fn pinned_path() -> PathBuf {
-    crate::root().join(".codex-bin/node_modules/.bin/codex")
+    crate::root().join(find_codex::PINNED)
 }
 
 /// `--codex PATH`, else `$CODEX_BIN`, else the project's pinned install, else `codex` on PATH.
 pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = explicit {
-        return Some(p.to_owned());
-    }
-    if let Some(p) = std::env::var_os("CODEX_BIN").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let pinned = pinned_path();
-    if pinned.exists() {
-        return Some(pinned);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join("codex")).find(|p| p.is_file())
+    find_codex::find_codex_from(explicit, Some(&crate::root()))
 }
 
 /// `codex --version` without the `codex-cli ` prefix (`0.169.0`).

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use crate::error::ServerExit;
 
+mod find_codex;
 pub mod memory;
 pub mod stdio;
 pub mod ws;

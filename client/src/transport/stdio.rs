@@ -15,26 +15,11 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use super::{LineReceiver, LineSender, Transport};
 use crate::error::{ServerExit, TransportError};
 
-/// Where the project's install script puts the pinned codex, relative to a project root.
-const PINNED: &str = ".codex-bin/node_modules/.bin/codex";
-
 /// Finds the codex binary: `explicit`, else `$CODEX_BIN`, else `.codex-bin/node_modules/.bin/codex`
 /// in the current directory or one of its ancestors (where `scripts/install-codex.sh` puts
 /// it), else `codex` on `PATH`.
 pub fn find_codex(explicit: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = explicit {
-        return Some(p.to_owned());
-    }
-    if let Some(p) = std::env::var_os("CODEX_BIN").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Some(pinned) = cwd.ancestors().map(|dir| dir.join(PINNED)).find(|p| p.is_file()) {
-            return Some(pinned);
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join("codex")).find(|p| p.is_file())
+    super::find_codex::find_codex_from(explicit, std::env::current_dir().ok().as_deref())
 }
 
 /// How to start `codex app-server`: the binary, `-c key=value` overrides, environment,
@@ -196,16 +181,9 @@ impl StderrTail {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     let text = String::from_utf8_lossy(&buf);
-                    let mut line = strip_ansi(text.trim_end()).into_owned();
+                    let line = strip_ansi(text.trim_end());
                     tracing::info!(target: "codex_app_client::server_stderr", "{line}");
-                    if line.len() > Self::MAX_LINE {
-                        let mut cut = Self::MAX_LINE;
-                        while !line.is_char_boundary(cut) {
-                            cut -= 1;
-                        }
-                        line.truncate(cut);
-                        line.push_str("...");
-                    }
+                    let line = codex_app_protocol::framing::excerpt(&line, Self::MAX_LINE).into_owned();
                     let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
                     lines.push_back(line);
                     while lines.len() > self.max {

@@ -15,6 +15,7 @@ pub mod normalize;
 pub mod scenarios;
 pub mod server;
 
+use codex_app_protocol::framing::excerpt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -167,7 +168,7 @@ pub fn record(name: &str, codex: &Path, debug_dir: &Path) -> Result<Recorded> {
     check_requests(&mock, &requests)?;
     notes.push(format!("model requests: {}", requests.len()));
     for line in not_json {
-        notes.push(format!("server line that is not JSON: {}", drift::truncate(&line, 200)));
+        notes.push(format!("server line that is not JSON: {}", excerpt(&line, 200)));
     }
     Ok(Recorded { entries: normalized, notes, duration })
 }

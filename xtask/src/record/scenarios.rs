@@ -8,6 +8,7 @@
 //! deliberately malformed ones of `protocol_errors` (marked `bad`) and the one well-formed line
 //! the typed crate never writes (a request with `"jsonrpc": "2.0"`).
 
+use codex_app_protocol::framing::excerpt;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context as _, Result};
@@ -137,7 +138,7 @@ impl Session {
 
         let requests = self.mock.wait_for_requests(2 * n, T)?;
         let output = requests[2 * n - 1].function_output(&call_id).context("the model got no tool output")?;
-        let note = format!("`{cmd}` -> model: {}", truncate(&output.to_string(), 140));
+        let note = format!("`{cmd}` -> model: {}", excerpt(&output.to_string(), 140));
         self.notes.push(note);
         Ok(())
     }
@@ -150,10 +151,6 @@ impl Session {
             (item["type"] == "commandExecution" && item["id"] == call_id).then(|| (item["status"].clone(), item["exitCode"].clone()))
         })
     }
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    codex_app_traffic::drift::truncate(s, max)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@
 //! Nothing waits forever: every read has a deadline, and [`AppServer::finish`] (or drop) kills
 //! the process group if the server does not exit after stdin is closed.
 
+use codex_app_protocol::framing::excerpt;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -159,7 +160,7 @@ impl AppServer {
             findings.is_empty(),
             "this message does not fit the types generated from codex {CODEX_VERSION}:\n  {}\n  message: {}",
             findings.join("\n  "),
-            drift::truncate(&line, 300)
+            excerpt(&line, 300)
         );
         let decoded = ClientMessage::from_line(&line).context("the checked message does not decode")?;
         Ok(match (decoded, answering) {

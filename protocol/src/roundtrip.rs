@@ -1,0 +1,211 @@
+//! The one rule for comparing a message with its re-encoding, and the JSON paths that name
+//! where they differ.
+//!
+//! Decoding a message and encoding it again gives back the same JSON value, under these rules
+//! (the crate docs, "`null` and absent members", say why):
+//!
+//! - **`null` and absent**: an object member whose value is `null` equals an absent member,
+//!   except where the type is `Option<Option<T>>`. [`differences`] reports each such pair as
+//!   [`Difference::NullOrAbsent`], so a caller that knows the types (the drift check) can
+//!   tell the exception; [`equivalent`] takes them as equal.
+//! - **Numbers** are compared by value ([`same_number`]): integers exactly; anything else as
+//!   `f64`, a few units in the last place apart allowed, because `serde_json` without its
+//!   `float_roundtrip` feature (which this crate does not turn on for its users) may read a
+//!   float's text back one unit in the last place off. `1` equals `1.0`.
+//! - **The top-level `jsonrpc` member** is not compared: the crate reads it and does not
+//!   write it (`jsonrpc` inside `params` is compared like any member).
+//!
+//! Paths are written as the drift check prints them: `params.thread.turns[0].items[2].status`
+//! ([`push_key`], [`push_index`]).
+//!
+//! ```
+//! use codex_app_protocol::roundtrip::{differences, equivalent, Difference};
+//! use serde_json::json;
+//!
+//! let original = json!({"jsonrpc": "2.0", "method": "x", "params": {"a": null, "n": 1, "gone": 2}});
+//! let reencoded = json!({"method": "x", "params": {"n": 1.0}});
+//! assert!(!equivalent(&original, &reencoded));
+//! let found = differences(&original, &reencoded);
+//! assert_eq!(found.len(), 2);
+//! assert!(matches!(&found[0], Difference::NullOrAbsent { path, original_null: true } if path == "params.a"));
+//! assert!(matches!(&found[1], Difference::Missing { path, .. } if path == "params.gone"));
+//! ```
+
+use serde_json::{Number, Value};
+
+/// Where a message and its re-encoding differ, under the rules of the [module](self).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Difference<'a> {
+    /// A member of the original that the re-encoding does not have (and that is not `null`):
+    /// a member the types do not know.
+    Missing { path: String, original: &'a Value },
+    /// A member the re-encoding adds (and that is not `null`).
+    Added { path: String, reencoded: &'a Value },
+    /// An array re-encoded with another number of elements.
+    Length { path: String, original: usize, reencoded: usize },
+    /// A value re-encoded as another.
+    Changed { path: String, original: &'a Value, reencoded: &'a Value },
+    /// `null` on one side, absent on the other: equal, unless the member is an
+    /// `Option<Option<T>>`. `original_null`: the original had the `null`.
+    NullOrAbsent { path: String, original_null: bool },
+}
+
+impl Difference<'_> {
+    /// The JSON path of the difference (`""` for the whole message).
+    pub fn path(&self) -> &str {
+        match self {
+            Difference::Missing { path, .. }
+            | Difference::Added { path, .. }
+            | Difference::Length { path, .. }
+            | Difference::Changed { path, .. }
+            | Difference::NullOrAbsent { path, .. } => path,
+        }
+    }
+}
+
+/// Every difference between a message (`original`) and its re-encoding: per object, the
+/// members of the original, then those the re-encoding adds, each in the order of
+/// `serde_json::Map`.
+pub fn differences<'a>(original: &'a Value, reencoded: &'a Value) -> Vec<Difference<'a>> {
+    let mut out = Vec::new();
+    compare(original, reencoded, &mut String::new(), true, &mut out);
+    out
+}
+
+/// Whether `reencoded` is the same message as `original`: no differences but `null` against
+/// absent.
+pub fn equivalent(original: &Value, reencoded: &Value) -> bool {
+    differences(original, reencoded).iter().all(|d| matches!(d, Difference::NullOrAbsent { .. }))
+}
+
+/// Whether two JSON numbers are the same value: integers exactly, anything else (floats, and
+/// integers beyond 64 bits, which a `Value` holds as floats) as `f64`, up to 4 units in the
+/// last place apart.
+pub fn same_number(a: &Number, b: &Number) -> bool {
+    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+        (Some(x), Some(y), _, _) => x == y,
+        (_, _, Some(x), Some(y)) => x == y,
+        // One side an integer that the other side's type cannot hold: different values.
+        (Some(_), _, _, Some(_)) | (_, Some(_), Some(_), _) => false,
+        _ => match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => x == y || (x - y).abs() <= x.abs().max(y.abs()) * 4.0 * f64::EPSILON,
+            _ => false,
+        },
+    }
+}
+
+/// Appends member `key` to `path`: `.key` for a plain word (letters, digits, `_`, `$`, `-`),
+/// `["key"]` with JSON escapes for anything else.
+pub fn push_key(path: &mut String, key: &str) {
+    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'));
+    if plain {
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+    } else {
+        path.push('[');
+        path.push_str(&serde_json::to_string(key).expect("a string always serializes"));
+        path.push(']');
+    }
+}
+
+/// Appends array element `index` to `path`: `[index]`.
+pub fn push_index(path: &mut String, index: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(path, "[{index}]");
+}
+
+// `serde_json` bounds the nesting of a `Value` it parses (128 levels), which bounds this
+// recursion.
+fn compare<'a>(original: &'a Value, reencoded: &'a Value, path: &mut String, top: bool, out: &mut Vec<Difference<'a>>) {
+    match (original, reencoded) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, av) in a {
+                if top && key == "jsonrpc" {
+                    continue;
+                }
+                let len = path.len();
+                push_key(path, key);
+                match (av, b.get(key)) {
+                    (_, Some(bv)) => compare(av, bv, path, false, out),
+                    (Value::Null, None) => out.push(Difference::NullOrAbsent { path: path.clone(), original_null: true }),
+                    (_, None) => out.push(Difference::Missing { path: path.clone(), original: av }),
+                }
+                path.truncate(len);
+            }
+            for (key, bv) in b {
+                if a.contains_key(key) {
+                    continue;
+                }
+                let len = path.len();
+                push_key(path, key);
+                out.push(match bv {
+                    Value::Null => Difference::NullOrAbsent { path: path.clone(), original_null: false },
+                    _ => Difference::Added { path: path.clone(), reencoded: bv },
+                });
+                path.truncate(len);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() != b.len() => {
+            out.push(Difference::Length { path: path.clone(), original: a.len(), reencoded: b.len() })
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (av, bv)) in a.iter().zip(b).enumerate() {
+                let len = path.len();
+                push_index(path, i);
+                compare(av, bv, path, false, out);
+                path.truncate(len);
+            }
+        }
+        (Value::Number(a), Value::Number(b)) if same_number(a, b) => {}
+        (a, b) if a == b => {}
+        (a, b) => out.push(Difference::Changed { path: path.clone(), original: a, reencoded: b }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_rule() {
+        let original = json!({"jsonrpc": "2.0", "a": {"x": 1, "gone": [1], "nil": null}, "n": [1, 2.5], "f": 1, "s": "x"});
+        let reencoded = json!({"a": {"x": 1.0, "new": true, "also": null}, "n": [1, 2.5, 3], "f": 2, "s": "x"});
+        let found = differences(&original, &reencoded);
+        let paths: Vec<&str> = found.iter().map(Difference::path).collect();
+        assert_eq!(paths, ["a.gone", "a.nil", "a.also", "a.new", "f", "n"]);
+        assert!(matches!(found[0], Difference::Missing { original, .. } if original == &json!([1])));
+        assert!(matches!(found[1], Difference::NullOrAbsent { original_null: true, .. }));
+        assert!(matches!(found[2], Difference::NullOrAbsent { original_null: false, .. }));
+        assert!(matches!(found[5], Difference::Length { original: 2, reencoded: 3, .. }));
+        // `jsonrpc` is only left out at the top.
+        let (a, b) = (json!({"p": {"jsonrpc": "2.0"}}), json!({"p": {}}));
+        assert_eq!(differences(&a, &b).len(), 1);
+        assert!(equivalent(&json!({"a": null, "b": [1, {"c": null}]}), &json!({"b": [1.0, {}], "d": null})));
+        assert!(!equivalent(&json!({"a": 1}), &json!({"a": 1, "b": 0})));
+        let mut p = String::new();
+        push_key(&mut p, "params");
+        push_index(&mut p, 0);
+        push_key(&mut p, "a b");
+        push_key(&mut p, "");
+        assert_eq!(p, r#"params[0]["a b"][""]"#);
+    }
+
+    #[test]
+    fn numbers() {
+        let n = |v: Value| match v {
+            Value::Number(n) => n,
+            _ => unreachable!(),
+        };
+        assert!(same_number(&n(json!(1)), &n(json!(1.0))));
+        assert!(same_number(&n(json!(u64::MAX)), &n(json!(u64::MAX))));
+        assert!(!same_number(&n(json!(u64::MAX)), &n(json!(-1))));
+        assert!(!same_number(&n(json!(-1)), &n(json!(u64::MAX))));
+        assert!(!same_number(&n(json!(i64::MAX)), &n(json!(i64::MAX - 1))), "integers compare exactly");
+        let x = 0.1f64 + 0.2;
+        assert!(same_number(&n(json!(x)), &n(json!(f64::from_bits(x.to_bits() + 1)))), "one unit in the last place");
+        assert!(!same_number(&n(json!(x)), &n(json!(x * (1.0 + 1e-12)))));
+    }
+}
