@@ -1,5 +1,6 @@
 //! Decisions the schema cannot make, kept as reviewed data in `vendor-schemas/decisions.json`
-//! (compiled in, so every user of the generator sees the same file).
+//! (compiled in, so every user of the generator sees the same file). They are one input of the
+//! generator's [`crate::Settings`] ([`crate::Settings::decisions`]).
 //!
 //! - `responses`: the response type of each request method that the naming convention
 //!   (`FooParams` -> `FooResponse`) does not pair, across every supported codex release

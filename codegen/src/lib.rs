@@ -15,6 +15,11 @@
 //!   -> format.rs   prettyplease, file header
 //! ```
 //!
+//! Every stage takes its policies from one [`Settings`] (`settings.rs`: the catch-all variant,
+//! the reserved names, the `V1` renaming, the envelope's definitions, the depth of untagged
+//! unions' data, the routes of notifications, and the decisions of
+//! `vendor-schemas/decisions.json`); [`Settings::codex`] is what regen uses.
+//!
 //! `diff.rs` compares the IRs of two schema sets: the protocol changelog (`cargo xtask diff`).
 
 pub mod decisions;
@@ -31,13 +36,14 @@ pub mod render;
 pub mod pairing;
 pub mod refusal;
 pub mod schema;
+pub mod settings;
 pub mod vendor;
 
 use std::path::{Path, PathBuf};
 
 pub use error::{Error, Warning};
 pub use emit::{GENERATED_DIR, GENERATED_DIRS};
-pub use naming::CATCH_ALL;
+pub use settings::{Route, Settings};
 
 /// The bundle file `generate-json-schema` writes, which contains every definition.
 pub const BUNDLE_FILE: &str = "codex_app_server_protocol.schemas.json";
@@ -74,35 +80,36 @@ impl SchemaSet {
 }
 
 /// Schema set -> IR with experimental marks, the decisions of `vendor-schemas/decisions.json`
-/// and response pairing. Decisions the file does not hold are one error listing every one of
-/// them with its proposal ([`Error::missing_decisions`]).
+/// and response pairing, with [`Settings::codex`]. Decisions the file does not hold are one
+/// error listing every one of them with its proposal ([`Error::missing_decisions`]).
 pub fn build_ir(set: &SchemaSet) -> Result<ir::Ir, Error> {
-    build_ir_with(set, decisions::Decisions::checked_in()?, decisions::Undecided::Fail)
+    build_ir_with(set, &Settings::codex()?)
 }
 
-/// [`build_ir`] with other decisions, choosing what happens to a decision they do not hold.
-pub fn build_ir_with(set: &SchemaSet, decisions: &decisions::Decisions, undecided: decisions::Undecided) -> Result<ir::Ir, Error> {
+/// [`build_ir`] with other settings: other decisions ([`Settings::decisions`]), what happens
+/// to a decision they do not hold ([`Settings::undecided`]), other policies.
+pub fn build_ir_with(set: &SchemaSet, settings: &Settings) -> Result<ir::Ir, Error> {
     fn in_bundle(which: &'static str) -> impl Fn(Error) -> Error {
         move |mut e| {
             e.message = format!("{which} bundle: {}", e.message);
             e
         }
     }
-    let stable = lower::lower(&schema::Bundle::from_json(&set.stable).map_err(in_bundle("stable"))?)
+    let stable = lower::lower(&schema::Bundle::from_json(&set.stable).map_err(in_bundle("stable"))?, settings)
         .map_err(in_bundle("stable"))?;
     let mut ir = match &set.experimental {
         None => stable,
         Some(text) => {
-            let experimental = lower::lower(&schema::Bundle::from_json(text).map_err(in_bundle("experimental"))?)
+            let experimental = lower::lower(&schema::Bundle::from_json(text).map_err(in_bundle("experimental"))?, settings)
                 .map_err(in_bundle("experimental"))?;
             merge::merge(&stable, experimental)?
         }
     };
     // Both kinds of decision are gathered before stopping, so one run lists all of them.
-    let null_distinct_from_absent = decisions::apply_null_decisions(&mut ir, decisions);
-    let responses = pairing::pair(&mut ir, decisions)?;
+    let null_distinct_from_absent = decisions::apply_null_decisions(&mut ir, &settings.decisions);
+    let responses = pairing::pair(&mut ir, settings)?;
     let missing = decisions::Missing { codex_version: set.codex_version.clone(), responses, null_distinct_from_absent };
-    if undecided == decisions::Undecided::Fail && !missing.is_empty() {
+    if settings.undecided == decisions::Undecided::Fail && !missing.is_empty() {
         return Err(Error::missing_decisions(missing));
     }
     Ok(ir)
@@ -131,25 +138,18 @@ pub struct Summary {
     pub warnings: Vec<Warning>,
 }
 
-/// Generates the protocol crate's `src/generated/` files from a schema set.
-/// `command` is the command line that regenerates them, named in each file's header.
+/// Generates the protocol crate's `src/generated/` files from a schema set, with
+/// [`Settings::codex`]. `command` is the command line that regenerates them, named in each
+/// file's header.
 pub fn generate(set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, Summary), Error> {
-    generate_from(build_ir(set)?, set, command)
+    generate_with(set, command, &Settings::codex()?)
 }
 
-/// [`generate`] with other decisions, choosing what happens to a decision they do not hold.
-pub fn generate_with(
-    set: &SchemaSet,
-    command: &str,
-    decisions: &decisions::Decisions,
-    undecided: decisions::Undecided,
-) -> Result<(Vec<GeneratedFile>, Summary), Error> {
-    generate_from(build_ir_with(set, decisions, undecided)?, set, command)
-}
-
-fn generate_from(ir: ir::Ir, set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, Summary), Error> {
+/// [`generate`] with other settings.
+pub fn generate_with(set: &SchemaSet, command: &str, settings: &Settings) -> Result<(Vec<GeneratedFile>, Summary), Error> {
+    let ir = build_ir_with(set, settings)?;
     let header = format::Header { command, codex_version: &set.codex_version, hashes: format::hashes(set) };
-    let files = emit::emit(&ir, &set.codex_version)?
+    let files = emit::emit(&ir, &set.codex_version, settings)?
         .into_iter()
         .map(|(path, parts)| Ok(GeneratedFile { path: path.into(), contents: format::render(&header, path, parts)? }))
         .collect::<Result<Vec<_>, Error>>()?;

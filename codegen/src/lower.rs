@@ -32,27 +32,23 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::ir::*;
-use crate::naming;
+use crate::naming::{self, ArmHint, Inline};
 use crate::recursion;
 use crate::schema::{Bundle, InstanceType, Schema, SchemaObject};
+use crate::settings::Settings;
 use crate::{Error, Warning};
 
-/// How deep [`Lowerer::arm_match`] looks into the members of an untagged union's arms:
-/// members of members of members.
-const MEMBER_DEPTH: usize = 9;
-
-pub use crate::naming::CATCH_ALL;
-
-/// Definitions that describe the JSON-RPC envelope. The envelope is written by hand in the
-/// protocol crate (it must keep ids and unknown methods exactly), so these are not emitted.
-fn is_envelope_definition(name: &str) -> bool {
-    name.starts_with("JSONRPC")
-}
-
-/// Lowers one bundle. The result has no experimental marks; see [`crate::merge`].
-pub fn lower(bundle: &Bundle) -> Result<Ir, Error> {
-    let mut cx =
-        Lowerer { bundle, names: BTreeMap::new(), types: BTreeMap::new(), warnings: bundle.warnings.clone(), all_of_depth: 0 };
+/// Lowers one bundle with the policies of `settings`. The result has no experimental marks;
+/// see [`crate::merge`].
+pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
+    let mut cx = Lowerer {
+        bundle,
+        settings,
+        names: BTreeMap::new(),
+        types: BTreeMap::new(),
+        warnings: bundle.warnings.clone(),
+        all_of_depth: 0,
+    };
     cx.assign_definition_names()?;
     let direction_unions: BTreeSet<&str> = Direction::ALL.iter().map(|d| d.union_name()).collect();
     // Namespaced (current API) definitions first, so their inline types get the plain names
@@ -60,7 +56,7 @@ pub fn lower(bundle: &Bundle) -> Result<Ir, Error> {
     let mut defs: Vec<_> = bundle.definitions.values().collect();
     defs.sort_by_key(|d| (d.pointer.matches('/').count() == 2, d.pointer.clone()));
     for def in defs {
-        if direction_unions.contains(def.name.as_str()) || is_envelope_definition(&def.name) {
+        if direction_unions.contains(def.name.as_str()) || settings.is_envelope_definition(&def.name) {
             continue;
         }
         let name = cx.names[&def.pointer].clone();
@@ -110,6 +106,7 @@ pub fn lower(bundle: &Bundle) -> Result<Ir, Error> {
 
 struct Lowerer<'b> {
     bundle: &'b Bundle,
+    settings: &'b Settings,
     /// `$ref` string -> Rust type name.
     names: BTreeMap<String, String>,
     types: BTreeMap<String, TypeDef>,
@@ -137,6 +134,27 @@ struct Arm<'a> {
     object: Option<&'a SchemaObject>,
     /// Rust name of the referenced definition, for `$ref` arms.
     ref_name: Option<String>,
+}
+
+impl Arm<'_> {
+    /// What the arm's variant of an untagged union is named after ([`naming::untagged_variants`]).
+    fn hint(&self) -> ArmHint<'_> {
+        if let Some(r) = &self.ref_name {
+            return ArmHint::Reference(r);
+        }
+        let Some(o) = self.object else { return ArmHint::Other };
+        ArmHint::Schema {
+            title: o.title.as_deref(),
+            key: (!o.properties.is_empty())
+                .then(|| o.required.first().or_else(|| o.properties.keys().next()))
+                .flatten()
+                .map(String::as_str),
+            json_type: match o.types.as_deref() {
+                Some([t]) => Some(t.as_str()),
+                _ => None,
+            },
+        }
+    }
 }
 
 impl<'b> Lowerer<'b> {
@@ -183,29 +201,32 @@ impl<'b> Lowerer<'b> {
         }
         let mut assigned: BTreeMap<String, String> = BTreeMap::new(); // rust name -> pointer
         // Plain names first, so a renamed definition can never take the name of another.
-        let mut wanted: Vec<(String, &crate::schema::Definition, bool)> = Vec::new();
+        let mut wanted: Vec<(String, &crate::schema::Definition, bool, bool)> = Vec::new();
         for (name, defs) in &groups {
             let all_same = same.contains(name.as_str());
             let v1_pair = !all_same && defs.len() == 2 && defs.iter().filter(|d| d.pointer.matches('/').count() == 2).count() == 1;
             for def in defs {
-                let top_level = def.pointer.matches('/').count() == 2;
-                let rust = if v1_pair && top_level { naming::v1_type_name(name) } else { naming::type_name(name) };
-                wanted.push((rust, def, all_same));
+                let v1 = v1_pair && def.pointer.matches('/').count() == 2;
+                let rust = if v1 { naming::v1_type_name(self.settings, name) } else { naming::type_name(self.settings, name) };
+                wanted.push((rust, def, all_same, v1));
             }
         }
         let taken: BTreeSet<String> = wanted.iter().map(|(r, ..)| r.clone()).collect();
-        for (rust, def, all_same) in wanted {
+        for (rust, def, all_same, v1) in wanted {
             let mut name = rust.clone();
             if assigned.get(&name).is_some_and(|p| !all_same && *p != def.pointer) {
                 // Two definitions with different schemas whose names differ only in case or
                 // separators (`fooBar`, `FooBar`): the later one (by pointer) is numbered.
-                name = (2..).map(|n| format!("{rust}{n}")).find(|n| !taken.contains(n) && !assigned.contains_key(n)).expect("numbers never run out");
+                name = (2..)
+                    .map(|n| naming::numbered(&rust, n))
+                    .find(|n| !taken.contains(n) && !assigned.contains_key(n))
+                    .expect("numbers never run out");
                 self.warnings.push(Warning::new(
                     &def.pointer,
                     format!("`{}` and `{}` would both be named `{rust}`; this one is named `{name}`", def.name, assigned[&rust]),
                 ));
             }
-            if name != naming::pascal(&def.name) && !name.starts_with(naming::V1_PREFIX) && name == rust {
+            if name != naming::pascal(&def.name) && !v1 && name == rust {
                 self.warnings.push(Warning::new(
                     &def.pointer,
                     format!("`{}` would shadow a name the generated code uses; named `{name}`", def.name),
@@ -230,7 +251,7 @@ impl<'b> Lowerer<'b> {
             return Ok(String::new());
         }
         let def = self.bundle.resolve(reference, from)?;
-        if is_envelope_definition(&def.name) {
+        if self.settings.is_envelope_definition(&def.name) {
             return Err(Error::new(from, format!("reference to the envelope definition `{reference}`")));
         }
         Ok(self.names[&def.pointer].clone())
@@ -316,7 +337,7 @@ impl<'b> Lowerer<'b> {
             [InstanceType::Array] => match &o.items {
                 None => Ty::Vec(Box::new(Ty::Any)),
                 Some(items) => {
-                    let (item, item_null) = self.ty_of(items, &format!("{hint}Item"))?;
+                    let (item, item_null) = self.ty_of(items, &naming::inline(hint, Inline::Item))?;
                     Ty::Vec(Box::new(if item_null { Ty::Option(Box::new(item)) } else { item }))
                 }
             },
@@ -333,7 +354,7 @@ impl<'b> Lowerer<'b> {
             _ if !o.open_members.is_empty() => Ty::Any,
             None | Some(Schema::Bool(_)) => Ty::Any,
             Some(schema) => {
-                let (ty, nullable) = self.ty_of(schema, &format!("{hint}Value"))?;
+                let (ty, nullable) = self.ty_of(schema, &naming::inline(hint, Inline::Value))?;
                 if nullable { Ty::Option(Box::new(ty)) } else { ty }
             }
         };
@@ -366,7 +387,7 @@ impl<'b> Lowerer<'b> {
     fn tuple_of(&mut self, o: &SchemaObject, items: &[Schema], hint: &str) -> Result<Ty, Error> {
         let mut tys = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let (ty, nullable) = self.ty_of(item, &format!("{hint}{}", i + 1))?;
+            let (ty, nullable) = self.ty_of(item, &naming::inline(hint, Inline::Position(i + 1)))?;
             tys.push(if nullable { Ty::Option(Box::new(ty)) } else { ty });
         }
         let n = items.len() as u64;
@@ -377,7 +398,7 @@ impl<'b> Lowerer<'b> {
         let extra = match &o.additional_items {
             None | Some(Schema::Bool(true)) if !closed => Some(Ty::Any),
             Some(s @ Schema::Object(_)) => {
-                let (ty, nullable) = self.ty_of(s, &format!("{hint}Item"))?;
+                let (ty, nullable) = self.ty_of(s, &naming::inline(hint, Inline::Item))?;
                 Some(if nullable { Ty::Option(Box::new(ty)) } else { ty })
             }
             _ => None,
@@ -488,9 +509,9 @@ impl<'b> Lowerer<'b> {
     fn intern(&mut self, o: &SchemaObject, hint: &str) -> Result<String, Error> {
         let mut candidates = Vec::new();
         if let Some(title) = &o.title {
-            candidates.push(naming::type_name(title));
+            candidates.push(naming::type_name(self.settings, title));
         }
-        candidates.push(naming::type_name(hint));
+        candidates.push(naming::type_name(self.settings, hint));
         let kind = self.lower_kind(candidates.last().expect("hint"), o)?;
         let doc = o.description.clone();
         let reserved = |s: &Self, n: &str| s.names.values().any(|d| d == n);
@@ -506,10 +527,10 @@ impl<'b> Lowerer<'b> {
                 }
             }
         }
-        let hint = naming::type_name(hint);
+        let hint = naming::type_name(self.settings, hint);
         let mut n = 2;
         loop {
-            let name = format!("{hint}{n}");
+            let name = naming::numbered(&hint, n);
             if !self.types.contains_key(&name) && !reserved(self, &name) {
                 let def = TypeDef { name: name.clone(), pointer: o.pointer.clone(), doc, experimental: false, kind };
                 self.types.insert(name.clone(), def);
@@ -540,7 +561,7 @@ impl<'b> Lowerer<'b> {
         if let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) {
             if o.properties.is_empty() && arms.iter().any(is_null_schema) {
                 // A named nullable wrapper (`NullableFoo = anyOf [Foo, null]`).
-                let (ty, _) = self.ty_of(&Schema::Object(Box::new(o.clone())), &format!("{name}Value"))?;
+                let (ty, _) = self.ty_of(&Schema::Object(Box::new(o.clone())), &naming::inline(name, Inline::Value))?;
                 return Ok(TypeKind::Alias(Ty::Option(Box::new(ty))));
             }
             if o.any_of.is_some() && !o.properties.is_empty() && arms.iter().all(is_property_group) {
@@ -550,7 +571,7 @@ impl<'b> Lowerer<'b> {
         }
         if let Some(values) = &o.enum_values {
             if values.iter().all(|v| v.is_string() || v.is_null()) && values.iter().any(Value::is_string) {
-                return Ok(TypeKind::StringEnum(StringEnum { values: name_values(string_enum(values, None)) }));
+                return Ok(TypeKind::StringEnum(StringEnum { values: name_values(string_enum(values, None), &self.settings.catch_all) }));
             }
             let (ty, nullable) = self.ty_of(&Schema::Object(Box::new(o.clone())), name)?;
             return Ok(TypeKind::Alias(if nullable && !matches!(ty, Ty::Any | Ty::Unit) { Ty::Option(Box::new(ty)) } else { ty }));
@@ -581,7 +602,7 @@ impl<'b> Lowerer<'b> {
             let single = SchemaObject { pointer: o.pointer.clone(), types: Some(vec![*t]), ..o.clone() };
             let rust = naming::pascal(t.as_str());
             let single = Schema::Object(Box::new(single));
-            let (ty, _) = self.ty_of(&single, &format!("{name}{rust}"))?;
+            let (ty, _) = self.ty_of(&single, &naming::inline(name, Inline::TypeArm(&rust)))?;
             let accepts = self.arm_match(&single, 0);
             arms.push(UntaggedArm { rust, ty, accepts, doc: None, experimental: false });
         }
@@ -601,7 +622,7 @@ impl<'b> Lowerer<'b> {
                 if Some(wire.as_str()) == skip {
                     continue;
                 }
-                let hint = format!("{name}{}", naming::pascal(wire));
+                let hint = naming::inline(name, Inline::Member(wire));
                 let (ty, nullable) = if let Schema::Bool(false) = schema {
                     let pointer = format!("{}/properties/{}", owner.pointer, crate::schema::escape_pointer(wire));
                     (cx.fallback(&pointer, "a `false` schema (the member may not be present)"), false)
@@ -656,7 +677,7 @@ impl<'b> Lowerer<'b> {
             _ if !o.open_members.is_empty() => Some(Ty::Any),
             Some(Schema::Bool(true)) if !o.properties.is_empty() => Some(Ty::Any),
             Some(Schema::Object(_)) if !o.properties.is_empty() => {
-                let (ty, _) = self.ty_of(o.additional_properties.as_ref().expect("matched"), &format!("{name}Extra"))?;
+                let (ty, _) = self.ty_of(o.additional_properties.as_ref().expect("matched"), &naming::inline(name, Inline::Extra))?;
                 Some(ty)
             }
             _ => None,
@@ -691,7 +712,7 @@ impl<'b> Lowerer<'b> {
                 let single_doc = (a.enum_values.as_ref().map_or(0, Vec::len) == 1).then(|| a.description.clone()).flatten();
                 values.extend(string_enum(a.enum_values.as_ref().expect("checked"), single_doc));
             }
-            return Ok(TypeKind::StringEnum(StringEnum { values: name_values(values) }));
+            return Ok(TypeKind::StringEnum(StringEnum { values: name_values(values, &self.settings.catch_all) }));
         }
         // 2. Objects told apart by a tag member.
         if let Some(tag) = find_tag(&resolved, o) {
@@ -719,7 +740,7 @@ impl<'b> Lowerer<'b> {
             // referenced type itself stays as it is, tag member included).
             let a = arm.object.expect("tagged arms are objects");
             let wire = tag_of(arm);
-            let fallback = format!("{variant}{name}");
+            let fallback = naming::inline(name, Inline::Arm(&variant));
             let struct_def = self.lower_struct(&fallback, a, Some(tag), siblings)?;
             let payload = self.intern_struct(a, &fallback, struct_def)?;
             out.push(TaggedArm { wire, rust: variant, payload, boxed: false, doc: a.description.clone(), experimental: false });
@@ -730,12 +751,13 @@ impl<'b> Lowerer<'b> {
     /// Variant names for the wire values of a union's arms; a value named like the catch-all
     /// variant gets another name (with a warning).
     fn variant_names(&mut self, wires: &[impl AsRef<str>], pointer: &str) -> Vec<String> {
-        let names = naming::variants_except(wires, CATCH_ALL);
+        let catch_all = &self.settings.catch_all;
+        let names = naming::variants_except(wires, catch_all);
         for (wire, name) in wires.iter().zip(&names) {
-            if naming::pascal(wire.as_ref()) == CATCH_ALL && name != CATCH_ALL {
+            if naming::pascal(wire.as_ref()) == *catch_all && name != catch_all {
                 self.warnings.push(Warning::new(
                     pointer,
-                    format!("`{}` would be named like the catch-all variant `{CATCH_ALL}`; named `{name}`", wire.as_ref()),
+                    format!("`{}` would be named like the catch-all variant `{catch_all}`; named `{name}`", wire.as_ref()),
                 ));
             }
         }
@@ -745,10 +767,10 @@ impl<'b> Lowerer<'b> {
     /// Inserts an already lowered struct under its title, else `fallback`.
     fn intern_struct(&mut self, a: &SchemaObject, fallback: &str, s: Struct) -> Result<String, Error> {
         let kind = TypeKind::Struct(s);
-        let fallback = naming::type_name(fallback);
-        let mut candidates: Vec<String> = a.title.iter().map(|t| naming::type_name(t)).collect();
+        let fallback = naming::type_name(self.settings, fallback);
+        let mut candidates: Vec<String> = a.title.iter().map(|t| naming::type_name(self.settings, t)).collect();
         candidates.push(fallback.clone());
-        let numbered = (2..).map(|n| format!("{fallback}{n}"));
+        let numbered = (2..).map(|n| naming::numbered(&fallback, n));
         for name in candidates.into_iter().chain(numbered) {
             let taken = self.types.contains_key(&name) || self.names.values().any(|d| *d == name);
             if !taken {
@@ -773,7 +795,7 @@ impl<'b> Lowerer<'b> {
             } else if is_single_key(a) {
                 let (key, schema) = a.properties.iter().next().expect("single key");
                 let rust = naming::pascal(key);
-                let hint = a.title.as_deref().map(naming::pascal).unwrap_or_else(|| format!("{rust}{name}"));
+                let hint = a.title.as_deref().map(naming::pascal).unwrap_or_else(|| naming::inline(name, Inline::Arm(&rust)));
                 let (ty, nullable) = self.ty_of(schema, &hint)?;
                 let ty = if nullable { Ty::Option(Box::new(ty)) } else { ty };
                 let doc = a.description.clone().or_else(|| field_doc(schema));
@@ -789,15 +811,11 @@ impl<'b> Lowerer<'b> {
     }
 
     fn lower_untagged(&mut self, name: &str, arms: &[Arm]) -> Result<TypeKind, Error> {
-        let mut names: Vec<String> = arms.iter().map(|a| untagged_arm_name(a, name)).collect();
-        strip_common_affixes(&mut names);
-        for n in names.iter_mut().filter(|n| *n == CATCH_ALL) {
-            n.push_str("Value");
-        }
-        naming::dedupe_with(&mut names, &[CATCH_ALL]);
+        let hints: Vec<ArmHint> = arms.iter().map(Arm::hint).collect();
+        let names = naming::untagged_variants(&hints, name, &self.settings.catch_all);
         let mut out = Vec::new();
         for (arm, rust) in arms.iter().zip(names) {
-            let (ty, nullable) = self.ty_of(arm.schema, &format!("{rust}{name}"))?;
+            let (ty, nullable) = self.ty_of(arm.schema, &naming::inline(name, Inline::Arm(&rust)))?;
             let ty = if nullable { Ty::Option(Box::new(ty)) } else { ty };
             let doc = arm.object.and_then(|a| if arm.ref_name.is_some() { None } else { a.description.clone() });
             let accepts = self.arm_match(arm.schema, 0);
@@ -811,7 +829,8 @@ impl<'b> Lowerer<'b> {
     /// Deeper constraints are left to the arm's decoder.
     fn arm_match(&self, s: &Schema, depth: usize) -> ArmMatch {
         let Schema::Object(o) = s else { return ArmMatch::Any };
-        if depth > MEMBER_DEPTH + 16 {
+        let member_depth = self.settings.member_depth;
+        if depth > member_depth + 16 {
             return ArmMatch::Any; // a recursive schema: accept, the arm's decoder decides
         }
         if let Some(r) = &o.reference {
@@ -854,10 +873,10 @@ impl<'b> Lowerer<'b> {
         let object = || {
             // Members are looked into down to a few levels of objects, enough to tell apart
             // arms that differ only inside a member (titled and untitled multi-selects).
-            let members = if depth < MEMBER_DEPTH {
+            let members = if depth < member_depth {
                 o.properties
                     .iter()
-                    .map(|(name, p)| (name.clone(), self.arm_match(p, depth + MEMBER_DEPTH / 3)))
+                    .map(|(name, p)| (name.clone(), self.arm_match(p, depth + member_depth / 3)))
                     .filter(|(_, m)| *m != ArmMatch::Any)
                     .collect()
             } else {
@@ -928,12 +947,12 @@ impl<'b> Lowerer<'b> {
             }
             // The marker type (`request::Name`) sits in a module of its own, where a prelude
             // name would shadow the prelude for the generated impls.
-            let rust = naming::type_name(&wire);
+            let rust = naming::type_name(self.settings, &wire);
             let params = match a.properties.get("params") {
                 None => Params::None,
                 Some(p) if is_null_schema(p) => Params::Null,
                 Some(p) => {
-                    let (ty, nullable) = self.ty_of(p, &format!("{rust}Params"))?;
+                    let (ty, nullable) = self.ty_of(p, &naming::inline(&rust, Inline::Params))?;
                     if nullable || !a.required.iter().any(|r| r == "params") {
                         Params::Optional(ty)
                     } else {
@@ -944,7 +963,7 @@ impl<'b> Lowerer<'b> {
             methods.push(Method { wire, rust, params, response: None, doc: a.description.clone(), experimental: false });
         }
         let mut names: Vec<String> = methods.iter().map(|m| m.rust.clone()).collect();
-        for i in naming::dedupe_with(&mut names, &[CATCH_ALL]) {
+        for i in naming::dedupe_with(&mut names, &[self.settings.catch_all.as_str()]) {
             self.warnings.push(Warning::new(
                 &pointer,
                 format!("method `{}` would share its Rust name with another; named `{}`", methods[i].wire, names[i]),
@@ -962,14 +981,13 @@ impl<'b> Lowerer<'b> {
     }
 }
 
-/// The name of the JSON-RPC id type the hand-written envelope uses.
-pub const REQUEST_ID: &str = "RequestId";
-
 /// The envelope (hand-written in the protocol crate) needs `RequestId` as JSON-RPC defines it:
 /// a string or an integer, kept as it came. A bundle without it gets that type; a bundle whose
 /// `RequestId` has another shape gets it too (it accepts every id either would), with a
 /// warning.
 fn ensure_request_id(types: &mut BTreeMap<String, TypeDef>, warnings: &mut Vec<Warning>) {
+    use naming::REQUEST_ID;
+    let [string, integer] = naming::REQUEST_ID_ARMS;
     let arm = |rust: &str, ty: Ty, json: JsonType| UntaggedArm {
         rust: rust.to_owned(),
         ty,
@@ -978,7 +996,7 @@ fn ensure_request_id(types: &mut BTreeMap<String, TypeDef>, warnings: &mut Vec<W
         experimental: false,
     };
     let standard = TypeKind::Untagged(Untagged {
-        arms: vec![arm("String", Ty::String, JsonType::String), arm("Integer", Ty::Int(IntKind::I64), JsonType::Integer)],
+        arms: vec![arm(string, Ty::String, JsonType::String), arm(integer, Ty::Int(IntKind::I64), JsonType::Integer)],
     });
     match types.get_mut(REQUEST_ID) {
         Some(def) if def.kind == standard => {}
@@ -992,7 +1010,7 @@ fn ensure_request_id(types: &mut BTreeMap<String, TypeDef>, warnings: &mut Vec<W
         None => {
             let def = TypeDef {
                 name: REQUEST_ID.to_owned(),
-                pointer: "#/definitions/RequestId".to_owned(),
+                pointer: format!("#/definitions/{REQUEST_ID}"),
                 doc: Some("A JSON-RPC request id: a string or an integer, kept exactly as it came.".to_owned()),
                 experimental: false,
                 kind: standard,
@@ -1088,65 +1106,12 @@ fn string_enum(values: &[Value], single_doc: Option<String>) -> Vec<EnumValue> {
 
 /// Names the values of an enum (all at once, so clashes are resolved the same way each time;
 /// a value named like the catch-all variant gets another name).
-fn name_values(mut values: Vec<EnumValue>) -> Vec<EnumValue> {
-    let names = naming::variants_except(&values.iter().map(|v| v.wire.as_str()).collect::<Vec<_>>(), CATCH_ALL);
+fn name_values(mut values: Vec<EnumValue>, catch_all: &str) -> Vec<EnumValue> {
+    let names = naming::variants_except(&values.iter().map(|v| v.wire.as_str()).collect::<Vec<_>>(), catch_all);
     for (v, name) in values.iter_mut().zip(names) {
         v.rust = name;
     }
     values
-}
-
-fn untagged_arm_name(arm: &Arm, union: &str) -> String {
-    if let Some(r) = &arm.ref_name {
-        return r.clone();
-    }
-    let Some(o) = arm.object else { return "Any".to_owned() };
-    if let Some(title) = &o.title {
-        let t = naming::pascal(title);
-        let stripped = t.strip_suffix(union).or_else(|| t.strip_prefix(union)).unwrap_or(&t);
-        if !stripped.is_empty() {
-            return stripped.to_owned();
-        }
-    }
-    if !o.properties.is_empty() {
-        let key = o.required.first().or_else(|| o.properties.keys().next()).expect("non-empty");
-        return naming::pascal(key);
-    }
-    match o.types.as_deref() {
-        Some([t]) => naming::pascal(t.as_str()),
-        _ => "Value".to_owned(),
-    }
-}
-
-/// `[McpElicitationStringSchema, McpElicitationNumberSchema]` -> `[String, Number]` when every
-/// name keeps at least one word.
-fn strip_common_affixes(names: &mut [String]) {
-    if names.len() < 2 {
-        return;
-    }
-    let words: Vec<Vec<String>> = names.iter().map(|n| split_words(n)).collect();
-    let prefix = (0..)
-        .take_while(|&i| words.iter().all(|w| w.len() > i && w[i] == words[0][i]))
-        .count();
-    let suffix = (0..)
-        .take_while(|&i| words.iter().all(|w| w.len() > i && w[w.len() - 1 - i] == words[0][words[0].len() - 1 - i]))
-        .count();
-    if words.iter().all(|w| w.len() > prefix + suffix) {
-        for (name, w) in names.iter_mut().zip(&words) {
-            *name = w[prefix..w.len() - suffix].concat();
-        }
-    }
-}
-
-fn split_words(name: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for c in name.chars() {
-        if c.is_ascii_uppercase() || words.is_empty() {
-            words.push(String::new());
-        }
-        words.last_mut().expect("pushed").push(c);
-    }
-    words
 }
 
 /// The Rust integer of an integer schema's `format`; `None` for a format without one (the

@@ -11,28 +11,29 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use heck::ToSnakeCase;
-
-use crate::decisions::{Decisions, ResponseProposal, ANY_REPLY, DECISIONS_FILE};
+use crate::decisions::{ResponseProposal, ANY_REPLY, DECISIONS_FILE};
 use crate::ir::*;
-use crate::naming;
+use crate::naming::{self, words};
+use crate::settings::Settings;
 use crate::Error;
 
-/// Fills `response` for every request method. A method neither rule pairs takes its proposal
-/// and is returned; a decision that names a type the schema lacks is an error.
-pub fn pair(ir: &mut Ir, decisions: &Decisions) -> Result<Vec<ResponseProposal>, Error> {
+/// Fills `response` for every request method, from the names and `settings`' decisions. A
+/// method neither rule pairs takes its proposal and is returned; a decision that names a type
+/// the schema lacks is an error.
+pub fn pair(ir: &mut Ir, settings: &Settings) -> Result<Vec<ResponseProposal>, Error> {
+    let decisions = &settings.decisions;
     let mut unpaired = Vec::new();
     for direction in [Direction::ClientRequest, Direction::ServerRequest] {
         let types = &ir.types;
         let mut responses = Vec::new();
         for m in ir.methods(direction) {
             let by_params = match m.params.ty() {
-                Some(Ty::Named(p)) => p.strip_suffix("Params").map(|base| format!("{base}Response")),
+                Some(Ty::Named(p)) => naming::response_by_params(p),
                 _ => None,
             };
             // Named after the method itself is the stronger sign: several methods can share
             // one params type (`thread/search` and `thread/search/stream`).
-            let by_marker = Some(naming::type_name(&format!("{}Response", m.rust))).filter(|t| types.contains_key(t));
+            let by_marker = Some(naming::response_by_method(settings, &m.rust)).filter(|t| types.contains_key(t));
             let by_name = by_marker.or(by_params);
             let by_decision = decisions.responses.get(&m.wire).map(String::as_str);
             let response = match (by_name, by_decision) {
@@ -64,22 +65,13 @@ pub fn pair(ir: &mut Ir, decisions: &Decisions) -> Result<Vec<ResponseProposal>,
     let unused: Vec<&str> = ir
         .types
         .keys()
-        .filter(|n| n.ends_with("Response") && !used.contains(&Ty::Named((*n).clone())))
+        .filter(|n| naming::is_response(n) && !used.contains(&Ty::Named((*n).clone())))
         .map(String::as_str)
         .collect();
     for r in unpaired.iter_mut().filter(|r| r.proposal == ANY_REPLY) {
         r.why = format!("{}; `*Response` types no request answers with: {}", r.why, if unused.is_empty() { "none".to_owned() } else { unused.join(", ") });
     }
     Ok(unpaired)
-}
-
-/// The words of a method (`account/rateLimits/read`: account, rate, limits, read) or of a type
-/// name without its `Response` (`GetAccountRateLimitsResponse`: get, account, rate, limits).
-fn words(name: &str) -> Vec<String> {
-    name.split(|c: char| !c.is_ascii_alphanumeric())
-        .flat_map(|part| part.to_snake_case().split('_').map(str::to_owned).collect::<Vec<_>>())
-        .filter(|w| !w.is_empty())
-        .collect()
 }
 
 /// The proposal for a request the decisions do not pair, and why: a `*Response` definition
@@ -91,7 +83,7 @@ fn words(name: &str) -> Vec<String> {
 pub fn propose_response(method: &str, types: &BTreeMap<String, TypeDef>) -> (String, String) {
     let responses: Vec<(&str, Vec<String>)> = types
         .keys()
-        .filter_map(|name| Some((name.as_str(), words(name.strip_suffix("Response").filter(|base| !base.is_empty())?))))
+        .filter_map(|name| Some((name.as_str(), words(naming::response_base(name)?))))
         .collect();
     let segments: Vec<&str> = method.split('/').collect();
     let method_words = words(method);

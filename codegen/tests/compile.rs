@@ -12,8 +12,7 @@ use common::schema_set;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use codex_app_codegen::decisions::{Decisions, Undecided};
-use codex_app_codegen::generate_with;
+use codex_app_codegen::{generate_with, Settings};
 
 fn copy_dir(from: &Path, to: &Path, skip: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -40,7 +39,7 @@ fn write_crate(root: &Path, scratch: &Path, bundle: &Path) -> String {
     let _ = std::fs::remove_dir_all(&dir);
     let protocol = root.join("protocol");
     copy_dir(&protocol.join("src"), &dir.join("src"), &protocol.join("src/generated"));
-    let (files, _) = generate_with(&schema_set(bundle, "0.0.0-test"), "test", Decisions::checked_in().unwrap(), Undecided::Propose)
+    let (files, _) = generate_with(&schema_set(bundle, "0.0.0-test"), "test", &Settings::codex().unwrap().proposing())
         .unwrap_or_else(|e| panic!("{}: {e}", bundle.display()));
     for file in files {
         let Ok(rel) = file.path.strip_prefix("protocol/src") else { continue };

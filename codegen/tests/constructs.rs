@@ -7,9 +7,9 @@
 
 mod common;
 use common::schema_set;
-use codex_app_codegen::decisions::{Decisions, Undecided};
+use codex_app_codegen::decisions::Decisions;
 use codex_app_codegen::ir::Ty;
-use codex_app_codegen::{build_ir_with, generate, generate_with};
+use codex_app_codegen::{build_ir_with, generate, generate_with, Settings};
 
 #[test]
 fn constructs() {
@@ -18,7 +18,7 @@ fn constructs() {
         let has_methods = ["ClientRequest", "ServerRequest", "ServerNotification"].iter().any(|u| set.stable.contains(&format!("\"{u}\"")));
         // The constructs' members are not in vendor-schemas/decisions.json: they take the
         // proposals read from their descriptions.
-        let (files, summary) = generate_with(&set, "test", Decisions::checked_in().unwrap(), Undecided::Propose)
+        let (files, summary) = generate_with(&set, "test", &Settings::codex().unwrap().proposing())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut out = String::new();
         if !summary.warnings.is_empty() {
@@ -62,8 +62,8 @@ fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
 fn every_missing_decision_is_listed_in_one_error() {
     let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/errors/undecided_member_and_unpaired_requests.json"));
     let set = schema_set(path, "test");
-    let decisions = Decisions::from_json("{}").unwrap();
-    let err = build_ir_with(&set, &decisions, Undecided::Fail).expect_err("three decisions are missing");
+    let undecided = Settings::with_decisions(Decisions::from_json("{}").unwrap());
+    let err = build_ir_with(&set, &undecided).expect_err("three decisions are missing");
     let missing = err.missing_decisions.as_deref().expect("the error carries the missing decisions");
     let responses: Vec<_> = missing.responses.iter().map(|r| (r.method.as_str(), r.direction, r.proposal.as_str())).collect();
     assert_eq!(responses, [("gadget/tune", "ClientRequest", "TuneGadgetResponse"), ("gadget/reset", "ClientRequest", "any")]);
@@ -79,8 +79,8 @@ fn every_missing_decision_is_listed_in_one_error() {
     let file = "{\n  \"responses\": {\n    \"other/method\": \"any\"\n  },\n  \"null_distinct_from_absent\": {\n    \"Other.member\": false\n  }\n}\n";
     let decided = Decisions::from_json(&paste(file, &missing.entries())).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(decided.responses.len(), 3);
-    let ir = build_ir_with(&set, &decided, Undecided::Fail).unwrap_or_else(|e| panic!("{e}"));
-    let proposed = build_ir_with(&set, &decisions, Undecided::Propose).unwrap_or_else(|e| panic!("{e}"));
+    let ir = build_ir_with(&set, &Settings::with_decisions(decided)).unwrap_or_else(|e| panic!("{e}"));
+    let proposed = build_ir_with(&set, &undecided.proposing()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ir.client_requests, proposed.client_requests);
     assert_eq!(ir.client_requests[0].response, Some(Ty::Named("TuneGadgetResponse".into())));
     assert_eq!(ir.client_requests[1].response, Some(Ty::Any));
@@ -109,4 +109,35 @@ fn errors() {
         let err = generate(&schema_set(path, "test"), "test").expect_err("the schema is not supported");
         insta::assert_snapshot!(err.to_string());
     });
+}
+
+/// The generator's policies are [`Settings`]: another catch-all variant, other routes or other
+/// decisions change what it writes.
+#[test]
+fn settings_change_the_output() {
+    let construct = |name: &str| schema_set(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/constructs").join(name), "test");
+    let file = |set: &codex_app_codegen::SchemaSet, settings: &Settings, name: &str| {
+        let (files, _) = generate_with(set, "test", settings).unwrap_or_else(|e| panic!("{e}"));
+        files.into_iter().find(|f| f.path.ends_with(name)).expect("generated").contents
+    };
+    let codex = Settings::codex().unwrap().proposing();
+
+    // The value `Unrecognized` gives way to the catch-all variant, unless it is named otherwise.
+    let names = construct("catch_all_names.json");
+    assert!(file(&names, &codex, "types.rs").contains(r#"UnrecognizedValue = "Unrecognized","#));
+    let other = Settings { catch_all: "Unknown".into(), ..codex.clone() };
+    assert!(file(&names, &other, "types.rs").contains(r#"Unrecognized = "Unrecognized","#));
+
+    // The routes a notification's row states.
+    let methods = construct("methods_shared_and_paramless.json");
+    assert!(file(&methods, &codex, "methods.rs").contains(" thread(thread_id),"));
+    let unrouted = Settings { routes: Vec::new(), ..codex.clone() };
+    assert!(!file(&methods, &unrouted, "methods.rs").contains(" thread(thread_id),"));
+
+    // The decisions (`vendor-schemas/decisions.json` for regen) are one of the inputs.
+    let members = construct("struct_members.json");
+    assert!(file(&members, &codex, "types.rs").contains("pub branch: Option<Option<String>>"));
+    let decided = Decisions::from_json(r#"{"null_distinct_from_absent": {"Widget.branch": false}}"#).unwrap();
+    let two_states = Settings { decisions: decided, ..codex.clone() };
+    assert!(file(&members, &two_states, "types.rs").contains("pub branch: Option<String>"));
 }

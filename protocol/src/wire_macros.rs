@@ -348,26 +348,7 @@ macro_rules! wire_tagged {
             }
         }
 
-        #[cfg(feature = "experimental")]
-        impl $crate::experimental::Surface for $name {
-            fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
-                $(
-                    $(
-                        #[cfg($cfg)]
-                        if let Self::$variant(_) = self {
-                            return true;
-                        }
-                    )?
-                    $(
-                        if let Self::$variant(payload) = self {
-                            return $crate::experimental::$inside(Some(payload), None, path);
-                        }
-                    )?
-                )*
-                let _ = path;
-                false
-            }
-        }
+        $crate::wire_macros::union_surface!($name, units [] arms [$([$($cfg)?] $variant [$($inside)?])*]);
     };
 }
 
@@ -432,26 +413,7 @@ macro_rules! wire_untagged {
             }
         }
 
-        #[cfg(feature = "experimental")]
-        impl $crate::experimental::Surface for $name {
-            fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
-                $(
-                    $(
-                        #[cfg($cfg)]
-                        if let Self::$variant(_) = self {
-                            return true;
-                        }
-                    )?
-                    $(
-                        if let Self::$variant(value) = self {
-                            return $crate::experimental::$inside(Some(value), None, path);
-                        }
-                    )?
-                )*
-                let _ = path;
-                false
-            }
-        }
+        $crate::wire_macros::union_surface!($name, units [] arms [$([$($cfg)?] $variant [$($inside)?])*]);
     };
 }
 
@@ -552,6 +514,24 @@ macro_rules! wire_external {
             }
         }
 
+        $crate::wire_macros::union_surface!(
+            $name,
+            units [$([$($ucfg)?] $unit)*]
+            arms [$([$($kcfg)?] $keyed [$($inside)?])*]
+        );
+    };
+}
+
+/// The `Surface` walk of a union (tagged, untagged, externally tagged), the same for each: an
+/// experimental value or arm is surface itself; an arm marked `experimental inside` is asked
+/// for the path inside its value.
+#[doc(hidden)]
+macro_rules! union_surface {
+    (
+        $name:ident,
+        units [$([$($ucfg:meta)?] $unit:ident)*]
+        arms [$([$($cfg:meta)?] $variant:ident [$($inside:ident)?])*]
+    ) => {
         #[cfg(feature = "experimental")]
         impl $crate::experimental::Surface for $name {
             fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool {
@@ -563,14 +543,14 @@ macro_rules! wire_external {
                 )?)*
                 $(
                     $(
-                        #[cfg($kcfg)]
-                        if let Self::$keyed(_) = self {
+                        #[cfg($cfg)]
+                        if let Self::$variant(_) = self {
                             return true;
                         }
                     )?
                     $(
-                        if let Self::$keyed(payload) = self {
-                            return $crate::experimental::$inside(Some(payload), None, path);
+                        if let Self::$variant(value) = self {
+                            return $crate::experimental::$inside(Some(value), None, path);
                         }
                     )?
                 )*
@@ -581,7 +561,7 @@ macro_rules! wire_external {
     };
 }
 
-pub(crate) use {constructor, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged};
+pub(crate) use {constructor, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged};
 
 use serde::de::{self, Deserialize, MapAccess};
 use serde::ser::{Serialize, SerializeMap};

@@ -132,39 +132,11 @@ macro_rules! wire_requests {
             }
         }
 
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let message = $crate::codec::MessageWriter::new(serializer, Some(self.id()), self.method(), |_| Ok(()));
-                match self {
-                    $(
-                        $(#[cfg($cfg)])?
-                        Self::$variant { $(params: $crate::wire_methods::params::$kind::bind!(params),)? .. } => {
-                            message.params($crate::wire_methods::params::written!($($kind params)?))
-                        }
-                    )*
-                    Self::Unrecognized { params, .. } => message.params(params.as_ref()),
-                }
-            }
-        }
-
-        #[cfg(feature = "inspect")]
-        impl $crate::inspect::Inspect for $name {
-            fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
-                let known: Option<(&'static str, Option<&'a dyn $crate::inspect::Inspect>)> = match self {
-                    $(
-                        $(#[cfg($cfg)])?
-                        Self::$variant { $(params: $crate::wire_methods::params::$kind::bind!(params),)? .. } => {
-                            Some((stringify!($variant), $crate::wire_methods::params::walked!($($kind params)?)))
-                        }
-                    )*
-                    Self::Unrecognized { .. } => None,
-                };
-                match known {
-                    Some((rust, params)) => $crate::inspect::message(path, inspector, stringify!($name), rust, self.method(), params),
-                    None => inspector.unrecognized(path, stringify!($name)),
-                }
-            }
-        }
+        $crate::wire_methods::message_impls!(
+            $name,
+            |self, serializer| $crate::codec::MessageWriter::new(serializer, Some(self.id()), self.method(), |_| Ok(())),
+            $([$($cfg)?] $variant [$($kind)?])*
+        );
 
         $($response_doc)*
         #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -453,8 +425,9 @@ macro_rules! wire_notifications {
             }
         }
 
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        $crate::wire_methods::message_impls!(
+            $name,
+            |self, serializer| {
                 let write_envelope = |map: &mut S::SerializeMap| {
                     let ($($env,)*) = self.envelope();
                     $(if let Some(value) = $env {
@@ -463,8 +436,28 @@ macro_rules! wire_notifications {
                     let _ = map;
                     Ok(())
                 };
-                let message = $crate::codec::MessageWriter::new(serializer, None, self.method(), write_envelope);
-                match self {
+                $crate::codec::MessageWriter::new(serializer, None, self.method(), write_envelope)
+            },
+            $([$($cfg)?] $variant [$($kind)?])*
+        );
+    };
+}
+
+/// `Serialize` and the `Inspect` walk of a message enum, the same for requests and
+/// notifications: each row's params written or walked by its kind, an unrecognized method's
+/// params as they came. `|self, serializer| writer` makes the `MessageWriter` (the id, or the
+/// envelope members; `S` is the serializer's type).
+#[doc(hidden)]
+macro_rules! message_impls {
+    (
+        $name:ident,
+        |$this:ident, $serializer:ident| $writer:expr,
+        $([$($cfg:meta)?] $variant:ident [$($kind:ident)?])*
+    ) => {
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&$this, $serializer: S) -> Result<S::Ok, S::Error> {
+                let message = $writer;
+                match $this {
                     $(
                         $(#[cfg($cfg)])?
                         Self::$variant { $(params: $crate::wire_methods::params::$kind::bind!(params),)? .. } => {
@@ -497,7 +490,7 @@ macro_rules! wire_notifications {
     };
 }
 
-pub(crate) use {wire_notifications, wire_requests};
+pub(crate) use {message_impls, wire_notifications, wire_requests};
 
 /// The body of a route accessor's arm: the row's path read from the params through
 /// [`Route`], or `None` for a row without one.

@@ -13,9 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use codex_app_codegen::decisions::{Decisions, Undecided};
 use codex_app_codegen::vendor::{self, Manifest, MANIFEST_FILE};
-use codex_app_codegen::{generate_with, GeneratedFile, SchemaSet, Summary, BUNDLE_FILE};
+use codex_app_codegen::{generate_with, GeneratedFile, SchemaSet, Settings, Summary, BUNDLE_FILE};
 
 use crate::codex;
 
@@ -62,20 +61,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("regen: no codex found (--codex, $CODEX_BIN, .codex-bin/, PATH); using vendor-schemas/");
         None
     };
-    let decisions = Decisions::checked_in()?;
+    let settings = Settings::codex()?;
     if args.check {
-        return check(&root, fresh, decisions, started);
+        return check(&root, fresh, &settings, started);
     }
-    let plan = regen(&root, fresh, decisions).map_err(|e| e.context("regen stopped; nothing was written"))?;
+    let plan = regen(&root, fresh, &settings).map_err(|e| e.context("regen stopped; nothing was written"))?;
     print_summary(&plan.set, &plan.summary, started);
     Ok(())
 }
 
 /// Regenerates the workspace at `root` from `fresh` (vendoring it), or from the vendored set
 /// when `fresh` is `None`: [`plan`], then [`Plan::apply`]. Writes nothing when planning fails
-/// (a decision `decisions` does not hold, a generator error, a changelog that cannot be made).
-pub fn regen(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions) -> anyhow::Result<Plan> {
-    let plan = plan(root, fresh, decisions)?;
+/// (a decision `settings` do not hold, a generator error, a changelog that cannot be made).
+pub fn regen(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyhow::Result<Plan> {
+    let plan = plan(root, fresh, settings)?;
     plan.apply(root)?;
     Ok(plan)
 }
@@ -106,10 +105,11 @@ pub struct Plan {
 }
 
 /// Computes a regen of the workspace at `root` without writing anything: reads the previously
-/// vendored set, generates every file with `decisions` (a decision they do not hold is an
-/// error: [`codex_app_codegen::Error::missing_decisions`]), and, when `fresh` replaces the
-/// vendored set, the changelog from it and the vendored files.
-pub fn plan(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions) -> anyhow::Result<Plan> {
+/// vendored set, generates every file with `settings` (a decision they do not hold is an
+/// error with [`codex_app_codegen::decisions::Undecided::Fail`]:
+/// [`codex_app_codegen::Error::missing_decisions`]), and, when `fresh` replaces the vendored
+/// set, the changelog from it and the vendored files.
+pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyhow::Result<Plan> {
     let vendor_dir = root.join(VENDOR_DIR);
     let (set, previous) = match fresh {
         Some(set) => {
@@ -118,7 +118,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions) -> any
         }
         None => (vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?, None),
     };
-    let (files, summary) = generate_with(&set, COMMAND, decisions, Undecided::Fail).map_err(anyhow::Error::new)?;
+    let (files, summary) = generate_with(&set, COMMAND, settings).map_err(anyhow::Error::new)?;
 
     let mut actions = Vec::new();
     for file in &files {
@@ -137,7 +137,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions) -> any
                 notes.push(format!("schema unchanged since codex {}; {CHANGES_FILE} left as it is", p.codex_version));
             }
             Ok(p) => {
-                let report = codex_app_codegen::diff::diff_sets_with(&p, &set, decisions).map_err(|e| {
+                let report = codex_app_codegen::diff::diff_sets_with(&p, &set, settings).map_err(|e| {
                     anyhow::anyhow!(
                         "cannot write the changelog from codex {} ({e}); nothing was written (vendoring without it would lose it)",
                         p.codex_version
@@ -196,7 +196,7 @@ impl Plan {
 
 /// `--check`: writes nothing; fails with a readable diff when the committed files are not what
 /// the vendored set gives, or when `fresh` (what the codex found prints) is not the vendored set.
-fn check(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions, started: std::time::Instant) -> anyhow::Result<()> {
+fn check(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, started: std::time::Instant) -> anyhow::Result<()> {
     let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
     let mut stale = Vec::new();
     if let Some(fresh) = fresh {
@@ -207,7 +207,7 @@ fn check(root: &Path, fresh: Option<SchemaSet>, decisions: &Decisions, started: 
             ));
         }
     }
-    let (files, summary) = generate_with(&set, COMMAND, decisions, Undecided::Fail).map_err(anyhow::Error::new)?;
+    let (files, summary) = generate_with(&set, COMMAND, settings).map_err(anyhow::Error::new)?;
     for file in &files {
         if let Some(diff) = stale_diff(root, &file.path, &file.contents) {
             stale.push(diff);
@@ -329,6 +329,7 @@ fn stale_diff(root: &Path, path: &Path, contents: &str) -> Option<String> {
 mod tests {
     use std::collections::BTreeMap;
 
+    use codex_app_codegen::decisions::Decisions;
     use serde_json::json;
 
     use super::*;
@@ -357,18 +358,24 @@ mod tests {
         SchemaSet { stable, experimental: None, codex_version: version.to_owned() }
     }
 
-    fn decided() -> Decisions {
-        Decisions::from_json(
-            r#"{"responses": {"gadget/tune": "TuneGadgetResponse"}, "null_distinct_from_absent": {"GadgetTuneParams.label": true}}"#,
+    fn decided() -> Settings {
+        Settings::with_decisions(
+            Decisions::from_json(
+                r#"{"responses": {"gadget/tune": "TuneGadgetResponse"}, "null_distinct_from_absent": {"GadgetTuneParams.label": true}}"#,
+            )
+            .unwrap(),
         )
-        .unwrap()
+    }
+
+    fn undecided() -> Settings {
+        Settings::with_decisions(Decisions::default())
     }
 
     /// A workspace with codex 1.0.0 vendored and its code generated.
     fn workspace() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(codex_app_codegen::GENERATED_DIR)).unwrap();
-        regen(dir.path(), Some(set("1.0.0", false)), &Decisions::default()).unwrap();
+        regen(dir.path(), Some(set("1.0.0", false)), &undecided()).unwrap();
         assert!(dir.path().join("vendor-schemas/manifest.json").exists());
         dir
     }
@@ -399,7 +406,7 @@ mod tests {
     fn a_run_that_stops_on_missing_decisions_writes_nothing_and_the_rerun_writes_the_changelog() {
         let stopped = workspace();
         let before = files(stopped.path());
-        let err = regen(stopped.path(), Some(set("1.1.0", true)), &Decisions::default()).expect_err("two decisions are missing");
+        let err = regen(stopped.path(), Some(set("1.1.0", true)), &undecided()).expect_err("two decisions are missing");
         let missing = err
             .downcast_ref::<codex_app_codegen::Error>()
             .and_then(|e| e.missing_decisions.as_deref())

@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use codex_app_codegen::decisions::{Decisions, Missing};
+use codex_app_codegen::decisions::Missing;
 
 use crate::traffic::RecordLine;
 use crate::{codex, regen, traffic};
@@ -295,7 +295,7 @@ fn upgrade(root: &Path, version: &str, codex: Option<&Path>) -> Report {
                 if set.codex_version != version {
                     bail!("{} says it is codex {}, not {version}", codex.display(), set.codex_version);
                 }
-                match regen::regen(root, Some(set), Decisions::checked_in()?) {
+                match regen::regen(root, Some(set), &codex_app_codegen::Settings::codex()?) {
                     Ok(plan) => {
                         regen::print_summary(&plan.set, &plan.summary, started);
                         Ok(plan.changes)

@@ -94,17 +94,18 @@ pub use report::*;
 pub use written::rust_ty;
 
 use crate::ir::*;
-use crate::{Error, SchemaSet};
+use crate::{Error, SchemaSet, Settings};
 use compare::Comparison;
 use usage::{usage, VersionIndex};
 
-/// Builds both IRs (with the checked-in decisions) and compares them.
+/// Builds both IRs (with [`Settings::codex`]: the checked-in decisions) and compares them.
 pub fn diff_sets(old: &SchemaSet, new: &SchemaSet) -> Result<Report, Error> {
-    diff_sets_with(old, new, crate::decisions::Decisions::checked_in()?)
+    diff_sets_with(old, new, &Settings::codex()?)
 }
 
-/// [`diff_sets`] with other decisions. What they do not hold takes its proposal.
-pub fn diff_sets_with(old: &SchemaSet, new: &SchemaSet, decisions: &crate::decisions::Decisions) -> Result<Report, Error> {
+/// [`diff_sets`] with other settings. What their decisions do not hold takes its proposal,
+/// whatever [`Settings::undecided`] says.
+pub fn diff_sets_with(old: &SchemaSet, new: &SchemaSet, settings: &Settings) -> Result<Report, Error> {
     let in_version = |v: &str| {
         let v = v.to_owned();
         move |mut e: Error| {
@@ -113,17 +114,17 @@ pub fn diff_sets_with(old: &SchemaSet, new: &SchemaSet, decisions: &crate::decis
         }
     };
     // Other releases may need decisions the file does not hold: take the proposals.
-    let propose = crate::decisions::Undecided::Propose;
-    let old_ir = crate::build_ir_with(old, decisions, propose).map_err(in_version(&old.codex_version))?;
-    let new_ir = crate::build_ir_with(new, decisions, propose).map_err(in_version(&new.codex_version))?;
-    Ok(diff(&old_ir, &old.codex_version, &new_ir, &new.codex_version))
+    let settings = settings.clone().proposing();
+    let old_ir = crate::build_ir_with(old, &settings).map_err(in_version(&old.codex_version))?;
+    let new_ir = crate::build_ir_with(new, &settings).map_err(in_version(&new.codex_version))?;
+    Ok(diff(&settings, &old_ir, &old.codex_version, &new_ir, &new.codex_version))
 }
 
-/// Compares two IRs.
-pub fn diff(old: &Ir, old_version: &str, new: &Ir, new_version: &str) -> Report {
+/// Compares two IRs built with `settings`.
+pub fn diff(settings: &Settings, old: &Ir, old_version: &str, new: &Ir, new_version: &str) -> Report {
     let mut d = Comparison {
-        old: VersionIndex::new(old),
-        new: VersionIndex::new(new),
+        old: VersionIndex::new(old, settings),
+        new: VersionIndex::new(new, settings),
         renamed: BTreeMap::new(),
         visited: BTreeSet::new(),
         changes: Vec::new(),

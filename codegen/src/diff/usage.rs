@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::report::Usage;
 use crate::ir::*;
 use crate::naming;
+use crate::settings::Settings;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Roles {
@@ -33,8 +34,8 @@ pub(super) struct VersionIndex<'a> {
 }
 
 impl<'a> VersionIndex<'a> {
-    pub(super) fn new(ir: &'a Ir) -> Self {
-        let defs = ir.types.values().filter(|t| is_definition(t)).map(|t| t.name.as_str()).collect();
+    pub(super) fn new(ir: &'a Ir, settings: &Settings) -> Self {
+        let defs = ir.types.values().filter(|t| is_definition(t, settings)).map(|t| t.name.as_str()).collect();
         let mut side = VersionIndex { ir, defs, roles: BTreeMap::new(), users: BTreeMap::new() };
         for direction in Direction::ALL {
             let client_sends_params = matches!(direction, Direction::ClientRequest | Direction::ClientNotification);
@@ -80,14 +81,10 @@ impl<'a> VersionIndex<'a> {
 /// A schema definition: its pointer is `#/definitions/X` or `#/definitions/v2/X` and its name
 /// comes from `X` (an inline type named after a definition's position, such as the union a
 /// nullable definition wraps, shares the pointer but not the name).
-pub(super) fn is_definition(t: &TypeDef) -> bool {
+pub(super) fn is_definition(t: &TypeDef, settings: &Settings) -> bool {
     let Some(rest) = t.pointer.strip_prefix("#/definitions/") else { return false };
     let rest = rest.strip_prefix("v2/").unwrap_or(rest);
-    if rest.contains('/') {
-        return false;
-    }
-    let base = naming::pascal(rest);
-    t.name == base || t.name.strip_prefix("V1") == Some(base.as_str())
+    !rest.contains('/') && naming::is_named_after(settings, &t.name, rest)
 }
 
 /// Every named type `ty` reaches, including through other named types.

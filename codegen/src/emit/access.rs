@@ -1,13 +1,14 @@
 //! Accessors a client needs on decoded messages, from what the IR knows:
 //!
-//! - where a server notification belongs: [`Routes`] finds, per notification, the path to
-//!   `params.threadId`, `params.turnId` (or `params.turn.id`) and `params.item.id`; the method
+//! - where a server notification belongs: [`Routes`] finds, per notification, the path of
+//!   each of [`Settings::routes`] (`params.threadId`, `params.turnId` (or `params.turn.id`) and
+//!   `params.item.id`); the method
 //!   table writes them on the method's row (`thread(thread_id)`), and the protocol crate's
 //!   `wire_notifications!` makes `ServerNotification::thread_id`, `turn_id` and `item_id` of
 //!   them, so a client routes the notifications of concurrent turns without looking into the
 //!   JSON again;
-//! - `id()` on each tagged union that is a notification's `item`, used by `item_id` (this
-//!   file's output).
+//! - `id()` on each tagged union that is a notification's `item` ([`Route::union_member`]),
+//!   used by `item_id` (this file's output).
 //!
 //! (`ClientResponse::into_result::<R>()` comes with the request table.)
 
@@ -19,37 +20,35 @@ use quote::{format_ident, quote};
 use super::docs::gate;
 use super::types::ident;
 use crate::ir::*;
-use crate::naming::CATCH_ALL;
+use crate::settings::{Route, Settings};
 use crate::Error;
 
-/// The accessors a notification row states, and the wire paths each reads (the first that a
-/// method's params have).
-const ROUTES: &[(&str, &[&[&str]])] = &[("thread", &[&["threadId"]]), ("turn", &[&["turnId"], &["turn", "id"]]), ("item", &[&["item", "id"]])];
-
-/// The route paths of the server notifications.
+/// The route paths of the server notifications ([`Settings::routes`]).
 pub struct Routes<'a> {
     ir: &'a Ir,
+    routes: &'a [Route],
 }
 
 impl<'a> Routes<'a> {
-    pub fn new(ir: &'a Ir) -> Self {
-        Routes { ir }
+    pub fn new(ir: &'a Ir, settings: &'a Settings) -> Self {
+        Routes { ir, routes: &settings.routes }
     }
 
     /// `(accessor, path)` for each accessor that reads something of `m`'s params: the path
     /// as the row writes it, from the params (`thread_id`, `turn.as_ref()?.id`, `item.id()`).
     /// A path through an experimental member of a stable method is left out (the row has one
     /// gate, the method's).
-    pub fn of(&self, m: &Method) -> Vec<(&'static str, String)> {
+    pub fn of(&self, m: &Method) -> Vec<(&'a str, String)> {
         let Some(Ty::Named(params)) = m.params.ty() else { return Vec::new() };
         let mut out = Vec::new();
-        for (accessor, paths) in ROUTES {
-            let found = paths.iter().find_map(|path| string_at(self.ir, params, path)).or_else(|| {
-                (*accessor == "item").then(|| union_id_at(self.ir, params).map(|(access, _)| access)).flatten()
+        for route in self.routes {
+            let found = path_at(self.ir, params, route).or_else(|| {
+                let member = route.union_member.as_deref()?;
+                union_id_at(self.ir, params, member).map(|(access, _)| access)
             });
             if let Some(access) = found {
                 if m.experimental || !access.experimental {
-                    out.push((*accessor, access.path));
+                    out.push((route.accessor.as_str(), access.path));
                 }
             }
         }
@@ -57,20 +56,29 @@ impl<'a> Routes<'a> {
     }
 }
 
-/// The tagged unions whose `id()` a route reads (`ThreadItem`).
-fn item_unions(ir: &Ir) -> BTreeSet<String> {
-    ir.server_notifications
-        .iter()
-        .filter_map(|m| match m.params.ty() {
-            Some(Ty::Named(params)) if string_at(ir, params, &["item", "id"]).is_none() => union_id_at(ir, params).map(|(_, union)| union),
-            _ => None,
-        })
-        .collect()
+/// The first of `route`'s paths that `params` has.
+fn path_at(ir: &Ir, params: &str, route: &Route) -> Option<Access> {
+    route.paths.iter().find_map(|path| string_at(ir, params, &path.iter().map(String::as_str).collect::<Vec<_>>()))
 }
 
-pub fn emit_access(ir: &Ir) -> Result<TokenStream, Error> {
-    let catch_all = format_ident!("{}", CATCH_ALL);
-    let unions: Vec<TokenStream> = item_unions(ir).iter().map(|union| union_id(ir, union, &catch_all)).collect();
+/// The tagged unions whose `id()` a route reads (`ThreadItem`).
+fn item_unions(ir: &Ir, routes: &[Route]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for m in &ir.server_notifications {
+        let Some(Ty::Named(params)) = m.params.ty() else { continue };
+        for route in routes {
+            let Some(member) = route.union_member.as_deref() else { continue };
+            if path_at(ir, params, route).is_none() {
+                out.extend(union_id_at(ir, params, member).map(|(_, union)| union));
+            }
+        }
+    }
+    out
+}
+
+pub fn emit_access(ir: &Ir, settings: &Settings) -> Result<TokenStream, Error> {
+    let catch_all = format_ident!("{}", settings.catch_all);
+    let unions: Vec<TokenStream> = item_unions(ir, &settings.routes).iter().map(|union| union_id(ir, union, &catch_all)).collect();
     let types = (!unions.is_empty()).then(|| quote! { use super::types::*; });
     Ok(quote! {
         #types
@@ -122,11 +130,11 @@ fn string_at(ir: &Ir, name: &str, path: &[&str]) -> Option<Access> {
     Some(Access { path: format!("{}.{}", step(field), nested.path), experimental: field.experimental || nested.experimental })
 }
 
-/// `item.id()` when the params' `item` is a tagged union whose arms have a string `id`; the
-/// union's name (it gets an `id()` accessor).
-fn union_id_at(ir: &Ir, params: &str) -> Option<(Access, String)> {
+/// `item.id()` when the params' `member` (`item`) is a tagged union whose arms have a string
+/// `id`; the union's name (it gets an `id()` accessor).
+fn union_id_at(ir: &Ir, params: &str, member: &str) -> Option<(Access, String)> {
     let TypeKind::Struct(s) = &ir.types.get(params)?.kind else { return None };
-    let field = s.fields.iter().find(|f| f.wire == "item")?;
+    let field = s.fields.iter().find(|f| f.wire == member)?;
     let Ty::Named(union) = resolve(ir, &field.ty) else { return None };
     let TypeKind::Tagged(tagged) = &ir.types.get(union)?.kind else { return None };
     if !tagged.arms.iter().all(|arm| string_at(ir, &arm.payload, &["id"]).is_some()) {

@@ -15,9 +15,10 @@ use super::docs::{doc_comment, doc_lines, EXPERIMENTAL_GATE};
 use crate::render;
 use super::Part;
 use crate::ir::*;
+use crate::settings::Settings;
 use crate::Error;
 
-pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<Vec<Part>, Error> {
+pub fn emit_methods(ir: &Ir, codex_version: &str, settings: &Settings) -> Result<Vec<Part>, Error> {
     if let Some(f) = ir.notification_envelope.iter().find(|f| f.presence() != Presence::Optional) {
         return Err(Error::new(
             "#/definitions/ServerNotification/properties",
@@ -27,7 +28,7 @@ pub fn emit_methods(ir: &Ir, codex_version: &str) -> Result<Vec<Part>, Error> {
     let mut tables = String::new();
     for direction in Direction::ALL {
         tables.push('\n');
-        tables.push_str(&table(ir, direction));
+        tables.push_str(&table(ir, direction, settings));
     }
     // Import only what the rows name.
     let uses = |word: &str| tables.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word);
@@ -125,7 +126,7 @@ fn names(direction: Direction) -> Names {
 }
 
 /// One direction's invocation: the header, then one row per method.
-fn table(ir: &Ir, direction: Direction) -> String {
+fn table(ir: &Ir, direction: Direction, settings: &Settings) -> String {
     let n = names(direction);
     let methods = ir.methods(direction);
     let mut out = String::new();
@@ -159,7 +160,7 @@ fn table(ir: &Ir, direction: Direction) -> String {
         }
     }
     out.push_str("    methods {\n");
-    let routes = (direction == Direction::ServerNotification).then(|| Routes::new(ir));
+    let routes = (direction == Direction::ServerNotification).then(|| Routes::new(ir, settings));
     for m in methods {
         out.push_str(&doc_comment(&doc_lines(m.doc.as_deref(), m.experimental), "        "));
         out.push_str("        ");

@@ -18,6 +18,7 @@ mod types;
 use proc_macro2::TokenStream;
 
 use crate::ir::Ir;
+use crate::settings::Settings;
 use crate::Error;
 
 /// A piece of a generated file, in order.
@@ -42,11 +43,11 @@ pub const CLIENT_GENERATED_DIR: &str = "client/src/generated";
 /// `(path relative to the workspace root, parts)` for each generated file: the crate's modules
 /// in [`GENERATED_DIR`], the client's server-request handler in [`CLIENT_GENERATED_DIR`], and
 /// the conformance suite's type table next to the suite.
-pub fn emit(ir: &Ir, codex_version: &str) -> Result<Vec<(&'static str, Vec<Part>)>, Error> {
+pub fn emit(ir: &Ir, codex_version: &str, settings: &Settings) -> Result<Vec<(&'static str, Vec<Part>)>, Error> {
     Ok(vec![
         ("protocol/src/generated/types.rs", types::emit_types(ir)?),
-        ("protocol/src/generated/methods.rs", methods::emit_methods(ir, codex_version)?),
-        ("protocol/src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir)?)]),
+        ("protocol/src/generated/methods.rs", methods::emit_methods(ir, codex_version, settings)?),
+        ("protocol/src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir, settings)?)]),
         ("client/src/generated/handler.rs", vec![Part::Tokens(handler::emit_handler(ir, codex_version)?)]),
         ("protocol/tests/conformance/registry.rs", registry::emit_registry(ir)),
     ])
