@@ -5,7 +5,7 @@
 //! these tests are left out and one test says so (see `pinned_to_codex!`).
 #![cfg(feature = "schemars")]
 
-codex_app_client::protocol::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 mod common;
 

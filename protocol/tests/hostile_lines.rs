@@ -9,7 +9,7 @@
 //!
 //! Written against the types of the vendored codex release (see `pinned_to_codex!`).
 
-codex_app_protocol::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 use std::time::{Duration, Instant};
 

@@ -636,7 +636,7 @@ mod tests {
 
     /// The macro's name is spelled in pieces here, so that this file holds no invocation.
     fn invocation(version: &str) -> String {
-        format!("codex_app_protocol::{}! {{ \"{version}\",", "pinned_to_codex")
+        format!("codex_app_protocol::__test_support::{}! {{ \"{version}\",", "pinned_to_codex")
     }
 
     #[test]
