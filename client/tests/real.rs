@@ -6,7 +6,6 @@
 
 codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 
-mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant};
 use codex_app_client::protocol::*;
 use codex_app_client::*;
 use codex_app_mock::{ev, MockBody, Outcome};
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

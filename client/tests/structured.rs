@@ -7,14 +7,13 @@
 
 codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 
-mod common;
 
 use std::time::Duration;
 
 use codex_app_client::protocol::*;
 use codex_app_client::*;
 use codex_app_mock::ev;
-use common::*;
+use crate::common::*;
 use serde::Deserialize;
 
 #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
