@@ -11,7 +11,8 @@
 //! 5. the drift check on what was recorded;
 //! 6. the tests an upgrade is expected to change: the traffic crate's (fixtures, snapshots) and
 //!    those inside `pinned_to_codex!`, with `INSTA_UPDATE=new` (pending snapshots are written as
-//!    `.snap.new`, never accepted) and without `CODEX_APP_SKIP_PINNED_TESTS`.
+//!    `.snap.new`, never accepted), without `CODEX_APP_SKIP_PINNED_TESTS` and with the tests
+//!    that need the codex binary (`--include-ignored`).
 //!
 //! A failed step does not stop the ones that can still run (after a failed record, drift runs
 //! on what was written and the tests run). Then a report of what needs a person: failed steps,
@@ -427,6 +428,8 @@ impl TestRun {
         for t in &self.targets {
             args.extend(t.split(' ').map(str::to_owned));
         }
+        // The tests that need the codex binary are `#[ignore]`d; upgrade has one installed.
+        args.extend(["--", "--include-ignored"].map(str::to_owned));
         args
     }
 }
@@ -746,7 +749,7 @@ mod tests {
         );
         assert_eq!(
             runs[2].cargo_args().join(" "),
-            "test --package proto --all-features --no-fail-fast --lib --test conformance --test wire"
+            "test --package proto --all-features --no-fail-fast --lib --test conformance --test wire -- --include-ignored"
         );
         assert_eq!(pending_snapshots(root.path()), [PathBuf::from("proto/tests/snapshots/a.snap.new")]);
     }
