@@ -6,7 +6,7 @@
 //! Written against the types of the vendored codex release; after a regen from another release
 //! these tests are left out and one test says so (see `pinned_to_codex!`).
 
-codex_app_client::protocol::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,12 +1,12 @@
-//! The client against the real `codex app-server` (the pinned 0.169.0), whose model is the
-//! loopback Responses mock. Skipped with a message when there is no codex binary.
+//! The client against the real `codex app-server` (the pinned release), whose model is the
+//! loopback Responses mock. Each test is `#[ignore]`d with the reason "needs the codex binary":
+//! README's test command runs them (`--include-ignored`), and without codex they fail.
 //!
 //! Written against the types of the vendored codex release; after a regen from another release
 //! these tests are left out and one test says so (see `pinned_to_codex!`).
 
-codex_app_client::protocol::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 
-mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,12 +15,13 @@ use std::time::{Duration, Instant};
 use codex_app_client::protocol::*;
 use codex_app_client::*;
 use codex_app_mock::{ev, MockBody, Outcome};
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn streamed_turn() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Hel", "lo ", "there"]));
     let client = setup.connect(Client::builder()).await;
@@ -54,7 +55,7 @@ impl ServerRequestHandler for Decide {
 /// One turn in which the model runs `echo approved-output` under `approvalPolicy: untrusted`;
 /// returns the command item's final status and the tool output the model saw.
 async fn command_turn(builder: ClientBuilder) -> (CommandExecutionStatus, String) {
-    let codex = codex().expect("checked by the caller");
+    let codex = codex();
     let setup = Setup::new(codex);
     let args = json!({"cmd": "echo approved-output", "login": false, "yield_time_ms": 1000});
     setup.mock.push_events(ev::tool_call("resp-1", "call-1", "exec_command", &args));
@@ -80,10 +81,8 @@ async fn command_turn(builder: ClientBuilder) -> (CommandExecutionStatus, String
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn command_approval_accepted_by_the_handler() {
-    if codex().is_none() {
-        return;
-    }
     let asked = Arc::new(AtomicUsize::new(0));
     let handler = Decide { decision: CommandExecutionApprovalDecision::Accept, asked: asked.clone() };
     let (status, output) = command_turn(Client::builder().handler(handler)).await;
@@ -93,10 +92,8 @@ async fn command_approval_accepted_by_the_handler() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn command_approval_declined_by_the_handler() {
-    if codex().is_none() {
-        return;
-    }
     let asked = Arc::new(AtomicUsize::new(0));
     let handler = Decide { decision: CommandExecutionApprovalDecision::Decline, asked: asked.clone() };
     let (status, output) = command_turn(Client::builder().handler(handler)).await;
@@ -106,18 +103,17 @@ async fn command_approval_declined_by_the_handler() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn the_default_handler_declines() {
-    if codex().is_none() {
-        return;
-    }
     let (status, output) = command_turn(Client::builder()).await;
     assert_eq!(status, CommandExecutionStatus::Declined);
     assert!(!output.contains("approved-output\\n"), "the command ran: {output}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn two_concurrent_turns_on_two_threads() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["First ", "answer"]));
     setup.mock.push_events(ev::assistant_message("resp-2", "msg-2", &["Second ", "answer"]));
@@ -136,8 +132,9 @@ async fn two_concurrent_turns_on_two_threads() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn interrupt_from_the_turn_handle() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     setup.mock.push(MockBody::Slow {
         head: vec![ev::created("resp-1"), ev::message_added("msg-1"), ev::text_delta("msg-1", "Working on it")],
@@ -161,8 +158,9 @@ async fn interrupt_from_the_turn_handle() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn server_killed_mid_request() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     let transport = setup.command.spawn().unwrap();
     let pid = transport.id().unwrap().to_string();
@@ -180,10 +178,10 @@ async fn server_killed_mid_request() {
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(client.pending_requests(), 1);
-    let killed = Instant::now();
     signal("-KILL");
-    let outcome = tokio::time::timeout(Duration::from_secs(1), pending).await.expect("failed within 1 s").unwrap();
-    assert!(killed.elapsed() < Duration::from_secs(1));
+    // A real process on a loaded machine: a generous bound on the wall clock that only guards
+    // against waiting for something that never comes (no request timeout is set here).
+    let outcome = tokio::time::timeout(Duration::from_secs(5), pending).await.expect("failed within 5 s").unwrap();
     match outcome {
         Err(ClientError::ServerExited(exit)) => {
             let status = exit.status.unwrap_or_default();
@@ -202,8 +200,9 @@ async fn server_killed_mid_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn the_tap_of_a_real_session_is_a_transcript_without_drift() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Hi"]));
     let dir = tempfile::tempdir().unwrap();
@@ -265,8 +264,9 @@ async fn one_turn(client: &Client, setup: &Setup, text: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn websocket_with_the_right_and_a_wrong_token() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex.clone());
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let token_file = setup.home.path().join("ws-token");
@@ -291,7 +291,9 @@ async fn websocket_with_the_right_and_a_wrong_token() {
             other => panic!("expected HTTP 401, got {other:?}"),
         }
     }
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // A generous bound on the wall clock (a real server on a loaded machine): it guards against
+    // a refused connection being retried or waited on, not a speed claim.
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     // A clean close of the WebSocket is a clean end.
     let exit = client.shutdown(Duration::from_secs(2)).await;
     assert_eq!(exit.reason, ExitReason::Shutdown, "{exit}");
@@ -299,8 +301,9 @@ async fn websocket_with_the_right_and_a_wrong_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn unix_socket() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex.clone());
     let socket = setup.home.path().join("app-server.sock");
     let url = format!("unix://{}", socket.display());
@@ -314,8 +317,9 @@ async fn unix_socket() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn dropping_the_client_kills_the_server() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     let transport = setup.command.spawn().unwrap();
     let pid = transport.id().unwrap();
@@ -331,8 +335,9 @@ async fn dropping_the_client_kills_the_server() {
 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn thread_handles_run_read_name_fork_archive_and_list() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     let client = setup.connect(Client::builder()).await;
     setup.mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Four", "."]));
@@ -360,8 +365,9 @@ async fn thread_handles_run_read_name_fork_archive_and_list() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn login_with_an_api_key_account_models_and_logout() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     let setup = Setup::new(codex);
     let client = setup.connect(Client::builder()).await;
     let mut events = client.notifications();
@@ -477,8 +483,9 @@ mod cuttable {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn a_websocket_cut_mid_turn_reconnects_and_the_turn_goes_on_on_the_same_handle() {
-    let Some(codex) = codex() else { return };
+    let codex = codex();
     // Over TCP with a bearer token, and over a Unix socket.
     let setup = Setup::new(codex.clone());
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

@@ -5,13 +5,12 @@
 //! Written against the types of the vendored codex release; after a regen from another release
 //! these tests are left out and one test says so (see `pinned_to_codex!`).
 
-codex_app_client::protocol::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 use std::time::Duration;
 
 use codex_app_client::protocol::*;
 use codex_app_client::transport::memory::MemoryTransport;
-use codex_app_client::transport::stdio::find_codex;
 use codex_app_client::{Client, CodexCommand, Tap};
 use codex_app_mock::home::REMOVED_ENV;
 use codex_app_mock::{ev, CodexHome, MockServer};
@@ -54,11 +53,9 @@ async fn the_tap_writes_what_transcript_parse_reads() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: scripts/install-codex.sh"]
 async fn a_real_session_through_the_tap_has_no_drift() {
-    let Some(codex) = find_codex(None).filter(|p| p.is_file()) else {
-        eprintln!("SKIPPED: no codex binary (set $CODEX_BIN or run scripts/install-codex.sh)");
-        return;
-    };
+    let codex = crate::common::codex();
     let mock = MockServer::start().unwrap();
     mock.push_events(ev::assistant_message("resp-1", "msg-1", &["Hel", "lo"]));
     let home = CodexHome::new(&mock.base_url()).unwrap();

@@ -7,8 +7,7 @@
 //!
 //! Set `CODEX_APP_SKIP_CONSTRUCT_COMPILE=1` to leave it out of a quick local run; CI runs it.
 
-mod common;
-use common::schema_set;
+use crate::common::schema_set;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

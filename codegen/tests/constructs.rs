@@ -5,8 +5,7 @@
 //! its JSON pointer). Each error case (`tests/errors/*.json`: schemas that are not valid JSON
 //! Schema, and decisions to make) snapshots the error message, which names the JSON pointer.
 
-mod common;
-use common::schema_set;
+use crate::common::schema_set;
 use codex_app_codegen::decisions::Decisions;
 use codex_app_codegen::ir::Ty;
 use codex_app_codegen::{build_ir_with, generate, generate_with, Settings};

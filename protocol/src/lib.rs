@@ -171,22 +171,51 @@ mod generated {
 #[cfg(feature = "experimental")]
 pub use experimental::{experimental_error_message, ExperimentalApi};
 
-/// The body of the test that [`pinned_to_codex!`] puts in place of tests written for another
-/// codex release: fails, saying which release they were written for and which one the crate
-/// is generated from, or passes with that note when `CODEX_APP_SKIP_PINNED_TESTS` is set (to
-/// anything but empty or `0`).
+/// Test support, not API: what this workspace's tests (and those of crates built on this one)
+/// use to pin tests to the codex release they were written for. Hidden from the docs, and
+/// named `__test_support` so that no one mistakes it for part of the protocol; it may change
+/// in any release.
+///
+/// It lives in this crate, not a dev-only one, because `pinned_to_codex!` must compare the
+/// release a test names with [`CODEX_VERSION`] while the macro expands: the generator writes
+/// that version into the macro as a literal, next to the types it matches.
 #[doc(hidden)]
-pub fn pinned_tests_left_out(written_for: &str) {
-    let message = format!(
-        "tests written against the types of codex {written_for} are left out: this crate is generated from codex \
-         {CODEX_VERSION}. Check them against the new types and change the version in their `pinned_to_codex!`, or set \
-         CODEX_APP_SKIP_PINNED_TESTS=1 to skip them"
-    );
-    match std::env::var("CODEX_APP_SKIP_PINNED_TESTS") {
-        Ok(v) if !v.is_empty() && v != "0" => eprintln!("SKIPPED: {message}"),
-        _ => panic!("{message}"),
+pub mod __test_support {
+    use crate::CODEX_VERSION;
+
+    /// Keeps the items after the version when this crate was generated from that codex
+    /// release; otherwise one failing test says they were left out (see the generated
+    /// `__pinned_to_codex!`).
+    pub use crate::__test_support_pinned_to_codex as pinned_to_codex;
+
+    /// The body of the test that `pinned_to_codex!` puts in place of tests written for
+    /// another codex release: fails, saying which release they were written for and which one
+    /// the crate is generated from, or passes with that note when `CODEX_APP_SKIP_PINNED_TESTS`
+    /// is set (to anything but empty or `0`).
+    pub fn pinned_tests_left_out(written_for: &str) {
+        let message = format!(
+            "tests written against the types of codex {written_for} are left out: this crate is generated from codex \
+             {CODEX_VERSION}. Check them against the new types and change the version in their `pinned_to_codex!`, or set \
+             CODEX_APP_SKIP_PINNED_TESTS=1 to skip them"
+        );
+        match std::env::var("CODEX_APP_SKIP_PINNED_TESTS") {
+            Ok(v) if !v.is_empty() && v != "0" => eprintln!("SKIPPED: {message}"),
+            _ => panic!("{message}"),
+        }
     }
 }
+
+/// `__test_support::pinned_to_codex!`: the generated `__pinned_to_codex!` (whose version is
+/// a literal the generator writes), under a name this crate can re-export from
+/// `__test_support` (a `#[macro_export]` macro of the generated module cannot be).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __test_support_pinned_to_codex {
+    ($version:tt, $($item:tt)*) => {
+        $crate::__pinned_to_codex! { $version, $($item)* }
+    };
+}
+
 pub use generated::methods::*;
 pub use generated::types::*;
 pub use jsonrpc::{

@@ -2,7 +2,7 @@
 //!
 //! Written against the types of the vendored codex release (see `pinned_to_codex!`).
 
-codex_app_protocol::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;

@@ -9,7 +9,7 @@
 //!
 //! Written against the types of the vendored codex release (see `pinned_to_codex!`).
 
-codex_app_protocol::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 use std::time::{Duration, Instant};
 
@@ -97,8 +97,12 @@ fn repeated_tags_next_to_deep_nesting_decode_on_a_small_stack() {
     });
 }
 
-/// Done means 1: the duplicate-member fallback is linear: a line 300,000 levels deep decodes
-/// in far less than the quadratic fallback took at 16,000 (1.36 s, optimized).
+/// Done means 1: the duplicate-member fallback is linear: a line 400,000 levels deep decodes
+/// in far less than the quadratic fallback took at 16,000 (1.36 s, optimized; at 400,000 it
+/// would take about 625 times that, some 14 minutes). The bound on the wall clock is generous
+/// (a debug build on a loaded machine) and tells linear from quadratic without comparing two
+/// timings, which other work on the machine skews; the times by depth are printed
+/// (`--nocapture`).
 #[test]
 fn repeated_tags_next_to_deep_nesting_decode_in_linear_time() {
     let time = |depth: usize| {
@@ -110,12 +114,11 @@ fn repeated_tags_next_to_deep_nesting_decode_in_linear_time() {
         }
         start.elapsed()
     };
-    let times: Vec<(usize, Duration)> = [1_000, 16_000, 20_000, 400_000].into_iter().map(|depth| (depth, time(depth))).collect();
+    let times: Vec<(usize, Duration)> = [1_000, 16_000, 400_000].into_iter().map(|depth| (depth, time(depth))).collect();
     // `--nocapture` shows them.
     println!("decode time of the attack lines by depth: {times:?}");
-    let (small, large) = (times[2].1, times[3].1);
-    // 20 times the depth: linear is ~20 times the time, quadratic 400 times.
-    assert!(large < small * 80 + Duration::from_millis(200), "20,000 levels: {small:?}, 400,000 levels: {large:?}");
+    let large = times[2].1;
+    assert!(large < Duration::from_secs(60), "400,000 levels took {large:?}: is the fallback quadratic again?");
 }
 
 /// Done means 2: an externally tagged union whose key is given twice keeps its last value

@@ -1,32 +1,45 @@
 //! Peak heap of a decode, as a multiple of the line (issue 21, point 5): the figures the crate
-//! docs state ("What decoding keeps, and its limits", **Memory**). One test in this binary:
-//! the counting allocator sees every thread of it.
+//! docs state ("What decoding keeps, and its limits", **Memory**). The counting allocator
+//! counts per thread, so the other tests of this binary, running at the same time on their own
+//! threads, do not change the figures (a decode runs on the caller's thread).
 //!
-//! `cargo test -p codex-app-protocol --release --test memory -- --nocapture` prints them.
+//! `cargo test -p codex-app-protocol --release --test it memory -- --nocapture` prints them.
 //!
 //! Written against the types of the vendored codex release (see `pinned_to_codex!`).
 
-codex_app_protocol::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use codex_app_protocol::ServerMessage;
 
 struct Counting;
 
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // `const` and without a destructor: reading them never allocates, so the allocator can.
+    static CURRENT: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Adds `delta` to this thread's count (a block freed on another thread than the one that
+/// allocated it makes one count lower and the other higher; a decode frees its own).
+fn count(delta: isize) {
+    let _ = CURRENT.try_with(|current| {
+        let now = current.get().wrapping_add(delta);
+        current.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        PEAK.fetch_max(now, Ordering::Relaxed);
+        count(layout.size() as isize);
         System.alloc(layout)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+        count(-(layout.size() as isize));
         System.dealloc(ptr, layout)
     }
 }
@@ -34,12 +47,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// The peak heap of decoding `line` (the decoded message kept until the end), over its length.
+/// The peak heap of decoding `line` on this thread (the decoded message kept until the end),
+/// over its length.
 fn factor(line: &str) -> f64 {
-    let before = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = CURRENT.with(Cell::get);
+    PEAK.with(|peak| peak.set(before));
     let message = ServerMessage::from_line(line).unwrap_or_else(|e| panic!("{e}"));
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let peak = PEAK.with(Cell::get) - before;
     drop(message);
     peak as f64 / line.len() as f64
 }

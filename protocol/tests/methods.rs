@@ -1,10 +1,10 @@
 //! Every method of the schema, typed end to end: decoded from a minimal valid message into its
 //! own variant (not the catch-all) and encoded back to the same JSON value.
 
-mod common;
+use crate::common;
 
 use codex_app_protocol::*;
-use common::{bundle, methods, without_nulls, Minimal};
+use crate::common::{bundle, methods, without_nulls, Minimal};
 use serde_json::{json, Value};
 
 fn check_round_trip<M>(line: &Value, decode: impl Fn(&str) -> Result<M, jsonrpc::DecodeError>, encode: impl Fn(&M) -> String) -> M {

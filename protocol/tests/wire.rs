@@ -3,7 +3,7 @@
 //! The lines and types are those of the vendored codex release; after a regen from another
 //! release these tests are left out and one test says so (see `pinned_to_codex!`).
 
-codex_app_protocol::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
 
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;

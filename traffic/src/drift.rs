@@ -858,7 +858,7 @@ mod tests {
     }
 
     // Written against a type of the vendored release (see `pinned_to_codex!`).
-    codex_app_protocol::pinned_to_codex! { "0.171.0",
+    codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
     use codex_app_protocol::ThreadMetadataGitInfoUpdateParams;
 
     /// The exception of the null policy, as it would show if a decoder lost the difference

@@ -117,7 +117,7 @@ mod tests {
     }
 
     // Written against types of the vendored release (see `pinned_to_codex!`).
-    codex_app_protocol::pinned_to_codex! { "0.171.0",
+    codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
     use codex_app_protocol::{Message, ServerMessage};
 
     /// Unknown values found by the generated walk, with their paths and types; a string that

@@ -3,7 +3,7 @@
 //!
 //! Every folder of `fixtures/` other than the one of `CODEX_VERSION` is an older server's
 //! traffic, kept when the project moved on. Its drift report (findings and table) is a
-//! snapshot per release (`older_servers__drift@<version>.snap`): after the next upgrade,
+//! snapshot per release (`it__older_servers__drift@<version>.snap`): after the next upgrade,
 //! `cargo insta review` shows how the new types read the old traffic. The report is not
 //! expected to be empty; it is expected to say exactly what changed for such a client
 //! (members the new types require and the old server does not send, values the old server

@@ -11,7 +11,8 @@
 //! 5. the drift check on what was recorded;
 //! 6. the tests an upgrade is expected to change: the traffic crate's (fixtures, snapshots) and
 //!    those inside `pinned_to_codex!`, with `INSTA_UPDATE=new` (pending snapshots are written as
-//!    `.snap.new`, never accepted) and without `CODEX_APP_SKIP_PINNED_TESTS`.
+//!    `.snap.new`, never accepted), without `CODEX_APP_SKIP_PINNED_TESTS` and with the tests
+//!    that need the codex binary (`--include-ignored`).
 //!
 //! A failed step does not stop the ones that can still run (after a failed record, drift runs
 //! on what was written and the tests run). Then a report of what needs a person: failed steps,
@@ -427,6 +428,8 @@ impl TestRun {
         for t in &self.targets {
             args.extend(t.split(' ').map(str::to_owned));
         }
+        // The tests that need the codex binary are `#[ignore]`d; upgrade has one installed.
+        args.extend(["--", "--include-ignored"].map(str::to_owned));
         args
     }
 }
@@ -453,23 +456,65 @@ fn test_runs(root: &Path, pinned: &[Pinned]) -> Vec<TestRun> {
 }
 
 /// The package of `file` (relative to `root`) and the cargo target argument that builds it
-/// (`--test NAME` for `tests/NAME.rs` or `tests/NAME/`, `--lib` under `src/`; `None`: other).
+/// (`--lib` under `src/`; under `tests/`, `--test NAME` of the `[[test]]` the manifest declares
+/// for that file or for the folder holding it (a test binary whose modules are the files beside
+/// its root, as this workspace's `tests/it.rs`), else cargo's own targets: `tests/NAME.rs` or
+/// `tests/NAME/`; `None`: other).
 fn test_target(root: &Path, file: &Path) -> Option<(String, Option<String>)> {
     let mut dir = root.join(file);
     while dir.pop() && dir.starts_with(root) {
         let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
         let package = package_name(&manifest)?;
         let inside = root.join(file);
-        let parts: Vec<String> = inside.strip_prefix(&dir).ok()?.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-        let target = match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-            ["tests", name] => name.strip_suffix(".rs").map(|n| format!("--test {n}")),
-            ["tests", name, ..] => Some(format!("--test {name}")),
-            ["src", ..] => Some("--lib".to_owned()),
+        let relative = inside.strip_prefix(&dir).ok()?;
+        let parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        let declared = declared_tests(&manifest);
+        // The declared test of this file, else the one whose root is in the nearest folder above it.
+        let declared_target = declared.iter().find(|(_, path)| path == relative).or_else(|| {
+            declared
+                .iter()
+                .filter(|(_, path)| path.parent().is_some_and(|folder| relative.starts_with(folder)))
+                .max_by_key(|(_, path)| path.components().count())
+        });
+        let target = match (parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), declared_target) {
+            (["tests", ..], Some((name, _))) => Some(format!("--test {name}")),
+            (["tests", name], None) => name.strip_suffix(".rs").map(|n| format!("--test {n}")),
+            (["tests", name, ..], None) => Some(format!("--test {name}")),
+            (["src", ..], _) => Some("--lib".to_owned()),
             _ => None,
         };
         return Some((package, target));
     }
     None
+}
+
+/// `(name, path)` of each `[[test]]` table of a Cargo.toml that names both.
+fn declared_tests(manifest: &str) -> Vec<(String, PathBuf)> {
+    let mut tests = Vec::new();
+    let mut current: Option<(Option<String>, Option<String>)> = None;
+    let mut finish = |current: &mut Option<(Option<String>, Option<String>)>| {
+        if let Some((Some(name), Some(path))) = current.take() {
+            tests.push((name, PathBuf::from(path)));
+        }
+    };
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            finish(&mut current);
+            if line == "[[test]]" {
+                current = Some((None, None));
+            }
+        } else if let Some((name, path)) = current.as_mut() {
+            let Some((key, value)) = line.split_once('=') else { continue };
+            let value = value.trim().trim_matches('"').to_owned();
+            match key.trim() {
+                "name" => *name = Some(value),
+                "path" => *path = Some(value),
+                _ => {}
+            }
+        }
+    }
+    finish(&mut current);
+    tests
 }
 
 /// `name` of the `[package]` table of a Cargo.toml.
@@ -636,7 +681,7 @@ mod tests {
 
     /// The macro's name is spelled in pieces here, so that this file holds no invocation.
     fn invocation(version: &str) -> String {
-        format!("codex_app_protocol::{}! {{ \"{version}\",", "pinned_to_codex")
+        format!("codex_app_protocol::__test_support::{}! {{ \"{version}\",", "pinned_to_codex")
     }
 
     #[test]
@@ -672,6 +717,12 @@ mod tests {
         write("target/debug/build/out.rs", &invocation("0.1.0"));
         write("proto/tests/snapshots/a.snap.new", "");
         write("proto/tests/snapshots/a.snap", "");
+        write(
+            "client/Cargo.toml",
+            "[package]\nname = \"client\"\nautotests = false\n\n[[test]]\nname = \"it\"\npath = \"tests/it.rs\"\n\n[dependencies]\n",
+        );
+        write("client/tests/real.rs", &invocation("0.169.0"));
+        write("client/tests/deeper/more.rs", &invocation("0.169.0"));
         write("target/x.snap.new", "");
 
         let pinned = scan_pinned(root.path());
@@ -679,6 +730,8 @@ mod tests {
         assert_eq!(
             files,
             [
+                ("client/tests/deeper/more.rs", "0.169.0"),
+                ("client/tests/real.rs", "0.169.0"),
                 ("proto/src/lib.rs", "0.171.0"),
                 ("proto/tests/conformance/main.rs", "0.169.0"),
                 ("proto/tests/wire.rs", "0.169.0"),
@@ -690,12 +743,13 @@ mod tests {
             runs,
             [
                 TestRun { package: TRAFFIC_PACKAGE.into(), targets: vec![] },
+                TestRun { package: "client".into(), targets: vec!["--test it".into()] },
                 TestRun { package: "proto".into(), targets: vec!["--lib".into(), "--test conformance".into(), "--test wire".into()] },
             ]
         );
         assert_eq!(
-            runs[1].cargo_args().join(" "),
-            "test --package proto --all-features --no-fail-fast --lib --test conformance --test wire"
+            runs[2].cargo_args().join(" "),
+            "test --package proto --all-features --no-fail-fast --lib --test conformance --test wire -- --include-ignored"
         );
         assert_eq!(pending_snapshots(root.path()), [PathBuf::from("proto/tests/snapshots/a.snap.new")]);
     }
@@ -709,8 +763,10 @@ mod tests {
         assert_eq!(wire.line, 6);
         assert_eq!(
             test_target(&root, &wire.file),
-            Some(("codex-app-protocol".to_owned(), Some("--test wire".to_owned())))
+            Some(("codex-app-protocol".to_owned(), Some("--test it".to_owned())))
         );
+        let conformance = Path::new("protocol/tests/conformance/main.rs");
+        assert_eq!(test_target(&root, conformance), Some(("codex-app-protocol".to_owned(), Some("--test it".to_owned()))));
         assert_eq!(test_target(&root, Path::new("traffic/src/drift.rs")), Some((TRAFFIC_PACKAGE.to_owned(), Some("--lib".to_owned()))));
     }
 
@@ -783,7 +839,7 @@ mod tests {
 
         report.steps[2].outcome = Outcome::Failed("2 scenario(s) failed: dynamic_tool, lifecycle\nmore".into());
         report.scenarios = vec![("dynamic_tool".into(), "request `thread/start`: does not fit".into())];
-        report.snapshots = vec!["traffic/tests/snapshots/snapshots__lifecycle.snap.new".into()];
+        report.snapshots = vec!["traffic/tests/snapshots/it__snapshots__lifecycle.snap.new".into()];
         report.failed_tests = vec!["codex-app-traffic: snapshots".into()];
         assert!(!report.is_done());
         let text = report.render();

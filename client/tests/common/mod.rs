@@ -14,15 +14,17 @@ use codex_app_mock::{CodexHome, MockServer};
 /// Per-step timeout.
 pub const T: Duration = Duration::from_secs(20);
 
-/// The codex binary, or `None` after printing why the test is skipped.
-pub fn codex() -> Option<PathBuf> {
-    let found = find_codex(None).filter(|p| p.is_file());
-    if found.is_none() {
-        eprintln!(
-            "SKIPPED: no codex binary (set $CODEX_BIN, run scripts/install-codex.sh to install the pinned one into .codex-bin/, or put codex on PATH)"
-        );
-    }
-    found
+/// The codex binary. The tests that call it are `#[ignore]`d with the reason ("needs the codex
+/// binary"), so that a plain `cargo test` reports them as not run; when they are run
+/// (`-- --include-ignored`, as README's test command and CI do) and there is no codex, they
+/// fail, saying how to install it: a test that needs codex never passes without it.
+pub fn codex() -> PathBuf {
+    find_codex(None).filter(|p| p.is_file()).unwrap_or_else(|| {
+        panic!(
+            "no codex binary: this test drives the real codex app-server. Install the pinned one into .codex-bin/ \
+             with scripts/install-codex.sh, set $CODEX_BIN, or put codex on PATH"
+        )
+    })
 }
 
 /// A mock, an isolated `CODEX_HOME`, and the command that starts codex in it.

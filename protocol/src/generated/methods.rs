@@ -7,6 +7,8 @@ use super::types::*;
 use crate::wire_methods::{wire_notifications, wire_requests};
 /// The codex release whose schema this crate was generated from.
 pub const CODEX_VERSION: &str = "0.171.0";
+/// Test support, not API: use it as `codex_app_protocol::__test_support::pinned_to_codex!`.
+///
 /// Keeps the items after the version when this crate was generated from that codex
 /// release ([`CODEX_VERSION`]); otherwise puts in their place one test that fails and
 /// says why.
@@ -18,18 +20,19 @@ pub const CODEX_VERSION: &str = "0.171.0";
 /// `CODEX_APP_SKIP_PINNED_TESTS=1` to have it pass with a note instead.
 ///
 /// ```
-/// codex_app_protocol::pinned_to_codex! { "0.0.0-not-this-one",
+/// codex_app_protocol::__test_support::pinned_to_codex! { "0.0.0-not-this-one",
 ///     fn uses_types_of_another_release() {}
 /// }
 /// ```
+#[doc(hidden)]
 #[macro_export]
-macro_rules! pinned_to_codex {
+macro_rules! __pinned_to_codex {
     ("0.171.0", $($item:item)*) => {
         $($item)*
     };
     ($version:literal, $($item:item)*) => {
         #[test] fn pinned_to_another_codex_release() {
-        $crate::pinned_tests_left_out($version); }
+        $crate::__test_support::pinned_tests_left_out($version); }
     };
 }
 

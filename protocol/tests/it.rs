@@ -1,0 +1,13 @@
+//! The protocol crate's integration tests, in one test binary (`cargo test -p codex-app-protocol
+//! --test it`): each file beside this one is a module of it, so the big generated crate is
+//! linked into one test executable, not one per file. `autotests = false` in Cargo.toml: a new
+//! file under `tests/` is compiled only once it is listed here.
+
+mod common;
+#[path = "conformance/main.rs"]
+mod conformance;
+mod fuzz_findings;
+mod hostile_lines;
+mod memory;
+mod methods;
+mod wire;
