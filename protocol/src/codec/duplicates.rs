@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-
-/// The message of a [`TagGuard`] error; [`decode_raw`] retries on it.
+/// The message of the error the tagged decoder raises for a tag given again with another
+/// value (it also tells [`super::trail`], which is what `decode_raw` decides on).
 pub(super) const DUPLICATE_MEMBERS: &str = "a member is given twice with different values";
 
 /// `text` with every object's duplicate members resolved as `serde_json::Value` resolves them:

@@ -8,6 +8,13 @@
 //! - Unknown tags, keys and values are kept whole in the type's catch-all variant.
 //! - `params` and `result` kept raw are decoded from their text; an error's path is recovered
 //!   from the text at the error's position ([`path_at`]), so no type is compiled twice.
+//! - What a caller decides on after an error (a tag given twice; the path inside a union's
+//!   buffered value) travels beside the error, in [`trail`], never in its message's text.
+//!
+//! Files by concern: `structs`, `enums`, `tagged`, `external`, `untagged`, `scalar` (the
+//! decoders), `duplicates` (last-wins rewrite of the text), `raw` (`decode_raw`,
+//! `ParamsError`), `paths` (error positions to paths), `trail`, `writer` (a message's
+//! `Serialize`).
 
 mod duplicates;
 mod enums;
@@ -17,6 +24,7 @@ mod raw;
 mod scalar;
 mod structs;
 mod tagged;
+mod trail;
 mod untagged;
 mod writer;
 

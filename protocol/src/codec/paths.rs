@@ -3,6 +3,8 @@
 
 use serde::de;
 
+use super::trail::{self, Nested};
+
 /// The byte offset in `text` of serde_json's error position (its line and column: the
 /// column counts the bytes of the line before the position), so that multi-line and
 /// pretty-printed text gets the same path as one line.
@@ -72,37 +74,37 @@ pub fn path_at(text: &str, end: usize) -> String {
     path
 }
 
-/// How an error inside a value decoded from buffered text starts: ``in `path`: ``, the path
-/// inside that value, which [`decode_raw`] joins to the path of the value.
-const NESTED: &str = "in `";
-
 /// An error of a decode of buffered `text` (a union's value), re-raised in the decoder that
-/// read `text`, with the path inside `text` where it happened.
+/// read `text`: its message says the path inside `text` where it happened (``in `path`: ``,
+/// for whoever reads the message of a plain `serde_json` call), and the path and the bare
+/// message go to [`trail`] as data, which the next enclosing buffered decode extends and
+/// [`decode_raw`](super::decode_raw) joins to the path of the value.
 pub fn nested_error<E: de::Error>(text: &str, e: serde_json::Error) -> E {
-    let (inner, message) = split_nested(&e);
-    let path = join_path(&path_at(text, error_offset(text, &e)), &inner);
+    let here = path_at(text, error_offset(text, &e));
+    let (path, message) = match trail::take_nested() {
+        Some(inner) => (join_path(&here, &inner.path), inner.message),
+        None => (here, message_of(&e)),
+    };
     if path.is_empty() {
-        E::custom(message)
-    } else {
-        E::custom(format_args!("{NESTED}{path}`: {message}"))
+        return E::custom(message);
     }
+    let error = E::custom(format_args!("in `{path}`: {message}"));
+    trail::set_nested(Nested { path, message });
+    error
 }
 
-/// The path carried by a [`nested_error`] and the message without it or its position.
-pub(super) fn split_nested(e: &serde_json::Error) -> (String, String) {
-    let mut message = e.to_string();
-    if e.line() != 0 {
-        let suffix = format!(" at line {} column {}", e.line(), e.column());
-        if let Some(stripped) = message.strip_suffix(&suffix) {
-            message = stripped.to_owned();
-        }
+/// The message of `e` without the position serde_json appends to it (from `e`'s own line and
+/// column): the position is in buffered text, which the reader of the error never saw.
+pub(super) fn message_of(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    if e.line() == 0 {
+        return message;
     }
-    if let Some(rest) = message.strip_prefix(NESTED) {
-        if let Some((path, msg)) = rest.split_once("`: ") {
-            return (path.to_owned(), msg.to_owned());
-        }
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&position) {
+        Some(bare) => bare.to_owned(),
+        None => message,
     }
-    (String::new(), message)
 }
 
 /// `outer` and `inner` paths joined (`a.b` + `[0].c` = `a.b[0].c`).

@@ -7,8 +7,9 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned};
 use serde_json::value::RawValue;
 
-use super::duplicates::{resolve_duplicates, DUPLICATE_MEMBERS};
-use super::paths::{error_offset, join_path, path_at, split_nested};
+use super::duplicates::resolve_duplicates;
+use super::paths::{error_offset, join_path, path_at};
+use super::trail;
 
 /// Why `params` (or a `result`, or an envelope member) did not decode.
 #[derive(Debug)]
@@ -54,12 +55,16 @@ pub fn decode_raw<T>(
         let mut deserializer = serde_json::Deserializer::from_str(text);
         decode(&mut deserializer).and_then(|value| deserializer.end().map(|()| value))
     };
+    trail::reset();
     match run(text) {
         Ok(value) => Ok(value),
         // A member given twice with different values where the one-pass decode could not
         // take the last one (a union's tag): decode the text with duplicates resolved.
-        Err(source) if source.to_string().contains(DUPLICATE_MEMBERS) => match resolve_duplicates(text) {
-            Some(resolved) => run(&resolved).map_err(|e| params_error(&resolved, e)),
+        Err(source) if trail::take_duplicate() => match resolve_duplicates(text) {
+            Some(resolved) => {
+                trail::reset();
+                run(&resolved).map_err(|e| params_error(&resolved, e))
+            }
             None => Err(params_error(text, source)),
         },
         Err(source) => Err(params_error(text, source)),
@@ -70,11 +75,10 @@ pub fn decode_raw<T>(
 /// decoded from buffered text ([`nested_error`]) appended.
 fn params_error(text: &str, source: serde_json::Error) -> ParamsError {
     let here = path_at(text, error_offset(text, &source));
-    let (inner, message) = split_nested(&source);
-    if inner.is_empty() {
-        return ParamsError { path: here, source };
+    match trail::take_nested() {
+        None => ParamsError { path: here, source },
+        Some(inner) => ParamsError { path: join_path(&here, &inner.path), source: de::Error::custom(inner.message) },
     }
-    ParamsError { path: join_path(&here, &inner), source: de::Error::custom(message) }
 }
 
 /// An optional envelope member (`emittedAtMs`) from the message's other members.
@@ -85,5 +89,53 @@ pub fn member<T: DeserializeOwned>(extra: &[(Cow<'_, str>, &RawValue)], name: &s
             e.path = if e.path.is_empty() { name.to_owned() } else { format!("{name}.{}", e.path) };
             e
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::FunctionCallOutputBody;
+
+    fn decode(text: &str) -> Result<FunctionCallOutputBody, ParamsError> {
+        let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
+        decode_raw(Some(&raw), |d| FunctionCallOutputBody::deserialize(d))
+    }
+
+    /// The path inside a union's buffered value (an untagged union's array arm, and in it a
+    /// tagged union whose tag comes last, buffered again) reaches the error as data: the
+    /// path is whole, the message has neither the path nor a position in buffered text.
+    #[test]
+    fn nested_paths_are_joined_without_reading_the_message() {
+        for (text, path) in [
+            (r#"[{"type":"input_text","text":"x"},{"type":"input_text","text":7}]"#, "[1].text"),
+            (r#"[{"text":7,"type":"input_text"}]"#, "[0].text"),
+        ] {
+            let e = decode(text).unwrap_err();
+            assert_eq!(e.path, path, "{text}: {e}");
+            let message = e.source.to_string();
+            assert!(message.starts_with("invalid type: integer `7`, expected a string"), "{text}: {message}");
+            assert!(!message.contains("in `") && !message.contains("line"), "{text}: {message}");
+            // A plain `serde_json` call says the path in its message.
+            let plain = serde_json::from_str::<FunctionCallOutputBody>(text).unwrap_err().to_string();
+            assert!(plain.starts_with(&format!("in `{path}`: invalid type")), "{text}: {plain}");
+        }
+    }
+
+    /// What an abandoned decode left behind (a plain `serde_json` call, whose trail nobody
+    /// reads) is not taken by the next error: neither by a buffered decode's nor by
+    /// `decode_raw`'s.
+    #[test]
+    fn an_abandoned_record_is_not_reused() {
+        let stale = r#"[{"type":"input_text","text":7}]"#;
+        let _ = serde_json::from_str::<FunctionCallOutputBody>(stale).unwrap_err();
+        let plain = serde_json::from_str::<FunctionCallOutputBody>(r#"[{"type":"input_text"}]"#).unwrap_err().to_string();
+        assert!(plain.contains("missing field `text`") && !plain.contains("[0].text"), "{plain}");
+        let _ = serde_json::from_str::<FunctionCallOutputBody>(stale).unwrap_err();
+        let e = decode("7").unwrap_err();
+        assert_eq!(e.path, "", "{e}");
+        assert!(e.source.to_string().starts_with("no variant of"), "{e}");
     }
 }

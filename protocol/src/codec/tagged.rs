@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::duplicates::DUPLICATE_MEMBERS;
 use super::paths::nested_error;
+use super::trail;
 use super::Str;
 
 /// A union of objects told apart by a tag member.
@@ -60,6 +61,7 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             let Some(text) = tag_first(members, T::TAG) else {
                 return Err(de::Error::missing_field(T::TAG));
             };
+            trail::clear_nested();
             deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text)).map_err(|e| nested_error(&text, e))
         }
     }
@@ -86,6 +88,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagGuard<'_, A> {
             let Some(Str(key)) = self.map.next_key::<Str<'de>>()? else { return Ok(None) };
             if key == self.name {
                 if self.map.next_value::<Str<'de>>()?.0 != self.tag {
+                    trail::note_duplicate();
                     return Err(de::Error::custom(DUPLICATE_MEMBERS));
                 }
                 continue;

@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::paths::nested_error;
+use super::trail;
 use super::Str;
 
 /// A JSON type, as an untagged union tells its arms apart.
@@ -178,7 +179,7 @@ pub trait UntaggedUnion: Sized {
 /// Decodes an untagged union: the value is read once as JSON text (an object's or array's
 /// members kept raw), its arm picked by [`Shape::pick`], and only that arm decoded from the
 /// text. Decoding from inside the visitor lets serde_json place an error at the union's value,
-/// and the path inside the arm is carried in the message ([`nested_error`]).
+/// and the path inside the arm is passed up as data ([`nested_error`]).
 pub fn deserialize_untagged<'de, D: Deserializer<'de>, T: UntaggedUnion>(deserializer: D) -> Result<T, D::Error> {
     struct UntaggedVisitor<T>(PhantomData<T>);
 
@@ -187,6 +188,7 @@ pub fn deserialize_untagged<'de, D: Deserializer<'de>, T: UntaggedUnion>(deseria
         let Some(arm) = shape.pick(T::ARMS) else {
             return Err(E::custom(format_args!("no variant of {} matches this value", T::EXPECTING)));
         };
+        trail::clear_nested();
         let mut deserializer = serde_json::Deserializer::from_str(text);
         T::decode_arm(arm, &mut deserializer)
             .and_then(|value| deserializer.end().map(|()| value))
