@@ -34,14 +34,25 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+// Each kind of type goes unused with the schemas that have none (the construct crates of
+// codegen/tests/compile.rs).
+#[allow(unused_imports)]
 pub use enums::*;
+#[allow(unused_imports)]
 pub use external::*;
+#[allow(unused_imports)]
 pub use paths::*;
+#[allow(unused_imports)]
 pub use raw::*;
+#[allow(unused_imports)]
 pub use scalar::*;
+#[allow(unused_imports)]
 pub use structs::*;
+#[allow(unused_imports)]
 pub use tagged::*;
+#[allow(unused_imports)]
 pub use untagged::*;
+#[allow(unused_imports)]
 pub use writer::*;
 
 /// A string that borrows from the input when it can.
