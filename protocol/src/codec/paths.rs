@@ -1,0 +1,133 @@
+//! Error paths: where in a JSON text an error happened, and the path inside a value decoded
+//! from buffered text.
+
+use serde::de;
+
+use super::trail::{self, Nested};
+
+/// The byte offset in `text` of serde_json's error position (its line and column: the
+/// column counts the bytes of the line before the position), so that multi-line and
+/// pretty-printed text gets the same path as one line.
+pub fn error_offset(text: &str, e: &serde_json::Error) -> usize {
+    let line_start = match e.line() {
+        0 | 1 => 0,
+        line => text.bytes().enumerate().filter(|(_, b)| *b == b'\n').nth(line - 2).map_or(text.len(), |(i, _)| i + 1),
+    };
+    line_start + e.column()
+}
+
+/// The JSON path (`thread.turns[0].id`, empty at the top) of the value that ends before byte
+/// `end` of the JSON `text` ([`error_offset`] of an error).
+///
+/// serde_json reports a type error at the last byte of the offending value and a missing
+/// member at the end of its object, so scanning the text up to there gives the path of what
+/// did not fit. This needs no second, path-tracking decode (which would compile every
+/// type's deserializer twice).
+pub fn path_at(text: &str, end: usize) -> String {
+    enum Frame {
+        Object { key: Option<String> },
+        Array { index: usize },
+    }
+    let bytes = text.as_bytes();
+    let end = end.min(bytes.len());
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < end {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object { key: None }),
+            b'[' => stack.push(Frame::Array { index: 0 }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array { index }) => *index += 1,
+                Some(Frame::Object { key }) => *key = None,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object { key: key @ None }) = stack.last_mut() {
+                    *key = Some(text.get(start..i.min(bytes.len())).unwrap_or_default().to_owned());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object { key: Some(key) } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Object { key: None } => {}
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+        }
+    }
+    path
+}
+
+/// An error of a decode of buffered `text` (a union's value), re-raised in the decoder that
+/// read `text`: its message says the path inside `text` where it happened (``in `path`: ``,
+/// for whoever reads the message of a plain `serde_json` call), and the path and the bare
+/// message go to [`trail`] as data, which the next enclosing buffered decode extends and
+/// [`decode_raw`](super::decode_raw) joins to the path of the value.
+pub fn nested_error<E: de::Error>(text: &str, e: serde_json::Error) -> E {
+    let here = path_at(text, error_offset(text, &e));
+    let (path, message) = match trail::take_nested() {
+        Some(inner) => (join_path(&here, &inner.path), inner.message),
+        None => (here, message_of(&e)),
+    };
+    if path.is_empty() {
+        return E::custom(message);
+    }
+    let error = E::custom(format_args!("in `{path}`: {message}"));
+    trail::set_nested(Nested { path, message });
+    error
+}
+
+/// The message of `e` without the position serde_json appends to it (from `e`'s own line and
+/// column): the position is in buffered text, which the reader of the error never saw.
+pub(super) fn message_of(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    if e.line() == 0 {
+        return message;
+    }
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&position) {
+        Some(bare) => bare.to_owned(),
+        None => message,
+    }
+}
+
+/// `outer` and `inner` paths joined (`a.b` + `[0].c` = `a.b[0].c`).
+pub fn join_path(outer: &str, inner: &str) -> String {
+    match (outer.is_empty(), inner.is_empty()) {
+        (_, true) => outer.to_owned(),
+        (true, false) => inner.to_owned(),
+        (false, false) if inner.starts_with('[') => format!("{outer}{inner}"),
+        (false, false) => format!("{outer}.{inner}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    /// Error positions of multi-line text are byte offsets of the text.
+    #[test]
+    fn error_offsets_count_lines() {
+        let text = "{\"a\":[1,\n2],\n\"b\":x}";
+        let e = serde_json::from_str::<Value>(text).unwrap_err();
+        assert_eq!(path_at(text, error_offset(text, &e)), "b");
+    }
+}

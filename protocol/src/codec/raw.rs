@@ -1,0 +1,141 @@
+//! `params`, `result` and envelope members kept raw, decoded from their text, with the path
+//! of an error recovered from the text.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned};
+use serde_json::value::RawValue;
+
+use super::duplicates::resolve_duplicates;
+use super::paths::{error_offset, join_path, path_at};
+use super::trail;
+
+/// Why `params` (or a `result`, or an envelope member) did not decode.
+#[derive(Debug)]
+pub struct ParamsError {
+    /// Where in the value decoding failed (`thread.turns[0].items`), empty at the top.
+    pub path: String,
+    pub source: serde_json::Error,
+}
+
+impl fmt::Display for ParamsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.source)
+        } else {
+            write!(f, "at `{}`: {}", self.path, self.source)
+        }
+    }
+}
+
+impl std::error::Error for ParamsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Decodes raw `params`; absent reads as `null`.
+pub fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, ParamsError> {
+    decode_raw(raw, |deserializer| T::deserialize(deserializer))
+}
+
+/// Runs `decode` on raw text (absent reads as `null`), which must be consumed whole; an error
+/// gets the path of where it happened.
+///
+/// `decode` is called with the same deserializer type as the one-pass decode of a whole line
+/// (`&mut serde_json::Deserializer<StrRead>`), so both paths share one instantiation of every
+/// type's deserializer.
+pub fn decode_raw<T>(
+    raw: Option<&RawValue>,
+    decode: impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
+) -> Result<T, ParamsError> {
+    let text = raw.map_or("null", RawValue::get);
+    let run = |text: &str| {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        decode(&mut deserializer).and_then(|value| deserializer.end().map(|()| value))
+    };
+    trail::reset();
+    match run(text) {
+        Ok(value) => Ok(value),
+        // A member given twice with different values where the one-pass decode could not
+        // take the last one (a union's tag): decode the text with duplicates resolved.
+        Err(source) if trail::take_duplicate() => match resolve_duplicates(text) {
+            Some(resolved) => {
+                trail::reset();
+                run(&resolved).map_err(|e| params_error(&resolved, e))
+            }
+            None => Err(params_error(text, source)),
+        },
+        Err(source) => Err(params_error(text, source)),
+    }
+}
+
+/// The [`ParamsError`] of an error at the position of `source` in `text`, with the path of a value
+/// decoded from buffered text ([`nested_error`]) appended.
+fn params_error(text: &str, source: serde_json::Error) -> ParamsError {
+    let here = path_at(text, error_offset(text, &source));
+    match trail::take_nested() {
+        None => ParamsError { path: here, source },
+        Some(inner) => ParamsError { path: join_path(&here, &inner.path), source: de::Error::custom(inner.message) },
+    }
+}
+
+/// An optional envelope member (`emittedAtMs`) from the message's other members.
+pub fn member<T: DeserializeOwned>(extra: &[(Cow<'_, str>, &RawValue)], name: &str) -> Result<Option<T>, ParamsError> {
+    match extra.iter().rev().find(|(k, _)| k == name) {
+        None => Ok(None),
+        Some((_, raw)) => params::<Option<T>>(Some(raw)).map_err(|mut e| {
+            e.path = if e.path.is_empty() { name.to_owned() } else { format!("{name}.{}", e.path) };
+            e
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::FunctionCallOutputBody;
+
+    fn decode(text: &str) -> Result<FunctionCallOutputBody, ParamsError> {
+        let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
+        decode_raw(Some(&raw), |d| FunctionCallOutputBody::deserialize(d))
+    }
+
+    /// The path inside a union's buffered value (an untagged union's array arm, and in it a
+    /// tagged union whose tag comes last, buffered again) reaches the error as data: the
+    /// path is whole, the message has neither the path nor a position in buffered text.
+    #[test]
+    fn nested_paths_are_joined_without_reading_the_message() {
+        for (text, path) in [
+            (r#"[{"type":"input_text","text":"x"},{"type":"input_text","text":7}]"#, "[1].text"),
+            (r#"[{"text":7,"type":"input_text"}]"#, "[0].text"),
+        ] {
+            let e = decode(text).unwrap_err();
+            assert_eq!(e.path, path, "{text}: {e}");
+            let message = e.source.to_string();
+            assert!(message.starts_with("invalid type: integer `7`, expected a string"), "{text}: {message}");
+            assert!(!message.contains("in `") && !message.contains("line"), "{text}: {message}");
+            // A plain `serde_json` call says the path in its message.
+            let plain = serde_json::from_str::<FunctionCallOutputBody>(text).unwrap_err().to_string();
+            assert!(plain.starts_with(&format!("in `{path}`: invalid type")), "{text}: {plain}");
+        }
+    }
+
+    /// What an abandoned decode left behind (a plain `serde_json` call, whose trail nobody
+    /// reads) is not taken by the next error: neither by a buffered decode's nor by
+    /// `decode_raw`'s.
+    #[test]
+    fn an_abandoned_record_is_not_reused() {
+        let stale = r#"[{"type":"input_text","text":7}]"#;
+        let _ = serde_json::from_str::<FunctionCallOutputBody>(stale).unwrap_err();
+        let plain = serde_json::from_str::<FunctionCallOutputBody>(r#"[{"type":"input_text"}]"#).unwrap_err().to_string();
+        assert!(plain.contains("missing field `text`") && !plain.contains("[0].text"), "{plain}");
+        let _ = serde_json::from_str::<FunctionCallOutputBody>(stale).unwrap_err();
+        let e = decode("7").unwrap_err();
+        assert_eq!(e.path, "", "{e}");
+        assert!(e.source.to_string().starts_with("no variant of"), "{e}");
+    }
+}

@@ -1,0 +1,68 @@
+//! Structs (JSON objects with known members), decoded member by member.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+use super::Str;
+
+/// A struct (a JSON object with known members), decoded member by member from a map.
+///
+/// The generated `visit_members` matches each key as a borrowed string and reads its value
+/// into a slot; unknown keys are skipped as `IgnoredAny` (or kept, for open objects). This
+/// is what serde's derive does, without its per-struct field-identifier types and its
+/// sequence form (a JSON array is never a struct here), which would be compiled for every
+/// struct.
+pub trait DecodeStruct: Sized {
+    const EXPECTING: &'static str;
+    fn visit_members<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+}
+
+pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
+    struct StructVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: DecodeStruct> Visitor<'de> for StructVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::visit_members(map)
+        }
+    }
+
+    deserializer.deserialize_map(StructVisitor(PhantomData))
+}
+
+/// The next member name of a struct, borrowed from the input when it has no escapes.
+pub fn next_key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, str>>, A::Error> {
+    Ok(map.next_key::<Str<'de>>()?.map(|key| key.0))
+}
+
+/// Reads a member's value into its slot. A member given twice keeps its last value (as
+/// `serde_json::Value` does); every occurrence must have the member's type.
+pub fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, slot: &mut Option<T>, _name: &'static str) -> Result<(), A::Error> {
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
+/// Skips the value of a member the struct does not know.
+pub fn skip_member<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    map.next_value::<de::IgnoredAny>().map(|_| ())
+}
+
+/// The value of a required member, or the error that names it.
+pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
+    slot.ok_or_else(|| de::Error::missing_field(name))
+}
+
+/// For `Option<Option<T>>` members where `null` means something: a present member is
+/// `Some(...)`, so `null` reads as `Some(None)` (an absent one stays `None` by `default`).
+pub fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(deserializer).map(Some)
+}

@@ -1,0 +1,127 @@
+//! Internally tagged unions (`{"type": "userMessage", ...}`): the tag read first and the arm
+//! decoded from the same map; a tag that comes later makes the decoder buffer the object.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::duplicates::DUPLICATE_MEMBERS;
+use super::paths::nested_error;
+use super::trail;
+use super::Str;
+
+/// A union of objects told apart by a tag member.
+pub trait TaggedUnion: Sized {
+    /// The tag member's name.
+    const TAG: &'static str;
+    const EXPECTING: &'static str;
+    /// Decodes the arm for `tag` from the object's other members; an unknown tag keeps them
+    /// with [`unrecognized_arm`].
+    fn deserialize_arm<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error>;
+}
+
+/// The whole object of an unknown tagged arm: its other members plus the tag.
+pub fn unrecognized_arm<'de, D: Deserializer<'de>>(tag_name: &str, tag: &str, payload: D) -> Result<Map<String, Value>, D::Error> {
+    let mut object = Map::deserialize(payload)?;
+    object.insert(tag_name.to_owned(), Value::String(tag.to_owned()));
+    Ok(object)
+}
+
+pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
+    struct TaggedVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(T::EXPECTING)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+            let Some(first) = map.next_key::<Str<'de>>()? else {
+                return Err(de::Error::missing_field(T::TAG));
+            };
+            if first.0 == T::TAG {
+                let tag = map.next_value::<Str<'de>>()?;
+                let guard = TagGuard { map, name: T::TAG, tag: &tag.0 };
+                return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(guard));
+            }
+            // The tag is not first: keep the members as raw JSON, write them back with the
+            // tag first and decode that through the path above. (Decoding the buffered members
+            // with any other deserializer would compile every arm's deserializer again.)
+            let mut members = vec![(first.0.into_owned(), map.next_value::<Box<RawValue>>()?)];
+            while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+                members.push((k, v));
+            }
+            let Some(text) = tag_first(members, T::TAG) else {
+                return Err(de::Error::missing_field(T::TAG));
+            };
+            trail::clear_nested();
+            deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text)).map_err(|e| nested_error(&text, e))
+        }
+    }
+
+    deserializer.deserialize_map(TaggedVisitor(PhantomData))
+}
+
+/// The members after a tagged union's tag, as its arm reads them. A second tag member is
+/// type-checked and must repeat the tag; one with another value would change the arm after it
+/// was chosen, which a one-pass decode cannot do: it is an error [`decode_raw`] answers by
+/// decoding the text again with duplicate members resolved (the last one counts).
+struct TagGuard<'t, A> {
+    map: A,
+    name: &'static str,
+    tag: &'t str,
+}
+
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagGuard<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        loop {
+            let Some(Str(key)) = self.map.next_key::<Str<'de>>()? else { return Ok(None) };
+            if key == self.name {
+                if self.map.next_value::<Str<'de>>()?.0 != self.tag {
+                    trail::note_duplicate();
+                    return Err(de::Error::custom(DUPLICATE_MEMBERS));
+                }
+                continue;
+            }
+            return match key {
+                Cow::Borrowed(k) => seed.deserialize(de::value::BorrowedStrDeserializer::new(k)),
+                Cow::Owned(k) => seed.deserialize(de::value::StringDeserializer::new(k)),
+            }
+            .map(Some);
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// The object of `members` written back with the `tag` member first (its last occurrence, the
+/// one that counts; earlier ones dropped); `None` without one.
+fn tag_first(mut members: Vec<(String, Box<RawValue>)>, tag: &str) -> Option<String> {
+    let at = members.iter().rposition(|(k, _)| k == tag)?;
+    let last = members.remove(at);
+    members.retain(|(k, _)| k != tag);
+    members.insert(0, last);
+    let mut text = String::from("{");
+    for (n, (k, v)) in members.iter().enumerate() {
+        if n > 0 {
+            text.push(',');
+        }
+        text.push_str(&Value::String(k.clone()).to_string());
+        text.push(':');
+        text.push_str(v.get());
+    }
+    text.push('}');
+    Some(text)
+}
