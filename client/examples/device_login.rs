@@ -15,7 +15,11 @@ use codex_app_client::{Client, CodexCommand};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::spawn(&CodexCommand::new()).await?;
     let login = client.login_device_code().await?;
-    println!("Open {} and enter the code {}", login.verification_url().unwrap_or("?"), login.user_code().unwrap_or("?"));
+    println!(
+        "Open {} and enter the code {}",
+        login.verification_url().unwrap_or("?"),
+        login.user_code().unwrap_or("?")
+    );
     match tokio::time::timeout(Duration::from_secs(15 * 60), login.wait()).await {
         Ok(Ok(())) => println!("Logged in."),
         Ok(Err(e)) => println!("The login failed: {e}"),

@@ -78,7 +78,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: turn [--codex PATH] [-c key=value]... PROMPT".into());
     }
 
-    let client = Client::builder().client_info("codex-app-client-example", env!("CARGO_PKG_VERSION")).handler(AskAtTerminal).spawn(&command).await?;
+    let client = Client::builder()
+        .client_info("codex-app-client-example", env!("CARGO_PKG_VERSION"))
+        .handler(AskAtTerminal)
+        .spawn(&command)
+        .await?;
     if let Some(check) = client.version_check() {
         eprintln!("[{check}]");
     }

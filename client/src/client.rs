@@ -241,7 +241,11 @@ impl ClientBuilder {
         self.handshake(transport, None).await
     }
 
-    async fn handshake<T: Transport>(self, transport: T, connector: Option<connection::Connector<T>>) -> Result<Client, ClientError> {
+    async fn handshake<T: Transport>(
+        self,
+        transport: T,
+        connector: Option<connection::Connector<T>>,
+    ) -> Result<Client, ClientError> {
         let version_policy = self.version_policy;
         let mut capabilities = self.capabilities.clone().map_err(ClientError::Refused)?;
         match self.experimental_api {
@@ -255,12 +259,15 @@ impl ClientBuilder {
             "clientInfo": {"name": self.client_name, "version": self.client_version},
         });
         let reconnect = match (self.reconnect, connector) {
-            (Some(policy), Some(connect)) => Some(connection::Reconnect { connect, policy, initialize: params.clone() }),
+            (Some(policy), Some(connect)) => {
+                Some(connection::Reconnect { connect, policy, initialize: params.clone() })
+            }
             _ => None,
         };
         let client = self.start_with(transport, reconnect);
         let handshake = async {
-            let (answer, _) = client.call(request::Initialize::METHOD, Some(request::Initialize::METHOD), &params, None).await?;
+            let (answer, _) =
+                client.call(request::Initialize::METHOD, Some(request::Initialize::METHOD), &params, None).await?;
             let response = typed_result::<request::Initialize>(answer.result)?;
             client.send_line(wire::initialized_line()).await?;
             Ok::<_, ClientError>(response)
@@ -275,7 +282,9 @@ impl ClientBuilder {
         let check = VersionCheck::new(&response.user_agent);
         if !check.matches() {
             match version_policy {
-                VersionPolicy::Warn => tracing::warn!(expected = check.expected, server = check.server.as_deref(), "{check}"),
+                VersionPolicy::Warn => {
+                    tracing::warn!(expected = check.expected, server = check.server.as_deref(), "{check}")
+                }
                 VersionPolicy::Error => {
                     client.shutdown(Duration::from_secs(1)).await;
                     return Err(ClientError::VersionMismatch(check));
@@ -464,7 +473,8 @@ impl Client {
 
     /// Sends a notification.
     pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ClientError> {
-        let line = wire::notification_line(N::METHOD, &params).map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
+        let line = wire::notification_line(N::METHOD, &params)
+            .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
         self.send_line(line).await
     }
 
@@ -476,8 +486,14 @@ impl Client {
 
     /// `turn/start` on `thread` with params of any form (typed, or JSON with members the
     /// typed params do not have).
-    pub(crate) async fn start_turn_with<P: Serialize + ?Sized>(&self, thread: String, params: &P) -> Result<TurnHandle, ClientError> {
-        let (answer, id) = self.call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), params, Some(thread.clone())).await?;
+    pub(crate) async fn start_turn_with<P: Serialize + ?Sized>(
+        &self,
+        thread: String,
+        params: &P,
+    ) -> Result<TurnHandle, ClientError> {
+        let (answer, id) = self
+            .call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), params, Some(thread.clone()))
+            .await?;
         let queue = answer.turn.clone();
         let response = typed_result::<request::TurnStart>(answer.result)?;
         let turn_id = wire::turn_id(&response.turn);
@@ -506,7 +522,8 @@ impl Client {
         });
         // The connection task ends by the deadline (then it kills the server, which takes
         // a moment); more than that means it could not.
-        let ended = tokio::time::timeout_at(deadline + Duration::from_secs(5), exit.wait_for(Option::is_some)).await.is_ok();
+        let ended =
+            tokio::time::timeout_at(deadline + Duration::from_secs(5), exit.wait_for(Option::is_some)).await.is_ok();
         let exit = exit.borrow().clone();
         match exit {
             Some(exit) if ended => exit,
@@ -532,7 +549,8 @@ impl Client {
         params: &P,
         turn_thread: Option<String>,
     ) -> Result<(Answer, RequestId), ClientError> {
-        let params = serde_json::value::to_raw_value(params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
+        let params = serde_json::value::to_raw_value(params)
+            .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
         let mut retry = 0;
         loop {
             let id = RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
@@ -568,7 +586,8 @@ impl Client {
             return Err(closed);
         }
         let (reply, answer) = oneshot::channel();
-        let request = connection::Request { id: id.clone(), method: method.to_owned(), typed, line, turn_thread, reply };
+        let request =
+            connection::Request { id: id.clone(), method: method.to_owned(), typed, line, turn_thread, reply };
         if self.inner.commands.send(Command::Request(request)).is_err() {
             return Err(self.closed().unwrap_or(ClientError::Closed));
         }

@@ -28,17 +28,17 @@ use std::time::Duration;
 use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerRequest};
 use futures_util::FutureExt;
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
-use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::{ClientError, ExitReason, ServerExit, TransportError};
 use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan, TurnQueue};
 use crate::handler::{panic_message, DynHandler};
+use crate::retry::RetryPolicy;
 use crate::routing::TurnRouter;
 use crate::tap::{Direction, Tap};
-use crate::retry::RetryPolicy;
 use crate::transport::{LineReceiver, LineSender, Transport};
 use crate::wire;
 
@@ -104,7 +104,10 @@ pub(crate) enum Control {
     Run,
     /// [`Client::shutdown`](crate::Client::shutdown): answer what is being answered, close
     /// the sending side, read until the end, wait for a spawned server until `deadline`.
-    Close { started: Instant, deadline: Instant },
+    Close {
+        started: Instant,
+        deadline: Instant,
+    },
 }
 
 /// What the handles read without asking the connection task.
@@ -158,7 +161,8 @@ enum Out {
 }
 
 /// Opens a new connection of the same kind (see [`Reconnect`]).
-pub(crate) type Connector<T> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<T, TransportError>> + Send>> + Send + Sync>;
+pub(crate) type Connector<T> =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<T, TransportError>> + Send>> + Send + Sync>;
 
 /// What a connection that reconnects needs: how to connect, how often to try, and the
 /// `initialize` params of the handshake to repeat.
@@ -219,7 +223,12 @@ fn spawn_writer<S: LineSender>(sender: S, tap: Option<Tap>) -> (mpsc::Sender<Out
     (to_writer, write_failure)
 }
 
-async fn writer<S: LineSender>(mut sender: S, mut lines: mpsc::Receiver<Out>, tap: Option<Tap>, failed: oneshot::Sender<io::Error>) {
+async fn writer<S: LineSender>(
+    mut sender: S,
+    mut lines: mpsc::Receiver<Out>,
+    tap: Option<Tap>,
+    failed: oneshot::Sender<io::Error>,
+) {
     while let Some(out) = lines.recv().await {
         match out {
             Out::Line(line) => {
@@ -283,7 +292,9 @@ impl<T: Transport> Connection<T> {
         let reason = loop {
             let reason = self.read(&mut batch).await;
             match reason {
-                ExitReason::EndOfStream | ExitReason::ReadError(_) | ExitReason::WriteError(_) if self.reconnect.is_some() => {
+                ExitReason::EndOfStream | ExitReason::ReadError(_) | ExitReason::WriteError(_)
+                    if self.reconnect.is_some() =>
+                {
                     tracing::warn!(%reason, "the connection dropped; reconnecting");
                     if !self.reconnect_now(&mut batch).await {
                         break reason;
@@ -427,7 +438,8 @@ impl<T: Transport> Connection<T> {
     /// subscribed threads (their answers are the connection's own).
     async fn handshake(&mut self, initialize: &Value, attempt: u32, batch: &mut Vec<String>) -> Result<(), String> {
         let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
-        let params = serde_json::value::to_raw_value(initialize).map_err(|e| format!("cannot encode `initialize`: {e}"))?;
+        let params =
+            serde_json::value::to_raw_value(initialize).map_err(|e| format!("cannot encode `initialize`: {e}"))?;
         let line = wire::request_line(&id, "initialize", &params);
         self.send_now(line).await?;
         self.internal.insert(id.clone(), "initialize".into());
@@ -442,7 +454,8 @@ impl<T: Transport> Connection<T> {
         threads.sort();
         for (n, thread) in threads.into_iter().enumerate() {
             let id = RequestId::String(format!("reconnect-{attempt}-resume-{n}"));
-            let params = serde_json::value::to_raw_value(&serde_json::json!({"threadId": thread})).expect("a Value always encodes");
+            let params = serde_json::value::to_raw_value(&serde_json::json!({"threadId": thread}))
+                .expect("a Value always encodes");
             self.internal.insert(id.clone(), "thread/resume".into());
             self.send_now(wire::request_line(&id, "thread/resume", &params)).await?;
         }
@@ -611,7 +624,8 @@ impl<T: Transport> Connection<T> {
                             None => self.router.not_started(thread),
                         }
                     }
-                    let answer = Answer { result: response.result, turn: started.as_ref().map(|(queue, ..)| queue.clone()) };
+                    let answer =
+                        Answer { result: response.result, turn: started.as_ref().map(|(queue, ..)| queue.clone()) };
                     if let Err(Ok(answer)) = pending.reply.send(Ok(answer)) {
                         // The caller stopped waiting just now (its `Abandon` is on its way).
                         if let Some((_, thread, turn)) = &started {
@@ -619,7 +633,12 @@ impl<T: Transport> Connection<T> {
                         }
                         let late = LateAnswer { method: pending.method, abandoned: Abandoned::Dropped };
                         let answer = Ok(raw_result(answer.result));
-                        self.orphan(Orphan { id: Some(response.id), line_number: self.line_number, answer, late: Some(late) });
+                        self.orphan(Orphan {
+                            id: Some(response.id),
+                            line_number: self.line_number,
+                            answer,
+                            late: Some(late),
+                        });
                     }
                 }
                 None => {
@@ -630,7 +649,12 @@ impl<T: Transport> Connection<T> {
             },
             Ok(Message::Error(error)) if error.id.as_ref().is_some_and(|id| self.internal.contains_key(id)) => {
                 let method = error.id.as_ref().and_then(|id| self.internal.remove(id)).unwrap_or_default();
-                tracing::warn!(method, code = error.error.code, message = error.error.message, "refused after reconnecting");
+                tracing::warn!(
+                    method,
+                    code = error.error.code,
+                    message = error.error.message,
+                    "refused after reconnecting"
+                );
                 if method == "initialize" {
                     self.handshake_refused = Some(error.error.message);
                 }
@@ -689,7 +713,10 @@ impl<T: Transport> Connection<T> {
         let id = request.id().clone();
         let method = request.method().to_owned();
         if self.closing.is_some() {
-            let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client is shutting down and does not answer `{method}`"));
+            let error = ErrorObject::new(
+                ErrorObject::INTERNAL_ERROR,
+                format!("the client is shutting down and does not answer `{method}`"),
+            );
             self.outgoing.push_back(Out::Line(wire::error_line(Some(id), error)));
             return;
         }
@@ -702,7 +729,10 @@ impl<T: Transport> Connection<T> {
                 Err(panic) => {
                     let why = panic_message(&*panic);
                     tracing::error!(method, panic = %why, "the request handler panicked");
-                    let error = ErrorObject::new(ErrorObject::INTERNAL_ERROR, format!("the client's handler for `{method}` failed: {why}"));
+                    let error = ErrorObject::new(
+                        ErrorObject::INTERNAL_ERROR,
+                        format!("the client's handler for `{method}` failed: {why}"),
+                    );
                     wire::error_line(Some(id), error)
                 }
             }

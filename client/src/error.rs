@@ -106,9 +106,13 @@ impl fmt::Display for ClientError {
                     None => Ok(()),
                 }
             }
-            ClientError::ThreadClosed { thread_id } => write!(f, "thread {thread_id} was closed before its turn completed"),
+            ClientError::ThreadClosed { thread_id } => {
+                write!(f, "thread {thread_id} was closed before its turn completed")
+            }
             ClientError::LoginFailed(why) => write!(f, "the login failed: {why}"),
-            ClientError::Disconnected => f.write_str("the connection dropped before the answer came; the client reconnects"),
+            ClientError::Disconnected => {
+                f.write_str("the connection dropped before the answer came; the client reconnects")
+            }
             ClientError::Closed => f.write_str("the client was shut down"),
         }
     }

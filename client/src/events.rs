@@ -205,7 +205,10 @@ fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, 
         items.pop_front();
         *dropped += 1;
         if *dropped == 1 {
-            tracing::warn!(capacity, "a stream's reader fell behind: its oldest events are dropped (it reads `Event::Lagged` next)");
+            tracing::warn!(
+                capacity,
+                "a stream's reader fell behind: its oldest events are dropped (it reads `Event::Lagged` next)"
+            );
         }
     }
     items.push_back(item);

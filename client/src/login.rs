@@ -77,7 +77,9 @@ impl LoginHandle {
             }
             return match params["success"].as_bool() {
                 Some(true) => Ok(()),
-                _ => Err(ClientError::LoginFailed(params["error"].as_str().unwrap_or("the login did not succeed").to_owned())),
+                _ => Err(ClientError::LoginFailed(
+                    params["error"].as_str().unwrap_or("the login did not succeed").to_owned(),
+                )),
             };
         }
         Err(self.client.closed().unwrap_or(ClientError::Closed))

@@ -77,7 +77,10 @@ mod tests {
         for _ in 0..200 {
             for (retry, full) in [(0, 100), (1, 200), (2, 400), (3, 800)] {
                 let d = policy.delay(retry).expect("allowed");
-                assert!(d >= Duration::from_millis(full / 2) && d <= Duration::from_millis(full), "retry {retry}: {d:?}");
+                assert!(
+                    d >= Duration::from_millis(full / 2) && d <= Duration::from_millis(full),
+                    "retry {retry}: {d:?}"
+                );
             }
             assert_eq!(policy.delay(4), None);
         }

@@ -127,7 +127,8 @@ impl TurnRouter {
             return;
         }
         let (Some(thread), Some(turn)) = (&raw.key.thread, &raw.key.turn) else { return };
-        let event = TurnEvent::Event { event: Event::Undecodable(report.clone()), lifecycle: Lifecycle::Other, item: None };
+        let event =
+            TurnEvent::Event { event: Event::Undecodable(report.clone()), lifecycle: Lifecycle::Other, item: None };
         self.deliver(thread, turn, event);
         if raw.method.as_deref() == Some(TURN_COMPLETED) {
             self.deliver(thread, turn, TurnEvent::End(ClientError::Decode((**report).clone())));
@@ -143,7 +144,11 @@ impl TurnRouter {
             if starting.early.len() < EARLY_MAX {
                 starting.early.push_back((turn.to_owned(), event));
             } else {
-                tracing::warn!(thread, turn, "more than {EARLY_MAX} events before the `turn/start` response: dropped from the turn's stream");
+                tracing::warn!(
+                    thread,
+                    turn,
+                    "more than {EARLY_MAX} events before the `turn/start` response: dropped from the turn's stream"
+                );
             }
         }
     }
@@ -155,7 +160,9 @@ impl TurnRouter {
         if let Some(starting) = self.starting.get_mut(thread) {
             let turns: Vec<String> = starting.early.iter().map(|(t, _)| t.clone()).collect();
             for turn in turns {
-                starting.early.push_back((turn, TurnEvent::End(ClientError::ThreadClosed { thread_id: thread.to_owned() })));
+                starting
+                    .early
+                    .push_back((turn, TurnEvent::End(ClientError::ThreadClosed { thread_id: thread.to_owned() })));
             }
         }
     }
@@ -307,7 +314,13 @@ mod tests {
         let mut r = router();
         r.expect("t");
         let line = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"a","status":7}}}"#;
-        let report = Arc::new(DecodeReport { line_number: Some(1), method: None, path: None, message: "bad".into(), line: String::new() });
+        let report = Arc::new(DecodeReport {
+            line_number: Some(1),
+            method: None,
+            path: None,
+            message: "bad".into(),
+            line: String::new(),
+        });
         r.undecodable(line, &report);
         let a = r.started("t", "a");
         assert_eq!(drain(&a), (vec!["undecodable".into()], true));
@@ -319,7 +332,13 @@ mod tests {
         r.expect("t");
         let a = r.started("t", "a");
         let line = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t","turnId":"a","delta":5}}"#;
-        let report = Arc::new(DecodeReport { line_number: Some(1), method: None, path: None, message: "bad".into(), line: String::new() });
+        let report = Arc::new(DecodeReport {
+            line_number: Some(1),
+            method: None,
+            path: None,
+            message: "bad".into(),
+            line: String::new(),
+        });
         r.undecodable(line, &report);
         r.undecodable("not json", &report);
         assert_eq!(drain(&a), (vec!["undecodable".into()], false));

@@ -44,9 +44,13 @@ impl Client {
     /// `turn/start` with `outputSchema` set to the JSON Schema of `T` (written into the params'
     /// JSON, so that the client builds against releases whose `turn/start` has no
     /// `outputSchema`; such a server ignores it).
-    pub async fn start_structured_turn<T: JsonSchema + DeserializeOwned>(&self, params: TurnStartParams) -> Result<StructuredTurn<T>, ClientError> {
+    pub async fn start_structured_turn<T: JsonSchema + DeserializeOwned>(
+        &self,
+        params: TurnStartParams,
+    ) -> Result<StructuredTurn<T>, ClientError> {
         let thread = params.thread_id.clone();
-        let mut value = serde_json::to_value(&params).map_err(|e| ClientError::Refused(format!("cannot encode `turn/start`: {e}")))?;
+        let mut value = serde_json::to_value(&params)
+            .map_err(|e| ClientError::Refused(format!("cannot encode `turn/start`: {e}")))?;
         value["outputSchema"] = schema_of::<T>();
         let turn = self.start_turn_with(thread, &value).await?;
         Ok(StructuredTurn { turn, last_message: None, _output: PhantomData })
@@ -197,9 +201,11 @@ mod tools {
                 let tool_name = tool_name.clone();
                 Box::pin(async move {
                     let text = arguments.to_string();
-                    let args = decode_as::<A>(&format!("the arguments of `{tool_name}`"), &text).map_err(|e| e.to_string())?;
+                    let args =
+                        decode_as::<A>(&format!("the arguments of `{tool_name}`"), &text).map_err(|e| e.to_string())?;
                     let output = call(args).await?;
-                    let value = serde_json::to_value(&output).map_err(|e| format!("the tool's output does not encode: {e}"))?;
+                    let value =
+                        serde_json::to_value(&output).map_err(|e| format!("the tool's output does not encode: {e}"))?;
                     Ok(match value {
                         Value::String(s) => s,
                         other => other.to_string(),
@@ -208,7 +214,8 @@ mod tools {
             });
             // `type` tags the spec union of recent releases; a release whose spec is a plain
             // struct skips it.
-            let spec = json!({"type": "function", "name": name, "description": description, "inputSchema": schema_of::<A>()});
+            let spec =
+                json!({"type": "function", "name": name, "description": description, "inputSchema": schema_of::<A>()});
             self.tools.insert(name.to_owned(), Tool { spec, call: erased });
             self
         }
@@ -219,7 +226,10 @@ mod tools {
         pub fn specs<S: DeserializeOwned>(&self) -> Result<Vec<S>, ClientError> {
             let mut names: Vec<&String> = self.tools.keys().collect();
             names.sort();
-            names.into_iter().map(|name| decode_as::<S>(&format!("the spec of tool `{name}`"), &self.tools[name].spec.to_string())).collect()
+            names
+                .into_iter()
+                .map(|name| decode_as::<S>(&format!("the spec of tool `{name}`"), &self.tools[name].spec.to_string()))
+                .collect()
         }
 
         /// A handler that answers `item/tool/call` for these tools and passes everything else

@@ -62,7 +62,9 @@ impl Tap {
         let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         if let Err(e) = sink.write_all(text.as_bytes()).and_then(|()| sink.flush()) {
             static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| tracing::warn!(error = %e, "the transcript tap cannot write; its later errors are not logged"));
+            WARNED.call_once(
+                || tracing::warn!(error = %e, "the transcript tap cannot write; its later errors are not logged"),
+            );
         }
     }
 }

@@ -108,7 +108,11 @@ impl ThreadHandle {
         let mut params = match params {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
-            other => return Err(ClientError::Refused(format!("the params of `turn/start` must be a JSON object, not {other}"))),
+            other => {
+                return Err(ClientError::Refused(format!(
+                    "the params of `turn/start` must be a JSON object, not {other}"
+                )))
+            }
         };
         params.insert("threadId".into(), self.id.clone().into());
         params.insert("input".into(), input.into().into_json());
@@ -126,7 +130,11 @@ impl ThreadHandle {
             match notification.method() {
                 "item/completed" => {
                     let params = wire_json(notification)?;
-                    items.push(decode::<ThreadItem>("item/completed", "params.item", params["params"]["item"].clone())?);
+                    items.push(decode::<ThreadItem>(
+                        "item/completed",
+                        "params.item",
+                        params["params"]["item"].clone(),
+                    )?);
                 }
                 "thread/tokenUsage/updated" => usage = wire_json(notification)?["params"].get("tokenUsage").cloned(),
                 _ => {}
@@ -145,7 +153,8 @@ impl ThreadHandle {
 
     /// `thread/read`: the thread, with its turns when `include_turns`. The handle keeps it.
     pub async fn read(&mut self, include_turns: bool) -> Result<&Thread, ClientError> {
-        let result = self.client.request_raw("thread/read", json!({"threadId": self.id, "includeTurns": include_turns})).await?;
+        let result =
+            self.client.request_raw("thread/read", json!({"threadId": self.id, "includeTurns": include_turns})).await?;
         self.thread = decode::<Thread>("thread/read", "result.thread", result["thread"].clone())?;
         Ok(&self.thread)
     }
@@ -213,7 +222,10 @@ impl Client {
     fn thread_handle(&self, method: &str, result: Result<Value, ClientError>) -> Result<ThreadHandle, ClientError> {
         let result = result?;
         let thread = decode::<Thread>(method, "result.thread", result["thread"].clone())?;
-        let id = result["thread"]["id"].as_str().map(str::to_owned).ok_or_else(|| decode_error(method, "result.thread.id", "no thread id".into()))?;
+        let id = result["thread"]["id"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| decode_error(method, "result.thread.id", "no thread id".into()))?;
         Ok(ThreadHandle { client: self.clone(), thread, id })
     }
 }
@@ -229,5 +241,11 @@ fn decode<T: serde::de::DeserializeOwned>(method: &str, path: &str, value: Value
 }
 
 fn decode_error(method: &str, path: &str, message: String) -> ClientError {
-    ClientError::Decode(DecodeReport { line_number: None, method: Some(method.to_owned()), path: Some(path.to_owned()), message, line: String::new() })
+    ClientError::Decode(DecodeReport {
+        line_number: None,
+        method: Some(method.to_owned()),
+        path: Some(path.to_owned()),
+        message,
+        line: String::new(),
+    })
 }

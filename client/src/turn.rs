@@ -54,7 +54,13 @@ pub struct TurnHandle {
 }
 
 impl TurnHandle {
-    pub(crate) fn new(client: Client, thread_id: String, turn_id: String, response: TurnStartResponse, queue: Arc<TurnQueue>) -> Self {
+    pub(crate) fn new(
+        client: Client,
+        thread_id: String,
+        turn_id: String,
+        response: TurnStartResponse,
+        queue: Arc<TurnQueue>,
+    ) -> Self {
         let span = tracing::info_span!("turn", thread = %thread_id, turn = %turn_id);
         TurnHandle { client, thread_id, turn_id, response, queue, completed: None, span, grace: None, ended: false }
     }
@@ -102,7 +108,11 @@ impl TurnHandle {
                             }
                         }
                         Event::Undecodable(report) => {
-                            tracing::warn!(line_number = report.line_number, method = report.method.as_deref(), "a line of the turn did not decode");
+                            tracing::warn!(
+                                line_number = report.line_number,
+                                method = report.method.as_deref(),
+                                "a line of the turn did not decode"
+                            );
                         }
                         _ => {}
                     }
@@ -168,7 +178,8 @@ impl TurnHandle {
 
     /// `turn/interrupt` for this turn.
     pub async fn interrupt(&self) -> Result<TurnInterruptResponse, ClientError> {
-        let params = wire::params::<request::TurnInterrupt>(json!({"threadId": self.thread_id, "turnId": self.turn_id}))?;
+        let params =
+            wire::params::<request::TurnInterrupt>(json!({"threadId": self.thread_id, "turnId": self.turn_id}))?;
         self.client.request::<request::TurnInterrupt>(params).await
     }
 

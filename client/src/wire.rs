@@ -4,7 +4,10 @@
 
 use codex_app_protocol::framing::excerpt;
 use codex_app_protocol::jsonrpc::{ErrorObject, ErrorResponse, Parts};
-use codex_app_protocol::{ClientMessage, ClientNotification, ClientRequest, RawJson, RequestId, Response, ServerNotification, TypedServerMessage};
+use codex_app_protocol::{
+    ClientMessage, ClientNotification, ClientRequest, RawJson, RequestId, Response, ServerNotification,
+    TypedServerMessage,
+};
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
@@ -29,8 +32,17 @@ pub(crate) fn decode_server_line<M: AsRef<str>>(
     method_of: impl Fn(&RequestId) -> Option<M>,
 ) -> Result<TypedServerMessage, Box<Undecodable>> {
     TypedServerMessage::from_line_with(line, method_of).map_err(|e| {
-        let response = Parts::parse(line).ok().filter(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some())).and_then(|p| p.id);
-        let report = DecodeReport { line_number: Some(number), method: e.method.clone(), path: e.path(), message: e.to_string(), line: excerpt(line, 300).into_owned() };
+        let response = Parts::parse(line)
+            .ok()
+            .filter(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some()))
+            .and_then(|p| p.id);
+        let report = DecodeReport {
+            line_number: Some(number),
+            method: e.method.clone(),
+            path: e.path(),
+            message: e.to_string(),
+            line: excerpt(line, 300).into_owned(),
+        };
         Box::new(Undecodable { report, response })
     })
 }
@@ -64,7 +76,11 @@ pub(crate) struct RawRoute {
 /// Reads the method and the route of a server line that did not decode as its type.
 pub(crate) fn raw_route(line: &str) -> Option<RawRoute> {
     let parts = Parts::parse(line).ok()?;
-    let key = parts.params.and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok()).map(UnknownParams::key).unwrap_or_default();
+    let key = parts
+        .params
+        .and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok())
+        .map(UnknownParams::key)
+        .unwrap_or_default();
     Some(RawRoute { method: parts.method.map(Cow::into_owned), key })
 }
 
@@ -146,8 +162,9 @@ pub(crate) fn turn_failure(thread_id: &str, turn: &impl Serialize) -> Option<cra
 /// builds them compiles whatever members a release adds, and a release whose params no
 /// longer fit fails here, naming the method and the member.
 pub(crate) fn params<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Params, ClientError> {
-    serde_json::from_value(value)
-        .map_err(|e| ClientError::Refused(format!("the params of `{}` do not fit this release's types: {e}", M::METHOD)))
+    serde_json::from_value(value).map_err(|e| {
+        ClientError::Refused(format!("the params of `{}` do not fit this release's types: {e}", M::METHOD))
+    })
 }
 
 /// `result.thread.id` of an answer (`thread/start`, `thread/resume`, ...).
@@ -162,10 +179,15 @@ pub(crate) fn result_thread_id(result: &codex_app_protocol::ClientResponse) -> O
 /// A result received by method name, decoded into the release's response type of `M`.
 pub(crate) fn result<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Response, ClientError> {
     serde_json::from_value(value).map_err(|e| {
-        ClientError::Decode(DecodeReport { line_number: None, method: Some(M::METHOD.to_owned()), path: Some("result".into()), message: e.to_string(), line: String::new() })
+        ClientError::Decode(DecodeReport {
+            line_number: None,
+            method: Some(M::METHOD.to_owned()),
+            path: Some("result".into()),
+            message: e.to_string(),
+            line: String::new(),
+        })
     })
 }
-
 
 /// What a notification means for the life of its turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,9 +226,11 @@ pub(crate) struct RouteKey<'a> {
 /// Finds the thread and turn of a notification.
 pub(crate) fn route_key(notification: &ServerNotification) -> RouteKey<'_> {
     match notification {
-        ServerNotification::Unrecognized { params, .. } => {
-            params.as_ref().and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok()).map(UnknownParams::key).unwrap_or_default()
-        }
+        ServerNotification::Unrecognized { params, .. } => params
+            .as_ref()
+            .and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok())
+            .map(UnknownParams::key)
+            .unwrap_or_default(),
         known => RouteKey {
             thread: known.thread_id().map(Cow::Borrowed),
             turn: known.turn_id().map(Cow::Borrowed),
@@ -283,7 +307,10 @@ mod tests {
         let started = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","startedAtMs":1,"item":{"type":"agentMessage","id":"a","text":""}}}"#;
         assert_eq!(key(started), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("a".into()) });
         let unknown_item = r#"{"method":"item/started","params":{"threadId":"t","turnId":"u","startedAtMs":1,"item":{"type":"someFutureItem","id":"f"}}}"#;
-        assert_eq!(key(unknown_item), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("f".into()) });
+        assert_eq!(
+            key(unknown_item),
+            RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: Some("f".into()) }
+        );
         let completed = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","items":[],"status":"completed","error":null}}}"#;
         assert_eq!(key(completed), RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
         let warning = r#"{"method":"warning","params":{"threadId":"t","message":"m"}}"#;
@@ -307,7 +334,10 @@ mod tests {
         assert_eq!(request_line(&id, "thread/start", &raw("{}")), r#"{"id":3,"method":"thread/start","params":{}}"#);
         assert_eq!(notification_line("initialized", &()).unwrap(), r#"{"method":"initialized"}"#);
         assert_eq!(initialized_line(), r#"{"method":"initialized"}"#);
-        assert_eq!(error_line(None, ErrorObject::new(-32600, "x")), r#"{"id":null,"error":{"code":-32600,"message":"x"}}"#);
+        assert_eq!(
+            error_line(None, ErrorObject::new(-32600, "x")),
+            r#"{"id":null,"error":{"code":-32600,"message":"x"}}"#
+        );
     }
 
     #[test]
@@ -324,7 +354,8 @@ mod tests {
 
     #[test]
     fn raw_routes_of_lines_that_do_not_decode() {
-        let route = raw_route(r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","items":7}}}"#).unwrap();
+        let route =
+            raw_route(r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","items":7}}}"#).unwrap();
         assert_eq!(route.method.as_deref(), Some("turn/completed"));
         assert_eq!(route.key, RouteKey { thread: Some("t".into()), turn: Some("u".into()), item: None });
         assert!(raw_route("[1,2").is_none());

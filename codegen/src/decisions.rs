@@ -232,7 +232,9 @@ pub fn null_has_meaning(doc: Option<&str>) -> bool {
     // "omit or null", "omitted / null", "omitted, null, or empty", "omit or pass null", "null or omitted"
     let equated = words.windows(3).any(|w| {
         (is_omit(&w[0]) && w[1] == "or" && w[2] == "null") || (w[0] == "null" && w[1] == "or" && is_omit(&w[2]))
-    }) || words.windows(4).any(|w| is_omit(&w[0]) && w[1] == "or" && matches!(w[2].as_str(), "pass" | "send" | "set") && w[3] == "null")
+    }) || words
+        .windows(4)
+        .any(|w| is_omit(&w[0]) && w[1] == "or" && matches!(w[2].as_str(), "pass" | "send" | "set") && w[3] == "null")
         || words.windows(2).any(|w| is_omit(&w[0]) && w[1] == "null");
     !equated
 }

@@ -290,8 +290,12 @@ pub enum Direction {
 }
 
 impl Direction {
-    pub const ALL: [Direction; 4] =
-        [Direction::ClientRequest, Direction::ServerRequest, Direction::ServerNotification, Direction::ClientNotification];
+    pub const ALL: [Direction; 4] = [
+        Direction::ClientRequest,
+        Direction::ServerRequest,
+        Direction::ServerNotification,
+        Direction::ClientNotification,
+    ];
 
     /// The schema definition that lists the direction's methods.
     pub fn union_name(self) -> &'static str {
@@ -336,7 +340,6 @@ impl Ty {
             t => t,
         }
     }
-
 
     /// Whether the type is or contains "any JSON" (`Value`).
     pub fn has_any(&self) -> bool {

@@ -31,18 +31,18 @@ pub mod ir;
 mod lower;
 mod merge;
 mod naming;
-mod recursion;
-pub mod render;
 pub mod pairing;
+mod recursion;
 pub mod refusal;
+pub mod render;
 pub mod schema;
 pub mod settings;
 pub mod vendor;
 
 use std::path::{Path, PathBuf};
 
-pub use error::{Error, Warning};
 pub use emit::{GENERATED_DIR, GENERATED_DIRS};
+pub use error::{Error, Warning};
 pub use settings::{Route, Settings};
 
 /// The bundle file `generate-json-schema` writes, which contains every definition.
@@ -100,8 +100,9 @@ pub fn build_ir_with(set: &SchemaSet, settings: &Settings) -> Result<ir::Ir, Err
     let mut ir = match &set.experimental {
         None => stable,
         Some(text) => {
-            let experimental = lower::lower(&schema::Bundle::from_json(text).map_err(in_bundle("experimental"))?, settings)
-                .map_err(in_bundle("experimental"))?;
+            let experimental =
+                lower::lower(&schema::Bundle::from_json(text).map_err(in_bundle("experimental"))?, settings)
+                    .map_err(in_bundle("experimental"))?;
             merge::merge(&stable, experimental)?
         }
     };
@@ -146,7 +147,11 @@ pub fn generate(set: &SchemaSet, command: &str) -> Result<(Vec<GeneratedFile>, S
 }
 
 /// [`generate`] with other settings.
-pub fn generate_with(set: &SchemaSet, command: &str, settings: &Settings) -> Result<(Vec<GeneratedFile>, Summary), Error> {
+pub fn generate_with(
+    set: &SchemaSet,
+    command: &str,
+    settings: &Settings,
+) -> Result<(Vec<GeneratedFile>, Summary), Error> {
     let ir = build_ir_with(set, settings)?;
     let header = format::Header { command, codex_version: &set.codex_version, hashes: format::hashes(set) };
     let files = emit::emit(&ir, &set.codex_version, settings)?

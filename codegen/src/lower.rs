@@ -189,7 +189,10 @@ impl<'b> Lowerer<'b> {
                 .filter(|name| {
                     let mut refs = BTreeSet::new();
                     reference_names(&groups[*name][0].schema, &mut refs);
-                    refs.iter().any(|r| groups.get(&naming::pascal(r)).is_some_and(|g| g.len() > 1) && !same.contains(naming::pascal(r).as_str()))
+                    refs.iter().any(|r| {
+                        groups.get(&naming::pascal(r)).is_some_and(|g| g.len() > 1)
+                            && !same.contains(naming::pascal(r).as_str())
+                    })
                 })
                 .collect();
             if split.is_empty() {
@@ -200,14 +203,17 @@ impl<'b> Lowerer<'b> {
             }
         }
         let mut assigned: BTreeMap<String, String> = BTreeMap::new(); // rust name -> pointer
-        // Plain names first, so a renamed definition can never take the name of another.
+                                                                      // Plain names first, so a renamed definition can never take the name of another.
         let mut wanted: Vec<(String, &crate::schema::Definition, bool, bool)> = Vec::new();
         for (name, defs) in &groups {
             let all_same = same.contains(name.as_str());
-            let v1_pair = !all_same && defs.len() == 2 && defs.iter().filter(|d| d.pointer.matches('/').count() == 2).count() == 1;
+            let v1_pair = !all_same
+                && defs.len() == 2
+                && defs.iter().filter(|d| d.pointer.matches('/').count() == 2).count() == 1;
             for def in defs {
                 let v1 = v1_pair && def.pointer.matches('/').count() == 2;
-                let rust = if v1 { naming::v1_type_name(self.settings, name) } else { naming::type_name(self.settings, name) };
+                let rust =
+                    if v1 { naming::v1_type_name(self.settings, name) } else { naming::type_name(self.settings, name) };
                 wanted.push((rust, def, all_same, v1));
             }
         }
@@ -223,7 +229,10 @@ impl<'b> Lowerer<'b> {
                     .expect("numbers never run out");
                 self.warnings.push(Warning::new(
                     &def.pointer,
-                    format!("`{}` and `{}` would both be named `{rust}`; this one is named `{name}`", def.name, assigned[&rust]),
+                    format!(
+                        "`{}` and `{}` would both be named `{rust}`; this one is named `{name}`",
+                        def.name, assigned[&rust]
+                    ),
                 ));
             }
             if name != naming::pascal(&def.name) && !v1 && name == rust {
@@ -261,7 +270,9 @@ impl<'b> Lowerer<'b> {
     fn ty_of(&mut self, schema: &Schema, hint: &str) -> Result<(Ty, bool), Error> {
         let o = match schema {
             Schema::Bool(true) => return Ok((Ty::Any, false)),
-            Schema::Bool(false) => return Ok((self.fallback("", &format!("a `false` schema for `{hint}` (no value is valid)")), false)),
+            Schema::Bool(false) => {
+                return Ok((self.fallback("", &format!("a `false` schema for `{hint}` (no value is valid)")), false))
+            }
             Schema::Object(o) => o,
         };
         if !o.opaque.is_empty() {
@@ -270,7 +281,10 @@ impl<'b> Lowerer<'b> {
         }
         if let Some(r) = &o.reference {
             if self.bundle.inner_refs.contains(r) {
-                return Ok((self.fallback(&o.pointer, &format!("`$ref` to `{r}`, a place that is not a definition")), false));
+                return Ok((
+                    self.fallback(&o.pointer, &format!("`$ref` to `{r}`, a place that is not a definition")),
+                    false,
+                ));
             }
             return Ok((Ty::Named(self.name_of(r, &o.pointer)?), false));
         }
@@ -321,8 +335,7 @@ impl<'b> Lowerer<'b> {
         if let Some(items) = &o.tuple_items {
             return Ok((self.tuple_of(o, items, hint)?, nullable));
         }
-        let types: Vec<InstanceType> =
-            o.types.iter().flatten().copied().filter(|t| *t != InstanceType::Null).collect();
+        let types: Vec<InstanceType> = o.types.iter().flatten().copied().filter(|t| *t != InstanceType::Null).collect();
         let ty = match types.as_slice() {
             [] if o.is_null() => return Ok((Ty::Unit, true)),
             [] if !o.properties.is_empty() => Ty::Named(self.intern(o, hint)?),
@@ -332,7 +345,9 @@ impl<'b> Lowerer<'b> {
             [InstanceType::Number] => Ty::Float,
             [InstanceType::Integer] => match int_kind(o) {
                 Some(kind) => Ty::Int(kind),
-                None => self.fallback(&o.pointer, &format!("integer format `{}`", o.format.as_deref().unwrap_or_default())),
+                None => {
+                    self.fallback(&o.pointer, &format!("integer format `{}`", o.format.as_deref().unwrap_or_default()))
+                }
             },
             [InstanceType::Array] => match &o.items {
                 None => Ty::Vec(Box::new(Ty::Any)),
@@ -355,7 +370,11 @@ impl<'b> Lowerer<'b> {
             None | Some(Schema::Bool(_)) => Ty::Any,
             Some(schema) => {
                 let (ty, nullable) = self.ty_of(schema, &naming::inline(hint, Inline::Value))?;
-                if nullable { Ty::Option(Box::new(ty)) } else { ty }
+                if nullable {
+                    Ty::Option(Box::new(ty))
+                } else {
+                    ty
+                }
             }
         };
         Ok(Ty::Map(Box::new(value)))
@@ -438,7 +457,14 @@ impl<'b> Lowerer<'b> {
     /// union, an enum, another JSON type) or two parts give one member different schemas.
     fn merge_all_of(&self, o: &SchemaObject) -> Option<SchemaObject> {
         fn add(out: &mut SchemaObject, part: &SchemaObject, cx: &Lowerer, depth: usize) -> Option<()> {
-            if depth > 8 || !part.opaque.is_empty() || !part.open_members.is_empty() || part.one_of.is_some() || part.any_of.is_some() || part.enum_values.is_some() || part.tuple_items.is_some() {
+            if depth > 8
+                || !part.opaque.is_empty()
+                || !part.open_members.is_empty()
+                || part.one_of.is_some()
+                || part.any_of.is_some()
+                || part.enum_values.is_some()
+                || part.tuple_items.is_some()
+            {
                 return None;
             }
             if let Some(r) = &part.reference {
@@ -483,7 +509,9 @@ impl<'b> Lowerer<'b> {
                 (_, None) => {}
                 (None, Some(p)) => out.additional_properties = Some(p.clone()),
                 (Some(a), Some(b)) if a == b => {}
-                (_, Some(Schema::Bool(false))) | (Some(Schema::Bool(false)), _) => out.additional_properties = Some(Schema::Bool(false)),
+                (_, Some(Schema::Bool(false))) | (Some(Schema::Bool(false)), _) => {
+                    out.additional_properties = Some(Schema::Bool(false))
+                }
                 _ => return None,
             }
             Some(())
@@ -521,7 +549,8 @@ impl<'b> Lowerer<'b> {
                 Some(_) => continue,
                 None if reserved(self, name) => continue,
                 None => {
-                    let def = TypeDef { name: name.clone(), pointer: o.pointer.clone(), doc, experimental: false, kind };
+                    let def =
+                        TypeDef { name: name.clone(), pointer: o.pointer.clone(), doc, experimental: false, kind };
                     self.types.insert(name.clone(), def);
                     return Ok(name.clone());
                 }
@@ -547,7 +576,10 @@ impl<'b> Lowerer<'b> {
             return Ok(TypeKind::Alias(if nullable && ty != Ty::Any { Ty::Option(Box::new(ty)) } else { ty }));
         }
         // `allOf` of one schema without siblings is a wrapper, lowered below through `ty_of`.
-        if o.all_of.as_ref().is_some_and(|all| all.len() > 1 || !o.properties.is_empty() || o.one_of.is_some() || o.any_of.is_some()) {
+        if o.all_of
+            .as_ref()
+            .is_some_and(|all| all.len() > 1 || !o.properties.is_empty() || o.one_of.is_some() || o.any_of.is_some())
+        {
             if self.all_of_depth <= 8 {
                 if let Some(merged) = self.merge_all_of(o) {
                     self.all_of_depth += 1;
@@ -571,10 +603,16 @@ impl<'b> Lowerer<'b> {
         }
         if let Some(values) = &o.enum_values {
             if values.iter().all(|v| v.is_string() || v.is_null()) && values.iter().any(Value::is_string) {
-                return Ok(TypeKind::StringEnum(StringEnum { values: name_values(string_enum(values, None), &self.settings.catch_all) }));
+                return Ok(TypeKind::StringEnum(StringEnum {
+                    values: name_values(string_enum(values, None), &self.settings.catch_all),
+                }));
             }
             let (ty, nullable) = self.ty_of(&Schema::Object(Box::new(o.clone())), name)?;
-            return Ok(TypeKind::Alias(if nullable && !matches!(ty, Ty::Any | Ty::Unit) { Ty::Option(Box::new(ty)) } else { ty }));
+            return Ok(TypeKind::Alias(if nullable && !matches!(ty, Ty::Any | Ty::Unit) {
+                Ty::Option(Box::new(ty))
+            } else {
+                ty
+            }));
         }
         if o.all_of.is_some() {
             let (ty, nullable) = self.ty_of(&Schema::Object(Box::new(o.clone())), name)?;
@@ -677,7 +715,8 @@ impl<'b> Lowerer<'b> {
             _ if !o.open_members.is_empty() => Some(Ty::Any),
             Some(Schema::Bool(true)) if !o.properties.is_empty() => Some(Ty::Any),
             Some(Schema::Object(_)) if !o.properties.is_empty() => {
-                let (ty, _) = self.ty_of(o.additional_properties.as_ref().expect("matched"), &naming::inline(name, Inline::Extra))?;
+                let (ty, _) = self
+                    .ty_of(o.additional_properties.as_ref().expect("matched"), &naming::inline(name, Inline::Extra))?;
                 Some(ty)
             }
             _ => None,
@@ -709,7 +748,8 @@ impl<'b> Lowerer<'b> {
             let mut values = Vec::new();
             for arm in &resolved {
                 let a = arm.object.expect("checked");
-                let single_doc = (a.enum_values.as_ref().map_or(0, Vec::len) == 1).then(|| a.description.clone()).flatten();
+                let single_doc =
+                    (a.enum_values.as_ref().map_or(0, Vec::len) == 1).then(|| a.description.clone()).flatten();
                 values.extend(string_enum(a.enum_values.as_ref().expect("checked"), single_doc));
             }
             return Ok(TypeKind::StringEnum(StringEnum { values: name_values(values, &self.settings.catch_all) }));
@@ -732,7 +772,9 @@ impl<'b> Lowerer<'b> {
 
     fn lower_tagged(&mut self, name: &str, o: &SchemaObject, arms: &[Arm], tag: &str) -> Result<TypeKind, Error> {
         let siblings = (!o.properties.is_empty()).then_some(o);
-        let tag_of = |arm: &Arm| one_string(&arm.object.expect("tagged arms are objects").properties[tag]).expect("find_tag checked");
+        let tag_of = |arm: &Arm| {
+            one_string(&arm.object.expect("tagged arms are objects").properties[tag]).expect("find_tag checked")
+        };
         let variants = self.variant_names(&arms.iter().map(tag_of).collect::<Vec<_>>(), &o.pointer);
         let mut out = Vec::new();
         for (arm, variant) in arms.iter().zip(variants) {
@@ -743,7 +785,14 @@ impl<'b> Lowerer<'b> {
             let fallback = naming::inline(name, Inline::Arm(&variant));
             let struct_def = self.lower_struct(&fallback, a, Some(tag), siblings)?;
             let payload = self.intern_struct(a, &fallback, struct_def)?;
-            out.push(TaggedArm { wire, rust: variant, payload, boxed: false, doc: a.description.clone(), experimental: false });
+            out.push(TaggedArm {
+                wire,
+                rust: variant,
+                payload,
+                boxed: false,
+                doc: a.description.clone(),
+                experimental: false,
+            });
         }
         Ok(TypeKind::Tagged(Tagged { tag: tag.to_owned(), arms: out }))
     }
@@ -757,7 +806,10 @@ impl<'b> Lowerer<'b> {
             if naming::pascal(wire.as_ref()) == *catch_all && name != catch_all {
                 self.warnings.push(Warning::new(
                     pointer,
-                    format!("`{}` would be named like the catch-all variant `{catch_all}`; named `{name}`", wire.as_ref()),
+                    format!(
+                        "`{}` would be named like the catch-all variant `{catch_all}`; named `{name}`",
+                        wire.as_ref()
+                    ),
                 ));
             }
         }
@@ -774,7 +826,8 @@ impl<'b> Lowerer<'b> {
         for name in candidates.into_iter().chain(numbered) {
             let taken = self.types.contains_key(&name) || self.names.values().any(|d| *d == name);
             if !taken {
-                let def = TypeDef { name: name.clone(), pointer: a.pointer.clone(), doc: None, experimental: false, kind };
+                let def =
+                    TypeDef { name: name.clone(), pointer: a.pointer.clone(), doc: None, experimental: false, kind };
                 self.types.insert(name.clone(), def);
                 return Ok(name);
             }
@@ -790,12 +843,19 @@ impl<'b> Lowerer<'b> {
                 let single_doc =
                     (a.enum_values.as_ref().map_or(0, Vec::len) == 1).then(|| a.description.clone()).flatten();
                 for v in string_enum(a.enum_values.as_ref().expect("checked"), single_doc) {
-                    out.push(ExternalArm { wire: v.wire, rust: v.rust, payload: None, doc: v.doc, experimental: false });
+                    out.push(ExternalArm {
+                        wire: v.wire,
+                        rust: v.rust,
+                        payload: None,
+                        doc: v.doc,
+                        experimental: false,
+                    });
                 }
             } else if is_single_key(a) {
                 let (key, schema) = a.properties.iter().next().expect("single key");
                 let rust = naming::pascal(key);
-                let hint = a.title.as_deref().map(naming::pascal).unwrap_or_else(|| naming::inline(name, Inline::Arm(&rust)));
+                let hint =
+                    a.title.as_deref().map(naming::pascal).unwrap_or_else(|| naming::inline(name, Inline::Arm(&rust)));
                 let (ty, nullable) = self.ty_of(schema, &hint)?;
                 let ty = if nullable { Ty::Option(Box::new(ty)) } else { ty };
                 let doc = a.description.clone().or_else(|| field_doc(schema));
@@ -855,7 +915,8 @@ impl<'b> Lowerer<'b> {
             }
         }
         let nullable = o.allows_null_type() || o.enum_values.as_ref().is_some_and(|v| v.contains(&Value::Null));
-        let with_null = |m: ArmMatch| if nullable { ArmMatch::AnyOf(vec![m, ArmMatch::Types(vec![JsonType::Null])]) } else { m };
+        let with_null =
+            |m: ArmMatch| if nullable { ArmMatch::AnyOf(vec![m, ArmMatch::Types(vec![JsonType::Null])]) } else { m };
         if let Some(values) = &o.enum_values {
             let strings: Vec<String> = values.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
             if strings.len() + usize::from(nullable) == values.len() {
@@ -882,7 +943,8 @@ impl<'b> Lowerer<'b> {
             } else {
                 Vec::new()
             };
-            let closed = matches!(o.additional_properties, Some(Schema::Bool(false))).then(|| o.properties.keys().cloned().collect());
+            let closed = matches!(o.additional_properties, Some(Schema::Bool(false)))
+                .then(|| o.properties.keys().cloned().collect());
             ArmMatch::Object(ObjectMatch { required: o.required.clone(), members, closed })
         };
         let mut alternatives: Vec<ArmMatch> = Vec::new();
@@ -892,7 +954,9 @@ impl<'b> Lowerer<'b> {
         }
         for t in &types {
             match t {
-                InstanceType::Object if !o.properties.is_empty() || matches!(o.additional_properties, Some(Schema::Bool(false))) => {
+                InstanceType::Object
+                    if !o.properties.is_empty() || matches!(o.additional_properties, Some(Schema::Bool(false))) =>
+                {
                     alternatives.push(object())
                 }
                 InstanceType::Object => plain.push(JsonType::Object),
@@ -925,7 +989,10 @@ impl<'b> Lowerer<'b> {
         let empty = SchemaObject::default();
         let o = def.schema.as_object().unwrap_or(&empty);
         let Some(arms) = o.one_of.as_ref().or(o.any_of.as_ref()) else {
-            self.warnings.push(Warning::new(&pointer, "not a `oneOf` of methods: every method of this direction decodes as unrecognized"));
+            self.warnings.push(Warning::new(
+                &pointer,
+                "not a `oneOf` of methods: every method of this direction decodes as unrecognized",
+            ));
             return Ok((Vec::new(), Vec::new()));
         };
         let mut methods = Vec::new();
@@ -943,7 +1010,10 @@ impl<'b> Lowerer<'b> {
                 continue;
             };
             if direction.is_request() && !a.properties.contains_key("id") {
-                self.warnings.push(Warning::new(&a.pointer, format!("request `{wire}` lists no `id`; decoded as a request (the envelope's id)")));
+                self.warnings.push(Warning::new(
+                    &a.pointer,
+                    format!("request `{wire}` lists no `id`; decoded as a request (the envelope's id)"),
+                ));
             }
             // The marker type (`request::Name`) sits in a module of its own, where a prelude
             // name would shadow the prelude for the generated impls.
@@ -960,7 +1030,14 @@ impl<'b> Lowerer<'b> {
                     }
                 }
             };
-            methods.push(Method { wire, rust, params, response: None, doc: a.description.clone(), experimental: false });
+            methods.push(Method {
+                wire,
+                rust,
+                params,
+                response: None,
+                doc: a.description.clone(),
+                experimental: false,
+            });
         }
         let mut names: Vec<String> = methods.iter().map(|m| m.rust.clone()).collect();
         for i in naming::dedupe_with(&mut names, &[self.settings.catch_all.as_str()]) {
@@ -1059,7 +1136,11 @@ fn is_open_arm(o: &SchemaObject) -> bool {
 /// An `anyOf` arm that only lists properties (a group of members that may be present).
 fn is_property_group(s: &Schema) -> bool {
     s.as_object().is_some_and(|o| {
-        !o.properties.is_empty() && o.reference.is_none() && o.one_of.is_none() && o.any_of.is_none() && o.enum_values.is_none()
+        !o.properties.is_empty()
+            && o.reference.is_none()
+            && o.one_of.is_none()
+            && o.any_of.is_none()
+            && o.enum_values.is_none()
     })
 }
 

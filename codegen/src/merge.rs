@@ -16,7 +16,10 @@ pub fn merge(stable: &Ir, mut experimental: Ir) -> Result<Ir, Error> {
     for (name, def) in &stable.types {
         if !experimental.types.contains_key(name) {
             // Kept, unmarked: the experimental build must decode what the stable one does.
-            warnings.push(Warning::new(&def.pointer, format!("type `{name}` is missing from the experimental bundle; kept in both builds")));
+            warnings.push(Warning::new(
+                &def.pointer,
+                format!("type `{name}` is missing from the experimental bundle; kept in both builds"),
+            ));
             experimental.types.insert(name.clone(), def.clone());
         }
     }
@@ -37,7 +40,10 @@ pub fn merge(stable: &Ir, mut experimental: Ir) -> Result<Ir, Error> {
         let exp = experimental.methods_mut(direction);
         for (wire, m) in &stable_methods {
             if !exp.iter().any(|e| e.wire == *wire) {
-                warnings.push(Warning::new(&pointer, format!("method `{wire}` is missing from the experimental bundle; kept in both builds")));
+                warnings.push(Warning::new(
+                    &pointer,
+                    format!("method `{wire}` is missing from the experimental bundle; kept in both builds"),
+                ));
                 exp.push((*m).clone());
             }
         }
@@ -69,8 +75,16 @@ pub fn merge(stable: &Ir, mut experimental: Ir) -> Result<Ir, Error> {
 /// Marks what only the experimental kind has. `Err` (the warning's text) when the two kinds
 /// differ in a way a feature gate cannot express: both builds then use the experimental
 /// bundle's type, unmarked.
-fn mark_kind(s: &TypeKind, e: &mut TypeKind, pointer: &str, name: &str, warnings: &mut Vec<Warning>) -> Result<(), String> {
-    let differ = || format!("`{name}` differs between the bundles in a way a feature gate cannot express; both builds use the experimental bundle's");
+fn mark_kind(
+    s: &TypeKind,
+    e: &mut TypeKind,
+    pointer: &str,
+    name: &str,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), String> {
+    let differ = || {
+        format!("`{name}` differs between the bundles in a way a feature gate cannot express; both builds use the experimental bundle's")
+    };
     match (s, e) {
         (TypeKind::Alias(a), TypeKind::Alias(b)) if a == b => Ok(()),
         (TypeKind::Struct(a), TypeKind::Struct(b)) if a.extra == b.extra => {
@@ -81,10 +95,12 @@ fn mark_kind(s: &TypeKind, e: &mut TypeKind, pointer: &str, name: &str, warnings
             mark_by(&a.values, &mut b.values, |v| &v.wire, |v| &mut v.experimental, |_, _| true).ok_or_else(differ)
         }
         (TypeKind::Tagged(a), TypeKind::Tagged(b)) if a.tag == b.tag => {
-            mark_by(&a.arms, &mut b.arms, |v| &v.wire, |v| &mut v.experimental, |x, y| x.payload == y.payload).ok_or_else(differ)
+            mark_by(&a.arms, &mut b.arms, |v| &v.wire, |v| &mut v.experimental, |x, y| x.payload == y.payload)
+                .ok_or_else(differ)
         }
         (TypeKind::External(a), TypeKind::External(b)) => {
-            mark_by(&a.arms, &mut b.arms, |v| &v.wire, |v| &mut v.experimental, |x, y| x.payload == y.payload).ok_or_else(differ)
+            mark_by(&a.arms, &mut b.arms, |v| &v.wire, |v| &mut v.experimental, |x, y| x.payload == y.payload)
+                .ok_or_else(differ)
         }
         (TypeKind::Untagged(a), TypeKind::Untagged(b)) => {
             mark_by(&a.arms, &mut b.arms, |v| &v.rust, |v| &mut v.experimental, |x, y| x.ty == y.ty).ok_or_else(differ)
@@ -100,7 +116,13 @@ fn mark_fields(s: &[Field], e: &mut Vec<Field>, pointer: &str, name: &str, warni
     for a in s {
         match e.iter_mut().find(|b| b.wire == a.wire) {
             None => {
-                warnings.push(Warning::new(pointer, format!("member `{}` of `{name}` is missing from the experimental bundle; kept in both builds", a.wire)));
+                warnings.push(Warning::new(
+                    pointer,
+                    format!(
+                        "member `{}` of `{name}` is missing from the experimental bundle; kept in both builds",
+                        a.wire
+                    ),
+                ));
                 e.push(a.clone());
             }
             Some(b) if a.ty != b.ty || a.required != b.required || a.nullable != b.nullable => {

@@ -30,7 +30,11 @@ pub fn is_named_after(settings: &Settings, name: &str, definition: &str) -> bool
 /// The field that keeps the members of an open object, given the struct's field names:
 /// `extra`, or `extra_members` when a member is named `extra`.
 pub fn extra_field<S: AsRef<str>>(fields: &[S]) -> &'static str {
-    if fields.iter().any(|f| bare(f.as_ref()) == "extra") { "extra_members" } else { "extra" }
+    if fields.iter().any(|f| bare(f.as_ref()) == "extra") {
+        "extra_members"
+    } else {
+        "extra"
+    }
 }
 
 /// A type name from a definition name or title: [`pascal`], with the suffix `Type` when it
@@ -74,7 +78,11 @@ pub fn variants<S: AsRef<str>>(wires: &[S]) -> Vec<String> {
         .map(|(w, p)| {
             let clashes = plain.iter().filter(|q| *q == p).count() > 1;
             let has_separator = w.as_ref().chars().any(|c| !c.is_ascii_alphanumeric());
-            if clashes && has_separator { pascal(&spell_separators(w.as_ref())) } else { p.clone() }
+            if clashes && has_separator {
+                pascal(&spell_separators(w.as_ref()))
+            } else {
+                p.clone()
+            }
         })
         .collect();
     dedupe(&mut names);
@@ -140,7 +148,8 @@ pub fn field(wire: &str) -> String {
 /// against `taken` (the names of other methods of the same trait): a later name that equals an
 /// earlier one after case conversion gets `2`, `3`, ...
 pub fn methods<S: AsRef<str>>(wires: &[S], taken: &[&str]) -> Vec<String> {
-    let mut names: Vec<String> = taken.iter().map(|t| (*t).to_owned()).chain(wires.iter().map(|w| field(w.as_ref()))).collect();
+    let mut names: Vec<String> =
+        taken.iter().map(|t| (*t).to_owned()).chain(wires.iter().map(|w| field(w.as_ref()))).collect();
     dedupe(&mut names);
     names.split_off(taken.len())
 }
@@ -265,9 +274,7 @@ fn strip_common_affixes(names: &mut [String]) {
         return;
     }
     let words: Vec<Vec<String>> = names.iter().map(|n| split_words(n)).collect();
-    let prefix = (0..)
-        .take_while(|&i| words.iter().all(|w| w.len() > i && w[i] == words[0][i]))
-        .count();
+    let prefix = (0..).take_while(|&i| words.iter().all(|w| w.len() > i && w[i] == words[0][i])).count();
     let suffix = (0..)
         .take_while(|&i| words.iter().all(|w| w.len() > i && w[w.len() - 1 - i] == words[0][words[0].len() - 1 - i]))
         .count();
@@ -372,25 +379,46 @@ mod tests {
         assert_eq!(type_name(&other, "thread"), "ThreadType");
         assert_eq!(v1_type_name(&other, "Thread"), "LegacyThread");
         assert_eq!(variants_except(&["unrecognized", "known"], "Unrecognized"), ["UnrecognizedValue", "Known"]);
-        assert_eq!(variants_except(&["unrecognized", "unrecognizedValue"], "Unrecognized"), ["UnrecognizedValue", "UnrecognizedValue2"]);
+        assert_eq!(
+            variants_except(&["unrecognized", "unrecognizedValue"], "Unrecognized"),
+            ["UnrecognizedValue", "UnrecognizedValue2"]
+        );
     }
 
     #[test]
     fn untagged_variant_names() {
         let schema = |title, key, json_type| ArmHint::Schema { title, key, json_type };
-        let affixes = [schema(Some("McpElicitationStringSchema"), None, None), schema(Some("McpElicitationNumberSchema"), None, None)];
+        let affixes = [
+            schema(Some("McpElicitationStringSchema"), None, None),
+            schema(Some("McpElicitationNumberSchema"), None, None),
+        ];
         assert_eq!(untagged_variants(&affixes, "Primitive", "Unrecognized"), ["String", "Number"]);
-        let kinds = [ArmHint::Reference("Foo"), ArmHint::Other, schema(None, Some("unrecognized"), None), schema(None, None, Some("array"))];
+        let kinds = [
+            ArmHint::Reference("Foo"),
+            ArmHint::Other,
+            schema(None, Some("unrecognized"), None),
+            schema(None, None, Some("array")),
+        ];
         assert_eq!(untagged_variants(&kinds, "U", "Unrecognized"), ["Foo", "Any", "UnrecognizedValue", "Array"]);
-        assert_eq!(untagged_variants(&[schema(Some("UItem"), None, None), schema(None, None, None)], "U", "Unrecognized"), ["Item", "Value"]);
+        assert_eq!(
+            untagged_variants(&[schema(Some("UItem"), None, None), schema(None, None, None)], "U", "Unrecognized"),
+            ["Item", "Value"]
+        );
     }
 
     #[test]
     fn method_names() {
-        let wires = ["item/commandExecution/requestApproval", "applyPatchApproval", "other", "apply/patchApproval", "type"];
+        let wires =
+            ["item/commandExecution/requestApproval", "applyPatchApproval", "other", "apply/patchApproval", "type"];
         assert_eq!(
             methods(&wires, &["other", "handle"]),
-            ["item_command_execution_request_approval", "apply_patch_approval", "other2", "apply_patch_approval2", "r#type"]
+            [
+                "item_command_execution_request_approval",
+                "apply_patch_approval",
+                "other2",
+                "apply_patch_approval2",
+                "r#type"
+            ]
         );
         assert!(methods::<&str>(&[], &["other"]).is_empty());
     }

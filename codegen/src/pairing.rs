@@ -49,7 +49,12 @@ pub fn pair(ir: &mut Ir, settings: &Settings) -> Result<Vec<ResponseProposal>, E
                 (_, None) => {
                     let (proposal, why) = propose_response(&m.wire, types);
                     let ty = if proposal == ANY_REPLY { Ty::Any } else { Ty::Named(proposal.clone()) };
-                    unpaired.push(ResponseProposal { method: m.wire.clone(), direction: direction.union_name(), proposal, why });
+                    unpaired.push(ResponseProposal {
+                        method: m.wire.clone(),
+                        direction: direction.union_name(),
+                        proposal,
+                        why,
+                    });
                     ty
                 }
             };
@@ -61,7 +66,8 @@ pub fn pair(ir: &mut Ir, settings: &Settings) -> Result<Vec<ResponseProposal>, E
     }
     // For a request left with "any": the `*Response` types no request answers with, which the
     // reviewer may want instead.
-    let used: BTreeSet<&Ty> = ir.client_requests.iter().chain(&ir.server_requests).filter_map(|m| m.response.as_ref()).collect();
+    let used: BTreeSet<&Ty> =
+        ir.client_requests.iter().chain(&ir.server_requests).filter_map(|m| m.response.as_ref()).collect();
     let unused: Vec<&str> = ir
         .types
         .keys()
@@ -69,7 +75,11 @@ pub fn pair(ir: &mut Ir, settings: &Settings) -> Result<Vec<ResponseProposal>, E
         .map(String::as_str)
         .collect();
     for r in unpaired.iter_mut().filter(|r| r.proposal == ANY_REPLY) {
-        r.why = format!("{}; `*Response` types no request answers with: {}", r.why, if unused.is_empty() { "none".to_owned() } else { unused.join(", ") });
+        r.why = format!(
+            "{}; `*Response` types no request answers with: {}",
+            r.why,
+            if unused.is_empty() { "none".to_owned() } else { unused.join(", ") }
+        );
     }
     Ok(unpaired)
 }
@@ -81,10 +91,8 @@ pub fn pair(ir: &mut Ir, settings: &Settings) -> Result<Vec<ResponseProposal>, E
 /// (`account/gatewayOAuth/cancel`: `GatewayOAuthCancelResponse`); the method's words in another
 /// order (`account/logout`: `LogoutAccountResponse`); every word of the method among others.
 pub fn propose_response(method: &str, types: &BTreeMap<String, TypeDef>) -> (String, String) {
-    let responses: Vec<(&str, Vec<String>)> = types
-        .keys()
-        .filter_map(|name| Some((name.as_str(), words(naming::response_base(name)?))))
-        .collect();
+    let responses: Vec<(&str, Vec<String>)> =
+        types.keys().filter_map(|name| Some((name.as_str(), words(naming::response_base(name)?)))).collect();
     let segments: Vec<&str> = method.split('/').collect();
     let method_words = words(method);
     let sorted = |w: &[String]| {
@@ -100,7 +108,11 @@ pub fn propose_response(method: &str, types: &BTreeMap<String, TypeDef>) -> (Str
     for skip in 0..segments.len() {
         let wanted = words(&segments[skip..].join("/"));
         if let Some(ty) = unique(responses.iter().filter(|(_, w)| *w == wanted).map(|(n, _)| *n).collect()) {
-            let why = if skip == 0 { "named after the method".to_owned() } else { format!("named after `{}`", segments[skip..].join("/")) };
+            let why = if skip == 0 {
+                "named after the method".to_owned()
+            } else {
+                format!("named after `{}`", segments[skip..].join("/"))
+            };
             return (ty, why);
         }
     }

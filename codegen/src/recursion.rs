@@ -140,12 +140,18 @@ pub fn break_alias_cycles(types: &mut BTreeMap<String, TypeDef>, warnings: &mut 
             TypeKind::Alias(t) => {
                 let mut out = Vec::new();
                 names_in(t, &mut out);
-                Some((name.clone(), out.into_iter().filter(|n| matches!(types.get(n).map(|d| &d.kind), Some(TypeKind::Alias(_)))).collect()))
+                Some((
+                    name.clone(),
+                    out.into_iter()
+                        .filter(|n| matches!(types.get(n).map(|d| &d.kind), Some(TypeKind::Alias(_))))
+                        .collect(),
+                ))
             }
             _ => None,
         })
         .collect();
-    let graph: BTreeMap<String, BTreeSet<String>> = aliases.iter().map(|(k, v)| (k.clone(), v.iter().cloned().collect())).collect();
+    let graph: BTreeMap<String, BTreeSet<String>> =
+        aliases.iter().map(|(k, v)| (k.clone(), v.iter().cloned().collect())).collect();
     for name in aliases.keys() {
         if graph[name].iter().any(|n| reaches(&graph, n, name)) {
             let def = types.get_mut(name).expect("listed");

@@ -30,14 +30,20 @@ use crate::ir::*;
 /// Enum values that refuse, as groups in order of preference: the refusal of an enum is its
 /// value in the first group it has a value of. Compared with the wire value lower-cased, its
 /// separators removed. No group holds a word that approves, grants or accepts.
-pub const REFUSALS: &[&[&str]] =
-    &[&["decline", "declined"], &["cancel", "cancelled", "canceled"], &["abort", "aborted"], &["deny", "denied"], &["reject", "rejected"]];
+pub const REFUSALS: &[&[&str]] = &[
+    &["decline", "declined"],
+    &["cancel", "cancelled", "canceled"],
+    &["abort", "aborted"],
+    &["deny", "denied"],
+    &["reject", "rejected"],
+];
 
 /// Words of a wire name that make a request an approval.
 const APPROVAL_WORDS: &[&str] = &["approval", "approve"];
 
 /// The rule as one paragraph, for the generated docs.
-pub const RULE_DOC: &str = "The defaults never approve anything. They follow one rule, read from the schema: a request \
+pub const RULE_DOC: &str =
+    "The defaults never approve anything. They follow one rule, read from the schema: a request \
 is refused with a typed answer when it is an approval (its response has an enum member with a refusing value, or \
 its method name says approval) and every required member of its response can take a refusing value: the first \
 enum value of `decline`, `cancel`, `abort`, `deny`/`denied`, `reject` (in that order) that the member's enum has, or \
@@ -130,10 +136,14 @@ pub fn default_answer(ir: &Ir, m: &Method) -> DefaultAnswer {
         Err(why) => return DefaultAnswer::Error(why),
     };
     if let Fill::Empty { .. } = fill {
-        return DefaultAnswer::Error("its response has no required member (an empty answer could read as consent)".to_owned());
+        return DefaultAnswer::Error(
+            "its response has no required member (an empty answer could read as consent)".to_owned(),
+        );
     }
     if !fill.has_refusing_value() && !says_approval(&m.wire) {
-        return DefaultAnswer::Error("it is not an approval (no refusing enum value in its response, no approval in its name)".to_owned());
+        return DefaultAnswer::Error(
+            "it is not an approval (no refusing enum value in its response, no approval in its name)".to_owned(),
+        );
     }
     DefaultAnswer::Refuse(fill)
 }
@@ -182,7 +192,11 @@ impl Filler<'_> {
         match &def.kind {
             TypeKind::Alias(inner) => self.fill(inner),
             TypeKind::StringEnum(e) => {
-                let values = e.values.iter().filter(|v| experimental_ok || !v.experimental).map(|v| (v.wire.as_str(), v.rust.as_str()));
+                let values = e
+                    .values
+                    .iter()
+                    .filter(|v| experimental_ok || !v.experimental)
+                    .map(|v| (v.wire.as_str(), v.rust.as_str()));
                 refusing_value(name, values)
             }
             TypeKind::External(e) => {
@@ -271,7 +285,16 @@ mod tests {
     }
 
     fn def(name: &str, kind: TypeKind) -> (String, TypeDef) {
-        (name.to_owned(), TypeDef { name: name.into(), pointer: format!("#/definitions/{name}"), doc: None, experimental: false, kind })
+        (
+            name.to_owned(),
+            TypeDef {
+                name: name.into(),
+                pointer: format!("#/definitions/{name}"),
+                doc: None,
+                experimental: false,
+                kind,
+            },
+        )
     }
 
     fn string_enum(name: &str, values: &[&str]) -> (String, TypeDef) {
@@ -390,22 +413,32 @@ mod tests {
         // `denied` carries a payload here: only the plain strings are values the rule picks.
         let arms = [("approved", None), ("denied", Some(named("Why"))), ("abort", None)]
             .into_iter()
-            .map(|(w, payload)| ExternalArm { wire: w.into(), rust: crate::naming::pascal(w), payload, doc: None, experimental: false })
+            .map(|(w, payload)| ExternalArm {
+                wire: w.into(),
+                rust: crate::naming::pascal(w),
+                payload,
+                doc: None,
+                experimental: false,
+            })
             .collect();
-        let ir = ir(vec![def("ReviewDecision", TypeKind::External(External { arms })), decision_response("R", "ReviewDecision")]);
-        assert_eq!(answer_json(&ir, &request("execCommandApproval", named("R"))), Ok(r#"{"decision": "abort"}"#.into()));
+        let ir = ir(vec![
+            def("ReviewDecision", TypeKind::External(External { arms })),
+            decision_response("R", "ReviewDecision"),
+        ]);
+        assert_eq!(
+            answer_json(&ir, &request("execCommandApproval", named("R"))),
+            Ok(r#"{"decision": "abort"}"#.into())
+        );
     }
 
     #[test]
     fn an_empty_grant_needs_an_approval_name() {
         let ir = ir(vec![
             structure("Granted", vec![field("network", Ty::Bool, false), field("fileSystem", Ty::String, false)]),
-            structure(
-                "R",
-                vec![field("permissions", named("Granted"), true), field("scope", Ty::String, false)],
-            ),
+            structure("R", vec![field("permissions", named("Granted"), true), field("scope", Ty::String, false)]),
         ]);
-        let DefaultAnswer::Refuse(fill) = default_answer(&ir, &request("item/permissions/requestApproval", named("R"))) else {
+        let DefaultAnswer::Refuse(fill) = default_answer(&ir, &request("item/permissions/requestApproval", named("R")))
+        else {
             panic!()
         };
         assert_eq!(fill.json(), r#"{"permissions": {}}"#);
@@ -431,7 +464,11 @@ mod tests {
             ("Nullable", "`Nullable.action` is required and may be null"),
             ("Nothing", "its response has no required member (an empty answer could read as consent)"),
         ] {
-            assert_eq!(default_answer(&ir, &request("someApproval", named(response))), DefaultAnswer::Error(why.into()), "{response}");
+            assert_eq!(
+                default_answer(&ir, &request("someApproval", named(response))),
+                DefaultAnswer::Error(why.into()),
+                "{response}"
+            );
         }
     }
 
@@ -442,10 +479,17 @@ mod tests {
             string_enum("Action", &["accept", "decline", "cancel"]),
             structure(
                 "R",
-                vec![field("_meta", Ty::Any, false), field("action", named("Action"), true), field("content", Ty::Any, false)],
+                vec![
+                    field("_meta", Ty::Any, false),
+                    field("action", named("Action"), true),
+                    field("content", Ty::Any, false),
+                ],
             ),
         ]);
-        let DefaultAnswer::Refuse(fill) = default_answer(&ir, &request("mcpServer/elicitation/request", named("R"))) else { panic!() };
+        let DefaultAnswer::Refuse(fill) = default_answer(&ir, &request("mcpServer/elicitation/request", named("R")))
+        else {
+            panic!()
+        };
         assert_eq!(fill.json(), r#"{"action": "decline"}"#);
         assert!(matches!(fill, Fill::Struct { build: Build::New, .. }));
     }
@@ -478,7 +522,10 @@ mod tests {
         }
         let answer = default_answer(&ir(types), &request("deepApproval", named("T0")));
         let DefaultAnswer::Error(why) = answer else { panic!("{answer:?}") };
-        assert!(why.starts_with("`T0.a`: `T1.a`") && why.ends_with("the refusal of `T35` would have more than 64 values"), "{why}");
+        assert!(
+            why.starts_with("`T0.a`: `T1.a`") && why.ends_with("the refusal of `T35` would have more than 64 values"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -22,7 +22,11 @@ pub fn ty(ty: &Ty) -> String {
         Ty::Boxed(t) => format!("Box<{}>", self::ty(t)),
         Ty::Tuple(items) => {
             let items: Vec<String> = items.iter().map(self::ty).collect();
-            if items.len() == 1 { format!("({},)", items[0]) } else { format!("({})", items.join(", ")) }
+            if items.len() == 1 {
+                format!("({},)", items[0])
+            } else {
+                format!("({})", items.join(", "))
+            }
         }
     }
 }

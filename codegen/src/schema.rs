@@ -163,11 +163,9 @@ impl Bundle {
     /// Parses a bundle. Top-level `definitions` may contain a nested namespace object
     /// (`definitions.v2`) whose entries are referenced as `#/definitions/v2/Name`.
     pub fn from_json(text: &str) -> Result<Self, Error> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::new("", format!("bundle is not valid JSON: {e}")))?;
-        let root = value
-            .as_object()
-            .ok_or_else(|| Error::new("", "bundle is not a JSON object"))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| Error::new("", format!("bundle is not valid JSON: {e}")))?;
+        let root = value.as_object().ok_or_else(|| Error::new("", "bundle is not a JSON object"))?;
         let defs = root
             .get("definitions")
             .and_then(Value::as_object)
@@ -294,7 +292,11 @@ impl Parser {
                     let list = value.as_array().ok_or_else(|| Error::new(&here, "`required` must be an array"))?;
                     out.required = list
                         .iter()
-                        .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| Error::new(&here, "`required` must list strings")))
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_owned)
+                                .ok_or_else(|| Error::new(&here, "`required` must list strings"))
+                        })
                         .collect::<Result<_, _>>()?;
                 }
                 "properties" => {
@@ -321,7 +323,8 @@ impl Parser {
                 "allOf" => out.all_of = Some(self.list(value, &here)?),
                 // A schema's own `definitions`: definitions like the bundle's, under their pointer.
                 "definitions" | "$defs" => {
-                    let defs = value.as_object().ok_or_else(|| Error::new(&here, format!("`{key}` must be an object")))?;
+                    let defs =
+                        value.as_object().ok_or_else(|| Error::new(&here, format!("`{key}` must be an object")))?;
                     for (name, schema) in defs {
                         let p = format!("{here}/{}", escape_pointer(name));
                         let schema = self.schema(schema, &p)?;
@@ -348,9 +351,7 @@ impl Parser {
 
 fn parse_types(value: &Value, pointer: &str) -> Result<Vec<InstanceType>, Error> {
     let one = |v: &Value| {
-        v.as_str()
-            .and_then(InstanceType::parse)
-            .ok_or_else(|| Error::new(pointer, format!("unknown `type` {v}")))
+        v.as_str().and_then(InstanceType::parse).ok_or_else(|| Error::new(pointer, format!("unknown `type` {v}")))
     };
     match value {
         Value::Array(list) if !list.is_empty() => list.iter().map(one).collect(),
@@ -465,10 +466,9 @@ mod tests {
 
     #[test]
     fn nested_namespace_is_flattened_by_ref() {
-        let b = Bundle::from_json(
-            r##"{"definitions":{"A":{"$ref":"#/definitions/v2/B"},"v2":{"B":{"type":"string"}}}}"##,
-        )
-        .unwrap();
+        let b =
+            Bundle::from_json(r##"{"definitions":{"A":{"$ref":"#/definitions/v2/B"},"v2":{"B":{"type":"string"}}}}"##)
+                .unwrap();
         assert!(b.definitions.contains_key("#/definitions/v2/B"));
         assert_eq!(b.definitions["#/definitions/v2/B"].name, "B");
     }

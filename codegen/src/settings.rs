@@ -87,16 +87,76 @@ impl Route {
 /// [`Settings::reserved_type_names`] of [`Settings::codex`].
 const RESERVED_TYPE_NAMES: &[&str] = &[
     // The std prelude (types, traits and variants).
-    "Option", "Some", "None", "Result", "Ok", "Err", "String", "Vec", "Box", "ToOwned", "ToString", "Clone", "Copy",
-    "Send", "Sync", "Sized", "Unpin", "Drop", "Fn", "FnMut", "FnOnce", "PartialEq", "PartialOrd", "Eq", "Ord", "AsRef",
-    "AsMut", "Into", "From", "Default", "Iterator", "Extend", "IntoIterator", "DoubleEndedIterator",
-    "ExactSizeIterator", "TryFrom", "TryInto", "FromIterator", "Debug", "Hash",
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "String",
+    "Vec",
+    "Box",
+    "ToOwned",
+    "ToString",
+    "Clone",
+    "Copy",
+    "Send",
+    "Sync",
+    "Sized",
+    "Unpin",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "PartialEq",
+    "PartialOrd",
+    "Eq",
+    "Ord",
+    "AsRef",
+    "AsMut",
+    "Into",
+    "From",
+    "Default",
+    "Iterator",
+    "Extend",
+    "IntoIterator",
+    "DoubleEndedIterator",
+    "ExactSizeIterator",
+    "TryFrom",
+    "TryInto",
+    "FromIterator",
+    "Debug",
+    "Hash",
     // What the generated files import.
-    "BTreeMap", "Value", "Map", "Serialize", "Deserialize", "Deserializer", "Serializer", "MapAccess", "SerializeMap",
+    "BTreeMap",
+    "Value",
+    "Map",
+    "Serialize",
+    "Deserialize",
+    "Deserializer",
+    "Serializer",
+    "MapAccess",
+    "SerializeMap",
     // The protocol crate's own items next to the generated types (lib.rs re-exports).
-    "ClientResponse", "ServerResponse", "ClientMessage", "ServerMessage", "Message", "ErrorObject", "ErrorResponse",
-    "RawJson", "Response", "TypedClientMessage", "TypedServerMessage", "TypedResponse", "Notification",
-    "NotificationVisitor", "Request", "RequestVisitor", "ExperimentalApi", "Inspect", "Inspector",
+    "ClientResponse",
+    "ServerResponse",
+    "ClientMessage",
+    "ServerMessage",
+    "Message",
+    "ErrorObject",
+    "ErrorResponse",
+    "RawJson",
+    "Response",
+    "TypedClientMessage",
+    "TypedServerMessage",
+    "TypedResponse",
+    "Notification",
+    "NotificationVisitor",
+    "Request",
+    "RequestVisitor",
+    "ExperimentalApi",
+    "Inspect",
+    "Inspector",
 ];
 
 impl Settings {
@@ -172,7 +232,9 @@ mod tests {
     #[test]
     fn only_naming_converts_case() {
         for (path, code) in sources(&["naming.rs"]) {
-            for word in ["heck::", "use heck", "to_snake_case", "to_upper_camel_case", "to_pascal_case", "to_lower_camel_case"] {
+            for word in
+                ["heck::", "use heck", "to_snake_case", "to_upper_camel_case", "to_pascal_case", "to_lower_camel_case"]
+            {
                 assert!(!code.contains(word), "{path} uses `{word}`: names are made in naming.rs");
             }
         }
@@ -182,7 +244,14 @@ mod tests {
     #[test]
     fn policies_are_written_only_here() {
         for (path, code) in sources(&["settings.rs"]) {
-            for literal in [r#""Unrecognized""#, r#""JSONRPC"#, r#""threadId""#, r#""turnId""#, "MEMBER_DEPTH", "RESERVED_TYPE_NAMES"] {
+            for literal in [
+                r#""Unrecognized""#,
+                r#""JSONRPC"#,
+                r#""threadId""#,
+                r#""turnId""#,
+                "MEMBER_DEPTH",
+                "RESERVED_TYPE_NAMES",
+            ] {
                 assert!(!code.contains(literal), "{path} has `{literal}`: it is a field of `Settings`");
             }
         }

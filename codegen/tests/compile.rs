@@ -49,9 +49,11 @@ fn write_crate(root: &Path, scratch: &Path, bundle: &Path) -> String {
     let manifest = std::fs::read_to_string(protocol.join("Cargo.toml")).unwrap();
     assert!(manifest.contains("[lib]\nname = \"codex_app_protocol\"\n"), "protocol/Cargo.toml's [lib] section changed");
     // No tests or examples: the crate's own tests are written against the vendored schema.
-    let manifest = manifest
-        .replace("name = \"codex-app-protocol\"", &format!("name = \"{}\"", name.replace('_', "-")))
-        .replace("[lib]\nname = \"codex_app_protocol\"\n", &format!("[lib]\nname = \"{name}\"\ntest = false\ndoctest = false\n"));
+    let manifest =
+        manifest.replace("name = \"codex-app-protocol\"", &format!("name = \"{}\"", name.replace('_', "-"))).replace(
+            "[lib]\nname = \"codex_app_protocol\"\n",
+            &format!("[lib]\nname = \"{name}\"\ntest = false\ndoctest = false\n"),
+        );
     let manifest = manifest.split("[dev-dependencies]").next().unwrap().to_owned();
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     name
@@ -87,7 +89,8 @@ fn every_construct_compiles_with_and_without_features() {
     bundles.sort();
     let members: Vec<String> = bundles.iter().map(|b| write_crate(&root, &scratch, b)).collect();
     let workspace = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
-    let shared: String = workspace.split("[workspace.package]").nth(1).unwrap().split("\n[profile").next().unwrap().to_owned();
+    let shared: String =
+        workspace.split("[workspace.package]").nth(1).unwrap().split("\n[profile").next().unwrap().to_owned();
     let manifest = format!(
         "[workspace]\nresolver = \"2\"\nmembers = [{}]\n\n[workspace.package]{shared}",
         members.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", ")
@@ -95,5 +98,8 @@ fn every_construct_compiles_with_and_without_features() {
     std::fs::write(scratch.join("Cargo.toml"), manifest).unwrap();
     std::fs::copy(root.join("Cargo.lock"), scratch.join("Cargo.lock")).unwrap();
     cargo(&scratch, &["clippy", "--offline", "--quiet", "--keep-going", "--workspace", "--", "-D", "warnings"]);
-    cargo(&scratch, &["clippy", "--offline", "--quiet", "--keep-going", "--workspace", "--all-features", "--", "-D", "warnings"]);
+    cargo(
+        &scratch,
+        &["clippy", "--offline", "--quiet", "--keep-going", "--workspace", "--all-features", "--", "-D", "warnings"],
+    );
 }

@@ -14,7 +14,9 @@ use codex_app_codegen::{build_ir_with, generate, generate_with, Settings};
 fn constructs() {
     insta::glob!("constructs/*.json", |path| {
         let set = schema_set(path, "test");
-        let has_methods = ["ClientRequest", "ServerRequest", "ServerNotification"].iter().any(|u| set.stable.contains(&format!("\"{u}\"")));
+        let has_methods = ["ClientRequest", "ServerRequest", "ServerNotification"]
+            .iter()
+            .any(|u| set.stable.contains(&format!("\"{u}\"")));
         // The constructs' members are not in vendor-schemas/decisions.json: they take the
         // proposals read from their descriptions.
         let (files, summary) = generate_with(&set, "test", &Settings::codex().unwrap().proposing())
@@ -39,7 +41,12 @@ fn constructs() {
             };
             if wanted {
                 // Skip the header (hashes of the input): the snapshot is about the code.
-                let body: String = file.contents.lines().skip_while(|l| l.starts_with("//") || l.is_empty()).collect::<Vec<_>>().join("\n");
+                let body: String = file
+                    .contents
+                    .lines()
+                    .skip_while(|l| l.starts_with("//") || l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 out.push_str(&format!("==== {name}\n{body}\n"));
             }
         }
@@ -49,7 +56,10 @@ fn constructs() {
 
 #[test]
 fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
-    let set = schema_set(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/constructs/struct_members.json")), "test");
+    let set = schema_set(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/constructs/struct_members.json")),
+        "test",
+    );
     let err = generate(&set, "test").expect_err("Widget.branch is not decided");
     assert!(err.message.contains("vendor-schemas/decisions.json"), "{err}");
     assert!(err.message.contains(r#""Widget.branch": true,"#), "{err}");
@@ -59,17 +69,26 @@ fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
 /// with its proposal, as entries to paste; `Undecided::Propose` takes the same proposals.
 #[test]
 fn every_missing_decision_is_listed_in_one_error() {
-    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/errors/undecided_member_and_unpaired_requests.json"));
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/errors/undecided_member_and_unpaired_requests.json"
+    ));
     let set = schema_set(path, "test");
     let undecided = Settings::with_decisions(Decisions::from_json("{}").unwrap());
     let err = build_ir_with(&set, &undecided).expect_err("three decisions are missing");
     let missing = err.missing_decisions.as_deref().expect("the error carries the missing decisions");
-    let responses: Vec<_> = missing.responses.iter().map(|r| (r.method.as_str(), r.direction, r.proposal.as_str())).collect();
-    assert_eq!(responses, [("gadget/tune", "ClientRequest", "TuneGadgetResponse"), ("gadget/reset", "ClientRequest", "any")]);
+    let responses: Vec<_> =
+        missing.responses.iter().map(|r| (r.method.as_str(), r.direction, r.proposal.as_str())).collect();
+    assert_eq!(
+        responses,
+        [("gadget/tune", "ClientRequest", "TuneGadgetResponse"), ("gadget/reset", "ClientRequest", "any")]
+    );
     let members: Vec<_> = missing.null_distinct_from_absent.iter().map(|n| (n.key.as_str(), n.proposal)).collect();
     assert_eq!(members, [("GadgetTuneParams.label", true)]);
     assert_eq!(missing.len(), 3);
-    for entry in [r#""gadget/tune": "TuneGadgetResponse","#, r#""gadget/reset": "any","#, r#""GadgetTuneParams.label": true,"#] {
+    for entry in
+        [r#""gadget/tune": "TuneGadgetResponse","#, r#""gadget/reset": "any","#, r#""GadgetTuneParams.label": true,"#]
+    {
         assert!(err.message.contains(entry), "{entry} not in:\n{err}");
     }
 
@@ -114,7 +133,9 @@ fn errors() {
 /// decisions change what it writes.
 #[test]
 fn settings_change_the_output() {
-    let construct = |name: &str| schema_set(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/constructs").join(name), "test");
+    let construct = |name: &str| {
+        schema_set(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/constructs").join(name), "test")
+    };
     let file = |set: &codex_app_codegen::SchemaSet, settings: &Settings, name: &str| {
         let (files, _) = generate_with(set, "test", settings).unwrap_or_else(|e| panic!("{e}"));
         files.into_iter().find(|f| f.path.ends_with(name)).expect("generated").contents

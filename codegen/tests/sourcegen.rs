@@ -18,11 +18,16 @@ fn generated_code_is_fresh() {
     }
     assert!(stale.is_empty(), "{{{}}} are stale: run `cargo xtask regen`", stale.join(","));
     for dir in codex_app_codegen::GENERATED_DIRS {
-        let mut on_disk: Vec<String> =
-            std::fs::read_dir(root.join(dir)).unwrap().map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy())).collect();
+        let mut on_disk: Vec<String> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy()))
+            .collect();
         on_disk.sort();
-        let mut expected: Vec<String> =
-            files.iter().filter(|f| f.path.parent() == Some(Path::new(dir))).map(|f| f.path.display().to_string()).collect();
+        let mut expected: Vec<String> = files
+            .iter()
+            .filter(|f| f.path.parent() == Some(Path::new(dir)))
+            .map(|f| f.path.display().to_string())
+            .collect();
         expected.sort();
         assert_eq!(on_disk, expected, "{dir}/ holds files the generator does not write: run `cargo xtask regen`");
     }

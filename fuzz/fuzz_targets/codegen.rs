@@ -24,7 +24,9 @@ const EXPERIMENTAL: &str = include_str!("../../vendor-schemas/experimental/codex
 
 fn bundles() -> &'static [Value; 2] {
     static CELL: OnceLock<[Value; 2]> = OnceLock::new();
-    CELL.get_or_init(|| [serde_json::from_str(STABLE).expect("JSON"), serde_json::from_str(EXPERIMENTAL).expect("JSON")])
+    CELL.get_or_init(|| {
+        [serde_json::from_str(STABLE).expect("JSON"), serde_json::from_str(EXPERIMENTAL).expect("JSON")]
+    })
 }
 
 /// Pointers to every node of `v`, in a fixed order.
@@ -77,7 +79,9 @@ fn mutate(base: &Value, recipe: &[u8]) -> Value {
             }),
             10 => Some(json!({"type": ["string", "integer", "null"]})),
             11 => Some(json!({"type": "array", "items": [donor, {"type": "string"}], "minItems": 2, "maxItems": 2})),
-            12 => Some(json!({"allOf": [donor, {"$ref": some_ref.unwrap_or_else(|| "#/definitions/RequestId".into())}]})),
+            12 => {
+                Some(json!({"allOf": [donor, {"$ref": some_ref.unwrap_or_else(|| "#/definitions/RequestId".into())}]}))
+            }
             13 => Some(if op[3] % 2 == 0 {
                 json!({"type": "object", "additionalProperties": {"anyOf": [donor, {"type": "string"}]}})
             } else {
@@ -89,7 +93,8 @@ fn mutate(base: &Value, recipe: &[u8]) -> Value {
             },
             15 => {
                 // An open or unknown keyword next to the node.
-                let keywords = ["patternProperties", "if", "then", "dependencies", "x-vendor", "$comment", "prefixItems", "not"];
+                let keywords =
+                    ["patternProperties", "if", "then", "dependencies", "x-vendor", "$comment", "prefixItems", "not"];
                 let keyword = keywords[usize::from(op[3]) % keywords.len()];
                 if let Some(Value::Object(m)) = v.pointer_mut(parent) {
                     let value = if keyword == "$comment" { json!("c") } else { json!({"^x-": donor}) };
@@ -100,11 +105,32 @@ fn mutate(base: &Value, recipe: &[u8]) -> Value {
             16 | 17 => {
                 // Rename a member to a name that clashes after case conversion, or with a
                 // std/prelude or crate name.
-                let names = ["Option", "Result", "Vec", "Value", "Map", "Box", "String", "Unrecognized", "unrecognized", "ClientResponse", "Message", "Default", "self", "Self", "type", "match"];
+                let names = [
+                    "Option",
+                    "Result",
+                    "Vec",
+                    "Value",
+                    "Map",
+                    "Box",
+                    "String",
+                    "Unrecognized",
+                    "unrecognized",
+                    "ClientResponse",
+                    "Message",
+                    "Default",
+                    "self",
+                    "Self",
+                    "type",
+                    "match",
+                ];
                 if let Some(Value::Object(m)) = v.pointer_mut(parent) {
                     let key = last.replace("~1", "/").replace("~0", "~");
                     if let Some(x) = m.remove(&key) {
-                        let name = if op[0] % 18 == 16 { names[usize::from(op[3]) % names.len()].to_owned() } else { case_variant(&key) };
+                        let name = if op[0] % 18 == 16 {
+                            names[usize::from(op[3]) % names.len()].to_owned()
+                        } else {
+                            case_variant(&key)
+                        };
                         m.insert(name, x);
                     }
                 }
@@ -120,7 +146,8 @@ fn mutate(base: &Value, recipe: &[u8]) -> Value {
             7 => None, // delete
             _ => {
                 // rename a member to a keyword-ish name
-                let names = ["type", "enum", "const", "$ref", "properties", "required", "oneOf", "anyOf", "items", "title"];
+                let names =
+                    ["type", "enum", "const", "$ref", "properties", "required", "oneOf", "anyOf", "items", "title"];
                 let name = names[usize::from(op[3]) % names.len()];
                 if let Some(Value::Object(m)) = v.pointer_mut(parent) {
                     let key = last.replace("~1", "/").replace("~0", "~");

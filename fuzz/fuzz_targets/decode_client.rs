@@ -15,7 +15,9 @@ fuzz_target!(|data: &[u8]| {
     on_small_stack(move || {
         for line in std::iter::once(line.clone()).chain(deep_variants(&line)) {
             check_line::<ClientRequest, ClientNotification, Response>(&line, |_| None);
-            check_line::<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>(&line, |id| method_for(methods("ServerRequest"), id));
+            check_line::<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>(&line, |id| {
+                method_for(methods("ServerRequest"), id)
+            });
         }
     });
 });

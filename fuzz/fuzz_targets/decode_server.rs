@@ -15,7 +15,9 @@ fuzz_target!(|data: &[u8]| {
     on_small_stack(move || {
         for line in std::iter::once(line.clone()).chain(deep_variants(&line)) {
             check_line::<ServerRequest, ServerNotification, Response>(&line, |_| None);
-            check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| method_for(methods("ClientRequest"), id));
+            check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| {
+                method_for(methods("ClientRequest"), id)
+            });
         }
     });
 });

@@ -132,7 +132,8 @@ where
             "decode(encode(m)) != m\nline: {line}\nre-encoded: {text}\n{message:?}\n{again:?}"
         );
     }
-    let (Ok(original), Ok(reencoded)) = (serde_json::from_str::<Value>(line), serde_json::from_str::<Value>(&text)) else {
+    let (Ok(original), Ok(reencoded)) = (serde_json::from_str::<Value>(line), serde_json::from_str::<Value>(&text))
+    else {
         return;
     };
     // Members the re-encoding lacks are allowed (see above); nothing else.
@@ -146,7 +147,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codex_app_protocol::{ClientNotification, ClientRequest, ClientResponse, Response, ServerNotification, ServerRequest, ServerResponse, TypedResponse};
+    use codex_app_protocol::{
+        ClientNotification, ClientRequest, ClientResponse, Response, ServerNotification, ServerRequest, ServerResponse,
+        TypedResponse,
+    };
 
     /// Inputs the long runs found, kept in `fuzz/regressions/`: each must pass `check_line`.
     #[test]
@@ -161,10 +165,14 @@ mod tests {
                 for line in std::iter::once(line.clone()).chain(deep_variants(&line)) {
                     if client {
                         check_line::<ClientRequest, ClientNotification, Response>(&line, |_| None);
-                        check_line::<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>(&line, |id| method_for(methods("ServerRequest"), id));
+                        check_line::<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>(&line, |id| {
+                            method_for(methods("ServerRequest"), id)
+                        });
                     } else {
                         check_line::<ServerRequest, ServerNotification, Response>(&line, |_| None);
-                        check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| method_for(methods("ClientRequest"), id));
+                        check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| {
+                            method_for(methods("ClientRequest"), id)
+                        });
                     }
                 }
             });

@@ -58,7 +58,8 @@ impl CodexHome {
     /// Creates the folders and writes `config.toml` pointing at `mock_base_url`
     /// (`http://127.0.0.1:PORT/v1`, see [`crate::MockServer::base_url`]).
     pub fn new(mock_base_url: &str) -> Result<CodexHome> {
-        let dir = tempfile::Builder::new().prefix("codex-home-").tempdir().context("cannot create a temporary CODEX_HOME")?;
+        let dir =
+            tempfile::Builder::new().prefix("codex-home-").tempdir().context("cannot create a temporary CODEX_HOME")?;
         std::fs::write(dir.path().join("config.toml"), config_toml(mock_base_url))?;
         std::fs::create_dir_all(dir.path().join("work"))?;
         std::fs::create_dir_all(dir.path().join("home"))?;

@@ -32,11 +32,7 @@ pub enum MockBody {
     Events(Vec<Value>),
     /// Stream `head`, then hold the stream open until [`MockServer::release`], the client
     /// dropping the connection, or `max_hold`; then stream `tail` (if still connected).
-    Slow {
-        head: Vec<Value>,
-        tail: Vec<Value>,
-        max_hold: Duration,
-    },
+    Slow { head: Vec<Value>, tail: Vec<Value>, max_hold: Duration },
 }
 
 /// What happened to a request's scripted body.
@@ -72,11 +68,7 @@ impl RecordedRequest {
     /// built-in tools without a name), a namespace as `name{child, ...}`.
     pub fn tool_names(&self) -> Vec<String> {
         fn name(tool: &Value) -> String {
-            let own = tool["name"]
-                .as_str()
-                .or(tool["type"].as_str())
-                .unwrap_or("?")
-                .to_owned();
+            let own = tool["name"].as_str().or(tool["type"].as_str()).unwrap_or("?").to_owned();
             match tool["tools"].as_array() {
                 Some(children) => {
                     let children: Vec<String> = children.iter().map(name).collect();
@@ -85,18 +77,12 @@ impl RecordedRequest {
                 None => own,
             }
         }
-        self.body["tools"]
-            .as_array()
-            .map(|tools| tools.iter().map(name).collect())
-            .unwrap_or_default()
+        self.body["tools"].as_array().map(|tools| tools.iter().map(name).collect()).unwrap_or_default()
     }
 
     /// The `input` items of a Responses request.
     pub fn input(&self) -> &[Value] {
-        self.body["input"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        self.body["input"].as_array().map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// The `output` of the `function_call_output` item for `call_id`, if the request has one.
@@ -134,27 +120,16 @@ pub struct MockServer {
 impl MockServer {
     /// Binds `127.0.0.1:0` and starts serving.
     pub fn start() -> Result<MockServer> {
-        let server = tiny_http::Server::http("127.0.0.1:0")
-            .map_err(|e| anyhow!("mock: cannot bind 127.0.0.1:0: {e}"))?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .context("mock: not bound to an IP address")?
-            .port();
+        let server =
+            tiny_http::Server::http("127.0.0.1:0").map_err(|e| anyhow!("mock: cannot bind 127.0.0.1:0: {e}"))?;
+        let port = server.server_addr().to_ip().context("mock: not bound to an IP address")?.port();
         let server = Arc::new(server);
         let shared: Shared = Arc::default();
         let acceptor = {
             let (server, shared) = (server.clone(), shared.clone());
-            std::thread::Builder::new()
-                .name("mock-accept".into())
-                .spawn(move || accept_loop(&server, &shared))?
+            std::thread::Builder::new().name("mock-accept".into()).spawn(move || accept_loop(&server, &shared))?
         };
-        Ok(MockServer {
-            port,
-            shared,
-            server,
-            acceptor: Some(acceptor),
-        })
+        Ok(MockServer { port, shared, server, acceptor: Some(acceptor) })
     }
 
     #[cfg(test)]
@@ -200,17 +175,9 @@ impl MockServer {
         while state.requests.len() < n {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(anyhow!(
-                    "mock: waited {timeout:?} for {n} model requests, got {}",
-                    state.requests.len()
-                ));
+                return Err(anyhow!("mock: waited {timeout:?} for {n} model requests, got {}", state.requests.len()));
             }
-            state = self
-                .shared
-                .1
-                .wait_timeout(state, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            state = self.shared.1.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
         }
         Ok(state.requests.clone())
     }
@@ -227,16 +194,9 @@ impl MockServer {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(anyhow!(
-                    "mock: request {index} still streaming after {timeout:?}"
-                ));
+                return Err(anyhow!("mock: request {index} still streaming after {timeout:?}"));
             }
-            state = self
-                .shared
-                .1
-                .wait_timeout(state, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            state = self.shared.1.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 
@@ -268,10 +228,7 @@ fn accept_loop(server: &tiny_http::Server, shared: &Shared) -> Vec<JoinHandle<()
         match server.recv_timeout(Duration::from_millis(100)) {
             Ok(Some(request)) => {
                 let shared = shared.clone();
-                match std::thread::Builder::new()
-                    .name("mock-request".into())
-                    .spawn(move || handle(request, &shared))
-                {
+                match std::thread::Builder::new().name("mock-request".into()).spawn(move || handle(request, &shared)) {
                     Ok(h) => handlers.push(h),
                     Err(e) => eprintln!("mock: cannot spawn a handler thread: {e}"),
                 }
@@ -293,70 +250,38 @@ fn handle(mut request: tiny_http::Request, shared: &Shared) {
     let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
     let method = request.method().to_string();
     let url = request.url().to_owned();
-    let headers = request
-        .headers()
-        .iter()
-        .map(|h| {
-            (
-                h.field.as_str().as_str().to_owned(),
-                h.value.as_str().to_owned(),
-            )
-        })
-        .collect();
+    let headers =
+        request.headers().iter().map(|h| (h.field.as_str().as_str().to_owned(), h.value.as_str().to_owned())).collect();
 
-    let is_responses =
-        method == "POST" && url.split('?').next().unwrap_or("").ends_with("/responses");
+    let is_responses = method == "POST" && url.split('?').next().unwrap_or("").ends_with("/responses");
     let (index, scripted) = {
         let mut state = lock(shared);
-        let scripted = if is_responses {
-            state.queue.pop_front()
-        } else {
-            None
-        };
+        let scripted = if is_responses { state.queue.pop_front() } else { None };
         let outcome = match (&scripted, is_responses) {
             (_, false) => Outcome::Status(404),
             (None, true) => Outcome::Status(500),
             (Some(_), true) => Outcome::Streaming,
         };
-        state.requests.push(RecordedRequest {
-            method,
-            url,
-            headers,
-            body,
-            outcome,
-        });
+        state.requests.push(RecordedRequest { method, url, headers, body, outcome });
         shared.1.notify_all();
         (state.requests.len() - 1, scripted)
     };
 
     let outcome = match scripted {
-        None if !is_responses => respond_json(
-            request,
-            404,
-            json!({"error": {"message": "mock: no such endpoint"}}),
-        ),
-        None => respond_json(
-            request,
-            500,
-            json!({"error": {"message": "mock: no scripted body left for this request"}}),
-        ),
+        None if !is_responses => respond_json(request, 404, json!({"error": {"message": "mock: no such endpoint"}})),
+        None => {
+            respond_json(request, 500, json!({"error": {"message": "mock: no scripted body left for this request"}}))
+        }
         Some(MockBody::Events(events)) => stream(request, &events, &[], None, shared),
-        Some(MockBody::Slow {
-            head,
-            tail,
-            max_hold,
-        }) => stream(request, &head, &tail, Some(max_hold), shared),
+        Some(MockBody::Slow { head, tail, max_hold }) => stream(request, &head, &tail, Some(max_hold), shared),
     };
     lock(shared).requests[index].outcome = outcome;
     shared.1.notify_all();
 }
 
 fn respond_json(request: tiny_http::Request, code: u16, body: Value) -> Outcome {
-    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..])
-        .expect("static header");
-    let response = tiny_http::Response::from_string(body.to_string())
-        .with_status_code(code)
-        .with_header(header);
+    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).expect("static header");
+    let response = tiny_http::Response::from_string(body.to_string()).with_status_code(code).with_header(header);
     let _ = request.respond(response);
     Outcome::Status(code)
 }
@@ -398,10 +323,7 @@ fn stream(
                     if state.released || state.stopping {
                         break Outcome::Released;
                     }
-                    let (state, _) = shared
-                        .1
-                        .wait_timeout(state, KEEPALIVE_EVERY)
-                        .unwrap_or_else(|e| e.into_inner());
+                    let (state, _) = shared.1.wait_timeout(state, KEEPALIVE_EVERY).unwrap_or_else(|e| e.into_inner());
                     if state.released || state.stopping {
                         break Outcome::Released;
                     }
@@ -473,10 +395,7 @@ pub mod ev {
     }
 
     pub fn reasoning_done(item_id: &str, summary: &[&str]) -> Value {
-        let parts: Vec<Value> = summary
-            .iter()
-            .map(|text| json!({"type": "summary_text", "text": text}))
-            .collect();
+        let parts: Vec<Value> = summary.iter().map(|text| json!({"type": "summary_text", "text": text})).collect();
         json!({"type": "response.output_item.done", "item": {
             "type": "reasoning", "id": item_id, "summary": parts}})
     }
@@ -498,17 +417,8 @@ pub mod ev {
     }
 
     /// A whole body: one function call and nothing else.
-    pub fn tool_call(
-        response_id: &str,
-        call_id: &str,
-        name: &str,
-        arguments: &Value,
-    ) -> Vec<Value> {
-        vec![
-            created(response_id),
-            function_call(call_id, name, arguments),
-            completed(response_id),
-        ]
+    pub fn tool_call(response_id: &str, call_id: &str, name: &str, arguments: &Value) -> Vec<Value> {
+        vec![created(response_id), function_call(call_id, name, arguments), completed(response_id)]
     }
 }
 
@@ -566,10 +476,7 @@ mod tests {
         let requests = mock.wait_for_requests(2, WAIT).unwrap();
         assert_eq!(requests[0].body, json!({"input": []}));
         assert_eq!(requests[1].body, json!("not json"));
-        assert_eq!(
-            mock.wait_for_outcome(1, WAIT).unwrap(),
-            Outcome::Status(500)
-        );
+        assert_eq!(mock.wait_for_outcome(1, WAIT).unwrap(), Outcome::Status(500));
     }
 
     #[test]
@@ -597,11 +504,7 @@ mod tests {
         let mut stream = post(&mock, "{}");
         let head = read_until(&mut stream, "partial");
         assert!(!head.contains("response.completed"));
-        assert!(
-            mock.wait_for_outcome(0, Duration::from_millis(300))
-                .is_err(),
-            "still holding"
-        );
+        assert!(mock.wait_for_outcome(0, Duration::from_millis(300)).is_err(), "still holding");
         mock.release();
         assert!(read_until(&mut stream, "0\r\n\r\n").contains("event: response.completed"));
         assert_eq!(mock.wait_for_outcome(0, WAIT).unwrap(), Outcome::Released);

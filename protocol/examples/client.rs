@@ -20,7 +20,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         id: RequestId::Integer(1),
         // Built from JSON: the members of `InitializeParams` differ between codex releases, and
         // this example compiles against the crate generated from any of them.
-        params: Box::new(serde_json::from_value(serde_json::json!({"clientInfo": {"name": "example", "version": "0.1.0"}}))?),
+        params: Box::new(serde_json::from_value(
+            serde_json::json!({"clientInfo": {"name": "example", "version": "0.1.0"}}),
+        )?),
     }))?;
     send(Message::Notification(ClientNotification::Initialized {}))?;
     send(Message::Request(ClientRequest::ThreadStart {
@@ -29,7 +31,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }))?;
 
     // The client keeps `id -> method`, so each response's result is typed as it is read.
-    let pending = [(RequestId::Integer(1), request::Initialize::METHOD), (RequestId::Integer(2), request::ThreadStart::METHOD)];
+    let pending =
+        [(RequestId::Integer(1), request::Initialize::METHOD), (RequestId::Integer(2), request::ThreadStart::METHOD)];
     let method_of = |id: &RequestId| pending.iter().find(|(pending, _)| pending == id).map(|(_, method)| *method);
     for line in framing::LineReader::new(BufReader::new(child.stdout.take().expect("piped"))) {
         let line = line?;

@@ -155,7 +155,11 @@ pub mod presence {
 // Used by the wire macros where a line is marked so; a schema may have none.
 #[allow(dead_code)]
 #[inline]
-pub fn inside<T: Surface + ?Sized>(value: Option<&T>, wire: Option<&'static str>, path: &mut Vec<&'static str>) -> bool {
+pub fn inside<T: Surface + ?Sized>(
+    value: Option<&T>,
+    wire: Option<&'static str>,
+    path: &mut Vec<&'static str>,
+) -> bool {
     let Some(value) = value else { return false };
     path.extend(wire);
     if value.experimental_path(path) {

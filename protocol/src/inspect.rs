@@ -55,7 +55,10 @@ impl Step<'_> {
                 for (i, step) in self.0.iter().enumerate() {
                     match step {
                         Step::Index(n) => write!(f, "[{n}]")?,
-                        Step::Key(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-')) => {
+                        Step::Key(k)
+                            if !k.is_empty()
+                                && k.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-')) =>
+                        {
                             if i > 0 {
                                 f.write_char('.')?;
                             }
@@ -176,7 +179,12 @@ impl<T: Inspect> Inspect for BTreeMap<String, T> {
 
 /// Walks `value` as the member `key` of the object at `path`.
 #[inline]
-pub(crate) fn member<'a, T: Inspect + ?Sized>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, key: &'a str, value: &'a T) {
+pub(crate) fn member<'a, T: Inspect + ?Sized>(
+    path: &mut Vec<Step<'a>>,
+    inspector: &mut dyn Inspector,
+    key: &'a str,
+    value: &'a T,
+) {
     path.push(Step::Key(key));
     value.inspect(path, inspector);
     path.pop();

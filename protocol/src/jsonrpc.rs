@@ -22,9 +22,12 @@ use serde_json::Value;
 
 use crate::codec;
 pub use crate::codec::ParamsError;
-use crate::side::{MethodEnum, ResultEnum};
 use crate::framing::{FramingError, LineReader};
-use crate::{ClientNotification, ClientRequest, ClientResponse, Request, RequestId, ServerNotification, ServerRequest, ServerResponse};
+use crate::side::{MethodEnum, ResultEnum};
+use crate::{
+    ClientNotification, ClientRequest, ClientResponse, Request, RequestId, ServerNotification, ServerRequest,
+    ServerResponse,
+};
 
 /// JSON kept as its exact text: the `params` of a method this version of the crate does not
 /// know and the `result` of a response it cannot type. Nothing in it is decoded, so it costs
@@ -236,7 +239,11 @@ pub trait FromParts: Sized + private::Sealed {
 
     /// Decodes the message of `method` (and `id`, for a request) with its `params` read
     /// straight from `params`.
-    fn deserialize_params<'de, D: Deserializer<'de>>(id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error>;
+    fn deserialize_params<'de, D: Deserializer<'de>>(
+        id: Option<RequestId>,
+        method: &str,
+        params: D,
+    ) -> Result<Self, D::Error>;
 
     /// Sets the envelope members (`emittedAtMs`) from the message's other members.
     fn set_envelope(&mut self, _extra: &[(Cow<'_, str>, &RawValue)]) -> Result<(), ParamsError> {
@@ -250,18 +257,30 @@ pub trait FromParts: Sized + private::Sealed {
 pub trait FromResult: Sized + private::Sealed {
     /// Decodes the response `id` from its `result`; `method` is the method of the request it
     /// answers, when the caller knows it.
-    fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, method: Option<&str>, result: D) -> Result<Self, D::Error>;
+    fn deserialize_result<'de, D: Deserializer<'de>>(
+        id: RequestId,
+        method: Option<&str>,
+        result: D,
+    ) -> Result<Self, D::Error>;
 }
 
 impl FromResult for Response {
-    fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, _method: Option<&str>, result: D) -> Result<Self, D::Error> {
+    fn deserialize_result<'de, D: Deserializer<'de>>(
+        id: RequestId,
+        _method: Option<&str>,
+        result: D,
+    ) -> Result<Self, D::Error> {
         Ok(Response { id, result: Box::<RawValue>::deserialize(result)? })
     }
 }
 
 /// Without the method (no pending request has this id) the result is kept as `Unrecognized`.
 impl<R: ResultEnum> FromResult for TypedResponse<R> {
-    fn deserialize_result<'de, D: Deserializer<'de>>(id: RequestId, method: Option<&str>, result: D) -> Result<Self, D::Error> {
+    fn deserialize_result<'de, D: Deserializer<'de>>(
+        id: RequestId,
+        method: Option<&str>,
+        result: D,
+    ) -> Result<Self, D::Error> {
         let result = match method {
             Some(method) => R::deserialize_result(method, result)?,
             None => R::unrecognized(RawJson::deserialize(result)?),
@@ -491,7 +510,10 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
     /// Decodes one line (without its newline); `method_of` gives the method of the request a
     /// response answers (a client keeps `id -> method` for the requests it sent), so its
     /// `result` is decoded by that method's response type.
-    pub fn from_line_with<M: AsRef<str>>(line: &str, method_of: impl Fn(&RequestId) -> Option<M>) -> Result<Self, DecodeError> {
+    pub fn from_line_with<M: AsRef<str>>(
+        line: &str,
+        method_of: impl Fn(&RequestId) -> Option<M>,
+    ) -> Result<Self, DecodeError> {
         match Self::one_pass(line, &method_of) {
             Ok(message) => Ok(message),
             // Another member order, or an error: the two-step path gives the same message, or
@@ -506,7 +528,8 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
     /// The one-pass decode; an error means "take the two-step path".
     fn one_pass<M: AsRef<str>>(line: &str, method_of: &impl Fn(&RequestId) -> Option<M>) -> serde_json::Result<Self> {
         let mut deserializer = serde_json::Deserializer::from_str(line);
-        let message = deserializer.deserialize_map(LineVisitor::<Req, Notif, Res, _, M> { method_of, _types: std::marker::PhantomData })?;
+        let message = deserializer
+            .deserialize_map(LineVisitor::<Req, Notif, Res, _, M> { method_of, _types: std::marker::PhantomData })?;
         deserializer.end()?;
         Ok(message)
     }
@@ -518,7 +541,10 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
 
     /// Decodes a message from envelope parts already read; `method_of` as in
     /// [`from_line_with`](Self::from_line_with).
-    pub fn from_envelope_with<M: AsRef<str>>(parts: Parts<'_>, method_of: impl Fn(&RequestId) -> Option<M>) -> Result<Self, DecodeError> {
+    pub fn from_envelope_with<M: AsRef<str>>(
+        parts: Parts<'_>,
+        method_of: impl Fn(&RequestId) -> Option<M>,
+    ) -> Result<Self, DecodeError> {
         let member = |member, error| {
             let mut e = DecodeError::new(DecodeErrorKind::Member { member, error });
             e.method = parts.method.as_deref().map(str::to_owned);
@@ -532,8 +558,12 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
             e
         };
         match (&parts.method, &parts.result, &parts.error) {
-            (Some(_), None, None) if parts.null_id => Err(not("a request with a `null` id (a notification has no `id`)")),
-            (Some(_), None, None) if parts.id.is_some() => Req::from_parts(&parts).map(Message::Request).map_err(|e| member("params", e)),
+            (Some(_), None, None) if parts.null_id => {
+                Err(not("a request with a `null` id (a notification has no `id`)"))
+            }
+            (Some(_), None, None) if parts.id.is_some() => {
+                Req::from_parts(&parts).map(Message::Request).map_err(|e| member("params", e))
+            }
             (Some(_), None, None) => {
                 let mut notification = Notif::from_parts(&parts).map_err(|e| member("params", e))?;
                 // An envelope member's error: its path starts with the member's name.
@@ -636,20 +666,36 @@ impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -
         while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
             match key.as_ref() {
                 // `params` and `result` take the id; one after them is another order.
-                "id" if id.is_none() && matches!(body, None | Some(Body::Error(_))) => id = Some(map.next_value::<Option<RequestId>>()?),
-                "method" if method.is_none() && body.is_none() => method = Some(map.next_value::<BorrowedStr<'de>>()?.0),
+                "id" if id.is_none() && matches!(body, None | Some(Body::Error(_))) => {
+                    id = Some(map.next_value::<Option<RequestId>>()?)
+                }
+                "method" if method.is_none() && body.is_none() => {
+                    method = Some(map.next_value::<BorrowedStr<'de>>()?.0)
+                }
                 "params" if body.is_none() => {
                     let Some(method) = method.as_deref() else { return Err(two_step()) };
                     body = Some(match id.take() {
-                        Some(Some(id)) => Body::Request(map.next_value_seed(ParamsSeed { id: Some(id), method, _type: std::marker::PhantomData })?),
-                        None => Body::Notification(map.next_value_seed(ParamsSeed { id: None, method, _type: std::marker::PhantomData })?),
+                        Some(Some(id)) => Body::Request(map.next_value_seed(ParamsSeed {
+                            id: Some(id),
+                            method,
+                            _type: std::marker::PhantomData,
+                        })?),
+                        None => Body::Notification(map.next_value_seed(ParamsSeed {
+                            id: None,
+                            method,
+                            _type: std::marker::PhantomData,
+                        })?),
                         Some(None) => return Err(two_step()),
                     });
                 }
                 "result" if body.is_none() && method.is_none() => {
                     let Some(Some(id)) = id.take() else { return Err(two_step()) };
                     let request_method = (self.method_of)(&id);
-                    let seed = ResultSeed { id, method: request_method.as_ref().map(AsRef::as_ref), _type: std::marker::PhantomData };
+                    let seed = ResultSeed {
+                        id,
+                        method: request_method.as_ref().map(AsRef::as_ref),
+                        _type: std::marker::PhantomData,
+                    };
                     body = Some(Body::Response(map.next_value_seed(seed)?));
                 }
                 "error" if body.is_none() && method.is_none() => body = Some(Body::Error(map.next_value()?)),
@@ -704,9 +750,7 @@ impl<Req: Serialize, Notif: Serialize, Res: Serialize> Message<Req, Notif, Res> 
             Message::Response(_) | Message::Error(_) => None,
         }
     }
-
 }
-
 
 impl<Req: Serialize, Notif: Serialize, Res: Serialize> Serialize for Message<Req, Notif, Res> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -768,7 +812,9 @@ impl<R: BufRead, M> MessageReader<R, M> {
     }
 }
 
-impl<R: BufRead, Req: FromParts, Notif: FromParts, Res: FromResult> Iterator for MessageReader<R, Message<Req, Notif, Res>> {
+impl<R: BufRead, Req: FromParts, Notif: FromParts, Res: FromResult> Iterator
+    for MessageReader<R, Message<Req, Notif, Res>>
+{
     type Item = Result<(u64, Message<Req, Notif, Res>), DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -806,7 +852,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"some/futureNotification"}"#,
         ];
         for line in lines {
-            let one = TypedServerMessage::one_pass(line, &method_of).unwrap_or_else(|e| panic!("{line}: not one pass: {e}"));
+            let one =
+                TypedServerMessage::one_pass(line, &method_of).unwrap_or_else(|e| panic!("{line}: not one pass: {e}"));
             let two = TypedServerMessage::from_envelope_with(Parts::parse(line).unwrap(), method_of).unwrap();
             assert_eq!(one, two, "{line}");
         }
@@ -823,7 +870,10 @@ mod tests {
         let cases = [
             // params before method; id after params; result before id; error and method.
             (r#"{"params":{"threadId":"t"},"method":"thread/archived"}"#, true),
-            (r#"{"method":"item/tool/call","params":{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{}},"id":0}"#, true),
+            (
+                r#"{"method":"item/tool/call","params":{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{}},"id":0}"#,
+                true,
+            ),
             (r#"{"result":{},"id":1}"#, true),
             (r#"{"id":1,"result":{},"id":2}"#, true),
             (r#"{"method":"thread/archived","params":{"threadId":7}}"#, false),
@@ -844,7 +894,9 @@ mod tests {
                 _ => panic!("{line}: {via_line:?} vs {two:?}"),
             }
         }
-        let error = TypedServerMessage::from_line_with(r#"{"method":"thread/archived","params":{"threadId":7}}"#, method_of).unwrap_err();
+        let error =
+            TypedServerMessage::from_line_with(r#"{"method":"thread/archived","params":{"threadId":7}}"#, method_of)
+                .unwrap_err();
         assert_eq!(error.path().as_deref(), Some("params.threadId"));
     }
 }

@@ -219,7 +219,7 @@ macro_rules! __test_support_pinned_to_codex {
 pub use generated::methods::*;
 pub use generated::types::*;
 pub use jsonrpc::{
-    ClientMessage, ErrorObject, ErrorResponse, Message, RawJson, Response, ServerMessage, TypedClientMessage, TypedResponse,
-    TypedServerMessage,
+    ClientMessage, ErrorObject, ErrorResponse, Message, RawJson, Response, ServerMessage, TypedClientMessage,
+    TypedResponse, TypedServerMessage,
 };
 pub use method::{Notification, NotificationVisitor, Request, RequestVisitor};

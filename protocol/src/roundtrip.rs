@@ -129,7 +129,9 @@ fn compare<'a>(original: &'a Value, reencoded: &'a Value, path: &mut String, top
                 push_key(path, key);
                 match (av, b.get(key)) {
                     (_, Some(bv)) => compare(av, bv, path, false, out),
-                    (Value::Null, None) => out.push(Difference::NullOrAbsent { path: path.clone(), original_null: true }),
+                    (Value::Null, None) => {
+                        out.push(Difference::NullOrAbsent { path: path.clone(), original_null: true })
+                    }
                     (_, None) => out.push(Difference::Missing { path: path.clone(), original: av }),
                 }
                 path.truncate(len);
@@ -171,7 +173,8 @@ mod tests {
 
     #[test]
     fn the_rule() {
-        let original = json!({"jsonrpc": "2.0", "a": {"x": 1, "gone": [1], "nil": null}, "n": [1, 2.5], "f": 1, "s": "x"});
+        let original =
+            json!({"jsonrpc": "2.0", "a": {"x": 1, "gone": [1], "nil": null}, "n": [1, 2.5], "f": 1, "s": "x"});
         let reencoded = json!({"a": {"x": 1.0, "new": true, "also": null}, "n": [1, 2.5, 3], "f": 2, "s": "x"});
         let found = differences(&original, &reencoded);
         let paths: Vec<&str> = found.iter().map(Difference::path).collect();

@@ -32,8 +32,8 @@ use serde_json::value::RawValue;
 
 use crate::jsonrpc::{FromParts, Message, ParamsError, TypedResponse};
 use crate::{
-    ClientNotification, ClientRequest, ClientResponse, NotificationVisitor, RequestId, RequestVisitor, ServerNotification,
-    ServerRequest, ServerResponse,
+    ClientNotification, ClientRequest, ClientResponse, NotificationVisitor, RequestId, RequestVisitor,
+    ServerNotification, ServerRequest, ServerResponse,
 };
 
 /// One side of the connection: what it sends.
@@ -64,7 +64,8 @@ pub type MessageOf<S> = Message<<S as Side>::Request, <S as Side>::Notification>
 
 /// A message sent by side `S`, with a response's `result` typed by the method of the request
 /// it answers.
-pub type TypedMessageOf<S> = Message<<S as Side>::Request, <S as Side>::Notification, TypedResponse<<S as Side>::Response>>;
+pub type TypedMessageOf<S> =
+    Message<<S as Side>::Request, <S as Side>::Notification, TypedResponse<<S as Side>::Response>>;
 
 /// A request or notification enum of one side.
 pub trait MethodEnum: Serialize + FromParts + Clone + PartialEq + std::fmt::Debug {

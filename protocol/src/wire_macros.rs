@@ -561,7 +561,9 @@ macro_rules! union_surface {
     };
 }
 
-pub(crate) use {constructor, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged};
+pub(crate) use {
+    constructor, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged,
+};
 
 use serde::de::{self, Deserialize, MapAccess};
 use serde::ser::{Serialize, SerializeMap};
@@ -587,7 +589,11 @@ pub mod required {
     }
 
     #[inline]
-    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, slot: &mut Option<T>, wire: &'static str) -> Result<(), A::Error> {
+    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+        map: &mut A,
+        slot: &mut Option<T>,
+        wire: &'static str,
+    ) -> Result<(), A::Error> {
         crate::codec::read_member(map, slot, wire)
     }
 
@@ -598,7 +604,13 @@ pub mod required {
 
     #[cfg(feature = "inspect")]
     #[inline]
-    pub fn inspect<'a, T: Inspect>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, _ty: &'static str, wire: &'static str, value: &'a T) {
+    pub fn inspect<'a, T: Inspect>(
+        path: &mut Vec<Step<'a>>,
+        inspector: &mut dyn Inspector,
+        _ty: &'static str,
+        wire: &'static str,
+        value: &'a T,
+    ) {
         crate::inspect::member(path, inspector, wire, value)
     }
 }
@@ -617,7 +629,11 @@ pub mod optional {
     pub(crate) use start;
 
     #[inline]
-    pub fn write<M: SerializeMap, T: Serialize>(map: &mut M, wire: &'static str, value: &Option<T>) -> Result<(), M::Error> {
+    pub fn write<M: SerializeMap, T: Serialize>(
+        map: &mut M,
+        wire: &'static str,
+        value: &Option<T>,
+    ) -> Result<(), M::Error> {
         match value {
             Some(value) => map.serialize_entry(wire, value),
             None => Ok(()),
@@ -650,7 +666,11 @@ pub mod required_nullable {
     use super::*;
 
     #[inline]
-    pub fn write<M: SerializeMap, T: Serialize>(map: &mut M, wire: &'static str, value: &Option<T>) -> Result<(), M::Error> {
+    pub fn write<M: SerializeMap, T: Serialize>(
+        map: &mut M,
+        wire: &'static str,
+        value: &Option<T>,
+    ) -> Result<(), M::Error> {
         map.serialize_entry(wire, value)
     }
 
@@ -679,13 +699,22 @@ pub mod optional_nullable {
     }
 
     #[inline]
-    pub fn finish<T, E: de::Error>(slot: Option<Option<Option<T>>>, _wire: &'static str) -> Result<Option<Option<T>>, E> {
+    pub fn finish<T, E: de::Error>(
+        slot: Option<Option<Option<T>>>,
+        _wire: &'static str,
+    ) -> Result<Option<Option<T>>, E> {
         Ok(slot.flatten())
     }
 
     /// Reports the member as one whose `null` is not its absence, then walks it.
     #[cfg(feature = "inspect")]
-    pub fn inspect<'a, T: Inspect>(path: &mut Vec<Step<'a>>, inspector: &mut dyn Inspector, ty: &'static str, wire: &'static str, value: &'a T) {
+    pub fn inspect<'a, T: Inspect>(
+        path: &mut Vec<Step<'a>>,
+        inspector: &mut dyn Inspector,
+        ty: &'static str,
+        wire: &'static str,
+        value: &'a T,
+    ) {
         path.push(Step::Key(wire));
         inspector.null_meaningful(path, ty);
         value.inspect(path, inspector);

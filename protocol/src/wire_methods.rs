@@ -555,14 +555,22 @@ pub mod params {
 
     /// The params a variant writes: `None` for a method without params.
     macro_rules! written {
-        () => { None::<&()> };
-        ($kind:ident $params:ident) => { $crate::wire_methods::params::$kind::written($params) };
+        () => {
+            None::<&()>
+        };
+        ($kind:ident $params:ident) => {
+            $crate::wire_methods::params::$kind::written($params)
+        };
     }
 
     /// The params a variant's walk visits: `None` for a method without params.
     macro_rules! walked {
-        () => { None };
-        ($kind:ident $params:ident) => { Some($params) };
+        () => {
+            None
+        };
+        ($kind:ident $params:ident) => {
+            Some($params)
+        };
     }
 
     /// A request's `experimental_reason`: its method for an experimental method (the whole
@@ -605,12 +613,16 @@ pub mod params {
         }
         /// The pattern that binds the variant's `params`.
         macro_rules! bind {
-            ($params:ident) => { $params };
+            ($params:ident) => {
+                $params
+            };
         }
         pub(crate) use {bind, field};
 
         #[inline]
-        pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(params: D) -> Result<Box<T>, D::Error> {
+        pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+            params: D,
+        ) -> Result<Box<T>, D::Error> {
             serde::Deserialize::deserialize(params)
         }
 
@@ -626,7 +638,10 @@ pub mod params {
 
         #[cfg(feature = "experimental")]
         #[inline]
-        pub fn experimental_reason<T: crate::experimental::Surface + ?Sized>(method: &'static str, params: &T) -> Option<&'static str> {
+        pub fn experimental_reason<T: crate::experimental::Surface + ?Sized>(
+            method: &'static str,
+            params: &T,
+        ) -> Option<&'static str> {
             crate::experimental::reason(method, params)
         }
     }
@@ -640,7 +655,9 @@ pub mod params {
         pub(crate) use field;
 
         #[inline]
-        pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(params: D) -> Result<Option<Box<T>>, D::Error> {
+        pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+            params: D,
+        ) -> Result<Option<Box<T>>, D::Error> {
             serde::Deserialize::deserialize(params)
         }
 
@@ -656,7 +673,10 @@ pub mod params {
 
         #[cfg(feature = "experimental")]
         #[inline]
-        pub fn experimental_reason<T: crate::experimental::Surface>(method: &'static str, params: &Option<Box<T>>) -> Option<&'static str> {
+        pub fn experimental_reason<T: crate::experimental::Surface>(
+            method: &'static str,
+            params: &Option<Box<T>>,
+        ) -> Option<&'static str> {
             params.as_deref().and_then(|params| crate::experimental::reason(method, params))
         }
     }

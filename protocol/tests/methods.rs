@@ -3,11 +3,15 @@
 
 use crate::common;
 
-use codex_app_protocol::*;
 use crate::common::{bundle, methods, without_nulls, Minimal};
+use codex_app_protocol::*;
 use serde_json::{json, Value};
 
-fn check_round_trip<M>(line: &Value, decode: impl Fn(&str) -> Result<M, jsonrpc::DecodeError>, encode: impl Fn(&M) -> String) -> M {
+fn check_round_trip<M>(
+    line: &Value,
+    decode: impl Fn(&str) -> Result<M, jsonrpc::DecodeError>,
+    encode: impl Fn(&M) -> String,
+) -> M {
     let text = line.to_string();
     let message = decode(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
     let back: Value = serde_json::from_str(&encode(&message)).unwrap();
@@ -58,7 +62,8 @@ fn every_server_request_and_notification_is_typed_and_round_trips() {
                 line["params"] = p;
             }
             match check_round_trip(&line, ServerMessage::from_line, ServerMessage::to_line) {
-                Message::Request(ServerRequest::Unrecognized { .. }) | Message::Notification(ServerNotification::Unrecognized { .. }) => {
+                Message::Request(ServerRequest::Unrecognized { .. })
+                | Message::Notification(ServerNotification::Unrecognized { .. }) => {
                     panic!("{method} decoded as Unrecognized")
                 }
                 Message::Request(r) => assert_eq!(r.method(), method),
@@ -103,7 +108,8 @@ fn minimal_response(bundle: &Value, method: &str) -> Value {
         return json!({});
     }
     let defs = &bundle["definitions"];
-    let schema = defs.get(name).or_else(|| defs["v2"].get(name)).unwrap_or_else(|| panic!("{method}: no definition {name}"));
+    let schema =
+        defs.get(name).or_else(|| defs["v2"].get(name)).unwrap_or_else(|| panic!("{method}: no definition {name}"));
     Minimal { bundle }.of(schema)
 }
 

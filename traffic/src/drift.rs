@@ -47,7 +47,9 @@ use codex_app_protocol::inspect::{Inspect, Step};
 use codex_app_protocol::jsonrpc::{DecodeError, DecodeErrorKind, Parts};
 use codex_app_protocol::roundtrip::{self, Difference};
 use codex_app_protocol::side::{self, MessageOf, MethodEnum, ResultEnum, Side};
-use codex_app_protocol::{ClientNotification, ClientRequest, Message, Notification, NotificationVisitor, Request, RequestId, RequestVisitor};
+use codex_app_protocol::{
+    ClientNotification, ClientRequest, Message, Notification, NotificationVisitor, Request, RequestId, RequestVisitor,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -205,7 +207,6 @@ pub fn check_file(path: &Path, format: Format) -> Result<Report, TranscriptError
     transcript::read_file(path, format).map(|entries| check(&entries, format))
 }
 
-
 /// How deep [`shallow_value`] follows a line.
 const SHALLOW_DEPTH: usize = 64;
 
@@ -227,7 +228,10 @@ fn shallow_value(line: &str) -> serde_json::Result<Value> {
         fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
             if self.0 == 0 {
                 let raw = <Box<RawValue>>::deserialize(deserializer)?;
-                return Ok(Value::String(format!("(JSON nested deeper than {SHALLOW_DEPTH} levels: {} bytes)", raw.get().len())));
+                return Ok(Value::String(format!(
+                    "(JSON nested deeper than {SHALLOW_DEPTH} levels: {} bytes)",
+                    raw.get().len()
+                )));
             }
             deserializer.deserialize_any(self)
         }
@@ -279,7 +283,6 @@ fn shallow_value(line: &str) -> serde_json::Result<Value> {
     deserializer.end()?;
     Ok(value)
 }
-
 
 struct Checker {
     one_sided: bool,
@@ -412,7 +415,13 @@ impl Checker {
                 let result = result.unwrap_or(&resp.result);
                 match S::Response::decode(&method, &resp.result) {
                     Err(err) => {
-                        self.find(e, Kind::Undecodable, Some(&method), Some(join_result(&err.path)), err.source.to_string());
+                        self.find(
+                            e,
+                            Kind::Undecodable,
+                            Some(&method),
+                            Some(join_result(&err.path)),
+                            err.source.to_string(),
+                        );
                         false
                     }
                     Ok(typed) if typed.is_unrecognized() => false,
@@ -459,18 +468,36 @@ impl Checker {
         let reencoded = match serde_json::to_value(&message) {
             Ok(v) => v,
             Err(err) => {
-                self.find(e, Kind::RoundTrip, method.as_deref(), None, format!("cannot encode the decoded error: {err}"));
+                self.find(
+                    e,
+                    Kind::RoundTrip,
+                    method.as_deref(),
+                    None,
+                    format!("cannot encode the decoded error: {err}"),
+                );
                 return false;
             }
         };
-        self.check_typed(e, method.as_deref(), &NoVariants, Typed { original: value, reencoded, root: &[] }, Ignored::default);
+        self.check_typed(
+            e,
+            method.as_deref(),
+            &NoVariants,
+            Typed { original: value, reencoded, root: &[] },
+            Ignored::default,
+        );
         true
     }
 
     /// Numbers compared by their text where comparing values cannot see a change: an integer
     /// outside 64 bits in the line must come back with the same digits (a `Value` member holds
     /// it as the nearest `f64`, which compares equal to itself).
-    fn big_integers(&mut self, e: &Entry, method: Option<&str>, original: &Value, reencoded: impl FnOnce() -> serde_json::Result<String>) {
+    fn big_integers(
+        &mut self,
+        e: &Entry,
+        method: Option<&str>,
+        original: &Value,
+        reencoded: impl FnOnce() -> serde_json::Result<String>,
+    ) {
         let big = big_integer_literals(&e.line);
         if big.is_empty() {
             return;
@@ -483,7 +510,8 @@ impl Checker {
                 continue;
             }
             let path = literal.parse::<f64>().ok().and_then(|f| path_of_float(original, f, &mut String::new()));
-            let detail = format!("the integer {} does not fit 64 bits; it was re-encoded as a float", excerpt(literal, 60));
+            let detail =
+                format!("the integer {} does not fit 64 bits; it was re-encoded as a float", excerpt(literal, 60));
             self.find(e, Kind::RoundTrip, method, path, detail);
         }
     }
@@ -525,7 +553,13 @@ impl Checker {
                 reencoded.insert("id".into(), id);
                 reencoded.insert("result".into(), result);
                 let reencoded = Value::Object(reencoded);
-                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, root: &[Step::Key("result")] }, ignored);
+                self.check_typed(
+                    e,
+                    Some(method),
+                    typed,
+                    Typed { original: value, reencoded, root: &[Step::Key("result")] },
+                    ignored,
+                );
                 self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
                 true
             }
@@ -555,15 +589,30 @@ impl Checker {
         if !diffs.lost.is_empty() {
             let ignored = ignored();
             if let Some((path, err)) = ignored.error {
-                self.find(e, Kind::Undecodable, method, Some(path), format!("decodes, but not when tracking ignored members: {err}"));
+                self.find(
+                    e,
+                    Kind::Undecodable,
+                    method,
+                    Some(path),
+                    format!("decodes, but not when tracking ignored members: {err}"),
+                );
             }
             let ignored_paths: HashSet<&str> = ignored.paths.iter().map(String::as_str).collect();
             for path in &ignored.paths {
-                self.find(e, Kind::UnknownField, method, Some(path.clone()), "member not in the type (ignored by the decoder)");
+                self.find(
+                    e,
+                    Kind::UnknownField,
+                    method,
+                    Some(path.clone()),
+                    "member not in the type (ignored by the decoder)",
+                );
             }
             for (path, value) in &diffs.lost {
                 if !ignored_paths.contains(path.as_str()) {
-                    let detail = format!("member not in the type (dropped on re-encoding; it was {})", excerpt(&value.to_string(), 60));
+                    let detail = format!(
+                        "member not in the type (dropped on re-encoding; it was {})",
+                        excerpt(&value.to_string(), 60)
+                    );
                     self.find(e, Kind::UnknownField, method, Some(path.clone()), detail);
                 }
             }
@@ -804,7 +853,10 @@ pub fn render(files: &[(String, Report)]) -> String {
         let _ = writeln!(out, "{:<width$}  {lines:>7}  {typed:>7}  {drift:>5}  {expected:>8}", "total");
     }
     if untyped > 0 {
-        let _ = writeln!(out, "({untyped} responses in one-sided files were not typed: their requests are not in the file)");
+        let _ = writeln!(
+            out,
+            "({untyped} responses in one-sided files were not typed: their requests are not in the file)"
+        );
     }
 
     let mut methods: BTreeMap<&(Dir, MessageKind, String), usize> = BTreeMap::new();
@@ -892,7 +944,11 @@ mod tests {
         let e = Entry { number: 1, dir: Dir::S2c, line: String::new(), bad: false };
         let mut c = Checker::new(false);
         let original = json!({"method": "x", "params": {"a": "b", "list": [1]}});
-        let t = Typed { original: &original, reencoded: json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}), root: &[] };
+        let t = Typed {
+            original: &original,
+            reencoded: json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}),
+            root: &[],
+        };
         c.check_typed(&e, Some("x"), &(), t, Ignored::default);
         let found: Vec<(Kind, Option<&str>)> = c.report.findings.iter().map(|f| (f.kind, f.path.as_deref())).collect();
         assert_eq!(found, [(Kind::RoundTrip, Some("params.a")), (Kind::RoundTrip, Some("params.added"))]);

@@ -75,6 +75,10 @@ pub fn fixtures_for_test(test: &str) -> Option<Vec<std::path::PathBuf>> {
 pub fn fixture_for_test(test: &str, scenario: &str) -> Option<std::path::PathBuf> {
     let files = fixtures_for_test(test)?;
     let path = fixtures_dir().join(format!("{scenario}.ndjson"));
-    assert!(files.contains(&path), "{test}: no fixture {} (record it with `cargo xtask record {scenario}`)", path.display());
+    assert!(
+        files.contains(&path),
+        "{test}: no fixture {} (record it with `cargo xtask record {scenario}`)",
+        path.display()
+    );
     Some(path)
 }

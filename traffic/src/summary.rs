@@ -170,7 +170,9 @@ fn keys(on: On, method: &str, raw: Option<&serde_json::value::RawValue>) -> Stri
 fn plain(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        Value::Object(o) if o.get("type").is_some_and(Value::is_string) => o["type"].as_str().unwrap_or_default().to_owned(),
+        Value::Object(o) if o.get("type").is_some_and(Value::is_string) => {
+            o["type"].as_str().unwrap_or_default().to_owned()
+        }
         other => other.to_string(),
     }
 }
@@ -252,7 +254,8 @@ fn canonical(lines: Vec<Line>) -> Vec<Line> {
         let (responses, others): (Vec<Line>, Vec<Line>) = std::mem::take(burst).into_iter().partition(|l| l.response);
         let start = out.len();
         for line in responses.into_iter().chain(others) {
-            let repeat = out.len() > start && out.last().is_some_and(|last: &Line| last.text == line.text && last.bad == line.bad);
+            let repeat = out.len() > start
+                && out.last().is_some_and(|last: &Line| last.text == line.text && last.bad == line.bad);
             if !repeat {
                 out.push(line);
             }
@@ -279,7 +282,8 @@ where
     S::Response: Inspect,
 {
     let client = S::NAME == "client";
-    let (params_on, result_on) = if client { (On::ClientParams, On::ServerResult) } else { (On::ServerParams, On::ClientResult) };
+    let (params_on, result_on) =
+        if client { (On::ClientParams, On::ServerResult) } else { (On::ServerParams, On::ClientResult) };
     let (params, result) = (parts.params, parts.result);
     match MessageOf::<S>::from_envelope(parts) {
         Err(err) => format!("undecodable  {}", err),
@@ -320,5 +324,9 @@ fn push(out: &mut String, line: String, bad: bool) {
 fn error_text(err: codex_app_protocol::ErrorResponse, method_of: &mut dyn FnMut(&RequestId) -> String) -> String {
     let method = err.id.as_ref().map(method_of).unwrap_or_else(|| "?".to_owned());
     let id = err.id.as_ref().map(id_text).unwrap_or_else(|| "none".to_owned());
-    format!("error        {method:<40} ErrorResponse id={id} code={} message={}", err.error.code, quoted(&err.error.message))
+    format!(
+        "error        {method:<40} ErrorResponse id={id} code={} message={}",
+        err.error.code,
+        quoted(&err.error.message)
+    )
 }

@@ -192,7 +192,8 @@ pub fn parse(text: &str, format: Format) -> Result<Vec<Entry>, TranscriptError> 
                 if object.bad && object.dir != Dir::C2s {
                     return Err(TranscriptError {
                         line: Some(number),
-                        message: "`bad` marks deliberately malformed client lines; it is not allowed on an s2c line".into(),
+                        message: "`bad` marks deliberately malformed client lines; it is not allowed on an s2c line"
+                            .into(),
                     });
                 }
                 if object.line.contains('\n') {
@@ -229,12 +230,13 @@ mod tests {
     fn round_trips_transcript_lines() {
         let mut bad = Entry::new(Dir::C2s, "not \"JSON\"\t\u{1}");
         bad.bad = true;
-        let entries = vec![Entry::new(Dir::C2s, r#"{"id":1,"method":"x"}"#), Entry::new(Dir::S2c, r#"{"id":1,"result":{}}"#), bad];
+        let entries = vec![
+            Entry::new(Dir::C2s, r#"{"id":1,"method":"x"}"#),
+            Entry::new(Dir::S2c, r#"{"id":1,"result":{}}"#),
+            bad,
+        ];
         let text = to_transcript(&entries);
-        assert_eq!(
-            text.lines().next().unwrap(),
-            r#"{"dir":"c2s","line":"{\"id\":1,\"method\":\"x\"}"}"#
-        );
+        assert_eq!(text.lines().next().unwrap(), r#"{"dir":"c2s","line":"{\"id\":1,\"method\":\"x\"}"}"#);
         assert!(text.lines().nth(2).unwrap().ends_with(r#","bad":true}"#));
         let back = parse(&text, Format::Transcript).unwrap();
         let numbers: Vec<usize> = back.iter().map(|e| e.number).collect();

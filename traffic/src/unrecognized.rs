@@ -78,7 +78,9 @@ pub fn describe(ty: &str, json: Option<&Value>) -> String {
     match json {
         Some(Value::String(s)) => format!("unknown enum value {} of `{ty}`", Value::String(s.clone())),
         Some(Value::Object(o)) => {
-            if let Some((tag, Value::String(v))) = o.iter().find(|(k, v)| matches!(k.as_str(), "type" | "kind" | "method" | "mode") && v.is_string()) {
+            if let Some((tag, Value::String(v))) =
+                o.iter().find(|(k, v)| matches!(k.as_str(), "type" | "kind" | "method" | "mode") && v.is_string())
+            {
                 format!("unknown union variant `{tag}: {}` of `{ty}`", Value::String(v.clone()))
             } else if o.len() == 1 {
                 let key = o.keys().next().map(String::as_str).unwrap_or_default();
@@ -108,8 +110,14 @@ mod tests {
 
     #[test]
     fn keys_of_maps_are_quoted_in_paths() {
-        assert_eq!(path_text(&[Step::Key("result"), Step::Key("a \"b\""), Step::Index(2), Step::Key("c")]), r#"result["a \"b\""][2].c"#);
-        assert_eq!(describe("X", Some(&json!({"other": {}}))), "unknown union variant `other` (single-key object) of `X`");
+        assert_eq!(
+            path_text(&[Step::Key("result"), Step::Key("a \"b\""), Step::Index(2), Step::Key("c")]),
+            r#"result["a \"b\""][2].c"#
+        );
+        assert_eq!(
+            describe("X", Some(&json!({"other": {}}))),
+            "unknown union variant `other` (single-key object) of `X`"
+        );
         assert_eq!(describe("S", Some(&json!("paused"))), "unknown enum value \"paused\" of `S`");
         let v = json!({"a": [{"b": 1}]});
         assert_eq!(at(&v, &[Step::Key("a"), Step::Index(0), Step::Key("b")]), Some(&json!(1)));

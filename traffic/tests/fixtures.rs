@@ -22,7 +22,11 @@ fn every_scenario_has_a_fixture() {
     let Some(files) = fixtures_for_test("every_scenario_has_a_fixture") else { return };
     let names: Vec<String> = files.iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
     for scenario in SCENARIOS {
-        assert!(names.iter().any(|n| n == scenario), "no fixture for scenario `{scenario}` in {}", fixtures_dir().display());
+        assert!(
+            names.iter().any(|n| n == scenario),
+            "no fixture for scenario `{scenario}` in {}",
+            fixtures_dir().display()
+        );
     }
 }
 
@@ -46,21 +50,30 @@ fn no_drift_in_any_fixture() {
 /// request with `"jsonrpc": "2.0"` and the string ids are no drift.
 #[test]
 fn protocol_errors_bad_lines_are_expected_findings() {
-    let Some(path) = fixture_for_test("protocol_errors_bad_lines_are_expected_findings", "protocol_errors") else { return };
+    let Some(path) = fixture_for_test("protocol_errors_bad_lines_are_expected_findings", "protocol_errors") else {
+        return;
+    };
     let entries = transcript::read_file(&path, Format::Transcript).unwrap();
     let report = drift::check(&entries, Format::Transcript);
     let found: Vec<(Kind, Option<&str>, bool)> =
         report.findings.iter().map(|f| (f.kind, f.path.as_deref(), f.expected)).collect();
     assert_eq!(
         found,
-        [(Kind::UnknownMethod, None, true), (Kind::Undecodable, Some("params.threadId"), true), (Kind::NotJson, None, true)],
+        [
+            (Kind::UnknownMethod, None, true),
+            (Kind::Undecodable, Some("params.threadId"), true),
+            (Kind::NotJson, None, true)
+        ],
         "{}",
         drift::render(&[("protocol_errors".into(), report.clone())])
     );
     for f in &report.findings {
         assert!(entries.iter().any(|e| e.number == f.number && e.bad), "finding on a line not marked bad: {f}");
     }
-    assert!(entries.iter().any(|e| !e.bad && e.line.contains(r#""jsonrpc":"2.0""#)), "the fixture has a request with jsonrpc");
+    assert!(
+        entries.iter().any(|e| !e.bad && e.line.contains(r#""jsonrpc":"2.0""#)),
+        "the fixture has a request with jsonrpc"
+    );
     assert_eq!(report.bad, 3);
 }
 
@@ -74,8 +87,15 @@ fn one_sided_server_output_of_every_fixture() {
         let stdout: String = entries.iter().filter(|e| e.dir == Dir::S2c).map(|e| format!("{}\n", e.line)).collect();
         let server = transcript::parse(&stdout, Format::OneSided(codex_app_traffic::Side::Server)).unwrap();
         let report = drift::check(&server, Format::OneSided(codex_app_traffic::Side::Server));
-        assert_eq!(report.drift_count(), 0, "{}:\n{}", path.display(), drift::render(&[("stdout".into(), report.clone())]));
-        let responses = server.iter().filter(|e| e.line.contains(r#""result":"#) && !e.line.contains(r#""method":"#)).count();
+        assert_eq!(
+            report.drift_count(),
+            0,
+            "{}:\n{}",
+            path.display(),
+            drift::render(&[("stdout".into(), report.clone())])
+        );
+        let responses =
+            server.iter().filter(|e| e.line.contains(r#""result":"#) && !e.line.contains(r#""method":"#)).count();
         assert_eq!(report.untyped_responses, responses, "{}", path.display());
         // Error responses are typed without their requests.
         assert_eq!(report.typed + report.untyped_responses, report.lines, "{}", path.display());

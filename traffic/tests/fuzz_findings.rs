@@ -38,7 +38,8 @@ fn deep_json_is_not_called_not_json() {
 fn deep_lines_the_crate_decodes_get_its_labels() {
     for depth in [129, 100_000] {
         let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
-        let report = check(Dir::S2c, &[format!(r#"{{"method":"thread/archived","params":{{"threadId":"t","zz":{deep}}}}}"#)]);
+        let report =
+            check(Dir::S2c, &[format!(r#"{{"method":"thread/archived","params":{{"threadId":"t","zz":{deep}}}}}"#)]);
         assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
         assert_eq!(report.findings[0].kind, Kind::UnknownField, "{}", report.findings[0]);
         assert_eq!(report.findings[0].path.as_deref(), Some("params.zz"), "{}", report.findings[0]);
@@ -66,7 +67,8 @@ fn many_unknown_arms_in_one_line() {
 /// One side's NDJSON goes through the same checks.
 #[test]
 fn one_sided_files_too() {
-    let entries = vec![Entry { number: 1, ..Entry::new(Dir::C2s, r#"{"id":null,"method":"thread/start","params":{}}"#) }];
+    let entries =
+        vec![Entry { number: 1, ..Entry::new(Dir::C2s, r#"{"id":null,"method":"thread/start","params":{}}"#) }];
     let report = drift::check(&entries, Format::OneSided(Side::Client));
     assert_eq!(report.findings[0].kind, Kind::NotAMessage, "{}", report.findings[0]);
 }
@@ -75,7 +77,8 @@ fn one_sided_files_too() {
 /// check compares numbers by their text and reports it where it is.
 #[test]
 fn big_integers_in_value_members_are_drift() {
-    let line = r#"{"id":1,"method":"thread/start","params":{"config":{"n":123456789012345678901234567890}}}"#.to_owned();
+    let line =
+        r#"{"id":1,"method":"thread/start","params":{"config":{"n":123456789012345678901234567890}}}"#.to_owned();
     let report = check(Dir::C2s, &[line]);
     let found: Vec<_> = report.drift().map(|f| (f.kind, f.path.clone())).collect();
     assert_eq!(found, [(Kind::RoundTrip, Some("params.config.n".to_owned()))], "{:?}", report.findings);

@@ -59,21 +59,45 @@ const THREAD_STARTED: &str = r#""method":"thread/started""#;
 #[test]
 fn renamed_required_field_does_not_decode() {
     let Some(_) = fixtures_for_test("renamed_required_field_does_not_decode") else { return };
-    case("streaming", Dir::S2c, DELTA, (r#""delta":"#, r#""deltaText":"#), Kind::Undecodable, Some("params"), "missing field `delta`");
+    case(
+        "streaming",
+        Dir::S2c,
+        DELTA,
+        (r#""delta":"#, r#""deltaText":"#),
+        Kind::Undecodable,
+        Some("params"),
+        "missing field `delta`",
+    );
 }
 
 #[test]
 fn renamed_optional_field_is_an_unknown_field() {
     let Some(_) = fixtures_for_test("renamed_optional_field_is_an_unknown_field") else { return };
     let path = Some("params.turn.durationMillis");
-    case("streaming", Dir::S2c, TURN_COMPLETED, (r#""durationMs":"#, r#""durationMillis":"#), Kind::UnknownField, path, "ignored by the decoder");
+    case(
+        "streaming",
+        Dir::S2c,
+        TURN_COMPLETED,
+        (r#""durationMs":"#, r#""durationMillis":"#),
+        Kind::UnknownField,
+        path,
+        "ignored by the decoder",
+    );
 }
 
 #[test]
 fn added_field_is_an_unknown_field() {
     let Some(_) = fixtures_for_test("added_field_is_an_unknown_field") else { return };
     let (from, to) = (r#""thread":{"id":"#, r#""thread":{"colour":"blue","id":"#);
-    case("streaming", Dir::S2c, THREAD_STARTED, (from, to), Kind::UnknownField, Some("params.thread.colour"), "ignored by the decoder");
+    case(
+        "streaming",
+        Dir::S2c,
+        THREAD_STARTED,
+        (from, to),
+        Kind::UnknownField,
+        Some("params.thread.colour"),
+        "ignored by the decoder",
+    );
 }
 
 #[test]
@@ -81,11 +105,27 @@ fn added_field_inside_a_union_arm() {
     let Some(_) = fixtures_for_test("added_field_inside_a_union_arm") else { return };
     // The tag comes first, as codex writes it: `serde_ignored` sees the arm's members.
     let (from, to) = (r#"{"type":"agentMessage","#, r#"{"type":"agentMessage","mood":"happy","#);
-    case("streaming", Dir::S2c, ITEM_STARTED, (from, to), Kind::UnknownField, Some("params.item.mood"), "ignored by the decoder");
+    case(
+        "streaming",
+        Dir::S2c,
+        ITEM_STARTED,
+        (from, to),
+        Kind::UnknownField,
+        Some("params.item.mood"),
+        "ignored by the decoder",
+    );
     // The tag comes later: the union buffers the object, where `serde_ignored` may not see
     // into it; the round trip still finds the member, at the same path.
     let (from, to) = (r#"{"type":"agentMessage","#, r#"{"mood":"happy","type":"agentMessage","#);
-    case("streaming", Dir::S2c, ITEM_STARTED, (from, to), Kind::UnknownField, Some("params.item.mood"), "member not in the type");
+    case(
+        "streaming",
+        Dir::S2c,
+        ITEM_STARTED,
+        (from, to),
+        Kind::UnknownField,
+        Some("params.item.mood"),
+        "member not in the type",
+    );
 }
 
 #[test]
@@ -98,27 +138,76 @@ fn unknown_envelope_member() {
 #[test]
 fn changed_type_does_not_decode() {
     let Some(_) = fixtures_for_test("changed_type_does_not_decode") else { return };
-    case("streaming", Dir::S2c, DELTA, (r#""delta":"Hel""#, r#""delta":42"#), Kind::Undecodable, Some("params.delta"), "invalid type: integer `42`");
+    case(
+        "streaming",
+        Dir::S2c,
+        DELTA,
+        (r#""delta":"Hel""#, r#""delta":42"#),
+        Kind::Undecodable,
+        Some("params.delta"),
+        "invalid type: integer `42`",
+    );
     let (from, to) = (r#""data":[]"#, r#""data":{}"#);
-    case("lifecycle", Dir::S2c, r#""readStates""#, (from, to), Kind::Undecodable, Some("result.data"), "invalid type: map");
+    case(
+        "lifecycle",
+        Dir::S2c,
+        r#""readStates""#,
+        (from, to),
+        Kind::Undecodable,
+        Some("result.data"),
+        "invalid type: map",
+    );
 }
 
 #[test]
 fn dropped_required_field_does_not_decode() {
     let Some(_) = fixtures_for_test("dropped_required_field_does_not_decode") else { return };
     let from = r#""threadId":"<uuid:2>","#;
-    case("streaming", Dir::S2c, TURN_COMPLETED, (from, ""), Kind::Undecodable, Some("params"), "missing field `threadId`");
+    case(
+        "streaming",
+        Dir::S2c,
+        TURN_COMPLETED,
+        (from, ""),
+        Kind::Undecodable,
+        Some("params"),
+        "missing field `threadId`",
+    );
 }
 
 #[test]
 fn unknown_methods() {
     let Some(_) = fixtures_for_test("unknown_methods") else { return };
-    case("streaming", Dir::S2c, THREAD_STARTED, ("thread/started", "thread/teleported"), Kind::UnknownMethod, None, "server notification");
-    case("lifecycle", Dir::C2s, r#""method":"thread/list""#, ("thread/list", "thread/enumerate"), Kind::UnknownMethod, None, "client request");
-    case("streaming", Dir::C2s, r#""method":"initialized""#, ("initialized", "ready"), Kind::UnknownMethod, None, "client notification");
+    case(
+        "streaming",
+        Dir::S2c,
+        THREAD_STARTED,
+        ("thread/started", "thread/teleported"),
+        Kind::UnknownMethod,
+        None,
+        "server notification",
+    );
+    case(
+        "lifecycle",
+        Dir::C2s,
+        r#""method":"thread/list""#,
+        ("thread/list", "thread/enumerate"),
+        Kind::UnknownMethod,
+        None,
+        "client request",
+    );
+    case(
+        "streaming",
+        Dir::C2s,
+        r#""method":"initialized""#,
+        ("initialized", "ready"),
+        Kind::UnknownMethod,
+        None,
+        "client notification",
+    );
     // The server request is unknown; the client's answer to it cannot be typed either, and is
     // not reported a second time.
-    let (entries, line) = mutate("dynamic_tool", Dir::S2c, r#""method":"item/tool/call""#, "item/tool/call", "item/tool/summon");
+    let (entries, line) =
+        mutate("dynamic_tool", Dir::S2c, r#""method":"item/tool/call""#, "item/tool/call", "item/tool/summon");
     assert_one(&findings(&entries, line), Kind::UnknownMethod, None, "server request");
 }
 
@@ -126,25 +215,65 @@ fn unknown_methods() {
 fn unknown_enum_value() {
     let Some(_) = fixtures_for_test("unknown_enum_value") else { return };
     let (from, to) = (r#""status":"completed","error""#, r#""status":"paused","error""#);
-    case("streaming", Dir::S2c, TURN_COMPLETED, (from, to), Kind::UnknownVariant, Some("params.turn.status"), r#"unknown enum value "paused""#);
+    case(
+        "streaming",
+        Dir::S2c,
+        TURN_COMPLETED,
+        (from, to),
+        Kind::UnknownVariant,
+        Some("params.turn.status"),
+        r#"unknown enum value "paused""#,
+    );
 }
 
 #[test]
 fn unknown_union_tags() {
     let Some(_) = fixtures_for_test("unknown_union_tags") else { return };
     let (from, to) = (r#"{"type":"agentMessage","#, r#"{"type":"hologram","#);
-    case("streaming", Dir::S2c, ITEM_STARTED, (from, to), Kind::UnknownVariant, Some("params.item"), r#"unknown union variant `type: "hologram"`"#);
+    case(
+        "streaming",
+        Dir::S2c,
+        ITEM_STARTED,
+        (from, to),
+        Kind::UnknownVariant,
+        Some("params.item"),
+        r#"unknown union variant `type: "hologram"`"#,
+    );
     // Inside a response result, typed through the request's method.
     let (from, to) = (r#""status":{"type":"idle"}"#, r#""status":{"type":"dreaming"}"#);
     let detail = r#"`type: "dreaming"`"#;
-    case("streaming", Dir::S2c, r#""result":{"thread""#, (from, to), Kind::UnknownVariant, Some("result.thread.status"), detail);
+    case(
+        "streaming",
+        Dir::S2c,
+        r#""result":{"thread""#,
+        (from, to),
+        Kind::UnknownVariant,
+        Some("result.thread.status"),
+        detail,
+    );
     // An externally tagged union (a plain string or a single-key object).
     let (from, to) = (r#""approvalPolicy":"untrusted""#, r#""approvalPolicy":"sometimes""#);
     let path = Some("result.approvalPolicy");
-    case("command_approval", Dir::S2c, r#""result":{"thread""#, (from, to), Kind::UnknownVariant, path, r#"unknown enum value "sometimes""#);
+    case(
+        "command_approval",
+        Dir::S2c,
+        r#""result":{"thread""#,
+        (from, to),
+        Kind::UnknownVariant,
+        path,
+        r#"unknown enum value "sometimes""#,
+    );
     // In the client's answer to a server request (typed by `ServerResponse`).
     let (from, to) = (r#""decision":"accept""#, r#""decision":"maybe""#);
-    case("command_approval", Dir::C2s, r#""result""#, (from, to), Kind::UnknownVariant, Some("result.decision"), r#""maybe""#);
+    case(
+        "command_approval",
+        Dir::C2s,
+        r#""result""#,
+        (from, to),
+        Kind::UnknownVariant,
+        Some("result.decision"),
+        r#""maybe""#,
+    );
 }
 
 #[test]
@@ -154,18 +283,50 @@ fn response_without_request() {
     case("lifecycle", Dir::S2c, "", (from, to), Kind::OrphanResponse, Some("id"), "no earlier c2s request has id 99");
     // A string id is not the integer with the same digits.
     let (from, to) = (r#"{"id":0,"result""#, r#"{"id":"0","result""#);
-    case("command_approval", Dir::C2s, "", (from, to), Kind::OrphanResponse, Some("id"), r#"no earlier s2c request has id "0""#);
+    case(
+        "command_approval",
+        Dir::C2s,
+        "",
+        (from, to),
+        Kind::OrphanResponse,
+        Some("id"),
+        r#"no earlier s2c request has id "0""#,
+    );
     let (from, to) = (r#""id":3}"#, r#""id":33}"#);
-    case("protocol_errors", Dir::S2c, "Already initialized", (from, to), Kind::OrphanResponse, Some("id"), "an error response");
+    case(
+        "protocol_errors",
+        Dir::S2c,
+        "Already initialized",
+        (from, to),
+        Kind::OrphanResponse,
+        Some("id"),
+        "an error response",
+    );
 }
 
 #[test]
 fn client_lines_are_checked_too() {
     let Some(_) = fixtures_for_test("client_lines_are_checked_too") else { return };
     let (from, to) = (r#""clientInfo":{"#, r#""clientInfo":{"platform":"toaster","#);
-    case("streaming", Dir::C2s, r#""method":"initialize""#, (from, to), Kind::UnknownField, Some("params.clientInfo.platform"), "ignored");
+    case(
+        "streaming",
+        Dir::C2s,
+        r#""method":"initialize""#,
+        (from, to),
+        Kind::UnknownField,
+        Some("params.clientInfo.platform"),
+        "ignored",
+    );
     let (from, to) = (r#""text":"Say hello""#, r#""text":["Say hello"]"#);
-    case("streaming", Dir::C2s, r#""method":"turn/start""#, (from, to), Kind::Undecodable, Some("params.input[0].text"), "invalid type: sequence");
+    case(
+        "streaming",
+        Dir::C2s,
+        r#""method":"turn/start""#,
+        (from, to),
+        Kind::Undecodable,
+        Some("params.input[0].text"),
+        "invalid type: sequence",
+    );
 }
 
 #[test]
@@ -193,7 +354,8 @@ fn jsonrpc_member() {
     assert_one(&findings(&entries, line), Kind::NotAMessage, None, "invalid value");
     let (entries, line) = mutate("streaming", Dir::S2c, DELTA, r#"{"method""#, r#"{"id":true,"method""#);
     assert_one(&findings(&entries, line), Kind::NotAMessage, None, "");
-    let (entries, line) = mutate("streaming", Dir::S2c, DELTA, r#"{"method":"item/agentMessage/delta","params""#, r#"{"params""#);
+    let (entries, line) =
+        mutate("streaming", Dir::S2c, DELTA, r#"{"method":"item/agentMessage/delta","params""#, r#"{"params""#);
     assert_one(&findings(&entries, line), Kind::NotAMessage, None, "no `method`, `result` or `error`");
 }
 
@@ -210,5 +372,8 @@ fn null_policy() {
     // Numbers compare by value.
     let (entries, _) = mutate("streaming", Dir::S2c, DELTA, r#""emittedAtMs":0"#, r#""emittedAtMs":0.0"#);
     let found = drift::check(&entries, Format::Transcript).findings;
-    assert!(found.iter().all(|f| f.kind == Kind::Undecodable), "a float in an integer member does not decode: {found:?}");
+    assert!(
+        found.iter().all(|f| f.kind == Kind::Undecodable),
+        "a float in an integer member does not decode: {found:?}"
+    );
 }

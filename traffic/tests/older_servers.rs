@@ -39,7 +39,8 @@ fn older_servers_traffic_with_the_current_types() {
         let reports: Vec<(String, drift::Report)> = files
             .iter()
             .map(|path| {
-                let report = drift::check_file(path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let report =
+                    drift::check_file(path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 (format!("{version}/{}", path.file_name().unwrap().to_string_lossy()), report)
             })
             .collect();

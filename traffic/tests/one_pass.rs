@@ -8,8 +8,8 @@ use std::fmt::Debug;
 
 use codex_app_protocol::jsonrpc::{FromParts, FromResult, Parts};
 use codex_app_protocol::{
-    ClientNotification, ClientRequest, ClientResponse, Message, RequestId, ServerNotification, ServerRequest, ServerResponse,
-    TypedResponse,
+    ClientNotification, ClientRequest, ClientResponse, Message, RequestId, ServerNotification, ServerRequest,
+    ServerResponse, TypedResponse,
 };
 use codex_app_traffic::transcript::{self, Dir, Entry};
 use codex_app_traffic::{fixtures_for_test, Format};
@@ -41,13 +41,18 @@ impl<'de> serde::Deserialize<'de> for Members {
 /// The line with its top-level members in reverse order.
 fn reversed(line: &str) -> Option<String> {
     let Members(members) = serde_json::from_str(line).ok()?;
-    let body: Vec<String> = members.iter().rev().map(|(k, v)| format!("{}:{}", serde_json::to_string(k).unwrap(), v.get())).collect();
+    let body: Vec<String> =
+        members.iter().rev().map(|(k, v)| format!("{}:{}", serde_json::to_string(k).unwrap(), v.get())).collect();
     Some(format!("{{{}}}", body.join(",")))
 }
 
 /// Decodes `line` both ways; they must agree, and a response to a request of the transcript
 /// must be typed by that request's method (`typed` says whether it is).
-fn same_decode<Req, Notif, R>(line: &str, requests: &HashMap<RequestId, String>, typed: fn(&R) -> bool) -> Result<(), String>
+fn same_decode<Req, Notif, R>(
+    line: &str,
+    requests: &HashMap<RequestId, String>,
+    typed: fn(&R) -> bool,
+) -> Result<(), String>
 where
     Req: FromParts + PartialEq + Debug,
     Notif: FromParts + PartialEq + Debug,
@@ -89,12 +94,16 @@ fn one_pass_and_two_step_decode_agree_on_every_fixture_line() {
         for e in &entries {
             for line in [Some(e.line.clone()), reversed(&e.line)].iter().flatten() {
                 let result = match e.dir {
-                    Dir::S2c => same_decode::<ServerRequest, ServerNotification, ClientResponse>(line, &client_requests, |r| {
-                        !matches!(r, ClientResponse::Unrecognized(_))
-                    }),
-                    Dir::C2s => same_decode::<ClientRequest, ClientNotification, ServerResponse>(line, &server_requests, |r| {
-                        !matches!(r, ServerResponse::Unrecognized(_))
-                    }),
+                    Dir::S2c => {
+                        same_decode::<ServerRequest, ServerNotification, ClientResponse>(line, &client_requests, |r| {
+                            !matches!(r, ClientResponse::Unrecognized(_))
+                        })
+                    }
+                    Dir::C2s => {
+                        same_decode::<ClientRequest, ClientNotification, ServerResponse>(line, &server_requests, |r| {
+                            !matches!(r, ServerResponse::Unrecognized(_))
+                        })
+                    }
                 };
                 if let Err(e) = result {
                     failures.push(format!("{}: {e}", path.display()));

@@ -13,7 +13,8 @@ use codex_app_traffic::{fixture_for_test, fixtures_for_test, Format};
 /// The summary of the fixture of `scenario`; `None` when fixture tests are skipped.
 fn summary(scenario: &str) -> Option<String> {
     let path = fixture_for_test(scenario, scenario)?;
-    let entries = transcript::read_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let entries =
+        transcript::read_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Some(format!("codex {}\n{}", codex_app_protocol::CODEX_VERSION, summarize(&entries)))
 }
 
@@ -41,4 +42,13 @@ macro_rules! snapshot {
     };
 }
 
-snapshot!(lifecycle, streaming, reasoning, command_approval, dynamic_tool, upstream_failure, protocol_errors, interrupt);
+snapshot!(
+    lifecycle,
+    streaming,
+    reasoning,
+    command_approval,
+    dynamic_tool,
+    upstream_failure,
+    protocol_errors,
+    interrupt
+);

@@ -97,7 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("--peer needs xtask-traffic built with `--features peer`; `cargo xtask bench --peer` does that");
     }
     if args.mimalloc && !cfg!(feature = "mimalloc") {
-        bail!("--mimalloc needs xtask-traffic built with `--features mimalloc`; `cargo xtask bench --mimalloc` does that");
+        bail!(
+            "--mimalloc needs xtask-traffic built with `--features mimalloc`; `cargo xtask bench --mimalloc` does that"
+        );
     }
     let files = fixture_files()?;
     if let Some(path) = &args.write_transcript {
@@ -114,7 +116,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return client::memory_child(&distinct, args.lines, buffer);
     }
     let input = build_input(samples, args.lines);
-    let typed: Vec<Typed> = input.samples.iter().map(|s| Typed::decode(&s.line, s.method.as_deref())).collect::<Result<_, _>>()?;
+    let typed: Vec<Typed> =
+        input.samples.iter().map(|s| Typed::decode(&s.line, s.method.as_deref())).collect::<Result<_, _>>()?;
     let values: Vec<Value> = input.samples.iter().map(|s| serde_json::from_str(&s.line)).collect::<Result<_, _>>()?;
     let order: Vec<usize> = input.spans.iter().map(|&(_, _, s)| s).collect();
 
@@ -134,20 +137,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let mut benches: Vec<Bench<'_>> = vec![
         Bench::new("decode typed", || input.lines().filter(|&(line, method)| decode_typed(line, method)).count()),
-        Bench::new("decode typed (two-step)", || input.lines().filter(|&(line, method)| decode_two_step(line, method)).count()),
-        Bench::new("decode Value", || input.lines().filter(|&(line, _)| black_box(serde_json::from_str::<Value>(line)).is_ok()).count()),
+        Bench::new("decode typed (two-step)", || {
+            input.lines().filter(|&(line, method)| decode_two_step(line, method)).count()
+        }),
+        Bench::new("decode Value", || {
+            input.lines().filter(|&(line, _)| black_box(serde_json::from_str::<Value>(line)).is_ok()).count()
+        }),
         Bench::new("decode &RawValue", || {
             input.lines().filter(|&(line, _)| black_box(serde_json::from_str::<&RawValue>(line)).is_ok()).count()
         }),
         Bench::new("encode typed", || order.iter().map(|&s| black_box(typed[s].encode()).len()).sum()),
-        Bench::new("encode typed (Response::new)", || order.iter().map(|&s| black_box(typed[s].encode_public()).len()).sum()),
-        Bench::new("encode Value", || order.iter().map(|&s| black_box(serde_json::to_string(&values[s]).unwrap_or_default()).len()).sum()),
+        Bench::new("encode typed (Response::new)", || {
+            order.iter().map(|&s| black_box(typed[s].encode_public()).len()).sum()
+        }),
+        Bench::new("encode Value", || {
+            order.iter().map(|&s| black_box(serde_json::to_string(&values[s]).unwrap_or_default()).len()).sum()
+        }),
     ];
     #[cfg(feature = "peer")]
     {
         let outcome = peer::check(input.samples.iter().map(|s| (s.line.as_str(), s.method.as_deref())));
         println!("peer codex-codes {}: of {} distinct lines {outcome}", peer::VERSION, input.samples.len());
-        benches.push(Bench::new("decode peer", || input.lines().filter(|&(line, method)| peer::decode(line, method)).count()));
+        benches.push(Bench::new("decode peer", || {
+            input.lines().filter(|&(line, method)| peer::decode(line, method)).count()
+        }));
     }
 
     if let Some(only) = &args.only {
@@ -218,8 +231,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     #[cfg(not(feature = "client-bench"))]
     if client_benches {
-        println!("
-client benchmarks: not built (xtask-traffic needs `--features client-bench`; `cargo xtask bench` turns it on)");
+        println!(
+            "
+client benchmarks: not built (xtask-traffic needs `--features client-bench`; `cargo xtask bench` turns it on)"
+        );
     }
     Ok(())
 }
@@ -268,7 +283,9 @@ fn by_method(input: &Input, rounds: usize) {
             });
             let value = time(&|| {
                 (0..repeat)
-                    .map(|_| samples.iter().filter(|s| black_box(serde_json::from_str::<Value>(&s.line)).is_ok()).count())
+                    .map(|_| {
+                        samples.iter().filter(|s| black_box(serde_json::from_str::<Value>(&s.line)).is_ok()).count()
+                    })
                     .sum()
             });
             (label.clone(), samples.len(), samples.iter().map(|s| s.line.len()).sum(), typed, value)
@@ -278,7 +295,10 @@ fn by_method(input: &Input, rounds: usize) {
     let total: f64 = rows.iter().map(|r| r.3.as_secs_f64()).sum();
     let total_value: f64 = rows.iter().map(|r| r.4.as_secs_f64()).sum();
     println!("\nby method (each distinct line x{repeat}), sorted by typed time:");
-    println!("{:<44} {:>5} {:>7} {:>9} {:>9} {:>7} {:>8}", "method", "lines", "bytes", "typed ms", "Value ms", "ratio", "share");
+    println!(
+        "{:<44} {:>5} {:>7} {:>9} {:>9} {:>7} {:>8}",
+        "method", "lines", "bytes", "typed ms", "Value ms", "ratio", "share"
+    );
     for (label, lines, bytes, typed, value) in &rows {
         println!(
             "{label:<44} {lines:>5} {bytes:>7} {:>9.1} {:>9.1} {:>7.2} {:>7.1}%",
@@ -288,7 +308,15 @@ fn by_method(input: &Input, rounds: usize) {
             typed.as_secs_f64() / total * 100.0
         );
     }
-    println!("{:<44} {:>5} {:>7} {:>9.1} {:>9.1} {:>7.2}", "total", input.samples.len(), "", total * 1e3, total_value * 1e3, total_value / total);
+    println!(
+        "{:<44} {:>5} {:>7} {:>9.1} {:>9.1} {:>7.2}",
+        "total",
+        input.samples.len(),
+        "",
+        total * 1e3,
+        total_value * 1e3,
+        total_value / total
+    );
 }
 
 /// One line decoded as a client decodes it: in one pass, a response typed by its request's
@@ -300,7 +328,9 @@ fn decode_typed(line: &str, method: Option<&str>) -> bool {
 /// One line decoded in two steps: the envelope with the result raw, then the result.
 fn decode_two_step(line: &str, method: Option<&str>) -> bool {
     match black_box(ServerMessage::from_line(line)) {
-        Ok(Message::Response(response)) => black_box(ClientResponse::decode(method.unwrap_or_default(), &response.result)).is_ok(),
+        Ok(Message::Response(response)) => {
+            black_box(ClientResponse::decode(method.unwrap_or_default(), &response.result)).is_ok()
+        }
         other => other.is_ok(),
     }
 }
@@ -311,7 +341,8 @@ struct Typed(TypedServerMessage);
 
 impl Typed {
     fn decode(line: &str, method: Option<&str>) -> anyhow::Result<Typed> {
-        let message = TypedServerMessage::from_line_with(line, |_| method).with_context(|| format!("typed decode of {line}"))?;
+        let message =
+            TypedServerMessage::from_line_with(line, |_| method).with_context(|| format!("typed decode of {line}"))?;
         if let Message::Response(r) = &message {
             if let ClientResponse::Unrecognized(_) = r.result {
                 bail!("response {line} not typed (method {method:?})");
@@ -344,7 +375,8 @@ fn fixture_files() -> anyhow::Result<Vec<(PathBuf, Vec<Entry>)>> {
     paths
         .into_iter()
         .map(|p| {
-            let entries = transcript::read_file(&p, Format::Transcript).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            let entries =
+                transcript::read_file(&p, Format::Transcript).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
             Ok((p, entries))
         })
         .collect()

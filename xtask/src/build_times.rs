@@ -94,14 +94,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         for (name, command, profile, incremental) in kinds {
             let cargo = |quiet: bool| {
                 let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-                c.current_dir(&root).env("CARGO_INCREMENTAL", incremental).args(command).args(["-p", PACKAGE, "--lib"]).args(features);
+                c.current_dir(&root)
+                    .env("CARGO_INCREMENTAL", incremental)
+                    .args(command)
+                    .args(["-p", PACKAGE, "--lib"])
+                    .args(features);
                 c.arg("--target-dir").arg(&target);
                 if quiet {
                     c.arg("--quiet");
                 }
                 c
             };
-            let label = format!("CARGO_INCREMENTAL={incremental} cargo {} -p {PACKAGE} {}", command.join(" "), features.join(" "));
+            let label = format!(
+                "CARGO_INCREMENTAL={incremental} cargo {} -p {PACKAGE} {}",
+                command.join(" "),
+                features.join(" ")
+            );
             println!("{label}: building the dependencies");
             run_cargo(cargo(false))?;
             let mut times = Vec::new();
@@ -137,11 +145,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (key, times, cpus) in &results {
         let wall: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
         let list = |v: &[f64]| v.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>().join(" ");
-        println!("{key}={:.1}  # wall: {}; cpu: {} (median {:.1})", median(&wall), list(&wall), list(cpus), median(cpus));
+        println!(
+            "{key}={:.1}  # wall: {}; cpu: {} (median {:.1})",
+            median(&wall),
+            list(&wall),
+            list(cpus),
+            median(cpus)
+        );
         medians.insert(key.as_str(), (median(&wall), median(cpus)));
     }
-    if let (Some(ours), Some(theirs)) = (medians.get("build_release_stable_as_dependency_s"), medians.get("build_release_peer_s")) {
-        println!("build_vs_peer={:.2}  # ours (stable surface) / {} {}; cpu time: {:.2}", ours.0 / theirs.0, PEER.0, PEER.1, ours.1 / theirs.1);
+    if let (Some(ours), Some(theirs)) =
+        (medians.get("build_release_stable_as_dependency_s"), medians.get("build_release_peer_s"))
+    {
+        println!(
+            "build_vs_peer={:.2}  # ours (stable surface) / {} {}; cpu time: {:.2}",
+            ours.0 / theirs.0,
+            PEER.0,
+            PEER.1,
+            ours.1 / theirs.1
+        );
     }
     Ok(())
 }
@@ -161,8 +183,7 @@ fn peer_runs(root: &Path, dir: &Path, runs: usize) -> anyhow::Result<(Runs, Runs
          {PACKAGE} = {{ path = {protocol:?} }}\n\
          {} = {{ version = \"{}\", default-features = false, features = [\"types\"] }}\n\n\
          [workspace]\n",
-        PEER.0,
-        PEER.1,
+        PEER.0, PEER.1,
     );
     write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
     write_if_changed(&dir.join("src/lib.rs"), "")?;
@@ -184,7 +205,10 @@ fn peer_runs(root: &Path, dir: &Path, runs: usize) -> anyhow::Result<(Runs, Runs
     };
     let packages = [PACKAGE, PEER.0];
     for package in packages {
-        println!("cargo build --release -p {package} (as a dependency, in {}): building the dependencies", dir.display());
+        println!(
+            "cargo build --release -p {package} (as a dependency, in {}): building the dependencies",
+            dir.display()
+        );
         run_cargo(cargo(package, false))?;
     }
     let mut results: [Runs; 2] = Default::default();
@@ -263,7 +287,10 @@ fn generated_lines(dir: &Path) -> anyhow::Result<Vec<(String, usize)>> {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&path)?;
-            files.push((format!("protocol/src/generated/{}", path.file_name().unwrap_or_default().to_string_lossy()), text.lines().count()));
+            files.push((
+                format!("protocol/src/generated/{}", path.file_name().unwrap_or_default().to_string_lossy()),
+                text.lines().count(),
+            ));
         }
     }
     files.sort();

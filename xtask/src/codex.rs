@@ -22,7 +22,10 @@ pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
 
 /// `codex --version` without the `codex-cli ` prefix (`0.169.0`).
 pub fn version(codex: &Path) -> anyhow::Result<String> {
-    let out = Command::new(codex).arg("--version").output().with_context(|| format!("running {} --version", codex.display()))?;
+    let out = Command::new(codex)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {} --version", codex.display()))?;
     if !out.status.success() {
         bail!("{} --version failed: {}", codex.display(), String::from_utf8_lossy(&out.stderr));
     }

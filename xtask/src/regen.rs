@@ -82,7 +82,10 @@ pub fn regen(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyh
 /// A change to one file of the workspace, relative to its root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    Write { path: PathBuf, contents: String },
+    Write {
+        path: PathBuf,
+        contents: String,
+    },
     /// A generated file the generator no longer writes.
     Remove(PathBuf),
     /// The vendored experimental folder, when the new release has no experimental bundle.
@@ -132,7 +135,9 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
     let mut changes = None;
     if let Some(previous) = previous {
         match previous {
-            Err(e) => notes.push(format!("no previous vendored schema to compare with ({e}); {CHANGES_FILE} not written")),
+            Err(e) => {
+                notes.push(format!("no previous vendored schema to compare with ({e}); {CHANGES_FILE} not written"))
+            }
             Ok(p) if p.stable == set.stable && p.experimental == set.experimental => {
                 notes.push(format!("schema unchanged since codex {}; {CHANGES_FILE} left as it is", p.codex_version));
             }
@@ -155,7 +160,12 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
                 None => {}
             }
         }
-        write_if_changed(&mut actions, root, &Path::new(VENDOR_DIR).join(MANIFEST_FILE), &Manifest::for_set(&set).to_json());
+        write_if_changed(
+            &mut actions,
+            root,
+            &Path::new(VENDOR_DIR).join(MANIFEST_FILE),
+            &Manifest::for_set(&set).to_json(),
+        );
     }
     Ok(Plan { set, summary, actions, notes, changes })
 }
@@ -196,7 +206,12 @@ impl Plan {
 
 /// `--check`: writes nothing; fails with a readable diff when the committed files are not what
 /// the vendored set gives, or when `fresh` (what the codex found prints) is not the vendored set.
-fn check(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, started: std::time::Instant) -> anyhow::Result<()> {
+fn check(
+    root: &Path,
+    fresh: Option<SchemaSet>,
+    settings: &Settings,
+    started: std::time::Instant,
+) -> anyhow::Result<()> {
     let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
     let mut stale = Vec::new();
     if let Some(fresh) = fresh {
@@ -399,7 +414,13 @@ mod tests {
 
     /// The files added, removed or changed from `a` to `b`.
     fn changed(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<PathBuf> {
-        a.keys().chain(b.keys()).filter(|p| a.get(*p) != b.get(*p)).cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+        a.keys()
+            .chain(b.keys())
+            .filter(|p| a.get(*p) != b.get(*p))
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
     }
 
     #[test]
@@ -412,17 +433,27 @@ mod tests {
             .and_then(|e| e.missing_decisions.as_deref())
             .unwrap_or_else(|| panic!("not a missing-decisions error: {err:#}"));
         assert_eq!((missing.responses.len(), missing.null_distinct_from_absent.len()), (1, 1), "{err}");
-        assert_eq!(changed(&before, &files(stopped.path())), Vec::<PathBuf>::new(), "a run that stopped changed these files");
+        assert_eq!(
+            changed(&before, &files(stopped.path())),
+            Vec::<PathBuf>::new(),
+            "a run that stopped changed these files"
+        );
 
         // The decisions added, the rerun does what one run with them would have done.
         regen(stopped.path(), Some(set("1.1.0", true)), &decided()).unwrap();
         let straight = workspace();
         regen(straight.path(), Some(set("1.1.0", true)), &decided()).unwrap();
         let after = files(stopped.path());
-        assert_eq!(changed(&after, &files(straight.path())), Vec::<PathBuf>::new(), "these files differ from a run that never stopped");
+        assert_eq!(
+            changed(&after, &files(straight.path())),
+            Vec::<PathBuf>::new(),
+            "these files differ from a run that never stopped"
+        );
         let changes = String::from_utf8(after[&Path::new("vendor-schemas/CHANGES.md").to_owned()].clone()).unwrap();
         assert!(changes.contains("gadget/tune") && changes.contains("1.0.0") && changes.contains("1.1.0"), "{changes}");
-        assert!(String::from_utf8_lossy(&after[&Path::new("vendor-schemas/manifest.json").to_owned()]).contains("1.1.0"));
+        assert!(
+            String::from_utf8_lossy(&after[&Path::new("vendor-schemas/manifest.json").to_owned()]).contains("1.1.0")
+        );
 
         // Nothing left to do; CHANGES.md still describes the upgrade.
         let again = plan(stopped.path(), Some(set("1.1.0", true)), &decided()).unwrap();

@@ -36,7 +36,15 @@ pub fn forward(command: &str, forwarded: Forwarded) -> anyhow::Result<()> {
 pub fn command(command: &str, args: &[OsString]) -> std::process::Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    cmd.current_dir(crate::root()).args(["run", "--release", "--quiet", "--package", "xtask", "--bin", "xtask-traffic"]);
+    cmd.current_dir(crate::root()).args([
+        "run",
+        "--release",
+        "--quiet",
+        "--package",
+        "xtask",
+        "--bin",
+        "xtask-traffic",
+    ]);
     if command == "bench" {
         // Each bench flag that needs a feature of xtask-traffic.
         let mut features = vec!["client-bench"];
@@ -68,7 +76,9 @@ const FAILED: &str = " FAILED: ";
 impl RecordLine {
     pub fn render(&self) -> String {
         match self {
-            RecordLine::Recorded { scenario, detail, path } => format!("{scenario:<18} {detail}{RECORDED_ARROW}{}", path.display()),
+            RecordLine::Recorded { scenario, detail, path } => {
+                format!("{scenario:<18} {detail}{RECORDED_ARROW}{}", path.display())
+            }
             RecordLine::Failed { scenario, error } => format!("{scenario:<18}{FAILED}{error}"),
         }
     }
@@ -104,11 +114,20 @@ mod tests {
             detail: "12 c2s   40 s2c    3.21s".into(),
             path: "/w/tests/fixtures/0.171.0/lifecycle.ndjson".into(),
         };
-        let failed = RecordLine::Failed { scenario: "dynamic_tool".into(), error: "scenario dynamic_tool failed: request `thread/start`: x".into() };
+        let failed = RecordLine::Failed {
+            scenario: "dynamic_tool".into(),
+            error: "scenario dynamic_tool failed: request `thread/start`: x".into(),
+        };
         for line in [recorded, failed] {
             assert_eq!(RecordLine::parse(&line.render()), Some(line.clone()), "{}", line.render());
         }
-        for other in ["", "file  lines  typed  drift", "  1: c2s unknown-field `thread/start` at params.x", "total  12  12  0  0", "a.ndjson:3: s2c x -> y"] {
+        for other in [
+            "",
+            "file  lines  typed  drift",
+            "  1: c2s unknown-field `thread/start` at params.x",
+            "total  12  12  0  0",
+            "a.ndjson:3: s2c x -> y",
+        ] {
             assert_eq!(RecordLine::parse(other), None, "{other}");
         }
     }

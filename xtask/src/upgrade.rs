@@ -128,7 +128,9 @@ impl Report {
             out.push_str(&format!("\nchangelog since codex {previous} in vendor-schemas/CHANGES.md: {summary}\n"));
         }
         if self.is_done() {
-            out.push_str(&format!("\nnothing needs a person: review the diff (git status) and commit the upgrade to codex {v}\n"));
+            out.push_str(&format!(
+                "\nnothing needs a person: review the diff (git status) and commit the upgrade to codex {v}\n"
+            ));
             return out;
         }
         out.push_str("\nneeds a person:\n");
@@ -180,7 +182,10 @@ impl Report {
                 out.push_str(&format!("    {t}\n"));
             }
             if self.failed_tests.len() > SHOWN {
-                out.push_str(&format!("    ... and {} more (see the test output above)\n", self.failed_tests.len() - SHOWN));
+                out.push_str(&format!(
+                    "    ... and {} more (see the test output above)\n",
+                    self.failed_tests.len() - SHOWN
+                ));
             }
         }
         out
@@ -238,7 +243,11 @@ impl Steps {
     fn skip(&mut self, name: &str, why: &str) {
         let n = self.report.steps.len() + 1;
         println!("\n==> [{n}/{}] {name}: skipped ({why})", self.total);
-        self.report.steps.push(Step { name: name.to_owned(), outcome: Outcome::Skipped(why.to_owned()), took: Duration::ZERO });
+        self.report.steps.push(Step {
+            name: name.to_owned(),
+            outcome: Outcome::Skipped(why.to_owned()),
+            took: Duration::ZERO,
+        });
     }
 }
 
@@ -269,7 +278,8 @@ fn upgrade(root: &Path, version: &str, codex: Option<&Path>) -> Report {
     let pinned = scan_pinned(root);
     let mut test_runs = test_runs(root, &pinned);
     test_runs.sort();
-    let mut steps = Steps { report: Report { version: version.to_owned(), ..Report::default() }, total: 4 + test_runs.len() };
+    let mut steps =
+        Steps { report: Report { version: version.to_owned(), ..Report::default() }, total: 4 + test_runs.len() };
 
     let codex = match codex {
         Some(path) => steps.run("check codex", || {
@@ -301,7 +311,10 @@ fn upgrade(root: &Path, version: &str, codex: Option<&Path>) -> Report {
                         regen::print_summary(&plan.set, &plan.summary, started);
                         Ok(plan.changes)
                     }
-                    Err(e) => match e.downcast_ref::<codex_app_codegen::Error>().and_then(|e| e.missing_decisions.as_deref()) {
+                    Err(e) => match e
+                        .downcast_ref::<codex_app_codegen::Error>()
+                        .and_then(|e| e.missing_decisions.as_deref())
+                    {
                         Some(m) => {
                             println!("\n{}", m.render());
                             missing = Some(m.clone());
@@ -360,7 +373,10 @@ fn upgrade(root: &Path, version: &str, codex: Option<&Path>) -> Report {
             let mut failed = Vec::new();
             steps.run(&format!("tests {}", run.package), || {
                 let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-                cmd.current_dir(root).args(run.cargo_args()).env("INSTA_UPDATE", "new").env_remove(SKIP_PINNED_TESTS_ENV);
+                cmd.current_dir(root)
+                    .args(run.cargo_args())
+                    .env("INSTA_UPDATE", "new")
+                    .env_remove(SKIP_PINNED_TESTS_ENV);
                 println!("cargo {}", run.cargo_args().join(" "));
                 let (status, out, err) = run_echoed(cmd)?;
                 failed = failed_tests(&out);
@@ -407,11 +423,7 @@ fn check_traffic_status(command: &str, status: std::process::ExitStatus, stderr:
 
 /// The tests `cargo test` reported failed (`test NAME ... FAILED`).
 fn failed_tests(stdout: &[String]) -> Vec<String> {
-    stdout
-        .iter()
-        .filter_map(|l| l.strip_prefix("test ")?.strip_suffix(" ... FAILED"))
-        .map(str::to_owned)
-        .collect()
+    stdout.iter().filter_map(|l| l.strip_prefix("test ")?.strip_suffix(" ... FAILED")).map(str::to_owned).collect()
 }
 
 /// One `cargo test` run: a package, all its targets or some.
@@ -424,7 +436,8 @@ struct TestRun {
 
 impl TestRun {
     fn cargo_args(&self) -> Vec<String> {
-        let mut args: Vec<String> = ["test", "--package", &self.package, "--all-features", "--no-fail-fast"].map(str::to_owned).into();
+        let mut args: Vec<String> =
+            ["test", "--package", &self.package, "--all-features", "--no-fail-fast"].map(str::to_owned).into();
         for t in &self.targets {
             args.extend(t.split(' ').map(str::to_owned));
         }
@@ -584,7 +597,9 @@ fn pinned_in(text: &str) -> Vec<(usize, String)> {
             continue;
         }
         let rest = text[at + MACRO.len()..].trim_start();
-        let Some(rest) = rest.strip_prefix('{').map(str::trim_start).and_then(|r| r.strip_prefix('"')) else { continue };
+        let Some(rest) = rest.strip_prefix('{').map(str::trim_start).and_then(|r| r.strip_prefix('"')) else {
+            continue;
+        };
         let Some(end) = rest.find('"') else { continue };
         found.push((text[..at].matches('\n').count() + 1, rest[..end].to_owned()));
     }
@@ -600,7 +615,9 @@ fn check_version(v: &str) -> anyhow::Result<String> {
     };
     let parts: Vec<&str> = core.split('.').collect();
     let core_ok = parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-    let pre_ok = pre.map_or(true, |p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')));
+    let pre_ok = pre.map_or(true, |p| {
+        !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+    });
     if !core_ok || !pre_ok {
         bail!("`{v}` is not a codex version (like 0.171.0 or 0.172.0-alpha.1)");
     }
@@ -608,10 +625,9 @@ fn check_version(v: &str) -> anyhow::Result<String> {
 }
 
 fn latest_on_npm() -> anyhow::Result<String> {
-    let out = Command::new("npm")
-        .args(["view", NPM_PACKAGE, "version"])
-        .output()
-        .context("cannot run npm (needed to find the latest codex; or pass the version: `cargo xtask upgrade 0.171.0`)")?;
+    let out = Command::new("npm").args(["view", NPM_PACKAGE, "version"]).output().context(
+        "cannot run npm (needed to find the latest codex; or pass the version: `cargo xtask upgrade 0.171.0`)",
+    )?;
     if !out.status.success() {
         bail!("`npm view {NPM_PACKAGE} version` failed: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
@@ -640,7 +656,8 @@ fn install_codex(root: &Path, version: &str) -> anyhow::Result<PathBuf> {
 /// Runs `cmd`, echoing its output as it comes, and returns its exit status and its lines
 /// (stdout, stderr).
 fn run_echoed(mut cmd: Command) -> anyhow::Result<(std::process::ExitStatus, Vec<String>, Vec<String>)> {
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().with_context(|| format!("cannot run {cmd:?}"))?;
+    let mut child =
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().with_context(|| format!("cannot run {cmd:?}"))?;
     let stdout = child.stdout.take().context("no stdout")?;
     let stderr = child.stderr.take().context("no stderr")?;
     let err_thread = std::thread::spawn(move || {
@@ -660,7 +677,6 @@ fn run_echoed(mut cmd: Command) -> anyhow::Result<(std::process::ExitStatus, Vec
     let status = child.wait()?;
     Ok((status, out_lines, err_lines))
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -708,7 +724,10 @@ mod tests {
             std::fs::write(path, text).unwrap();
         };
         write("Cargo.toml", "[workspace]\nmembers = [\"proto\", \"traffic\"]\n");
-        write("proto/Cargo.toml", "[package]\nname = \"proto\"\nversion = \"0.1.0\"\n\n[dependencies]\nname = \"not this\"\n");
+        write(
+            "proto/Cargo.toml",
+            "[package]\nname = \"proto\"\nversion = \"0.1.0\"\n\n[dependencies]\nname = \"not this\"\n",
+        );
         write("proto/tests/wire.rs", &invocation("0.169.0"));
         write("proto/tests/conformance/main.rs", &invocation("0.169.0"));
         write("proto/src/lib.rs", &invocation("0.171.0"));
@@ -744,7 +763,10 @@ mod tests {
             [
                 TestRun { package: TRAFFIC_PACKAGE.into(), targets: vec![] },
                 TestRun { package: "client".into(), targets: vec!["--test it".into()] },
-                TestRun { package: "proto".into(), targets: vec!["--lib".into(), "--test conformance".into(), "--test wire".into()] },
+                TestRun {
+                    package: "proto".into(),
+                    targets: vec!["--lib".into(), "--test conformance".into(), "--test wire".into()]
+                },
             ]
         );
         assert_eq!(
@@ -759,15 +781,24 @@ mod tests {
     fn pinned_tests_of_this_workspace() {
         let root = crate::root();
         let pinned = scan_pinned(&root);
-        let wire = pinned.iter().find(|p| p.file == Path::new("protocol/tests/wire.rs")).expect("protocol/tests/wire.rs is pinned");
+        let wire = pinned
+            .iter()
+            .find(|p| p.file == Path::new("protocol/tests/wire.rs"))
+            .expect("protocol/tests/wire.rs is pinned");
         assert_eq!(wire.line, 6);
         assert_eq!(
             test_target(&root, &wire.file),
             Some(("codex-app-protocol".to_owned(), Some("--test it".to_owned())))
         );
         let conformance = Path::new("protocol/tests/conformance/main.rs");
-        assert_eq!(test_target(&root, conformance), Some(("codex-app-protocol".to_owned(), Some("--test it".to_owned()))));
-        assert_eq!(test_target(&root, Path::new("traffic/src/drift.rs")), Some((TRAFFIC_PACKAGE.to_owned(), Some("--lib".to_owned()))));
+        assert_eq!(
+            test_target(&root, conformance),
+            Some(("codex-app-protocol".to_owned(), Some("--test it".to_owned())))
+        );
+        assert_eq!(
+            test_target(&root, Path::new("traffic/src/drift.rs")),
+            Some((TRAFFIC_PACKAGE.to_owned(), Some("--lib".to_owned())))
+        );
     }
 
     #[test]
@@ -828,14 +859,19 @@ mod tests {
     fn report_of_a_run_that_went_through() {
         let mut report = Report {
             version: "0.171.0".into(),
-            steps: ["install codex 0.171.0", "regen", "record", "drift", "tests codex-app-traffic"].map(|s| step(s, Outcome::Ok)).into(),
+            steps: ["install codex 0.171.0", "regen", "record", "drift", "tests codex-app-traffic"]
+                .map(|s| step(s, Outcome::Ok))
+                .into(),
             changes: Some(("0.169.0".into(), "3 breaking, 10 compatible".into())),
             ..Report::default()
         };
         assert!(report.is_done());
         let text = report.render();
         assert!(text.contains("nothing needs a person"), "{text}");
-        assert!(text.contains("changelog since codex 0.169.0 in vendor-schemas/CHANGES.md: 3 breaking, 10 compatible"), "{text}");
+        assert!(
+            text.contains("changelog since codex 0.169.0 in vendor-schemas/CHANGES.md: 3 breaking, 10 compatible"),
+            "{text}"
+        );
 
         report.steps[2].outcome = Outcome::Failed("2 scenario(s) failed: dynamic_tool, lifecycle\nmore".into());
         report.scenarios = vec![("dynamic_tool".into(), "request `thread/start`: does not fit".into())];
@@ -862,9 +898,12 @@ mod tests {
         let failed = std::process::ExitStatus::from_raw(1 << 8);
         let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(check_traffic_status("drift", std::process::ExitStatus::from_raw(0), &[]).is_ok());
-        let err = check_traffic_status("drift", failed, &lines(&["x", "Error: 3 drift finding(s) in 1 file(s)"])).unwrap_err();
+        let err = check_traffic_status("drift", failed, &lines(&["x", "Error: 3 drift finding(s) in 1 file(s)"]))
+            .unwrap_err();
         assert_eq!(err.to_string(), "3 drift finding(s) in 1 file(s)");
-        let err = check_traffic_status("record", failed, &lines(&["error: could not compile `codex-app-protocol` (lib)"])).unwrap_err();
+        let err =
+            check_traffic_status("record", failed, &lines(&["error: could not compile `codex-app-protocol` (lib)"]))
+                .unwrap_err();
         assert!(err.to_string().contains("does not compile"), "{err}");
         let err = check_traffic_status("record", failed, &[]).unwrap_err();
         assert!(err.to_string().contains("`xtask-traffic record` failed"), "{err}");

@@ -16,7 +16,9 @@ pub fn find_codex_from(explicit: Option<&Path>, search_from: Option<&Path>) -> O
     if let Some(p) = std::env::var_os("CODEX_BIN").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(p));
     }
-    if let Some(pinned) = search_from.into_iter().flat_map(Path::ancestors).map(|dir| dir.join(PINNED)).find(|p| p.is_file()) {
+    if let Some(pinned) =
+        search_from.into_iter().flat_map(Path::ancestors).map(|dir| dir.join(PINNED)).find(|p| p.is_file())
+    {
         return Some(pinned);
     }
     let path = std::env::var_os("PATH")?;

@@ -38,7 +38,10 @@ impl MemoryTransport {
 impl ServerEnd {
     /// Sends one line to the client.
     pub async fn send(&self, line: impl Into<String>) -> io::Result<()> {
-        self.to_client.send(line.into()).await.map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client is gone"))
+        self.to_client
+            .send(line.into())
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client is gone"))
     }
 
     /// The next line the client sent, or `None` when the client closed its side.
@@ -49,7 +52,10 @@ impl ServerEnd {
     /// The next line the client sent, as JSON; `None` when the client closed its side.
     pub async fn recv_json(&mut self) -> Option<serde_json::Value> {
         let line = self.recv().await?;
-        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("the client sent a line that is not JSON ({e}): {line}")))
+        Some(
+            serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("the client sent a line that is not JSON ({e}): {line}")),
+        )
     }
 }
 

@@ -144,7 +144,8 @@ impl CodexCommand {
         // binary as its child, and killing the server must kill both.
         #[cfg(unix)]
         cmd.process_group(0);
-        let mut child = cmd.spawn().map_err(|e| TransportError::new(format!("spawning {} app-server", program.display()), e))?;
+        let mut child =
+            cmd.spawn().map_err(|e| TransportError::new(format!("spawning {} app-server", program.display()), e))?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -385,7 +386,10 @@ mod tests {
     #[test]
     fn ansi_escapes_are_stripped() {
         assert_eq!(strip_ansi("plain"), "plain");
-        assert_eq!(strip_ansi("\u{1b}[2m2026-11-27T04:00:00Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m codex: started"), "2026-11-27T04:00:00Z  INFO codex: started");
+        assert_eq!(
+            strip_ansi("\u{1b}[2m2026-11-27T04:00:00Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m codex: started"),
+            "2026-11-27T04:00:00Z  INFO codex: started"
+        );
         assert_eq!(strip_ansi("\u{1b}[1;38;5;208mwarn\u{1b}[m: x"), "warn: x");
         assert_eq!(strip_ansi("\u{1b}]0;title\u{7}after"), "after");
         assert_eq!(strip_ansi("\u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{1b}\\"), "link");

@@ -40,7 +40,8 @@ impl WsTransport {
         let (stream, ws_url): (Pin<Box<dyn Io>>, String) = if let Some(path) = url.strip_prefix("unix://") {
             #[cfg(unix)]
             {
-                let stream = tokio::net::UnixStream::connect(path).await.map_err(|e| TransportError::new(&context, e))?;
+                let stream =
+                    tokio::net::UnixStream::connect(path).await.map_err(|e| TransportError::new(&context, e))?;
                 (Box::pin(stream), "ws://localhost/".to_owned())
             }
             #[cfg(not(unix))]
@@ -50,20 +51,30 @@ impl WsTransport {
             }
         } else if let Some(rest) = url.strip_prefix("ws://") {
             let authority = rest.split('/').next().unwrap_or_default();
-            let stream = tokio::net::TcpStream::connect(authority).await.map_err(|e| TransportError::new(&context, e))?;
+            let stream =
+                tokio::net::TcpStream::connect(authority).await.map_err(|e| TransportError::new(&context, e))?;
             stream.set_nodelay(true).map_err(|e| TransportError::new(&context, e))?;
             (Box::pin(stream), url.to_owned())
         } else {
-            return Err(TransportError::new(&context, "the URL must start with ws:// or unix:// (wss:// is not supported)"));
+            return Err(TransportError::new(
+                &context,
+                "the URL must start with ws:// or unix:// (wss:// is not supported)",
+            ));
         };
         Self::handshake(stream, &ws_url, token, &context).await
     }
 
     /// Runs the WebSocket handshake for `url` over a stream you opened yourself.
-    pub async fn handshake(stream: Pin<Box<dyn Io>>, url: &str, token: Option<&str>, context: &str) -> Result<WsTransport, TransportError> {
+    pub async fn handshake(
+        stream: Pin<Box<dyn Io>>,
+        url: &str,
+        token: Option<&str>,
+        context: &str,
+    ) -> Result<WsTransport, TransportError> {
         let mut request = url.into_client_request().map_err(|e| TransportError::new(context, e))?;
         if let Some(token) = token {
-            let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|e| TransportError::new(context, e))?;
+            let value =
+                HeaderValue::from_str(&format!("Bearer {token}")).map_err(|e| TransportError::new(context, e))?;
             request.headers_mut().insert("Authorization", value);
         }
         match tokio_tungstenite::client_async(request, stream).await {
@@ -137,15 +148,17 @@ impl WsReceiver {
         match frame {
             None | Some(Ok(Message::Close(_))) => Some(Ok(None)),
             Some(Ok(Message::Text(text))) => Some(Ok(Some(text.as_str().to_owned()))),
-            Some(Ok(Message::Binary(bytes))) => {
-                Some(String::from_utf8(bytes.to_vec()).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)))
-            }
+            Some(Ok(Message::Binary(bytes))) => Some(
+                String::from_utf8(bytes.to_vec()).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+            ),
             Some(Ok(_)) => None, // ping, pong, raw frames
             Some(Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed)) => Some(Ok(None)),
             // The peer closed the socket without a close frame (a server that exits, or one
             // that answers the client's close by closing the socket): the end of the stream,
             // as the end of a pipe is.
-            Some(Err(tungstenite::Error::Protocol(tungstenite::error::ProtocolError::ResetWithoutClosingHandshake))) => {
+            Some(Err(tungstenite::Error::Protocol(
+                tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
+            ))) => {
                 tracing::debug!("the server closed the socket without a WebSocket close frame");
                 Some(Ok(None))
             }

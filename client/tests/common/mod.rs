@@ -55,7 +55,10 @@ impl Setup {
 
 /// `thread/start` with `params`; returns the thread id.
 pub async fn start_thread(client: &Client, params: ThreadStartParams) -> String {
-    let started = tokio::time::timeout(T, client.request::<request::ThreadStart>(params)).await.expect("in time").expect("thread/start");
+    let started = tokio::time::timeout(T, client.request::<request::ThreadStart>(params))
+        .await
+        .expect("in time")
+        .expect("thread/start");
     started.thread.id
 }
 

@@ -22,7 +22,11 @@ pub(super) struct Scope {
 
 impl Scope {
     pub(super) fn with_experimental(&self, old: bool, new: bool) -> Scope {
-        Scope { old_experimental: self.old_experimental || old, new_experimental: self.new_experimental || new, ..self.clone() }
+        Scope {
+            old_experimental: self.old_experimental || old,
+            new_experimental: self.new_experimental || new,
+            ..self.clone()
+        }
     }
 }
 
@@ -56,14 +60,22 @@ impl Comparison<'_> {
         self.definitions();
     }
 
-    pub(super) fn push(&mut self, scope: &Scope, path: impl Into<String>, kind: Kind, experimental_in: ExperimentalIn, rule: Rule) {
+    pub(super) fn push(
+        &mut self,
+        scope: &Scope,
+        path: impl Into<String>,
+        kind: Kind,
+        experimental_in: ExperimentalIn,
+        rule: Rule,
+    ) {
         let experimental = match experimental_in {
             ExperimentalIn::NewVersion => scope.new_experimental,
             ExperimentalIn::OldVersion => scope.old_experimental,
             ExperimentalIn::EitherVersion => scope.old_experimental || scope.new_experimental,
             ExperimentalIn::Neither => false,
         };
-        let effect = |applies: bool, (breaking, why): (bool, &str)| applies.then(|| Effect { breaking, why: why.to_owned() });
+        let effect =
+            |applies: bool, (breaking, why): (bool, &str)| applies.then(|| Effect { breaking, why: why.to_owned() });
         let sends = effect(scope.roles.sends, rule.sends);
         let receives = effect(scope.roles.receives, rule.receives);
         let breaking = sends.iter().chain(&receives).any(|e| e.breaking);
@@ -74,13 +86,22 @@ impl Comparison<'_> {
         } else {
             Severity::Compatible
         };
-        self.changes.push(Change { filed_under: scope.filed_under.clone(), path: path.into(), kind, experimental, severity, sends, receives });
+        self.changes.push(Change {
+            filed_under: scope.filed_under.clone(),
+            path: path.into(),
+            kind,
+            experimental,
+            severity,
+            sends,
+            receives,
+        });
     }
 
     pub(super) fn filed_under_of(&self, name: &str) -> FiledUnder {
         let users: BTreeSet<&(Direction, String)> =
             [&self.old.users, &self.new.users].into_iter().filter_map(|u| u.get(name)).flatten().collect();
-        let experimental = self.new.ir.types.get(name).or_else(|| self.old.ir.types.get(name)).is_some_and(|t| t.experimental);
+        let experimental =
+            self.new.ir.types.get(name).or_else(|| self.old.ir.types.get(name)).is_some_and(|t| t.experimental);
         match users.len() {
             0 => FiledUnder::Unused { name: name.to_owned(), experimental },
             1 => {
@@ -108,13 +129,23 @@ impl Comparison<'_> {
             let by_client = matches!(direction, Direction::ClientRequest | Direction::ClientNotification);
             let method_roles = if by_client { Roles::SENDS } else { Roles::RECEIVES };
             let (old_ir, new_ir) = (self.old.ir, self.new.ir);
-            let olds: BTreeMap<&str, &Method> = old_ir.methods(direction).iter().map(|m| (m.wire.as_str(), m)).collect();
-            let news: BTreeMap<&str, &Method> = new_ir.methods(direction).iter().map(|m| (m.wire.as_str(), m)).collect();
+            let olds: BTreeMap<&str, &Method> =
+                old_ir.methods(direction).iter().map(|m| (m.wire.as_str(), m)).collect();
+            let news: BTreeMap<&str, &Method> =
+                new_ir.methods(direction).iter().map(|m| (m.wire.as_str(), m)).collect();
             for (wire, m) in &news {
                 let filed_under = self.method_filed_under(direction, wire);
                 let Some(o) = olds.get(wire) else {
-                    let scope = Scope { filed_under, roles: method_roles, old_experimental: false, new_experimental: m.experimental };
-                    let kind = Kind::MethodAdded { params: m.params.ty().map(rust_ty), response: m.response.as_ref().map(rust_ty) };
+                    let scope = Scope {
+                        filed_under,
+                        roles: method_roles,
+                        old_experimental: false,
+                        new_experimental: m.experimental,
+                    };
+                    let kind = Kind::MethodAdded {
+                        params: m.params.ty().map(rust_ty),
+                        response: m.response.as_ref().map(rust_ty),
+                    };
                     let rule = match direction {
                         Direction::ServerRequest => REQUEST_ADDED,
                         Direction::ServerNotification => NOTIFICATION_ADDED,
@@ -123,7 +154,12 @@ impl Comparison<'_> {
                     self.push(&scope, *wire, kind, ExperimentalIn::NewVersion, rule);
                     continue;
                 };
-                let scope = Scope { filed_under, roles: method_roles, old_experimental: o.experimental, new_experimental: m.experimental };
+                let scope = Scope {
+                    filed_under,
+                    roles: method_roles,
+                    old_experimental: o.experimental,
+                    new_experimental: m.experimental,
+                };
                 self.moved(&scope, wire.to_string(), o.experimental, m.experimental);
                 let params_roles = method_roles;
                 let response_roles = if by_client { Roles::RECEIVES } else { Roles::SENDS };
@@ -156,7 +192,12 @@ impl Comparison<'_> {
             for (wire, o) in &olds {
                 if !news.contains_key(wire) {
                     let filed_under = self.method_filed_under(direction, wire);
-                    let scope = Scope { filed_under, roles: method_roles, old_experimental: o.experimental, new_experimental: false };
+                    let scope = Scope {
+                        filed_under,
+                        roles: method_roles,
+                        old_experimental: o.experimental,
+                        new_experimental: false,
+                    };
                     self.push(&scope, *wire, Kind::MethodRemoved, ExperimentalIn::OldVersion, METHOD_REMOVED);
                 }
             }
@@ -190,7 +231,12 @@ impl Comparison<'_> {
         self.find_renames(&removed, &added);
         for name in added {
             let def = self.new.ty(name);
-            let scope = Scope { filed_under: self.filed_under_of(name), roles: self.roles_of(None, Some(name)), old_experimental: false, new_experimental: def.experimental };
+            let scope = Scope {
+                filed_under: self.filed_under_of(name),
+                roles: self.roles_of(None, Some(name)),
+                old_experimental: false,
+                new_experimental: def.experimental,
+            };
             if let Some((old, _)) = self.renamed.iter().find(|(_, n)| n.as_str() == name) {
                 let kind = Kind::Renamed { old: old.clone(), new: name.to_owned(), alias_of: None };
                 let scope = Scope { roles: self.roles_of(Some(old), Some(name)), ..scope };
@@ -204,7 +250,12 @@ impl Comparison<'_> {
                 continue;
             }
             let def = self.old.ty(name);
-            let scope = Scope { filed_under: self.filed_under_of(name), roles: self.roles_of(Some(name), None), old_experimental: def.experimental, new_experimental: false };
+            let scope = Scope {
+                filed_under: self.filed_under_of(name),
+                roles: self.roles_of(Some(name), None),
+                old_experimental: def.experimental,
+                new_experimental: false,
+            };
             self.push(&scope, name, Kind::TypeRemoved, ExperimentalIn::OldVersion, TYPE_REMOVED);
         }
         let common: Vec<&str> = self.old.defs.iter().copied().filter(|n| self.new.is_def(n)).collect();
@@ -279,7 +330,9 @@ impl Comparison<'_> {
                 s.tag == t.tag
                     && s.arms.len() == t.arms.len()
                     && s.arms.iter().all(|p| {
-                        t.arms.iter().any(|q| q.wire == p.wire && ty_eq(&Ty::Named(p.payload.clone()), &Ty::Named(q.payload.clone())))
+                        t.arms.iter().any(|q| {
+                            q.wire == p.wire && ty_eq(&Ty::Named(p.payload.clone()), &Ty::Named(q.payload.clone()))
+                        })
                     })
             }
             (TypeKind::External(s), TypeKind::External(t)) => {
@@ -308,8 +361,12 @@ impl Comparison<'_> {
         let (a, b) = (a.unboxed(), b.unboxed());
         match (a, b) {
             (Ty::Named(x), Ty::Named(y)) => self.shape_eq(x, y, assumed),
-            (Ty::Tuple(x), Ty::Tuple(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| self.ty_eq(x, y, assumed)),
-            (Ty::Vec(x), Ty::Vec(y)) | (Ty::Map(x), Ty::Map(y)) | (Ty::Option(x), Ty::Option(y)) => self.ty_eq(x, y, assumed),
+            (Ty::Tuple(x), Ty::Tuple(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(x, y)| self.ty_eq(x, y, assumed))
+            }
+            (Ty::Vec(x), Ty::Vec(y)) | (Ty::Map(x), Ty::Map(y)) | (Ty::Option(x), Ty::Option(y)) => {
+                self.ty_eq(x, y, assumed)
+            }
             (Ty::Named(x), _) => alias_target(self.old.ir, x).is_some_and(|t| self.ty_eq(&t, b, assumed)),
             (_, Ty::Named(y)) => alias_target(self.new.ir, y).is_some_and(|t| self.ty_eq(a, &t, assumed)),
             _ => a == b,
@@ -385,7 +442,9 @@ impl Comparison<'_> {
     }
 
     pub(super) fn compare_struct(&mut self, a: &Struct, b: &Struct, path: &str, scope: &Scope) {
-        let same_type = |d: &Self, f: &Field, g: &Field| f.presence() == g.presence() && d.ty_eq(&f.ty, &g.ty, &mut BTreeSet::new());
+        let same_type = |d: &Self, f: &Field, g: &Field| {
+            f.presence() == g.presence() && d.ty_eq(&f.ty, &g.ty, &mut BTreeSet::new())
+        };
         let pairs = pair_up(&a.fields, &b.fields, |f| &f.wire, |f, g| same_type(self, f, g));
         for (f, g) in &pairs.renamed {
             let kind = Kind::FieldRenamed { old: f.wire.clone(), new: g.wire.clone(), ty: field_ty(g) };
@@ -394,7 +453,13 @@ impl Comparison<'_> {
         }
         for f in &pairs.removed {
             let kind = Kind::FieldRemoved { ty: field_ty(f), presence: presence_name(f.presence()).to_owned() };
-            self.push(&scope.with_experimental(f.experimental, false), format!("{path}.{}", f.wire), kind, ExperimentalIn::OldVersion, FIELD_REMOVED);
+            self.push(
+                &scope.with_experimental(f.experimental, false),
+                format!("{path}.{}", f.wire),
+                kind,
+                ExperimentalIn::OldVersion,
+                FIELD_REMOVED,
+            );
         }
         for g in &pairs.added {
             let presence = g.presence();
@@ -405,7 +470,13 @@ impl Comparison<'_> {
             };
             let ty = self.described(&g.ty, field_ty(g));
             let kind = Kind::FieldAdded { ty, presence: presence_name(presence).to_owned() };
-            self.push(&scope.with_experimental(false, g.experimental), format!("{path}.{}", g.wire), kind, ExperimentalIn::NewVersion, rule);
+            self.push(
+                &scope.with_experimental(false, g.experimental),
+                format!("{path}.{}", g.wire),
+                kind,
+                ExperimentalIn::NewVersion,
+                rule,
+            );
         }
         for (f, g) in pairs.same.iter().chain(&pairs.renamed) {
             let field_path = format!("{path}.{}", g.wire);
@@ -419,9 +490,8 @@ impl Comparison<'_> {
                     (_, Presence::Required) => BECAME_REQUIRED,
                     (Presence::Required, Presence::RequiredNullable) => BECAME_NULLABLE,
                     (Presence::Required, _) => BECAME_OPTIONAL,
-                    (Presence::Optional, Presence::OptionalNullable) | (Presence::OptionalNullable, Presence::Optional) => {
-                        NULL_DISTINCTION_CHANGED
-                    }
+                    (Presence::Optional, Presence::OptionalNullable)
+                    | (Presence::OptionalNullable, Presence::Optional) => NULL_DISTINCTION_CHANGED,
                     _ => PRESENCE_OTHER,
                 };
                 let kind = Kind::PresenceChanged {
@@ -447,7 +517,10 @@ impl Comparison<'_> {
 
     pub(super) fn compare_external(&mut self, a: &External, b: &External, path: &str, scope: &Scope) {
         fn arms(u: &External) -> Vec<Arm<'_>> {
-            u.arms.iter().map(|a| Arm { wire: &a.wire, experimental: a.experimental, payload: a.payload.clone() }).collect()
+            u.arms
+                .iter()
+                .map(|a| Arm { wire: &a.wire, experimental: a.experimental, payload: a.payload.clone() })
+                .collect()
         }
         // A value spelled differently with the same payload is a rename.
         self.compare_arms(arms(a), arms(b), path, scope, true);
@@ -460,7 +533,14 @@ impl Comparison<'_> {
             return;
         }
         fn arms(u: &Tagged) -> Vec<Arm<'_>> {
-            u.arms.iter().map(|a| Arm { wire: &a.wire, experimental: a.experimental, payload: Some(Ty::Named(a.payload.clone())) }).collect()
+            u.arms
+                .iter()
+                .map(|a| Arm {
+                    wire: &a.wire,
+                    experimental: a.experimental,
+                    payload: Some(Ty::Named(a.payload.clone())),
+                })
+                .collect()
         }
         // Variants are only paired by spelling: payload shapes say too little.
         self.compare_arms(arms(a), arms(b), path, scope, false);
@@ -480,18 +560,36 @@ impl Comparison<'_> {
                 None => Kind::ValueRemoved { value: p.wire.clone() },
                 Some(_) => Kind::VariantRemoved { value: p.wire.clone() },
             };
-            self.push(&scope.with_experimental(p.experimental, false), path, kind, ExperimentalIn::OldVersion, VALUE_REMOVED);
+            self.push(
+                &scope.with_experimental(p.experimental, false),
+                path,
+                kind,
+                ExperimentalIn::OldVersion,
+                VALUE_REMOVED,
+            );
         }
         for q in &pairs.added {
             let kind = match &q.payload {
                 None => Kind::ValueAdded { value: q.wire.clone() },
                 Some(t) => Kind::VariantAdded { value: q.wire.clone(), payload: self.described(t, rust_ty(t)) },
             };
-            self.push(&scope.with_experimental(false, q.experimental), path, kind, ExperimentalIn::NewVersion, VALUE_ADDED);
+            self.push(
+                &scope.with_experimental(false, q.experimental),
+                path,
+                kind,
+                ExperimentalIn::NewVersion,
+                VALUE_ADDED,
+            );
         }
         for (p, q) in &pairs.renamed {
             let kind = Kind::ValueRenamed { old: p.wire.clone(), new: q.wire.clone() };
-            self.push(&scope.with_experimental(p.experimental, q.experimental), path, kind, ExperimentalIn::EitherVersion, VALUE_RENAMED);
+            self.push(
+                &scope.with_experimental(p.experimental, q.experimental),
+                path,
+                kind,
+                ExperimentalIn::EitherVersion,
+                VALUE_RENAMED,
+            );
         }
         for (p, q) in pairs.same.iter().chain(&pairs.renamed) {
             let arm_scope = scope.with_experimental(p.experimental, q.experimental);
@@ -514,7 +612,13 @@ impl Comparison<'_> {
     pub(super) fn compare_untagged(&mut self, a: &Untagged, b: &Untagged, path: &str, scope: &Scope) {
         for p in &a.arms {
             let Some(q) = b.arms.iter().find(|q| q.rust == p.rust) else {
-                self.push(&scope.with_experimental(p.experimental, false), path, Kind::VariantRemoved { value: p.rust.clone() }, ExperimentalIn::OldVersion, VALUE_REMOVED);
+                self.push(
+                    &scope.with_experimental(p.experimental, false),
+                    path,
+                    Kind::VariantRemoved { value: p.rust.clone() },
+                    ExperimentalIn::OldVersion,
+                    VALUE_REMOVED,
+                );
                 continue;
             };
             let arm_scope = scope.with_experimental(p.experimental, q.experimental);
@@ -526,7 +630,13 @@ impl Comparison<'_> {
         }
         for q in b.arms.iter().filter(|q| !a.arms.iter().any(|p| p.rust == q.rust)) {
             let kind = Kind::VariantAdded { value: q.rust.clone(), payload: self.described(&q.ty, rust_ty(&q.ty)) };
-            self.push(&scope.with_experimental(false, q.experimental), path, kind, ExperimentalIn::NewVersion, UNTAGGED_ARM_ADDED);
+            self.push(
+                &scope.with_experimental(false, q.experimental),
+                path,
+                kind,
+                ExperimentalIn::NewVersion,
+                UNTAGGED_ARM_ADDED,
+            );
         }
     }
 
@@ -612,7 +722,13 @@ pub(super) fn as_external(kind: &TypeKind) -> External {
             arms: e
                 .values
                 .iter()
-                .map(|v| ExternalArm { wire: v.wire.clone(), rust: v.rust.clone(), payload: None, doc: None, experimental: v.experimental })
+                .map(|v| ExternalArm {
+                    wire: v.wire.clone(),
+                    rust: v.rust.clone(),
+                    payload: None,
+                    doc: None,
+                    experimental: v.experimental,
+                })
                 .collect(),
         },
         _ => unreachable!("only called for enums"),

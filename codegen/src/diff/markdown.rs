@@ -26,7 +26,11 @@ impl Report {
             .map(|(_, v)| v.as_str())
             .collect();
         if !missing.is_empty() {
-            let _ = writeln!(out, "\nCodex {} printed no experimental schema: all of it counts as stable.", missing.join(" and "));
+            let _ = writeln!(
+                out,
+                "\nCodex {} printed no experimental schema: all of it counts as stable.",
+                missing.join(" and ")
+            );
         }
         for (severity, title) in [
             (Severity::Breaking, "Breaking changes"),
@@ -72,7 +76,11 @@ impl Report {
             "| methods | {} | {} | – | {} | {} | {} |",
             c.methods_added, c.methods_removed, c.methods_to_stable, c.methods_to_experimental, c.methods_changed
         );
-        let _ = writeln!(out, "| types | {} | {} | {} | – | – | {} |", c.types_added, c.types_removed, c.types_renamed, c.types_changed);
+        let _ = writeln!(
+            out,
+            "| types | {} | {} | {} | – | – | {} |",
+            c.types_added, c.types_removed, c.types_renamed, c.types_changed
+        );
         out
     }
 
@@ -105,15 +113,20 @@ impl Report {
                 if !new_types.is_empty() {
                     out.push_str("\n#### New types\n\n");
                     for (name, g) in new_types {
-                        let _ = writeln!(out, "- `{name}`{}{}", self.usage_note(name), if g[0].experimental { EXP } else { "" });
+                        let _ = writeln!(
+                            out,
+                            "- `{name}`{}{}",
+                            self.usage_note(name),
+                            if g[0].experimental { EXP } else { "" }
+                        );
                     }
                 }
             }
             for (name, group) in in_rank.iter().filter(|(_, g)| rank < 4 || !only_new(g)) {
                 let filed_experimental = match &group[0].filed_under {
-                    FiledUnder::Method { experimental, .. } | FiledUnder::Shared { experimental, .. } | FiledUnder::Unused { experimental, .. } => {
-                        *experimental
-                    }
+                    FiledUnder::Method { experimental, .. }
+                    | FiledUnder::Shared { experimental, .. }
+                    | FiledUnder::Unused { experimental, .. } => *experimental,
                     FiledUnder::Envelope => false,
                 };
                 if group[0].filed_under == FiledUnder::Envelope {
@@ -247,7 +260,10 @@ fn render_group(out: &mut String, group: &[&Change], tag_experimental: bool) {
 }
 
 fn same_list_kind(a: &Kind, b: &Kind) -> bool {
-    matches!((a, b), (Kind::ValueAdded { .. }, Kind::ValueAdded { .. }) | (Kind::ValueRemoved { .. }, Kind::ValueRemoved { .. }))
+    matches!(
+        (a, b),
+        (Kind::ValueAdded { .. }, Kind::ValueAdded { .. }) | (Kind::ValueRemoved { .. }, Kind::ValueRemoved { .. })
+    )
 }
 
 /// What changed, as a sentence fragment.
@@ -314,7 +330,8 @@ fn effects(c: &Change) -> String {
     if c.severity != Severity::Compatible || matches!(c.kind, Kind::ValueAdded { .. } | Kind::VariantAdded { .. }) {
         return String::new();
     }
-    let mut hints: Vec<&str> = [&c.sends, &c.receives].into_iter().flatten().map(|e| e.why.as_str()).filter(|w| !w.is_empty()).collect();
+    let mut hints: Vec<&str> =
+        [&c.sends, &c.receives].into_iter().flatten().map(|e| e.why.as_str()).filter(|w| !w.is_empty()).collect();
     hints.dedup();
     if hints.is_empty() {
         String::new()

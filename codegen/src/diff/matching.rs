@@ -27,7 +27,8 @@ pub(super) fn pair_up<'a, T>(
         }
     }
     pairs.added = new.iter().filter(|q| !old.iter().any(|p| wire(p) == wire(q))).collect();
-    let norm = |s: &String| s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect::<String>();
+    let norm =
+        |s: &String| s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect::<String>();
     let mut i = 0;
     while i < pairs.removed.len() {
         let p = pairs.removed[i];

@@ -133,7 +133,9 @@ pub fn diff(settings: &Settings, old: &Ir, old_version: &str, new: &Ir, new_vers
     let Comparison { old: old_side, new: new_side, mut changes, .. } = d;
     // Within a filed_under: the method's own changes (lowercase paths), then by path; a stable sort keeps
     // schema order among the changes of one path.
-    let key = |c: &Change| (c.severity, c.filed_under.clone(), c.path.starts_with(|ch: char| ch.is_ascii_uppercase()), c.path.clone());
+    let key = |c: &Change| {
+        (c.severity, c.filed_under.clone(), c.path.starts_with(|ch: char| ch.is_ascii_uppercase()), c.path.clone())
+    };
     changes.sort_by_key(key);
     changes.dedup();
     let mut types = BTreeMap::new();

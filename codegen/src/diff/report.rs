@@ -112,41 +112,90 @@ pub struct Usage {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Kind {
-    MethodAdded { params: Option<String>, response: Option<String> },
+    MethodAdded {
+        params: Option<String>,
+        response: Option<String>,
+    },
     MethodRemoved,
     /// A method, type or member that was experimental is stable.
     ToStable,
     /// A method, type or member that was stable is experimental.
     ToExperimental,
     /// How the method carries params (`none`, `required T`, `optional T`).
-    ParamsChanged { old: String, new: String },
+    ParamsChanged {
+        old: String,
+        new: String,
+    },
     TypeAdded,
     TypeRemoved,
     /// The type's name changed, its shape did not (a renamed definition, a renumbered inline
     /// type, a definition that replaced an inline type, another alias of the same type).
     /// `alias_of`: both names are aliases of this Rust type, so even code is unaffected.
-    Renamed { old: String, new: String, alias_of: Option<String> },
+    Renamed {
+        old: String,
+        new: String,
+        alias_of: Option<String>,
+    },
     /// The kind of type changed (struct, enum, union, alias).
-    ShapeChanged { old: String, new: String },
+    ShapeChanged {
+        old: String,
+        new: String,
+    },
     /// The type at `path` changed.
-    TypeChanged { old: String, new: String },
-    FieldAdded { ty: String, presence: String },
-    FieldRemoved { ty: String, presence: String },
+    TypeChanged {
+        old: String,
+        new: String,
+    },
+    FieldAdded {
+        ty: String,
+        presence: String,
+    },
+    FieldRemoved {
+        ty: String,
+        presence: String,
+    },
     /// One field removed and one added with the same type and presence.
-    FieldRenamed { old: String, new: String, ty: String },
+    FieldRenamed {
+        old: String,
+        new: String,
+        ty: String,
+    },
     /// Required/optional/nullable changed (`ty` is the Rust field type before and after).
-    PresenceChanged { old: String, new: String, old_ty: String, new_ty: String },
-    ValueAdded { value: String },
-    ValueRemoved { value: String },
+    PresenceChanged {
+        old: String,
+        new: String,
+        old_ty: String,
+        new_ty: String,
+    },
+    ValueAdded {
+        value: String,
+    },
+    ValueRemoved {
+        value: String,
+    },
     /// An enum value or union variant removed and one added that differ only in case or
     /// separators (`onFailure` -> `on-failure`).
-    ValueRenamed { old: String, new: String },
+    ValueRenamed {
+        old: String,
+        new: String,
+    },
     /// A union arm with a payload (`payload` is its type or a summary of its members).
-    VariantAdded { value: String, payload: String },
-    VariantRemoved { value: String },
-    TagChanged { old: String, new: String },
+    VariantAdded {
+        value: String,
+        payload: String,
+    },
+    VariantRemoved {
+        value: String,
+    },
+    TagChanged {
+        old: String,
+        new: String,
+    },
     /// The map that keeps undeclared members (`additionalProperties`).
-    ExtraChanged { old: Option<String>, new: Option<String> },
+    ExtraChanged {
+        old: Option<String>,
+        new: Option<String>,
+    },
 }
 
 fn direction_name<S: Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {

@@ -22,7 +22,8 @@ pub(super) const fn rust_api_rule(why: &'static str) -> Rule {
 }
 
 pub(super) const METHOD_ADDED: Rule = rule((OK, ""), (OK, ""));
-pub(super) const REQUEST_ADDED: Rule = rule((OK, ""), (OK, "the server may send it: answer it (with an error if unsupported)"));
+pub(super) const REQUEST_ADDED: Rule =
+    rule((OK, ""), (OK, "the server may send it: answer it (with an error if unsupported)"));
 pub(super) const NOTIFICATION_ADDED: Rule = rule((OK, ""), (OK, ""));
 pub(super) const METHOD_REMOVED: Rule =
     rule((BREAKS, "the server no longer accepts it"), (BREAKS, "the server no longer sends it"));
@@ -32,7 +33,8 @@ pub(super) const TO_EXPERIMENTAL: Rule = rule(
     (BREAKS, "only sent to clients with the `experimentalApi` opt-in now"),
 );
 pub(super) const TYPE_ADDED: Rule = rule((OK, ""), (OK, ""));
-pub(super) const TYPE_REMOVED: Rule = rule((OK, "code that names it must change"), (OK, "code that names it must change"));
+pub(super) const TYPE_REMOVED: Rule =
+    rule((OK, "code that names it must change"), (OK, "code that names it must change"));
 pub(super) const RENAMED: Rule = rule((OK, "same on the wire"), (OK, "same on the wire"));
 pub(super) const TYPE_CHANGED: Rule =
     rule((BREAKS, "the server expects a different type"), (BREAKS, "the server sends a different type"));
@@ -51,7 +53,8 @@ pub(super) const BECAME_REQUIRED: Rule = rule(
     (BREAKS, "the server requires it now: set it"),
     (BREAKS, "an older codex may leave it out: its messages no longer decode"),
 );
-pub(super) const BECAME_OPTIONAL: Rule = rule((OK, "may be left out now"), (BREAKS, "may be absent now: handle `None`"));
+pub(super) const BECAME_OPTIONAL: Rule =
+    rule((OK, "may be left out now"), (BREAKS, "may be absent now: handle `None`"));
 pub(super) const BECAME_NULLABLE: Rule = rule((OK, "may be `null` now"), (BREAKS, "may be `null` now: handle `None`"));
 /// `Option<T>` <-> `Option<Option<T>>`: the same on the wire, another Rust type.
 pub(super) const NULL_DISTINCTION_CHANGED: Rule =

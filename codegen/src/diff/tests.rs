@@ -35,7 +35,8 @@ fn bundle(methods: &[&str], defs: &str) -> String {
             req.join(",")
         ));
     }
-    let unions: Vec<String> = unions.iter().map(|(u, arms)| format!(r#""{u}":{{"oneOf":[{}]}}"#, arms.join(","))).collect();
+    let unions: Vec<String> =
+        unions.iter().map(|(u, arms)| format!(r#""{u}":{{"oneOf":[{}]}}"#, arms.join(","))).collect();
     let sep = if defs.trim().is_empty() { "" } else { "," };
     format!(
         r#"{{"definitions":{{"RequestId":{{"anyOf":[{{"type":"string"}},{{"type":"integer"}}]}},{}{sep}{defs}}}}}"#,
@@ -58,11 +59,8 @@ fn report(old: &SchemaSet, new: &SchemaSet) -> Report {
 
 /// The one change at `path` (of the given kind name, when several share the path).
 fn at<'a>(r: &'a Report, path: &str, kind: &str) -> &'a Change {
-    let found: Vec<&Change> = r
-        .changes
-        .iter()
-        .filter(|c| c.path == path && serde_json::to_value(&c.kind).unwrap()["kind"] == kind)
-        .collect();
+    let found: Vec<&Change> =
+        r.changes.iter().filter(|c| c.path == path && serde_json::to_value(&c.kind).unwrap()["kind"] == kind).collect();
     match found.as_slice() {
         [c] => c,
         _ => panic!("expected one {kind} at {path}, found {}:\n{}", found.len(), r.to_markdown()),
@@ -96,7 +94,10 @@ fn methods_added_and_removed() {
     let r = report(&old, &new);
     let added = at(&r, "b/y", "method_added");
     assert_eq!(added.severity, Severity::Compatible);
-    assert_eq!(added.filed_under, FiledUnder::Method { direction: Direction::ClientRequest, method: "b/y".into(), experimental: false });
+    assert_eq!(
+        added.filed_under,
+        FiledUnder::Method { direction: Direction::ClientRequest, method: "b/y".into(), experimental: false }
+    );
     assert!(added.sends.is_some() && added.receives.is_none());
     let removed = at(&r, "a/x", "method_removed");
     assert_eq!((removed.severity, breaks(removed)), (Severity::Breaking, (true, false)));
@@ -107,7 +108,10 @@ fn methods_added_and_removed() {
     // The removed method's types: a Rust API change, filed under the method.
     let gone = at(&r, "AxParams", "type_removed");
     assert_eq!(gone.severity, Severity::RustApi);
-    assert_eq!(gone.filed_under, FiledUnder::Method { direction: Direction::ClientRequest, method: "a/x".into(), experimental: false });
+    assert_eq!(
+        gone.filed_under,
+        FiledUnder::Method { direction: Direction::ClientRequest, method: "a/x".into(), experimental: false }
+    );
     assert_eq!(at(&r, "ByParams", "type_added").severity, Severity::Compatible);
     let c = &r.counts;
     assert_eq!((c.methods_added, c.methods_removed, c.types_added, c.types_removed), (3, 1, 5, 2));
@@ -115,7 +119,11 @@ fn methods_added_and_removed() {
 
 #[test]
 fn added_fields_by_direction_and_presence() {
-    let old = stable("1", &["c t/start TStartParams"], r#""TStartParams":{"type":"object"},"TStartResponse":{"type":"object"}"#);
+    let old = stable(
+        "1",
+        &["c t/start TStartParams"],
+        r#""TStartParams":{"type":"object"},"TStartResponse":{"type":"object"}"#,
+    );
     let new = stable(
         "2",
         &["c t/start TStartParams"],
@@ -197,7 +205,9 @@ fn required_and_optional() {
     assert_eq!(presence("TStartResponse.w"), (Severity::Breaking, (false, true)));
     assert!(at(&r, "TStartResponse.w", "presence_changed").receives.as_ref().unwrap().why.contains("null"));
     assert_eq!(presence("TStartResponse.v"), (Severity::Breaking, (false, true)));
-    let Kind::PresenceChanged { old_ty, new_ty, .. } = &at(&r, "TStartResponse.z", "presence_changed").kind else { unreachable!() };
+    let Kind::PresenceChanged { old_ty, new_ty, .. } = &at(&r, "TStartResponse.z", "presence_changed").kind else {
+        unreachable!()
+    };
     assert_eq!((old_ty.as_str(), new_ty.as_str()), ("String", "Option<String>"));
 }
 
@@ -286,7 +296,9 @@ fn params_presence() {
     let new = stable(
         "2",
         &["c account/logout ?LogoutAccountParams", "c a/x ?AxParams"],
-        &format!(r#""LogoutAccountParams":{{"type":"object"}},"LogoutAccountResponse":{{"type":"object"}},{EMPTY_PAIR}"#),
+        &format!(
+            r#""LogoutAccountParams":{{"type":"object"}},"LogoutAccountResponse":{{"type":"object"}},{EMPTY_PAIR}"#
+        ),
     );
     let r = report(&old, &new);
     let c = at(&r, "account/logout params", "params_changed");
@@ -303,7 +315,11 @@ fn params_presence() {
 fn experimental_marks() {
     let methods = ["c a/x AxParams"];
     let old = with_experimental(
-        stable("1", &methods, r#""AxParams":{"type":"object","properties":{"f":{"type":"string"}}},"AxResponse":{"type":"object"}"#),
+        stable(
+            "1",
+            &methods,
+            r#""AxParams":{"type":"object","properties":{"f":{"type":"string"}}},"AxResponse":{"type":"object"}"#,
+        ),
         &["c a/x AxParams", "c b/y ByParams"],
         r#""AxParams":{"type":"object","properties":{"f":{"type":"string"}}},"AxResponse":{"type":"object"},"ByParams":{"type":"object"},"ByResponse":{"type":"object"}"#,
     );
@@ -328,7 +344,12 @@ fn experimental_marks() {
     assert_eq!((r.counts.compatible, r.counts.compatible_experimental), (4, 1));
     let md = r.to_markdown();
     assert!(md.contains("new optional field `AxParams.g`: `Option<String>` *(experimental)*"), "{md}");
-    assert!(md.contains("#### `b/y`\n\n- stable now, with its types `ByParams`, `ByResponse` — no experimental opt-in needed\n"), "{md}");
+    assert!(
+        md.contains(
+            "#### `b/y`\n\n- stable now, with its types `ByParams`, `ByResponse` — no experimental opt-in needed\n"
+        ),
+        "{md}"
+    );
 }
 
 #[test]
@@ -349,7 +370,10 @@ fn inline_type_renumbered_by_the_generator() {
     let renamed = at(&r, "AxParams.mode", "renamed");
     assert_eq!(renamed.kind, Kind::Renamed { old: "AxParamsMode".into(), new: "AxParamsMode2".into(), alias_of: None });
     assert_eq!(renamed.severity, Severity::RustApi);
-    assert_eq!(r.changes.iter().find(|c| c.kind == Kind::ValueAdded { value: "c".into() }).unwrap().path, "AxParams.mode");
+    assert_eq!(
+        r.changes.iter().find(|c| c.kind == Kind::ValueAdded { value: "c".into() }).unwrap().path,
+        "AxParams.mode"
+    );
     // Inline types are never added or removed on their own.
     let added: Vec<&str> = r.changes.iter().filter(|c| c.kind == Kind::TypeAdded).map(|c| c.path.as_str()).collect();
     assert_eq!(added, ["AxParamsMode"]);
@@ -375,10 +399,16 @@ fn renamed_definitions_and_aliases() {
     );
     let r = report(&old, &new);
     let alias = at(&r, "AxParams.path", "renamed");
-    assert_eq!(alias.kind, Kind::Renamed { old: "String".into(), new: "AbsolutePath".into(), alias_of: Some("String".into()) });
+    assert_eq!(
+        alias.kind,
+        Kind::Renamed { old: "String".into(), new: "AbsolutePath".into(), alias_of: Some("String".into()) }
+    );
     assert_eq!(alias.severity, Severity::RustApi);
     let def = at(&r, "ToolCallResponse", "renamed");
-    assert_eq!(def.kind, Kind::Renamed { old: "CallToolResult".into(), new: "ToolCallResponse".into(), alias_of: None });
+    assert_eq!(
+        def.kind,
+        Kind::Renamed { old: "CallToolResult".into(), new: "ToolCallResponse".into(), alias_of: None }
+    );
     // The use site is covered by the rename; no removal or addition of either.
     assert!(!r.changes.iter().any(|c| c.path.starts_with("AxResponse")));
     assert_eq!((r.counts.types_renamed, r.counts.types_added, r.counts.types_removed), (1, 1, 0));
@@ -396,7 +426,11 @@ fn shared_types_have_both_directions() {
     };
     let methods = ["c a/x AxParams", "c b/y ByParams"];
     let old = stable("1", &methods, &defs(r#"{"type":"object","properties":{"a":{"type":"string"}}}"#));
-    let new = stable("2", &methods, &defs(r#"{"type":"object","required":["b"],"properties":{"a":{"type":"string"},"b":{"type":"string"}}}"#));
+    let new = stable(
+        "2",
+        &methods,
+        &defs(r#"{"type":"object","required":["b"],"properties":{"a":{"type":"string"},"b":{"type":"string"}}}"#),
+    );
     let r = report(&old, &new);
     let b = at(&r, "Thing.b", "field_added");
     assert_eq!(breaks(b), (true, true));
@@ -426,14 +460,21 @@ fn envelope_members() {
 #[test]
 fn json_and_markdown_shape() {
     let old = stable("0.1.0", &["c a/x AxParams"], EMPTY_PAIR);
-    let new = stable("0.2.0", &["c a/x AxParams"], r#""AxParams":{"type":"object","required":["x"],"properties":{"x":{"type":"string"}}},"AxResponse":{"type":"object"}"#);
+    let new = stable(
+        "0.2.0",
+        &["c a/x AxParams"],
+        r#""AxParams":{"type":"object","required":["x"],"properties":{"x":{"type":"string"}}},"AxResponse":{"type":"object"}"#,
+    );
     let r = report(&old, &new);
     let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     assert_eq!(json["old_version"], "0.1.0");
     let change = &json["changes"][0];
     assert_eq!(change["kind"], "field_added");
     assert_eq!(change["severity"], "breaking");
-    assert_eq!(change["filed_under"], serde_json::json!({"filed_under": "method", "direction": "ClientRequest", "method": "a/x", "experimental": false}));
+    assert_eq!(
+        change["filed_under"],
+        serde_json::json!({"filed_under": "method", "direction": "ClientRequest", "method": "a/x", "experimental": false})
+    );
     assert_eq!(change["sends"]["breaking"], true);
     assert!(change["receives"].is_null());
     let md = r.to_markdown();

@@ -118,12 +118,9 @@ pub(super) fn members(kind: &TypeKind) -> Vec<Ty> {
 }
 
 pub(super) fn usage(old: &VersionIndex, new: &VersionIndex, name: &str) -> Usage {
-    let roles = old.roles.get(name).copied().unwrap_or_default().union(new.roles.get(name).copied().unwrap_or_default());
-    let methods: BTreeSet<String> = [&old.users, &new.users]
-        .into_iter()
-        .filter_map(|u| u.get(name))
-        .flatten()
-        .map(|(_, m)| m.clone())
-        .collect();
+    let roles =
+        old.roles.get(name).copied().unwrap_or_default().union(new.roles.get(name).copied().unwrap_or_default());
+    let methods: BTreeSet<String> =
+        [&old.users, &new.users].into_iter().filter_map(|u| u.get(name)).flatten().map(|(_, m)| m.clone()).collect();
     Usage { sends: roles.sends, receives: roles.receives, methods: methods.into_iter().collect() }
 }

@@ -54,7 +54,9 @@ pub(super) fn summary(kind: &TypeKind) -> String {
                 .collect(),
             " | ",
         ),
-        TypeKind::Tagged(t) => format!("{}: {}", t.tag, list(t.arms.iter().map(|a| format!("\"{}\"", a.wire)).collect(), " | ")),
+        TypeKind::Tagged(t) => {
+            format!("{}: {}", t.tag, list(t.arms.iter().map(|a| format!("\"{}\"", a.wire)).collect(), " | "))
+        }
         TypeKind::Untagged(u) => list(u.arms.iter().map(|a| rust_ty(&a.ty)).collect(), " | "),
     }
 }

@@ -78,7 +78,8 @@ fn item_unions(ir: &Ir, routes: &[Route]) -> BTreeSet<String> {
 
 pub fn emit_access(ir: &Ir, settings: &Settings) -> Result<TokenStream, Error> {
     let catch_all = format_ident!("{}", settings.catch_all);
-    let unions: Vec<TokenStream> = item_unions(ir, &settings.routes).iter().map(|union| union_id(ir, union, &catch_all)).collect();
+    let unions: Vec<TokenStream> =
+        item_unions(ir, &settings.routes).iter().map(|union| union_id(ir, union, &catch_all)).collect();
     let types = (!unions.is_empty()).then(|| quote! { use super::types::*; });
     Ok(quote! {
         #types
@@ -127,7 +128,10 @@ fn string_at(ir: &Ir, name: &str, path: &[&str]) -> Option<Access> {
     }
     let Ty::Named(inner) = resolve(ir, &field.ty) else { return None };
     let nested = string_at(ir, inner, rest)?;
-    Some(Access { path: format!("{}.{}", step(field), nested.path), experimental: field.experimental || nested.experimental })
+    Some(Access {
+        path: format!("{}.{}", step(field), nested.path),
+        experimental: field.experimental || nested.experimental,
+    })
 }
 
 /// `item.id()` when the params' `member` (`item`) is a tagged union whose arms have a string
@@ -155,7 +159,10 @@ fn union_id(ir: &Ir, union: &str, catch_all: &proc_macro2::Ident) -> TokenStream
     });
     let ty = ident(union);
     let gate_impl = gate(ir.types[union].experimental);
-    let doc = format!(" The item's `id`; for a `{}` this crate does not know, its `id` member if that is a string.", tagged.tag);
+    let doc = format!(
+        " The item's `id`; for a `{}` this crate does not know, its `id` member if that is a string.",
+        tagged.tag
+    );
     quote! {
         #gate_impl
         impl #ty {

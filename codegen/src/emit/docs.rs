@@ -68,7 +68,8 @@ pub fn without_heading(doc: &str) -> &str {
     let is_lower = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase());
     let is_sentence_start = |w: &str| {
         let mut chars = w.chars();
-        chars.next().is_some_and(|c| c.is_ascii_uppercase()) && chars.clone().next().is_some_and(|c| c.is_ascii_lowercase())
+        chars.next().is_some_and(|c| c.is_ascii_uppercase())
+            && chars.clone().next().is_some_and(|c| c.is_ascii_lowercase())
     };
     let first_line = text.lines().next().unwrap_or_default();
     let words: Vec<&str> = first_line.split(' ').collect();
@@ -140,7 +141,8 @@ fn escape_inline(line: &str) -> String {
         }
         if !in_code {
             if rest.starts_with("https://") || rest.starts_with("http://") {
-                let end = rest.find(|c: char| c.is_whitespace() || c == ')' || c == '>' || c == '`').unwrap_or(rest.len());
+                let end =
+                    rest.find(|c: char| c.is_whitespace() || c == ')' || c == '>' || c == '`').unwrap_or(rest.len());
                 let url = rest[..end].trim_end_matches(['.', ',', ';', ':']);
                 out.push('<');
                 out.push_str(url);
@@ -182,7 +184,10 @@ mod tests {
 
     #[test]
     fn deprecation_notes() {
-        assert_eq!(deprecation(Some("@deprecated Use `isBlocking` instead.")).as_deref(), Some("Use `isBlocking` instead."));
+        assert_eq!(
+            deprecation(Some("@deprecated Use `isBlocking` instead.")).as_deref(),
+            Some("Use `isBlocking` instead.")
+        );
         assert_eq!(deprecation(Some("A flag.\n\n@deprecated Ignored.\n\nMore.")).as_deref(), Some("Ignored."));
         assert_eq!(deprecation(Some("A flag.")), None);
     }

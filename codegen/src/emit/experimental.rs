@@ -31,8 +31,12 @@ impl Reaching {
                         TypeKind::Alias(t) => reaches(t),
                         TypeKind::Struct(s) => s.fields.iter().any(|f| f.experimental || reaches(&f.ty)),
                         TypeKind::StringEnum(e) => e.values.iter().any(|v| v.experimental),
-                        TypeKind::Tagged(t) => t.arms.iter().any(|a| a.experimental || reaches(&Ty::Named(a.payload.clone()))),
-                        TypeKind::External(e) => e.arms.iter().any(|a| a.experimental || a.payload.as_ref().is_some_and(reaches)),
+                        TypeKind::Tagged(t) => {
+                            t.arms.iter().any(|a| a.experimental || reaches(&Ty::Named(a.payload.clone())))
+                        }
+                        TypeKind::External(e) => {
+                            e.arms.iter().any(|a| a.experimental || a.payload.as_ref().is_some_and(reaches))
+                        }
                         TypeKind::Untagged(u) => u.arms.iter().any(|a| a.experimental || reaches(&a.ty)),
                     };
                 if r {

@@ -12,9 +12,9 @@ use quote::quote;
 
 use super::access::Routes;
 use super::docs::{doc_comment, doc_lines, EXPERIMENTAL_GATE};
-use crate::render;
 use super::Part;
 use crate::ir::*;
+use crate::render;
 use crate::settings::Settings;
 use crate::Error;
 
@@ -150,7 +150,8 @@ fn table(ir: &Ir, direction: Direction, settings: &Settings) -> String {
         shared_params(ir)
     });
     if !direction.is_request() {
-        let envelope: &[Field] = if direction == Direction::ServerNotification { &ir.notification_envelope } else { &[] };
+        let envelope: &[Field] =
+            if direction == Direction::ServerNotification { &ir.notification_envelope } else { &[] };
         if envelope.is_empty() {
             out.push_str("    envelope {}\n");
         } else {
@@ -215,4 +216,3 @@ fn shared_params(ir: &Ir) -> BTreeMap<String, usize> {
     }
     uses
 }
-

@@ -43,14 +43,21 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
         .join(" ");
     let uses = |word: &str| text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word);
     let map = uses("BTreeMap").then(|| quote! { use std::collections::BTreeMap; });
-    let serde_names: Vec<Ident> =
-        ["Deserialize", "Deserializer", "Serialize"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
+    let serde_names: Vec<Ident> = ["Deserialize", "Deserializer", "Serialize"]
+        .into_iter()
+        .filter(|w| uses(w))
+        .map(|w| format_ident!("{w}"))
+        .collect();
     let serde = (!serde_names.is_empty()).then(|| quote! { use serde::{#(#serde_names),*}; });
     let map_access = uses("MapAccess").then(|| quote! { use serde::de::MapAccess; });
     let ser = uses("Serializer").then(|| quote! { use serde::ser::{SerializeMap, Serializer}; });
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let codec = uses("codec").then(|| quote! { use crate::codec; });
-    let macros: Vec<Ident> = ["wire_enum", "wire_external", "wire_struct", "wire_tagged", "wire_untagged"].into_iter().filter(|w| uses(w)).map(|w| format_ident!("{w}")).collect();
+    let macros: Vec<Ident> = ["wire_enum", "wire_external", "wire_struct", "wire_tagged", "wire_untagged"]
+        .into_iter()
+        .filter(|w| uses(w))
+        .map(|w| format_ident!("{w}"))
+        .collect();
     let macros = (!macros.is_empty()).then(|| quote! { use crate::wire_macros::{#(#macros),*}; });
     parts.insert(
         0,
@@ -82,7 +89,11 @@ fn presence_keyword(f: &Field) -> &'static str {
 
 /// An experimental member's, value's or arm's gate, written at the start of its line.
 fn gate_text(experimental: bool) -> String {
-    if experimental { format!("{EXPERIMENTAL_GATE} ") } else { String::new() }
+    if experimental {
+        format!("{EXPERIMENTAL_GATE} ")
+    } else {
+        String::new()
+    }
 }
 
 /// Whether a member or arm that is not experimental itself holds a type that can use
@@ -219,7 +230,8 @@ fn tagged_text(def: &TypeDef, t: &Tagged, reaching: &Reaching) -> String {
     for a in &t.arms {
         out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
         let payload = if a.boxed { format!("Box<{}>", a.payload) } else { a.payload.clone() };
-        let mark = if inside(a.experimental, &Ty::Named(a.payload.clone()), reaching) { " (experimental inside)" } else { "" };
+        let mark =
+            if inside(a.experimental, &Ty::Named(a.payload.clone()), reaching) { " (experimental inside)" } else { "" };
         let _ = writeln!(out, "        {}{}({payload}) = {:?}{mark},", gate_text(a.experimental), a.rust, a.wire);
     }
     out.push_str("    }\n}\n");
@@ -310,7 +322,8 @@ fn match_text(m: &ArmMatch, indent: &str) -> String {
             } else {
                 let _ = writeln!(out, "{indent}    members: &[");
                 for (member, m) in &o.members {
-                    let _ = writeln!(out, "{indent}        ({member:?}, {}),", match_text(m, &format!("{indent}        ")));
+                    let _ =
+                        writeln!(out, "{indent}        ({member:?}, {}),", match_text(m, &format!("{indent}        ")));
                 }
                 let _ = writeln!(out, "{indent}    ],");
             }
@@ -335,7 +348,11 @@ fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStrea
     });
     // Scalar unions (`RequestId`: string or integer) can be map keys.
     let hashable = u.arms.iter().all(|a| matches!(a.ty, Ty::String | Ty::Int(_) | Ty::Bool));
-    let eq_hash = if hashable { quote! { Eq, Hash, } } else { TokenStream::new() };
+    let eq_hash = if hashable {
+        quote! { Eq, Hash, }
+    } else {
+        TokenStream::new()
+    };
     let item = quote! {
         #[derive(Debug, Clone, PartialEq, #eq_hash Serialize)]
         #[serde(untagged)]
@@ -384,7 +401,11 @@ fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStrea
     let inspect_impl = inspect_impl(name, quote! { match self { #(#walks)* } });
     // A scalar arm holds nothing below it: only an experimental arm is surface.
     let gated: Vec<Ident> = u.arms.iter().filter(|a| a.experimental).map(|a| ident(&a.rust)).collect();
-    let used = if gated.is_empty() { quote! { false } } else { quote! { matches!(self, #(Self::#gated(_))|*) } };
+    let used = if gated.is_empty() {
+        quote! { false }
+    } else {
+        quote! { matches!(self, #(Self::#gated(_))|*) }
+    };
     let surface_impl = quote! {
         #[cfg(feature = "experimental")]
         impl crate::experimental::Surface for #name {
@@ -393,7 +414,15 @@ fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStrea
             }
         }
     };
-    (item, vec![union_impl, deserialize_impl(name, quote! { codec::deserialize_scalar_union }), inspect_impl, surface_impl])
+    (
+        item,
+        vec![
+            union_impl,
+            deserialize_impl(name, quote! { codec::deserialize_scalar_union }),
+            inspect_impl,
+            surface_impl,
+        ],
+    )
 }
 
 /// `Inspect` for a type written as tokens, with `body` (which sees `self`, `path`, `inspector`).

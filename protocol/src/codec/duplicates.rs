@@ -149,7 +149,11 @@ fn duplicate_edits(text: &str) -> Option<Vec<Edit>> {
                     // A key.
                     Some(Frame::Object { comma, member: member @ None, .. }) => {
                         let inner = text.get(start + 1..i)?;
-                        let key = if escaped { Cow::Owned(serde_json::from_str::<String>(text.get(start..=i)?).ok()?) } else { Cow::Borrowed(inner) };
+                        let key = if escaped {
+                            Cow::Owned(serde_json::from_str::<String>(text.get(start..=i)?).ok()?)
+                        } else {
+                            Cow::Borrowed(inner)
+                        };
                         *member = Some(Member { key, comma: comma.take(), value: i + 1 });
                     }
                     Some(Frame::Object { member: Some(m), .. }) => {
@@ -162,7 +166,12 @@ fn duplicate_edits(text: &str) -> Option<Vec<Edit>> {
             _ => {
                 // A number, `true`, `false` or `null`.
                 let start = i;
-                while i + 1 < bytes.len() && !matches!(bytes[i + 1], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b':' | b'"' | b'{' | b'[') {
+                while i + 1 < bytes.len()
+                    && !matches!(
+                        bytes[i + 1],
+                        b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b':' | b'"' | b'{' | b'['
+                    )
+                {
                     i += 1;
                 }
                 if let Some(Frame::Object { member: Some(m), .. }) = scan.stack.last_mut() {
@@ -177,7 +186,9 @@ fn duplicate_edits(text: &str) -> Option<Vec<Edit>> {
         return None;
     }
     let mut edits = scan.edits;
-    edits.extend(scan.firsts.into_iter().filter_map(|f| Some(Edit { start: f.value.0, end: f.value.1, with: Some(f.last?) })));
+    edits.extend(
+        scan.firsts.into_iter().filter_map(|f| Some(Edit { start: f.value.0, end: f.value.1, with: Some(f.last?) })),
+    );
     edits.sort_unstable_by_key(|e| e.start);
     Some(edits)
 }
@@ -204,7 +215,11 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(resolve_duplicates(text).as_deref(), want, "{text}");
             if let Some(want) = want {
-                assert_eq!(serde_json::from_str::<Value>(text).unwrap(), serde_json::from_str::<Value>(want).unwrap(), "{text}");
+                assert_eq!(
+                    serde_json::from_str::<Value>(text).unwrap(),
+                    serde_json::from_str::<Value>(want).unwrap(),
+                    "{text}"
+                );
             }
         }
     }

@@ -131,7 +131,8 @@ mod tests {
     fn an_abandoned_record_is_not_reused() {
         let stale = r#"[{"type":"input_text","text":7}]"#;
         let _ = serde_json::from_str::<FunctionCallOutputBody>(stale).unwrap_err();
-        let plain = serde_json::from_str::<FunctionCallOutputBody>(r#"[{"type":"input_text"}]"#).unwrap_err().to_string();
+        let plain =
+            serde_json::from_str::<FunctionCallOutputBody>(r#"[{"type":"input_text"}]"#).unwrap_err().to_string();
         assert!(plain.contains("missing field `text`") && !plain.contains("[0].text"), "{plain}");
         let _ = serde_json::from_str::<FunctionCallOutputBody>(stale).unwrap_err();
         let e = decode("7").unwrap_err();

@@ -100,5 +100,6 @@ pub fn deserialize_scalar_union<'de, D: Deserializer<'de>, T: ScalarUnion>(deser
 
     let scalar = deserializer.deserialize_any(ScalarVisitor(T::EXPECTING))?;
     let unexpected = format!("{}", scalar.unexpected());
-    T::from_scalar(scalar).ok_or_else(|| de::Error::custom(format_args!("invalid value: {unexpected}, expected {}", T::EXPECTING)))
+    T::from_scalar(scalar)
+        .ok_or_else(|| de::Error::custom(format_args!("invalid value: {unexpected}, expected {}", T::EXPECTING)))
 }

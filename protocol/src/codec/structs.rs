@@ -46,7 +46,11 @@ pub fn next_key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, s
 
 /// Reads a member's value into its slot. A member given twice keeps its last value (as
 /// `serde_json::Value` does); every occurrence must have the member's type.
-pub fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(map: &mut A, slot: &mut Option<T>, _name: &'static str) -> Result<(), A::Error> {
+pub fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    slot: &mut Option<T>,
+    _name: &'static str,
+) -> Result<(), A::Error> {
     *slot = Some(map.next_value()?);
     Ok(())
 }
@@ -63,6 +67,8 @@ pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<
 
 /// For `Option<Option<T>>` members where `null` means something: a present member is
 /// `Some(...)`, so `null` reads as `Some(None)` (an absent one stays `None` by `default`).
-pub fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<Option<T>>, D::Error> {
+pub fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(deserializer).map(Some)
 }

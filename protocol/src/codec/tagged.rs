@@ -26,7 +26,11 @@ pub trait TaggedUnion: Sized {
 }
 
 /// The whole object of an unknown tagged arm: its other members plus the tag.
-pub fn unrecognized_arm<'de, D: Deserializer<'de>>(tag_name: &str, tag: &str, payload: D) -> Result<Map<String, Value>, D::Error> {
+pub fn unrecognized_arm<'de, D: Deserializer<'de>>(
+    tag_name: &str,
+    tag: &str,
+    payload: D,
+) -> Result<Map<String, Value>, D::Error> {
     let mut object = Map::deserialize(payload)?;
     object.insert(tag_name.to_owned(), Value::String(tag.to_owned()));
     Ok(object)
@@ -62,7 +66,8 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
                 return Err(de::Error::missing_field(T::TAG));
             };
             trail::clear_nested();
-            deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text)).map_err(|e| nested_error(&text, e))
+            deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text))
+                .map_err(|e| nested_error(&text, e))
         }
     }
 
@@ -78,7 +83,6 @@ struct TagGuard<'t, A> {
     name: &'static str,
     tag: &'t str,
 }
-
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagGuard<'_, A> {
     type Error = A::Error;

@@ -105,10 +105,14 @@ impl<'a> Shape<'a> {
             Match::Values(values) => values.iter().any(|v| {
                 let Ok(shape) = Shape::read(v) else { return false };
                 let same_type = shape.kind == self.kind
-                    || matches!((shape.kind, self.kind), (JsonType::Integer, JsonType::Number) | (JsonType::Number, JsonType::Integer));
+                    || matches!(
+                        (shape.kind, self.kind),
+                        (JsonType::Integer, JsonType::Number) | (JsonType::Number, JsonType::Integer)
+                    );
                 same_type
                     && (how != Strictness::Schema
-                        || serde_json::from_str::<serde_json::Value>(self.text).ok() == serde_json::from_str::<serde_json::Value>(v).ok())
+                        || serde_json::from_str::<serde_json::Value>(self.text).ok()
+                            == serde_json::from_str::<serde_json::Value>(v).ok())
             }),
             Match::Object { required, members, closed } => {
                 if self.kind != JsonType::Object {
@@ -121,10 +125,11 @@ impl<'a> Shape<'a> {
                 let allowed = closed.map_or(true, |c| self.members.iter().all(|(k, _)| c.contains(&k.as_ref())));
                 present
                     && allowed
-                    && (how == Strictness::Members || members.iter().all(|(name, m)| match self.member(name) {
-                        None => true,
-                        Some(raw) => Shape::read(raw.get()).is_ok_and(|shape| shape.accepts(m, how)),
-                    }))
+                    && (how == Strictness::Members
+                        || members.iter().all(|(name, m)| match self.member(name) {
+                            None => true,
+                            Some(raw) => Shape::read(raw.get()).is_ok_and(|shape| shape.accepts(m, how)),
+                        }))
             }
             Match::AnyOf(arms) => arms.iter().any(|a| self.accepts(a, how)),
         }
@@ -173,7 +178,10 @@ pub trait UntaggedUnion: Sized {
     const EXPECTING: &'static str;
     /// `(variant index, what it accepts)`, in schema order.
     const ARMS: &'static [(usize, Match)];
-    fn decode_arm(arm: usize, deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<Self>;
+    fn decode_arm(
+        arm: usize,
+        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<Self>;
 }
 
 /// Decodes an untagged union: the value is read once as JSON text (an object's or array's

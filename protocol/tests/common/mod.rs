@@ -12,7 +12,8 @@ pub fn bundle() -> Value {
 }
 
 pub fn bundle_of(folder: &str) -> Value {
-    let path = format!("{}/../vendor-schemas/{folder}/codex_app_server_protocol.schemas.json", env!("CARGO_MANIFEST_DIR"));
+    let path =
+        format!("{}/../vendor-schemas/{folder}/codex_app_server_protocol.schemas.json", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect("bundle is JSON")
 }
 
@@ -22,7 +23,12 @@ pub fn methods(bundle: &Value, union: &str) -> Vec<(String, Option<Value>)> {
         .as_array()
         .expect("a oneOf")
         .iter()
-        .map(|arm| (arm["properties"]["method"]["enum"][0].as_str().unwrap().to_owned(), arm["properties"].get("params").cloned()))
+        .map(|arm| {
+            (
+                arm["properties"]["method"]["enum"][0].as_str().unwrap().to_owned(),
+                arm["properties"].get("params").cloned(),
+            )
+        })
         .collect()
 }
 

@@ -79,7 +79,12 @@ fn join(pointer: &str, part: impl std::fmt::Display) -> String {
 
 impl<'a> Generator<'a> {
     pub fn new(bundle: &'a Value) -> Self {
-        Generator { bundle, items: BTreeSet::new(), compact_cache: RefCell::new(BTreeMap::new()), expanding: BTreeSet::new() }
+        Generator {
+            bundle,
+            items: BTreeSet::new(),
+            compact_cache: RefCell::new(BTreeMap::new()),
+            expanding: BTreeSet::new(),
+        }
     }
 
     /// The schema a `#/...` reference (or pointer) names.
@@ -101,8 +106,11 @@ impl<'a> Generator<'a> {
         if let Some(arms) = s.get("allOf").and_then(Value::as_array) {
             let mut rest = s.clone();
             rest.remove("allOf");
-            let mut parts: Vec<Vec<Instance>> =
-                arms.iter().enumerate().map(|(i, arm)| self.instances(arm, &join(pointer, format!("allOf/{i}")))).collect();
+            let mut parts: Vec<Vec<Instance>> = arms
+                .iter()
+                .enumerate()
+                .map(|(i, arm)| self.instances(arm, &join(pointer, format!("allOf/{i}"))))
+                .collect();
             if has_own_shape(&rest) {
                 parts.push(self.instances(&Value::Object(rest), pointer));
             }
@@ -134,7 +142,9 @@ impl<'a> Generator<'a> {
                     single.insert("type".into(), t.clone());
                     let item = (Kind::Arm, join(pointer, format!("type/{}", t.as_str().unwrap_or("?"))));
                     self.items.insert(item.clone());
-                    out.extend(self.instances(&Value::Object(single), pointer).into_iter().map(|i| i.covering(item.clone())));
+                    out.extend(
+                        self.instances(&Value::Object(single), pointer).into_iter().map(|i| i.covering(item.clone())),
+                    );
                 }
                 base_not_null(&mut out);
                 out
@@ -186,7 +196,11 @@ impl<'a> Generator<'a> {
             let full = self.instances(schema, reference).into_iter().next();
             std::mem::swap(&mut scratch, &mut self.items);
             self.expanding.remove(reference);
-            out.extend(full.map(|f| Instance { borrowed: f.covers.union(&f.borrowed).cloned().collect(), covers: BTreeSet::new(), ..f }));
+            out.extend(full.map(|f| Instance {
+                borrowed: f.covers.union(&f.borrowed).cloned().collect(),
+                covers: BTreeSet::new(),
+                ..f
+            }));
         }
         if let Some(compact) = self.compact_ref(reference, &mut Vec::new()).0 {
             if out.first().map(|f| &f.value) != Some(&compact) {
@@ -352,7 +366,9 @@ impl<'a> Generator<'a> {
             return (values.iter().find(|v| !v.is_null()).or(values.first()).cloned(), false);
         }
         let t = match s.get("type") {
-            Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("null"),
+            Some(Value::Array(types)) => {
+                types.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("null")
+            }
             Some(Value::String(t)) => t.as_str(),
             _ if s.contains_key("properties") => "object",
             _ => return (Some(any_value()), false),
@@ -361,7 +377,8 @@ impl<'a> Generator<'a> {
             "object" => {
                 let mut out = Map::new();
                 let properties = s.get("properties").and_then(Value::as_object);
-                for name in s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                for name in s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
+                {
                     let member = properties.and_then(|p| p.get(name)).cloned().unwrap_or(Value::Bool(true));
                     let (v, c) = self.compact(&member, stack);
                     cut |= c;
@@ -397,7 +414,8 @@ fn first_not_null(arms: &[Value]) -> usize {
 
 /// A schema object with something of its own besides the keywords that only describe.
 fn has_own_shape(s: &Map<String, Value>) -> bool {
-    s.keys().any(|k| !matches!(k.as_str(), "$schema" | "title" | "description" | "default" | "examples" | "definitions"))
+    s.keys()
+        .any(|k| !matches!(k.as_str(), "$schema" | "title" | "description" | "default" | "examples" | "definitions"))
 }
 
 /// Puts the first instance whose value is not `null` first (the base).
@@ -408,7 +426,12 @@ fn base_not_null(out: &mut [Instance]) {
 }
 
 fn wrap(inst: Instance, f: impl Fn(Value) -> Value) -> Instance {
-    Instance { value: f(inst.value), without_null: inst.without_null.map(&f), covers: inst.covers, borrowed: inst.borrowed }
+    Instance {
+        value: f(inst.value),
+        without_null: inst.without_null.map(&f),
+        covers: inst.covers,
+        borrowed: inst.borrowed,
+    }
 }
 
 /// `base` with `name` set to `member`. The variant without `null`s leaves out every optional

@@ -96,7 +96,11 @@ fn definitions(bundle: &Value) -> Vec<(String, String, &Value)> {
     let mut out = Vec::new();
     for (name, schema) in bundle["definitions"].as_object().expect("definitions") {
         let is_namespace = schema.as_object().is_some_and(|o| o.values().all(Value::is_object))
-            && !schema.as_object().unwrap().keys().any(|k| k == "type" || k.ends_with("Of") || k == "$ref" || k == "enum");
+            && !schema
+                .as_object()
+                .unwrap()
+                .keys()
+                .any(|k| k == "type" || k.ends_with("Of") || k == "$ref" || k == "enum");
         if is_namespace {
             for (inner, schema) in schema.as_object().unwrap() {
                 out.push((format!("#/definitions/{name}/{inner}"), inner.clone(), schema));
@@ -162,7 +166,8 @@ fn check_bundle(folder: &str) -> Report {
                 })
                 .filter_map(|(member, _)| member.rsplit_once("/properties/").map(|(_, name)| name))
                 .collect();
-            match check_instance(instance, decode, &limits, |v| schemas.validate(v, index).map_err(|e| format!("{e}"))) {
+            match check_instance(instance, decode, &limits, |v| schemas.validate(v, index).map_err(|e| format!("{e}")))
+            {
                 Ok(()) => report.exercised.extend(
                     instance.covers.iter().filter(|item| !KNOWN_LIMITS.iter().any(|(m, _)| item.1 == *m)).cloned(),
                 ),
@@ -190,7 +195,9 @@ fn check_bundle(folder: &str) -> Report {
         count(Kind::Arm, &report.exercised),
         count(Kind::Arm, &generator.items),
     );
-    for (member, reason) in KNOWN_LIMITS.iter().filter(|(m, _)| generator.items.contains(&(Kind::Member, m.to_string()))) {
+    for (member, reason) in
+        KNOWN_LIMITS.iter().filter(|(m, _)| generator.items.contains(&(Kind::Member, m.to_string())))
+    {
         let _ = writeln!(out, "  not kept, by design: {member}: {reason}");
     }
     let missed: Vec<_> = generator
@@ -212,7 +219,8 @@ fn check_instance(
     limits: &[&str],
     validate: impl Fn(&Value) -> Result<(), String>,
 ) -> Result<(), String> {
-    validate(&instance.value).map_err(|e| format!("generated instance is not valid for the schema (a generator bug): {e}"))?;
+    validate(&instance.value)
+        .map_err(|e| format!("generated instance is not valid for the schema (a generator bug): {e}"))?;
     let back = decode(&instance.value.to_string())?;
     let less_limits = |v: &Value| {
         let mut v = v.clone();
@@ -221,7 +229,8 @@ fn check_instance(
         }
         v
     };
-    let (expected, expected_without_null) = (less_limits(&instance.value), instance.without_null.as_ref().map(less_limits));
+    let (expected, expected_without_null) =
+        (less_limits(&instance.value), instance.without_null.as_ref().map(less_limits));
     if back == expected || Some(&back) == expected_without_null.as_ref() {
         Ok(())
     } else {
@@ -233,7 +242,11 @@ fn assert_conforms(folder: &str) {
     let report = check_bundle(folder);
     if !report.failures.is_empty() {
         let shown: Vec<_> = report.failures.iter().take(25).collect();
-        panic!("{} failures in the {folder} bundle; the first ones:\n{}", report.failures.len(), shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
+        panic!(
+            "{} failures in the {folder} bundle; the first ones:\n{}",
+            report.failures.len(),
+            shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        );
     }
 }
 
@@ -246,9 +259,11 @@ fn every_type_of_the_stable_bundle_round_trips_its_schema_instances() {
 #[test]
 fn every_type_of_the_experimental_bundle_round_trips_its_schema_instances() {
     // Releases before the experimental API (0.60.1) print no experimental bundle.
-    let path = format!("{}/../vendor-schemas/experimental/codex_app_server_protocol.schemas.json", env!("CARGO_MANIFEST_DIR"));
+    let path =
+        format!("{}/../vendor-schemas/experimental/codex_app_server_protocol.schemas.json", env!("CARGO_MANIFEST_DIR"));
     if !std::path::Path::new(&path).exists() {
-        let _ = writeln!(std::io::stderr(), "conformance experimental: SKIPPED, no experimental bundle vendored ({path})");
+        let _ =
+            writeln!(std::io::stderr(), "conformance experimental: SKIPPED, no experimental bundle vendored ({path})");
         return;
     }
     assert_conforms("experimental");

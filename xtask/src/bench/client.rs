@@ -58,7 +58,9 @@ fn held_decode(input: &[String]) -> Duration {
 
 /// The distinct recorded lines that are notifications or server requests.
 pub fn client_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    lines.filter(|line| matches!(ServerMessage::from_line(line), Ok(Message::Notification(_) | Message::Request(_)))).collect()
+    lines
+        .filter(|line| matches!(ServerMessage::from_line(line), Ok(Message::Notification(_) | Message::Request(_))))
+        .collect()
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -71,7 +73,8 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
         bail!("no notifications or server requests in the fixtures");
     }
     let input: Vec<String> = (0..lines).map(|n| distinct[n % distinct.len()].to_owned()).collect();
-    let notifications = input.iter().filter(|l| matches!(ServerMessage::from_line(l), Ok(Message::Notification(_)))).count();
+    let notifications =
+        input.iter().filter(|l| matches!(ServerMessage::from_line(l), Ok(Message::Notification(_)))).count();
     println!(
         "\nclient: {lines} lines ({notifications} notifications, {} server requests) from {} distinct recorded lines",
         lines - notifications,
@@ -84,7 +87,10 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     let mut lagged = 0;
     for round in 0..=rounds {
         let started = Instant::now();
-        let ok = input.iter().filter(|line| black_box(TypedServerMessage::from_line_with(line, |_| None::<&str>)).is_ok()).count();
+        let ok = input
+            .iter()
+            .filter(|line| black_box(TypedServerMessage::from_line_with(line, |_| None::<&str>)).is_ok())
+            .count();
         let bare_time = started.elapsed();
         if ok != lines {
             bail!("{} of {lines} lines did not decode", lines - ok);
@@ -105,9 +111,21 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     let bare = median(bare);
     let client = median(client);
     println!("{:<30} {:>10.1} ms", "decode typed (bare)", bare.as_secs_f64() * 1e3);
-    println!("{:<30} {:>10.1} ms  ({lagged} notifications lagged over {rounds} rounds)", "client (in-memory, delivered)", client.as_secs_f64() * 1e3);
-    println!("{:<30} {:>10.1} ms  (the floor under the client: lines through the channel, dropped)", "transport alone", median(carried).as_secs_f64() * 1e3);
-    println!("{:<30} {:>10.1} ms  (each line received is decoded as bare, then dropped)", "transport + decode", median(carried_decoded).as_secs_f64() * 1e3);
+    println!(
+        "{:<30} {:>10.1} ms  ({lagged} notifications lagged over {rounds} rounds)",
+        "client (in-memory, delivered)",
+        client.as_secs_f64() * 1e3
+    );
+    println!(
+        "{:<30} {:>10.1} ms  (the floor under the client: lines through the channel, dropped)",
+        "transport alone",
+        median(carried).as_secs_f64() * 1e3
+    );
+    println!(
+        "{:<30} {:>10.1} ms  (each line received is decoded as bare, then dropped)",
+        "transport + decode",
+        median(carried_decoded).as_secs_f64() * 1e3
+    );
     let held = median(held);
     println!(
         "{:<30} {:>10.1} ms  (no transport; each message kept until a batch of {HELD_BATCH} is dropped, as a consumer frees them)",
@@ -117,7 +135,11 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
 
     let round_trips = rt.block_on(round_trips(10_000))?;
     let rt_median = median(round_trips);
-    println!("{:<30} {:>10.1} µs median over 10,000 sequential requests", "request round trip", rt_median.as_secs_f64() * 1e6);
+    println!(
+        "{:<30} {:>10.1} µs median over 10,000 sequential requests",
+        "request round trip",
+        rt_median.as_secs_f64() * 1e6
+    );
 
     let memory = memory_in_child(1024)?;
     let unbounded = memory_in_child(100_000)?;
@@ -288,13 +310,17 @@ pub fn memory_child(distinct: &[&str], n: usize, buffer: usize) -> anyhow::Resul
 
 /// The rise of peak RSS while `n` notifications pass a client whose stream is never read.
 async fn peak_memory_non_reading(distinct: &[&str], n: usize, buffer: usize) -> anyhow::Result<Option<(f64, f64)>> {
-    let notifications: Vec<&str> = distinct.iter().copied().filter(|l| matches!(ServerMessage::from_line(l), Ok(Message::Notification(_)))).collect();
+    let notifications: Vec<&str> = distinct
+        .iter()
+        .copied()
+        .filter(|l| matches!(ServerMessage::from_line(l), Ok(Message::Notification(_))))
+        .collect();
     if notifications.is_empty() {
         bail!("no notifications in the fixtures");
     }
     let (client, mut server) = start(buffer);
     let _idle = client.notifications(); // subscribed, never read
-    // Reset the peak to the current size (Linux: "5" resets VmHWM).
+                                        // Reset the peak to the current size (Linux: "5" resets VmHWM).
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let Some(before) = status_mb("VmRSS:") else { return Ok(None) };
     let mut bytes = 0usize;
@@ -309,7 +335,9 @@ async fn peak_memory_non_reading(distinct: &[&str], n: usize, buffer: usize) -> 
         server.send(line).await?;
     }
     let id = Parts::parse(&request).ok().and_then(|p| p.id).context("request id")?;
-    server.send(format!(r#"{{"id":{},"result":{{"data":[],"nextCursor":null}}}}"#, serde_json::to_string(&id)?)).await?;
+    server
+        .send(format!(r#"{{"id":{},"result":{{"data":[],"nextCursor":null}}}}"#, serde_json::to_string(&id)?))
+        .await?;
     tokio::time::timeout(Duration::from_secs(30), call).await.context("the response did not arrive")???;
     let peak = if reset { status_mb("VmHWM:") } else { status_mb("VmRSS:") };
     Ok(peak.map(|p| ((p - before).max(0.0), bytes as f64 / 1e6)))

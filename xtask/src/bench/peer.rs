@@ -87,9 +87,9 @@ pub fn check<'a>(lines: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> Str
     let mut failed_methods = std::collections::BTreeSet::new();
     let mut untyped_methods = std::collections::BTreeSet::new();
     for (line, method) in lines {
-        let name = method.map(str::to_owned).or_else(|| {
-            serde_json::from_str::<Value>(line).ok()?.get("method")?.as_str().map(str::to_owned)
-        });
+        let name = method
+            .map(str::to_owned)
+            .or_else(|| serde_json::from_str::<Value>(line).ok()?.get("method")?.as_str().map(str::to_owned));
         let name = name.unwrap_or_else(|| "(error response)".into());
         match outcome(line, method) {
             Outcome::Typed => typed += 1,

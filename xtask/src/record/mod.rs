@@ -80,7 +80,8 @@ pub fn run(args: Args) -> Result<()> {
             crate::codex::pinned_path().display()
         );
     };
-    let version = crate::codex::version(&codex).with_context(|| format!("{} does not run; nothing was recorded", codex.display()))?;
+    let version = crate::codex::version(&codex)
+        .with_context(|| format!("{} does not run; nothing was recorded", codex.display()))?;
     if version != codex_app_protocol::CODEX_VERSION {
         eprintln!(
             "note: recording codex {version}, but the protocol crate was generated from {}; run `cargo xtask regen` \
@@ -93,7 +94,12 @@ pub fn run(args: Args) -> Result<()> {
     }
     let out = args.out.unwrap_or_else(|| crate::root().join("traffic/fixtures").join(&version));
     let debug_dir = crate::root().join("target/record").join(&version);
-    eprintln!("codex {version}: {}\nwriting to {} (raw traffic and logs: {})", codex.display(), out.display(), debug_dir.display());
+    eprintln!(
+        "codex {version}: {}\nwriting to {} (raw traffic and logs: {})",
+        codex.display(),
+        out.display(),
+        debug_dir.display()
+    );
 
     let mut failed = Vec::new();
     let mut written = Vec::new();
@@ -102,8 +108,10 @@ pub fn run(args: Args) -> Result<()> {
             Ok(r) => {
                 let path = out.join(format!("{name}.ndjson"));
                 std::fs::create_dir_all(&out)?;
-                std::fs::write(&path, to_transcript(&r.entries)).with_context(|| format!("cannot write {}", path.display()))?;
-                let (c2s, s2c) = (r.entries.iter().filter(|e| e.dir == codex_app_traffic::Dir::C2s).count(), r.entries.len());
+                std::fs::write(&path, to_transcript(&r.entries))
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                let (c2s, s2c) =
+                    (r.entries.iter().filter(|e| e.dir == codex_app_traffic::Dir::C2s).count(), r.entries.len());
                 let detail = format!("{c2s:>3} c2s {:>4} s2c  {:>6.2}s", s2c - c2s, r.duration.as_secs_f64());
                 println!("{}", RecordLine::Recorded { scenario: name.to_owned(), detail, path: path.clone() }.render());
                 for note in &r.notes {
@@ -142,7 +150,11 @@ fn select(wanted: &[String]) -> Result<Vec<&'static str>> {
 /// Runs one scenario; returns its normalized transcript. The raw transcript, the model
 /// requests and the server log go to `debug_dir` (also when the scenario fails).
 pub fn record(name: &str, codex: &Path, debug_dir: &Path) -> Result<Recorded> {
-    let scenario = SCENARIOS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s).with_context(|| format!("unknown scenario `{name}`"))?;
+    let scenario = SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .with_context(|| format!("unknown scenario `{name}`"))?;
     let start = Instant::now();
     let mock = MockServer::start()?;
     let log = debug_dir.join(format!("{name}.stderr.log"));
@@ -161,7 +173,8 @@ pub fn record(name: &str, codex: &Path, debug_dir: &Path) -> Result<Recorded> {
     write_transcript(&debug_dir.join(format!("{name}.raw.ndjson")), &entries)?;
     write_requests(&debug_dir.join(format!("{name}.model-requests.json")), &requests)?;
     let mut normalizer = Normalizer::new(&literals);
-    let normalized: Vec<Entry> = entries.iter().map(|e| Entry { line: normalizer.line(&e.line), ..e.clone() }).collect();
+    let normalized: Vec<Entry> =
+        entries.iter().map(|e| Entry { line: normalizer.line(&e.line), ..e.clone() }).collect();
     write_transcript(&debug_dir.join(format!("{name}.ndjson")), &normalized)?;
 
     result.with_context(|| format!("scenario {name} failed (server log: {})", log.display()))?;
@@ -175,8 +188,11 @@ pub fn record(name: &str, codex: &Path, debug_dir: &Path) -> Result<Recorded> {
 
 /// The mock must have served exactly the scripted bodies and nothing else.
 fn check_requests(mock: &MockServer, requests: &[RecordedRequest]) -> Result<()> {
-    let unexpected: Vec<String> =
-        requests.iter().filter(|r| matches!(r.outcome, Outcome::Status(404 | 500))).map(|r| format!("{} {}", r.method, r.url)).collect();
+    let unexpected: Vec<String> = requests
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Status(404 | 500)))
+        .map(|r| format!("{} {}", r.method, r.url))
+        .collect();
     ensure!(unexpected.is_empty(), "unexpected model requests: {unexpected:?}");
     ensure!(mock.pending() == 0, "{} scripted model answers were never requested", mock.pending());
     Ok(())
@@ -204,8 +220,9 @@ fn repeat(selected: &[&str], codex: &Path, version: &str, runs: usize) -> Result
     let mut committed = Vec::new();
     for name in selected {
         let path = fixtures.join(format!("{name}.ndjson"));
-        let entries = codex_app_traffic::transcript::read_file(&path, Format::Transcript)
-            .with_context(|| format!("no committed fixture to compare with: record it first (`cargo xtask record {name}`)"))?;
+        let entries = codex_app_traffic::transcript::read_file(&path, Format::Transcript).with_context(|| {
+            format!("no committed fixture to compare with: record it first (`cargo xtask record {name}`)")
+        })?;
         committed.push((*name, codex_app_traffic::summary::summarize(&entries)));
     }
     let started = Instant::now();

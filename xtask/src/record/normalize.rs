@@ -132,7 +132,8 @@ pub struct Normalizer {
 impl Normalizer {
     /// `literals`: run-specific strings (paths, URLs) and the placeholder for each.
     pub fn new(literals: &[(String, String)]) -> Normalizer {
-        let mut literals: Vec<(String, String)> = literals.iter().filter(|(from, _)| !from.is_empty()).cloned().collect();
+        let mut literals: Vec<(String, String)> =
+            literals.iter().filter(|(from, _)| !from.is_empty()).cloned().collect();
         literals.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
         Normalizer { literals, uuids: HashMap::new() }
     }

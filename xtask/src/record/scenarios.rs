@@ -148,7 +148,8 @@ impl Session {
     fn command_completed(&mut self, call_id: &str) -> Result<(Value, Value)> {
         self.srv.wait_notification("item/completed", T, |p| {
             let item = &p["item"];
-            (item["type"] == "commandExecution" && item["id"] == call_id).then(|| (item["status"].clone(), item["exitCode"].clone()))
+            (item["type"] == "commandExecution" && item["id"] == call_id)
+                .then(|| (item["status"].clone(), item["exitCode"].clone()))
         })
     }
 }
@@ -246,8 +247,9 @@ fn dynamic_tool(s: &mut Session) -> Result<()> {
     });
     let thread = s.thread_start(json!({"dynamicTools": [tool]}))?;
     s.turn_start(&thread, "Weather in Paris?")?;
-    let (request, arguments) =
-        s.srv.wait_server_request("item/tool/call", T, |p| (p["tool"] == "lookup_weather").then(|| p["arguments"].clone()))?;
+    let (request, arguments) = s.srv.wait_server_request("item/tool/call", T, |p| {
+        (p["tool"] == "lookup_weather").then(|| p["arguments"].clone())
+    })?;
     ensure!(arguments == args, "unexpected tool arguments: {arguments}");
     let answer = json!({"success": true, "contentItems": [{"type": "inputText", "text": "sunny, 24 C"}]});
     s.srv.respond(&request, answer)?;
@@ -293,7 +295,7 @@ fn protocol_errors(s: &mut Session) -> Result<()> {
     expect_invalid_request("experimental method", s.srv.call("mock/experimentalMethod", json!({}), T)?)?;
 
     s.srv.send_bad_line("this is not JSON")?; // no reply; the next request still works
-    // Accepted by the server and not drift: the typed crate drops `jsonrpc` by design.
+                                              // Accepted by the server and not drift: the typed crate drops `jsonrpc` by design.
     s.srv.send_raw_line(r#"{"jsonrpc":"2.0","id":"with-jsonrpc","method":"thread/list","params":{}}"#)?;
     expect_result("request with jsonrpc", s.srv.wait_response(&json!("with-jsonrpc"), T)?)?;
     let line = AppServer::typed_line(&json!({"id": "string-id", "method": "thread/list", "params": {}}), None)?;
@@ -318,7 +320,10 @@ fn interrupt(s: &mut Session) -> Result<()> {
     s.srv.call_ok("turn/interrupt", json!({"threadId": thread, "turnId": turn}), T)?;
     s.turn_completed("interrupted")?;
     let outcome = s.mock.wait_for_outcome(0, T)?;
-    ensure!(outcome == MockOutcome::ClientGone, "the model stream ended with {outcome:?}, expected the client to hang up");
+    ensure!(
+        outcome == MockOutcome::ClientGone,
+        "the model stream ended with {outcome:?}, expected the client to hang up"
+    );
     Ok(())
 }
 
@@ -335,8 +340,12 @@ mod tests {
 
     #[test]
     fn a_message_that_does_not_fit_is_refused_with_its_path() {
-        let err = AppServer::typed_line(&initialize(json!({"name": 42, "version": "1"})), None).unwrap_err().to_string();
-        assert!(err.contains("undecodable") && err.contains("params.clientInfo.name") && err.contains("initialize"), "{err}");
+        let err =
+            AppServer::typed_line(&initialize(json!({"name": 42, "version": "1"})), None).unwrap_err().to_string();
+        assert!(
+            err.contains("undecodable") && err.contains("params.clientInfo.name") && err.contains("initialize"),
+            "{err}"
+        );
         let extra = initialize(json!({"name": "n", "version": "1", "noSuchMember": 1}));
         let err = AppServer::typed_line(&extra, None).unwrap_err().to_string();
         assert!(err.contains("unknown-field") && err.contains("params.clientInfo.noSuchMember"), "{err}");

@@ -74,9 +74,7 @@ impl AppServer {
         let mut cmd = Command::new(codex);
         cmd.arg("app-server");
         home.configure(&mut cmd);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log));
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(log));
         #[cfg(unix)]
         {
             // Own process group, so a hung server and everything it started can be killed.
@@ -166,7 +164,8 @@ impl AppServer {
         Ok(match (decoded, answering) {
             (Message::Response(response), Some(request)) => {
                 let method = request["method"].as_str().context("the answered request has no method")?;
-                let typed = ServerResponse::decode(method, &response.result).context("the checked result does not decode")?;
+                let typed =
+                    ServerResponse::decode(method, &response.result).context("the checked result does not decode")?;
                 ClientMessage::Response(Response::new(response.id, &typed)?).to_line()
             }
             (decoded, _) => decoded.to_line(),
@@ -216,7 +215,8 @@ impl AppServer {
         match self.call(method, params, timeout)? {
             Ok(result) => {
                 let raw = serde_json::value::to_raw_value(&result)?;
-                ClientResponse::decode(method, &raw).with_context(|| format!("{method}: the result does not decode"))?;
+                ClientResponse::decode(method, &raw)
+                    .with_context(|| format!("{method}: the result does not decode"))?;
                 Ok(result)
             }
             Err(error) => bail!("{method} failed: {error}"),
@@ -274,7 +274,12 @@ impl AppServer {
 
     /// Returns what `pick` extracts from the first message (backlog first, then new lines) it
     /// accepts; that message is removed, everything else read on the way stays in the backlog.
-    pub fn wait_for<T>(&mut self, what: &str, timeout: Duration, mut pick: impl FnMut(&Value) -> Option<T>) -> Result<T> {
+    pub fn wait_for<T>(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        mut pick: impl FnMut(&Value) -> Option<T>,
+    ) -> Result<T> {
         let deadline = Instant::now() + timeout;
         let mut searched = 0;
         loop {
@@ -308,7 +313,12 @@ impl AppServer {
 
     /// Waits for a notification `method` whose params `pick` accepts (`Value::Null` when it
     /// has none).
-    pub fn wait_notification<T>(&mut self, method: &str, timeout: Duration, mut pick: impl FnMut(&Value) -> Option<T>) -> Result<T> {
+    pub fn wait_notification<T>(
+        &mut self,
+        method: &str,
+        timeout: Duration,
+        mut pick: impl FnMut(&Value) -> Option<T>,
+    ) -> Result<T> {
         self.wait_for(&format!("notification `{method}`"), timeout, |m| {
             (m.get("id").is_none() && m["method"] == method).then(|| pick(&m["params"])).flatten()
         })
@@ -323,7 +333,9 @@ impl AppServer {
         mut pick: impl FnMut(&Value) -> Option<T>,
     ) -> Result<(Value, T)> {
         self.wait_for(&format!("server request `{method}`"), timeout, |m| {
-            (m.get("id").is_some() && m["method"] == method).then(|| pick(&m["params"]).map(|t| (m.clone(), t))).flatten()
+            (m.get("id").is_some() && m["method"] == method)
+                .then(|| pick(&m["params"]).map(|t| (m.clone(), t)))
+                .flatten()
         })
     }
 
@@ -389,7 +401,10 @@ impl AppServer {
         #[cfg(unix)]
         {
             // Signal the process group we created (its id is the child's pid), nothing else.
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.child.id())]).stderr(Stdio::null()).status();
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.child.id())])
+                .stderr(Stdio::null())
+                .status();
         }
         let _ = self.child.kill();
     }
