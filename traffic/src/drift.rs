@@ -19,12 +19,11 @@
 //!    the crate's null policy: a member whose value is `null` equals an absent member, except
 //!    where the type is `Option<Option<T>>` (reported by the generated walk); a top-level
 //!    `"jsonrpc": "2.0"` is dropped by design; numbers compare by value (`1` equals `1.0`).
-//!    - A member the re-encoding lost is a field the types do not know: [`Kind::UnknownField`].
-//!      Its path comes from `serde_ignored` wrapped around the params/result decode of the
-//!      method's marker type (`visit_method`); members `serde_ignored` cannot see (inside
-//!      `#[serde(flatten)]`, untagged unions or a union whose tag is not first, where serde
-//!      buffers) are still caught by the round trip, with the same path format. Both steps
-//!      run only when the round trip lost something, so a clean line pays for neither.
+//!    - A member the re-encoding lost is a field the types do not know: [`Kind::UnknownField`],
+//!      at its JSON path (the decoder skips it, so the re-encoding does not have it; inside
+//!      unions the decoder buffers too). The comparison is the protocol crate's
+//!      [`roundtrip`](codex_app_protocol::roundtrip), and it costs nothing more per type: a
+//!      second, tracking decode per method type would compile the crate's whole decoder again.
 //!    - Any other difference (a changed value, an added member, a different array length, a
 //!      `null`/absent change of an `Option<Option<T>>` member) is [`Kind::RoundTrip`].
 //! 5. `Unrecognized` variants anywhere inside the decoded value (unknown enum values and union
@@ -38,24 +37,21 @@
 //! Lines marked `"bad": true` are checked the same way, but what is found on them is reported
 //! as expected and is not drift.
 
-use codex_app_protocol::framing::excerpt;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::path::Path;
 
+use codex_app_protocol::framing::excerpt;
 use codex_app_protocol::inspect::{Inspect, Step};
 use codex_app_protocol::jsonrpc::{DecodeError, DecodeErrorKind, Parts};
 use codex_app_protocol::roundtrip::{self, Difference};
 use codex_app_protocol::side::{self, MessageOf, MethodEnum, ResultEnum, Side};
-use codex_app_protocol::{
-    ClientNotification, ClientRequest, Message, Notification, NotificationVisitor, Request, RequestId, RequestVisitor,
-};
-use serde::de::DeserializeOwned;
+use codex_app_protocol::{ClientNotification, ClientRequest, Message, RequestId};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::path::{join, push_index, push_key, split_last};
+use crate::path::{push_index, push_key, split_last};
 use crate::transcript::{self, Dir, Entry, Format, TranscriptError};
 use crate::unrecognized;
 
@@ -384,7 +380,6 @@ impl Checker {
         S::Notification: Inspect,
         S::Response: Inspect,
     {
-        let (params, result) = (parts.params, parts.result);
         match MessageOf::<S>::from_envelope(parts) {
             Err(err) => {
                 self.decode_error(e, err);
@@ -398,7 +393,7 @@ impl Checker {
                     self.find(e, Kind::UnknownMethod, Some(&method), None, detail);
                     return false;
                 }
-                self.typed_message(e, &method, value, &req, || S::visit_request(&method, IgnoredParams(params)))
+                self.typed_message(e, &method, value, &req)
             }
             Ok(Message::Notification(n)) => {
                 let method = n.method().to_owned();
@@ -408,11 +403,10 @@ impl Checker {
                     self.find(e, Kind::UnknownMethod, Some(&method), None, detail);
                     return false;
                 }
-                self.typed_message(e, &method, value, &n, || S::visit_notification(&method, IgnoredParams(params)))
+                self.typed_message(e, &method, value, &n)
             }
             Ok(Message::Response(resp)) => {
                 let Some(method) = self.request_of(e, &resp.id) else { return false };
-                let result = result.unwrap_or(&resp.result);
                 match S::Response::decode(&method, &resp.result) {
                     Err(err) => {
                         self.find(
@@ -425,9 +419,7 @@ impl Checker {
                         false
                     }
                     Ok(typed) if typed.is_unrecognized() => false,
-                    Ok(typed) => self.typed_response(e, &method, value, &resp.id, &typed, || {
-                        <S::Peer as Side>::visit_request(&method, IgnoredResult(result))
-                    }),
+                    Ok(typed) => self.typed_response(e, &method, value, &resp.id, &typed),
                 }
             }
             Ok(Message::Error(err)) => self.error_response(e, value, err),
@@ -478,13 +470,7 @@ impl Checker {
                 return false;
             }
         };
-        self.check_typed(
-            e,
-            method.as_deref(),
-            &NoVariants,
-            Typed { original: value, reencoded, root: &[] },
-            Ignored::default,
-        );
+        self.check_typed(e, method.as_deref(), &NoVariants, Typed { original: value, reencoded, root: &[] });
         true
     }
 
@@ -516,17 +502,10 @@ impl Checker {
         }
     }
 
-    fn typed_message<T: Serialize + Inspect>(
-        &mut self,
-        e: &Entry,
-        method: &str,
-        value: &Value,
-        typed: &T,
-        ignored: impl FnOnce() -> Ignored,
-    ) -> bool {
+    fn typed_message<T: Serialize + Inspect>(&mut self, e: &Entry, method: &str, value: &Value, typed: &T) -> bool {
         match serde_json::to_value(typed) {
             Ok(reencoded) => {
-                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, root: &[] }, ignored);
+                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, root: &[] });
                 self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
                 true
             }
@@ -544,7 +523,6 @@ impl Checker {
         value: &Value,
         id: &RequestId,
         typed: &T,
-        ignored: impl FnOnce() -> Ignored,
     ) -> bool {
         let encoded = serde_json::to_value(id).and_then(|id| Ok((id, serde_json::to_value(typed)?)));
         match encoded {
@@ -558,7 +536,6 @@ impl Checker {
                     Some(method),
                     typed,
                     Typed { original: value, reencoded, root: &[Step::Key("result")] },
-                    ignored,
                 );
                 self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
                 true
@@ -571,14 +548,7 @@ impl Checker {
     }
 
     /// Steps 4 and 5 of the module docs for one decoded message.
-    fn check_typed<T: Inspect + ?Sized>(
-        &mut self,
-        e: &Entry,
-        method: Option<&str>,
-        typed: &T,
-        t: Typed<'_>,
-        ignored: impl FnOnce() -> Ignored,
-    ) {
+    fn check_typed<T: Inspect + ?Sized>(&mut self, e: &Entry, method: Option<&str>, typed: &T, t: Typed<'_>) {
         let diffs = Diffs::of(t.original, &t.reencoded);
 
         let found = unrecognized::inspect(typed, t.root, Some(&t.reencoded));
@@ -586,36 +556,10 @@ impl Checker {
             self.find(e, Kind::UnknownVariant, method, Some(path.clone()), detail.clone());
         }
 
-        if !diffs.lost.is_empty() {
-            let ignored = ignored();
-            if let Some((path, err)) = ignored.error {
-                self.find(
-                    e,
-                    Kind::Undecodable,
-                    method,
-                    Some(path),
-                    format!("decodes, but not when tracking ignored members: {err}"),
-                );
-            }
-            let ignored_paths: HashSet<&str> = ignored.paths.iter().map(String::as_str).collect();
-            for path in &ignored.paths {
-                self.find(
-                    e,
-                    Kind::UnknownField,
-                    method,
-                    Some(path.clone()),
-                    "member not in the type (ignored by the decoder)",
-                );
-            }
-            for (path, value) in &diffs.lost {
-                if !ignored_paths.contains(path.as_str()) {
-                    let detail = format!(
-                        "member not in the type (dropped on re-encoding; it was {})",
-                        excerpt(&value.to_string(), 60)
-                    );
-                    self.find(e, Kind::UnknownField, method, Some(path.clone()), detail);
-                }
-            }
+        for (path, value) in &diffs.lost {
+            let detail =
+                format!("member not in the type (skipped by the decoder; it was {})", excerpt(&value.to_string(), 60));
+            self.find(e, Kind::UnknownField, method, Some(path.clone()), detail);
         }
         for (path, detail) in diffs.changed {
             self.find(e, Kind::RoundTrip, method, Some(path), detail);
@@ -741,85 +685,6 @@ fn short(v: &Value) -> String {
     excerpt(&v.to_string(), 60).into_owned()
 }
 
-/// What `serde_ignored` saw: paths of ignored members, and an error if that decode failed
-/// where the plain one had succeeded.
-#[derive(Default)]
-struct Ignored {
-    paths: Vec<String>,
-    error: Option<(String, String)>,
-}
-
-struct IgnoredParams<'a>(Option<&'a RawValue>);
-struct IgnoredResult<'a>(&'a RawValue);
-
-impl RequestVisitor for IgnoredParams<'_> {
-    type Output = Ignored;
-    fn visit<R: Request>(self) -> Ignored {
-        ignored::<R::Params>(self.0, "params")
-    }
-    fn unrecognized(self) -> Ignored {
-        Ignored::default()
-    }
-}
-
-impl NotificationVisitor for IgnoredParams<'_> {
-    type Output = Ignored;
-    fn visit<N: Notification>(self) -> Ignored {
-        ignored::<N::Params>(self.0, "params")
-    }
-    fn unrecognized(self) -> Ignored {
-        Ignored::default()
-    }
-}
-
-impl RequestVisitor for IgnoredResult<'_> {
-    type Output = Ignored;
-    fn visit<R: Request>(self) -> Ignored {
-        ignored::<R::Response>(Some(self.0), "result")
-    }
-    fn unrecognized(self) -> Ignored {
-        Ignored::default()
-    }
-}
-
-/// Decodes `raw` as `T` through `serde_ignored` (to collect the members `T` ignores) and
-/// `serde_path_to_error` (to say where, should this decode fail).
-fn ignored<T: DeserializeOwned>(raw: Option<&RawValue>, root: &str) -> Ignored {
-    let text = raw.map_or("null", RawValue::get);
-    let mut out = Ignored::default();
-    let mut de = serde_json::Deserializer::from_str(text);
-    let mut on_ignored = |p: serde_ignored::Path<'_>| out.paths.push(ignored_path(root, &p));
-    let tracked = serde_ignored::Deserializer::new(&mut de, &mut on_ignored);
-    let result: Result<T, _> = serde_path_to_error::deserialize(tracked);
-    if let Err(err) = result {
-        let path = err.path().to_string();
-        out.error = Some((if path == "." { root.to_owned() } else { join(root, &path) }, err.into_inner().to_string()));
-    }
-    out
-}
-
-fn ignored_path(root: &str, p: &serde_ignored::Path<'_>) -> String {
-    fn build(p: &serde_ignored::Path<'_>, out: &mut String) {
-        match p {
-            serde_ignored::Path::Root => {}
-            serde_ignored::Path::Seq { parent, index } => {
-                build(parent, out);
-                push_index(out, *index);
-            }
-            serde_ignored::Path::Map { parent, key } => {
-                build(parent, out);
-                push_key(out, key);
-            }
-            serde_ignored::Path::Some { parent }
-            | serde_ignored::Path::NewtypeStruct { parent }
-            | serde_ignored::Path::NewtypeVariant { parent } => build(parent, out),
-        }
-    }
-    let mut out = root.to_owned();
-    build(p, &mut out);
-    out
-}
-
 /// The longest file or method name the tables print whole.
 const MAX_NAME: usize = 100;
 
@@ -921,7 +786,7 @@ mod tests {
         let run = |typed: ThreadMetadataGitInfoUpdateParams, original: Value, reencoded: Value| {
             let mut c = Checker::new(false);
             let t = Typed { original: &original, reencoded, root: &[Step::Key("params")] };
-            c.check_typed(&e, Some("thread/metadata/update"), &typed, t, Ignored::default);
+            c.check_typed(&e, Some("thread/metadata/update"), &typed, t);
             c.report.findings
         };
         let plain = ThreadMetadataGitInfoUpdateParams { branch: None, origin_url: None, sha: None };
@@ -949,7 +814,7 @@ mod tests {
             reencoded: json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}),
             root: &[],
         };
-        c.check_typed(&e, Some("x"), &(), t, Ignored::default);
+        c.check_typed(&e, Some("x"), &(), t);
         let found: Vec<(Kind, Option<&str>)> = c.report.findings.iter().map(|f| (f.kind, f.path.as_deref())).collect();
         assert_eq!(found, [(Kind::RoundTrip, Some("params.a")), (Kind::RoundTrip, Some("params.added"))]);
         assert_eq!(c.report.findings[0].detail, r#""b" re-encoded as "c""#);

@@ -2,18 +2,11 @@
 //!
 //! Members are joined with `.`, array elements are `[i]`; a member name that is not a plain
 //! word (letters, digits, `_`, `$`, `-`) is written as `["..."]` with JSON escapes. Every
-//! source of paths (the round trip, `serde_ignored`, the `Unrecognized` walk) builds them with
+//! source of paths (the round trip, the `Unrecognized` walk) builds them with
 //! [`push_key`] and [`push_index`], the protocol crate's ([`codex_app_protocol::roundtrip`],
 //! whose differences carry such paths), so equal locations give equal strings.
 
 pub use codex_app_protocol::roundtrip::{push_index, push_key};
-
-/// `path` with `key` appended.
-pub fn join(path: &str, key: &str) -> String {
-    let mut out = path.to_owned();
-    push_key(&mut out, key);
-    out
-}
 
 /// Where the member at `path` lives and its name: `("params.thread", "id")`. `None` for a
 /// path that does not end in a plain member.
@@ -40,6 +33,11 @@ mod tests {
         push_index(&mut p, 0);
         push_key(&mut p, "items");
         assert_eq!(p, "params.turns[0].items");
+        let join = |path: &str, key: &str| {
+            let mut out = path.to_owned();
+            push_key(&mut out, key);
+            out
+        };
         assert_eq!(join("", "a b"), r#"["a b"]"#);
         assert_eq!(join("x", "01a2-b"), "x.01a2-b");
         assert_eq!(join("x", "a.b"), r#"x["a.b"]"#);

@@ -81,7 +81,7 @@ fn renamed_optional_field_is_an_unknown_field() {
         (r#""durationMs":"#, r#""durationMillis":"#),
         Kind::UnknownField,
         path,
-        "ignored by the decoder",
+        "skipped by the decoder",
     );
 }
 
@@ -96,14 +96,14 @@ fn added_field_is_an_unknown_field() {
         (from, to),
         Kind::UnknownField,
         Some("params.thread.colour"),
-        "ignored by the decoder",
+        "skipped by the decoder",
     );
 }
 
 #[test]
 fn added_field_inside_a_union_arm() {
     let Some(_) = fixtures_for_test("added_field_inside_a_union_arm") else { return };
-    // The tag comes first, as codex writes it: `serde_ignored` sees the arm's members.
+    // The tag comes first, as codex writes it: the arm decodes as it reads.
     let (from, to) = (r#"{"type":"agentMessage","#, r#"{"type":"agentMessage","mood":"happy","#);
     case(
         "streaming",
@@ -112,10 +112,10 @@ fn added_field_inside_a_union_arm() {
         (from, to),
         Kind::UnknownField,
         Some("params.item.mood"),
-        "ignored by the decoder",
+        "skipped by the decoder",
     );
-    // The tag comes later: the union buffers the object, where `serde_ignored` may not see
-    // into it; the round trip still finds the member, at the same path.
+    // The tag comes later: the union buffers the object first; the round trip finds the
+    // member all the same, at the same path.
     let (from, to) = (r#"{"type":"agentMessage","#, r#"{"mood":"happy","type":"agentMessage","#);
     case(
         "streaming",
@@ -132,7 +132,7 @@ fn added_field_inside_a_union_arm() {
 fn unknown_envelope_member() {
     let Some(_) = fixtures_for_test("unknown_envelope_member") else { return };
     let (from, to) = (r#""emittedAtMs":0}"#, r#""emittedAtMs":0,"priority":1}"#);
-    case("streaming", Dir::S2c, DELTA, (from, to), Kind::UnknownField, Some("priority"), "dropped on re-encoding");
+    case("streaming", Dir::S2c, DELTA, (from, to), Kind::UnknownField, Some("priority"), "skipped by the decoder");
 }
 
 #[test]
@@ -315,7 +315,7 @@ fn client_lines_are_checked_too() {
         (from, to),
         Kind::UnknownField,
         Some("params.clientInfo.platform"),
-        "ignored",
+        "skipped by the decoder",
     );
     let (from, to) = (r#""text":"Say hello""#, r#""text":["Say hello"]"#);
     case(
