@@ -3,7 +3,10 @@
 //! test executable, not one per file. `autotests = false` in Cargo.toml: a new file under
 //! `tests/` is compiled only once it is listed here.
 
+// `common` writes this release's types (its turn helper): pinned like the tests that use it.
+codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 mod common;
+}
 mod memory;
 mod misbehaving;
 mod real;

@@ -97,7 +97,31 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::FunctionCallOutputBody;
+    use crate::codec;
+    use crate::wire_macros::{wire_struct, wire_tagged, wire_untagged};
+
+    // The shape of `FunctionCallOutputBody` (0.171.0), written here so that the tests compile
+    // against the crate generated from any release: an untagged union whose array arm holds a
+    // tagged union, whose arm holds a struct.
+    wire_struct! {
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct TextItem {
+            pub text: String = "text" (required),
+        }
+    }
+    wire_tagged! {
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ContentItem (tag = "type") {
+            InputText(TextItem) = "input_text",
+        }
+    }
+    wire_untagged! {
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum FunctionCallOutputBody {
+            String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+            Array(Vec<ContentItem>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
+        }
+    }
 
     fn decode(text: &str) -> Result<FunctionCallOutputBody, ParamsError> {
         let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
