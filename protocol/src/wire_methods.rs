@@ -371,48 +371,37 @@ macro_rules! wire_notifications {
             /// The thread this notification is about: `params.threadId`, for the methods whose
             /// params have it. `None` for the others and for a method this crate does not know
             /// (`Unrecognized`: read its params).
-            #[allow(unused_variables)]
             pub fn thread_id(&self) -> Option<&str> {
-                match self {
-                    $(
-                        $(#[cfg($cfg)])?
-                        Self::$variant { $(params: $crate::wire_methods::params::$kind::bind!(params),)? .. } => {
-                            $crate::wire_methods::route!($($kind params)? [$($thread)*])
-                        }
-                    )*
-                    Self::Unrecognized { .. } => None,
-                }
+                self.routes()[0]
             }
 
             /// The turn this notification is about: `params.turnId`, or `params.turn.id`, for
             /// the methods whose params have one. `None` for the others and for a method this
             /// crate does not know.
-            #[allow(unused_variables)]
             pub fn turn_id(&self) -> Option<&str> {
-                match self {
-                    $(
-                        $(#[cfg($cfg)])?
-                        Self::$variant { $(params: $crate::wire_methods::params::$kind::bind!(params),)? .. } => {
-                            $crate::wire_methods::route!($($kind params)? [$($turn)*])
-                        }
-                    )*
-                    Self::Unrecognized { .. } => None,
-                }
+                self.routes()[1]
             }
 
             /// The item this notification is about: `params.item.id` (item lifecycle
             /// notifications such as `item/started` and `item/completed`). `None` for the others
             /// and for a method this crate does not know.
-            #[allow(unused_variables)]
             pub fn item_id(&self) -> Option<&str> {
+                self.routes()[2]
+            }
+
+            /// The thread, turn and item routes of the row, in one match.
+            #[allow(unused_variables)]
+            fn routes(&self) -> [Option<&str>; 3] {
                 match self {
                     $(
                         $(#[cfg($cfg)])?
-                        Self::$variant { $(params: $crate::wire_methods::params::$kind::bind!(params),)? .. } => {
-                            $crate::wire_methods::route!($($kind params)? [$($item)*])
-                        }
+                        Self::$variant { $(params: $crate::wire_methods::params::$kind::bind!(params),)? .. } => [
+                            $crate::wire_methods::route!($($kind params)? [$($thread)*]),
+                            $crate::wire_methods::route!($($kind params)? [$($turn)*]),
+                            $crate::wire_methods::route!($($kind params)? [$($item)*]),
+                        ],
                     )*
-                    Self::Unrecognized { .. } => None,
+                    Self::Unrecognized { .. } => [None, None, None],
                 }
             }
 
