@@ -25,7 +25,8 @@
 //! its wire name (`= "tag" (experimental inside)`), and only those are walked into.
 //!
 //! The presence of a member decides how its field is written and read; each is a module with
-//! the same functions (`write`, `read`, `finish`, `inspect`), so the macros need no case analysis:
+//! the same items (the decoding `Slot` type, `write`, `read`, `check!`, `take!`, `start!`,
+//! `inspect`), so the macros need no case analysis:
 //!
 //! | presence | field | absent | `null` | written |
 //! |---|---|---|---|---|
@@ -84,26 +85,52 @@ macro_rules! wire_struct {
         impl $crate::codec::DecodeStruct for $name {
             const EXPECTING: &'static str = concat!("struct ", stringify!($name));
 
-            #[allow(unused_mut, deprecated, clippy::match_single_binding)]
+            // What each struct compiles is kept small, since it is compiled some 700 times:
+            // the names are matched in `member` (not generic over the map); reading a value is a
+            // call to a reader that every member of that type and presence shares; every early
+            // return drops the one `Slots` value, so the code grows with the members, not with
+            // their square.
+            #[allow(unused_mut, unused_variables, deprecated, non_camel_case_types)]
+            #[allow(clippy::match_single_binding)]
             fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-                $(
-                    $(#[cfg($cfg)])?
-                    let mut $field: Option<$ty> = None;
-                )*
+                enum Member {
+                    $($(#[cfg($cfg)])? $field,)*
+                }
+                fn member(key: &str) -> Option<Member> {
+                    match key {
+                        $($(#[cfg($cfg)])? $wire => Some(Member::$field),)*
+                        _ => None,
+                    }
+                }
+                struct Slots {
+                    $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::Slot<$ty>,)*
+                }
+                let mut slots = Slots {
+                    $($(#[cfg($cfg)])? $field: Default::default(),)*
+                };
                 $(let mut $extra = <$extra_ty as Default>::default();)?
                 while let Some(key) = $crate::codec::next_key(&mut map)? {
-                    match key.as_ref() {
+                    let read = match member(&key) {
                         $(
                             $(#[cfg($cfg)])?
-                            $wire => $crate::wire_macros::$presence::read(&mut map, &mut $field, $wire)?,
+                            Some(Member::$field) => $crate::wire_macros::$presence::read(&mut map, &mut slots.$field),
                         )*
                         _ => $crate::wire_macros::unknown_member!(map, key $(, $extra)?),
-                    }
+                    };
+                    read?;
+                }
+                let mut missing = None;
+                $(
+                    $(#[cfg($cfg)])?
+                    $crate::wire_macros::$presence::check!(missing, slots.$field, $wire);
+                )*
+                if let Some(name) = missing {
+                    return Err(serde::de::Error::missing_field(name));
                 }
                 Ok(Self {
                     $(
                         $(#[cfg($cfg)])?
-                        $field: $crate::wire_macros::$presence::finish($field, $wire)?,
+                        $field: $crate::wire_macros::$presence::take!(slots.$field),
                     )*
                     $($extra,)?
                 })
@@ -182,14 +209,16 @@ macro_rules! constructor {
     };
 }
 
-/// A member a struct does not declare: skipped, or kept in the open object's map.
+/// The read of a member a struct does not declare: skipped, or kept in the open object's map.
 macro_rules! unknown_member {
     ($map:ident, $key:ident) => {
-        $crate::codec::skip_member(&mut $map)?
+        $crate::codec::skip_member(&mut $map)
     };
-    ($map:ident, $key:ident, $extra:ident) => {{
-        $extra.insert($key.into_owned(), serde::de::MapAccess::next_value(&mut $map)?);
-    }};
+    ($map:ident, $key:ident, $extra:ident) => {
+        serde::de::MapAccess::next_value(&mut $map).map(|value| {
+            $extra.insert($key.into_owned(), value);
+        })
+    };
 }
 
 /// A string enum and its wire impls, from one table of values. See the module docs.
@@ -583,23 +612,53 @@ pub mod required {
     }
     pub(crate) use start;
 
+    /// While decoding: the value, once its member was read.
+    pub type Slot<T> = Option<T>;
+
     #[inline]
     pub fn write<M: SerializeMap, T: Serialize>(map: &mut M, wire: &'static str, value: &T) -> Result<(), M::Error> {
         map.serialize_entry(wire, value)
     }
 
-    #[inline]
+    /// Reads the member's value. A member given twice keeps its last value (as
+    /// `serde_json::Value` does); every occurrence must have the member's type.
+    ///
+    /// Out of line, as every `read` is: one copy per member type, which every struct with a
+    /// member of that type and presence calls (inlined, each struct would compile it again).
+    #[inline(never)]
     pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
         map: &mut A,
         slot: &mut Option<T>,
-        wire: &'static str,
     ) -> Result<(), A::Error> {
-        crate::codec::read_member(map, slot, wire)
+        *slot = Some(map.next_value()?);
+        Ok(())
     }
 
-    #[inline]
-    pub fn finish<T, E: de::Error>(slot: Option<T>, wire: &'static str) -> Result<T, E> {
-        crate::codec::required(slot, wire)
+    /// After the last member: the first member never given, for the error that names it.
+    macro_rules! check {
+        ($missing:ident, $slot:expr, $wire:literal) => {
+            if $missing.is_none() && $slot.is_none() {
+                $missing = Some($wire);
+            }
+        };
+    }
+    pub(crate) use check;
+
+    /// The field, from a slot [`check!`] found filled.
+    macro_rules! take {
+        ($slot:expr) => {
+            match $slot {
+                Some(value) => value,
+                None => $crate::wire_macros::required::checked_before(),
+            }
+        };
+    }
+    pub(crate) use take;
+
+    #[cold]
+    #[inline(never)]
+    pub fn checked_before() -> ! {
+        unreachable!("a required member is checked before the struct is built")
     }
 
     #[cfg(feature = "inspect")]
@@ -628,6 +687,9 @@ pub mod optional {
     }
     pub(crate) use start;
 
+    /// While decoding: the field itself (`None` until the member is read).
+    pub type Slot<T> = T;
+
     #[inline]
     pub fn write<M: SerializeMap, T: Serialize>(
         map: &mut M,
@@ -640,19 +702,29 @@ pub mod optional {
         }
     }
 
-    #[inline]
+    /// Reads the member's value, `null` as `None`; the last of a member given twice counts.
+    #[inline(never)]
     pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
         map: &mut A,
-        slot: &mut Option<Option<T>>,
-        wire: &'static str,
+        slot: &mut Option<T>,
     ) -> Result<(), A::Error> {
-        crate::codec::read_member(map, slot, wire)
+        *slot = map.next_value()?;
+        Ok(())
     }
 
-    #[inline]
-    pub fn finish<T, E: de::Error>(slot: Option<Option<T>>, _wire: &'static str) -> Result<Option<T>, E> {
-        Ok(slot.flatten())
+    /// An absent member is `None`: nothing to check.
+    macro_rules! check {
+        ($missing:ident, $slot:expr, $wire:literal) => {};
     }
+    pub(crate) use check;
+
+    /// The slot is the field.
+    macro_rules! take {
+        ($slot:expr) => {
+            $slot
+        };
+    }
+    pub(crate) use take;
 
     #[cfg(feature = "inspect")]
     pub use super::required::inspect;
@@ -674,7 +746,7 @@ pub mod required_nullable {
         map.serialize_entry(wire, value)
     }
 
-    pub(crate) use super::optional::{finish, read, start};
+    pub(crate) use super::optional::{check, read, start, take, Slot};
     #[cfg(feature = "inspect")]
     pub use super::required::inspect;
 }
@@ -685,25 +757,17 @@ pub mod required_nullable {
 pub mod optional_nullable {
     use super::*;
 
-    pub(crate) use super::optional::{start, write};
+    pub(crate) use super::optional::{check, start, take, write, Slot};
 
-    #[inline]
+    /// Reads the member's value: present, so `Some`, and `null` is `Some(None)`; the last of a
+    /// member given twice counts.
+    #[inline(never)]
     pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
         map: &mut A,
-        slot: &mut Option<Option<Option<T>>>,
-        _wire: &'static str,
+        slot: &mut Option<Option<T>>,
     ) -> Result<(), A::Error> {
-        // A member given twice: the last value counts, as everywhere else.
-        *slot = Some(Some(map.next_value()?));
+        *slot = Some(map.next_value()?);
         Ok(())
-    }
-
-    #[inline]
-    pub fn finish<T, E: de::Error>(
-        slot: Option<Option<Option<T>>>,
-        _wire: &'static str,
-    ) -> Result<Option<Option<T>>, E> {
-        Ok(slot.flatten())
     }
 
     /// Reports the member as one whose `null` is not its absence, then walks it.

@@ -12,6 +12,8 @@ pub trait StringEnum: Sized {
     fn unrecognized(value: String) -> Self;
 }
 
+/// A string enum's `Deserialize`; out of line, as `deserialize_struct` is.
+#[inline(never)]
 pub fn deserialize_string_enum<'de, D: Deserializer<'de>, T: StringEnum>(deserializer: D) -> Result<T, D::Error> {
     // One visitor for every string enum (the expected-type text is a value, not a type), so
     // the deserializer's string path is compiled once, not once per enum.

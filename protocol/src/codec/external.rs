@@ -27,6 +27,8 @@ pub fn unrecognized_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Res
     Ok(Value::Object(object))
 }
 
+/// An externally tagged union's `Deserialize`; out of line, as `deserialize_struct` is.
+#[inline(never)]
 pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deserializer: D) -> Result<T, D::Error> {
     struct ExternalVisitor<T>(PhantomData<T>);
 

@@ -5,7 +5,6 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
 
 use super::Str;
 
@@ -21,6 +20,10 @@ pub trait DecodeStruct: Sized {
     fn visit_members<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
 }
 
+/// A struct's `Deserialize`. Out of line (as the unions' and the string enums' are): a caller
+/// holds a call, not one more copy of the deserializer's map code (a smaller release build,
+/// `cargo xtask build-times --peer`, at the same decode speed, `cargo xtask bench`).
+#[inline(never)]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
     struct StructVisitor<T>(PhantomData<T>);
 
@@ -44,31 +47,9 @@ pub fn next_key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Cow<'de, s
     Ok(map.next_key::<Str<'de>>()?.map(|key| key.0))
 }
 
-/// Reads a member's value into its slot. A member given twice keeps its last value (as
-/// `serde_json::Value` does); every occurrence must have the member's type.
-pub fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
-    map: &mut A,
-    slot: &mut Option<T>,
-    _name: &'static str,
-) -> Result<(), A::Error> {
-    *slot = Some(map.next_value()?);
-    Ok(())
-}
-
-/// Skips the value of a member the struct does not know.
+/// Skips the value of a member the struct does not know. Out of line: a call in each struct's
+/// decoder, not one more copy of the code that skips a value.
+#[inline(never)]
 pub fn skip_member<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
     map.next_value::<de::IgnoredAny>().map(|_| ())
-}
-
-/// The value of a required member, or the error that names it.
-pub fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
-    slot.ok_or_else(|| de::Error::missing_field(name))
-}
-
-/// For `Option<Option<T>>` members where `null` means something: a present member is
-/// `Some(...)`, so `null` reads as `Some(None)` (an absent one stays `None` by `default`).
-pub fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(deserializer).map(Some)
 }

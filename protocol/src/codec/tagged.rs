@@ -36,6 +36,8 @@ pub fn unrecognized_arm<'de, D: Deserializer<'de>>(
     Ok(object)
 }
 
+/// A tagged union's `Deserialize`; out of line, as `deserialize_struct` is.
+#[inline(never)]
 pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
     struct TaggedVisitor<T>(PhantomData<T>);
 
@@ -58,13 +60,7 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             // The tag is not first: keep the members as raw JSON, write them back with the
             // tag first and decode that through the path above. (Decoding the buffered members
             // with any other deserializer would compile every arm's deserializer again.)
-            let mut members = vec![(first.0.into_owned(), map.next_value::<Box<RawValue>>()?)];
-            while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
-                members.push((k, v));
-            }
-            let Some(text) = tag_first(members, T::TAG) else {
-                return Err(de::Error::missing_field(T::TAG));
-            };
+            let text = buffer_tag_first(first, &mut map, T::TAG)?;
             trail::clear_nested();
             deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text))
                 .map_err(|e| nested_error(&text, e))
@@ -72,6 +68,21 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
     }
 
     deserializer.deserialize_map(TaggedVisitor(PhantomData))
+}
+
+/// The rest of an object whose first member (`first`) is not the tag, written back as text
+/// with the tag first ([`tag_first`]). Generic over the map only, not over the union.
+#[inline(never)]
+fn buffer_tag_first<'de, A: MapAccess<'de>>(
+    first: Str<'de>,
+    map: &mut A,
+    tag: &'static str,
+) -> Result<String, A::Error> {
+    let mut members = vec![(first.0.into_owned(), map.next_value::<Box<RawValue>>()?)];
+    while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+        members.push((k, v));
+    }
+    tag_first(members, tag).ok_or_else(|| de::Error::missing_field(tag))
 }
 
 /// The members after a tagged union's tag, as its arm reads them. A second tag member is
