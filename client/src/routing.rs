@@ -224,6 +224,17 @@ mod tests {
         ))
     }
 
+    /// The report of a line that did not decode, where only its being one matters.
+    fn bad_line() -> Arc<DecodeReport> {
+        Arc::new(DecodeReport {
+            line_number: Some(1),
+            method: None,
+            path: None,
+            message: "bad".into(),
+            line: String::new(),
+        })
+    }
+
     fn router() -> TurnRouter {
         TurnRouter::new(16, Duration::from_secs(5))
     }
@@ -314,13 +325,7 @@ mod tests {
         let mut r = router();
         r.expect("t");
         let line = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"a","status":7}}}"#;
-        let report = Arc::new(DecodeReport {
-            line_number: Some(1),
-            method: None,
-            path: None,
-            message: "bad".into(),
-            line: String::new(),
-        });
+        let report = bad_line();
         r.undecodable(line, &report);
         let a = r.started("t", "a");
         assert_eq!(drain(&a), (vec!["undecodable".into()], true));
@@ -332,13 +337,7 @@ mod tests {
         r.expect("t");
         let a = r.started("t", "a");
         let line = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t","turnId":"a","delta":5}}"#;
-        let report = Arc::new(DecodeReport {
-            line_number: Some(1),
-            method: None,
-            path: None,
-            message: "bad".into(),
-            line: String::new(),
-        });
+        let report = bad_line();
         r.undecodable(line, &report);
         r.undecodable("not json", &report);
         assert_eq!(drain(&a), (vec!["undecodable".into()], false));

@@ -21,8 +21,9 @@ pub trait DecodeStruct: Sized {
 }
 
 /// A struct's `Deserialize`. Out of line (as the unions' and the string enums' are): a caller
-/// holds a call, not one more copy of the deserializer's map code (a smaller release build,
-/// `cargo xtask build-times --peer`, at the same decode speed, `cargo xtask bench`).
+/// holds a call, not one more copy of the deserializer's map code. That makes the release
+/// build smaller (`cargo xtask build-times --peer`) for a call per value when decoding
+/// (ARCHITECTURE.md, "Build cost").
 #[inline(never)]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
     struct StructVisitor<T>(PhantomData<T>);
