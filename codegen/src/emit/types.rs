@@ -385,7 +385,7 @@ fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStrea
         impl codec::ScalarUnion for #name {
             const EXPECTING: &'static str = #expecting;
 
-            fn from_scalar(scalar: codec::Scalar<'_>) -> Option<Self> {
+            fn from_scalar(scalar: &codec::Scalar<'_>) -> Option<Self> {
                 #(#tries)*
                 None
             }

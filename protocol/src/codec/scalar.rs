@@ -10,7 +10,8 @@ use serde::de::{self, Deserializer, Visitor};
 /// scalar without buffering.
 pub trait ScalarUnion: Sized {
     const EXPECTING: &'static str;
-    fn from_scalar(scalar: Scalar<'_>) -> Option<Self>;
+    /// The arm `scalar` fits, in the schema's order; `None` if none does.
+    fn from_scalar(scalar: &Scalar<'_>) -> Option<Self>;
 }
 
 /// One JSON scalar.
@@ -99,7 +100,8 @@ pub fn deserialize_scalar_union<'de, D: Deserializer<'de>, T: ScalarUnion>(deser
     }
 
     let scalar = deserializer.deserialize_any(ScalarVisitor(T::EXPECTING))?;
-    let unexpected = format!("{}", scalar.unexpected());
-    T::from_scalar(scalar)
-        .ok_or_else(|| de::Error::custom(format_args!("invalid value: {unexpected}, expected {}", T::EXPECTING)))
+    // The error's text is written only for a value no arm takes.
+    T::from_scalar(&scalar).ok_or_else(|| {
+        de::Error::custom(format_args!("invalid value: {}, expected {}", scalar.unexpected(), T::EXPECTING))
+    })
 }

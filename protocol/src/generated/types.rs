@@ -7739,7 +7739,7 @@ pub enum RequestId {
 }
 impl codec::ScalarUnion for RequestId {
     const EXPECTING: &'static str = "`RequestId` (one of: String, Integer)";
-    fn from_scalar(scalar: codec::Scalar<'_>) -> Option<Self> {
+    fn from_scalar(scalar: &codec::Scalar<'_>) -> Option<Self> {
         if let Some(value) = scalar.as_str().map(str::to_owned) {
             return Some(Self::String(value));
         }
