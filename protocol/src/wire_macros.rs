@@ -86,22 +86,12 @@ macro_rules! wire_struct {
             const EXPECTING: &'static str = concat!("struct ", stringify!($name));
 
             // What each struct compiles is kept small, since it is compiled some 700 times:
-            // the names are matched in `member` (not generic over the map); reading a value is a
-            // call to a reader that every member of that type and presence shares; every early
-            // return drops the one `Slots` value, so the code grows with the members, not with
-            // their square.
+            // reading a value is a call to a reader that every member of that type and presence
+            // shares; every early return drops the one `Slots` value, so the code grows with the
+            // members, not with their square.
             #[allow(unused_mut, unused_variables, deprecated, non_camel_case_types)]
             #[allow(clippy::match_single_binding)]
             fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-                enum Member {
-                    $($(#[cfg($cfg)])? $field,)*
-                }
-                fn member(key: &str) -> Option<Member> {
-                    match key {
-                        $($(#[cfg($cfg)])? $wire => Some(Member::$field),)*
-                        _ => None,
-                    }
-                }
                 struct Slots {
                     $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::Slot<$ty>,)*
                 }
@@ -110,10 +100,10 @@ macro_rules! wire_struct {
                 };
                 $(let mut $extra = <$extra_ty as Default>::default();)?
                 while let Some(key) = $crate::codec::next_key(&mut map)? {
-                    let read = match member(&key) {
+                    let read = match &*key {
                         $(
                             $(#[cfg($cfg)])?
-                            Some(Member::$field) => $crate::wire_macros::$presence::read(&mut map, &mut slots.$field),
+                            $wire => $crate::wire_macros::$presence::read(&mut map, &mut slots.$field),
                         )*
                         _ => $crate::wire_macros::unknown_member!(map, key $(, $extra)?),
                     };
@@ -138,6 +128,7 @@ macro_rules! wire_struct {
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
+            #[inline]
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::codec::deserialize_struct(deserializer)
             }
@@ -282,6 +273,7 @@ macro_rules! wire_enum {
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
+            #[inline]
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::codec::deserialize_string_enum(deserializer)
             }
@@ -357,6 +349,7 @@ macro_rules! wire_tagged {
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
+            #[inline]
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::codec::deserialize_tagged(deserializer)
             }
@@ -423,6 +416,7 @@ macro_rules! wire_untagged {
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
+            #[inline]
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::codec::deserialize_untagged(deserializer)
             }
@@ -519,6 +513,7 @@ macro_rules! wire_external {
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
+            #[inline]
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::codec::deserialize_external(deserializer)
             }

@@ -161,8 +161,9 @@ macro_rules! wire_requests {
             /// Decodes the `result` of a response to a request of `method` straight from
             /// `result`.
             pub fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
+                // Boxed here, as `params::required::decode` boxes params.
                 Ok(match method {
-                    $($(#[cfg($cfg)])? $wire => Self::$variant(serde::Deserialize::deserialize(result)?),)*
+                    $($(#[cfg($cfg)])? $wire => Self::$variant(serde::Deserialize::deserialize(result).map(Box::new)?),)*
                     _ => Self::Unrecognized(serde::Deserialize::deserialize(result)?),
                 })
             }
@@ -608,11 +609,14 @@ pub mod params {
         }
         pub(crate) use {bind, field};
 
+        /// Boxed here rather than by serde's `Box<T>` impl: that impl is compiled in serde's own
+        /// codegen unit, and with it the drop code of every params type (for the unwinding path
+        /// of `Box::new`), which this one shares with the method table.
         #[inline]
         pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
             params: D,
         ) -> Result<Box<T>, D::Error> {
-            serde::Deserialize::deserialize(params)
+            <T as serde::Deserialize>::deserialize(params).map(Box::new)
         }
 
         #[inline]
@@ -647,7 +651,7 @@ pub mod params {
         pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
             params: D,
         ) -> Result<Option<Box<T>>, D::Error> {
-            serde::Deserialize::deserialize(params)
+            <Option<T> as serde::Deserialize>::deserialize(params).map(|p| p.map(Box::new))
         }
 
         #[inline]

@@ -45,6 +45,7 @@ pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deseria
     impl<'de, T: ExternalUnion> Visitor<'de> for ExternalVisitor<T> {
         type Value = T;
 
+        #[inline]
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str(T::EXPECTING)
         }

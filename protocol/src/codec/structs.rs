@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
@@ -24,23 +25,34 @@ pub trait DecodeStruct: Sized {
 /// holds a call, not one more copy of the deserializer's map code. That makes the release
 /// build smaller (`cargo xtask build-times --peer`) for a call per value when decoding
 /// (ARCHITECTURE.md, "Build cost").
+///
+/// The visitor hands the value to the deserializer as `ManuallyDrop<T>`: serde_json drops a
+/// visitor's value when the object's end is missing after it, so with a plain `T` each
+/// struct's drop code (and that of every type inside it) would be compiled again into the
+/// deserializer's copy of `deserialize_map`, in another codegen unit. That path is not taken
+/// here (the visitor reads up to the object's end before it returns a value), so nothing
+/// is left undropped.
 #[inline(never)]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
     struct StructVisitor<T>(PhantomData<T>);
 
     impl<'de, T: DecodeStruct> Visitor<'de> for StructVisitor<T> {
-        type Value = T;
+        type Value = ManuallyDrop<T>;
 
+        // Both inlined into the deserializer's copy, so that they are not one more function
+        // for each struct.
+        #[inline]
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str(T::EXPECTING)
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-            T::visit_members(map)
+        #[inline(always)]
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ManuallyDrop<T>, A::Error> {
+            T::visit_members(map).map(ManuallyDrop::new)
         }
     }
 
-    deserializer.deserialize_map(StructVisitor(PhantomData))
+    deserializer.deserialize_map(StructVisitor(PhantomData)).map(ManuallyDrop::into_inner)
 }
 
 /// The next member name of a struct, borrowed from the input when it has no escapes.

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -42,20 +43,22 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
     struct TaggedVisitor<T>(PhantomData<T>);
 
     impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<T> {
-        type Value = T;
+        // Not dropped by the deserializer, as in `deserialize_struct`.
+        type Value = ManuallyDrop<T>;
 
+        #[inline]
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str(T::EXPECTING)
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ManuallyDrop<T>, A::Error> {
             let Some(first) = map.next_key::<Str<'de>>()? else {
                 return Err(de::Error::missing_field(T::TAG));
             };
             if first.0 == T::TAG {
                 let tag = map.next_value::<Str<'de>>()?;
                 let guard = TagGuard { map, name: T::TAG, tag: &tag.0 };
-                return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(guard));
+                return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(guard)).map(ManuallyDrop::new);
             }
             // The tag is not first: keep the members as raw JSON, write them back with the
             // tag first and decode that through the path above. (Decoding the buffered members
@@ -63,11 +66,12 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             let text = buffer_tag_first(first, &mut map, T::TAG)?;
             trail::clear_nested();
             deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text))
+                .map(ManuallyDrop::new)
                 .map_err(|e| nested_error(&text, e))
         }
     }
 
-    deserializer.deserialize_map(TaggedVisitor(PhantomData))
+    deserializer.deserialize_map(TaggedVisitor(PhantomData)).map(ManuallyDrop::into_inner)
 }
 
 /// The rest of an object whose first member (`first`) is not the tag, written back as text

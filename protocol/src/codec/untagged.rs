@@ -208,6 +208,7 @@ pub fn deserialize_untagged<'de, D: Deserializer<'de>, T: UntaggedUnion>(deseria
     impl<'de, T: UntaggedUnion> Visitor<'de> for UntaggedVisitor<T> {
         type Value = T;
 
+        #[inline]
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str(T::EXPECTING)
         }
