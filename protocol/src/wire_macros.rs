@@ -251,6 +251,7 @@ macro_rules! wire_enum {
         impl $crate::codec::StringEnum for $name {
             const EXPECTING: &'static str = concat!("`", stringify!($name), "` (a string)");
 
+            #[inline]
             fn from_wire(value: &str) -> Option<Self> {
                 Some(match value {
                     $(
@@ -261,6 +262,7 @@ macro_rules! wire_enum {
                 })
             }
 
+            #[inline]
             fn unrecognized(value: String) -> Self {
                 Self::Unrecognized(value)
             }
@@ -486,6 +488,7 @@ macro_rules! wire_external {
             const EXPECTING: &'static str = concat!("`", stringify!($name), "` (a string or an object with one member)");
 
             #[allow(clippy::match_single_binding)]
+            #[inline]
             fn from_unit(value: &str) -> Self {
                 match value {
                     $(
@@ -507,6 +510,7 @@ macro_rules! wire_external {
                 })
             }
 
+            #[inline]
             fn unrecognized(value: serde_json::Value) -> Self {
                 Self::Unrecognized(value)
             }
