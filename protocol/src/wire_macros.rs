@@ -89,7 +89,7 @@ macro_rules! wire_struct {
             // reading a value is a call to a reader that every member of that type and presence
             // shares; every early return drops the one `Slots` value, so the code grows with the
             // members, not with their square.
-            #[allow(unused_mut, unused_variables, deprecated, non_camel_case_types)]
+            #[allow(unused_mut, unused_variables, deprecated)]
             #[allow(clippy::match_single_binding)]
             fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
                 struct Slots {

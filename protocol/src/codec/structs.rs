@@ -29,9 +29,9 @@ pub trait DecodeStruct: Sized {
 /// The visitor hands the value to the deserializer as `ManuallyDrop<T>`: serde_json drops a
 /// visitor's value when the object's end is missing after it, so with a plain `T` each
 /// struct's drop code (and that of every type inside it) would be compiled again into the
-/// deserializer's copy of `deserialize_map`, in another codegen unit. That path is not taken
-/// here (the visitor reads up to the object's end before it returns a value), so nothing
-/// is left undropped.
+/// deserializer's copy of `deserialize_map`, in another codegen unit. A deserializer that
+/// failed after the visitor returned would leak the value instead of dropping it; serde_json's
+/// (from text or from a `Value`) cannot, since the visitor reads up to the object's end.
 #[inline(never)]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
     struct StructVisitor<T>(PhantomData<T>);
