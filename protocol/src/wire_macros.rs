@@ -757,17 +757,9 @@ pub mod optional_nullable {
     use super::*;
 
     pub(crate) use super::optional::{check, start, take, write, Slot};
-
-    /// Reads the member's value: present, so `Some`, and `null` is `Some(None)`; the last of a
-    /// member given twice counts.
-    #[inline(never)]
-    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
-        map: &mut A,
-        slot: &mut Option<Option<T>>,
-    ) -> Result<(), A::Error> {
-        *slot = Some(map.next_value()?);
-        Ok(())
-    }
+    /// A present member is `Some`, and its `null` is `Some(None)`: the read of a required
+    /// member whose value is an `Option<T>`.
+    pub use super::required::read;
 
     /// Reports the member as one whose `null` is not its absence, then walks it.
     #[cfg(feature = "inspect")]
