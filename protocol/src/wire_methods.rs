@@ -161,9 +161,9 @@ macro_rules! wire_requests {
             /// Decodes the `result` of a response to a request of `method` straight from
             /// `result`.
             pub fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
-                // Boxed here, as `params::required::decode` boxes params.
+                // Boxed as `params::required::decode` boxes params.
                 Ok(match method {
-                    $($(#[cfg($cfg)])? $wire => Self::$variant(serde::Deserialize::deserialize(result).map(Box::new)?),)*
+                    $($(#[cfg($cfg)])? $wire => Self::$variant($crate::wire_methods::params::boxed(result)?),)*
                     _ => Self::Unrecognized(serde::Deserialize::deserialize(result)?),
                 })
             }
@@ -329,9 +329,19 @@ macro_rules! wire_notifications {
                 params: Option<&serde_json::value::RawValue>,
                 extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)],
             ) -> Result<Self, $crate::codec::ParamsError> {
-                let mut message = $crate::codec::decode_raw(params, |params| Self::deserialize_params(method, params))?;
-                message.set_envelope(extra)?;
-                Ok(message)
+                // The envelope members first, and the message is never dropped here (not
+                // even if a panic unwinds through): that would compile the drop code of every
+                // notification's params into this function (ARCHITECTURE.md, "Build cost").
+                struct Envelope {
+                    $($env: Option<$env_ty>,)*
+                }
+                let _ = extra;
+                let envelope = Envelope { $($env: $crate::codec::member(extra, $env_wire)?,)* };
+                let mut message = std::mem::ManuallyDrop::new($crate::codec::decode_raw(params, |params| Self::deserialize_params(method, params))?);
+                let ($($env,)*) = message.envelope_mut();
+                $(*$env = envelope.$env;)*
+                let _ = envelope;
+                Ok(std::mem::ManuallyDrop::into_inner(message))
             }
 
             /// Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
@@ -352,12 +362,17 @@ macro_rules! wire_notifications {
             /// members other than `method` and `params`.
             pub fn set_envelope(&mut self, extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)]) -> Result<(), $crate::codec::ParamsError> {
                 let _ = extra;
-                let ($($env,)*) = match self {
-                    $($(#[cfg($cfg)])? Self::$variant { $($row_env,)* .. } => ($($row_env,)*),)*
-                    Self::Unrecognized { $($env,)* .. } => ($($env,)*),
-                };
+                let ($($env,)*) = self.envelope_mut();
                 $(*$env = $crate::codec::member(extra, $env_wire)?;)*
                 Ok(())
+            }
+
+            /// The envelope members of this notification, to set.
+            fn envelope_mut(&mut self) -> ($(&mut Option<$env_ty>,)*) {
+                match self {
+                    $($(#[cfg($cfg)])? Self::$variant { $($row_env,)* .. } => ($($row_env,)*),)*
+                    Self::Unrecognized { $($env,)* .. } => ($($env,)*),
+                }
             }
 
             /// Calls `visitor` with the marker type of `method`, or its `unrecognized` for a
@@ -595,6 +610,24 @@ pub mod params {
 
     pub(crate) use {experimental_api, marker_params, none, reason, walked, written};
 
+    /// Decodes a `T` into a box allocated before it, as params and results are held.
+    ///
+    /// Not `Box::new(value)`: its allocation may unwind while it holds the value, so each
+    /// call compiles the value's drop code (and that of every type inside it) into the
+    /// caller's codegen unit once more, for every params and result type of the method table.
+    /// Here no `T` is held while allocating, and a failed decode only frees the empty box
+    /// (ARCHITECTURE.md, "Build cost").
+    #[inline]
+    pub fn boxed<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+        deserializer: D,
+    ) -> Result<Box<T>, D::Error> {
+        let mut slot = Box::new(std::mem::MaybeUninit::<T>::uninit());
+        slot.write(T::deserialize(deserializer)?);
+        // SAFETY: `slot` holds an initialised `T` (written above), and `MaybeUninit<T>` has
+        // the size, alignment and layout of `T`, so the allocation is that of a `Box<T>`.
+        Ok(unsafe { Box::from_raw(Box::into_raw(slot).cast::<T>()) })
+    }
+
     /// Params that must be present: the variant holds `params: Box<T>`.
     pub mod required {
         /// The type of the variant's `params`.
@@ -609,14 +642,12 @@ pub mod params {
         }
         pub(crate) use {bind, field};
 
-        /// Boxed here rather than by serde's `Box<T>` impl: that impl is compiled in serde's own
-        /// codegen unit, and with it the drop code of every params type (for the unwinding path
-        /// of `Box::new`), which this one shares with the method table.
+        /// Decoded into its box: see [`super::boxed`].
         #[inline]
         pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
             params: D,
         ) -> Result<Box<T>, D::Error> {
-            <T as serde::Deserialize>::deserialize(params).map(Box::new)
+            super::boxed(params)
         }
 
         #[inline]
@@ -647,11 +678,21 @@ pub mod params {
         pub(crate) use super::required::bind;
         pub(crate) use field;
 
+        /// Params decoded into their box ([`super::boxed`]), for serde's `Option`.
+        struct Boxed<T>(Box<T>);
+
+        impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Boxed<T> {
+            #[inline]
+            fn deserialize<D: serde::Deserializer<'de>>(params: D) -> Result<Self, D::Error> {
+                super::boxed(params).map(Boxed)
+            }
+        }
+
         #[inline]
         pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
             params: D,
         ) -> Result<Option<Box<T>>, D::Error> {
-            <Option<T> as serde::Deserialize>::deserialize(params).map(|p| p.map(Box::new))
+            <Option<Boxed<T>> as serde::Deserialize>::deserialize(params).map(|p| p.map(|p| p.0))
         }
 
         #[inline]

@@ -53,7 +53,12 @@ pub fn decode_raw<T>(
     let text = raw.map_or("null", RawValue::get);
     let run = |text: &str| {
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        decode(&mut deserializer).and_then(|value| deserializer.end().map(|()| value))
+        // Never dropped here, even when text is left after it (not reached: the text is one
+        // JSON value, a `RawValue`'s or that with duplicates resolved, and every decoder
+        // reads a whole value) or `end` unwinds: that would compile the drop code of every
+        // params type once more here (ARCHITECTURE.md, "Build cost").
+        let value = std::mem::ManuallyDrop::new(decode(&mut deserializer)?);
+        deserializer.end().map(|()| std::mem::ManuallyDrop::into_inner(value))
     };
     trail::reset();
     match run(text) {
