@@ -599,6 +599,29 @@ use serde::ser::{Serialize, SerializeMap};
 #[cfg(feature = "inspect")]
 use crate::inspect::{Inspect, Inspector, Step};
 
+/// The reads of a member's value, as methods of its type: rustc compiles a provided trait
+/// method with the type it is called for (in the codegen unit of that type's module), so a
+/// generated type is read in the unit that holds the decoders of the structs it is a member
+/// of, and its drop code (a member given twice drops its earlier value) is not compiled once
+/// more in a unit of its own.
+pub trait ReadMember<'de>: Deserialize<'de> {
+    /// See [`required::read`].
+    #[inline(never)]
+    fn read_required<A: MapAccess<'de>>(map: &mut A, slot: &mut Option<Self>) -> Result<(), A::Error> {
+        *slot = Some(map.next_value()?);
+        Ok(())
+    }
+
+    /// See [`optional::read`].
+    #[inline(never)]
+    fn read_optional<A: MapAccess<'de>>(map: &mut A, slot: &mut Option<Self>) -> Result<(), A::Error> {
+        *slot = map.next_value()?;
+        Ok(())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> ReadMember<'de> for T {}
+
 /// A member that must be present: the field is `T`.
 pub mod required {
     use super::*;
@@ -624,13 +647,12 @@ pub mod required {
     ///
     /// Out of line, as every `read` is: one copy per member type, which every struct with a
     /// member of that type and presence calls (inlined, each struct would compile it again).
-    #[inline(never)]
+    #[inline]
     pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
         map: &mut A,
         slot: &mut Option<T>,
     ) -> Result<(), A::Error> {
-        *slot = Some(map.next_value()?);
-        Ok(())
+        T::read_required(map, slot)
     }
 
     /// After the last member: the first member never given, for the error that names it.
@@ -702,13 +724,12 @@ pub mod optional {
     }
 
     /// Reads the member's value, `null` as `None`; the last of a member given twice counts.
-    #[inline(never)]
+    #[inline]
     pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
         map: &mut A,
         slot: &mut Option<T>,
     ) -> Result<(), A::Error> {
-        *slot = map.next_value()?;
-        Ok(())
+        T::read_optional(map, slot)
     }
 
     /// An absent member is `None`: nothing to check.
