@@ -645,8 +645,9 @@ pub mod required {
     /// Reads the member's value. A member given twice keeps its last value (as
     /// `serde_json::Value` does); every occurrence must have the member's type.
     ///
-    /// Out of line, as every `read` is: one copy per member type, which every struct with a
-    /// member of that type and presence calls (inlined, each struct would compile it again).
+    /// Out of line, as every `read` is (its body is [`ReadMember::read_required`]): one copy
+    /// per member type, which every struct with a member of that type and presence calls
+    /// (inlined, each struct would compile it again).
     #[inline]
     pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
         map: &mut A,

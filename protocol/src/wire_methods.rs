@@ -715,3 +715,32 @@ pub mod params {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::params;
+
+    /// `boxed` (the one `unsafe` block of the crate) gives the decoded value, for a sized type
+    /// and a zero-sized one, and an error; the fuzz target `decode` runs it under
+    /// AddressSanitizer.
+    #[test]
+    fn boxed_holds_the_decoded_value_and_frees_an_empty_box() {
+        let mut de = serde_json::Deserializer::from_str(r#"["a", "b"]"#);
+        let value: Box<Vec<String>> = params::boxed(&mut de).unwrap();
+        assert_eq!(*value, ["a", "b"]);
+        let mut de = serde_json::Deserializer::from_str("null");
+        let unit: Box<()> = params::boxed(&mut de).unwrap();
+        assert_eq!(*unit, ());
+        let mut de = serde_json::Deserializer::from_str(r#"["a", 7]"#);
+        let error = params::boxed::<_, Vec<String>>(&mut de).unwrap_err();
+        assert!(error.to_string().starts_with("invalid type: integer `7`"), "{error}");
+
+        let mut de = serde_json::Deserializer::from_str("null");
+        assert_eq!(params::optional::decode::<_, Vec<String>>(&mut de).unwrap(), None);
+        let mut de = serde_json::Deserializer::from_str(r#"["a"]"#);
+        assert_eq!(
+            params::optional::decode::<_, Vec<String>>(&mut de).unwrap().as_deref(),
+            Some(&vec!["a".to_owned()])
+        );
+    }
+}
