@@ -12,7 +12,8 @@ pub trait StringEnum: Sized {
     fn unrecognized(value: String) -> Self;
 }
 
-/// A string enum's `Deserialize`; out of line, as `deserialize_struct` is.
+/// A string enum's `Deserialize`; out of line: a caller holds a call, not one more copy of
+/// the deserializer's string code (ARCHITECTURE.md, "Build cost").
 #[inline(never)]
 pub fn deserialize_string_enum<'de, D: Deserializer<'de>, T: StringEnum>(deserializer: D) -> Result<T, D::Error> {
     // One visitor for every string enum (the expected-type text is a value, not a type), so

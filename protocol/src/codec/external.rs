@@ -27,7 +27,7 @@ pub fn unrecognized_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Res
     Ok(Value::Object(object))
 }
 
-/// An externally tagged union's `Deserialize`; out of line, as `deserialize_struct` is.
+/// An externally tagged union's `Deserialize`; out of line, as a tagged union's is.
 #[inline(never)]
 pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deserializer: D) -> Result<T, D::Error> {
     struct ExternalVisitor<T>(PhantomData<T>);

@@ -21,10 +21,11 @@ pub trait DecodeStruct: Sized {
     fn visit_members<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
 }
 
-/// A struct's `Deserialize`. Out of line (as the unions' and the string enums' are): a caller
-/// holds a call, not one more copy of the deserializer's map code. That makes the release
-/// build smaller (`cargo xtask build-times --peer`) for a call per value when decoding
-/// (ARCHITECTURE.md, "Build cost").
+/// A struct's `Deserialize`. Inlined into its callers (a member's read, the `Option` and `Vec`
+/// visitors, the method table's params decode), unlike the unions' and the string enums':
+/// out of line it made the release build about 0.85 CPU-s smaller but the typed decode 3 to
+/// 4% slower, since the struct value then went back through more moves and calls
+/// (`cargo xtask bench`; ARCHITECTURE.md, "Build cost").
 ///
 /// The visitor hands the value to the deserializer as `ManuallyDrop<T>`: serde_json drops a
 /// visitor's value when the object's end is missing after it, so with a plain `T` each
@@ -32,7 +33,7 @@ pub trait DecodeStruct: Sized {
 /// deserializer's copy of `deserialize_map`, in another codegen unit. A deserializer that
 /// failed after the visitor returned would leak the value instead of dropping it; serde_json's
 /// (from text or from a `Value`) cannot, since the visitor reads up to the object's end.
-#[inline(never)]
+#[inline]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
     struct StructVisitor<T>(PhantomData<T>);
 

@@ -187,8 +187,8 @@ pub trait UntaggedUnion: Sized {
 /// Decodes an untagged union: the value is read once as JSON text (an object's or array's
 /// members kept raw), its arm picked by [`Shape::pick`], and only that arm decoded from the
 /// text. Decoding from inside the visitor lets serde_json place an error at the union's value,
-/// and the path inside the arm is passed up as data ([`nested_error`]). Out of line, as
-/// `deserialize_struct` is.
+/// and the path inside the arm is passed up as data ([`nested_error`]). Out of line, as a
+/// tagged union's is.
 #[inline(never)]
 pub fn deserialize_untagged<'de, D: Deserializer<'de>, T: UntaggedUnion>(deserializer: D) -> Result<T, D::Error> {
     struct UntaggedVisitor<T>(PhantomData<T>);
