@@ -18,9 +18,9 @@
 //!   (through [`Route`]) from the params (`thread(thread_id)`, `turn(turn.as_ref()?.id)`,
 //!   `item(item.id())`).
 //!
-//! The params kinds are modules ([`params::required`], [`params::optional`], and
-//! [`params::shared`]: a params type several methods share, or a type alias, which gets no
-//! `ExperimentalApi` impl of its own) with the same items, so the rows need no case analysis.
+//! The params kinds are modules ([`params::required`], [`params::optional`]) with the same
+//! items, so the rows need no case analysis; `shared` after a row's params type marks a params
+//! type several methods share, or a type alias, which gets no `ExperimentalApi` impl of its own.
 
 /// The requests of one direction and their typed results, from one table. See the module docs.
 macro_rules! wire_requests {

@@ -77,7 +77,7 @@ pub fn decode_raw<T>(
 }
 
 /// The [`ParamsError`] of an error at the position of `source` in `text`, with the path of a value
-/// decoded from buffered text ([`nested_error`]) appended.
+/// decoded from buffered text ([`nested_error`](super::nested_error)) appended.
 fn params_error(text: &str, source: serde_json::Error) -> ParamsError {
     let here = path_at(text, error_offset(text, &source));
     match trail::take_nested() {

@@ -93,7 +93,7 @@ fn buffer_tag_first<'de, A: MapAccess<'de>>(
 
 /// The members after a tagged union's tag, as its arm reads them. A second tag member is
 /// type-checked and must repeat the tag; one with another value would change the arm after it
-/// was chosen, which a one-pass decode cannot do: it is an error [`decode_raw`] answers by
+/// was chosen, which a one-pass decode cannot do: it is an error [`decode_raw`](super::decode_raw) answers by
 /// decoding the text again with duplicate members resolved (the last one counts).
 struct TagGuard<'t, A> {
     map: A,
