@@ -38,8 +38,7 @@ pub fn unrecognized_arm<'de, D: Deserializer<'de>>(
 }
 
 /// A tagged union's `Deserialize`. Out of line: a caller holds a call, not one more copy of
-/// the deserializer's map code (inlined, it built slower and decoded no faster; ARCHITECTURE.md,
-/// "Build cost").
+/// the deserializer's map code (inlined, it decoded no faster; ARCHITECTURE.md, "Build cost").
 #[inline(never)]
 pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
     struct TaggedVisitor<T>(PhantomData<T>);
@@ -93,8 +92,9 @@ fn buffer_tag_first<'de, A: MapAccess<'de>>(
 
 /// The members after a tagged union's tag, as its arm reads them. A second tag member is
 /// type-checked and must repeat the tag; one with another value would change the arm after it
-/// was chosen, which a one-pass decode cannot do: it is an error [`decode_raw`](super::decode_raw) answers by
-/// decoding the text again with duplicate members resolved (the last one counts).
+/// was chosen, which a one-pass decode cannot do: it is an error
+/// [`decode_raw`](super::decode_raw) answers by decoding the text again with duplicate members
+/// resolved (the last one counts).
 struct TagGuard<'t, A> {
     map: A,
     name: &'static str,
