@@ -377,9 +377,10 @@ macro_rules! wire_tagged {
 }
 
 /// An untagged union (each arm its own JSON) and its wire impls, from one table:
-/// `Variant(Type) = index if <codec::Match>,` per arm, where the [`codec::Match`](crate::codec::Match) states what the
-/// arm's schema accepts. Decoding picks the arm by those (the way the schema would pick it)
-/// and decodes only that arm; `Serialize` writes the arm's value; the walk reports the arm.
+/// `Variant(Type) = index if <codec::Match>,` per arm, where the
+/// [`codec::Match`](crate::codec::Match) states what the arm's schema accepts. Decoding picks
+/// the arm by those (the way the schema would pick it) and decodes only that arm; `Serialize`
+/// writes the arm's value; the walk reports the arm.
 macro_rules! wire_untagged {
     (
         $(#[$meta:meta])*
