@@ -53,7 +53,7 @@ pub trait ServerRequestHandler: Send + Sync + 'static {
     ///
     /// EXPERIMENTAL - Request input from the user for a tool call.
     ///
-    /// **Default**: a JSON-RPC error ([`unhandled`](super::unhandled)): `ToolRequestUserInputResponse.answers`: a map has no refusing value.
+    /// **Default**: a JSON-RPC error ([`unhandled`]): `ToolRequestUserInputResponse.answers`: a map has no refusing value.
     fn item_tool_request_user_input(
         &self,
         params: protocol::ToolRequestUserInputParams,
@@ -107,7 +107,7 @@ pub trait ServerRequestHandler: Send + Sync + 'static {
     ///
     /// Execute a dynamic tool call on the client.
     ///
-    /// **Default**: a JSON-RPC error ([`unhandled`](super::unhandled)): `DynamicToolCallResponse.contentItems`: an array has no refusing value.
+    /// **Default**: a JSON-RPC error ([`unhandled`]): `DynamicToolCallResponse.contentItems`: an array has no refusing value.
     fn item_tool_call(
         &self,
         params: protocol::DynamicToolCallParams,
@@ -117,7 +117,7 @@ pub trait ServerRequestHandler: Send + Sync + 'static {
     }
     /// `account/chatgptAuthTokens/refresh`
     ///
-    /// **Default**: a JSON-RPC error ([`unhandled`](super::unhandled)): `ChatgptAuthTokensRefreshResponse.accessToken`: a string has no refusing value.
+    /// **Default**: a JSON-RPC error ([`unhandled`]): `ChatgptAuthTokensRefreshResponse.accessToken`: a string has no refusing value.
     fn account_chatgpt_auth_tokens_refresh(
         &self,
         params: protocol::ChatgptAuthTokensRefreshParams,
@@ -131,7 +131,7 @@ pub trait ServerRequestHandler: Send + Sync + 'static {
     ///
     /// Generate a fresh upstream attestation result on demand.
     ///
-    /// **Default**: a JSON-RPC error ([`unhandled`](super::unhandled)): `AttestationGenerateResponse.token`: a string has no refusing value.
+    /// **Default**: a JSON-RPC error ([`unhandled`]): `AttestationGenerateResponse.token`: a string has no refusing value.
     fn attestation_generate(
         &self,
         params: protocol::AttestationGenerateParams,
@@ -180,7 +180,7 @@ pub trait ServerRequestHandler: Send + Sync + 'static {
     /// Any other server request: a method newer than this crate, or one of the
     /// experimental API when the `experimental` feature is off. Gets the whole request.
     ///
-    /// **Default**: a JSON-RPC error ([`unhandled`](super::unhandled)).
+    /// **Default**: a JSON-RPC error ([`unhandled`]).
     fn other(
         &self,
         request: protocol::ServerRequest,

@@ -72,7 +72,7 @@ pub fn emit_handler(ir: &Ir, codex_version: &str) -> Result<TokenStream, Error> 
             /// Any other server request: a method newer than this crate, or one of the
             /// experimental API when the `experimental` feature is off. Gets the whole request.
             ///
-            /// **Default**: a JSON-RPC error ([`unhandled`](super::unhandled)).
+            /// **Default**: a JSON-RPC error ([`unhandled`]).
             fn other(&self, request: protocol::ServerRequest) -> impl Future<Output = HandlerResult<serde_json::Value>> + Send {
                 let method = request.method().to_owned();
                 async move { Err(unhandled(&method)) }
@@ -123,7 +123,7 @@ fn method(ir: &Ir, m: &Method, name: &str) -> TokenStream {
             let wire = &m.wire;
             (
                 quote! { async { Err(unhandled(#wire)) } },
-                format!("**Default**: a JSON-RPC error ([`unhandled`](super::unhandled)): {why}."),
+                format!("**Default**: a JSON-RPC error ([`unhandled`]): {why}."),
             )
         }
     };
