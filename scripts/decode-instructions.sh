@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The instructions the typed decode executes per line, counted by valgrind's callgrind: a
 # count that neither the load of a shared machine nor the code layout of one build moves, for
-# telling a change in what the decode does from the 1 to 5% that timings move between two
-# builds of the same decode (README, "Performance").
+# telling a change in what the decode does from the few percent that timings move between two
+# builds of the same code (README, "Performance").
 #
 # For each tree given (default: this one), it builds that tree's `xtask-traffic` in release,
 # runs `bench --rounds 1 --lines LINES` under callgrind three times (`--only "decode typed"`,
@@ -41,9 +41,13 @@ declare -A result
 for tree in "${trees[@]}"; do
     echo "building $tree ..." >&2
     (cd "$tree" && cargo build --release --quiet -p xtask --bin xtask-traffic --features client-bench)
-    read -r si sm sb < <(counts "$tree" "no benchmark has this name")
-    read -r ai am ab < <(counts "$tree" "decode typed")
-    read -r ti tm tb < <(counts "$tree" "two-step")
+    # Assigned first, so that a failed run stops the script (`set -e`).
+    setup=$(counts "$tree" "no benchmark has this name")
+    both=$(counts "$tree" "decode typed")
+    two_step=$(counts "$tree" "two-step")
+    read -r si sm sb <<<"$setup"
+    read -r ai am ab <<<"$both"
+    read -r ti tm tb <<<"$two_step"
     # "decode typed" runs both decodes; the set-up is in every run.
     result["$tree one-pass"]="$(((ai - ti) / decodes)) $(((am - tm) / decodes)) $(((ab - tb) / decodes))"
     result["$tree two-step"]="$(((ti - si) / decodes)) $(((tm - sm) / decodes)) $(((tb - sb) / decodes))"
