@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 /// Everything generated from one schema set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ir {
@@ -23,10 +25,18 @@ pub struct Ir {
     pub has_experimental: bool,
     /// What the generator could not type faithfully and did instead, sorted, one per place.
     pub warnings: Vec<crate::Warning>,
+    /// The oldest codex release of the supported range, when the IR is of a range
+    /// ([`crate::history::History::apply`]); `None` for one release's IR.
+    pub floor: Option<String>,
+    /// The releases of the range, oldest first (empty for one release's IR).
+    pub releases: Vec<String>,
+    /// What is not in every release of the range, by [`crate::history::keys`]: since when,
+    /// until when, since when a member is always present.
+    pub availability: BTreeMap<String, crate::history::Availability>,
 }
 
 /// A named Rust type.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TypeDef {
     pub name: String,
     /// JSON pointer of the schema it came from.
@@ -37,7 +47,7 @@ pub struct TypeDef {
     pub kind: TypeKind,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TypeKind {
     /// `pub type Name = Ty;` (a named primitive, array or map).
     Alias(Ty),
@@ -54,14 +64,14 @@ pub enum TypeKind {
     Untagged(Untagged),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Struct {
     pub fields: Vec<Field>,
     /// `additionalProperties: true` next to `properties`: unknown members are kept in a map.
     pub extra: Option<Ty>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {
     /// The JSON member name.
     pub wire: String,
@@ -104,12 +114,12 @@ pub enum Presence {
     OptionalNullable,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StringEnum {
     pub values: Vec<EnumValue>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnumValue {
     pub wire: String,
     pub rust: String,
@@ -117,14 +127,14 @@ pub struct EnumValue {
     pub experimental: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tagged {
     /// The tag member's wire name.
     pub tag: String,
     pub arms: Vec<TaggedArm>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaggedArm {
     /// The tag value.
     pub wire: String,
@@ -138,12 +148,12 @@ pub struct TaggedArm {
     pub experimental: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct External {
     pub arms: Vec<ExternalArm>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExternalArm {
     /// The string value, or the single key of the object form.
     pub wire: String,
@@ -154,12 +164,12 @@ pub struct ExternalArm {
     pub experimental: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Untagged {
     pub arms: Vec<UntaggedArm>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UntaggedArm {
     pub rust: String,
     pub ty: Ty,
@@ -174,7 +184,7 @@ pub struct UntaggedArm {
 /// members are allowed. The decoder picks the first arm that accepts a value (as the schema
 /// would), then the first that accepts it with unknown enum values allowed (an open enum keeps
 /// a value added in a later release), then the first of the value's JSON type.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ArmMatch {
     /// Any JSON value.
     Any,
@@ -189,7 +199,7 @@ pub enum ArmMatch {
     AnyOf(Vec<ArmMatch>),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectMatch {
     /// Members that must be present.
     pub required: Vec<String>,
@@ -200,7 +210,7 @@ pub struct ObjectMatch {
 }
 
 /// A JSON type, as an untagged union tells its arms apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum JsonType {
     Null,
     Boolean,
@@ -212,7 +222,7 @@ pub enum JsonType {
 }
 
 /// A type expression.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Ty {
     Named(String),
     String,
@@ -234,7 +244,7 @@ pub enum Ty {
     Tuple(Vec<Ty>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum IntKind {
     I32,
     I64,
@@ -245,7 +255,7 @@ pub enum IntKind {
 }
 
 /// A method of one direction.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Method {
     /// The wire name (`thread/start`).
     pub wire: String,
@@ -259,7 +269,7 @@ pub struct Method {
 }
 
 /// How a method carries `params`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Params {
     /// No `params` member at all in the schema.
     None,
@@ -281,7 +291,7 @@ impl Params {
 }
 
 /// Which of the four method unions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Direction {
     ClientRequest,
     ServerRequest,

@@ -27,6 +27,7 @@ pub mod diff;
 mod emit;
 mod error;
 mod format;
+pub mod history;
 pub mod ir;
 mod lower;
 mod merge;
@@ -109,6 +110,9 @@ pub fn build_ir_with(set: &SchemaSet, settings: &Settings) -> Result<ir::Ir, Err
     // Both kinds of decision are gathered before stopping, so one run lists all of them.
     let null_distinct_from_absent = decisions::apply_null_decisions(&mut ir, &settings.decisions);
     let responses = pairing::pair(&mut ir, settings)?;
+    if let Some(history) = &settings.history {
+        history.apply(&mut ir, settings.floor.as_deref())?;
+    }
     let missing = decisions::Missing { codex_version: set.codex_version.clone(), responses, null_distinct_from_absent };
     if settings.undecided == decisions::Undecided::Fail && !missing.is_empty() {
         return Err(Error::missing_decisions(missing));

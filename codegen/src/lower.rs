@@ -79,6 +79,9 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
         client_notifications: Vec::new(),
         notification_envelope: Vec::new(),
         has_experimental: false,
+        floor: None,
+        releases: Vec::new(),
+        availability: Default::default(),
         warnings: Vec::new(),
     };
     for direction in Direction::ALL {

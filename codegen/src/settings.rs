@@ -57,6 +57,12 @@ pub struct Settings {
     /// What happens to a decision [`Settings::decisions`] does not hold: fail listing all of
     /// them (regen), or take the proposals (comparing other releases, tests).
     pub undecided: Undecided,
+    /// The surface history of the supported range (`vendor-schemas/history.json`): with it the
+    /// IR is that of the whole range ([`crate::history::History::apply`]), without it that of
+    /// the one release. Regen reads it; the changelog compares releases without it.
+    pub history: Option<crate::history::History>,
+    /// The oldest release of the supported range, when it is not the history's own floor.
+    pub floor: Option<String>,
 }
 
 /// One accessor of [`Settings::routes`].
@@ -182,6 +188,8 @@ impl Settings {
             ],
             decisions,
             undecided: Undecided::Fail,
+            history: None,
+            floor: None,
         }
     }
 

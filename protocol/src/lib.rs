@@ -130,6 +130,7 @@
 //!   (`1e400`), a string with a lone surrogate (`"\ud800"`), nesting deeper than 128
 //!   levels. Encode to text (or compare texts) where such input is possible.
 
+pub mod availability;
 // Which helpers the generated code calls depends on the schema it was generated from.
 #[allow(dead_code)]
 mod codec;
@@ -164,6 +165,7 @@ mod wire_methods;
 )]
 mod generated {
     pub mod access;
+    pub mod availability;
     pub mod methods;
     pub mod types;
 }

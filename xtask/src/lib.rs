@@ -12,9 +12,11 @@
 
 #[cfg(feature = "traffic")]
 pub mod bench;
+pub mod availability;
 pub mod build_times;
 pub mod codex;
 pub mod diff;
+pub mod history;
 #[cfg(feature = "traffic")]
 pub mod drift;
 #[cfg(feature = "traffic")]

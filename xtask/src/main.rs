@@ -2,7 +2,7 @@
 //! `bench` need the generated protocol crate and run in `xtask-traffic` (see the library docs).
 
 use clap::{Parser, Subcommand};
-use xtask::{build_times, diff, regen, traffic, upgrade};
+use xtask::{availability, build_times, diff, history, regen, traffic, upgrade};
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "codex-app-protocol automation")]
@@ -28,6 +28,11 @@ enum Command {
     /// Typed decode/encode of recorded server traffic against serde_json::Value, &RawValue
     /// and (--peer) codex-codes (`cargo xtask bench --help`).
     Bench(traffic::Forwarded),
+    /// The protocol surface of every codex release of the supported range, into
+    /// vendor-schemas/history.json (installs each release once; cached, resumable).
+    History(history::Args),
+    /// When each method, member, enum value and union arm came and went (--json: methods and members).
+    Availability(availability::Args),
     /// The whole codex upgrade: install VERSION (default: the latest on npm), regen, record,
     /// drift, the tests an upgrade changes; then a report of what needs a person.
     Upgrade(upgrade::Args),
@@ -42,5 +47,7 @@ fn main() -> anyhow::Result<()> {
         Command::Drift(args) => traffic::forward("drift", args),
         Command::Bench(args) => traffic::forward("bench", args),
         Command::Upgrade(args) => upgrade::run(args),
+        Command::History(args) => history::run(args),
+        Command::Availability(args) => availability::run(args),
     }
 }

@@ -16,6 +16,8 @@ use anyhow::{bail, Context};
 use codex_app_codegen::vendor::{self, Manifest, MANIFEST_FILE};
 use codex_app_codegen::{generate_with, GeneratedFile, SchemaSet, Settings, Summary, BUNDLE_FILE};
 
+use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
+
 use crate::codex;
 
 /// The command every generated file's header names.
@@ -121,17 +123,21 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
         }
         None => (vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?, None),
     };
-    let (files, summary) = generate_with(&set, COMMAND, settings).map_err(anyhow::Error::new)?;
+    let mut notes = Vec::new();
+    let (with_history, history_text) = with_history(root, &set, previous.as_ref(), settings, &mut notes)?;
+    let (files, summary) = generate_with(&set, COMMAND, &with_history).map_err(anyhow::Error::new)?;
 
     let mut actions = Vec::new();
     for file in &files {
         write_if_changed(&mut actions, root, &file.path, &file.contents);
     }
+    if let Some(text) = history_text {
+        write_if_changed(&mut actions, root, Path::new(HISTORY_FILE), &text);
+    }
     for path in orphans(root, &files)? {
         actions.push(Action::Remove(path));
     }
 
-    let mut notes = Vec::new();
     let mut changes = None;
     if let Some(previous) = previous {
         match previous {
@@ -168,6 +174,66 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
         );
     }
     Ok(Plan { set, summary, actions, notes, changes })
+}
+
+/// `settings` with the surface history of the supported range (`vendor-schemas/history.json`),
+/// when `set` is its newest release or the next one (then the history is extended with it, and
+/// its new text returned to be written with the rest). A set older than the history's newest
+/// release (a rehearsal of another release) is generated alone, as is a workspace without a
+/// history.
+fn with_history(
+    root: &Path,
+    set: &SchemaSet,
+    previous: Option<&Result<SchemaSet, String>>,
+    settings: &Settings,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<(Settings, Option<String>)> {
+    let Some(mut history) = crate::history::read_committed(root)? else {
+        return Ok((settings.clone(), None));
+    };
+    let newest = history.newest().to_owned();
+    let mut text = None;
+    match version_cmp(&set.codex_version, &newest) {
+        std::cmp::Ordering::Equal => {}
+        std::cmp::Ordering::Greater => {
+            let Some(Ok(prev)) = previous.filter(|p| p.as_ref().is_ok_and(|p| p.codex_version == newest)) else {
+                bail!(
+                    "{HISTORY_FILE} ends at codex {newest}, but the vendored schema is not that release's; \
+                     run `cargo xtask history` first"
+                );
+            };
+            let plain = settings.clone().proposing();
+            let prev_ir = codex_app_codegen::build_ir_with(prev, &plain).map_err(anyhow::Error::new)?;
+            let next_ir = codex_app_codegen::build_ir_with(set, &plain).map_err(anyhow::Error::new)?;
+            history.extend(&prev_ir, &next_ir, &set.codex_version);
+            notes.push(format!("{HISTORY_FILE}: codex {} added to the supported range", set.codex_version));
+            text = Some(history.to_json());
+        }
+        std::cmp::Ordering::Less => {
+            notes.push(format!(
+                "codex {} is older than the newest release of {HISTORY_FILE} ({newest}): generated from it alone",
+                set.codex_version
+            ));
+            return Ok((settings.clone(), None));
+        }
+    }
+    Ok((Settings { history: Some(history), ..settings.clone() }, text))
+}
+
+/// The codex release of the vendored schema (`vendor-schemas/manifest.json`).
+pub fn vendored_version(root: &Path) -> anyhow::Result<String> {
+    let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
+    Ok(set.codex_version)
+}
+
+/// The vendored history applied to the vendored schema: the IR of the supported range.
+pub fn range_ir(root: &Path) -> anyhow::Result<(codex_app_codegen::ir::Ir, History)> {
+    let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
+    let Some(history) = crate::history::read_committed(root)? else {
+        bail!("no {HISTORY_FILE}; run `cargo xtask history`");
+    };
+    let settings = Settings { history: Some(history.clone()), ..Settings::codex()? };
+    Ok((codex_app_codegen::build_ir_with(&set, &settings).map_err(anyhow::Error::new)?, history))
 }
 
 impl Plan {

@@ -177,6 +177,21 @@ pub trait ServerRequestHandler: Send + Sync + 'static {
             })
         }
     }
+    /// `currentTime/read`
+    ///
+    /// Read the current time from an external clock owned by the client.
+    ///
+    /// **Experimental**: the server sends it only to a client that opted in (`capabilities.experimentalApi`); this method needs the `experimental` feature, without which the request reaches [`other`](Self::other).
+    ///
+    /// **Default**: a JSON-RPC error ([`unhandled`]): `CurrentTimeReadResponse.currentTimeAt`: a number has no refusing value.
+    #[cfg(feature = "experimental")]
+    fn current_time_read(
+        &self,
+        params: protocol::CurrentTimeReadParams,
+    ) -> impl Future<Output = HandlerResult<protocol::CurrentTimeReadResponse>> + Send {
+        let _ = params;
+        async { Err(unhandled("currentTime/read")) }
+    }
     /// Any other server request: a method newer than this crate, or one of the
     /// experimental API when the `experimental` feature is off. Gets the whole request.
     ///
@@ -239,6 +254,10 @@ pub async fn dispatch<H: ServerRequestHandler + ?Sized>(
         }
         protocol::ServerRequest::ExecCommandApproval { params, .. } => {
             encode(handler.exec_command_approval(*params).await)
+        }
+        #[cfg(feature = "experimental")]
+        protocol::ServerRequest::CurrentTimeRead { params, .. } => {
+            encode(handler.current_time_read(*params).await)
         }
         other => encode(handler.other(other).await),
     }

@@ -165,9 +165,11 @@ fn table(ir: &Ir, direction: Direction, settings: &Settings) -> String {
     }
     out.push_str("    methods {\n");
     let routes = (direction == Direction::ServerNotification).then(|| Routes::new(ir, settings));
+    let notes = super::types::Notes(ir);
     for m in methods {
         out.push_str(&doc_comment(&doc_lines(m.doc.as_deref(), m.experimental), "        "));
         out.push_str("        ");
+        out.push_str(&notes.key(&crate::history::keys::method(direction, &m.wire)));
         if m.experimental {
             let _ = write!(out, "{EXPERIMENTAL_GATE} ");
         }

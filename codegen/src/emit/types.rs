@@ -17,9 +17,10 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     let mut parts = Vec::new();
     let mut tokens = TokenStream::new();
     let reaching = Reaching::new(ir);
+    let notes = Notes(ir);
     for def in ir.types.values() {
         // Consecutive tokens are laid out together.
-        for part in emit_type(def, &reaching) {
+        for part in emit_type(def, &reaching, &notes) {
             match part {
                 Part::Tokens(t) => tokens.extend(t),
                 text => {
@@ -74,6 +75,49 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     Ok(parts)
 }
 
+/// The availability notes of a type's rows: a row of an item that is not in every release of
+/// the supported range starts with its doc attributes, on the row's own line (as its gate).
+pub struct Notes<'a>(pub &'a Ir);
+
+impl Notes<'_> {
+    pub fn member(&self, owner: &str, wire: &str) -> String {
+        self.key(&crate::history::keys::member(owner, wire))
+    }
+    pub fn value(&self, owner: &str, wire: &str) -> String {
+        self.key(&crate::history::keys::value(owner, wire))
+    }
+    /// `#[doc = ""] #[doc = "*Since codex 0.171.0.*"] ` or nothing.
+    pub fn key(&self, key: &str) -> String {
+        match self.0.availability.get(key).and_then(|a| note_text(a, self.0.floor.as_deref())) {
+            Some(text) => format!("#[doc = \"\"] #[doc = {text:?}] "),
+            None => String::new(),
+        }
+    }
+}
+
+/// The sentence a doc comment gets for an item's availability, or `None` for an item in every
+/// release of the range.
+pub fn note_text(a: &crate::history::Availability, floor: Option<&str>) -> Option<String> {
+    let mut parts = Vec::new();
+    match &a.until {
+        Some(until) if Some(a.since.as_str()) == floor => parts.push(format!("In codex releases up to {until} (not in later ones)")),
+        Some(until) => parts.push(format!("In codex {} to {until} (not in later releases)", a.since)),
+        None if Some(a.since.as_str()) != floor => parts.push(format!("Since codex {}", a.since)),
+        None => {}
+    }
+    if let Some(r) = &a.required_since {
+        parts.push(format!("always sent since codex {r}; an older codex may leave it out"));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut text = parts.join("; ");
+    if let Some(first) = text.get(0..1) {
+        text = first.to_uppercase() + &text[1..];
+    }
+    Some(format!(" *{text}.*"))
+}
+
 /// The presence module of `protocol/src/wire_macros.rs` that reads and writes a field.
 fn presence_keyword(f: &Field) -> &'static str {
     match f.presence() {
@@ -116,7 +160,7 @@ fn invocation_start(def: &TypeDef, macro_name: &str) -> String {
 
 /// A struct as a `wire_struct!` invocation: the declaration with each member's wire name and
 /// presence, from which the macro writes `Serialize` and the decoding.
-fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching) -> String {
+fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching, notes: &Notes) -> String {
     let mut out = invocation_start(def, "wire_struct");
     let default = if s.fields.iter().all(|f| f.presence() != Presence::Required) { ", Default" } else { "" };
     let _ = writeln!(out, "    #[derive(Debug, Clone, PartialEq{default})]");
@@ -128,12 +172,16 @@ fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching) -> String {
     let _ = writeln!(out, "    pub struct {} {{", def.name);
     for f in &s.fields {
         out.push_str(&doc_comment(&doc_lines(f.doc.as_deref(), f.experimental), "        "));
-        if let Some(note) = deprecation(f.doc.as_deref()) {
-            let _ = writeln!(out, "        #[deprecated(note = {note:?})]");
+        // The availability note is a doc attribute: it goes before `#[deprecated]`.
+        let mut note = notes.member(&def.name, &f.wire);
+        if let Some(deprecated) = deprecation(f.doc.as_deref()) {
+            let _ = writeln!(out, "        {note}#[deprecated(note = {deprecated:?})]");
+            note.clear();
         }
         let _ = writeln!(
             out,
-            "        {}pub {}: {} = {:?} ({}{}),",
+            "        {}{}pub {}: {} = {:?} ({}{}),",
+            note,
             gate_text(f.experimental),
             f.rust,
             render::field_ty(f),
@@ -160,13 +208,13 @@ fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching) -> String {
 
 /// A string enum as a `wire_enum!` invocation: one `Variant = "wire"` line per value, from
 /// which the macro writes `as_str`, `Serialize` and the decoding.
-fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
+fn string_enum_text(def: &TypeDef, e: &StringEnum, notes: &Notes) -> String {
     let mut out = invocation_start(def, "wire_enum");
     out.push_str("    #[derive(Debug, Clone, PartialEq, Eq, Hash)]\n");
     let _ = writeln!(out, "    pub enum {} {{", def.name);
     for v in &e.values {
         out.push_str(&doc_comment(&doc_lines(v.doc.as_deref(), v.experimental), "        "));
-        let _ = writeln!(out, "        {}{} = {:?},", gate_text(v.experimental), v.rust, v.wire);
+        let _ = writeln!(out, "        {}{}{} = {:?},", notes.value(&def.name, &v.wire), gate_text(v.experimental), v.rust, v.wire);
     }
     out.push_str("    }\n}\n");
     out
@@ -174,22 +222,22 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum) -> String {
 
 /// One named type: structs, string enums and unions as wire-macro text, scalar unions and
 /// aliases as tokens.
-fn emit_type(def: &TypeDef, reaching: &Reaching) -> Vec<Part> {
+fn emit_type(def: &TypeDef, reaching: &Reaching, notes: &Notes) -> Vec<Part> {
     let docs = doc_attrs(def.doc.as_deref(), def.experimental);
     let gate = gate(def.experimental);
     let name = ident(&def.name);
     let (item, impls) = match &def.kind {
         TypeKind::Struct(s) => {
-            return vec![Part::Text(struct_text(def, s, reaching))];
+            return vec![Part::Text(struct_text(def, s, reaching, notes))];
         }
-        TypeKind::StringEnum(e) => return vec![Part::Text(string_enum_text(def, e))],
+        TypeKind::StringEnum(e) => return vec![Part::Text(string_enum_text(def, e, notes))],
         TypeKind::Alias(ty) => {
             let ty = ty_tokens(ty);
             (quote! { pub type #name = #ty; }, Vec::new())
         }
-        TypeKind::Tagged(t) => return vec![Part::Text(tagged_text(def, t, reaching))],
-        TypeKind::Untagged(u) if !scalar_only(u) => return vec![Part::Text(untagged_text(def, u, reaching))],
-        TypeKind::External(e) => return vec![Part::Text(external_text(def, e, reaching))],
+        TypeKind::Tagged(t) => return vec![Part::Text(tagged_text(def, t, reaching, notes))],
+        TypeKind::Untagged(u) if !scalar_only(u) => return vec![Part::Text(untagged_text(def, u, reaching, notes))],
+        TypeKind::External(e) => return vec![Part::Text(external_text(def, e, reaching, notes))],
         TypeKind::Untagged(u) => emit_scalar_union(&name, u),
     };
     vec![Part::Tokens(quote! {
@@ -223,7 +271,7 @@ fn extra_field(s: &Struct) -> Ident {
 
 /// A tagged union as a `wire_tagged!` invocation: one `Variant(Payload) = "tag",` line per
 /// arm, from which the macro writes the enum, `Serialize`, the tag-first decoding and the walk.
-fn tagged_text(def: &TypeDef, t: &Tagged, reaching: &Reaching) -> String {
+fn tagged_text(def: &TypeDef, t: &Tagged, reaching: &Reaching, notes: &Notes) -> String {
     let mut out = invocation_start(def, "wire_tagged");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let _ = writeln!(out, "    pub enum {} (tag = {:?}) {{", def.name, t.tag);
@@ -232,7 +280,14 @@ fn tagged_text(def: &TypeDef, t: &Tagged, reaching: &Reaching) -> String {
         let payload = if a.boxed { format!("Box<{}>", a.payload) } else { a.payload.clone() };
         let mark =
             if inside(a.experimental, &Ty::Named(a.payload.clone()), reaching) { " (experimental inside)" } else { "" };
-        let _ = writeln!(out, "        {}{}({payload}) = {:?}{mark},", gate_text(a.experimental), a.rust, a.wire);
+        let _ = writeln!(
+            out,
+            "        {}{}{}({payload}) = {:?}{mark},",
+            notes.value(&def.name, &a.wire),
+            gate_text(a.experimental),
+            a.rust,
+            a.wire
+        );
     }
     out.push_str("    }\n}\n");
     out
@@ -241,12 +296,12 @@ fn tagged_text(def: &TypeDef, t: &Tagged, reaching: &Reaching) -> String {
 /// An externally tagged union as a `wire_external!` invocation: the string values
 /// (`Variant = "wire",`), then the object forms (`keyed { Variant(Payload) = "key", }`), from
 /// which the macro writes the enum, `Serialize`, decoding and the walk.
-fn external_text(def: &TypeDef, e: &External, reaching: &Reaching) -> String {
+fn external_text(def: &TypeDef, e: &External, reaching: &Reaching, notes: &Notes) -> String {
     let mut out = invocation_start(def, "wire_external");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let arm = |out: &mut String, a: &ExternalArm| {
         out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
-        let gate = gate_text(a.experimental);
+        let gate = format!("{}{}", notes.value(&def.name, &a.wire), gate_text(a.experimental));
         match &a.payload {
             None => {
                 let _ = writeln!(out, "        {gate}{} = {:?},", a.rust, a.wire);
@@ -279,7 +334,7 @@ fn scalar_only(u: &Untagged) -> bool {
 /// entry per arm, where the [`ArmMatch`] (JSON type, required members, enum and const members,
 /// closed objects) is what the arm's schema accepts; the decoder picks the arm by it, the way
 /// the schema would, and decodes only that arm.
-fn untagged_text(def: &TypeDef, u: &Untagged, reaching: &Reaching) -> String {
+fn untagged_text(def: &TypeDef, u: &Untagged, reaching: &Reaching, notes: &Notes) -> String {
     let mut out = invocation_start(def, "wire_untagged");
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let _ = writeln!(out, "    pub enum {} {{", def.name);
@@ -288,7 +343,8 @@ fn untagged_text(def: &TypeDef, u: &Untagged, reaching: &Reaching) -> String {
         let mark = if inside(a.experimental, &a.ty, reaching) { " (experimental inside)" } else { "" };
         let _ = writeln!(
             out,
-            "        {}{}({}) = {i}{mark} if {},",
+            "        {}{}{}({}) = {i}{mark} if {},",
+            notes.value(&def.name, &a.rust),
             gate_text(a.experimental),
             a.rust,
             render::ty(&a.ty),

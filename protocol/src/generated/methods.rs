@@ -49,26 +49,26 @@ wire_requests! {
         /// Read content-free, process-local diagnostics.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ServerDiagnostics = "server/diagnostics" (required ServerDiagnosticsParams) -> ServerDiagnosticsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ServerDiagnostics = "server/diagnostics" (required ServerDiagnosticsParams) -> ServerDiagnosticsResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] UserVerificationStatus = "userVerification/status" (required UserVerificationStatusParams, shared) -> UserVerificationStatusResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationStatus = "userVerification/status" (required UserVerificationStatusParams, shared) -> UserVerificationStatusResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] UserVerificationEnroll = "userVerification/enroll" (required UserVerificationEnrollParams, shared) -> UserVerificationEnrollResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationEnroll = "userVerification/enroll" (required UserVerificationEnrollParams, shared) -> UserVerificationEnrollResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] UserVerificationDelete = "userVerification/delete" (required UserVerificationDeleteParams, shared) -> UserVerificationDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationDelete = "userVerification/delete" (required UserVerificationDeleteParams, shared) -> UserVerificationDeleteResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] UserVerificationVerify = "userVerification/verify" (required UserVerificationVerifyParams) -> UserVerificationVerifyResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationVerify = "userVerification/verify" (required UserVerificationVerifyParams) -> UserVerificationVerifyResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] UserVerificationCancel = "userVerification/cancel" (required UserVerificationCancelParams) -> UserVerificationCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationCancel = "userVerification/cancel" (required UserVerificationCancelParams) -> UserVerificationCancelResponse,
         ThreadStart = "thread/start" (required ThreadStartParams) -> ThreadStartResponse,
         ThreadResume = "thread/resume" (required ThreadResumeParams) -> ThreadResumeResponse,
         ThreadFork = "thread/fork" (required ThreadForkParams) -> ThreadForkResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSample = "thread/sample" (required ThreadSampleParams) -> ThreadSampleResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadSample = "thread/sample" (required ThreadSampleParams) -> ThreadSampleResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSampleCancel = "thread/sample/cancel" (required ThreadSampleCancelParams) -> ThreadSampleCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadSampleCancel = "thread/sample/cancel" (required ThreadSampleCancelParams) -> ThreadSampleCancelResponse,
         ThreadArchive = "thread/archive" (required ThreadArchiveParams) -> ThreadArchiveResponse,
-        ThreadDelete = "thread/delete" (required ThreadDeleteParams) -> ThreadDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] ThreadDelete = "thread/delete" (required ThreadDeleteParams) -> ThreadDeleteResponse,
         ThreadUnsubscribe = "thread/unsubscribe" (required ThreadUnsubscribeParams) -> ThreadUnsubscribeResponse,
         /// Increment the thread-local out-of-band elicitation counter.
         ///
@@ -84,123 +84,123 @@ wire_requests! {
         #[cfg(feature = "experimental")] ThreadDecrementElicitation = "thread/decrement_elicitation" (required ThreadDecrementElicitationParams) -> ThreadDecrementElicitationResponse,
         ThreadNameSet = "thread/name/set" (required ThreadSetNameParams) -> ThreadSetNameResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadPredictionRequest = "thread/prediction/request" (required ThreadPredictionRequestParams) -> ThreadPredictionRequestResponse,
-        ThreadGoalSet = "thread/goal/set" (required ThreadGoalSetParams) -> ThreadGoalSetResponse,
-        ThreadGoalGet = "thread/goal/get" (required ThreadGoalGetParams) -> ThreadGoalGetResponse,
-        ThreadGoalClear = "thread/goal/clear" (required ThreadGoalClearParams) -> ThreadGoalClearResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadPredictionRequest = "thread/prediction/request" (required ThreadPredictionRequestParams) -> ThreadPredictionRequestResponse,
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalSet = "thread/goal/set" (required ThreadGoalSetParams) -> ThreadGoalSetResponse,
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalGet = "thread/goal/get" (required ThreadGoalGetParams) -> ThreadGoalGetResponse,
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalClear = "thread/goal/clear" (required ThreadGoalClearParams) -> ThreadGoalClearResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadQueueAdd = "thread/queue/add" (required ThreadQueueAddParams) -> ThreadQueueAddResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueAdd = "thread/queue/add" (required ThreadQueueAddParams) -> ThreadQueueAddResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadQueueList = "thread/queue/list" (required ThreadQueueListParams) -> ThreadQueueListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueList = "thread/queue/list" (required ThreadQueueListParams) -> ThreadQueueListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadQueueUpdate = "thread/queue/update" (required ThreadQueueUpdateParams) -> ThreadQueueUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueUpdate = "thread/queue/update" (required ThreadQueueUpdateParams) -> ThreadQueueUpdateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadQueueDelete = "thread/queue/delete" (required ThreadQueueDeleteParams) -> ThreadQueueDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueDelete = "thread/queue/delete" (required ThreadQueueDeleteParams) -> ThreadQueueDeleteResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadQueueReorder = "thread/queue/reorder" (required ThreadQueueReorderParams) -> ThreadQueueReorderResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueReorder = "thread/queue/reorder" (required ThreadQueueReorderParams) -> ThreadQueueReorderResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadQueueStart = "thread/queue/start" (required ThreadQueueStartParams) -> ThreadQueueStartResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueStart = "thread/queue/start" (required ThreadQueueStartParams) -> ThreadQueueStartResponse,
         ThreadMetadataUpdate = "thread/metadata/update" (required ThreadMetadataUpdateParams) -> ThreadMetadataUpdateResponse,
-        ThreadAttachmentAdd = "thread/attachment/add" (required ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse,
-        ThreadAttachmentList = "thread/attachment/list" (required ThreadAttachmentListParams) -> ThreadAttachmentListResponse,
-        ThreadAttachmentOwnerList = "thread/attachmentOwner/list" (required ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse,
-        ThreadAttachmentRemove = "thread/attachment/remove" (required ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse,
-        ThreadSectionMove = "thread/section/move" (required ThreadSectionMoveParams) -> ThreadSectionMoveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentAdd = "thread/attachment/add" (required ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentList = "thread/attachment/list" (required ThreadAttachmentListParams) -> ThreadAttachmentListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentOwnerList = "thread/attachmentOwner/list" (required ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentRemove = "thread/attachment/remove" (required ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionMove = "thread/section/move" (required ThreadSectionMoveParams) -> ThreadSectionMoveResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSettingsUpdate = "thread/settings/update" (required ThreadSettingsUpdateParams) -> ThreadSettingsUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] #[cfg(feature = "experimental")] ThreadSettingsUpdate = "thread/settings/update" (required ThreadSettingsUpdateParams) -> ThreadSettingsUpdateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadMemoryModeSet = "thread/memoryMode/set" (required ThreadMemoryModeSetParams) -> ThreadMemoryModeSetResponse,
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] #[cfg(feature = "experimental")] ThreadMemoryModeSet = "thread/memoryMode/set" (required ThreadMemoryModeSetParams) -> ThreadMemoryModeSetResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadMemoryRead = "thread/memory/read" (required ThreadMemoryReadParams) -> ThreadMemoryReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadMemoryRead = "thread/memory/read" (required ThreadMemoryReadParams) -> ThreadMemoryReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] MemoryStatus = "memory/status" (required MemoryStatusParams) -> MemoryStatusResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] MemoryStatus = "memory/status" (required MemoryStatusParams) -> MemoryStatusResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] MemoryReset = "memory/reset" () -> MemoryResetResponse,
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] #[cfg(feature = "experimental")] MemoryReset = "memory/reset" () -> MemoryResetResponse,
         /// Start a best-effort background compression pass for cold local rollouts.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RolloutCompress = "rollout/compress" () -> RolloutCompressResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] RolloutCompress = "rollout/compress" () -> RolloutCompressResponse,
         ThreadUnarchive = "thread/unarchive" (required ThreadUnarchiveParams) -> ThreadUnarchiveResponse,
         ThreadCompactStart = "thread/compact/start" (required ThreadCompactStartParams) -> ThreadCompactStartResponse,
         ThreadShellCommand = "thread/shellCommand" (required ThreadShellCommandParams) -> ThreadShellCommandResponse,
-        ThreadApproveGuardianDeniedAction = "thread/approveGuardianDeniedAction" (required ThreadApproveGuardianDeniedActionParams) -> ThreadApproveGuardianDeniedActionResponse,
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] ThreadApproveGuardianDeniedAction = "thread/approveGuardianDeniedAction" (required ThreadApproveGuardianDeniedActionParams) -> ThreadApproveGuardianDeniedActionResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] ThreadBackgroundTerminalsClean = "thread/backgroundTerminals/clean" (required ThreadBackgroundTerminalsCleanParams) -> ThreadBackgroundTerminalsCleanResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadBackgroundTerminalsList = "thread/backgroundTerminals/list" (required ThreadBackgroundTerminalsListParams) -> ThreadBackgroundTerminalsListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] #[cfg(feature = "experimental")] ThreadBackgroundTerminalsList = "thread/backgroundTerminals/list" (required ThreadBackgroundTerminalsListParams) -> ThreadBackgroundTerminalsListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadBackgroundTerminalsTerminate = "thread/backgroundTerminals/terminate" (required ThreadBackgroundTerminalsTerminateParams) -> ThreadBackgroundTerminalsTerminateResponse,
-        ThreadRevert = "thread/revert" (required ThreadRevertParams) -> ThreadRevertResponse,
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] #[cfg(feature = "experimental")] ThreadBackgroundTerminalsTerminate = "thread/backgroundTerminals/terminate" (required ThreadBackgroundTerminalsTerminateParams) -> ThreadBackgroundTerminalsTerminateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRevert = "thread/revert" (required ThreadRevertParams) -> ThreadRevertResponse,
         ThreadList = "thread/list" (required ThreadListParams) -> ThreadListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProjectList = "project/list" (required ProjectListParams) -> ProjectListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectList = "project/list" (required ProjectListParams) -> ProjectListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProjectRead = "project/read" (required ProjectReadParams) -> ProjectReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectRead = "project/read" (required ProjectReadParams) -> ProjectReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProjectCreate = "project/create" (required ProjectCreateParams) -> ProjectCreateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectCreate = "project/create" (required ProjectCreateParams) -> ProjectCreateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProjectImport = "project/import" (required ProjectImportParams) -> ProjectImportResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectImport = "project/import" (required ProjectImportParams) -> ProjectImportResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProjectUpdate = "project/update" (required ProjectUpdateParams) -> ProjectUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectUpdate = "project/update" (required ProjectUpdateParams) -> ProjectUpdateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProjectMove = "project/move" (required ProjectMoveParams) -> ProjectMoveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectMove = "project/move" (required ProjectMoveParams) -> ProjectMoveResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProjectDelete = "project/delete" (required ProjectDeleteParams) -> ProjectDeleteResponse,
-        ThreadSectionList = "threadSection/list" (required ThreadSectionListParams) -> ThreadSectionListResponse,
-        ThreadSectionCreate = "threadSection/create" (required ThreadSectionCreateParams) -> ThreadSectionCreateResponse,
-        ThreadSectionUpdate = "threadSection/update" (required ThreadSectionUpdateParams) -> ThreadSectionUpdateResponse,
-        ThreadSectionDelete = "threadSection/delete" (required ThreadSectionDeleteParams) -> ThreadSectionDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectDelete = "project/delete" (required ProjectDeleteParams) -> ProjectDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionList = "threadSection/list" (required ThreadSectionListParams) -> ThreadSectionListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionCreate = "threadSection/create" (required ThreadSectionCreateParams) -> ThreadSectionCreateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionUpdate = "threadSection/update" (required ThreadSectionUpdateParams) -> ThreadSectionUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionDelete = "threadSection/delete" (required ThreadSectionDeleteParams) -> ThreadSectionDeleteResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSearch = "thread/search" (required ThreadSearchParams, shared) -> ThreadSearchResponse,
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] #[cfg(feature = "experimental")] ThreadSearch = "thread/search" (required ThreadSearchParams, shared) -> ThreadSearchResponse,
         /// Search with best-effort incremental `thread/search/partial` notifications. The final response is authoritative for results, ordering, and cursors.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSearchStream = "thread/search/stream" (required ThreadSearchParams, shared) -> ThreadSearchResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadSearchStream = "thread/search/stream" (required ThreadSearchParams, shared) -> ThreadSearchResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSearchCancel = "thread/search/cancel" (required ThreadSearchCancelParams, shared) -> ThreadSearchCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadSearchCancel = "thread/search/cancel" (required ThreadSearchCancelParams, shared) -> ThreadSearchCancelResponse,
         /// Cancel a `thread/search/stream` request on this connection.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSearchStreamCancel = "thread/search/stream/cancel" (required ThreadSearchCancelParams, shared) -> ThreadSearchCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadSearchStreamCancel = "thread/search/stream/cancel" (required ThreadSearchCancelParams, shared) -> ThreadSearchCancelResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadSearchOccurrences = "thread/searchOccurrences" (required ThreadSearchOccurrencesParams) -> ThreadSearchOccurrencesResponse,
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] #[cfg(feature = "experimental")] ThreadSearchOccurrences = "thread/searchOccurrences" (required ThreadSearchOccurrencesParams) -> ThreadSearchOccurrencesResponse,
         ThreadLoadedList = "thread/loaded/list" (required ThreadLoadedListParams) -> ThreadLoadedListResponse,
         ThreadRead = "thread/read" (required ThreadReadParams) -> ThreadReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadReadStateUpdate = "thread/readState/update" (required ThreadReadStateUpdateParams) -> ThreadReadStateUpdateResponse,
-        ThreadTurnsList = "thread/turns/list" (required ThreadTurnsListParams) -> ThreadTurnsListResponse,
-        ThreadItemsList = "thread/items/list" (required ThreadItemsListParams) -> ThreadItemsListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadReadStateUpdate = "thread/readState/update" (required ThreadReadStateUpdateParams) -> ThreadReadStateUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] ThreadTurnsList = "thread/turns/list" (required ThreadTurnsListParams) -> ThreadTurnsListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] ThreadItemsList = "thread/items/list" (required ThreadItemsListParams) -> ThreadItemsListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadItemsRead = "thread/items/read" (required ThreadItemsReadParams) -> ThreadItemsReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadItemsRead = "thread/items/read" (required ThreadItemsReadParams) -> ThreadItemsReadResponse,
         /// Review the idle thread's final injected exec_command without executing it.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadGuardianReview = "thread/guardianReview" (required ThreadGuardianReviewParams) -> ThreadGuardianReviewResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadGuardianReview = "thread/guardianReview" (required ThreadGuardianReviewParams) -> ThreadGuardianReviewResponse,
         /// Append raw Responses API items to the thread history without starting a user turn.
-        ThreadInjectItems = "thread/inject_items" (required ThreadInjectItemsParams) -> ThreadInjectItemsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] ThreadInjectItems = "thread/inject_items" (required ThreadInjectItemsParams) -> ThreadInjectItemsResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadPrepareApprovedPlan = "thread/prepareApprovedPlan" (required ThreadPrepareApprovedPlanParams) -> ThreadPrepareApprovedPlanResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadPrepareApprovedPlan = "thread/prepareApprovedPlan" (required ThreadPrepareApprovedPlanParams) -> ThreadPrepareApprovedPlanResponse,
         SkillsList = "skills/list" (required SkillsListParams) -> SkillsListResponse,
-        SkillsExtraRootsSet = "skills/extraRoots/set" (required SkillsExtraRootsSetParams) -> SkillsExtraRootsSetResponse,
-        HooksList = "hooks/list" (required HooksListParams) -> HooksListResponse,
-        MarketplaceAdd = "marketplace/add" (required MarketplaceAddParams) -> MarketplaceAddResponse,
-        MarketplaceRemove = "marketplace/remove" (required MarketplaceRemoveParams) -> MarketplaceRemoveResponse,
-        MarketplaceUpgrade = "marketplace/upgrade" (required MarketplaceUpgradeParams) -> MarketplaceUpgradeResponse,
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] SkillsExtraRootsSet = "skills/extraRoots/set" (required SkillsExtraRootsSetParams) -> SkillsExtraRootsSetResponse,
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] HooksList = "hooks/list" (required HooksListParams) -> HooksListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] MarketplaceAdd = "marketplace/add" (required MarketplaceAddParams) -> MarketplaceAddResponse,
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] MarketplaceRemove = "marketplace/remove" (required MarketplaceRemoveParams) -> MarketplaceRemoveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] MarketplaceUpgrade = "marketplace/upgrade" (required MarketplaceUpgradeParams) -> MarketplaceUpgradeResponse,
         PluginList = "plugin/list" (required PluginListParams) -> PluginListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] PluginSearch = "plugin/search" (required PluginSearchParams) -> PluginSearchResponse,
-        PluginInstalled = "plugin/installed" (required PluginInstalledParams) -> PluginInstalledResponse,
-        PluginReconcile = "plugin/reconcile" (required PluginReconcileParams) -> PluginReconcileResponse,
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] #[cfg(feature = "experimental")] PluginSearch = "plugin/search" (required PluginSearchParams) -> PluginSearchResponse,
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] PluginInstalled = "plugin/installed" (required PluginInstalledParams) -> PluginInstalledResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PluginReconcile = "plugin/reconcile" (required PluginReconcileParams) -> PluginReconcileResponse,
         PluginRead = "plugin/read" (required PluginReadParams) -> PluginReadResponse,
-        PluginSkillRead = "plugin/skill/read" (required PluginSkillReadParams) -> PluginSkillReadResponse,
-        PluginShareSave = "plugin/share/save" (required PluginShareSaveParams) -> PluginShareSaveResponse,
-        PluginShareUpdateTargets = "plugin/share/updateTargets" (required PluginShareUpdateTargetsParams) -> PluginShareUpdateTargetsResponse,
-        PluginShareList = "plugin/share/list" (required PluginShareListParams) -> PluginShareListResponse,
-        PluginShareCheckout = "plugin/share/checkout" (required PluginShareCheckoutParams) -> PluginShareCheckoutResponse,
-        PluginShareDelete = "plugin/share/delete" (required PluginShareDeleteParams) -> PluginShareDeleteResponse,
-        AppRead = "app/read" (required AppsReadParams) -> AppsReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PluginSkillRead = "plugin/skill/read" (required PluginSkillReadParams) -> PluginSkillReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PluginShareSave = "plugin/share/save" (required PluginShareSaveParams) -> PluginShareSaveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PluginShareUpdateTargets = "plugin/share/updateTargets" (required PluginShareUpdateTargetsParams) -> PluginShareUpdateTargetsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PluginShareList = "plugin/share/list" (required PluginShareListParams) -> PluginShareListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] PluginShareCheckout = "plugin/share/checkout" (required PluginShareCheckoutParams) -> PluginShareCheckoutResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PluginShareDelete = "plugin/share/delete" (required PluginShareDeleteParams) -> PluginShareDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AppRead = "app/read" (required AppsReadParams) -> AppsReadResponse,
         AppList = "app/list" (required AppsListParams) -> AppsListResponse,
-        AppInstalled = "app/installed" (required AppsInstalledParams) -> AppsInstalledResponse,
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AppInstalled = "app/installed" (required AppsInstalledParams) -> AppsInstalledResponse,
         FsReadFile = "fs/readFile" (required FsReadFileParams) -> FsReadFileResponse,
         FsWriteFile = "fs/writeFile" (required FsWriteFileParams) -> FsWriteFileResponse,
         FsCreateDirectory = "fs/createDirectory" (required FsCreateDirectoryParams) -> FsCreateDirectoryResponse,
@@ -215,7 +215,7 @@ wire_requests! {
         PluginUninstall = "plugin/uninstall" (required PluginUninstallParams) -> PluginUninstallResponse,
         TurnStart = "turn/start" (required TurnStartParams) -> TurnStartResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] TurnSettingsUpdate = "turn/settings/update" (required TurnSettingsUpdateParams) -> TurnSettingsUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] TurnSettingsUpdate = "turn/settings/update" (required TurnSettingsUpdateParams) -> TurnSettingsUpdateResponse,
         TurnSteer = "turn/steer" (required TurnSteerParams) -> TurnSteerResponse,
         TurnInterrupt = "turn/interrupt" (required TurnInterruptParams) -> TurnInterruptResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -225,41 +225,41 @@ wire_requests! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] ThreadRealtimeAppendText = "thread/realtime/appendText" (required ThreadRealtimeAppendTextParams) -> ThreadRealtimeAppendTextResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadRealtimeAppendSpeech = "thread/realtime/appendSpeech" (required ThreadRealtimeAppendSpeechParams) -> ThreadRealtimeAppendSpeechResponse,
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] #[cfg(feature = "experimental")] ThreadRealtimeAppendSpeech = "thread/realtime/appendSpeech" (required ThreadRealtimeAppendSpeechParams) -> ThreadRealtimeAppendSpeechResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] ThreadRealtimeStop = "thread/realtime/stop" (required ThreadRealtimeStopParams) -> ThreadRealtimeStopResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadTimelineList = "thread/timeline/list" (required ThreadTimelineListParams) -> ThreadTimelineListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadTimelineList = "thread/timeline/list" (required ThreadTimelineListParams) -> ThreadTimelineListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ThreadRealtimeList = "thread/realtime/list" (required ThreadRealtimeListParams) -> ThreadRealtimeListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadRealtimeList = "thread/realtime/list" (required ThreadRealtimeListParams) -> ThreadRealtimeListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] ThreadRealtimeListVoices = "thread/realtime/listVoices" (required ThreadRealtimeListVoicesParams) -> ThreadRealtimeListVoicesResponse,
         ReviewStart = "review/start" (required ReviewStartParams) -> ReviewStartResponse,
         ModelList = "model/list" (required ModelListParams) -> ModelListResponse,
-        AccountGatewayOAuthRead = "account/gatewayOAuth/read" (optional GatewayOAuthReadParams) -> GatewayOAuthReadResponse,
-        AccountGatewayOAuthLogin = "account/gatewayOAuth/login" (optional GatewayOAuthLoginParams) -> GatewayOAuthLoginResponse,
-        AccountGatewayOAuthCancel = "account/gatewayOAuth/cancel" () -> GatewayOAuthCancelResponse,
-        ModelProviderList = "modelProvider/list" (required ModelProviderListParams) -> ModelProviderListResponse,
-        ModelProviderConfigWrite = "modelProvider/config/write" (required ModelProviderConfigWriteParams) -> ModelProviderConfigWriteResponse,
-        ModelProviderDefaultSet = "modelProvider/default/set" (required ModelProviderDefaultSetParams) -> Value,
-        ModelProviderCapabilitiesRead = "modelProvider/capabilities/read" (required ModelProviderCapabilitiesReadParams) -> ModelProviderCapabilitiesReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthRead = "account/gatewayOAuth/read" (optional GatewayOAuthReadParams) -> GatewayOAuthReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthLogin = "account/gatewayOAuth/login" (optional GatewayOAuthLoginParams) -> GatewayOAuthLoginResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthCancel = "account/gatewayOAuth/cancel" () -> GatewayOAuthCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderList = "modelProvider/list" (required ModelProviderListParams) -> ModelProviderListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderConfigWrite = "modelProvider/config/write" (required ModelProviderConfigWriteParams) -> ModelProviderConfigWriteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderDefaultSet = "modelProvider/default/set" (required ModelProviderDefaultSetParams) -> Value,
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ModelProviderCapabilitiesRead = "modelProvider/capabilities/read" (required ModelProviderCapabilitiesReadParams) -> ModelProviderCapabilitiesReadResponse,
         ExperimentalFeatureList = "experimentalFeature/list" (required ExperimentalFeatureListParams) -> ExperimentalFeatureListResponse,
-        PermissionProfileList = "permissionProfile/list" (required PermissionProfileListParams) -> PermissionProfileListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] PermissionProfileList = "permissionProfile/list" (required PermissionProfileListParams) -> PermissionProfileListResponse,
         ExperimentalFeatureEnablementSet = "experimentalFeature/enablement/set" (required ExperimentalFeatureEnablementSetParams) -> ExperimentalFeatureEnablementSetResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RemoteControlEnable = "remoteControl/enable" (optional RemoteControlEnableParams) -> RemoteControlEnableResponse,
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] RemoteControlEnable = "remoteControl/enable" (optional RemoteControlEnableParams) -> RemoteControlEnableResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RemoteControlDisable = "remoteControl/disable" (optional RemoteControlDisableParams) -> RemoteControlDisableResponse,
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] RemoteControlDisable = "remoteControl/disable" (optional RemoteControlDisableParams) -> RemoteControlDisableResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RemoteControlStatusRead = "remoteControl/status/read" () -> RemoteControlStatusReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] RemoteControlStatusRead = "remoteControl/status/read" () -> RemoteControlStatusReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RemoteControlPairingStart = "remoteControl/pairing/start" (required RemoteControlPairingStartParams) -> RemoteControlPairingStartResponse,
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] #[cfg(feature = "experimental")] RemoteControlPairingStart = "remoteControl/pairing/start" (required RemoteControlPairingStartParams) -> RemoteControlPairingStartResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RemoteControlPairingStatus = "remoteControl/pairing/status" (required RemoteControlPairingStatusParams) -> RemoteControlPairingStatusResponse,
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] #[cfg(feature = "experimental")] RemoteControlPairingStatus = "remoteControl/pairing/status" (required RemoteControlPairingStatusParams) -> RemoteControlPairingStatusResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RemoteControlClientList = "remoteControl/client/list" (required RemoteControlClientsListParams) -> RemoteControlClientsListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] #[cfg(feature = "experimental")] RemoteControlClientList = "remoteControl/client/list" (required RemoteControlClientsListParams) -> RemoteControlClientsListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] RemoteControlClientRevoke = "remoteControl/client/revoke" (required RemoteControlClientsRevokeParams) -> RemoteControlClientsRevokeResponse,
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] #[cfg(feature = "experimental")] RemoteControlClientRevoke = "remoteControl/client/revoke" (required RemoteControlClientsRevokeParams) -> RemoteControlClientsRevokeResponse,
         /// Lists collaboration mode presets.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -271,49 +271,49 @@ wire_requests! {
         /// Adds or replaces a remote environment by id for later selection.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] EnvironmentAdd = "environment/add" (required EnvironmentAddParams) -> EnvironmentAddResponse,
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] EnvironmentAdd = "environment/add" (required EnvironmentAddParams) -> EnvironmentAddResponse,
         /// Reads information from a configured execution environment.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] EnvironmentInfo = "environment/info" (required EnvironmentInfoParams) -> EnvironmentInfoResponse,
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] #[cfg(feature = "experimental")] EnvironmentInfo = "environment/info" (required EnvironmentInfoParams) -> EnvironmentInfoResponse,
         /// Reads the current status of a configured execution environment.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] EnvironmentStatus = "environment/status" (required EnvironmentStatusParams) -> EnvironmentStatusResponse,
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] #[cfg(feature = "experimental")] EnvironmentStatus = "environment/status" (required EnvironmentStatusParams) -> EnvironmentStatusResponse,
         McpServerOauthLogin = "mcpServer/oauth/login" (required McpServerOauthLoginParams) -> McpServerOauthLoginResponse,
         ConfigMcpServerReload = "config/mcpServer/reload" () -> McpServerRefreshResponse,
         McpServerStatusList = "mcpServerStatus/list" (required ListMcpServerStatusParams) -> ListMcpServerStatusResponse,
         McpServerResourceRead = "mcpServer/resource/read" (required McpResourceReadParams) -> McpResourceReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] McpServerEventStreamStart = "mcpServer/event/stream/start" (required McpServerEventStreamStartParams) -> McpServerEventStreamStartResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] McpServerEventStreamStart = "mcpServer/event/stream/start" (required McpServerEventStreamStartParams) -> McpServerEventStreamStartResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] McpServerEventStreamStop = "mcpServer/event/stream/stop" (required McpServerEventStreamStopParams) -> McpServerEventStreamStopResponse,
-        McpServerToolCall = "mcpServer/tool/call" (required McpServerToolCallParams) -> McpServerToolCallResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] McpServerEventStreamStop = "mcpServer/event/stream/stop" (required McpServerEventStreamStopParams) -> McpServerEventStreamStopResponse,
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] McpServerToolCall = "mcpServer/tool/call" (required McpServerToolCallParams) -> McpServerToolCallResponse,
         WindowsSandboxSetupStart = "windowsSandbox/setupStart" (required WindowsSandboxSetupStartParams) -> WindowsSandboxSetupStartResponse,
-        WindowsSandboxReadiness = "windowsSandbox/readiness" () -> WindowsSandboxReadinessResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] WindowsSandboxReadiness = "windowsSandbox/readiness" () -> WindowsSandboxReadinessResponse,
         AccountLoginStart = "account/login/start" (required LoginAccountParams) -> LoginAccountResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] AccountBedrockDiscover = "account/bedrock/discover" (required BedrockDiscoverParams) -> BedrockDiscoverResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountBedrockDiscover = "account/bedrock/discover" (required BedrockDiscoverParams) -> BedrockDiscoverResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] AccountBedrockSetup = "account/bedrock/setup" (required BedrockSetupParams) -> BedrockSetupResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountBedrockSetup = "account/bedrock/setup" (required BedrockSetupParams) -> BedrockSetupResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] AccountGcpSetup = "account/gcp/setup" (required GcpSetupParams) -> GcpSetupResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountGcpSetup = "account/gcp/setup" (required GcpSetupParams) -> GcpSetupResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] AccountBedrockCheckGovCloudRequirements = "account/bedrock/checkGovCloudRequirements" (required BedrockCheckGovCloudRequirementsParams) -> BedrockCheckGovCloudRequirementsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountBedrockCheckGovCloudRequirements = "account/bedrock/checkGovCloudRequirements" (required BedrockCheckGovCloudRequirementsParams) -> BedrockCheckGovCloudRequirementsResponse,
         AccountLoginCancel = "account/login/cancel" (required CancelLoginAccountParams) -> CancelLoginAccountResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] AccountSessionList = "accountSession/list" (required AccountSessionsListParams) -> AccountSessionsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountSessionList = "accountSession/list" (required AccountSessionsListParams) -> AccountSessionsResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] AccountSessionSwitch = "accountSession/switch" (required AccountSessionsSwitchParams) -> AccountSessionsSwitchResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountSessionSwitch = "accountSession/switch" (required AccountSessionsSwitchParams) -> AccountSessionsSwitchResponse,
         AccountLogout = "account/logout" () -> LogoutAccountResponse,
-        AccountSecuritySetupRead = "account/securitySetup/read" () -> GetAccountSecuritySetupResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountSecuritySetupRead = "account/securitySetup/read" () -> GetAccountSecuritySetupResponse,
         AccountRateLimitsRead = "account/rateLimits/read" (optional GetAccountRateLimitsParams) -> GetAccountRateLimitsResponse,
-        AccountRateLimitResetCreditConsume = "account/rateLimitResetCredit/consume" (required ConsumeAccountRateLimitResetCreditParams) -> ConsumeAccountRateLimitResetCreditResponse,
-        AccountUsageRead = "account/usage/read" (optional GetAccountTokenUsageParams) -> GetAccountTokenUsageResponse,
-        AccountWorkspaceMessagesRead = "account/workspaceMessages/read" () -> GetWorkspaceMessagesResponse,
-        AccountSendAddCreditsNudgeEmail = "account/sendAddCreditsNudgeEmail" (required SendAddCreditsNudgeEmailParams) -> SendAddCreditsNudgeEmailResponse,
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] AccountRateLimitResetCreditConsume = "account/rateLimitResetCredit/consume" (required ConsumeAccountRateLimitResetCreditParams) -> ConsumeAccountRateLimitResetCreditResponse,
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] AccountUsageRead = "account/usage/read" (optional GetAccountTokenUsageParams) -> GetAccountTokenUsageResponse,
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] AccountWorkspaceMessagesRead = "account/workspaceMessages/read" () -> GetWorkspaceMessagesResponse,
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] AccountSendAddCreditsNudgeEmail = "account/sendAddCreditsNudgeEmail" (required SendAddCreditsNudgeEmailParams) -> SendAddCreditsNudgeEmailResponse,
         FeedbackUpload = "feedback/upload" (required FeedbackUploadParams) -> FeedbackUploadResponse,
-        FeedbackSave = "feedback/save" (required FeedbackSaveParams) -> FeedbackSaveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FeedbackSave = "feedback/save" (required FeedbackSaveParams) -> FeedbackSaveResponse,
         /// Execute a standalone command (argv vector) under the server's sandbox.
         CommandExec = "command/exec" (required CommandExecParams) -> CommandExecResponse,
         /// Write stdin bytes to a running `command/exec` session or close stdin.
@@ -325,24 +325,24 @@ wire_requests! {
         /// Spawn a standalone process (argv vector) without a Codex sandbox.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProcessSpawn = "process/spawn" (required ProcessSpawnParams) -> ProcessSpawnResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] #[cfg(feature = "experimental")] ProcessSpawn = "process/spawn" (required ProcessSpawnParams) -> ProcessSpawnResponse,
         /// Write stdin bytes to a running `process/spawn` session or close stdin.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProcessWriteStdin = "process/writeStdin" (required ProcessWriteStdinParams) -> ProcessWriteStdinResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] #[cfg(feature = "experimental")] ProcessWriteStdin = "process/writeStdin" (required ProcessWriteStdinParams) -> ProcessWriteStdinResponse,
         /// Terminate a running `process/spawn` session by client-supplied `processHandle`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProcessKill = "process/kill" (required ProcessKillParams) -> ProcessKillResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] #[cfg(feature = "experimental")] ProcessKill = "process/kill" (required ProcessKillParams) -> ProcessKillResponse,
         /// Resize a running PTY-backed `process/spawn` session by client-supplied `processHandle`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] ProcessResizePty = "process/resizePty" (required ProcessResizePtyParams) -> ProcessResizePtyResponse,
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] #[cfg(feature = "experimental")] ProcessResizePty = "process/resizePty" (required ProcessResizePtyParams) -> ProcessResizePtyResponse,
         ConfigRead = "config/read" (required ConfigReadParams) -> ConfigReadResponse,
         ExternalAgentConfigDetect = "externalAgentConfig/detect" (required ExternalAgentConfigDetectParams) -> ExternalAgentConfigDetectResponse,
         ExternalAgentConfigImport = "externalAgentConfig/import" (required ExternalAgentConfigImportParams) -> ExternalAgentConfigImportResponse,
-        ExternalAgentConfigImportRecordHistory = "externalAgentConfig/import/recordHistory" (required ExternalAgentConfigImportHistoryRecordParams) -> ExternalAgentConfigImportHistoryRecordResponse,
-        ExternalAgentConfigImportReadHistories = "externalAgentConfig/import/readHistories" () -> ExternalAgentConfigImportHistoriesReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] ExternalAgentConfigImportRecordHistory = "externalAgentConfig/import/recordHistory" (required ExternalAgentConfigImportHistoryRecordParams) -> ExternalAgentConfigImportHistoryRecordResponse,
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] ExternalAgentConfigImportReadHistories = "externalAgentConfig/import/readHistories" () -> ExternalAgentConfigImportHistoriesReadResponse,
         ConfigValueWrite = "config/value/write" (required ConfigValueWriteParams) -> ConfigWriteResponse,
         ConfigBatchWrite = "config/batchWrite" (required ConfigBatchWriteParams) -> ConfigWriteResponse,
         ConfigRequirementsRead = "configRequirements/read" () -> ConfigRequirementsReadResponse,
@@ -354,6 +354,12 @@ wire_requests! {
         #[cfg(feature = "experimental")] FuzzyFileSearchSessionUpdate = "fuzzyFileSearch/sessionUpdate" (required FuzzyFileSearchSessionUpdateParams) -> FuzzyFileSearchSessionUpdateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] FuzzyFileSearchSessionStop = "fuzzyFileSearch/sessionStop" (required FuzzyFileSearchSessionStopParams) -> FuzzyFileSearchSessionStopResponse,
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] DeviceKeyCreate = "device/key/create" (required DeviceKeyCreateParams) -> DeviceKeyCreateResponse,
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] DeviceKeyPublic = "device/key/public" (required DeviceKeyPublicParams) -> DeviceKeyPublicResponse,
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] DeviceKeySign = "device/key/sign" (required DeviceKeySignParams) -> DeviceKeySignResponse,
+        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] ThreadRollback = "thread/rollback" (required ThreadRollbackParams) -> ThreadRollbackResponse,
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] #[cfg(feature = "experimental")] ThreadTurnsItemsList = "thread/turns/items/list" (required ThreadTurnsItemsListParams) -> ThreadTurnsItemsListResponse,
     }
 }
 
@@ -379,11 +385,15 @@ wire_requests! {
         ItemToolCall = "item/tool/call" (required DynamicToolCallParams) -> DynamicToolCallResponse,
         AccountChatgptAuthTokensRefresh = "account/chatgptAuthTokens/refresh" (required ChatgptAuthTokensRefreshParams) -> ChatgptAuthTokensRefreshResponse,
         /// Generate a fresh upstream attestation result on demand.
-        AttestationGenerate = "attestation/generate" (required AttestationGenerateParams) -> AttestationGenerateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] AttestationGenerate = "attestation/generate" (required AttestationGenerateParams) -> AttestationGenerateResponse,
         /// Request to approve a patch. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
         ApplyPatchApproval = "applyPatchApproval" (required ApplyPatchApprovalParams) -> ApplyPatchApprovalResponse,
         /// Request to exec a command. This request is used for Turns started via the legacy APIs (i.e. SendUserTurn, SendUserMessage).
         ExecCommandApproval = "execCommandApproval" (required ExecCommandApprovalParams) -> ExecCommandApprovalResponse,
+        /// Read the current time from an external clock owned by the client.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.147.0 (not in later releases).*"] #[cfg(feature = "experimental")] CurrentTimeRead = "currentTime/read" (required CurrentTimeReadParams) -> CurrentTimeReadResponse,
     }
 }
 
@@ -400,25 +410,25 @@ wire_notifications! {
         Error = "error" (required ErrorNotification) thread(thread_id) turn(turn_id),
         ThreadStarted = "thread/started" (required ThreadStartedNotification),
         ThreadStatusChanged = "thread/status/changed" (required ThreadStatusChangedNotification) thread(thread_id),
-        ThreadReadStateChanged = "thread/readState/changed" (required ThreadReadStateChangedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadReadStateChanged = "thread/readState/changed" (required ThreadReadStateChangedNotification) thread(thread_id),
         ThreadArchived = "thread/archived" (required ThreadArchivedNotification) thread(thread_id),
-        ThreadDeleted = "thread/deleted" (required ThreadDeletedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] ThreadDeleted = "thread/deleted" (required ThreadDeletedNotification) thread(thread_id),
         ThreadUnarchived = "thread/unarchived" (required ThreadUnarchivedNotification) thread(thread_id),
         ThreadClosed = "thread/closed" (required ThreadClosedNotification) thread(thread_id),
-        ThreadReverted = "thread/reverted" (required ThreadRevertedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadReverted = "thread/reverted" (required ThreadRevertedNotification) thread(thread_id),
         SkillsChanged = "skills/changed" (required SkillsChangedNotification),
         ThreadNameUpdated = "thread/name/updated" (required ThreadNameUpdatedNotification) thread(thread_id),
-        ThreadSectionChanged = "thread/section/changed" (required ThreadSectionChangedNotification) thread(thread_id),
-        ThreadAttachmentUpdated = "thread/attachment/updated" (required ThreadAttachmentUpdatedNotification) thread(thread_id),
-        ThreadGoalUpdated = "thread/goal/updated" (required ThreadGoalUpdatedNotification) thread(thread_id) turn(turn_id),
-        ThreadPredictionUpdated = "thread/prediction/updated" (required ThreadPredictionUpdatedNotification) thread(thread_id),
-        ThreadGoalCleared = "thread/goal/cleared" (required ThreadGoalClearedNotification) thread(thread_id),
-        ThreadQueueChanged = "thread/queue/changed" (required ThreadQueueChangedNotification) thread(thread_id),
-        ProjectChanged = "project/changed" (required ProjectChangedNotification),
-        ThreadProjectUpdated = "thread/project/updated" (required ThreadProjectUpdatedNotification) thread(thread_id),
-        ThreadEnvironmentConnected = "thread/environment/connected" (required EnvironmentConnectionNotification) thread(thread_id),
-        ThreadEnvironmentDisconnected = "thread/environment/disconnected" (required EnvironmentConnectionNotification) thread(thread_id),
-        ThreadSettingsUpdated = "thread/settings/updated" (required ThreadSettingsUpdatedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadSectionChanged = "thread/section/changed" (required ThreadSectionChangedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentUpdated = "thread/attachment/updated" (required ThreadAttachmentUpdatedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalUpdated = "thread/goal/updated" (required ThreadGoalUpdatedNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadPredictionUpdated = "thread/prediction/updated" (required ThreadPredictionUpdatedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalCleared = "thread/goal/cleared" (required ThreadGoalClearedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadQueueChanged = "thread/queue/changed" (required ThreadQueueChangedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ProjectChanged = "project/changed" (required ProjectChangedNotification),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadProjectUpdated = "thread/project/updated" (required ThreadProjectUpdatedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] ThreadEnvironmentConnected = "thread/environment/connected" (required EnvironmentConnectionNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] ThreadEnvironmentDisconnected = "thread/environment/disconnected" (required EnvironmentConnectionNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] ThreadSettingsUpdated = "thread/settings/updated" (required ThreadSettingsUpdatedNotification) thread(thread_id),
         ThreadTokenUsageUpdated = "thread/tokenUsage/updated" (required ThreadTokenUsageUpdatedNotification) thread(thread_id) turn(turn_id),
         TurnStarted = "turn/started" (required TurnStartedNotification) thread(thread_id) turn(turn.id),
         HookStarted = "hook/started" (required HookStartedNotification) thread(thread_id) turn(turn_id),
@@ -429,7 +439,7 @@ wire_notifications! {
         ItemStarted = "item/started" (required ItemStartedNotification) thread(thread_id) turn(turn_id) item(item.id()),
         ItemAutoApprovalReviewStarted = "item/autoApprovalReview/started" (required ItemGuardianApprovalReviewStartedNotification) thread(thread_id) turn(turn_id),
         ItemAutoApprovalReviewCompleted = "item/autoApprovalReview/completed" (required ItemGuardianApprovalReviewCompletedNotification) thread(thread_id) turn(turn_id),
-        AutoApprovalReviewStrictReviewRequired = "autoApprovalReview/strictReviewRequired" (required StrictReviewRequiredNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AutoApprovalReviewStrictReviewRequired = "autoApprovalReview/strictReviewRequired" (required StrictReviewRequiredNotification) thread(thread_id) turn(turn_id),
         ItemCompleted = "item/completed" (required ItemCompletedNotification) thread(thread_id) turn(turn_id) item(item.id()),
         ItemAgentMessageDelta = "item/agentMessage/delta" (required AgentMessageDeltaNotification) thread(thread_id) turn(turn_id),
         /// EXPERIMENTAL - proposed plan streaming deltas for plan items.
@@ -437,27 +447,27 @@ wire_notifications! {
         /// Stream base64-encoded stdout/stderr chunks for a running `command/exec` session.
         CommandExecOutputDelta = "command/exec/outputDelta" (required CommandExecOutputDeltaNotification),
         /// Stream base64-encoded stdout/stderr chunks for a running `process/spawn` session.
-        ProcessOutputDelta = "process/outputDelta" (required ProcessOutputDeltaNotification),
-        ThreadSearchPartial = "thread/search/partial" (required ThreadSearchPartialNotification),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] ProcessOutputDelta = "process/outputDelta" (required ProcessOutputDeltaNotification),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadSearchPartial = "thread/search/partial" (required ThreadSearchPartialNotification),
         /// Final exit notification for a `process/spawn` session.
-        ProcessExited = "process/exited" (required ProcessExitedNotification),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] ProcessExited = "process/exited" (required ProcessExitedNotification),
         ItemCommandExecutionOutputDelta = "item/commandExecution/outputDelta" (required CommandExecutionOutputDeltaNotification) thread(thread_id) turn(turn_id),
         ItemCommandExecutionTerminalInteraction = "item/commandExecution/terminalInteraction" (required TerminalInteractionNotification) thread(thread_id) turn(turn_id),
         /// Deprecated legacy apply_patch output stream notification.
         ItemFileChangeOutputDelta = "item/fileChange/outputDelta" (required FileChangeOutputDeltaNotification) thread(thread_id) turn(turn_id),
-        ItemFileChangePatchUpdated = "item/fileChange/patchUpdated" (required FileChangePatchUpdatedNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] ItemFileChangePatchUpdated = "item/fileChange/patchUpdated" (required FileChangePatchUpdatedNotification) thread(thread_id) turn(turn_id),
         ServerRequestResolved = "serverRequest/resolved" (required ServerRequestResolvedNotification) thread(thread_id),
         ItemMcpToolCallProgress = "item/mcpToolCall/progress" (required McpToolCallProgressNotification) thread(thread_id) turn(turn_id),
         McpServerOauthLoginCompleted = "mcpServer/oauthLogin/completed" (required McpServerOauthLoginCompletedNotification) thread(thread_id),
         McpServerStartupStatusUpdated = "mcpServer/startupStatus/updated" (required McpServerStatusUpdatedNotification) thread(thread_id),
-        McpServerEventStreamNotification = "mcpServer/event/stream/notification" (required McpServerEventStreamNotification),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpServerEventStreamNotification = "mcpServer/event/stream/notification" (required McpServerEventStreamNotification),
         AccountUpdated = "account/updated" (required AccountUpdatedNotification),
-        AccountGatewayOAuthChanged = "account/gatewayOAuth/changed" (required GatewayOAuthChangedNotification),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthChanged = "account/gatewayOAuth/changed" (required GatewayOAuthChangedNotification),
         AccountRateLimitsUpdated = "account/rateLimits/updated" (required AccountRateLimitsUpdatedNotification),
         AppListUpdated = "app/list/updated" (required AppListUpdatedNotification),
-        RemoteControlStatusChanged = "remoteControl/status/changed" (required RemoteControlStatusChangedNotification),
-        ExternalAgentConfigImportProgress = "externalAgentConfig/import/progress" (required ExternalAgentConfigImportProgressNotification),
-        ExternalAgentConfigImportCompleted = "externalAgentConfig/import/completed" (required ExternalAgentConfigImportCompletedNotification),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] RemoteControlStatusChanged = "remoteControl/status/changed" (required RemoteControlStatusChangedNotification),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] ExternalAgentConfigImportProgress = "externalAgentConfig/import/progress" (required ExternalAgentConfigImportProgressNotification),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] ExternalAgentConfigImportCompleted = "externalAgentConfig/import/completed" (required ExternalAgentConfigImportCompletedNotification),
         FsChanged = "fs/changed" (required FsChangedNotification),
         ItemReasoningSummaryTextDelta = "item/reasoning/summaryTextDelta" (required ReasoningSummaryTextDeltaNotification) thread(thread_id) turn(turn_id),
         ItemReasoningSummaryPartAdded = "item/reasoning/summaryPartAdded" (required ReasoningSummaryPartAddedNotification) thread(thread_id) turn(turn_id),
@@ -465,24 +475,24 @@ wire_notifications! {
         /// Deprecated: Use `ContextCompaction` item type instead.
         ThreadCompacted = "thread/compacted" (required ContextCompactedNotification) thread(thread_id) turn(turn_id),
         ModelRerouted = "model/rerouted" (required ModelReroutedNotification) thread(thread_id) turn(turn_id),
-        ModelVerification = "model/verification" (required ModelVerificationNotification) thread(thread_id) turn(turn_id),
-        ModelProviderAuthRecoveryStarted = "modelProvider/authRecoveryStarted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
-        ModelProviderAuthRecoveryCompleted = "modelProvider/authRecoveryCompleted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
-        TurnModerationMetadata = "turn/moderationMetadata" (required TurnModerationMetadataNotification) thread(thread_id) turn(turn_id),
-        ModelSafetyBufferingUpdated = "model/safetyBuffering/updated" (required ModelSafetyBufferingUpdatedNotification) thread(thread_id) turn(turn_id),
-        Warning = "warning" (required WarningNotification) thread(thread_id),
-        GuardianWarning = "guardianWarning" (required GuardianWarningNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] ModelVerification = "model/verification" (required ModelVerificationNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderAuthRecoveryStarted = "modelProvider/authRecoveryStarted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderAuthRecoveryCompleted = "modelProvider/authRecoveryCompleted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] TurnModerationMetadata = "turn/moderationMetadata" (required TurnModerationMetadataNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] ModelSafetyBufferingUpdated = "model/safetyBuffering/updated" (required ModelSafetyBufferingUpdatedNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Warning = "warning" (required WarningNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] GuardianWarning = "guardianWarning" (required GuardianWarningNotification) thread(thread_id),
         DeprecationNotice = "deprecationNotice" (required DeprecationNoticeNotification),
         ConfigWarning = "configWarning" (required ConfigWarningNotification),
         FuzzyFileSearchSessionUpdated = "fuzzyFileSearch/sessionUpdated" (required FuzzyFileSearchSessionUpdatedNotification),
         FuzzyFileSearchSessionCompleted = "fuzzyFileSearch/sessionCompleted" (required FuzzyFileSearchSessionCompletedNotification),
         ThreadRealtimeStarted = "thread/realtime/started" (required ThreadRealtimeStartedNotification) thread(thread_id),
         ThreadRealtimeItemAdded = "thread/realtime/itemAdded" (required ThreadRealtimeItemAddedNotification) thread(thread_id),
-        ThreadRealtimeItemStarted = "thread/realtime/item/started" (required ThreadRealtimeItemStartedNotification) thread(thread_id) item(item.id()),
-        ThreadRealtimeItemTranscriptDelta = "thread/realtime/item/transcript/delta" (required ThreadRealtimeItemTranscriptDeltaNotification) thread(thread_id),
-        ThreadRealtimeItemCompleted = "thread/realtime/item/completed" (required ThreadRealtimeItemCompletedNotification) thread(thread_id) item(item.id()),
-        ThreadRealtimeTranscriptDelta = "thread/realtime/transcript/delta" (required ThreadRealtimeTranscriptDeltaNotification) thread(thread_id),
-        ThreadRealtimeTranscriptDone = "thread/realtime/transcript/done" (required ThreadRealtimeTranscriptDoneNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRealtimeItemStarted = "thread/realtime/item/started" (required ThreadRealtimeItemStartedNotification) thread(thread_id) item(item.id()),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRealtimeItemTranscriptDelta = "thread/realtime/item/transcript/delta" (required ThreadRealtimeItemTranscriptDeltaNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRealtimeItemCompleted = "thread/realtime/item/completed" (required ThreadRealtimeItemCompletedNotification) thread(thread_id) item(item.id()),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] ThreadRealtimeTranscriptDelta = "thread/realtime/transcript/delta" (required ThreadRealtimeTranscriptDeltaNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] ThreadRealtimeTranscriptDone = "thread/realtime/transcript/done" (required ThreadRealtimeTranscriptDoneNotification) thread(thread_id),
         ThreadRealtimeOutputAudioDelta = "thread/realtime/outputAudio/delta" (required ThreadRealtimeOutputAudioDeltaNotification) thread(thread_id),
         ThreadRealtimeSdp = "thread/realtime/sdp" (required ThreadRealtimeSdpNotification) thread(thread_id),
         ThreadRealtimeError = "thread/realtime/error" (required ThreadRealtimeErrorNotification) thread(thread_id),
@@ -491,6 +501,7 @@ wire_notifications! {
         WindowsWorldWritableWarning = "windows/worldWritableWarning" (required WindowsWorldWritableWarningNotification),
         WindowsSandboxSetupCompleted = "windowsSandbox/setupCompleted" (required WindowsSandboxSetupCompletedNotification),
         AccountLoginCompleted = "account/login/completed" (required AccountLoginCompletedNotification),
+        #[doc = ""] #[doc = " *In codex releases up to 0.120.0 (not in later ones).*"] ThreadRealtimeTranscriptUpdated = "thread/realtime/transcriptUpdated" (required ThreadRealtimeTranscriptUpdatedNotification) thread(thread_id),
     }
 }
 

@@ -24,9 +24,9 @@ wire_tagged! {
     pub enum Account (tag = "type") {
         ApiKey(ApiKeyAccount) = "apiKey",
         Chatgpt(ChatgptAccount) = "chatgpt",
-        AmazonBedrock(AmazonBedrockAccount) = "amazonBedrock",
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] AmazonBedrock(AmazonBedrockAccount) = "amazonBedrock",
         /// Google Cloud Vertex AI with externally managed credentials.
-        Gcp(GcpAccount) = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp(GcpAccount) = "gcp",
     }
 }
 wire_struct! {
@@ -34,7 +34,7 @@ wire_struct! {
     pub struct AccountLoginCompletedNotification {
         pub error: Option<String> = "error" (optional),
         pub login_id: Option<String> = "loginId" (optional),
-        pub onboarding_entrypoint: Option<DesktopOnboardingEntrypoint> = "onboardingEntrypoint" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub onboarding_entrypoint: Option<DesktopOnboardingEntrypoint> = "onboardingEntrypoint" (optional),
         pub success: bool = "success" (required),
     }
     fn new(success: bool);
@@ -52,58 +52,58 @@ wire_enum! {
     /// Backend routing policy. Wire values match the accounts/check contract.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AccountRoutingOverride {
-        NoConstraint = "NO_CONSTRAINT",
-        Us = "us",
-        UsCr = "us_cr",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] NoConstraint = "NO_CONSTRAINT",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Us = "us",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] UsCr = "us_cr",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSecuritySetupAction {
-        pub label: String = "label" (required),
-        pub url: String = "url" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub label: String = "label" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub url: String = "url" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSecuritySetupNotice {
-        pub account_id: String = "accountId" (required),
-        pub action: AccountSecuritySetupAction = "action" (required),
-        pub description: String = "description" (required),
-        pub title: String = "title" (required),
-        pub user_id: String = "userId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: String = "accountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub action: AccountSecuritySetupAction = "action" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_id: String = "userId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSession {
-        pub display_name: Option<String> = "displayName" (optional),
-        pub email: Option<String> = "email" (optional),
-        pub image_url: Option<String> = "imageUrl" (optional),
-        pub is_active: bool = "isActive" (required),
-        pub last_used_at: i64 = "lastUsedAt" (required),
-        pub selected_workspace_account_id: Option<String> = "selectedWorkspaceAccountId" (optional),
-        pub session_id: String = "sessionId" (required),
-        pub user_id: Option<String> = "userId" (optional),
-        pub workspaces: Vec<AccountSessionWorkspace> = "workspaces" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_name: Option<String> = "displayName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub email: Option<String> = "email" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub image_url: Option<String> = "imageUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_active: bool = "isActive" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub last_used_at: i64 = "lastUsedAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub selected_workspace_account_id: Option<String> = "selectedWorkspaceAccountId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub session_id: String = "sessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_id: Option<String> = "userId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub workspaces: Vec<AccountSessionWorkspace> = "workspaces" (required),
     }
     fn new(is_active: bool, last_used_at: i64, session_id: String, workspaces: Vec<AccountSessionWorkspace>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSessionWorkspace {
-        pub account_id: String = "accountId" (required),
-        pub image_url: Option<String> = "imageUrl" (optional),
-        pub kind: Option<AccountSessionWorkspaceKind> = "kind" (optional),
-        pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: String = "accountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub image_url: Option<String> = "imageUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub kind: Option<AccountSessionWorkspaceKind> = "kind" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
     }
     fn new(account_id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AccountSessionWorkspaceKind {
-        Personal = "personal",
-        Workspace = "workspace",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Personal = "personal",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Workspace = "workspace",
     }
 }
 #[cfg(feature = "experimental")]
@@ -111,7 +111,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AccountSessionsListParams {
-        pub refresh_workspace_metadata: Option<bool> = "refreshWorkspaceMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub refresh_workspace_metadata: Option<bool> = "refreshWorkspaceMetadata" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -119,8 +119,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSessionsResponse {
-        pub active_session_id: Option<String> = "activeSessionId" (optional),
-        pub sessions: Vec<AccountSession> = "sessions" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub active_session_id: Option<String> = "activeSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sessions: Vec<AccountSession> = "sessions" (required),
     }
     fn new(sessions: Vec<AccountSession>);
 }
@@ -130,11 +130,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSessionsSwitchParams {
         /// Workspace to select within that login; this is not a user identifier.
-        pub account_id: String = "accountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: String = "accountId" (required),
         /// Allow Core to start browser sign-in if this session needs SSO for the workspace.
-        pub allow_browser_login: Option<bool> = "allowBrowserLogin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_browser_login: Option<bool> = "allowBrowserLogin" (optional),
         /// Opaque active-login identifier returned by accountSession/list.
-        pub session_id: String = "sessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub session_id: String = "sessionId" (required),
     }
     fn new(account_id: String, session_id: String);
 }
@@ -143,7 +143,7 @@ wire_untagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum AccountSessionsSwitchResponse {
-        Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 (experimental inside) if codec::Match::Object {
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 (experimental inside) if codec::Match::Object {
             required: &["sessions"],
             members: &[
                 ("activeSessionId", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
@@ -152,7 +152,7 @@ wire_untagged! {
             closed: None,
         },
         /// Open the URL and await account/login/completed for this login ID.
-        AuthUrl(AuthUrlAccountSessionsSwitchResponse) = 1 (experimental inside) if codec::Match::Object {
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AuthUrl(AuthUrlAccountSessionsSwitchResponse) = 1 (experimental inside) if codec::Match::Object {
             required: &["auth_url", "login_id"],
             members: &[
                 ("auth_url", codec::Match::Types(&[codec::JsonType::String])),
@@ -165,25 +165,25 @@ wire_untagged! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountTokenUsageDailyBucket {
-        pub start_date: String = "startDate" (required),
-        pub tokens: i64 = "tokens" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub start_date: String = "startDate" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub tokens: i64 = "tokens" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AccountTokenUsageSummary {
-        pub current_streak_days: Option<i64> = "currentStreakDays" (optional),
-        pub lifetime_tokens: Option<i64> = "lifetimeTokens" (optional),
-        pub longest_running_turn_sec: Option<i64> = "longestRunningTurnSec" (optional),
-        pub longest_streak_days: Option<i64> = "longestStreakDays" (optional),
-        pub peak_daily_tokens: Option<i64> = "peakDailyTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub current_streak_days: Option<i64> = "currentStreakDays" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub lifetime_tokens: Option<i64> = "lifetimeTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub longest_running_turn_sec: Option<i64> = "longestRunningTurnSec" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub longest_streak_days: Option<i64> = "longestStreakDays" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub peak_daily_tokens: Option<i64> = "peakDailyTokens" (optional),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AccountUpdateReason {
-        WorkspaceRoutingReady = "workspaceRoutingReady",
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WorkspaceRoutingReady = "workspaceRoutingReady",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unknown = "unknown",
     }
 }
 wire_struct! {
@@ -192,18 +192,29 @@ wire_struct! {
         pub auth_mode: Option<AuthMode> = "authMode" (optional),
         pub plan_type: Option<PlanType> = "planType" (optional),
         /// Set when initial routing discovery completes for the same authenticated owner.
-        pub reason: Option<AccountUpdateReason> = "reason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: Option<AccountUpdateReason> = "reason" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ActivePermissionProfile {
         /// Parent profile identifier from the selected permissions profile's `extends` setting, when present.
-        pub extends: Option<String> = "extends" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub extends: Option<String> = "extends" (optional),
         /// Identifier from `default_permissions` or the implicit built-in default, such as `:workspace` or a user-defined `[permissions.<id>]` profile.
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub id: String = "id" (required),
+        /// Bounded user-requested modifications applied on top of the named profile, if any.
+        ///
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex 0.128.0-alpha.1 to 0.130.0 (not in later releases).*"] pub modifications: Option<Vec<ActivePermissionProfileModification>> = "modifications" (optional),
     }
     fn new(id: String);
+}
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ActivePermissionProfileModification (tag = "type") {
+        /// Additional concrete directory that should be writable.
+        #[doc = ""] #[doc = " *In codex 0.128.0-alpha.1 to 0.130.0 (not in later releases).*"] AdditionalWritableRoot(AdditionalWritableRootActivePermissionProfileModification) = "additionalWritableRoot",
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -220,15 +231,15 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AddCreditsNudgeCreditType {
-        Credits = "credits",
-        UsageLimit = "usage_limit",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Credits = "credits",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] UsageLimit = "usage_limit",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AddCreditsNudgeEmailStatus {
-        Sent = "sent",
-        CooldownActive = "cooldown_active",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Sent = "sent",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] CooldownActive = "cooldown_active",
     }
 }
 wire_struct! {
@@ -244,25 +255,25 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AdditionalContextEntry {
-        pub kind: AdditionalContextKind = "kind" (required),
+        #[doc = ""] #[doc = " *Since codex 0.135.0.*"] pub kind: AdditionalContextKind = "kind" (required),
         /// Optional name for untrusted context, used to label its tool output.
-        pub name: Option<String> = "name" (optional),
-        pub value: String = "value" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.135.0.*"] pub value: String = "value" (required),
     }
     fn new(kind: AdditionalContextKind, value: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AdditionalContextKind {
-        Untrusted = "untrusted",
-        Application = "application",
+        #[doc = ""] #[doc = " *Since codex 0.135.0.*"] Untrusted = "untrusted",
+        #[doc = ""] #[doc = " *Since codex 0.135.0.*"] Application = "application",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AdditionalFileSystemPermissions {
-        pub entries: Option<Vec<FileSystemSandboxEntry>> = "entries" (optional),
-        pub glob_scan_max_depth: Option<u64> = "globScanMaxDepth" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub entries: Option<Vec<FileSystemSandboxEntry>> = "entries" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub glob_scan_max_depth: Option<u64> = "globScanMaxDepth" (optional),
         /// This will be removed in favor of `entries`.
         pub read: Option<Vec<LegacyAppPathString>> = "read" (optional),
         /// This will be removed in favor of `entries`.
@@ -286,11 +297,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AdditionalToolsResponseItem {
-        pub id: Option<String> = "id" (optional),
-        pub role: String = "role" (required),
-        pub tools: Vec<Value> = "tools" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub role: String = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tools: Vec<Value> = "tools" (required),
     }
     fn new(role: String, tools: Vec<Value>);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct AdditionalWritableRootActivePermissionProfileModification {
+        #[doc = ""] #[doc = " *In codex 0.128.0-alpha.1 to 0.130.0 (not in later releases).*"] pub path: AbsolutePathBuf = "path" (required),
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -300,29 +317,29 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AgentHookMetadata {
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        pub current_hash: String = "currentHash" (required),
-        pub display_order: i64 = "displayOrder" (required),
-        pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub event_name: HookEventName = "eventName" (required),
-        pub is_managed: bool = "isManaged" (required),
-        pub key: String = "key" (required),
-        pub matcher: Option<String> = "matcher" (optional),
-        pub plugin_id: Option<String> = "pluginId" (optional),
-        pub source: HookSource = "source" (required),
-        pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        pub status_message: Option<String> = "statusMessage" (optional),
-        pub timeout_sec: u64 = "timeoutSec" (required),
-        pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AgentMessageDelivery {
-        Async = "async",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Async = "async",
     }
 }
 wire_struct! {
@@ -338,51 +355,52 @@ wire_tagged! {
     /// How Chat should present a recovered answer.
     #[derive(Debug, Clone, PartialEq)]
     pub enum AgentMessageDisplay (tag = "mode") {
-        Show(ShowAgentMessageDisplay) = "show",
-        Hide(HideAgentMessageDisplay) = "hide",
-        Block(BlockAgentMessageDisplay) = "block",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Show(ShowAgentMessageDisplay) = "show",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Hide(HideAgentMessageDisplay) = "hide",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Block(BlockAgentMessageDisplay) = "block",
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum AgentMessageInputContent (tag = "type") {
-        InputText(InputTextAgentMessageInputContent) = "input_text",
-        EncryptedContent(EncryptedContentAgentMessageInputContent) = "encrypted_content",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] InputText(InputTextAgentMessageInputContent) = "input_text",
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] EncryptedContent(EncryptedContentAgentMessageInputContent) = "encrypted_content",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AgentMessageModeration {
-        pub display: Option<AgentMessageDisplay> = "display" (optional),
-        pub moderated: bool = "moderated" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display: Option<AgentMessageDisplay> = "display" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub moderated: bool = "moderated" (required),
     }
     fn new(moderated: bool);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AgentMessageResponseItem {
-        pub author: String = "author" (required),
-        pub content: Vec<AgentMessageInputContent> = "content" (required),
-        pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
-        pub recipient: String = "recipient" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub author: String = "author" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub content: Vec<AgentMessageInputContent> = "content" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub recipient: String = "recipient" (required),
     }
     fn new(author: String, content: Vec<AgentMessageInputContent>, recipient: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AgentMessageThreadItem {
-        pub delivery: Option<AgentMessageDelivery> = "delivery" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub delivery: Option<AgentMessageDelivery> = "delivery" (optional),
         pub id: String = "id" (required),
         pub memory_citation: Option<MemoryCitation> = "memoryCitation" (optional),
-        pub moderation: Option<AgentMessageModeration> = "moderation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub moderation: Option<AgentMessageModeration> = "moderation" (optional),
         pub phase: Option<MessagePhase> = "phase" (optional),
-        pub questions: Option<Vec<AsyncUserInputQuestion>> = "questions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub questions: Option<Vec<AsyncUserInputQuestion>> = "questions" (optional),
         pub text: String = "text" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, text: String);
 }
@@ -390,32 +408,41 @@ pub type AgentPath = String;
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AllowDenyRequirement {
-        Allow = "allow",
-        Deny = "deny",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Allow = "allow",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deny = "deny",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AmazonBedrockAccessKeysv2LoginAccountParams {
-        pub access_key_id: String = "accessKeyId" (required),
-        pub region: String = "region" (required),
-        pub secret_access_key: String = "secretAccessKey" (required),
-        pub session_token: Option<String> = "sessionToken" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access_key_id: String = "accessKeyId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub secret_access_key: String = "secretAccessKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub session_token: Option<String> = "sessionToken" (optional),
     }
     fn new(access_key_id: String, region: String, secret_access_key: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AmazonBedrockAccount {
+        /// Default: `"awsManaged"`.
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.144.6 (not in later releases).*"] pub credential_source: Option<AmazonBedrockCredentialSource> = "credentialSource" (optional),
         /// Default: `false`.
-        pub uses_codex_managed_credentials: Option<bool> = "usesCodexManagedCredentials" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub uses_codex_managed_credentials: Option<bool> = "usesCodexManagedCredentials" (optional),
+    }
+}
+wire_enum! {
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum AmazonBedrockCredentialSource {
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.144.6 (not in later releases).*"] CodexManaged = "codexManaged",
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.144.6 (not in later releases).*"] AwsManaged = "awsManaged",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AmazonBedrockv2LoginAccountParams {
-        pub api_key: String = "apiKey" (required),
-        pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub api_key: String = "apiKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub region: String = "region" (required),
     }
 }
 wire_struct! {
@@ -432,13 +459,13 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum AnswerAnnotation (tag = "kind") {
-        WellbeingHelpline(WellbeingHelplineAnswerAnnotation) = "wellbeingHelpline",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WellbeingHelpline(WellbeingHelplineAnswerAnnotation) = "wellbeingHelpline",
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum AnswerReplacement (tag = "kind") {
-        WellbeingPromptHelpline(WellbeingPromptHelplineAnswerReplacement) = "wellbeingPromptHelpline",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WellbeingPromptHelpline(WellbeingPromptHelplineAnswerReplacement) = "wellbeingPromptHelpline",
     }
 }
 wire_struct! {
@@ -471,16 +498,16 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AppConfig {
-        pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
         pub default_tools_approval_mode: Option<AppToolApproval> = "default_tools_approval_mode" (optional),
         pub default_tools_enabled: Option<bool> = "default_tools_enabled" (optional),
         pub destructive_enabled: Option<bool> = "destructive_enabled" (optional),
         /// Default: `true`.
         pub enabled: Option<bool> = "enabled" (optional),
         /// Per-account approval settings keyed by link ID.
-        pub links: Option<AppLinksConfig> = "links" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub links: Option<AppLinksConfig> = "links" (optional),
         /// Additional model-facing surfaces omitted for this connector's tools.
-        pub omit_tools_from: Option<Vec<ToolExposureSurface>> = "omit_tools_from" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub omit_tools_from: Option<Vec<ToolExposureSurface>> = "omit_tools_from" (optional),
         pub open_world_enabled: Option<bool> = "open_world_enabled" (optional),
         pub tools: Option<AppToolsConfig> = "tools" (optional),
     }
@@ -493,8 +520,8 @@ wire_struct! {
         pub branding: Option<AppBranding> = "branding" (optional),
         pub description: Option<String> = "description" (optional),
         pub distribution_channel: Option<String> = "distributionChannel" (optional),
-        pub icon_assets: Option<BTreeMap<String, String>> = "iconAssets" (optional),
-        pub icon_dark_assets: Option<BTreeMap<String, String>> = "iconDarkAssets" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub icon_assets: Option<BTreeMap<String, String>> = "iconAssets" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub icon_dark_assets: Option<BTreeMap<String, String>> = "iconDarkAssets" (optional),
         pub id: String = "id" (required),
         pub install_url: Option<String> = "installUrl" (optional),
         /// Default: `false`.
@@ -516,8 +543,8 @@ wire_struct! {
     /// Approval settings for a connected account within an app.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AppLinkConfig {
-        pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
-        pub default_tools_approval_mode: Option<AppToolApproval> = "default_tools_approval_mode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_tools_approval_mode: Option<AppToolApproval> = "default_tools_approval_mode" (optional),
     }
 }
 wire_struct! {
@@ -538,6 +565,7 @@ wire_struct! {
         pub categories: Option<Vec<String>> = "categories" (optional),
         pub developer: Option<String> = "developer" (optional),
         pub first_party_requires_install: Option<bool> = "firstPartyRequiresInstall" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.145.0 (not in later ones).*"] pub first_party_type: Option<String> = "firstPartyType" (optional),
         pub review: Option<AppReview> = "review" (optional),
         pub screenshots: Option<Vec<AppScreenshot>> = "screenshots" (optional),
         pub seo_description: Option<String> = "seoDescription" (optional),
@@ -567,34 +595,35 @@ wire_struct! {
     /// EXPERIMENTAL - app metadata summary for plugin responses.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AppSummary {
-        pub category: Option<String> = "category" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub category: Option<String> = "category" (optional),
         pub description: Option<String> = "description" (optional),
         pub id: String = "id" (required),
         pub install_url: Option<String> = "installUrl" (optional),
         pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.139.0 (not in later ones).*"] pub needs_auth: Option<bool> = "needsAuth" (optional),
     }
     fn new(id: String, name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AppTemplateSummary {
-        pub canonical_connector_id: Option<String> = "canonicalConnectorId" (optional),
-        pub category: Option<String> = "category" (optional),
-        pub description: Option<String> = "description" (optional),
-        pub logo_url: Option<String> = "logoUrl" (optional),
-        pub logo_url_dark: Option<String> = "logoUrlDark" (optional),
-        pub materialized_app_ids: Vec<String> = "materializedAppIds" (required),
-        pub name: String = "name" (required),
-        pub reason: Option<AppTemplateUnavailableReason> = "reason" (optional),
-        pub template_id: String = "templateId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub canonical_connector_id: Option<String> = "canonicalConnectorId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub category: Option<String> = "category" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub description: Option<String> = "description" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub logo_url: Option<String> = "logoUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub logo_url_dark: Option<String> = "logoUrlDark" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub materialized_app_ids: Vec<String> = "materializedAppIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub reason: Option<AppTemplateUnavailableReason> = "reason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub template_id: String = "templateId" (required),
     }
     fn new(materialized_app_ids: Vec<String>, name: String, template_id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AppTemplateUnavailableReason {
-        NotConfiguredForWorkspace = "NOT_CONFIGURED_FOR_WORKSPACE",
-        NoActiveWorkspace = "NO_ACTIVE_WORKSPACE",
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] NotConfiguredForWorkspace = "NOT_CONFIGURED_FOR_WORKSPACE",
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] NoActiveWorkspace = "NO_ACTIVE_WORKSPACE",
     }
 }
 wire_enum! {
@@ -602,7 +631,7 @@ wire_enum! {
     pub enum AppToolApproval {
         Auto = "auto",
         Prompt = "prompt",
-        Writes = "writes",
+        #[doc = ""] #[doc = " *Since codex 0.144.0.*"] Writes = "writes",
         Approve = "approve",
     }
 }
@@ -617,14 +646,14 @@ wire_struct! {
     /// EXPERIMENTAL - metadata returned by app/read.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AppToolSummary {
-        pub description: String = "description" (required),
-        pub disabled_reason: Option<String> = "disabledReason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub disabled_reason: Option<String> = "disabledReason" (optional),
         /// Default: `true`.
-        pub is_enabled: Option<bool> = "isEnabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub is_enabled: Option<bool> = "isEnabled" (optional),
         /// Default: `false`.
-        pub is_read_only: Option<bool> = "isReadOnly" (optional),
-        pub name: String = "name" (required),
-        pub title: Option<String> = "title" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub is_read_only: Option<bool> = "isReadOnly" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub title: Option<String> = "title" (optional),
     }
     fn new(description: String, name: String);
 }
@@ -635,24 +664,24 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ApplicationNetworkRequirements {
-        pub domains: BTreeMap<String, NetworkDomainPermission> = "domains" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub domains: BTreeMap<String, NetworkDomainPermission> = "domains" (required),
         /// When enabled, only explicitly allowed exact domains may be contacted.
-        pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ApplicationRequirements {
-        pub network: Option<ApplicationNetworkRequirements> = "network" (optional),
-        pub storage: Option<ApplicationStorageRequirements> = "storage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub network: Option<ApplicationNetworkRequirements> = "network" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub storage: Option<ApplicationStorageRequirements> = "storage" (optional),
     }
 }
 wire_struct! {
     /// Managed storage settings for new Desktop workspaces, not filesystem access restrictions.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ApplicationStorageRequirements {
-        pub default_project_parent: Option<LegacyAppPathString> = "defaultProjectParent" (optional),
-        pub projectless_workspace_root: Option<LegacyAppPathString> = "projectlessWorkspaceRoot" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_project_parent: Option<LegacyAppPathString> = "defaultProjectParent" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub projectless_workspace_root: Option<LegacyAppPathString> = "projectlessWorkspaceRoot" (optional),
     }
 }
 wire_struct! {
@@ -693,7 +722,7 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ApprovalsReviewer {
         User = "user",
-        AutoReview = "auto_review",
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] AutoReview = "auto_review",
         GuardianSubagent = "guardian_subagent",
     }
 }
@@ -712,8 +741,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AppsDefaultConfig {
-        pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
-        pub default_tools_approval_mode: Option<AppToolApproval> = "default_tools_approval_mode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub default_tools_approval_mode: Option<AppToolApproval> = "default_tools_approval_mode" (optional),
         /// Default: `true`.
         pub destructive_enabled: Option<bool> = "destructive_enabled" (optional),
         /// Default: `true`.
@@ -727,16 +756,16 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AppsInstalledParams {
         /// When true and Apps are permitted, refresh and publish the hosted connector runtime tool snapshot first.
-        pub force_refresh: Option<bool> = "forceRefresh" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub force_refresh: Option<bool> = "forceRefresh" (optional),
         /// Optional loaded thread id used to evaluate effective app configuration.
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
 wire_struct! {
     /// The installed connectors in one committed runtime snapshot.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AppsInstalledResponse {
-        pub apps: Vec<InstalledApp> = "apps" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub apps: Vec<InstalledApp> = "apps" (required),
     }
 }
 wire_struct! {
@@ -768,11 +797,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AppsReadParams {
         /// App ids to read. The server accepts at most 100 ids and deduplicates repeated ids while preserving their first-request order.
-        pub app_ids: Vec<String> = "appIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub app_ids: Vec<String> = "appIds" (required),
         /// When true, include display-only public tool summaries in the returned metadata.
-        pub include_tools: Option<bool> = "includeTools" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub include_tools: Option<bool> = "includeTools" (optional),
         /// Optional loaded thread id used to evaluate effective app configuration.
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(app_ids: Vec<String>);
 }
@@ -780,8 +809,8 @@ wire_struct! {
     /// EXPERIMENTAL - app/read response.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AppsReadResponse {
-        pub apps: Vec<ConnectorMetadata> = "apps" (required),
-        pub missing_app_ids: Vec<String> = "missingAppIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub apps: Vec<ConnectorMetadata> = "apps" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub missing_app_ids: Vec<String> = "missingAppIds" (required),
     }
 }
 wire_external! {
@@ -790,6 +819,7 @@ wire_external! {
         Untrusted = "untrusted",
         OnRequest = "on-request",
         Never = "never",
+        #[doc = ""] #[doc = " *In codex releases up to 0.142.5 (not in later ones).*"] OnFailure = "on-failure",
     }
     keyed {
         Granular(GranularAskForApproval) = "granular",
@@ -798,8 +828,8 @@ wire_external! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AsyncUserInputQuestion {
-        pub options: Option<Vec<String>> = "options" (optional),
-        pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub options: Option<Vec<String>> = "options" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
     }
     fn new(title: String);
 }
@@ -811,14 +841,14 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AttestationGenerateResponse {
         /// Opaque client attestation token.
-        pub token: String = "token" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub token: String = "token" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AudioUserInput {
-        pub url: Option<String> = "url" (optional),
-        pub file_id: Option<String> = "fileId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub url: Option<String> = "url" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "fileId" (optional),
     }
 }
 wire_enum! {
@@ -834,24 +864,24 @@ wire_enum! {
         /// ChatGPT auth tokens are supplied by an external host app and are only stored in memory. Token refresh must be handled by the external host app.
         ChatgptAuthTokens = "chatgptAuthTokens",
         /// Backend auth supplied as request headers.
-        Headers = "headers",
+        #[doc = ""] #[doc = " *Since codex 0.144.0.*"] Headers = "headers",
         /// Programmatic Codex auth backed by a registered Agent Identity.
-        AgentIdentity = "agentIdentity",
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] AgentIdentity = "agentIdentity",
         /// Programmatic Codex auth backed by a personal access token.
-        PersonalAccessToken = "personalAccessToken",
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] PersonalAccessToken = "personalAccessToken",
         /// Amazon Bedrock bearer token managed by Codex.
-        BedrockApiKey = "bedrockApiKey",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] BedrockApiKey = "bedrockApiKey",
         /// Amazon Bedrock AWS access keys managed by Codex.
-        BedrockAccessKeys = "bedrockAccessKeys",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BedrockAccessKeys = "bedrockAccessKeys",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AuthRecoveryNotification {
-        pub message: String = "message" (required),
-        pub provider: String = "provider" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider: String = "provider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -861,8 +891,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AuthUrlAccountSessionsSwitchResponse {
-        pub auth_url: String = "auth_url" (required),
-        pub login_id: String = "login_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth_url: String = "auth_url" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: String = "login_id" (required),
     }
 }
 wire_enum! {
@@ -870,9 +900,9 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AutoCompactTokenLimitScope {
         /// Count the full active context against the limit.
-        Total = "total",
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] Total = "total",
         /// Count sampled output and later growth after the carried window prefix.
-        BodyAfterPrefix = "body_after_prefix",
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] BodyAfterPrefix = "body_after_prefix",
     }
 }
 wire_enum! {
@@ -885,8 +915,8 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AutoReviewRequirements {
-        pub ignore_rules: Option<Vec<String>> = "ignoreRules" (optional),
-        pub required_on_models: Option<Vec<String>> = "requiredOnModels" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub ignore_rules: Option<Vec<String>> = "ignoreRules" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required_on_models: Option<Vec<String>> = "requiredOnModels" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -894,8 +924,8 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AwsCredentialType {
-        AccessKeys = "accessKeys",
-        BedrockApiKey = "bedrockApiKey",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccessKeys = "accessKeys",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BedrockApiKey = "bedrockApiKey",
     }
 }
 wire_struct! {
@@ -909,8 +939,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockAwsProfile {
-        pub name: String = "name" (required),
-        pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
     }
     fn new(name: String);
 }
@@ -928,9 +958,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockCheckGovCloudRequirementsResponse {
         /// Whether the active Bedrock authentication resolves to a GovCloud region.
-        pub is_gov_cloud: bool = "isGovCloud" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_gov_cloud: bool = "isGovCloud" (required),
         /// Whether GovCloud is selected and the managed requirements miss the baseline. A false value is not a general certification of the network configuration.
-        pub should_warn: bool = "shouldWarn" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub should_warn: bool = "shouldWarn" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -944,8 +974,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockDiscoverResponse {
-        pub environment_credentials: Vec<BedrockEnvironmentCredential> = "environmentCredentials" (required, experimental inside),
-        pub profiles: Vec<BedrockAwsProfile> = "profiles" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_credentials: Vec<BedrockEnvironmentCredential> = "environmentCredentials" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profiles: Vec<BedrockAwsProfile> = "profiles" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -953,31 +983,31 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockEnvironmentCredential {
-        pub region: Option<String> = "region" (optional),
-        pub r#type: AwsCredentialType = "type" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub r#type: AwsCredentialType = "type" (required, experimental inside),
     }
     fn new(r#type: AwsCredentialType);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum BedrockProviderId {
-        AmazonBedrock = "amazon-bedrock",
-        AmazonBedrockRuntime = "amazon-bedrock-runtime",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AmazonBedrock = "amazon-bedrock",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AmazonBedrockRuntime = "amazon-bedrock-runtime",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BedrockProviderSettings {
-        pub profile: Option<String> = "profile" (optional),
-        pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profile: Option<String> = "profile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockProviderSettingsPatch {
-        pub profile: Option<String> = "profile" (optional),
-        pub provider_id: BedrockProviderId = "providerId" (required),
-        pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profile: Option<String> = "profile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: BedrockProviderId = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
     }
     fn new(provider_id: BedrockProviderId);
 }
@@ -986,8 +1016,8 @@ wire_tagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum BedrockSetupParams (tag = "type") {
-        Profile(Profilev2BedrockSetupParams) = "profile" (experimental inside),
-        Environment(Environmentv2BedrockSetupParams) = "environment" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Profile(Profilev2BedrockSetupParams) = "profile" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Environment(Environmentv2BedrockSetupParams) = "environment" (experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -999,13 +1029,13 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BemItemPromotedThreadRealtimeItem {
-        pub item_id: String = "item_id" (required),
-        pub presentation: ThreadRealtimeBemItemPresentation = "presentation" (required),
-        pub turn_id: String = "turn_id" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_id: String = "item_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub presentation: ThreadRealtimeBemItemPresentation = "presentation" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turn_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
-        pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(item_id: String, presentation: ThreadRealtimeBemItemPresentation, turn_id: String, id: String, realtime_session_id: String);
 }
@@ -1023,70 +1053,70 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BlockAgentMessageDisplay {
-        pub reason: BlockReason = "reason" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: BlockReason = "reason" (required),
         /// Allowed values: `1`.
-        pub version: u8 = "version" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub version: u8 = "version" (required),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum BlockReason (tag = "kind") {
-        Protection(ProtectionBlockReason) = "protection",
-        Cyber(KindBlockReason) = "cyber",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Protection(ProtectionBlockReason) = "protection",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Cyber(KindBlockReason) = "cyber",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum BrowserUseAccessApprovalLifetime {
-        Turn = "turn",
-        Thread = "thread",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Turn = "turn",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Thread = "thread",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseConfig {
-        pub allow_history_access: Option<bool> = "allow_history_access" (optional),
-        pub default_origin_policy: Option<BrowserUseOriginPolicyConfig> = "default_origin_policy" (optional),
-        pub origins: Option<BTreeMap<String, BrowserUseOriginPolicyConfig>> = "origins" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_history_access: Option<bool> = "allow_history_access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_origin_policy: Option<BrowserUseOriginPolicyConfig> = "default_origin_policy" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origins: Option<BTreeMap<String, BrowserUseOriginPolicyConfig>> = "origins" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseExtensionRequirements {
-        pub request_headers: Option<Vec<RequestHeader>> = "requestHeaders" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_headers: Option<Vec<RequestHeader>> = "requestHeaders" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseOriginPolicy {
-        pub access: Option<AllowDenyRequirement> = "access" (optional),
-        pub access_approval_lifetime: Option<BrowserUseAccessApprovalLifetime> = "accessApprovalLifetime" (optional),
-        pub auto_review: Option<AllowDenyRequirement> = "autoReview" (optional),
-        pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
-        pub full_cdp_access: Option<AllowDenyRequirement> = "fullCdpAccess" (optional),
-        pub persistent_approval: Option<bool> = "persistentApproval" (optional),
-        pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: Option<AllowDenyRequirement> = "access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access_approval_lifetime: Option<BrowserUseAccessApprovalLifetime> = "accessApprovalLifetime" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auto_review: Option<AllowDenyRequirement> = "autoReview" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub full_cdp_access: Option<AllowDenyRequirement> = "fullCdpAccess" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub persistent_approval: Option<bool> = "persistentApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseOriginPolicyConfig {
-        pub access: Option<AllowDenyRequirement> = "access" (optional),
-        pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
-        pub full_cdp_access: Option<AllowDenyRequirement> = "full_cdp_access" (optional),
-        pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: Option<AllowDenyRequirement> = "access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub full_cdp_access: Option<AllowDenyRequirement> = "full_cdp_access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseRequirements {
-        pub allow_global_persistent_approval: Option<bool> = "allowGlobalPersistentApproval" (optional),
-        pub allow_history_access: Option<bool> = "allowHistoryAccess" (optional),
-        pub allow_webmcp: Option<bool> = "allowWebmcp" (optional),
-        pub default_origin_policy: Option<BrowserUseOriginPolicy> = "defaultOriginPolicy" (optional),
-        pub disable_auto_review: Option<bool> = "disableAutoReview" (optional),
-        pub extension: Option<BrowserUseExtensionRequirements> = "extension" (optional),
-        pub origins: Option<BTreeMap<String, BrowserUseOriginPolicy>> = "origins" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_global_persistent_approval: Option<bool> = "allowGlobalPersistentApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_history_access: Option<bool> = "allowHistoryAccess" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_webmcp: Option<bool> = "allowWebmcp" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_origin_policy: Option<BrowserUseOriginPolicy> = "defaultOriginPolicy" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub disable_auto_review: Option<bool> = "disableAutoReview" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub extension: Option<BrowserUseExtensionRequirements> = "extension" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origins: Option<BTreeMap<String, BrowserUseOriginPolicy>> = "origins" (optional),
     }
 }
 wire_struct! {
@@ -1120,7 +1150,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct CancelledUserVerificationErrorDetails {
-        pub reason: UserVerificationCancellationReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationCancellationReason = "reason" (required, experimental inside),
     }
 }
 wire_tagged! {
@@ -1128,7 +1158,7 @@ wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum CapabilityRootLocation (tag = "type") {
         /// A path owned by an execution environment.
-        Environment(EnvironmentCapabilityRootLocation) = "environment",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Environment(EnvironmentCapabilityRootLocation) = "environment",
     }
 }
 wire_struct! {
@@ -1137,7 +1167,7 @@ wire_struct! {
         pub email: Option<String> = "email" (required_nullable),
         pub plan_type: PlanType = "planType" (required),
         /// Display name of the selected ChatGPT workspace, when available.
-        pub workspace_name: Option<String> = "workspaceName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub workspace_name: Option<String> = "workspaceName" (optional),
     }
     fn new(plan_type: PlanType);
 }
@@ -1205,9 +1235,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct Chatgptv2LoginAccountParams {
-        pub app_brand: Option<LoginAppBrand> = "appBrand" (optional),
-        pub codex_streamlined_login: Option<bool> = "codexStreamlinedLogin" (optional),
-        pub use_hosted_login_success_page: Option<bool> = "useHostedLoginSuccessPage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.144.0.*"] pub app_brand: Option<LoginAppBrand> = "appBrand" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub codex_streamlined_login: Option<bool> = "codexStreamlinedLogin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.144.0.*"] pub use_hosted_login_success_page: Option<bool> = "useHostedLoginSuccessPage" (optional),
     }
 }
 wire_struct! {
@@ -1221,10 +1251,10 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CliAuthCredentialsStoreMode {
-        File = "file",
-        Keyring = "keyring",
-        Auto = "auto",
-        Ephemeral = "ephemeral",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] File = "file",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Keyring = "keyring",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Auto = "auto",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Ephemeral = "ephemeral",
     }
 }
 wire_struct! {
@@ -1243,17 +1273,17 @@ wire_external! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum CodexErrorInfo {
         ContextWindowExceeded = "contextWindowExceeded",
-        SessionBudgetExceeded = "sessionBudgetExceeded",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] SessionBudgetExceeded = "sessionBudgetExceeded",
         UsageLimitExceeded = "usageLimitExceeded",
-        RateLimitExceeded = "rateLimitExceeded",
-        FlexUnavailable = "flexUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RateLimitExceeded = "rateLimitExceeded",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FlexUnavailable = "flexUnavailable",
         ServerOverloaded = "serverOverloaded",
-        ModelNotFound = "modelNotFound",
-        PolicyCapacityUnavailable = "policyCapacityUnavailable",
-        CyberPolicy = "cyberPolicy",
-        BioPolicy = "bioPolicy",
-        MisalignmentPolicyViolation = "misalignmentPolicyViolation",
-        TooManyDenials = "tooManyDenials",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelNotFound = "modelNotFound",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PolicyCapacityUnavailable = "policyCapacityUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] CyberPolicy = "cyberPolicy",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BioPolicy = "bioPolicy",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] MisalignmentPolicyViolation = "misalignmentPolicyViolation",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TooManyDenials = "tooManyDenials",
         InternalServerError = "internalServerError",
         Unauthorized = "unauthorized",
         BadRequest = "badRequest",
@@ -1261,7 +1291,7 @@ wire_external! {
         SandboxError = "sandboxError",
         Other = "other",
         /// The workspace's inference hook explicitly denied this request.
-        InferenceHookDenied = "inferenceHookDenied",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InferenceHookDenied = "inferenceHookDenied",
     }
     keyed {
         HttpConnectionFailed(HttpConnectionFailedCodexErrorInfo) = "httpConnectionFailed",
@@ -1278,9 +1308,9 @@ wire_external! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CodexResponseHandoffMode {
-        Thinking = "thinking",
-        Commentary = "commentary",
-        BemTags = "bemTags",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Thinking = "thinking",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Commentary = "commentary",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] BemTags = "bemTags",
     }
 }
 wire_struct! {
@@ -1311,10 +1341,10 @@ wire_enum! {
         ResumeAgent = "resumeAgent",
         Wait = "wait",
         CloseAgent = "closeAgent",
-        SendMessage = "sendMessage",
-        FollowupTask = "followupTask",
-        InterruptAgent = "interruptAgent",
-        ListAgents = "listAgents",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SendMessage = "sendMessage",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FollowupTask = "followupTask",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InterruptAgent = "interruptAgent",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ListAgents = "listAgents",
     }
 }
 wire_enum! {
@@ -1323,7 +1353,7 @@ wire_enum! {
         InProgress = "inProgress",
         Completed = "completed",
         Failed = "failed",
-        Interrupted = "interrupted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Interrupted = "interrupted",
     }
 }
 wire_struct! {
@@ -1348,9 +1378,9 @@ wire_struct! {
         /// Name of the collab tool that was invoked.
         pub tool: CollabAgentTool = "tool" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(agents_states: BTreeMap<String, CollabAgentState>, id: String, receiver_thread_ids: Vec<String>, sender_thread_id: String, status: CollabAgentToolCallStatus, tool: CollabAgentTool);
 }
@@ -1404,12 +1434,12 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CommandConfiguredHookHandler {
         /// Approximate token threshold for spilling this hook's `additionalContext` to disk. `null` uses 2,500 tokens; `0` disables spilling for this hook. The threshold is evaluated against the original context; a spilled preview also includes recovery metadata.
-        pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        pub r#async: bool = "async" (required),
-        pub command: String = "command" (required),
-        pub command_windows: Option<String> = "commandWindows" (optional),
-        pub status_message: Option<String> = "statusMessage" (optional),
-        pub timeout_sec: Option<u64> = "timeoutSec" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub r#async: bool = "async" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub command: String = "command" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub command_windows: Option<String> = "commandWindows" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub timeout_sec: Option<u64> = "timeoutSec" (optional),
     }
     fn new(r#async: bool, command: String);
 }
@@ -1470,7 +1500,7 @@ wire_struct! {
         /// Defaults to the user's configured permissions when omitted. Cannot be combined with `sandboxPolicy`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub permission_profile: Option<String> = "permissionProfile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] #[cfg(feature = "experimental")] pub permission_profile: Option<String> = "permissionProfile" (optional),
         /// Optional client-supplied, connection-scoped process id.
         ///
         /// Required for `tty`, `streamStdin`, `streamStdoutStderr`, and follow-up `command/exec/write`, `command/exec/resize`, and `command/exec/terminate` calls. When omitted, buffered execution gets an internal id that is not exposed to the client.
@@ -1595,10 +1625,10 @@ wire_enum! {
     /// Distinguishes a command approval from input sent to an existing terminal.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CommandExecutionApprovalKind {
-        Command = "command",
-        WriteStdin = "writeStdin",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Command = "command",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WriteStdin = "writeStdin",
         /// A managed checkpoint requiring a fresh human decision. Only `accept`, `decline`, and `cancel` are valid. Requires the `requiredHumanApproval` initialize capability. This prompt does not itself start a command execution item.
-        HumanCommand = "humanCommand",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] HumanCommand = "humanCommand",
     }
 }
 wire_struct! {
@@ -1634,12 +1664,12 @@ wire_struct! {
         /// The command's working directory.
         pub cwd: Option<LegacyAppPathString> = "cwd" (optional),
         /// Environment in which the command will run.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub item_id: String = "itemId" (required),
         /// Kind of action under review. Defaults to `command` for older servers.
         ///
         /// Default: `"command"`.
-        pub kind: Option<CommandExecutionApprovalKind> = "kind" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub kind: Option<CommandExecutionApprovalKind> = "kind" (optional),
         /// Optional context for a managed-network approval prompt.
         pub network_approval_context: Option<NetworkApprovalContext> = "networkApprovalContext" (optional),
         /// Optional proposed execpolicy amendment to allow similar commands without prompting.
@@ -1649,11 +1679,11 @@ wire_struct! {
         /// Optional explanatory reason (e.g. request for network access).
         pub reason: Option<String> = "reason" (optional),
         /// Unix timestamp (in milliseconds) when this approval request started.
-        pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
-    fn new(item_id: String, started_at_ms: i64, thread_id: String, turn_id: String);
+    fn new(item_id: String, thread_id: String, turn_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -1696,18 +1726,18 @@ wire_struct! {
         pub exit_code: Option<i32> = "exitCode" (optional),
         pub id: String = "id" (required),
         /// Trusted first-party plugin id when this command resolves to one plugin script.
-        pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
         /// Identifier for the underlying PTY process (when available).
         pub process_id: Option<String> = "processId" (optional),
         /// Safe plugin-relative path when this command resolves to one plugin script.
-        pub script_path: Option<String> = "scriptPath" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub script_path: Option<String> = "scriptPath" (optional),
         /// Default: `"agent"`.
         pub source: Option<CommandExecutionSource> = "source" (optional),
         pub status: CommandExecutionStatus = "status" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(command: String, command_actions: Vec<CommandAction>, cwd: LegacyAppPathString, id: String, status: CommandExecutionStatus);
 }
@@ -1723,32 +1753,32 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CommandHookMetadata {
         /// Default: `false`.
-        pub r#async: Option<bool> = "async" (optional),
-        pub command: String = "command" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub r#async: Option<bool> = "async" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub command: String = "command" (required),
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        pub current_hash: String = "currentHash" (required),
-        pub display_order: i64 = "displayOrder" (required),
-        pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub event_name: HookEventName = "eventName" (required),
-        pub is_managed: bool = "isManaged" (required),
-        pub key: String = "key" (required),
-        pub matcher: Option<String> = "matcher" (optional),
-        pub plugin_id: Option<String> = "pluginId" (optional),
-        pub source: HookSource = "source" (required),
-        pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        pub status_message: Option<String> = "statusMessage" (optional),
-        pub timeout_sec: u64 = "timeoutSec" (required),
-        pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(command: String, current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CommandMigration {
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub name: String = "name" (required),
     }
 }
 wire_struct! {
@@ -1764,83 +1794,87 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CompactionResponseItem {
         pub encrypted_content: String = "encrypted_content" (required),
-        pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
     }
     fn new(encrypted_content: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct CompactionTriggerResponseItem {}
+    pub struct CompactionTriggerResponseItem {
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.142.0 (not in later releases).*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CompletedThreadPredictionResult {
-        pub text: Option<String> = "text" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub text: Option<String> = "text" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseConfig {
-        pub default_app_access: Option<AllowDenyRequirement> = "default_app_access" (optional),
-        pub macos: Option<ComputerUseMacosConfig> = "macos" (optional),
-        pub windows: Option<ComputerUseWindowsConfig> = "windows" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_app_access: Option<AllowDenyRequirement> = "default_app_access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub macos: Option<ComputerUseMacosConfig> = "macos" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub windows: Option<ComputerUseWindowsConfig> = "windows" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseMacosConfig {
-        pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundle_ids" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundle_ids" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseMacosRequirements {
-        pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundleIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundleIds" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseRequirements {
-        pub allow_locked_computer_use: Option<bool> = "allowLockedComputerUse" (optional),
-        pub allow_persistent_approval: Option<bool> = "allowPersistentApproval" (optional),
-        pub default_app_access: Option<AllowDenyRequirement> = "defaultAppAccess" (optional),
-        pub macos: Option<ComputerUseMacosRequirements> = "macos" (optional),
-        pub windows: Option<ComputerUseWindowsRequirements> = "windows" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub allow_locked_computer_use: Option<bool> = "allowLockedComputerUse" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_persistent_approval: Option<bool> = "allowPersistentApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_app_access: Option<AllowDenyRequirement> = "defaultAppAccess" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub macos: Option<ComputerUseMacosRequirements> = "macos" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub windows: Option<ComputerUseWindowsRequirements> = "windows" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseWindowsConfig {
-        pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
-        pub exes: Option<Vec<ComputerUseWindowsExeConfig>> = "exes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exes: Option<Vec<ComputerUseWindowsExeConfig>> = "exes" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ComputerUseWindowsExeConfig {
-        pub access: AllowDenyRequirement = "access" (required),
-        pub binary_name: Option<String> = "binary_name" (optional),
-        pub product_name: String = "product_name" (required),
-        pub publisher_name: String = "publisher_name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: AllowDenyRequirement = "access" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub binary_name: Option<String> = "binary_name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub product_name: String = "product_name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub publisher_name: String = "publisher_name" (required),
     }
     fn new(access: AllowDenyRequirement, product_name: String, publisher_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ComputerUseWindowsExeRequirement {
-        pub access: AllowDenyRequirement = "access" (required),
-        pub binary_name: Option<String> = "binaryName" (optional),
-        pub product_name: String = "productName" (required),
-        pub publisher_name: String = "publisherName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: AllowDenyRequirement = "access" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub binary_name: Option<String> = "binaryName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub product_name: String = "productName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub publisher_name: String = "publisherName" (required),
     }
     fn new(access: AllowDenyRequirement, product_name: String, publisher_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseWindowsRequirements {
-        pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
-        pub exes: Option<Vec<ComputerUseWindowsExeRequirement>> = "exes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exes: Option<Vec<ComputerUseWindowsExeRequirement>> = "exes" (optional),
     }
 }
 wire_struct! {
@@ -1852,24 +1886,27 @@ wire_struct! {
         pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub apps: Option<AppsConfig> = "apps" (optional),
-        pub browser_use: Option<BrowserUseConfig> = "browser_use" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub browser_use: Option<BrowserUseConfig> = "browser_use" (optional),
         /// Effective tools.client_search_provider hint. Model-selected providers take precedence.
-        pub client_search_provider: Option<WebSearchProvider> = "client_search_provider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_search_provider: Option<WebSearchProvider> = "client_search_provider" (optional),
         pub compact_prompt: Option<String> = "compact_prompt" (optional),
-        pub computer_use: Option<ComputerUseConfig> = "computer_use" (optional),
-        pub desktop: Option<BTreeMap<String, Value>> = "desktop" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub computer_use: Option<ComputerUseConfig> = "computer_use" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub desktop: Option<BTreeMap<String, Value>> = "desktop" (optional),
         pub developer_instructions: Option<String> = "developer_instructions" (optional),
         pub forced_chatgpt_workspace_id: Option<ForcedChatgptWorkspaceIds> = "forced_chatgpt_workspace_id" (optional),
         pub forced_login_method: Option<ForcedLoginMethod> = "forced_login_method" (optional),
         pub instructions: Option<String> = "instructions" (optional),
         pub model: Option<String> = "model" (optional),
         pub model_auto_compact_token_limit: Option<i64> = "model_auto_compact_token_limit" (optional),
-        pub model_auto_compact_token_limit_scope: Option<AutoCompactTokenLimitScope> = "model_auto_compact_token_limit_scope" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub model_auto_compact_token_limit_scope: Option<AutoCompactTokenLimitScope> = "model_auto_compact_token_limit_scope" (optional),
         pub model_context_window: Option<i64> = "model_context_window" (optional),
         pub model_provider: Option<String> = "model_provider" (optional),
         pub model_reasoning_effort: Option<ReasoningEffort> = "model_reasoning_effort" (optional),
         pub model_reasoning_summary: Option<ReasoningSummary> = "model_reasoning_summary" (optional),
         pub model_verbosity: Option<Verbosity> = "model_verbosity" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub profile: Option<String> = "profile" (optional),
+        /// Default: `{}`.
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub profiles: Option<BTreeMap<String, ProfileV2>> = "profiles" (optional),
         pub review_model: Option<String> = "review_model" (optional),
         pub sandbox_mode: Option<SandboxMode> = "sandbox_mode" (optional),
         pub sandbox_workspace_write: Option<SandboxWorkspaceWrite> = "sandbox_workspace_write" (optional),
@@ -1920,13 +1957,13 @@ wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ConfigLayerSource (tag = "type") {
         /// Default configuration supplied with the installed Codex package.
-        PackagedDefaults(PackagedDefaultsConfigLayerSource) = "packagedDefaults",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PackagedDefaults(PackagedDefaultsConfigLayerSource) = "packagedDefaults",
         /// Managed preferences layer delivered by MDM (macOS only).
         Mdm(MdmConfigLayerSource) = "mdm",
         /// Managed config layer from a file (usually `managed_config.toml`).
         System(SystemConfigLayerSource) = "system",
         /// Enterprise-managed config layer delivered by the cloud config bundle.
-        EnterpriseManaged(EnterpriseManagedConfigLayerSource) = "enterpriseManaged",
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] EnterpriseManaged(EnterpriseManagedConfigLayerSource) = "enterpriseManaged",
         /// User config layer from $CODEX_HOME/config.toml. This layer is special in that it is expected to be: - writable by the user - generally outside the workspace directory
         User(UserConfigLayerSource) = "user",
         /// Path to a .codex/ folder within a project. There could be multiple of these between `cwd` and the project/repo root.
@@ -1958,47 +1995,49 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ConfigRequirements {
-        pub additional_developer_instructions: Option<String> = "additionalDeveloperInstructions" (optional),
-        pub allow_appshots: Option<bool> = "allowAppshots" (optional),
-        pub allow_browser_and_computer_use: Option<bool> = "allowBrowserAndComputerUse" (optional),
-        pub allow_login_shell: Option<bool> = "allowLoginShell" (optional),
-        pub allow_managed_hooks_only: Option<bool> = "allowManagedHooksOnly" (optional),
-        pub allow_remote_control: Option<bool> = "allowRemoteControl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_developer_instructions: Option<String> = "additionalDeveloperInstructions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub allow_appshots: Option<bool> = "allowAppshots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_browser_and_computer_use: Option<bool> = "allowBrowserAndComputerUse" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub allow_login_shell: Option<bool> = "allowLoginShell" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub allow_managed_hooks_only: Option<bool> = "allowManagedHooksOnly" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub allow_remote_control: Option<bool> = "allowRemoteControl" (optional),
         pub allowed_approval_policies: Option<Vec<AskForApproval>> = "allowedApprovalPolicies" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub allowed_approvals_reviewers: Option<Vec<ApprovalsReviewer>> = "allowedApprovalsReviewers" (optional),
         /// Effective login methods after managed, forced-login, and workspace restrictions. An empty list permits no login method. Older servers may omit this field.
-        pub allowed_login_methods: Option<Vec<ForcedLoginMethod>> = "allowedLoginMethods" (optional),
-        pub allowed_permission_profiles: Option<BTreeMap<String, bool>> = "allowedPermissionProfiles" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allowed_login_methods: Option<Vec<ForcedLoginMethod>> = "allowedLoginMethods" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub allowed_permission_profiles: Option<BTreeMap<String, bool>> = "allowedPermissionProfiles" (optional),
+        #[doc = ""] #[doc = " *In codex 0.133.0 to 0.137.0 (not in later releases).*"] pub allowed_permissions: Option<Vec<String>> = "allowedPermissions" (optional),
         pub allowed_sandbox_modes: Option<Vec<SandboxMode>> = "allowedSandboxModes" (optional),
         pub allowed_web_search_modes: Option<Vec<WebSearchMode>> = "allowedWebSearchModes" (optional),
-        pub allowed_windows_sandbox_implementations: Option<Vec<WindowsSandboxImplementation>> = "allowedWindowsSandboxImplementations" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub allowed_windows_sandbox_implementations: Option<Vec<WindowsSandboxImplementation>> = "allowedWindowsSandboxImplementations" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub application: Option<ApplicationRequirements> = "application" (optional),
-        pub auto_review: Option<AutoReviewRequirements> = "autoReview" (optional),
-        pub browser_use: Option<BrowserUseRequirements> = "browserUse" (optional),
-        pub chatgpt_base_url: Option<String> = "chatgptBaseUrl" (optional),
-        pub check_for_update_on_startup: Option<bool> = "checkForUpdateOnStartup" (optional),
-        pub cli_auth_credentials_store: Option<CliAuthCredentialsStoreMode> = "cliAuthCredentialsStore" (optional),
-        pub computer_use: Option<ComputerUseRequirements> = "computerUse" (optional),
-        pub default_permissions: Option<String> = "defaultPermissions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub application: Option<ApplicationRequirements> = "application" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auto_review: Option<AutoReviewRequirements> = "autoReview" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub browser_use: Option<BrowserUseRequirements> = "browserUse" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub chatgpt_base_url: Option<String> = "chatgptBaseUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub check_for_update_on_startup: Option<bool> = "checkForUpdateOnStartup" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cli_auth_credentials_store: Option<CliAuthCredentialsStoreMode> = "cliAuthCredentialsStore" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub computer_use: Option<ComputerUseRequirements> = "computerUse" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub default_permissions: Option<String> = "defaultPermissions" (optional),
         pub enforce_residency: Option<ResidencyRequirement> = "enforceResidency" (optional),
         pub feature_requirements: Option<BTreeMap<String, bool>> = "featureRequirements" (optional),
-        pub feedback: Option<FeedbackRequirements> = "feedback" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub feedback: Option<FeedbackRequirements> = "feedback" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub hooks: Option<ManagedHooksRequirements> = "hooks" (optional),
-        pub in_app_browser: Option<InAppBrowserRequirements> = "inAppBrowser" (optional),
-        pub log_dir: Option<String> = "logDir" (optional),
-        pub model_catalog_json: Option<String> = "modelCatalogJson" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] #[cfg(feature = "experimental")] pub hooks: Option<ManagedHooksRequirements> = "hooks" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub in_app_browser: Option<InAppBrowserRequirements> = "inAppBrowser" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub log_dir: Option<String> = "logDir" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub model_catalog_json: Option<String> = "modelCatalogJson" (optional),
         /// Exact provider selection required by managed policy.
-        pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
         /// Complete required provider definitions, using config.toml field names.
-        pub model_providers: Option<BTreeMap<String, Value>> = "modelProviders" (optional),
-        pub models: Option<ModelsRequirements> = "models" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_providers: Option<BTreeMap<String, Value>> = "modelProviders" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub models: Option<ModelsRequirements> = "models" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub network: Option<NetworkRequirements> = "network" (optional),
-        pub otel: Option<OtelRequirements> = "otel" (optional),
-        pub sqlite_home: Option<String> = "sqliteHome" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub otel: Option<OtelRequirements> = "otel" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub sqlite_home: Option<String> = "sqliteHome" (optional),
+        #[doc = ""] #[doc = " *In codex 0.146.0 to 0.147.0 (not in later releases).*"] pub windows_sandbox_private_desktop: Option<bool> = "windowsSandboxPrivateDesktop" (optional),
     }
 }
 wire_struct! {
@@ -2007,7 +2046,7 @@ wire_struct! {
         /// Null if no requirements are configured (e.g. no requirements.toml/MDM entries).
         pub requirements: Option<ConfigRequirements> = "requirements" (optional, experimental inside),
         /// Whether Fast and Ultra Fast requirements are enforced independently. Older servers omit this field and use Fast mode as a shared speed gate.
-        pub supports_independent_speed_modes: Option<bool> = "supportsIndependentSpeedModes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub supports_independent_speed_modes: Option<bool> = "supportsIndependentSpeedModes" (optional),
     }
 }
 wire_struct! {
@@ -2051,29 +2090,29 @@ wire_struct! {
     /// Reasoning settings interpreted by the backend for the routed model.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConfigurationReasoning {
-        pub effort: ReasoningEffort = "effort" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub effort: ReasoningEffort = "effort" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConfigurationUpdateResponseItem {
-        pub reasoning: ConfigurationReasoning = "reasoning" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning: ConfigurationReasoning = "reasoning" (required),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ConfiguredHookHandler (tag = "type") {
-        Command(CommandConfiguredHookHandler) = "command",
-        McpTool(McpToolConfiguredHookHandler) = "mcp_tool",
-        Prompt(PromptConfiguredHookHandler) = "prompt",
-        Agent(AgentConfiguredHookHandler) = "agent",
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] Command(CommandConfiguredHookHandler) = "command",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpTool(McpToolConfiguredHookHandler) = "mcp_tool",
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] Prompt(PromptConfiguredHookHandler) = "prompt",
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] Agent(AgentConfiguredHookHandler) = "agent",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConfiguredHookMatcherGroup {
-        pub hooks: Vec<ConfiguredHookHandler> = "hooks" (required),
-        pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub hooks: Vec<ConfiguredHookHandler> = "hooks" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub matcher: Option<String> = "matcher" (optional),
     }
     fn new(hooks: Vec<ConfiguredHookHandler>);
 }
@@ -2081,16 +2120,16 @@ wire_struct! {
     /// EXPERIMENTAL - metadata returned by app/read.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConnectorMetadata {
-        pub description: Option<String> = "description" (optional),
-        pub distribution_channel: Option<String> = "distributionChannel" (optional),
-        pub icon_url: Option<String> = "iconUrl" (optional),
-        pub icon_url_dark: Option<String> = "iconUrlDark" (optional),
-        pub id: String = "id" (required),
-        pub install_url: Option<String> = "installUrl" (optional),
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub description: Option<String> = "description" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub distribution_channel: Option<String> = "distributionChannel" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub icon_url: Option<String> = "iconUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub icon_url_dark: Option<String> = "iconUrlDark" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub install_url: Option<String> = "installUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub name: String = "name" (required),
         /// Default: `[]`.
-        pub plugin_display_names: Option<Vec<String>> = "pluginDisplayNames" (optional),
-        pub tool_summaries: Option<Vec<AppToolSummary>> = "toolSummaries" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub plugin_display_names: Option<Vec<String>> = "pluginDisplayNames" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub tool_summaries: Option<Vec<AppToolSummary>> = "toolSummaries" (optional),
     }
     fn new(id: String, name: String);
 }
@@ -2098,29 +2137,29 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ConsumeAccountRateLimitResetCreditOutcome {
         /// A reset credit was consumed and the eligible rate-limit windows were reset.
-        Reset = "reset",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] Reset = "reset",
         /// No current rate-limit window is eligible for a reset.
-        NothingToReset = "nothingToReset",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] NothingToReset = "nothingToReset",
         /// The account has no earned reset credits available.
-        NoCredit = "noCredit",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] NoCredit = "noCredit",
         /// The same idempotency key already completed a reset successfully.
-        AlreadyRedeemed = "alreadyRedeemed",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] AlreadyRedeemed = "alreadyRedeemed",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConsumeAccountRateLimitResetCreditParams {
         /// Opaque reset-credit identifier to redeem. When omitted, the backend selects the next available credit.
-        pub credit_id: Option<String> = "creditId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub credit_id: Option<String> = "creditId" (optional),
         /// Identifies one logical reset attempt. A UUID is recommended; reuse the same value when retrying that attempt.
-        pub idempotency_key: String = "idempotencyKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub idempotency_key: String = "idempotencyKey" (required),
     }
     fn new(idempotency_key: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConsumeAccountRateLimitResetCreditResponse {
-        pub outcome: ConsumeAccountRateLimitResetCreditOutcome = "outcome" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub outcome: ConsumeAccountRateLimitResetCreditOutcome = "outcome" (required),
     }
 }
 wire_tagged! {
@@ -2129,7 +2168,7 @@ wire_tagged! {
         InputText(InputTextContentItem) = "input_text",
         InputImage(InputImageContentItem) = "input_image",
         /// Inline audio data or an uploaded file loaded by the Responses API.
-        InputAudio(InputAudioContentItem) = "input_audio",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] InputAudio(InputAudioContentItem) = "input_audio",
         OutputText(OutputTextContentItem) = "output_text",
     }
 }
@@ -2144,9 +2183,10 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ContextCompactionResponseItem {
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
-        pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
     }
 }
 wire_struct! {
@@ -2154,18 +2194,18 @@ wire_struct! {
     pub struct ContextCompactionThreadItem {
         pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ConversationTextRole {
-        User = "user",
-        Developer = "developer",
-        Assistant = "assistant",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] User = "user",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Developer = "developer",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] Assistant = "assistant",
     }
 }
 wire_struct! {
@@ -2177,20 +2217,41 @@ wire_struct! {
     }
     fn new(has_credits: bool, unlimited: bool);
 }
+#[cfg(feature = "experimental")]
+wire_struct! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct CurrentTimeReadParams {
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.147.0 (not in later releases).*"] pub thread_id: String = "threadId" (required),
+    }
+}
+#[cfg(feature = "experimental")]
+wire_struct! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct CurrentTimeReadResponse {
+        /// Current time as whole Unix seconds.
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.147.0 (not in later releases).*"] pub current_time_at: i64 = "currentTimeAt" (required),
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct CurrentWorkingDirectoryFileSystemSpecialPath {}
+}
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CustomGatewayProviderSettings {
-        pub auth: GatewayAuth = "auth" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth: GatewayAuth = "auth" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CustomGatewayProviderSettingsPatch {
-        pub base_url: Option<String> = "baseUrl" (optional),
-        pub env_key: Option<String> = "envKey" (optional),
-        pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub base_url: Option<String> = "baseUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub env_key: Option<String> = "envKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
         /// Omit or pass null to allocate a new custom provider ID.
-        pub provider_id: Option<String> = "providerId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: Option<String> = "providerId" (optional),
     }
 }
 wire_struct! {
@@ -2203,8 +2264,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CustomToolCallOutputResponseItem {
         pub call_id: String = "call_id" (required),
-        pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub name: Option<String> = "name" (optional),
         pub output: FunctionCallOutputBody = "output" (required),
     }
@@ -2214,12 +2276,13 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CustomToolCallResponseItem {
         pub call_id: String = "call_id" (required),
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub id: Option<String> = "id" (optional),
         pub input: String = "input" (required),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub name: String = "name" (required),
-        pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub namespace: Option<String> = "namespace" (optional),
         pub status: Option<String> = "status" (optional),
     }
     fn new(call_id: String, input: String, name: String);
@@ -2228,15 +2291,15 @@ wire_enum! {
     /// Requested cyber treatment for an OpenAI model turn. Authorization and model-tier restrictions remain server-owned.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CyberAccessProgram {
-        Standard = "standard",
-        DaybreakBlue = "daybreakBlue",
-        DaybreakRed = "daybreakRed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Standard = "standard",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] DaybreakBlue = "daybreakBlue",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] DaybreakRed = "daybreakRed",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct DailyScheduledTaskSchedule {
-        pub time: String = "time" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub time: String = "time" (required),
     }
 }
 wire_struct! {
@@ -2256,7 +2319,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct DeniedReviewDecision {
-        pub rejection: String = "rejection" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub rejection: String = "rejection" (required),
     }
 }
 wire_struct! {
@@ -2272,15 +2335,112 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum DesktopOnboardingEntrypoint {
-        LifeSciences = "life_sciences",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] LifeSciences = "life_sciences",
     }
+}
+wire_enum! {
+    /// Device-key algorithm reported at enrollment and signing boundaries.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum DeviceKeyAlgorithm {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] EcdsaP256Sha256 = "ecdsa_p256_sha256",
+    }
+}
+wire_struct! {
+    /// Create a controller-local device key with a random key id.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DeviceKeyCreateParams {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub account_user_id: String = "accountUserId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub client_id: String = "clientId" (required),
+        /// Defaults to `hardware_only` when omitted.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub protection_policy: Option<DeviceKeyProtectionPolicy> = "protectionPolicy" (optional),
+    }
+    fn new(account_user_id: String, client_id: String);
+}
+wire_struct! {
+    /// Device-key metadata and public key returned by create/public APIs.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DeviceKeyCreateResponse {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub algorithm: DeviceKeyAlgorithm = "algorithm" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub key_id: String = "keyId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub protection_class: DeviceKeyProtectionClass = "protectionClass" (required),
+        /// SubjectPublicKeyInfo DER encoded as base64.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub public_key_spki_der_base64: String = "publicKeySpkiDerBase64" (required),
+    }
+}
+wire_enum! {
+    /// Platform protection class for a controller-local device key.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum DeviceKeyProtectionClass {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] HardwareSecureEnclave = "hardware_secure_enclave",
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] HardwareTpm = "hardware_tpm",
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] OsProtectedNonextractable = "os_protected_nonextractable",
+    }
+}
+wire_enum! {
+    /// Protection policy for creating or loading a controller-local device key.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum DeviceKeyProtectionPolicy {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] HardwareOnly = "hardware_only",
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] AllowOsProtectedNonextractable = "allow_os_protected_nonextractable",
+    }
+}
+wire_struct! {
+    /// Fetch a controller-local device key public key by id.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DeviceKeyPublicParams {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub key_id: String = "keyId" (required),
+    }
+}
+wire_struct! {
+    /// Device-key public metadata returned by `device/key/public`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DeviceKeyPublicResponse {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub algorithm: DeviceKeyAlgorithm = "algorithm" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub key_id: String = "keyId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub protection_class: DeviceKeyProtectionClass = "protectionClass" (required),
+        /// SubjectPublicKeyInfo DER encoded as base64.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub public_key_spki_der_base64: String = "publicKeySpkiDerBase64" (required),
+    }
+}
+wire_struct! {
+    /// Sign an accepted structured payload with a controller-local device key.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DeviceKeySignParams {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub key_id: String = "keyId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub payload: DeviceKeySignPayload = "payload" (required),
+    }
+}
+wire_tagged! {
+    /// Structured payloads accepted by `device/key/sign`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum DeviceKeySignPayload (tag = "type") {
+        /// Payload bound to one remote-control controller websocket `/client` connection challenge.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] RemoteControlClientConnection(RemoteControlClientConnectionDeviceKeySignPayload) = "remoteControlClientConnection",
+        /// Payload bound to a remote-control client `/client/enroll` ownership challenge.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] RemoteControlClientEnrollment(RemoteControlClientEnrollmentDeviceKeySignPayload) = "remoteControlClientEnrollment",
+    }
+}
+wire_struct! {
+    /// ASN.1 DER signature returned by `device/key/sign`.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct DeviceKeySignResponse {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub algorithm: DeviceKeyAlgorithm = "algorithm" (required),
+        /// ECDSA signature DER encoded as base64.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub signature_der_base64: String = "signatureDerBase64" (required),
+        /// Exact bytes signed by the device key, encoded as base64. Verifiers must verify this byte string directly and must not reserialize `payload`.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub signed_payload_base64: String = "signedPayloadBase64" (required),
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct DisabledPermissionProfile {}
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum DynamicToolCallOutputContentItem (tag = "type") {
         InputText(InputTextDynamicToolCallOutputContentItem) = "inputText",
         InputImage(InputImageDynamicToolCallOutputContentItem) = "inputImage",
-        InputAudio(InputAudioDynamicToolCallOutputContentItem) = "inputAudio",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] InputAudio(InputAudioDynamicToolCallOutputContentItem) = "inputAudio",
     }
 }
 wire_struct! {
@@ -2288,7 +2448,7 @@ wire_struct! {
     pub struct DynamicToolCallParams {
         pub arguments: Value = "arguments" (required),
         pub call_id: String = "callId" (required),
-        pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub namespace: Option<String> = "namespace" (optional),
         pub thread_id: String = "threadId" (required),
         pub tool: String = "tool" (required),
         pub turn_id: String = "turnId" (required),
@@ -2318,40 +2478,40 @@ wire_struct! {
         /// The duration of the dynamic tool call in milliseconds.
         pub duration_ms: Option<i64> = "durationMs" (optional),
         pub id: String = "id" (required),
-        pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub namespace: Option<String> = "namespace" (optional),
         pub status: DynamicToolCallStatus = "status" (required),
         pub success: Option<bool> = "success" (optional),
         pub tool: String = "tool" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(arguments: Value, id: String, status: DynamicToolCallStatus, tool: String);
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum DynamicToolNamespaceTool (tag = "type") {
-        Function(FunctionDynamicToolNamespaceTool) = "function",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] Function(FunctionDynamicToolNamespaceTool) = "function",
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum DynamicToolSpec (tag = "type") {
-        Function(FunctionDynamicToolSpec) = "function",
-        Namespace(NamespaceDynamicToolSpec) = "namespace",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] Function(FunctionDynamicToolSpec) = "function",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] Namespace(NamespaceDynamicToolSpec) = "namespace",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EncryptedContentAgentMessageInputContent {
-        pub encrypted_content: String = "encrypted_content" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub encrypted_content: String = "encrypted_content" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EncryptedContentFunctionCallOutputContentItem {
-        pub encrypted_content: String = "encrypted_content" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub encrypted_content: String = "encrypted_content" (required),
     }
 }
 wire_struct! {
@@ -2360,9 +2520,9 @@ wire_struct! {
         pub id: String = "id" (required),
         pub review: String = "review" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, review: String);
 }
@@ -2370,9 +2530,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnterpriseManagedConfigLayerSource {
         /// Stable identifier for the delivered layer.
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub id: String = "id" (required),
         /// Admin-facing name for the delivered layer. This is surfaced in diagnostics so users know which cloud layer needs administrator attention.
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub name: String = "name" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2381,15 +2541,15 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentAddParams {
         /// Optional raw bearer token for executor authentication, including reconnects. Requires a secure transport or a loopback destination.
-        pub auth_bearer_token: Option<String> = "authBearerToken" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth_bearer_token: Option<String> = "authBearerToken" (optional),
         /// Optional WebSocket connection timeout. The server default applies when omitted.
-        pub connect_timeout_ms: Option<u64> = "connectTimeoutMs" (optional),
-        pub environment_id: String = "environmentId" (required),
-        pub exec_server_url: String = "execServerUrl" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub connect_timeout_ms: Option<u64> = "connectTimeoutMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub exec_server_url: String = "execServerUrl" (required),
         /// Required skills supplied by this environment, checked before model inference.
-        pub skills: Option<EnvironmentSkillsParams> = "skills" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub skills: Option<EnvironmentSkillsParams> = "skills" (optional),
         /// Optional X-Request-ID for the direct WebSocket upgrade, including reconnects. Requires a secure transport or a loopback destination.
-        pub websocket_request_id: Option<String> = "websocketRequestId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub websocket_request_id: Option<String> = "websocketRequestId" (optional),
     }
     fn new(environment_id: String, exec_server_url: String);
 }
@@ -2402,16 +2562,16 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentCapabilityRootLocation {
-        pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub environment_id: String = "environmentId" (required),
         /// Absolute path for the root in the selected environment.
-        pub path: String = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub path: String = "path" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentConnectionNotification {
-        pub environment_id: String = "environmentId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2419,7 +2579,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentInfoParams {
-        pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub environment_id: String = "environmentId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2428,8 +2588,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentInfoResponse {
         /// Default working directory reported by the environment, as a canonical file URI.
-        pub cwd: Option<PathUri> = "cwd" (optional),
-        pub shell: EnvironmentShellInfo = "shell" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub cwd: Option<PathUri> = "cwd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub shell: EnvironmentShellInfo = "shell" (required, experimental inside),
     }
     fn new(shell: EnvironmentShellInfo);
 }
@@ -2439,16 +2599,16 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentShellInfo {
         /// Stable shell name, for example `zsh`, `bash`, `powershell`, `sh`, or `cmd`.
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub name: String = "name" (required),
         /// Target-native shell executable path or command name.
-        pub path: String = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub path: String = "path" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct EnvironmentSkillsParams {
         /// Exact catalog names that must be available from this environment.
-        pub required: Option<Vec<String>> = "required" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required: Option<Vec<String>> = "required" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2461,13 +2621,13 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum EnvironmentStatusKind {
         /// The environment is local, or an already-connected remote exec-server answered `environment/status` over its existing initialized connection.
-        Ready = "ready",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Ready = "ready",
         /// The configured environment has no ready connection and no observed connection failure. This includes lazy environments that have never been started and initial startup that has not finished.
-        Pending = "pending",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Pending = "pending",
         /// A connection attempt, prior connection, or fail-fast `environment/status` probe observed a failure. This does not promise the failure is terminal: later normal environment use may recover it. This call does not trigger recovery; `error` contains the observed reason.
-        Disconnected = "disconnected",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Disconnected = "disconnected",
         /// The requested environment id is not configured in app-server.
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Unknown = "unknown",
     }
 }
 #[cfg(feature = "experimental")]
@@ -2478,7 +2638,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentStatusParams {
         /// Environment id to inspect.
-        pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub environment_id: String = "environmentId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2489,16 +2649,16 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentStatusResponse {
         /// Human-readable detail for `disconnected` and `unknown`; omitted for other statuses.
-        pub error: Option<String> = "error" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub error: Option<String> = "error" (optional),
         /// Current status observed without starting or recovering the environment.
-        pub status: EnvironmentStatusKind = "status" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub status: EnvironmentStatusKind = "status" (required, experimental inside),
     }
     fn new(status: EnvironmentStatusKind);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentVariableGatewayAuth {
-        pub env_key: String = "envKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub env_key: String = "envKey" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2506,7 +2666,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct Environmentv2BedrockSetupParams {
-        pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: String = "region" (required),
     }
 }
 wire_struct! {
@@ -2563,7 +2723,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExistingCallThreadRealtimeStartTransport {
         /// Identifier of a realtime call already created and negotiated by the client.
-        pub call_id: String = "callId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub call_id: String = "callId" (required),
     }
 }
 wire_struct! {
@@ -2572,9 +2732,9 @@ wire_struct! {
         pub id: String = "id" (required),
         pub review: String = "review" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, review: String);
 }
@@ -2622,7 +2782,7 @@ wire_struct! {
         /// Optional page size; defaults to a reasonable server-side value.
         pub limit: Option<u32> = "limit" (optional),
         /// Optional loaded thread id. Pass this when showing feature state for an existing thread so enablement is computed from that thread's refreshed config, including project-local config for the thread's cwd.
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
 wire_struct! {
@@ -2657,46 +2817,47 @@ wire_struct! {
         /// If true, include detection under the user's home directory.
         pub include_home: Option<bool> = "includeHome" (optional),
         /// Maximum age in days for detected sessions. Missing values use the default limit.
-        pub max_session_age_days: Option<u32> = "maxSessionAgeDays" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub max_session_age_days: Option<u32> = "maxSessionAgeDays" (optional),
         /// Maximum number of sessions to detect. Missing values use the default limit.
-        pub max_sessions: Option<u32> = "maxSessions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub max_sessions: Option<u32> = "maxSessions" (optional),
         /// Optional migration-source selector. Missing or unrecognized values use the default source.
-        pub migration_source: Option<String> = "migrationSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub migration_source: Option<String> = "migrationSource" (optional),
         /// Deprecated field retained for compatibility. This field is ignored; use `migrationSource` to select the migration source.
-        pub source: Option<String> = "source" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub source: Option<String> = "source" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigDetectResponse {
         /// Default: `[]`.
-        pub connectors: Option<Vec<ExternalAgentDetectedConnectorCandidate>> = "connectors" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub connectors: Option<Vec<ExternalAgentDetectedConnectorCandidate>> = "connectors" (optional),
         pub items: Vec<ExternalAgentConfigMigrationItem> = "items" (required),
     }
     fn new(items: Vec<ExternalAgentConfigMigrationItem>);
 }
 wire_struct! {
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExternalAgentConfigImportCompletedNotification {
-        pub import_id: String = "importId" (required),
-        pub item_type_results: Vec<ExternalAgentConfigImportTypeResult> = "itemTypeResults" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0; always sent since codex 0.141.0; an older codex may leave it out.*"] pub import_id: Option<String> = "importId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0; always sent since codex 0.141.0; an older codex may leave it out.*"] pub item_type_results: Option<Vec<ExternalAgentConfigImportTypeResult>> = "itemTypeResults" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportHistoriesReadResponse {
-        pub connectors: Vec<ExternalAgentImportedConnectorCandidate> = "connectors" (required),
-        pub data: Vec<ExternalAgentConfigImportHistory> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0; always sent since codex 0.145.0; an older codex may leave it out.*"] pub connectors: Option<Vec<ExternalAgentImportedConnectorCandidate>> = "connectors" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub data: Vec<ExternalAgentConfigImportHistory> = "data" (required),
     }
+    fn new(data: Vec<ExternalAgentConfigImportHistory>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportHistory {
-        pub completed_at_ms: i64 = "completedAtMs" (required),
-        pub failures: Vec<ExternalAgentConfigImportItemTypeFailure> = "failures" (required),
-        pub import_id: String = "importId" (required),
-        pub provider_id: Option<String> = "providerId" (optional),
-        pub successes: Vec<ExternalAgentConfigImportItemTypeSuccess> = "successes" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub completed_at_ms: i64 = "completedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub failures: Vec<ExternalAgentConfigImportItemTypeFailure> = "failures" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub import_id: String = "importId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub provider_id: Option<String> = "providerId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub successes: Vec<ExternalAgentConfigImportItemTypeSuccess> = "successes" (required),
     }
     fn new(completed_at_ms: i64, failures: Vec<ExternalAgentConfigImportItemTypeFailure>, import_id: String, successes: Vec<ExternalAgentConfigImportItemTypeSuccess>);
 }
@@ -2704,59 +2865,59 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportHistoryRecordParams {
         /// Completed results grouped by imported item type.
-        pub item_type_results: Vec<ExternalAgentConfigImportHistoryRecordTypeResultParams> = "itemTypeResults" (required),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub item_type_results: Vec<ExternalAgentConfigImportHistoryRecordTypeResultParams> = "itemTypeResults" (required),
         /// Opaque provider identifier for the externally completed import.
-        pub provider_id: String = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub provider_id: String = "providerId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportHistoryRecordResponse {
-        pub import_id: String = "importId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub import_id: String = "importId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportHistoryRecordSuccessParams {
-        pub cwd: Option<String> = "cwd" (optional),
-        pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
-        pub source: Option<String> = "source" (optional),
-        pub target: Option<String> = "target" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub cwd: Option<String> = "cwd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub source: Option<String> = "source" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub target: Option<String> = "target" (optional),
         /// Original title for an imported session, when available.
-        pub title: Option<String> = "title" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub title: Option<String> = "title" (optional),
     }
     fn new(item_type: ExternalAgentConfigMigrationItemType);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportHistoryRecordTypeResultParams {
-        pub failures: Vec<ExternalAgentConfigImportItemTypeFailure> = "failures" (required),
-        pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
-        pub successes: Vec<ExternalAgentConfigImportHistoryRecordSuccessParams> = "successes" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub failures: Vec<ExternalAgentConfigImportItemTypeFailure> = "failures" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub successes: Vec<ExternalAgentConfigImportHistoryRecordSuccessParams> = "successes" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportItemTypeFailure {
-        pub cwd: Option<String> = "cwd" (optional),
-        pub error_type: Option<String> = "errorType" (optional),
-        pub failure_stage: String = "failureStage" (required),
-        pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
-        pub message: String = "message" (required),
-        pub source: Option<String> = "source" (optional),
-        pub sub_error_type: Option<String> = "subErrorType" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub cwd: Option<String> = "cwd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub error_type: Option<String> = "errorType" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub failure_stage: String = "failureStage" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub source: Option<String> = "source" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub sub_error_type: Option<String> = "subErrorType" (optional),
     }
     fn new(failure_stage: String, item_type: ExternalAgentConfigMigrationItemType, message: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportItemTypeSuccess {
-        pub cwd: Option<String> = "cwd" (optional),
-        pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
-        pub source: Option<String> = "source" (optional),
-        pub target: Option<String> = "target" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub cwd: Option<String> = "cwd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub source: Option<String> = "source" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub target: Option<String> = "target" (optional),
         /// Original title for an imported session; null for other item types.
-        pub title: Option<String> = "title" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub title: Option<String> = "title" (optional),
     }
     fn new(item_type: ExternalAgentConfigMigrationItemType);
 }
@@ -2765,33 +2926,33 @@ wire_struct! {
     pub struct ExternalAgentConfigImportParams {
         pub migration_items: Vec<ExternalAgentConfigMigrationItem> = "migrationItems" (required),
         /// Migration-source selector used to produce the migration items. Pass the same value to detection and import; missing or unrecognized values use the default source.
-        pub migration_source: Option<String> = "migrationSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub migration_source: Option<String> = "migrationSource" (optional),
         /// Opaque provider identifier supplied by the caller for analytics attribution and import history display. This does not select the migration source.
-        pub provider_id: Option<String> = "providerId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub provider_id: Option<String> = "providerId" (optional),
         /// Optional identifier for the product that initiated the import.
-        pub source: Option<String> = "source" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub source: Option<String> = "source" (optional),
     }
     fn new(migration_items: Vec<ExternalAgentConfigMigrationItem>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportProgressNotification {
-        pub import_id: String = "importId" (required),
-        pub item_type_results: Vec<ExternalAgentConfigImportTypeResult> = "itemTypeResults" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub import_id: String = "importId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub item_type_results: Vec<ExternalAgentConfigImportTypeResult> = "itemTypeResults" (required),
     }
 }
 wire_struct! {
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ExternalAgentConfigImportResponse {
-        pub import_id: String = "importId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0; always sent since codex 0.141.0; an older codex may leave it out.*"] pub import_id: Option<String> = "importId" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentConfigImportTypeResult {
-        pub failures: Vec<ExternalAgentConfigImportItemTypeFailure> = "failures" (required),
-        pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
-        pub successes: Vec<ExternalAgentConfigImportItemTypeSuccess> = "successes" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub failures: Vec<ExternalAgentConfigImportItemTypeFailure> = "failures" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub successes: Vec<ExternalAgentConfigImportItemTypeSuccess> = "successes" (required),
     }
 }
 wire_struct! {
@@ -2800,7 +2961,7 @@ wire_struct! {
         /// Null or empty means home-scoped migration; non-empty means repo-scoped migration.
         pub cwd: Option<String> = "cwd" (optional),
         pub description: String = "description" (required),
-        pub details: Option<MigrationDetails> = "details" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub details: Option<MigrationDetails> = "details" (optional),
         pub item_type: ExternalAgentConfigMigrationItemType = "itemType" (required),
     }
     fn new(description: String, item_type: ExternalAgentConfigMigrationItemType);
@@ -2811,42 +2972,48 @@ wire_enum! {
         AgentsMd = "AGENTS_MD",
         Config = "CONFIG",
         Skills = "SKILLS",
-        Plugins = "PLUGINS",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] Plugins = "PLUGINS",
         McpServerConfig = "MCP_SERVER_CONFIG",
-        Subagents = "SUBAGENTS",
-        Hooks = "HOOKS",
-        Commands = "COMMANDS",
-        Memory = "MEMORY",
-        Sessions = "SESSIONS",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Subagents = "SUBAGENTS",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Hooks = "HOOKS",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Commands = "COMMANDS",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Memory = "MEMORY",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Sessions = "SESSIONS",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentDetectedConnectorCandidate {
-        pub name: String = "name" (required),
-        pub session_count: u32 = "sessionCount" (required),
-        pub source: ExternalAgentDetectedConnectorSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub session_count: u32 = "sessionCount" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub source: ExternalAgentDetectedConnectorSource = "source" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ExternalAgentDetectedConnectorSource {
-        RemoteMcpServersConfig = "remoteMcpServersConfig",
-        SessionToolUse = "sessionToolUse",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] RemoteMcpServersConfig = "remoteMcpServersConfig",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] SessionToolUse = "sessionToolUse",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExternalAgentImportedConnectorCandidate {
-        pub name: String = "name" (required),
-        pub session_count: u32 = "sessionCount" (required),
-        pub source: ExternalAgentImportedConnectorSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub session_count: u32 = "sessionCount" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub source: ExternalAgentImportedConnectorSource = "source" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ExternalAgentImportedConnectorSource {
-        RemoteMcpServersConfig = "remoteMcpServersConfig",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] RemoteMcpServersConfig = "remoteMcpServersConfig",
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ExternalPermissionProfile {
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] pub network: PermissionProfileNetworkPermissions = "network" (required),
     }
 }
 wire_struct! {
@@ -2865,26 +3032,26 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct FailedUserVerificationErrorDetails {
-        pub reason: UserVerificationFailureReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationFailureReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FeedbackRequirements {
-        pub enabled: Option<bool> = "enabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub enabled: Option<bool> = "enabled" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FeedbackSaveParams {
-        pub classification: String = "classification" (required),
-        pub extra_log_files: Option<Vec<String>> = "extraLogFiles" (optional),
-        pub include_logs: Option<bool> = "includeLogs" (optional),
-        pub reason: Option<String> = "reason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub classification: String = "classification" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub extra_log_files: Option<Vec<String>> = "extraLogFiles" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub include_logs: Option<bool> = "includeLogs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: Option<String> = "reason" (optional),
         /// Absolute, previously unused ZIP path on the app-server host. The caller owns this file, including after a disconnected RPC.
-        pub save_path: LegacyAppPathString = "savePath" (required),
-        pub tags: Option<BTreeMap<String, String>> = "tags" (optional),
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub save_path: LegacyAppPathString = "savePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tags: Option<BTreeMap<String, String>> = "tags" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(classification: String, save_path: LegacyAppPathString);
 }
@@ -2892,9 +3059,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FeedbackSaveResponse {
         /// Same prompt hash as feedback/upload; null when prompt metadata is absent.
-        pub prompt_hash: Option<String> = "promptHash" (optional),
-        pub saved_path: LegacyAppPathString = "savedPath" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt_hash: Option<String> = "promptHash" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub saved_path: LegacyAppPathString = "savedPath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(saved_path: LegacyAppPathString, thread_id: String);
 }
@@ -2905,7 +3072,7 @@ wire_struct! {
         pub extra_log_files: Option<Vec<String>> = "extraLogFiles" (optional),
         pub include_logs: Option<bool> = "includeLogs" (optional),
         pub reason: Option<String> = "reason" (optional),
-        pub tags: Option<BTreeMap<String, String>> = "tags" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub tags: Option<BTreeMap<String, String>> = "tags" (optional),
         pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(classification: String);
@@ -2914,7 +3081,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FeedbackUploadResponse {
         /// Whitespace-normalized SHA-256 of the session base instructions, matching the uploaded `prompt_hash` tag. Does not include later developer messages. Null when the reported rollout has no prompt metadata.
-        pub prompt_hash: Option<String> = "promptHash" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt_hash: Option<String> = "promptHash" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
@@ -2955,10 +3122,10 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FileChangePatchUpdatedNotification {
-        pub changes: Vec<FileUpdateChange> = "changes" (required),
-        pub item_id: String = "itemId" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub changes: Vec<FileUpdateChange> = "changes" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub item_id: String = "itemId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_struct! {
@@ -2970,11 +3137,11 @@ wire_struct! {
         /// Optional explanatory reason (e.g. request for extra write access).
         pub reason: Option<String> = "reason" (optional),
         /// Unix timestamp (in milliseconds) when this approval request started.
-        pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
-    fn new(item_id: String, started_at_ms: i64, thread_id: String, turn_id: String);
+    fn new(item_id: String, thread_id: String, turn_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -2989,44 +3156,46 @@ wire_struct! {
         pub id: String = "id" (required),
         pub status: PatchApplyStatus = "status" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(changes: Vec<FileUpdateChange>, id: String, status: PatchApplyStatus);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum FileSystemAccessMode {
-        Read = "read",
-        Write = "write",
-        Deny = "deny",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Read = "read",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Write = "write",
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] Deny = "deny",
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.132.0 (not in later releases).*"] None = "none",
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum FileSystemPath (tag = "type") {
-        Path(PathFileSystemPath) = "path",
-        GlobPattern(GlobPatternFileSystemPath) = "glob_pattern",
-        Special(SpecialFileSystemPath) = "special",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Path(PathFileSystemPath) = "path",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] GlobPattern(GlobPatternFileSystemPath) = "glob_pattern",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Special(SpecialFileSystemPath) = "special",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FileSystemSandboxEntry {
-        pub access: FileSystemAccessMode = "access" (required),
-        pub path: FileSystemPath = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub access: FileSystemAccessMode = "access" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub path: FileSystemPath = "path" (required),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum FileSystemSpecialPath (tag = "kind") {
-        Root(RootFileSystemSpecialPath) = "root",
-        Minimal(MinimalFileSystemSpecialPath) = "minimal",
-        ProjectRoots(KindFileSystemSpecialPath) = "project_roots",
-        Tmpdir(TmpdirFileSystemSpecialPath) = "tmpdir",
-        SlashTmp(SlashTmpFileSystemSpecialPath) = "slash_tmp",
-        Unknown(UnknownFileSystemSpecialPath) = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Root(RootFileSystemSpecialPath) = "root",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Minimal(MinimalFileSystemSpecialPath) = "minimal",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] ProjectRoots(KindFileSystemSpecialPath) = "project_roots",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Tmpdir(TmpdirFileSystemSpecialPath) = "tmpdir",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] SlashTmp(SlashTmpFileSystemSpecialPath) = "slash_tmp",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] Unknown(UnknownFileSystemSpecialPath) = "unknown",
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.125.0 (not in later releases).*"] CurrentWorkingDirectory(CurrentWorkingDirectoryFileSystemSpecialPath) = "current_working_directory",
     }
 }
 wire_struct! {
@@ -3055,8 +3224,8 @@ wire_untagged! {
     /// Backward-compatible API shape for ChatGPT workspace login restrictions.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ForcedChatgptWorkspaceIds {
-        String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
-        Array(Vec<String>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] Array(Vec<String>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
     }
 }
 wire_enum! {
@@ -3073,7 +3242,7 @@ wire_struct! {
         pub message: String = "message" (required),
         pub requested_schema: McpElicitationSchema = "requestedSchema" (required),
         /// Registration scope, not necessarily the server's execution environment.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub server_name: String = "serverName" (required),
         pub thread_id: String = "threadId" (required),
         /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
@@ -3086,11 +3255,11 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FrameThreadRealtimeItem {
-        pub channels: ThreadRealtimeFrameChannels = "channels" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub channels: ThreadRealtimeFrameChannels = "channels" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
-        pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(channels: ThreadRealtimeFrameChannels, id: String, realtime_session_id: String);
 }
@@ -3157,10 +3326,11 @@ wire_struct! {
         /// Whether the path resolves to a regular file.
         pub is_file: bool = "isFile" (required),
         /// Whether the path itself is a symbolic link.
-        pub is_symlink: bool = "isSymlink" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0; always sent since codex 0.121.0; an older codex may leave it out.*"] pub is_symlink: Option<bool> = "isSymlink" (optional),
         /// File modification time in Unix milliseconds when available, otherwise `0`.
         pub modified_at_ms: i64 = "modifiedAtMs" (required),
     }
+    fn new(created_at_ms: i64, is_directory: bool, is_file: bool, modified_at_ms: i64);
 }
 wire_struct! {
     /// A directory entry returned by `fs/readDirectory`.
@@ -3270,6 +3440,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct FsWriteFileResponse {}
 }
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct FullAccessReadOnlyAccess {}
+}
 wire_untagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum FunctionCallOutputBody {
@@ -3284,18 +3458,19 @@ wire_tagged! {
         InputText(InputTextFunctionCallOutputContentItem) = "input_text",
         InputImage(InputImageFunctionCallOutputContentItem) = "input_image",
         /// Inline audio data or an uploaded file loaded by the Responses API.
-        InputAudio(InputAudioFunctionCallOutputContentItem) = "input_audio",
-        EncryptedContent(EncryptedContentFunctionCallOutputContentItem) = "encrypted_content",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] InputAudio(InputAudioFunctionCallOutputContentItem) = "input_audio",
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] EncryptedContent(EncryptedContentFunctionCallOutputContentItem) = "encrypted_content",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FunctionCallOutputResponseItem {
         pub call_id: Option<String> = "call_id" (optional),
-        pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
-        pub name: Option<String> = "name" (optional),
-        pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub namespace: Option<String> = "namespace" (optional),
         pub output: FunctionCallOutputBody = "output" (required),
     }
     fn new(output: FunctionCallOutputBody);
@@ -3303,14 +3478,14 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FunctionCallOutputThreadItem {
-        pub id: String = "id" (required),
-        pub name: String = "name" (required),
-        pub namespace: Option<String> = "namespace" (optional),
-        pub output: FunctionCallOutputBody = "output" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output: FunctionCallOutputBody = "output" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, name: String, output: FunctionCallOutputBody);
 }
@@ -3319,33 +3494,34 @@ wire_struct! {
     pub struct FunctionCallResponseItem {
         pub arguments: String = "arguments" (required),
         pub call_id: String = "call_id" (required),
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
-        pub encrypted_function_args: Option<Vec<String>> = "encrypted_function_args" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub encrypted_function_args: Option<Vec<String>> = "encrypted_function_args" (optional),
         pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub name: String = "name" (required),
         pub namespace: Option<String> = "namespace" (optional),
-        pub status: Option<String> = "status" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: Option<String> = "status" (optional),
     }
     fn new(arguments: String, call_id: String, name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FunctionDynamicToolNamespaceTool {
-        pub defer_loading: Option<bool> = "deferLoading" (optional),
-        pub description: String = "description" (required),
-        pub input_schema: Value = "inputSchema" (required),
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub defer_loading: Option<bool> = "deferLoading" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub input_schema: Value = "inputSchema" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub name: String = "name" (required),
     }
     fn new(description: String, input_schema: Value, name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FunctionDynamicToolSpec {
-        pub defer_loading: Option<bool> = "deferLoading" (optional),
-        pub description: String = "description" (required),
-        pub input_schema: Value = "inputSchema" (required),
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub defer_loading: Option<bool> = "deferLoading" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub input_schema: Value = "inputSchema" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub name: String = "name" (required),
     }
     fn new(description: String, input_schema: Value, name: String);
 }
@@ -3445,10 +3621,10 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum GatewayAuth (tag = "mode") {
-        None(NoneGatewayAuth) = "none",
-        EnvironmentVariable(EnvironmentVariableGatewayAuth) = "environmentVariable",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] None(NoneGatewayAuth) = "none",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] EnvironmentVariable(EnvironmentVariableGatewayAuth) = "environmentVariable",
         /// Authentication is configured outside the gateway form. Preserve it on edits.
-        ExternallyConfigured(ModeGatewayAuth) = "externallyConfigured",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ExternallyConfigured(ModeGatewayAuth) = "externallyConfigured",
     }
 }
 wire_struct! {
@@ -3459,12 +3635,12 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GatewayOAuthChangedNotification {
         /// Authorization handoff, sent only to the connection that started login.
-        pub auth_url: Option<String> = "authUrl" (optional),
-        pub error: Option<String> = "error" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth_url: Option<String> = "authUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error: Option<String> = "error" (optional),
         /// Identifies the completed device login attempt.
-        pub login_id: Option<String> = "loginId" (optional),
-        pub provider_id: String = "providerId" (required),
-        pub status: GatewayOAuthStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: Option<String> = "loginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: String = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: GatewayOAuthStatus = "status" (required),
     }
     fn new(provider_id: String, status: GatewayOAuthStatus);
 }
@@ -3473,23 +3649,23 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GatewayOAuthLoginParams {
         /// Select device authorization when the server advertises support for it.
-        pub device_auth: Option<bool> = "deviceAuth" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub device_auth: Option<bool> = "deviceAuth" (optional),
         /// Defaults to the current provider when omitted.
-        pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GatewayOAuthLoginResponse {
-        pub prompt: Option<GatewayOAuthPrompt> = "prompt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt: Option<GatewayOAuthPrompt> = "prompt" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GatewayOAuthPrompt {
-        pub login_id: String = "loginId" (required),
-        pub user_code: String = "userCode" (required),
-        pub verification_url: String = "verificationUrl" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: String = "loginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_code: String = "userCode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub verification_url: String = "verificationUrl" (required),
     }
 }
 wire_struct! {
@@ -3497,34 +3673,34 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GatewayOAuthReadParams {
         /// Defaults to the current provider when omitted.
-        pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
     }
 }
 wire_struct! {
     /// Current effective gateway policy and credential readiness; never contains credentials.
     #[derive(Debug, Clone, PartialEq)]
     pub struct GatewayOAuthReadResponse {
-        pub error: Option<String> = "error" (optional),
-        pub provider_id: String = "providerId" (required),
-        pub provider_name: String = "providerName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error: Option<String> = "error" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: String = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_name: String = "providerName" (required),
         /// Whether the selected provider uses gateway OAuth, even when already signed in.
-        pub required: bool = "required" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required: bool = "required" (required),
         /// Null when the effective provider does not use gateway OAuth.
-        pub status: Option<GatewayOAuthStatus> = "status" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: Option<GatewayOAuthStatus> = "status" (optional),
         /// Whether the administrator configured a device authorization endpoint.
         ///
         /// Default: `false`.
-        pub supports_device_auth: Option<bool> = "supportsDeviceAuth" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub supports_device_auth: Option<bool> = "supportsDeviceAuth" (optional),
     }
     fn new(provider_id: String, provider_name: String, required: bool);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum GatewayOAuthStatus {
-        NotReady = "notReady",
-        Started = "started",
-        Succeeded = "succeeded",
-        Failed = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] NotReady = "notReady",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Started = "started",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Succeeded = "succeeded",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed = "failed",
     }
 }
 wire_struct! {
@@ -3534,25 +3710,25 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum GcpProviderId {
-        Gcp = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp = "gcp",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GcpProviderSettings {
         /// Path on the app-server host, without credential-file contents.
-        pub credential_file: Option<String> = "credentialFile" (optional),
-        pub location: Option<String> = "location" (optional),
-        pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub location: Option<String> = "location" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: Option<String> = "projectId" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GcpProviderSettingsPatch {
-        pub credential_file: Option<String> = "credentialFile" (optional),
-        pub location: Option<String> = "location" (optional),
-        pub project_id: Option<String> = "projectId" (optional),
-        pub provider_id: GcpProviderId = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub location: Option<String> = "location" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: GcpProviderId = "providerId" (required),
     }
     fn new(provider_id: GcpProviderId);
 }
@@ -3562,10 +3738,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GcpSetupParams {
         /// Absolute path to a credential file on the app-server host. Omit or pass `null` to clear the active user configuration's override and use ADC. If another configuration layer would still supply a credential file, setup fails without saving changes.
-        pub credential_file: Option<String> = "credentialFile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
         /// Vertex AI location. Omission or null selects `global`.
-        pub location: Option<String> = "location" (optional),
-        pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub location: Option<String> = "location" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
     }
     fn new(project_id: String);
 }
@@ -3589,21 +3765,21 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetAccountRateLimitsParams {
         /// Skip the separate reset-credit detail lookup for background usage polls. The usage response still includes the available count; omitted/false preserves detailed reads.
-        pub exclude_reset_credit_details: Option<bool> = "excludeResetCreditDetails" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exclude_reset_credit_details: Option<bool> = "excludeResetCreditDetails" (optional),
         /// The client supports automatic Luna Reserve fallback. For eligible ChatGPT CLI users, allow the backend to record experiment exposure after ordinary usage is blocked.
-        pub supports_luna_reserve: Option<bool> = "supportsLunaReserve" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub supports_luna_reserve: Option<bool> = "supportsLunaReserve" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GetAccountRateLimitsResponse {
         /// Account associated with this usage snapshot, when supplied by the backend.
-        pub account_id: Option<String> = "accountId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: Option<String> = "accountId" (optional),
         /// Backend permission for ordinary included usage, validated against the active account. Null means unavailable; clients must not infer recovery from percentages or reset times.
-        pub ordinary_usage_allowed: Option<bool> = "ordinaryUsageAllowed" (optional),
-        pub rate_limit_reset_credits: Option<RateLimitResetCreditsSummary> = "rateLimitResetCredits" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub ordinary_usage_allowed: Option<bool> = "ordinaryUsageAllowed" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub rate_limit_reset_credits: Option<RateLimitResetCreditsSummary> = "rateLimitResetCredits" (optional),
         /// Optional backend-owned banner from the same usage read. Its nested keys retain the backend's snake_case contract; an absent banner leaves the client's existing UI unchanged.
-        pub rate_limit_upsell: Option<Value> = "rateLimitUpsell" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub rate_limit_upsell: Option<Value> = "rateLimitUpsell" (optional),
         /// Backward-compatible single-bucket view; mirrors the historical payload.
         pub rate_limits: RateLimitSnapshot = "rateLimits" (required),
         /// Multi-bucket view keyed by metered `limit_id` (for example, `codex`).
@@ -3617,9 +3793,9 @@ wire_struct! {
         pub account: Option<Account> = "account" (optional),
         pub requires_openai_auth: bool = "requiresOpenaiAuth" (required),
         /// ChatGPT user ID belonging to this account response, when available.
-        pub user_id: Option<String> = "userId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_id: Option<String> = "userId" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub workspace_routing: Option<WorkspaceRouting> = "workspaceRouting" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub workspace_routing: Option<WorkspaceRouting> = "workspaceRouting" (optional),
     }
     fn new(requires_openai_auth: bool);
 }
@@ -3627,23 +3803,23 @@ wire_struct! {
     /// Optional security reminder bound to the account that fetched it. Unavailable or ineligible accounts return no notice; this read never changes account security.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetAccountSecuritySetupResponse {
-        pub notice: Option<AccountSecuritySetupNotice> = "notice" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub notice: Option<AccountSecuritySetupNotice> = "notice" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetAccountTokenUsageParams {
         /// When present, read estimated usage for this thread instead of account-wide token activity.
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GetAccountTokenUsageResponse {
-        pub daily_usage_buckets: Option<Vec<AccountTokenUsageDailyBucket>> = "dailyUsageBuckets" (optional),
-        pub summary: AccountTokenUsageSummary = "summary" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub daily_usage_buckets: Option<Vec<AccountTokenUsageDailyBucket>> = "dailyUsageBuckets" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub summary: AccountTokenUsageSummary = "summary" (required),
         /// Estimated usage when a thread was requested and its billing route is available.
-        pub thread_usage: Option<ThreadUsage> = "threadUsage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_usage: Option<ThreadUsage> = "threadUsage" (optional),
     }
     fn new(summary: AccountTokenUsageSummary);
 }
@@ -3651,9 +3827,26 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GetWorkspaceMessagesResponse {
         /// Whether the workspace-message backend route is available for this client.
-        pub feature_enabled: bool = "featureEnabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub feature_enabled: bool = "featureEnabled" (required),
         /// Active workspace messages returned by the backend.
-        pub messages: Vec<WorkspaceMessage> = "messages" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub messages: Vec<WorkspaceMessage> = "messages" (required),
+    }
+}
+wire_struct! {
+    /// Details of a ghost commit created from a repository state.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct GhostCommit {
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub parent: Option<String> = "parent" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub preexisting_untracked_dirs: Vec<String> = "preexisting_untracked_dirs" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub preexisting_untracked_files: Vec<String> = "preexisting_untracked_files" (required),
+    }
+    fn new(id: String, preexisting_untracked_dirs: Vec<String>, preexisting_untracked_files: Vec<String>);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct GhostSnapshotResponseItem {
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub ghost_commit: GhostCommit = "ghost_commit" (required),
     }
 }
 wire_struct! {
@@ -3667,17 +3860,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GitPluginSource {
-        pub path: Option<String> = "path" (optional),
-        pub ref_name: Option<String> = "refName" (optional),
-        pub sha: Option<String> = "sha" (optional),
-        pub url: String = "url" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub path: Option<String> = "path" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub ref_name: Option<String> = "refName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub sha: Option<String> = "sha" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub url: String = "url" (required),
     }
     fn new(url: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GlobPatternFileSystemPath {
-        pub pattern: String = "pattern" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub pattern: String = "pattern" (required),
     }
 }
 wire_struct! {
@@ -3717,11 +3910,11 @@ wire_tagged! {
         Command(CommandGuardianApprovalReviewAction) = "command",
         Execve(ExecveGuardianApprovalReviewAction) = "execve",
         /// A child approval for input to an existing command execution item.
-        WriteStdin(WriteStdinGuardianApprovalReviewAction) = "writeStdin",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WriteStdin(WriteStdinGuardianApprovalReviewAction) = "writeStdin",
         ApplyPatch(ApplyPatchGuardianApprovalReviewAction) = "applyPatch",
         NetworkAccess(NetworkAccessGuardianApprovalReviewAction) = "networkAccess",
         McpToolCall(McpToolCallGuardianApprovalReviewAction) = "mcpToolCall",
-        RequestPermissions(RequestPermissionsGuardianApprovalReviewAction) = "requestPermissions",
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] RequestPermissions(RequestPermissionsGuardianApprovalReviewAction) = "requestPermissions",
     }
 }
 wire_enum! {
@@ -3731,7 +3924,7 @@ wire_enum! {
         InProgress = "inProgress",
         Approved = "approved",
         Denied = "denied",
-        TimedOut = "timedOut",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] TimedOut = "timedOut",
         Aborted = "aborted",
     }
 }
@@ -3742,8 +3935,8 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum GuardianAssessmentOutcome {
-        Allow = "allow",
-        Deny = "deny",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Allow = "allow",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deny = "deny",
     }
 }
 wire_enum! {
@@ -3777,24 +3970,24 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GuardianWarningNotification {
         /// Concise guardian warning message for the user.
-        pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub message: String = "message" (required),
         /// Thread target for the guardian warning.
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum HelplineSubject {
-        Answer = "answer",
-        Prompt = "prompt",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Answer = "answer",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Prompt = "prompt",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct HideAgentMessageDisplay {
-        pub replacement: AnswerReplacement = "replacement" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub replacement: AnswerReplacement = "replacement" (required),
         /// Allowed values: `1`.
-        pub version: u8 = "version" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub version: u8 = "version" (required),
     }
 }
 wire_struct! {
@@ -3809,27 +4002,27 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct HookErrorInfo {
-        pub message: String = "message" (required),
-        pub path: String = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub path: String = "path" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum HookEventName {
-        PreModelRequest = "preModelRequest",
-        PostModelRequest = "postModelRequest",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PreModelRequest = "preModelRequest",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PostModelRequest = "postModelRequest",
         PreToolUse = "preToolUse",
-        PermissionRequest = "permissionRequest",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] PermissionRequest = "permissionRequest",
         PostToolUse = "postToolUse",
-        PreCompact = "preCompact",
-        PostCompact = "postCompact",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PreCompact = "preCompact",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PostCompact = "postCompact",
         SessionStart = "sessionStart",
-        SessionEnd = "sessionEnd",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] SessionEnd = "sessionEnd",
         UserPromptSubmit = "userPromptSubmit",
-        SubagentStart = "subagentStart",
-        SubagentStop = "subagentStop",
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] SubagentStart = "subagentStart",
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] SubagentStop = "subagentStop",
         Stop = "stop",
-        Interrupt = "interrupt",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Interrupt = "interrupt",
     }
 }
 wire_enum! {
@@ -3843,7 +4036,7 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum HookHandlerType {
         Command = "command",
-        McpTool = "mcpTool",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpTool = "mcpTool",
         Prompt = "prompt",
         Agent = "agent",
     }
@@ -3851,16 +4044,16 @@ wire_enum! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum HookMetadata (tag = "handlerType") {
-        Command(CommandHookMetadata) = "command",
-        McpTool(McpToolHookMetadata) = "mcpTool",
-        Prompt(PromptHookMetadata) = "prompt",
-        Agent(AgentHookMetadata) = "agent",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Command(CommandHookMetadata) = "command",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpTool(McpToolHookMetadata) = "mcpTool",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Prompt(PromptHookMetadata) = "prompt",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Agent(AgentHookMetadata) = "agent",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct HookMigration {
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub name: String = "name" (required),
     }
 }
 wire_struct! {
@@ -3893,9 +4086,9 @@ wire_struct! {
         pub fragments: Vec<HookPromptFragment> = "fragments" (required),
         pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(fragments: Vec<HookPromptFragment>, id: String);
 }
@@ -3922,7 +4115,7 @@ wire_struct! {
         pub id: String = "id" (required),
         pub scope: HookScope = "scope" (required),
         /// Default: `"unknown"`.
-        pub source: Option<HookSource> = "source" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub source: Option<HookSource> = "source" (optional),
         pub source_path: LegacyAppPathString = "sourcePath" (required),
         pub started_at: i64 = "startedAt" (required),
         pub status: HookRunStatus = "status" (required),
@@ -3940,17 +4133,17 @@ wire_enum! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum HookSource {
-        System = "system",
-        User = "user",
-        Project = "project",
-        Mdm = "mdm",
-        SessionFlags = "sessionFlags",
-        Plugin = "plugin",
-        CloudRequirements = "cloudRequirements",
-        CloudManagedConfig = "cloudManagedConfig",
-        LegacyManagedConfigFile = "legacyManagedConfigFile",
-        LegacyManagedConfigMdm = "legacyManagedConfigMdm",
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] System = "system",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] User = "user",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Project = "project",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Mdm = "mdm",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] SessionFlags = "sessionFlags",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Plugin = "plugin",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] CloudRequirements = "cloudRequirements",
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] CloudManagedConfig = "cloudManagedConfig",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] LegacyManagedConfigFile = "legacyManagedConfigFile",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] LegacyManagedConfigMdm = "legacyManagedConfigMdm",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Unknown = "unknown",
     }
 }
 wire_struct! {
@@ -3965,41 +4158,41 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum HookTrustStatus {
-        Managed = "managed",
-        Untrusted = "untrusted",
-        Trusted = "trusted",
-        Modified = "modified",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Managed = "managed",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Untrusted = "untrusted",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Trusted = "trusted",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Modified = "modified",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct HooksListEntry {
-        pub cwd: String = "cwd" (required),
-        pub errors: Vec<HookErrorInfo> = "errors" (required),
-        pub hooks: Vec<HookMetadata> = "hooks" (required),
-        pub warnings: Vec<String> = "warnings" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub cwd: String = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub errors: Vec<HookErrorInfo> = "errors" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub hooks: Vec<HookMetadata> = "hooks" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub warnings: Vec<String> = "warnings" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct HooksListParams {
         /// Working directories to inspect when no thread is specified. An empty list uses the session cwd.
-        pub cwds: Option<Vec<String>> = "cwds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub cwds: Option<Vec<String>> = "cwds" (optional),
         /// List a loaded thread's hooks, including its selected environments. Omit `cwds` in this mode.
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct HooksListResponse {
-        pub data: Vec<HooksListEntry> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub data: Vec<HooksListEntry> = "data" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct HourlyScheduledTaskSchedule {
-        pub days: Option<Vec<ScheduledTaskWeekday>> = "days" (optional),
-        pub interval_hours: u32 = "intervalHours" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub days: Option<Vec<ScheduledTaskWeekday>> = "days" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub interval_hours: u32 = "intervalHours" (required),
     }
     fn new(interval_hours: u32);
 }
@@ -4025,9 +4218,10 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ImageGenerationCallResponseItem {
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub result: String = "result" (required),
         pub revised_prompt: Option<String> = "revised_prompt" (optional),
         pub status: String = "status" (required),
@@ -4037,46 +4231,46 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ImageGenerationFailure (tag = "type") {
-        UsageLimitExceeded(UsageLimitExceededImageGenerationFailure) = "usageLimitExceeded",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] UsageLimitExceeded(UsageLimitExceededImageGenerationFailure) = "usageLimitExceeded",
     }
 }
 wire_struct! {
     /// A local image file successfully read for this exact image-generation request.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ImageGenerationInputImage {
-        pub path: AbsolutePathBuf = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub path: AbsolutePathBuf = "path" (required),
         /// Lowercase SHA-256 of the file bytes read before image normalization.
-        pub sha256: String = "sha256" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sha256: String = "sha256" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ImageGenerationThreadItem {
-        pub failure: Option<ImageGenerationFailure> = "failure" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub failure: Option<ImageGenerationFailure> = "failure" (optional),
         /// Image generation identifier for the generated image, when provided by the image backend.
-        pub generation_id: Option<String> = "generationId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub generation_id: Option<String> = "generationId" (optional),
         pub id: String = "id" (required),
         /// Observed local inputs for a completed generation, absent on older items.
-        pub input_images: Option<Vec<ImageGenerationInputImage>> = "inputImages" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_images: Option<Vec<ImageGenerationInputImage>> = "inputImages" (optional),
         pub revised_prompt: Option<String> = "revisedPrompt" (optional),
         pub saved_path: Option<AbsolutePathBuf> = "savedPath" (optional),
         pub status: String = "status" (required),
-        pub transparent_background: Option<bool> = "transparentBackground" (optional),
-        pub file_id: Option<String> = "fileId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub transparent_background: Option<bool> = "transparentBackground" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "fileId" (optional),
         pub result: Option<String> = "result" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, status: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ImageUserInput {
-        pub detail: Option<ImageDetail> = "detail" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub detail: Option<ImageDetail> = "detail" (optional),
         pub url: Option<String> = "url" (optional),
-        pub file_id: Option<String> = "fileId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "fileId" (optional),
     }
 }
 wire_struct! {
@@ -4085,16 +4279,16 @@ wire_struct! {
         pub id: String = "id" (required),
         pub path: LegacyAppPathString = "path" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, path: LegacyAppPathString);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InAppBrowserRequirements {
-        pub allow_external_browser_settings_import: Option<bool> = "allowExternalBrowserSettingsImport" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_external_browser_settings_import: Option<bool> = "allowExternalBrowserSettingsImport" (optional),
     }
 }
 wire_struct! {
@@ -4106,21 +4300,21 @@ wire_struct! {
         /// Default: `false`.
         pub experimental_api: Option<bool> = "experimentalApi" (optional),
         /// Use explicit gateway OAuth login instead of automatic browser authorization. Applies to this app-server's gateway runtime; later connections cannot undo it.
-        pub explicit_gateway_oauth: Option<bool> = "explicitGatewayOauth" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub explicit_gateway_oauth: Option<bool> = "explicitGatewayOauth" (optional),
         /// MCP extension settings declared by the app-server client.
-        pub extensions: Option<BTreeMap<String, Value>> = "extensions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub extensions: Option<BTreeMap<String, Value>> = "extensions" (optional),
         /// Legacy opt-in for the `openai/form` MCP extension.
         ///
         /// New clients should declare `openai/form` in \[`Self::extensions`\].
-        pub mcp_server_openai_form_elicitation: Option<bool> = "mcpServerOpenaiFormElicitation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub mcp_server_openai_form_elicitation: Option<bool> = "mcpServerOpenaiFormElicitation" (optional),
         /// Exact notification method names that should be suppressed for this connection (for example `thread/started`).
         pub opt_out_notification_methods: Option<Vec<String>> = "optOutNotificationMethods" (optional),
         /// Opt into `attestation/generate` requests for upstream `x-oai-attestation`.
         ///
         /// Default: `false`.
-        pub request_attestation: Option<bool> = "requestAttestation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub request_attestation: Option<bool> = "requestAttestation" (optional),
         /// Present `humanCommand` approvals to a person and return only a one-time decision. Requires `experimentalApi`. Pending requests can be replayed to compatible clients.
-        pub required_human_approval: Option<bool> = "requiredHumanApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required_human_approval: Option<bool> = "requiredHumanApproval" (optional),
     }
 }
 wire_struct! {
@@ -4150,35 +4344,35 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct InlineVisualizationThreadRealtimeBemItemPresentation {
-        pub index: u32 = "index" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub index: u32 = "index" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InputAudioContentItem {
-        pub audio_url: Option<String> = "audio_url" (optional),
-        pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub audio_url: Option<String> = "audio_url" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct InputAudioDynamicToolCallOutputContentItem {
-        pub audio_url: String = "audioUrl" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub audio_url: String = "audioUrl" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InputAudioFunctionCallOutputContentItem {
-        pub audio_url: Option<String> = "audio_url" (optional),
-        pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub audio_url: Option<String> = "audio_url" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InputImageContentItem {
-        pub detail: Option<ImageDetail> = "detail" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub detail: Option<ImageDetail> = "detail" (optional),
         pub image_url: Option<String> = "image_url" (optional),
-        pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_struct! {
@@ -4192,7 +4386,7 @@ wire_struct! {
     pub struct InputImageFunctionCallOutputContentItem {
         pub detail: Option<ImageDetail> = "detail" (optional),
         pub image_url: Option<String> = "image_url" (optional),
-        pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_enum! {
@@ -4204,13 +4398,13 @@ wire_enum! {
         /// Image attachments included in user turns.
         Image = "image",
         /// Audio attachments included in user turns.
-        Audio = "audio",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Audio = "audio",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct InputTextAgentMessageInputContent {
-        pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub text: String = "text" (required),
     }
 }
 wire_struct! {
@@ -4236,12 +4430,12 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct InstalledApp {
         /// Whether the connector is enabled and has a non-synthetic, model-visible tool allowed by effective MCP and app/tool policy in the committed runtime snapshot.
-        pub callable: bool = "callable" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub callable: bool = "callable" (required),
         /// Effective enabled state after applying global, workspace, local, and managed configuration at read time.
-        pub enabled: bool = "enabled" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub id: String = "id" (required),
         /// Best-effort name carried by the runtime tool catalog. Canonical app metadata remains owned by `app/read`.
-        pub runtime_name: Option<String> = "runtimeName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub runtime_name: Option<String> = "runtimeName" (optional),
     }
     fn new(callable: bool, enabled: bool, id: String);
 }
@@ -4251,7 +4445,7 @@ wire_struct! {
     /// Responses API strongly types this payload. Do not modify it without first getting API approval and making the corresponding Responses API change.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InternalChatMessageMetadataPassthrough {
-        pub turn_id: Option<String> = "turn_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub turn_id: Option<String> = "turn_id" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -4259,21 +4453,21 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct InvalidRequestUserVerificationErrorDetails {
-        pub reason: UserVerificationInvalidRequestReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationInvalidRequestReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ItemCompletedNotification {
         /// Unix timestamp (in milliseconds) when this item lifecycle completed.
-        pub completed_at_ms: i64 = "completedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Native content tokens for the completed assistant message, including a sampled footer. Null when unavailable. Completion telemetry is not part of the stored thread item.
-        pub content_token_count: Option<u64> = "contentTokenCount" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub content_token_count: Option<u64> = "contentTokenCount" (optional),
         pub item: ThreadItem = "item" (required),
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
-    fn new(completed_at_ms: i64, item: ThreadItem, thread_id: String, turn_id: String);
+    fn new(item: ThreadItem, thread_id: String, turn_id: String);
 }
 wire_struct! {
     /// \[UNSTABLE\] Temporary notification payload for approval auto-review. This shape is expected to change soon.
@@ -4281,13 +4475,13 @@ wire_struct! {
     pub struct ItemGuardianApprovalReviewCompletedNotification {
         pub action: GuardianApprovalReviewAction = "action" (required),
         /// Unix timestamp (in milliseconds) when this review completed.
-        pub completed_at_ms: i64 = "completedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         pub decision_source: AutoReviewDecisionSource = "decisionSource" (required),
         pub review: GuardianApprovalReview = "review" (required),
         /// Stable identifier for this review.
         pub review_id: String = "reviewId" (required),
         /// Unix timestamp (in milliseconds) when this review started.
-        pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         /// Identifier for the reviewed item or tool call when one exists.
         ///
         /// In most cases, one review maps to one target item. The exceptions are - execve reviews, where a single command may contain multiple execve calls to review (only possible when using the shell_zsh_fork feature) - stdin reviews, which refer to the existing parent command item and have a separate approval ID in the action payload - network policy reviews, where there is no target item
@@ -4297,7 +4491,7 @@ wire_struct! {
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
-    fn new(action: GuardianApprovalReviewAction, completed_at_ms: i64, decision_source: AutoReviewDecisionSource, review: GuardianApprovalReview, review_id: String, started_at_ms: i64, thread_id: String, turn_id: String);
+    fn new(action: GuardianApprovalReviewAction, decision_source: AutoReviewDecisionSource, review: GuardianApprovalReview, review_id: String, thread_id: String, turn_id: String);
 }
 wire_struct! {
     /// \[UNSTABLE\] Temporary notification payload for approval auto-review. This shape is expected to change soon.
@@ -4308,7 +4502,7 @@ wire_struct! {
         /// Stable identifier for this review.
         pub review_id: String = "reviewId" (required),
         /// Unix timestamp (in milliseconds) when this review started.
-        pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         /// Identifier for the reviewed item or tool call when one exists.
         ///
         /// In most cases, one review maps to one target item. The exceptions are - execve reviews, where a single command may contain multiple execve calls to review (only possible when using the shell_zsh_fork feature) - stdin reviews, which refer to the existing parent command item and have a separate approval ID in the action payload - network policy reviews, where there is no target item
@@ -4318,42 +4512,43 @@ wire_struct! {
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
-    fn new(action: GuardianApprovalReviewAction, review: GuardianApprovalReview, review_id: String, started_at_ms: i64, thread_id: String, turn_id: String);
+    fn new(action: GuardianApprovalReviewAction, review: GuardianApprovalReview, review_id: String, thread_id: String, turn_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ItemStartedNotification {
         pub item: ThreadItem = "item" (required),
         /// Unix timestamp (in milliseconds) when this item lifecycle started.
-        pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
+    fn new(item: ThreadItem, thread_id: String, turn_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ItemThreadItemsListAnchor {
-        pub item_id: String = "itemId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_id: String = "itemId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ItemThreadTimelineEntry {
-        pub item: ThreadItem = "item" (required),
-        pub position: u64 = "position" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct KindBlockReason {
-        pub trusted_access: Option<bool> = "trustedAccess" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trusted_access: Option<bool> = "trustedAccess" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct KindFileSystemSpecialPath {
-        pub subpath: Option<LegacyAppPathString> = "subpath" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub subpath: Option<LegacyAppPathString> = "subpath" (optional),
     }
 }
 pub type LegacyAppPathString = String;
@@ -4391,12 +4586,12 @@ wire_struct! {
         /// Controls how much MCP inventory data to fetch for each server. Defaults to `Full` when omitted.
         pub detail: Option<McpServerStatusDetail> = "detail" (optional),
         /// Select this environment's registration. Requires `serverName` and `threadId`. When omitted, a named request uses the same server as older clients.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         /// Optional page size; defaults to a server-defined value.
         pub limit: Option<u32> = "limit" (optional),
         /// Limit discovery to one server. With a thread ID, reuse that thread's MCP connection.
-        pub server_name: Option<String> = "serverName" (optional),
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_name: Option<String> = "serverName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.135.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
 wire_struct! {
@@ -4411,13 +4606,13 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct LocalAudioUserInput {
-        pub path: String = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub path: String = "path" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct LocalImageUserInput {
-        pub detail: Option<ImageDetail> = "detail" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub detail: Option<ImageDetail> = "detail" (optional),
         pub path: String = "path" (required),
     }
     fn new(path: String);
@@ -4440,10 +4635,11 @@ wire_struct! {
         pub action: LocalShellAction = "action" (required),
         /// Set when using the Responses API.
         pub call_id: Option<String> = "call_id" (optional),
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         /// Legacy id field retained for compatibility with older payloads.
         pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub status: LocalShellStatus = "status" (required),
     }
     fn new(action: LocalShellAction, status: LocalShellStatus);
@@ -4465,9 +4661,9 @@ wire_tagged! {
         /// \[UNSTABLE\] FOR OPENAI INTERNAL USE ONLY - DO NOT USE. The access token must contain the same scopes that Codex-managed ChatGPT auth tokens have.
         ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountParams) = "chatgptAuthTokens",
         /// \[UNSTABLE\] Managed Amazon Bedrock login is experimental.
-        AmazonBedrock(AmazonBedrockv2LoginAccountParams) = "amazonBedrock",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AmazonBedrock(AmazonBedrockv2LoginAccountParams) = "amazonBedrock",
         /// \[UNSTABLE\] Managed Amazon Bedrock AWS access key login is experimental.
-        AmazonBedrockAccessKeys(AmazonBedrockAccessKeysv2LoginAccountParams) = "amazonBedrockAccessKeys",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AmazonBedrockAccessKeys(AmazonBedrockAccessKeysv2LoginAccountParams) = "amazonBedrockAccessKeys",
     }
 }
 wire_tagged! {
@@ -4477,14 +4673,14 @@ wire_tagged! {
         Chatgpt(Chatgptv2LoginAccountResponse) = "chatgpt",
         ChatgptDeviceCode(ChatgptDeviceCodev2LoginAccountResponse) = "chatgptDeviceCode",
         ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountResponse) = "chatgptAuthTokens",
-        AmazonBedrock(AmazonBedrockv2LoginAccountResponse) = "amazonBedrock",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AmazonBedrock(AmazonBedrockv2LoginAccountResponse) = "amazonBedrock",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum LoginAppBrand {
-        Codex = "codex",
-        Chatgpt = "chatgpt",
+        #[doc = ""] #[doc = " *Since codex 0.144.0.*"] Codex = "codex",
+        #[doc = ""] #[doc = " *Since codex 0.144.0.*"] Chatgpt = "chatgpt",
     }
 }
 wire_struct! {
@@ -4495,43 +4691,50 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ManagedHooksRequirements {
         /// Default: `[]`.
-        pub interrupt: Option<Vec<ConfiguredHookMatcherGroup>> = "Interrupt" (optional),
-        pub permission_request: Vec<ConfiguredHookMatcherGroup> = "PermissionRequest" (required),
-        pub post_compact: Vec<ConfiguredHookMatcherGroup> = "PostCompact" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub interrupt: Option<Vec<ConfiguredHookMatcherGroup>> = "Interrupt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub permission_request: Vec<ConfiguredHookMatcherGroup> = "PermissionRequest" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub post_compact: Option<Vec<ConfiguredHookMatcherGroup>> = "PostCompact" (optional),
         /// Default: `[]`.
-        pub post_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PostModelRequest" (optional),
-        pub post_tool_use: Vec<ConfiguredHookMatcherGroup> = "PostToolUse" (required),
-        pub pre_compact: Vec<ConfiguredHookMatcherGroup> = "PreCompact" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub post_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PostModelRequest" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub post_tool_use: Vec<ConfiguredHookMatcherGroup> = "PostToolUse" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub pre_compact: Option<Vec<ConfiguredHookMatcherGroup>> = "PreCompact" (optional),
         /// Default: `[]`.
-        pub pre_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PreModelRequest" (optional),
-        pub pre_tool_use: Vec<ConfiguredHookMatcherGroup> = "PreToolUse" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub pre_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PreModelRequest" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub pre_tool_use: Vec<ConfiguredHookMatcherGroup> = "PreToolUse" (required),
         /// Default: `[]`.
-        pub session_end: Option<Vec<ConfiguredHookMatcherGroup>> = "SessionEnd" (optional),
-        pub session_start: Vec<ConfiguredHookMatcherGroup> = "SessionStart" (required),
-        pub stop: Vec<ConfiguredHookMatcherGroup> = "Stop" (required),
-        pub subagent_start: Vec<ConfiguredHookMatcherGroup> = "SubagentStart" (required),
-        pub subagent_stop: Vec<ConfiguredHookMatcherGroup> = "SubagentStop" (required),
-        pub user_prompt_submit: Vec<ConfiguredHookMatcherGroup> = "UserPromptSubmit" (required),
-        pub managed_dir: Option<String> = "managedDir" (optional),
-        pub windows_managed_dir: Option<String> = "windowsManagedDir" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub session_end: Option<Vec<ConfiguredHookMatcherGroup>> = "SessionEnd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub session_start: Vec<ConfiguredHookMatcherGroup> = "SessionStart" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub stop: Vec<ConfiguredHookMatcherGroup> = "Stop" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0; always sent since codex 0.133.0; an older codex may leave it out.*"] pub subagent_start: Option<Vec<ConfiguredHookMatcherGroup>> = "SubagentStart" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0; always sent since codex 0.133.0; an older codex may leave it out.*"] pub subagent_stop: Option<Vec<ConfiguredHookMatcherGroup>> = "SubagentStop" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub user_prompt_submit: Vec<ConfiguredHookMatcherGroup> = "UserPromptSubmit" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub managed_dir: Option<String> = "managedDir" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub windows_managed_dir: Option<String> = "windowsManagedDir" (optional),
     }
-    fn new(permission_request: Vec<ConfiguredHookMatcherGroup>, post_compact: Vec<ConfiguredHookMatcherGroup>, post_tool_use: Vec<ConfiguredHookMatcherGroup>, pre_compact: Vec<ConfiguredHookMatcherGroup>, pre_tool_use: Vec<ConfiguredHookMatcherGroup>, session_start: Vec<ConfiguredHookMatcherGroup>, stop: Vec<ConfiguredHookMatcherGroup>, subagent_start: Vec<ConfiguredHookMatcherGroup>, subagent_stop: Vec<ConfiguredHookMatcherGroup>, user_prompt_submit: Vec<ConfiguredHookMatcherGroup>);
+    fn new(permission_request: Vec<ConfiguredHookMatcherGroup>, post_tool_use: Vec<ConfiguredHookMatcherGroup>, pre_tool_use: Vec<ConfiguredHookMatcherGroup>, session_start: Vec<ConfiguredHookMatcherGroup>, stop: Vec<ConfiguredHookMatcherGroup>, user_prompt_submit: Vec<ConfiguredHookMatcherGroup>);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ManagedPermissionProfile {
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] pub file_system: PermissionProfileFileSystemPermissions = "fileSystem" (required),
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] pub network: PermissionProfileNetworkPermissions = "network" (required),
+    }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MarketplaceAddParams {
-        pub ref_name: Option<String> = "refName" (optional),
-        pub source: String = "source" (required),
-        pub sparse_paths: Option<Vec<String>> = "sparsePaths" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub ref_name: Option<String> = "refName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub source: String = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub sparse_paths: Option<Vec<String>> = "sparsePaths" (optional),
     }
     fn new(source: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MarketplaceAddResponse {
-        pub already_added: bool = "alreadyAdded" (required),
-        pub installed_root: AbsolutePathBuf = "installedRoot" (required),
-        pub marketplace_name: String = "marketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub already_added: bool = "alreadyAdded" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub installed_root: AbsolutePathBuf = "installedRoot" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub marketplace_name: String = "marketplaceName" (required),
     }
 }
 wire_struct! {
@@ -4550,57 +4753,57 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MarketplaceRemoveParams {
-        pub marketplace_name: String = "marketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub marketplace_name: String = "marketplaceName" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MarketplaceRemoveResponse {
-        pub installed_root: Option<AbsolutePathBuf> = "installedRoot" (optional),
-        pub marketplace_name: String = "marketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub installed_root: Option<AbsolutePathBuf> = "installedRoot" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub marketplace_name: String = "marketplaceName" (required),
     }
     fn new(marketplace_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MarketplaceUpgradeErrorInfo {
-        pub marketplace_name: String = "marketplaceName" (required),
-        pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub marketplace_name: String = "marketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub message: String = "message" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MarketplaceUpgradeParams {
-        pub marketplace_name: Option<String> = "marketplaceName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub marketplace_name: Option<String> = "marketplaceName" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MarketplaceUpgradeResponse {
-        pub errors: Vec<MarketplaceUpgradeErrorInfo> = "errors" (required),
-        pub selected_marketplaces: Vec<String> = "selectedMarketplaces" (required),
-        pub upgraded_roots: Vec<AbsolutePathBuf> = "upgradedRoots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub errors: Vec<MarketplaceUpgradeErrorInfo> = "errors" (required),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub selected_marketplaces: Vec<String> = "selectedMarketplaces" (required),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub upgraded_roots: Vec<AbsolutePathBuf> = "upgradedRoots" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpAppDisplayMode {
-        Inline = "inline",
-        Fullscreen = "fullscreen",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Inline = "inline",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Fullscreen = "fullscreen",
     }
 }
 wire_struct! {
     /// UI resource and display preference for model invocations, captured from the tool descriptor.
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpAppUi {
-        pub preferred_model_display_mode: McpAppDisplayMode = "preferredModelDisplayMode" (required),
-        pub resource_uri: String = "resourceUri" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub preferred_model_display_mode: McpAppDisplayMode = "preferredModelDisplayMode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub resource_uri: String = "resourceUri" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpAuthStatus {
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Unknown = "unknown",
         Unsupported = "unsupported",
         NotLoggedIn = "notLoggedIn",
         BearerToken = "bearerToken",
@@ -5030,15 +5233,15 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpResourceReadParams {
         /// Additional MCP request metadata. Account and turn routing keys are reserved.
-        pub meta: Option<BTreeMap<String, Value>> = "_meta" (optional),
-        pub connector_id: Option<String> = "connectorId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<BTreeMap<String, Value>> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub connector_id: Option<String> = "connectorId" (optional),
         /// Exact registration scope; omission preserves legacy name-only selection.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         /// Originating MCP tool call used to select the resource's app.
-        pub origin_call_id: Option<String> = "originCallId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin_call_id: Option<String> = "originCallId" (optional),
         pub server: String = "server" (required),
         /// Explicit hosted app/account. Omit to retain legacy resource discovery.
-        pub target: Option<McpResourceReadTarget> = "target" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub target: Option<McpResourceReadTarget> = "target" (optional),
         pub thread_id: Option<String> = "threadId" (optional),
         pub uri: String = "uri" (required),
     }
@@ -5049,29 +5252,29 @@ wire_struct! {
     pub struct McpResourceReadResponse {
         pub contents: Vec<ResourceContent> = "contents" (required),
         /// Originating call when the server applied app-specific resource scoping.
-        pub origin_call_id: Option<String> = "originCallId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin_call_id: Option<String> = "originCallId" (optional),
     }
     fn new(contents: Vec<ResourceContent>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpResourceReadTarget {
-        pub connector_id: String = "connectorId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub connector_id: String = "connectorId" (required),
         /// Null explicitly requests no-auth access, subject to the app's resource policy.
-        pub link_id: Option<String> = "linkId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub link_id: Option<String> = "linkId" (required_nullable),
     }
     fn new(connector_id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpServerConnectionStatus {
-        NotStarted = "notStarted",
-        Starting = "starting",
-        Connected = "connected",
-        AuthenticationRequired = "authenticationRequired",
-        Failed = "failed",
-        Cancelled = "cancelled",
-        Disabled = "disabled",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] NotStarted = "notStarted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Starting = "starting",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Connected = "connected",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AuthenticationRequired = "authenticationRequired",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Cancelled = "cancelled",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Disabled = "disabled",
     }
 }
 wire_enum! {
@@ -5088,10 +5291,10 @@ wire_tagged! {
         /// A device-authenticated approval; accepted responses contain the proof in `content`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams) = "openai/userVerification",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams) = "openai/userVerification",
         Form(FormMcpServerElicitationRequestParams) = "form",
-        OpenaiSlashForm(OpenaiSlashFormMcpServerElicitationRequestParams) = "openai/form",
-        OpenaiForm(OpenaiFormMcpServerElicitationRequestParams) = "openaiForm",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] OpenaiSlashForm(OpenaiSlashFormMcpServerElicitationRequestParams) = "openai/form",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] OpenaiForm(OpenaiFormMcpServerElicitationRequestParams) = "openaiForm",
         Url(UrlMcpServerElicitationRequestParams) = "url",
     }
 }
@@ -5111,15 +5314,15 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventNotification {
-        pub method: String = "method" (required),
-        pub params: Value = "params" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub method: String = "method" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub params: Value = "params" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventStreamNotification {
-        pub notification: McpServerEventNotification = "notification" (required),
-        pub subscription_id: String = "subscriptionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub notification: McpServerEventNotification = "notification" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub subscription_id: String = "subscriptionId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5127,12 +5330,12 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventStreamStartParams {
-        pub meta: Option<Value> = "_meta" (optional),
-        pub arguments: Value = "arguments" (required),
-        pub name: String = "name" (required),
-        pub server: String = "server" (required),
-        pub subscription_id: String = "subscriptionId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub arguments: Value = "arguments" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server: String = "server" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub subscription_id: String = "subscriptionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(arguments: Value, name: String, server: String, subscription_id: String, thread_id: String);
 }
@@ -5147,7 +5350,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventStreamStopParams {
-        pub subscription_id: String = "subscriptionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub subscription_id: String = "subscriptionId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5160,27 +5363,27 @@ wire_struct! {
     /// Presentation metadata advertised by an initialized MCP server.
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerInfo {
-        pub description: Option<String> = "description" (optional),
-        pub icons: Option<Vec<Value>> = "icons" (optional),
-        pub name: String = "name" (required),
-        pub title: Option<String> = "title" (optional),
-        pub version: String = "version" (required),
-        pub website_url: Option<String> = "websiteUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub description: Option<String> = "description" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub icons: Option<Vec<Value>> = "icons" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub title: Option<String> = "title" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub version: String = "version" (required),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub website_url: Option<String> = "websiteUrl" (optional),
     }
     fn new(name: String, version: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerMigration {
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub name: String = "name" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpServerOauthClientRegistration {
-        Auto = "auto",
-        Cimd = "cimd",
-        Dcr = "dcr",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Auto = "auto",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Cimd = "cimd",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Dcr = "dcr",
     }
 }
 wire_struct! {
@@ -5188,10 +5391,10 @@ wire_struct! {
     pub struct McpServerOauthLoginCompletedNotification {
         pub error: Option<String> = "error" (optional),
         /// Identifies the explicit login attempt. Older servers omit this field.
-        pub login_id: Option<String> = "loginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: Option<String> = "loginId" (optional),
         pub name: String = "name" (required),
         pub success: bool = "success" (required),
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(name: String, success: bool);
 }
@@ -5199,12 +5402,12 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerOauthLoginParams {
         /// Registration strategy for this login only; omission selects automatic discovery.
-        pub client_registration: Option<McpServerOauthClientRegistration> = "clientRegistration" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_registration: Option<McpServerOauthClientRegistration> = "clientRegistration" (optional),
         /// Exact registration scope; omission preserves legacy name-only selection.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub name: String = "name" (required),
         pub scopes: Option<Vec<String>> = "scopes" (optional),
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub thread_id: Option<String> = "threadId" (optional),
         pub timeout_secs: Option<i64> = "timeoutSecs" (optional),
     }
     fn new(name: String);
@@ -5214,7 +5417,7 @@ wire_struct! {
     pub struct McpServerOauthLoginResponse {
         pub authorization_url: String = "authorizationUrl" (required),
         /// Identifies this login attempt across the response and completion notification. Older servers omit this field; current servers always return it.
-        pub login_id: Option<String> = "loginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: Option<String> = "loginId" (optional),
     }
     fn new(authorization_url: String);
 }
@@ -5225,7 +5428,7 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpServerStartupFailureReason {
-        ReauthenticationRequired = "reauthenticationRequired",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] ReauthenticationRequired = "reauthenticationRequired",
     }
 }
 wire_enum! {
@@ -5242,23 +5445,23 @@ wire_struct! {
     pub struct McpServerStatus {
         pub auth_status: McpAuthStatus = "authStatus" (required),
         /// Environment that contributed this registration; null for a thread-wide server. Older servers omit this field.
-        pub environment_id: Option<Option<String>> = "environmentId" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<Option<String>> = "environmentId" (optional_nullable),
         /// HTTP origin of the effective configured endpoint, including plugin servers. Excludes credentials, path, query, and fragment; null for non-HTTP transports.
-        pub http_origin: Option<String> = "httpOrigin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub http_origin: Option<String> = "httpOrigin" (optional),
         pub name: String = "name" (required),
-        pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
         pub resource_templates: Vec<ResourceTemplate> = "resourceTemplates" (required),
         pub resources: Vec<Resource> = "resources" (required),
         /// Current thread-runtime connection state; null when unavailable or the configuration changed.
-        pub runtime_status: Option<McpServerConnectionStatus> = "runtimeStatus" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub runtime_status: Option<McpServerConnectionStatus> = "runtimeStatus" (optional),
         /// Capabilities advertised by the initialized MCP server; null when unavailable.
-        pub server_capabilities: Option<Value> = "serverCapabilities" (optional),
-        pub server_info: Option<McpServerInfo> = "serverInfo" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_capabilities: Option<Value> = "serverCapabilities" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub server_info: Option<McpServerInfo> = "serverInfo" (optional),
         /// Opaque `_meta` from the first page of the corresponding MCP tool catalog. Null when unavailable.
-        pub tool_list_meta: Option<Value> = "toolListMeta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool_list_meta: Option<Value> = "toolListMeta" (optional),
         pub tools: BTreeMap<String, Tool> = "tools" (required),
         /// Tool discovery failed and no catalog was returned. Null when a catalog is returned, including cached or empty catalogs.
-        pub tools_error: Option<String> = "toolsError" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tools_error: Option<String> = "toolsError" (optional),
     }
     fn new(auth_status: McpAuthStatus, name: String, resource_templates: Vec<ResourceTemplate>, resources: Vec<Resource>, tools: BTreeMap<String, Tool>);
 }
@@ -5273,46 +5476,47 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerStatusUpdatedNotification {
         /// Registration scope, not necessarily the server's execution environment.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub error: Option<String> = "error" (optional),
-        pub failure_reason: Option<McpServerStartupFailureReason> = "failureReason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub failure_reason: Option<McpServerStartupFailureReason> = "failureReason" (optional),
         pub name: String = "name" (required),
         pub status: McpServerStartupState = "status" (required),
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.139.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(name: String, status: McpServerStartupState);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerToolCallParams {
-        pub meta: Option<Value> = "_meta" (optional),
-        pub arguments: Option<Value> = "arguments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub arguments: Option<Value> = "arguments" (optional),
         /// Exact registration scope; omission preserves legacy name-only selection.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub server: String = "server" (required),
-        pub thread_id: String = "threadId" (required),
-        pub tool: String = "tool" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub server: String = "server" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub tool: String = "tool" (required),
     }
     fn new(server: String, thread_id: String, tool: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerToolCallResponse {
-        pub meta: Option<Value> = "_meta" (optional),
-        pub content: Vec<Value> = "content" (required),
-        pub is_error: Option<bool> = "isError" (optional),
-        pub structured_content: Option<Value> = "structuredContent" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub content: Vec<Value> = "content" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub is_error: Option<bool> = "isError" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub structured_content: Option<Value> = "structuredContent" (optional),
     }
     fn new(content: Vec<Value>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpToolCallAppContext {
-        pub action_name: Option<String> = "actionName" (optional),
-        pub app_name: Option<String> = "appName" (optional),
-        pub connector_id: String = "connectorId" (required),
-        pub link_id: Option<String> = "linkId" (optional),
-        pub resource_uri: Option<String> = "resourceUri" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub action_name: Option<String> = "actionName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub app_name: Option<String> = "appName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub connector_id: String = "connectorId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub link_id: Option<String> = "linkId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub resource_uri: Option<String> = "resourceUri" (optional),
+        #[doc = ""] #[doc = " *In codex 0.143.0 to 0.144.6 (not in later releases).*"] pub template_id: Option<String> = "templateId" (optional),
     }
     fn new(connector_id: String);
 }
@@ -5362,64 +5566,64 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpToolCallThreadItem {
-        pub app_context: Option<McpToolCallAppContext> = "appContext" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub app_context: Option<McpToolCallAppContext> = "appContext" (optional),
         pub arguments: Value = "arguments" (required),
         /// The duration of the MCP tool call in milliseconds.
         pub duration_ms: Option<i64> = "durationMs" (optional),
         /// Registration scope, not necessarily the server's execution environment.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub error: Option<McpToolCallError> = "error" (optional),
         pub id: String = "id" (required),
         /// Legacy compatibility field; prefer `mcpAppUi.resourceUri` when available.
-        pub mcp_app_resource_uri: Option<String> = "mcpAppResourceUri" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub mcp_app_resource_uri: Option<String> = "mcpAppResourceUri" (optional),
         /// Presentation captured from the invoked descriptor; absent in older history.
-        pub mcp_app_ui: Option<McpAppUi> = "mcpAppUi" (optional),
-        pub plugin_id: Option<String> = "pluginId" (optional),
-        pub read_only_hint: Option<bool> = "readOnlyHint" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub mcp_app_ui: Option<McpAppUi> = "mcpAppUi" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub read_only_hint: Option<bool> = "readOnlyHint" (optional),
         pub result: Option<McpToolCallResult> = "result" (optional),
         pub server: String = "server" (required),
         pub status: McpToolCallStatus = "status" (required),
         pub tool: String = "tool" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(arguments: Value, id: String, server: String, status: McpToolCallStatus, tool: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpToolConfiguredHookHandler {
-        pub input: BTreeMap<String, Value> = "input" (required),
-        pub server: String = "server" (required),
-        pub status_message: Option<String> = "statusMessage" (optional),
-        pub timeout_sec: Option<u64> = "timeoutSec" (optional),
-        pub tool: String = "tool" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: BTreeMap<String, Value> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server: String = "server" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: Option<u64> = "timeoutSec" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool: String = "tool" (required),
     }
     fn new(input: BTreeMap<String, Value>, server: String, tool: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpToolHookMetadata {
-        pub server: String = "server" (required),
-        pub tool: String = "tool" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server: String = "server" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool: String = "tool" (required),
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        pub current_hash: String = "currentHash" (required),
-        pub display_order: i64 = "displayOrder" (required),
-        pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub event_name: HookEventName = "eventName" (required),
-        pub is_managed: bool = "isManaged" (required),
-        pub key: String = "key" (required),
-        pub matcher: Option<String> = "matcher" (optional),
-        pub plugin_id: Option<String> = "pluginId" (optional),
-        pub source: HookSource = "source" (required),
-        pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        pub status_message: Option<String> = "statusMessage" (optional),
-        pub timeout_sec: u64 = "timeoutSec" (required),
-        pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(server: String, tool: String, current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
@@ -5458,7 +5662,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MemoryStatusParams {
         /// Required distinct consolidated threads. Defaults to 20; supported range is 1..=4096.
-        pub min_consolidated_threads: Option<u32> = "minConsolidatedThreads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub min_consolidated_threads: Option<u32> = "minConsolidatedThreads" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5466,8 +5670,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct MemoryStatusResponse {
-        pub v2_consolidated_threads: u32 = "v2ConsolidatedThreads" (required),
-        pub v2_ready: bool = "v2Ready" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub v2_consolidated_threads: u32 = "v2ConsolidatedThreads" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub v2_ready: bool = "v2Ready" (required),
     }
 }
 wire_struct! {
@@ -5495,7 +5699,7 @@ wire_enum! {
         /// Additional tool calls or assistant output may follow before turn completion.
         Commentary = "commentary",
         /// Stable answer text that may be followed by more assistant output or tools.
-        PartialAnswer = "partial_answer",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PartialAnswer = "partial_answer",
         /// The assistant's declared terminal answer text for the current turn.
         FinalAnswer = "final_answer",
     }
@@ -5504,12 +5708,14 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MessageResponseItem {
         pub content: Vec<ContentItem> = "content" (required),
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub end_turn: Option<bool> = "end_turn" (optional),
         pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub phase: Option<MessagePhase> = "phase" (optional),
         pub role: String = "role" (required),
-        pub status: Option<String> = "status" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: Option<String> = "status" (optional),
     }
     fn new(content: Vec<ContentItem>, role: String);
 }
@@ -5517,20 +5723,20 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MigrationDetails {
         /// Default: `[]`.
-        pub commands: Option<Vec<CommandMigration>> = "commands" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub commands: Option<Vec<CommandMigration>> = "commands" (optional),
         /// Default: `[]`.
-        pub hooks: Option<Vec<HookMigration>> = "hooks" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub hooks: Option<Vec<HookMigration>> = "hooks" (optional),
         /// Default: `[]`.
-        pub mcp_servers: Option<Vec<McpServerMigration>> = "mcpServers" (optional),
-        pub memory: Option<Vec<String>> = "memory" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub mcp_servers: Option<Vec<McpServerMigration>> = "mcpServers" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub memory: Option<Vec<String>> = "memory" (optional),
         /// Default: `[]`.
-        pub plugins: Option<Vec<PluginsMigration>> = "plugins" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub plugins: Option<Vec<PluginsMigration>> = "plugins" (optional),
         /// Default: `[]`.
-        pub sessions: Option<Vec<SessionMigration>> = "sessions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub sessions: Option<Vec<SessionMigration>> = "sessions" (optional),
         /// Default: `[]`.
-        pub skills: Option<Vec<SkillMigration>> = "skills" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub skills: Option<Vec<SkillMigration>> = "skills" (optional),
         /// Default: `[]`.
-        pub subagents: Option<Vec<SubagentMigration>> = "subagents" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub subagents: Option<Vec<SubagentMigration>> = "subagents" (optional),
     }
 }
 wire_struct! {
@@ -5541,19 +5747,19 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MisalignmentErrorDetails {
         /// A substantive localized explanation is required before offering continuation.
-        pub detailed_explanation: Option<String> = "detailedExplanation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub detailed_explanation: Option<String> = "detailedExplanation" (optional),
         /// Open-ended classification; clients must accept categories added by Responses.
-        pub error_type: Option<String> = "errorType" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error_type: Option<String> = "errorType" (optional),
         /// Opaque server-issued block target. Presence alone does not enable target-based continuation.
-        pub review_target: Option<String> = "reviewTarget" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub review_target: Option<String> = "reviewTarget" (optional),
         /// Instruction to submit as the next turn's user input if continuation is confirmed.
-        pub steer: Option<MisalignmentSteer> = "steer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub steer: Option<MisalignmentSteer> = "steer" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MisalignmentSteer {
-        pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5577,7 +5783,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ModeGatewayAuth {
-        pub env_key: Option<String> = "envKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub env_key: Option<String> = "envKey" (optional),
     }
 }
 wire_enum! {
@@ -5597,10 +5803,10 @@ wire_struct! {
         pub additional_speed_tiers: Option<Vec<String>> = "additionalSpeedTiers" (optional),
         pub availability_nux: Option<ModelAvailabilityNux> = "availabilityNux" (optional),
         /// Null when the catalog does not provide access-program metadata.
-        pub available_access_programs: Option<ModelAccessPrograms> = "availableAccessPrograms" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub available_access_programs: Option<ModelAccessPrograms> = "availableAccessPrograms" (optional),
         pub default_reasoning_effort: ReasoningEffort = "defaultReasoningEffort" (required),
         /// Catalog default service tier id for this model, when one is configured.
-        pub default_service_tier: Option<String> = "defaultServiceTier" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub default_service_tier: Option<String> = "defaultServiceTier" (optional),
         pub description: String = "description" (required),
         pub display_name: String = "displayName" (required),
         pub hidden: bool = "hidden" (required),
@@ -5609,11 +5815,11 @@ wire_struct! {
         pub input_modalities: Option<Vec<InputModality>> = "inputModalities" (optional),
         pub is_default: bool = "isDefault" (required),
         pub model: String = "model" (required),
-        pub model_specialty: Option<String> = "modelSpecialty" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.1.*"] pub model_specialty: Option<String> = "modelSpecialty" (optional),
         /// Multi-agent runtime declared by this model, when available.
-        pub multi_agent_version: Option<MultiAgentVersion> = "multiAgentVersion" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub multi_agent_version: Option<MultiAgentVersion> = "multiAgentVersion" (optional),
         /// Default: `[]`.
-        pub service_tiers: Option<Vec<ModelServiceTier>> = "serviceTiers" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub service_tiers: Option<Vec<ModelServiceTier>> = "serviceTiers" (optional),
         pub supported_reasoning_efforts: Vec<ReasoningEffortOption> = "supportedReasoningEfforts" (required),
         /// @deprecated Always false; models no longer support personality selection.
         ///
@@ -5630,7 +5836,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelAccessPrograms {
         /// Accepted explicit selections.
-        pub cyber: Vec<CyberAccessProgram> = "cyber" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cyber: Vec<CyberAccessProgram> = "cyber" (required),
     }
 }
 wire_struct! {
@@ -5649,7 +5855,7 @@ wire_struct! {
         /// Optional page size; defaults to a reasonable server-side value.
         pub limit: Option<u32> = "limit" (optional),
         /// List models for this configured provider instead of the app-server default.
-        pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
     }
 }
 wire_struct! {
@@ -5668,36 +5874,38 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderCapabilitiesReadResponse {
-        pub image_generation: bool = "imageGeneration" (required),
-        pub web_search: bool = "webSearch" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub image_generation: bool = "imageGeneration" (required),
+        #[doc = ""] #[doc = " *In codex 0.128.0-alpha.1 to 0.147.0 (not in later releases).*"] pub namespace_tools: Option<bool> = "namespaceTools" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub web_search: bool = "webSearch" (required),
     }
+    fn new(image_generation: bool, web_search: bool);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderConfigWriteParams {
-        pub settings: ProviderSettingsPatch = "settings" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub settings: ProviderSettingsPatch = "settings" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderConfigWriteResponse {
-        pub provider: ModelProviderSummary = "provider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider: ModelProviderSummary = "provider" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderDefaultSetParams {
         /// Configured provider to use by default for new threads and unscoped model lists.
-        pub provider_id: String = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: String = "providerId" (required),
     }
 }
 wire_tagged! {
     /// Structured JSON-RPC error data. Unknown errors must retain the client's normal fallback.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ModelProviderError (tag = "type") {
-        ModelProviderMismatch(ModelProviderMismatchv2ModelProviderError) = "modelProviderMismatch",
-        ModelProviderNotConfigured(ModelProviderNotConfiguredv2ModelProviderError) = "modelProviderNotConfigured",
-        ModelProviderPolicyConflict(ModelProviderPolicyConflictv2ModelProviderError) = "modelProviderPolicyConflict",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderMismatch(ModelProviderMismatchv2ModelProviderError) = "modelProviderMismatch",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderNotConfigured(ModelProviderNotConfiguredv2ModelProviderError) = "modelProviderNotConfigured",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderPolicyConflict(ModelProviderPolicyConflictv2ModelProviderError) = "modelProviderPolicyConflict",
     }
 }
 wire_struct! {
@@ -5707,41 +5915,41 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderListResponse {
-        pub can_change_default: bool = "canChangeDefault" (required),
-        pub data: Vec<ModelProviderSummary> = "data" (required),
-        pub default_provider_id: String = "defaultProviderId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub can_change_default: bool = "canChangeDefault" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ModelProviderSummary> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_provider_id: String = "defaultProviderId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderMismatchv2ModelProviderError {
-        pub current_model_provider: String = "currentModelProvider" (required),
-        pub model_provider: String = "modelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_model_provider: String = "currentModelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: String = "modelProvider" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderNotConfiguredv2ModelProviderError {
-        pub model_provider: String = "modelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: String = "modelProvider" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderPolicyConflictv2ModelProviderError {
-        pub model_provider: String = "modelProvider" (required),
-        pub required_model_provider: String = "requiredModelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: String = "modelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required_model_provider: String = "requiredModelProvider" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderSummary {
         /// Null when the endpoint is absent or cannot be safely displayed.
-        pub base_url: Option<String> = "baseUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub base_url: Option<String> = "baseUrl" (optional),
         /// Whether a supported configuration field can be edited in the active user layer.
-        pub can_edit: bool = "canEdit" (required),
-        pub id: String = "id" (required),
-        pub name: String = "name" (required),
-        pub settings: ProviderSettings = "settings" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub can_edit: bool = "canEdit" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub settings: ProviderSettings = "settings" (required),
     }
     fn new(can_edit: bool, id: String, name: String, settings: ProviderSettings);
 }
@@ -5764,22 +5972,22 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelSafetyBufferingUpdatedNotification {
-        pub faster_model: Option<String> = "fasterModel" (optional),
-        pub model: String = "model" (required),
-        pub reasons: Vec<String> = "reasons" (required),
-        pub show_buffering_ui: bool = "showBufferingUi" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
-        pub use_cases: Vec<String> = "useCases" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.2.*"] pub faster_model: Option<String> = "fasterModel" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub model: String = "model" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub reasons: Vec<String> = "reasons" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.2; always sent since codex 0.142.2; an older codex may leave it out.*"] pub show_buffering_ui: Option<bool> = "showBufferingUi" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub use_cases: Vec<String> = "useCases" (required),
     }
-    fn new(model: String, reasons: Vec<String>, show_buffering_ui: bool, thread_id: String, turn_id: String, use_cases: Vec<String>);
+    fn new(model: String, reasons: Vec<String>, thread_id: String, turn_id: String, use_cases: Vec<String>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelServiceTier {
-        pub description: String = "description" (required),
-        pub id: String = "id" (required),
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub name: String = "name" (required),
     }
 }
 wire_struct! {
@@ -5789,7 +5997,7 @@ wire_struct! {
         pub model: String = "model" (required),
         pub model_link: Option<String> = "modelLink" (optional),
         /// Informational Unix timestamp for this upgrade's scheduled retirement, if known.
-        pub retirement_at: Option<i64> = "retirementAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub retirement_at: Option<i64> = "retirementAt" (optional),
         pub upgrade_copy: Option<String> = "upgradeCopy" (optional),
     }
     fn new(model: String);
@@ -5797,49 +6005,49 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ModelVerification {
-        TrustedAccessForCyber = "trustedAccessForCyber",
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] TrustedAccessForCyber = "trustedAccessForCyber",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelVerificationNotification {
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
-        pub verifications: Vec<ModelVerification> = "verifications" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub verifications: Vec<ModelVerification> = "verifications" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ModelsRequirements {
-        pub new_thread: Option<NewThreadModelDefaults> = "newThread" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub new_thread: Option<NewThreadModelDefaults> = "newThread" (optional),
     }
 }
 wire_external! {
     /// Controls the effective multi-agent delegation instructions for a turn. `custom` means the configured mode hint defines the policy instead of a built-in policy.
     #[derive(Debug, Clone, PartialEq)]
     pub enum MultiAgentMode {
-        ExplicitRequestOnly = "explicitRequestOnly",
-        Proactive = "proactive",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] ExplicitRequestOnly = "explicitRequestOnly",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] Proactive = "proactive",
     }
     keyed {
-        Custom(String) = "custom",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Custom(String) = "custom",
     }
 }
 wire_enum! {
     /// Multi-agent runtime supported by a model.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum MultiAgentVersion {
-        Disabled = "disabled",
-        V1 = "v1",
-        V2 = "v2",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Disabled = "disabled",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] V1 = "v1",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] V2 = "v2",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct NamespaceDynamicToolSpec {
-        pub description: String = "description" (required),
-        pub name: String = "name" (required),
-        pub tools: Vec<DynamicToolNamespaceTool> = "tools" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub tools: Vec<DynamicToolNamespaceTool> = "tools" (required),
     }
 }
 wire_enum! {
@@ -5910,6 +6118,7 @@ wire_struct! {
         pub allow_upstream_proxy: Option<bool> = "allowUpstreamProxy" (optional),
         /// Legacy compatibility view derived from `domains`.
         pub allowed_domains: Option<Vec<String>> = "allowedDomains" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.120.0 (not in later ones).*"] pub danger_full_access_denylist_only: Option<bool> = "dangerFullAccessDenylistOnly" (optional),
         pub dangerously_allow_all_unix_sockets: Option<bool> = "dangerouslyAllowAllUnixSockets" (optional),
         pub dangerously_allow_non_loopback_proxy: Option<bool> = "dangerouslyAllowNonLoopbackProxy" (optional),
         /// Legacy compatibility view derived from `domains`.
@@ -5921,7 +6130,7 @@ wire_struct! {
         /// When true, only managed allowlist entries are respected while managed network enforcement is active.
         pub managed_allowed_domains_only: Option<bool> = "managedAllowedDomainsOnly" (optional),
         /// Host patterns routed to network approval before ordinary allow rules.
-        pub review_domains: Option<Vec<String>> = "reviewDomains" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub review_domains: Option<Vec<String>> = "reviewDomains" (optional),
         pub socks_port: Option<u16> = "socksPort" (optional),
         /// Canonical managed unix socket permission map.
         pub unix_sockets: Option<BTreeMap<String, NetworkUnixSocketPermission>> = "unixSockets" (optional),
@@ -5931,15 +6140,16 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum NetworkUnixSocketPermission {
         Allow = "allow",
-        Deny = "deny",
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] Deny = "deny",
+        #[doc = ""] #[doc = " *In codex releases up to 0.135.0 (not in later ones).*"] None = "none",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct NewThreadModelDefaults {
-        pub model: Option<String> = "model" (optional),
-        pub model_reasoning_effort: Option<ReasoningEffort> = "modelReasoningEffort" (optional),
-        pub service_tier: Option<String> = "serviceTier" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub model_reasoning_effort: Option<ReasoningEffort> = "modelReasoningEffort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub service_tier: Option<String> = "serviceTier" (optional),
     }
 }
 wire_enum! {
@@ -5960,11 +6170,11 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct NpmPluginSource {
-        pub package: String = "package" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub package: String = "package" (required),
         /// Optional HTTPS registry URL. Authentication stays in the user's npm config.
-        pub registry: Option<String> = "registry" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub registry: Option<String> = "registry" (optional),
         /// Optional npm version or version range.
-        pub version: Option<String> = "version" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub version: Option<String> = "version" (optional),
     }
     fn new(package: String);
 }
@@ -5993,17 +6203,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OpenaiFormMcpServerElicitationRequestParams {
-        pub meta: Option<Value> = "_meta" (optional),
-        pub message: String = "message" (required),
-        pub requested_schema: Value = "requestedSchema" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub requested_schema: Value = "requestedSchema" (required),
         /// Registration scope, not necessarily the server's execution environment.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub server_name: String = "serverName" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub thread_id: String = "threadId" (required),
         /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
         ///
         /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
-        pub turn_id: Option<String> = "turnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(message: String, requested_schema: Value, server_name: String, thread_id: String);
 }
@@ -6014,17 +6224,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OpenaiSlashFormMcpServerElicitationRequestParams {
-        pub meta: Option<Value> = "_meta" (optional),
-        pub message: String = "message" (required),
-        pub requested_schema: Value = "requestedSchema" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub requested_schema: Value = "requestedSchema" (required),
         /// Registration scope, not necessarily the server's execution environment.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub server_name: String = "serverName" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
         /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
         ///
         /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
-        pub turn_id: Option<String> = "turnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(message: String, requested_schema: Value, server_name: String, thread_id: String);
 }
@@ -6033,69 +6243,69 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct OpenaiUserVerificationMcpServerElicitationRequestParams {
-        pub meta: Option<Value> = "_meta" (optional),
-        pub challenge: String = "challenge" (required),
-        pub description: String = "description" (required),
-        pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub challenge: String = "challenge" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
         /// Registration scope, not necessarily the server's execution environment.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub server_name: String = "serverName" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
         /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
         ///
         /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
-        pub turn_id: Option<String> = "turnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(challenge: String, description: String, title: String, server_name: String, thread_id: String);
 }
 wire_external! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum OtelExporter {
-        None = "none",
-        Statsig = "statsig",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] None = "none",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Statsig = "statsig",
     }
     keyed {
-        OtlpHttp(OtlpHttpOtelExporter) = "otlp-http",
-        OtlpGrpc(OtlpGrpcOtelExporter) = "otlp-grpc",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] OtlpHttp(OtlpHttpOtelExporter) = "otlp-http",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] OtlpGrpc(OtlpGrpcOtelExporter) = "otlp-grpc",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum OtelHttpProtocol {
-        Binary = "binary",
-        Json = "json",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Binary = "binary",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Json = "json",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OtelRequirements {
-        pub environment: Option<String> = "environment" (optional),
-        pub exporter: Option<OtelExporter> = "exporter" (optional),
-        pub headers_helper: Option<String> = "headers_helper" (optional),
-        pub headers_helper_refresh_interval_ms: Option<u64> = "headers_helper_refresh_interval_ms" (optional),
-        pub log_agent_responses: Option<bool> = "log_agent_responses" (optional),
-        pub log_guardian_assessments: Option<bool> = "log_guardian_assessments" (optional),
-        pub log_sse_deltas: Option<bool> = "log_sse_deltas" (optional),
-        pub log_user_prompt: Option<bool> = "log_user_prompt" (optional),
-        pub metrics_exporter: Option<OtelExporter> = "metrics_exporter" (optional),
-        pub span_attributes: Option<BTreeMap<String, String>> = "span_attributes" (optional),
-        pub tool_result: Option<OtelToolResultLogConfig> = "tool_result" (optional),
-        pub trace_exporter: Option<OtelExporter> = "trace_exporter" (optional),
-        pub tracestate: Option<BTreeMap<String, BTreeMap<String, String>>> = "tracestate" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment: Option<String> = "environment" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exporter: Option<OtelExporter> = "exporter" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers_helper: Option<String> = "headers_helper" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers_helper_refresh_interval_ms: Option<u64> = "headers_helper_refresh_interval_ms" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_agent_responses: Option<bool> = "log_agent_responses" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_guardian_assessments: Option<bool> = "log_guardian_assessments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_sse_deltas: Option<bool> = "log_sse_deltas" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_user_prompt: Option<bool> = "log_user_prompt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metrics_exporter: Option<OtelExporter> = "metrics_exporter" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub span_attributes: Option<BTreeMap<String, String>> = "span_attributes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool_result: Option<OtelToolResultLogConfig> = "tool_result" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trace_exporter: Option<OtelExporter> = "trace_exporter" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tracestate: Option<BTreeMap<String, BTreeMap<String, String>>> = "tracestate" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OtelTlsConfig {
-        pub ca_certificate: Option<String> = "ca-certificate" (optional),
-        pub client_certificate: Option<String> = "client-certificate" (optional),
-        pub client_private_key: Option<String> = "client-private-key" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub ca_certificate: Option<String> = "ca-certificate" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_certificate: Option<String> = "client-certificate" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_private_key: Option<String> = "client-private-key" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OtelToolResultLogConfig {
-        pub max_bytes: u64 = "max_bytes" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub max_bytes: u64 = "max_bytes" (required),
     }
 }
 wire_struct! {
@@ -6113,29 +6323,29 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OtlpGrpcOtelExporter {
-        pub endpoint: String = "endpoint" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub endpoint: String = "endpoint" (required),
         /// Header names are retained; values are redacted by the server.
-        pub headers: BTreeMap<String, String> = "headers" (required),
-        pub tls: Option<OtelTlsConfig> = "tls" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers: BTreeMap<String, String> = "headers" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tls: Option<OtelTlsConfig> = "tls" (optional),
     }
     fn new(endpoint: String, headers: BTreeMap<String, String>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OtlpHttpOtelExporter {
-        pub endpoint: String = "endpoint" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub endpoint: String = "endpoint" (required),
         /// Header names are retained; values are redacted by the server.
-        pub headers: BTreeMap<String, String> = "headers" (required),
-        pub protocol: OtelHttpProtocol = "protocol" (required),
-        pub tls: Option<OtelTlsConfig> = "tls" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers: BTreeMap<String, String> = "headers" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub protocol: OtelHttpProtocol = "protocol" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tls: Option<OtelTlsConfig> = "tls" (optional),
     }
     fn new(endpoint: String, headers: BTreeMap<String, String>, protocol: OtelHttpProtocol);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OutputTextContentItem {
-        pub annotations: Option<Vec<Value>> = "annotations" (optional),
-        pub logprobs: Option<Vec<Value>> = "logprobs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub annotations: Option<Vec<Value>> = "annotations" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub logprobs: Option<Vec<Value>> = "logprobs" (optional),
         pub text: String = "text" (required),
     }
     fn new(text: String);
@@ -6152,7 +6362,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PackagedDefaultsConfigLayerSource {
         /// Path to the packaged default configuration file.
-        pub file: AbsolutePathBuf = "file" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file: AbsolutePathBuf = "file" (required),
     }
 }
 wire_tagged! {
@@ -6184,7 +6394,7 @@ wire_tagged! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PathFileSystemPath {
-        pub path: LegacyAppPathString = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub path: LegacyAppPathString = "path" (required),
     }
 }
 pub type PathUri = String;
@@ -6195,52 +6405,76 @@ wire_enum! {
         Session = "session",
     }
 }
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum PermissionProfile (tag = "type") {
+        /// Codex owns sandbox construction for this profile.
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] Managed(ManagedPermissionProfile) = "managed",
+        /// Do not apply an outer sandbox.
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] Disabled(DisabledPermissionProfile) = "disabled",
+        /// Filesystem isolation is enforced by an external caller.
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] External(ExternalPermissionProfile) = "external",
+    }
+}
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum PermissionProfileFileSystemPermissions (tag = "type") {
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] Restricted(RestrictedPermissionProfileFileSystemPermissions) = "restricted",
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] Unrestricted(UnrestrictedPermissionProfileFileSystemPermissions) = "unrestricted",
+    }
+}
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct PermissionProfileListParams {
         /// Opaque pagination cursor returned by a previous call.
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Optional working directory to resolve project config layers.
-        pub cwd: Option<String> = "cwd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub cwd: Option<String> = "cwd" (optional),
         /// Optional page size; defaults to the full result set.
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub limit: Option<u32> = "limit" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PermissionProfileListResponse {
-        pub data: Vec<PermissionProfileSummary> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub data: Vec<PermissionProfileSummary> = "data" (required),
         /// Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<PermissionProfileSummary>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
+    pub struct PermissionProfileNetworkPermissions {
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.131.0 (not in later releases).*"] pub enabled: bool = "enabled" (required),
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
     pub struct PermissionProfileSummary {
         /// Whether the effective requirements allow selecting this profile.
-        pub allowed: bool = "allowed" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0; always sent since codex 0.142.0; an older codex may leave it out.*"] pub allowed: Option<bool> = "allowed" (optional),
         /// Optional user-facing description for display in clients.
-        pub description: Option<String> = "description" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub description: Option<String> = "description" (optional),
         /// Available permission profile identifier.
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub id: String = "id" (required),
     }
-    fn new(allowed: bool, id: String);
+    fn new(id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PermissionsRequestApprovalParams {
-        pub cwd: LegacyAppPathString = "cwd" (required),
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0; always sent since codex 0.123.0; an older codex may leave it out.*"] pub cwd: Option<LegacyAppPathString> = "cwd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub item_id: String = "itemId" (required),
         pub permissions: RequestPermissionProfile = "permissions" (required),
         pub reason: Option<String> = "reason" (optional),
         /// Unix timestamp (in milliseconds) when this approval request started.
-        pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
-    fn new(cwd: LegacyAppPathString, item_id: String, permissions: RequestPermissionProfile, started_at_ms: i64, thread_id: String, turn_id: String);
+    fn new(item_id: String, permissions: RequestPermissionProfile, thread_id: String, turn_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -6249,7 +6483,7 @@ wire_struct! {
         /// Default: `"turn"`.
         pub scope: Option<PermissionGrantScope> = "scope" (optional),
         /// Review every subsequent command in this turn before normal sandboxed execution.
-        pub strict_auto_review: Option<bool> = "strictAutoReview" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub strict_auto_review: Option<bool> = "strictAutoReview" (optional),
     }
     fn new(permissions: GrantedPermissionProfile);
 }
@@ -6278,9 +6512,9 @@ wire_struct! {
         pub id: String = "id" (required),
         pub text: String = "text" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, text: String);
 }
@@ -6291,21 +6525,21 @@ wire_enum! {
         Go = "go",
         Plus = "plus",
         Pro = "pro",
-        Prolite = "prolite",
-        Promax = "promax",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] Prolite = "prolite",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Promax = "promax",
         Team = "team",
-        SelfServeBusinessProlite = "self_serve_business_prolite",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] SelfServeBusinessProlite = "self_serve_business_prolite",
         SelfServeBusinessUsageBased = "self_serve_business_usage_based",
         Business = "business",
-        Ent26 = "ent26",
-        EnterpriseCbpAutomation = "enterprise_cbp_automation",
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] Ent26 = "ent26",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] EnterpriseCbpAutomation = "enterprise_cbp_automation",
         EnterpriseCbpUsageBased = "enterprise_cbp_usage_based",
         Enterprise = "enterprise",
         Edu = "edu",
-        EduPlus = "edu_plus",
-        EduPro = "edu_pro",
-        Sci = "sci",
-        SciPlus = "sci_plus",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] EduPlus = "edu_plus",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] EduPro = "edu_pro",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Sci = "sci",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SciPlus = "sci_plus",
         Unknown = "unknown",
     }
 }
@@ -6319,54 +6553,56 @@ wire_enum! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginAvailability {
-        DisabledByAdmin = "DISABLED_BY_ADMIN",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] DisabledByAdmin = "DISABLED_BY_ADMIN",
         /// Plugin-service currently sends `"ENABLED"` for available remote plugins. Codex app-server exposes `"AVAILABLE"` in its API; the alias keeps decoding compatible with that upstream response.
-        Available = "AVAILABLE",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Available = "AVAILABLE",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginDetail {
-        pub app_templates: Vec<AppTemplateSummary> = "appTemplates" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0; always sent since codex 0.138.0; an older codex may leave it out.*"] pub app_templates: Option<Vec<AppTemplateSummary>> = "appTemplates" (optional),
         pub apps: Vec<AppSummary> = "apps" (required),
         pub description: Option<String> = "description" (optional),
-        pub hooks: Vec<PluginHookSummary> = "hooks" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub hooks: Option<Vec<PluginHookSummary>> = "hooks" (optional),
         pub marketplace_name: String = "marketplaceName" (required),
         pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
         pub mcp_servers: Vec<String> = "mcpServers" (required),
         /// The declared onboarding skill, when the plugin and visible skill are enabled.
-        pub onboarding_skill: Option<SkillSummary> = "onboardingSkill" (optional),
-        pub scheduled_tasks: Option<Vec<ScheduledTaskSummary>> = "scheduledTasks" (optional),
-        pub share_url: Option<String> = "shareUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub onboarding_skill: Option<SkillSummary> = "onboardingSkill" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub scheduled_tasks: Option<Vec<ScheduledTaskSummary>> = "scheduledTasks" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub share_url: Option<String> = "shareUrl" (optional),
         pub skills: Vec<SkillSummary> = "skills" (required),
         pub summary: PluginSummary = "summary" (required),
     }
-    fn new(app_templates: Vec<AppTemplateSummary>, apps: Vec<AppSummary>, hooks: Vec<PluginHookSummary>, marketplace_name: String, mcp_servers: Vec<String>, skills: Vec<SkillSummary>, summary: PluginSummary);
+    fn new(apps: Vec<AppSummary>, marketplace_name: String, mcp_servers: Vec<String>, skills: Vec<SkillSummary>, summary: PluginSummary);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginDisabledReason {
-        DisabledByAdmin = "disabled_by_admin",
-        PlanNotEligible = "plan_not_eligible",
-        RequiredAppUnavailable = "required_app_unavailable",
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] DisabledByAdmin = "disabled_by_admin",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] PlanNotEligible = "plan_not_eligible",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] RequiredAppUnavailable = "required_app_unavailable",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Unknown = "unknown",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginHookSummary {
-        pub event_name: HookEventName = "eventName" (required),
-        pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0.*"] pub key: String = "key" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginInstallParams {
+        /// When true, apply the remote plugin change before the local install flow.
+        #[doc = ""] #[doc = " *In codex releases up to 0.121.0 (not in later ones).*"] pub force_remote_sync: Option<bool> = "forceRemoteSync" (optional),
         /// Client-generated identifier used to correlate one installation attempt.
-        pub install_attempt_id: Option<String> = "installAttemptId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub install_attempt_id: Option<String> = "installAttemptId" (optional),
         pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
         pub plugin_name: String = "pluginName" (required),
-        pub remote_marketplace_name: Option<String> = "remoteMarketplaceName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub remote_marketplace_name: Option<String> = "remoteMarketplaceName" (optional),
     }
     fn new(plugin_name: String);
 }
@@ -6381,8 +6617,8 @@ wire_enum! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginInstallPolicySource {
-        WorkspaceSetting = "WORKSPACE_SETTING",
-        ImplicitCanonicalApp = "IMPLICIT_CANONICAL_APP",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] WorkspaceSetting = "WORKSPACE_SETTING",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] ImplicitCanonicalApp = "IMPLICIT_CANONICAL_APP",
     }
 }
 wire_struct! {
@@ -6396,17 +6632,17 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct PluginInstalledParams {
         /// Optional working directories used to discover repo marketplaces.
-        pub cwds: Option<Vec<AbsolutePathBuf>> = "cwds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub cwds: Option<Vec<AbsolutePathBuf>> = "cwds" (optional),
         /// Additional uninstalled plugin names that should be returned when present locally. This is used by mention surfaces that intentionally expose install entrypoints.
-        pub install_suggestion_plugin_names: Option<Vec<String>> = "installSuggestionPluginNames" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub install_suggestion_plugin_names: Option<Vec<String>> = "installSuggestionPluginNames" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginInstalledResponse {
         /// Default: `[]`.
-        pub marketplace_load_errors: Option<Vec<MarketplaceLoadErrorInfo>> = "marketplaceLoadErrors" (optional),
-        pub marketplaces: Vec<PluginMarketplaceEntry> = "marketplaces" (required),
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub marketplace_load_errors: Option<Vec<MarketplaceLoadErrorInfo>> = "marketplaceLoadErrors" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub marketplaces: Vec<PluginMarketplaceEntry> = "marketplaces" (required),
     }
     fn new(marketplaces: Vec<PluginMarketplaceEntry>);
 }
@@ -6419,7 +6655,7 @@ wire_struct! {
         /// Local composer icon path, resolved from the installed plugin package.
         pub composer_icon: Option<AbsolutePathBuf> = "composerIcon" (optional),
         /// Remote composer icon URL from the plugin catalog.
-        pub composer_icon_url: Option<String> = "composerIconUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub composer_icon_url: Option<String> = "composerIconUrl" (optional),
         /// Starter prompts for the plugin. Capped at 3 entries with a maximum of 512 characters per entry.
         pub default_prompt: Option<Vec<String>> = "defaultPrompt" (optional),
         pub developer_name: Option<String> = "developerName" (optional),
@@ -6427,31 +6663,31 @@ wire_struct! {
         /// Local logo path, resolved from the installed plugin package.
         pub logo: Option<AbsolutePathBuf> = "logo" (optional),
         /// Local dark-mode logo path, resolved from the installed plugin package.
-        pub logo_dark: Option<AbsolutePathBuf> = "logoDark" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.2.*"] pub logo_dark: Option<AbsolutePathBuf> = "logoDark" (optional),
         /// Remote logo URL from the plugin catalog.
-        pub logo_url: Option<String> = "logoUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub logo_url: Option<String> = "logoUrl" (optional),
         /// Remote dark-mode logo URL from the plugin catalog.
-        pub logo_url_dark: Option<String> = "logoUrlDark" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.2.*"] pub logo_url_dark: Option<String> = "logoUrlDark" (optional),
         pub long_description: Option<String> = "longDescription" (optional),
         pub privacy_policy_url: Option<String> = "privacyPolicyUrl" (optional),
         /// Remote screenshot URLs from the plugin catalog.
-        pub screenshot_urls: Vec<String> = "screenshotUrls" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0; always sent since codex 0.122.0; an older codex may leave it out.*"] pub screenshot_urls: Option<Vec<String>> = "screenshotUrls" (optional),
         /// Local screenshot paths, resolved from the installed plugin package.
         pub screenshots: Vec<AbsolutePathBuf> = "screenshots" (required),
         pub short_description: Option<String> = "shortDescription" (optional),
         pub terms_of_service_url: Option<String> = "termsOfServiceUrl" (optional),
         pub website_url: Option<String> = "websiteUrl" (optional),
     }
-    fn new(capabilities: Vec<String>, screenshot_urls: Vec<String>, screenshots: Vec<AbsolutePathBuf>);
+    fn new(capabilities: Vec<String>, screenshots: Vec<AbsolutePathBuf>);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginListMarketplaceKind {
-        Local = "local",
-        Vertical = "vertical",
-        WorkspaceDirectory = "workspace-directory",
-        SharedWithMe = "shared-with-me",
-        CreatedByMeRemote = "created-by-me-remote",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Local = "local",
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] Vertical = "vertical",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] WorkspaceDirectory = "workspace-directory",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] SharedWithMe = "shared-with-me",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] CreatedByMeRemote = "created-by-me-remote",
     }
 }
 wire_struct! {
@@ -6460,9 +6696,11 @@ wire_struct! {
         /// Optional working directories used to discover repo marketplaces. When omitted, only home-scoped marketplaces and the official curated marketplace are considered.
         pub cwds: Option<Vec<AbsolutePathBuf>> = "cwds" (optional),
         /// Whether the client requests a fresh remote plugin catalog fetch.
-        pub force_refetch: Option<bool> = "forceRefetch" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub force_refetch: Option<bool> = "forceRefetch" (optional),
+        /// When true, reconcile the official curated marketplace against the remote plugin state before listing marketplaces.
+        #[doc = ""] #[doc = " *In codex releases up to 0.121.0 (not in later ones).*"] pub force_remote_sync: Option<bool> = "forceRemoteSync" (optional),
         /// Optional marketplace kind filter. When omitted, only local marketplaces are queried, plus the default remote catalog when enabled by feature flag.
-        pub marketplace_kinds: Option<Vec<PluginListMarketplaceKind>> = "marketplaceKinds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub marketplace_kinds: Option<Vec<PluginListMarketplaceKind>> = "marketplaceKinds" (optional),
     }
 }
 wire_struct! {
@@ -6473,6 +6711,7 @@ wire_struct! {
         /// Default: `[]`.
         pub marketplace_load_errors: Option<Vec<MarketplaceLoadErrorInfo>> = "marketplaceLoadErrors" (optional),
         pub marketplaces: Vec<PluginMarketplaceEntry> = "marketplaces" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.121.0 (not in later ones).*"] pub remote_sync_error: Option<String> = "remoteSyncError" (optional),
     }
     fn new(marketplaces: Vec<PluginMarketplaceEntry>);
 }
@@ -6492,7 +6731,7 @@ wire_struct! {
     pub struct PluginReadParams {
         pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
         pub plugin_name: String = "pluginName" (required),
-        pub remote_marketplace_name: Option<String> = "remoteMarketplaceName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub remote_marketplace_name: Option<String> = "remoteMarketplaceName" (optional),
     }
     fn new(plugin_name: String);
 }
@@ -6506,20 +6745,20 @@ wire_struct! {
     /// Runtime categories affected by this change, not just capabilities currently present. Flags describe declarations before runtime policy filtering. Updates OR the old and new bundle flags; enablement changes and cached reinstalls use the cached bundle; removals retain the old bundle's flags.
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginReconcileChangedPlugin {
-        pub has_apps: bool = "hasApps" (required),
-        pub has_hooks: bool = "hasHooks" (required),
-        pub has_mcps: bool = "hasMcps" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_apps: bool = "hasApps" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_hooks: bool = "hasHooks" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_mcps: bool = "hasMcps" (required),
         /// Whether either bundle declares skill roots; not a validated inventory of enabled skills.
-        pub has_skills: bool = "hasSkills" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_skills: bool = "hasSkills" (required),
         /// Local plugin ID (`name@marketplace`), matching `PluginSummary.id`.
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct PluginReconcileParams {
         /// Optional client-provided reason recorded with the reconciliation attempt.
-        pub reason: Option<String> = "reason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: Option<String> = "reason" (optional),
     }
 }
 wire_struct! {
@@ -6527,11 +6766,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginReconcileResponse {
         /// Plugins affected by bundle changes, enablement changes, or removals. Installed-state changes compare against the previous cached snapshot, including cached reinstalls. Removal hints survive cache cleanup failures; unchanged plugins are omitted.
-        pub changed_plugins: Vec<PluginReconcileChangedPlugin> = "changedPlugins" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub changed_plugins: Vec<PluginReconcileChangedPlugin> = "changedPlugins" (required),
         /// Subset of failures for which the requested bundle could not be materialized. A previously cached version may still be available.
-        pub failed_materialization_remote_plugin_ids: Vec<String> = "failedMaterializationRemotePluginIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub failed_materialization_remote_plugin_ids: Vec<String> = "failedMaterializationRemotePluginIds" (required),
         /// Backend remote plugin IDs whose bundle or identity update failed.
-        pub failed_remote_plugin_ids: Vec<String> = "failedRemotePluginIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub failed_remote_plugin_ids: Vec<String> = "failedRemotePluginIds" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -6539,11 +6778,11 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginSearchParams {
-        pub cursor: Option<String> = "cursor" (optional),
-        pub cwds: Option<Vec<AbsolutePathBuf>> = "cwds" (optional),
-        pub limit: Option<u32> = "limit" (optional),
-        pub scope: Option<PluginSearchScope> = "scope" (optional),
-        pub search_term: String = "searchTerm" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub cwds: Option<Vec<AbsolutePathBuf>> = "cwds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub scope: Option<PluginSearchScope> = "scope" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub search_term: String = "searchTerm" (required),
     }
     fn new(search_term: String);
 }
@@ -6552,66 +6791,67 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginSearchResponse {
-        pub data: Vec<PluginSearchResult> = "data" (required),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub data: Vec<PluginSearchResult> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<PluginSearchResult>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginSearchResult {
-        pub marketplace_name: String = "marketplaceName" (required),
-        pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
-        pub plugin: PluginSummary = "plugin" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub marketplace_name: String = "marketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub plugin: PluginSummary = "plugin" (required),
     }
     fn new(marketplace_name: String, plugin: PluginSummary);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginSearchScope {
-        Global = "global",
-        Workspace = "workspace",
-        Personal = "personal",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Global = "global",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Workspace = "workspace",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Personal = "personal",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareCheckoutParams {
-        pub remote_plugin_id: String = "remotePluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareCheckoutResponse {
-        pub marketplace_name: String = "marketplaceName" (required),
-        pub marketplace_path: AbsolutePathBuf = "marketplacePath" (required),
-        pub plugin_id: String = "pluginId" (required),
-        pub plugin_name: String = "pluginName" (required),
-        pub plugin_path: AbsolutePathBuf = "pluginPath" (required),
-        pub remote_plugin_id: String = "remotePluginId" (required),
-        pub remote_version: Option<String> = "remoteVersion" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub marketplace_name: String = "marketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub marketplace_path: AbsolutePathBuf = "marketplacePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub plugin_id: String = "pluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub plugin_name: String = "pluginName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub plugin_path: AbsolutePathBuf = "pluginPath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub remote_version: Option<String> = "remoteVersion" (optional),
     }
     fn new(marketplace_name: String, marketplace_path: AbsolutePathBuf, plugin_id: String, plugin_name: String, plugin_path: AbsolutePathBuf, remote_plugin_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareContext {
-        pub can_publish_to_workspace: Option<bool> = "canPublishToWorkspace" (optional),
-        pub creator_account_user_id: Option<String> = "creatorAccountUserId" (optional),
-        pub creator_name: Option<String> = "creatorName" (optional),
-        pub discoverability: Option<PluginShareDiscoverability> = "discoverability" (optional),
-        pub remote_plugin_id: String = "remotePluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub can_publish_to_workspace: Option<bool> = "canPublishToWorkspace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub creator_account_user_id: Option<String> = "creatorAccountUserId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub creator_name: Option<String> = "creatorName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub discoverability: Option<PluginShareDiscoverability> = "discoverability" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
         /// Version of the remote shared plugin release when available.
-        pub remote_version: Option<String> = "remoteVersion" (optional),
-        pub share_principals: Option<Vec<PluginSharePrincipal>> = "sharePrincipals" (optional),
-        pub share_url: Option<String> = "shareUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub remote_version: Option<String> = "remoteVersion" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub share_principals: Option<Vec<PluginSharePrincipal>> = "sharePrincipals" (optional),
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.130.0 (not in later releases).*"] pub share_targets: Option<Vec<PluginSharePrincipal>> = "shareTargets" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.130.0.*"] pub share_url: Option<String> = "shareUrl" (optional),
     }
     fn new(remote_plugin_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareDeleteParams {
-        pub remote_plugin_id: String = "remotePluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
     }
 }
 wire_struct! {
@@ -6621,16 +6861,17 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginShareDiscoverability {
-        Listed = "LISTED",
-        Unlisted = "UNLISTED",
-        Private = "PRIVATE",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Listed = "LISTED",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Unlisted = "UNLISTED",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Private = "PRIVATE",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareListItem {
-        pub local_plugin_path: Option<AbsolutePathBuf> = "localPluginPath" (optional),
-        pub plugin: PluginSummary = "plugin" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub local_plugin_path: Option<AbsolutePathBuf> = "localPluginPath" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub plugin: PluginSummary = "plugin" (required),
+        #[doc = ""] #[doc = " *In codex 0.129.0 to 0.130.0 (not in later releases).*"] pub share_url: Option<String> = "shareUrl" (optional),
     }
     fn new(plugin: PluginSummary);
 }
@@ -6641,113 +6882,117 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareListResponse {
-        pub data: Vec<PluginShareListItem> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub data: Vec<PluginShareListItem> = "data" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginSharePrincipal {
-        pub name: String = "name" (required),
-        pub principal_id: String = "principalId" (required),
-        pub principal_type: PluginSharePrincipalType = "principalType" (required),
-        pub role: PluginSharePrincipalRole = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub principal_id: String = "principalId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub principal_type: PluginSharePrincipalType = "principalType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0; always sent since codex 0.131.0; an older codex may leave it out.*"] pub role: Option<PluginSharePrincipalRole> = "role" (optional),
     }
+    fn new(name: String, principal_id: String, principal_type: PluginSharePrincipalType);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginSharePrincipalRole {
-        Reader = "reader",
-        Editor = "editor",
-        Owner = "owner",
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] Reader = "reader",
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] Editor = "editor",
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] Owner = "owner",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginSharePrincipalType {
-        User = "user",
-        Group = "group",
-        Workspace = "workspace",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] User = "user",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Group = "group",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Workspace = "workspace",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareSaveParams {
-        pub discoverability: Option<PluginShareDiscoverability> = "discoverability" (optional),
-        pub plugin_path: AbsolutePathBuf = "pluginPath" (required),
-        pub remote_plugin_id: Option<String> = "remotePluginId" (optional),
-        pub share_targets: Option<Vec<PluginShareTarget>> = "shareTargets" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub discoverability: Option<PluginShareDiscoverability> = "discoverability" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub plugin_path: AbsolutePathBuf = "pluginPath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: Option<String> = "remotePluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub share_targets: Option<Vec<PluginShareTarget>> = "shareTargets" (optional),
     }
     fn new(plugin_path: AbsolutePathBuf);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareSaveResponse {
-        pub can_publish_to_workspace: Option<bool> = "canPublishToWorkspace" (optional),
-        pub remote_plugin_id: String = "remotePluginId" (required),
-        pub share_url: String = "shareUrl" (required),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub can_publish_to_workspace: Option<bool> = "canPublishToWorkspace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub share_url: String = "shareUrl" (required),
     }
     fn new(remote_plugin_id: String, share_url: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareTarget {
-        pub principal_id: String = "principalId" (required),
-        pub principal_type: PluginSharePrincipalType = "principalType" (required),
-        pub role: PluginShareTargetRole = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub principal_id: String = "principalId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub principal_type: PluginSharePrincipalType = "principalType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0; always sent since codex 0.131.0; an older codex may leave it out.*"] pub role: Option<PluginShareTargetRole> = "role" (optional),
     }
+    fn new(principal_id: String, principal_type: PluginSharePrincipalType);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginShareTargetRole {
-        Reader = "reader",
-        Editor = "editor",
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] Reader = "reader",
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] Editor = "editor",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum PluginShareUpdateDiscoverability {
-        Unlisted = "UNLISTED",
-        Private = "PRIVATE",
-        Listed = "LISTED",
+        #[doc = ""] #[doc = " *Since codex 0.130.0.*"] Unlisted = "UNLISTED",
+        #[doc = ""] #[doc = " *Since codex 0.130.0.*"] Private = "PRIVATE",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Listed = "LISTED",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareUpdateTargetsParams {
-        pub discoverability: PluginShareUpdateDiscoverability = "discoverability" (required),
-        pub remote_plugin_id: String = "remotePluginId" (required),
-        pub share_targets: Vec<PluginShareTarget> = "shareTargets" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub discoverability: Option<PluginShareUpdateDiscoverability> = "discoverability" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub share_targets: Vec<PluginShareTarget> = "shareTargets" (required),
     }
+    fn new(remote_plugin_id: String, share_targets: Vec<PluginShareTarget>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginShareUpdateTargetsResponse {
-        pub discoverability: PluginShareDiscoverability = "discoverability" (required),
-        pub principals: Vec<PluginSharePrincipal> = "principals" (required),
+        #[doc = ""] #[doc = " *Since codex 0.130.0; always sent since codex 0.130.0; an older codex may leave it out.*"] pub discoverability: Option<PluginShareDiscoverability> = "discoverability" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub principals: Vec<PluginSharePrincipal> = "principals" (required),
     }
+    fn new(principals: Vec<PluginSharePrincipal>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginSkillReadParams {
-        pub remote_marketplace_name: String = "remoteMarketplaceName" (required),
-        pub remote_plugin_id: String = "remotePluginId" (required),
-        pub skill_name: String = "skillName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_marketplace_name: String = "remoteMarketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub skill_name: String = "skillName" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct PluginSkillReadResponse {
-        pub contents: Option<String> = "contents" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub contents: Option<String> = "contents" (optional),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum PluginSource (tag = "type") {
         Local(LocalPluginSource) = "local",
-        Git(GitPluginSource) = "git",
-        Npm(NpmPluginSource) = "npm",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Git(GitPluginSource) = "git",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Npm(NpmPluginSource) = "npm",
         /// The plugin is available in the remote catalog. Download metadata is kept server-side and is not exposed through the app-server API.
-        Remote(RemotePluginSource) = "remote",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Remote(RemotePluginSource) = "remote",
     }
 }
 wire_struct! {
@@ -6757,40 +7002,43 @@ wire_struct! {
         /// Availability state for installing and using the plugin.
         ///
         /// Default: `"AVAILABLE"`.
-        pub availability: Option<PluginAvailability> = "availability" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub availability: Option<PluginAvailability> = "availability" (optional),
         /// Why the remote plugin is unavailable, when provided by plugin-service.
-        pub disabled_reason: Option<PluginDisabledReason> = "disabledReason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub disabled_reason: Option<PluginDisabledReason> = "disabledReason" (optional),
         /// Raw plugin-service plan identifiers eligible to install the plugin.
-        pub eligible_plan_types: Option<Vec<String>> = "eligiblePlanTypes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub eligible_plan_types: Option<Vec<String>> = "eligiblePlanTypes" (optional),
         pub enabled: bool = "enabled" (required),
         pub id: String = "id" (required),
         pub install_policy: PluginInstallPolicy = "installPolicy" (required),
-        pub install_policy_source: Option<PluginInstallPolicySource> = "installPolicySource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub install_policy_source: Option<PluginInstallPolicySource> = "installPolicySource" (optional),
         pub installed: bool = "installed" (required),
         /// Unix timestamp in seconds when the remote plugin was installed, when available.
-        pub installed_at: Option<i64> = "installedAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub installed_at: Option<i64> = "installedAt" (optional),
         pub interface: Option<PluginInterface> = "interface" (optional),
         /// Default: `[]`.
-        pub keywords: Option<Vec<String>> = "keywords" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub keywords: Option<Vec<String>> = "keywords" (optional),
         /// Version of the locally materialized plugin package when available.
-        pub local_version: Option<String> = "localVersion" (optional),
-        pub must_show_installation_interstitial: Option<bool> = "mustShowInstallationInterstitial" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub local_version: Option<String> = "localVersion" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub must_show_installation_interstitial: Option<bool> = "mustShowInstallationInterstitial" (optional),
         pub name: String = "name" (required),
         /// Backend remote plugin identifier when available.
-        pub remote_plugin_id: Option<String> = "remotePluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub remote_plugin_id: Option<String> = "remotePluginId" (optional),
         /// Remote sharing context associated with this plugin when available.
-        pub share_context: Option<PluginShareContext> = "shareContext" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub share_context: Option<PluginShareContext> = "shareContext" (optional),
         pub source: PluginSource = "source" (required),
         /// Version advertised by the remote marketplace backend when available.
-        pub version: Option<String> = "version" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub version: Option<String> = "version" (optional),
     }
     fn new(auth_policy: PluginAuthPolicy, enabled: bool, id: String, install_policy: PluginInstallPolicy, installed: bool, name: String, source: PluginSource);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginUninstallParams {
+        /// When true, apply the remote plugin change before the local uninstall flow.
+        #[doc = ""] #[doc = " *In codex releases up to 0.121.0 (not in later ones).*"] pub force_remote_sync: Option<bool> = "forceRemoteSync" (optional),
         pub plugin_id: String = "pluginId" (required),
     }
+    fn new(plugin_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -6799,8 +7047,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginsMigration {
-        pub marketplace_name: String = "marketplaceName" (required),
-        pub plugin_names: Vec<String> = "pluginNames" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub marketplace_name: String = "marketplaceName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub plugin_names: Vec<String> = "pluginNames" (required),
     }
 }
 wire_struct! {
@@ -6808,27 +7056,27 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProcessExitedNotification {
         /// Process exit code.
-        pub exit_code: i32 = "exitCode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub exit_code: i32 = "exitCode" (required),
         /// Whether output collection hit its post-exit deadline before seeing EOF or reaching the requested byte cap on either stream. Older servers omit this field.
-        pub output_drain_timed_out: Option<bool> = "outputDrainTimedOut" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output_drain_timed_out: Option<bool> = "outputDrainTimedOut" (optional),
         /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
-        pub process_handle: String = "processHandle" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
         /// Buffered stderr capture.
         ///
         /// Empty when stderr was streamed via `process/outputDelta`.
-        pub stderr: String = "stderr" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub stderr: String = "stderr" (required),
         /// Whether stderr reached `outputBytesCap`.
         ///
         /// In streaming mode, stderr is empty and cap state is also reported on the final stderr `process/outputDelta` notification.
-        pub stderr_cap_reached: bool = "stderrCapReached" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub stderr_cap_reached: bool = "stderrCapReached" (required),
         /// Buffered stdout capture.
         ///
         /// Empty when stdout was streamed via `process/outputDelta`.
-        pub stdout: String = "stdout" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub stdout: String = "stdout" (required),
         /// Whether stdout reached `outputBytesCap`.
         ///
         /// In streaming mode, stdout is empty and cap state is also reported on the final stdout `process/outputDelta` notification.
-        pub stdout_cap_reached: bool = "stdoutCapReached" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub stdout_cap_reached: bool = "stdoutCapReached" (required),
     }
     fn new(exit_code: i32, process_handle: String, stderr: String, stderr_cap_reached: bool, stdout: String, stdout_cap_reached: bool);
 }
@@ -6840,7 +7088,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProcessKillParams {
         /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
-        pub process_handle: String = "processHandle" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -6856,13 +7104,13 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProcessOutputDeltaNotification {
         /// True on the final streamed chunk for this stream when output was truncated by `outputBytesCap`.
-        pub cap_reached: bool = "capReached" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub cap_reached: bool = "capReached" (required),
         /// Base64-encoded output bytes.
-        pub delta_base64: String = "deltaBase64" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub delta_base64: String = "deltaBase64" (required),
         /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
-        pub process_handle: String = "processHandle" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
         /// Output stream this chunk belongs to.
-        pub stream: ProcessOutputStream = "stream" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub stream: ProcessOutputStream = "stream" (required),
     }
 }
 wire_enum! {
@@ -6870,9 +7118,9 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ProcessOutputStream {
         /// stdout stream. PTY mode multiplexes terminal output here.
-        Stdout = "stdout",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Stdout = "stdout",
         /// stderr stream.
-        Stderr = "stderr",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Stderr = "stderr",
     }
 }
 #[cfg(feature = "experimental")]
@@ -6883,9 +7131,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProcessResizePtyParams {
         /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
-        pub process_handle: String = "processHandle" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
         /// New PTY size in character cells.
-        pub size: ProcessTerminalSize = "size" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub size: ProcessTerminalSize = "size" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -6906,37 +7154,37 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProcessSpawnParams {
         /// Command argv vector. Empty arrays are rejected.
-        pub command: Vec<String> = "command" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub command: Vec<String> = "command" (required),
         /// Absolute working directory for the process.
-        pub cwd: AbsolutePathBuf = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub cwd: AbsolutePathBuf = "cwd" (required),
         /// Optional environment overrides merged into the app-server process environment.
         ///
         /// Matching names override inherited values. Set a key to `null` to unset an inherited variable.
-        pub env: Option<BTreeMap<String, Option<String>>> = "env" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub env: Option<BTreeMap<String, Option<String>>> = "env" (optional),
         /// Optional per-stream stdout/stderr capture cap in bytes.
         ///
         /// When omitted, the server default applies. Set to `null` to disable the cap.
-        pub output_bytes_cap: Option<Option<u64>> = "outputBytesCap" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub output_bytes_cap: Option<Option<u64>> = "outputBytesCap" (optional_nullable),
         /// Client-supplied, connection-scoped process handle.
         ///
         /// Duplicate active handles are rejected on the same connection. The same handle can be reused after the prior process exits.
-        pub process_handle: String = "processHandle" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
         /// Optional initial PTY size in character cells. Only valid when `tty` is true.
-        pub size: Option<ProcessTerminalSize> = "size" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub size: Option<ProcessTerminalSize> = "size" (optional),
         /// Allow follow-up `process/writeStdin` requests to write stdin bytes.
-        pub stream_stdin: Option<bool> = "streamStdin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub stream_stdin: Option<bool> = "streamStdin" (optional),
         /// Stream stdout/stderr via `process/outputDelta` notifications.
         ///
         /// Streamed bytes are not duplicated into the `process/exited` notification.
-        pub stream_stdout_stderr: Option<bool> = "streamStdoutStderr" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub stream_stdout_stderr: Option<bool> = "streamStdoutStderr" (optional),
         /// Optional timeout in milliseconds.
         ///
         /// When omitted, the server default applies. Set to `null` to disable the timeout.
-        pub timeout_ms: Option<Option<i64>> = "timeoutMs" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub timeout_ms: Option<Option<i64>> = "timeoutMs" (optional_nullable),
         /// Enable PTY mode.
         ///
         /// This implies `streamStdin` and `streamStdoutStderr`.
-        pub tty: Option<bool> = "tty" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub tty: Option<bool> = "tty" (optional),
     }
     fn new(command: Vec<String>, cwd: AbsolutePathBuf, process_handle: String);
 }
@@ -6953,9 +7201,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProcessTerminalSize {
         /// Terminal width in character cells.
-        pub cols: u16 = "cols" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub cols: u16 = "cols" (required),
         /// Terminal height in character cells.
-        pub rows: u16 = "rows" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub rows: u16 = "rows" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -6966,11 +7214,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProcessWriteStdinParams {
         /// Close stdin after writing `deltaBase64`, if present.
-        pub close_stdin: Option<bool> = "closeStdin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub close_stdin: Option<bool> = "closeStdin" (optional),
         /// Optional base64-encoded stdin bytes to write.
-        pub delta_base64: Option<String> = "deltaBase64" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub delta_base64: Option<String> = "deltaBase64" (optional),
         /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
-        pub process_handle: String = "processHandle" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
     }
     fn new(process_handle: String);
 }
@@ -6982,42 +7230,60 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ProcessWriteStdinResponse {}
 }
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ProfileV2 {
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub approval_policy: Option<AskForApproval> = "approval_policy" (optional),
+        /// \[UNSTABLE\] Optional profile-level override for where approval requests are routed for review. If omitted, the enclosing config default is used.
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub chatgpt_base_url: Option<String> = "chatgpt_base_url" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub model_provider: Option<String> = "model_provider" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub model_reasoning_effort: Option<ReasoningEffort> = "model_reasoning_effort" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub model_reasoning_summary: Option<ReasoningSummary> = "model_reasoning_summary" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub model_verbosity: Option<Verbosity> = "model_verbosity" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub service_tier: Option<String> = "service_tier" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub tools: Option<ToolsV2> = "tools" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub web_search: Option<WebSearchMode> = "web_search" (optional),
+        ..pub extra: BTreeMap<String, Value>
+    }
+}
 #[cfg(feature = "experimental")]
 wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct Profilev2BedrockSetupParams {
-        pub profile: String = "profile" (required),
-        pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profile: String = "profile" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: String = "region" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct Project {
-        pub created_at: i64 = "createdAt" (required),
-        pub id: String = "id" (required),
-        pub metadata: BTreeMap<String, String> = "metadata" (required),
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub created_at: i64 = "createdAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: BTreeMap<String, String> = "metadata" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
         /// Newest non-archived member thread's recency, in Unix seconds; null when none exist.
-        pub recency_at: Option<i64> = "recencyAt" (optional),
-        pub roots: Vec<ProjectRoot> = "roots" (required),
-        pub updated_at: i64 = "updatedAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub recency_at: Option<i64> = "recencyAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub updated_at: i64 = "updatedAt" (required),
     }
     fn new(created_at: i64, id: String, metadata: BTreeMap<String, String>, name: String, roots: Vec<ProjectRoot>, updated_at: i64);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ProjectChangeType {
-        Created = "created",
-        Updated = "updated",
-        Deleted = "deleted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Created = "created",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Updated = "updated",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deleted = "deleted",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectChangedNotification {
-        pub change_type: ProjectChangeType = "changeType" (required),
-        pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub change_type: ProjectChangeType = "changeType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
     }
 }
 wire_struct! {
@@ -7031,10 +7297,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectCreateParams {
-        pub idempotency_key: String = "idempotencyKey" (required),
-        pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
-        pub name: String = "name" (required),
-        pub roots: Vec<ProjectRoot> = "roots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub idempotency_key: String = "idempotencyKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
     }
     fn new(idempotency_key: String, name: String, roots: Vec<ProjectRoot>);
 }
@@ -7043,7 +7309,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectCreateResponse {
-        pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7051,7 +7317,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectDeleteParams {
-        pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7065,11 +7331,11 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectImportParams {
-        pub idempotency_key: String = "idempotencyKey" (required),
-        pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
-        pub name: String = "name" (required),
-        pub roots: Vec<ProjectRoot> = "roots" (required),
-        pub threads: Option<Vec<String>> = "threads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub idempotency_key: String = "idempotencyKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub threads: Option<Vec<String>> = "threads" (optional),
     }
     fn new(idempotency_key: String, name: String, roots: Vec<ProjectRoot>);
 }
@@ -7078,7 +7344,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectImportResponse {
-        pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7086,12 +7352,12 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ProjectListParams {
-        pub cursor: Option<String> = "cursor" (optional),
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Requires sortKey. Defaults to asc for position and desc for recencyAt.
-        pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
         /// Defaults to position. Recency sorting always places empty projects last. Use the returned order; numeric positions are not exposed in project responses.
-        pub sort_key: Option<ProjectSortKey> = "sortKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sort_key: Option<ProjectSortKey> = "sortKey" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7099,8 +7365,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectListResponse {
-        pub data: Vec<Project> = "data" (required),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<Project> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<Project>);
 }
@@ -7110,8 +7376,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectMoveParams {
         /// Place the project before this ID, or append it when omitted or null.
-        pub before_project_id: Option<String> = "beforeProjectId" (optional),
-        pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub before_project_id: Option<String> = "beforeProjectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
     }
     fn new(project_id: String);
 }
@@ -7126,7 +7392,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectReadParams {
-        pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7134,20 +7400,20 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectReadResponse {
-        pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectRoot {
-        pub path: AbsolutePathBuf = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub path: AbsolutePathBuf = "path" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ProjectSortKey {
-        Position = "position",
-        RecencyAt = "recencyAt",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Position = "position",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RecencyAt = "recencyAt",
     }
 }
 #[cfg(feature = "experimental")]
@@ -7155,10 +7421,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectUpdateParams {
-        pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
-        pub name: Option<String> = "name" (optional),
-        pub project_id: String = "projectId" (required),
-        pub roots: Option<Vec<ProjectRoot>> = "roots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Option<Vec<ProjectRoot>> = "roots" (optional),
     }
     fn new(project_id: String);
 }
@@ -7167,7 +7433,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectUpdateResponse {
-        pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
     }
 }
 wire_struct! {
@@ -7178,22 +7444,22 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PromptHookMetadata {
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        pub current_hash: String = "currentHash" (required),
-        pub display_order: i64 = "displayOrder" (required),
-        pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub event_name: HookEventName = "eventName" (required),
-        pub is_managed: bool = "isManaged" (required),
-        pub key: String = "key" (required),
-        pub matcher: Option<String> = "matcher" (optional),
-        pub plugin_id: Option<String> = "pluginId" (optional),
-        pub source: HookSource = "source" (required),
-        pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        pub status_message: Option<String> = "statusMessage" (optional),
-        pub timeout_sec: u64 = "timeoutSec" (required),
-        pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
@@ -7201,110 +7467,110 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProtectionBlockReason {
         /// Identifies the same moderation row that Chat writes on the live path.
-        pub protection_type: String = "protectionType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub protection_type: String = "protectionType" (required),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ProviderSettings (tag = "type") {
-        Openai(OpenaiProviderSettings) = "openai",
-        CustomGateway(CustomGatewayProviderSettings) = "customGateway",
-        Bedrock(BedrockProviderSettings) = "bedrock",
-        Gcp(GcpProviderSettings) = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Openai(OpenaiProviderSettings) = "openai",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CustomGateway(CustomGatewayProviderSettings) = "customGateway",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Bedrock(BedrockProviderSettings) = "bedrock",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp(GcpProviderSettings) = "gcp",
     }
 }
 wire_tagged! {
     /// Omitted patch fields preserve their values. Explicit null clears a nullable field.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ProviderSettingsPatch (tag = "type") {
-        CustomGateway(CustomGatewayProviderSettingsPatch) = "customGateway",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CustomGateway(CustomGatewayProviderSettingsPatch) = "customGateway",
         /// AWS configuration fields for built-in Bedrock providers.
-        Bedrock(BedrockProviderSettingsPatch) = "bedrock",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Bedrock(BedrockProviderSettingsPatch) = "bedrock",
         /// GCP configuration fields. Credential-file paths refer to the app-server host.
-        Gcp(GcpProviderSettingsPatch) = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp(GcpProviderSettingsPatch) = "gcp",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct QueuedSubmission {
-        pub client_user_message_id: String = "clientUserMessageId" (required),
-        pub id: String = "id" (required),
-        pub input: Vec<UserInput> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_user_message_id: String = "clientUserMessageId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: Vec<UserInput> = "input" (required),
         /// Metadata retained with this input, including across reconnect and restoration.
-        pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
     }
     fn new(client_user_message_id: String, id: String, input: Vec<UserInput>);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum RateLimitReachedType {
-        RateLimitReached = "rate_limit_reached",
-        WorkspaceOwnerCreditsDepleted = "workspace_owner_credits_depleted",
-        WorkspaceMemberCreditsDepleted = "workspace_member_credits_depleted",
-        WorkspaceOwnerUsageLimitReached = "workspace_owner_usage_limit_reached",
-        WorkspaceMemberUsageLimitReached = "workspace_member_usage_limit_reached",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] RateLimitReached = "rate_limit_reached",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] WorkspaceOwnerCreditsDepleted = "workspace_owner_credits_depleted",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] WorkspaceMemberCreditsDepleted = "workspace_member_credits_depleted",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] WorkspaceOwnerUsageLimitReached = "workspace_owner_usage_limit_reached",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] WorkspaceMemberUsageLimitReached = "workspace_member_usage_limit_reached",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RateLimitResetCredit {
         /// Backend-provided display description for this credit, or `null` when unavailable.
-        pub description: Option<String> = "description" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub description: Option<String> = "description" (optional),
         /// Unix timestamp in seconds when the credit expires, or `null` if it does not expire.
-        pub expires_at: Option<i64> = "expiresAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub expires_at: Option<i64> = "expiresAt" (optional),
         /// Unix timestamp in seconds when the credit was granted.
-        pub granted_at: i64 = "grantedAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub granted_at: i64 = "grantedAt" (required),
         /// Opaque backend identifier for this reset credit.
-        pub id: String = "id" (required),
-        pub reset_type: RateLimitResetType = "resetType" (required),
-        pub status: RateLimitResetCreditStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub reset_type: RateLimitResetType = "resetType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub status: RateLimitResetCreditStatus = "status" (required),
         /// Backend-provided display title for this credit, or `null` when unavailable.
-        pub title: Option<String> = "title" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub title: Option<String> = "title" (optional),
     }
     fn new(granted_at: i64, id: String, reset_type: RateLimitResetType, status: RateLimitResetCreditStatus);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum RateLimitResetCreditStatus {
-        Available = "available",
-        Redeeming = "redeeming",
-        Redeemed = "redeemed",
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Available = "available",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Redeeming = "redeeming",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Redeemed = "redeemed",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Unknown = "unknown",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RateLimitResetCreditsSummary {
-        pub available_count: i64 = "availableCount" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub available_count: i64 = "availableCount" (required),
         /// Detail rows for available reset credits, when the backend provides them.
         ///
         /// `null` means only `availableCount` is known, while an empty array means details were fetched and no available credits were returned. The backend may cap this list, so its length can be less than `availableCount`.
-        pub credits: Option<Vec<RateLimitResetCredit>> = "credits" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub credits: Option<Vec<RateLimitResetCredit>> = "credits" (optional),
     }
     fn new(available_count: i64);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum RateLimitResetType {
-        CodexRateLimits = "codexRateLimits",
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] CodexRateLimits = "codexRateLimits",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Unknown = "unknown",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct RateLimitSnapshot {
         pub credits: Option<CreditsSnapshot> = "credits" (optional),
-        pub individual_limit: Option<SpendControlLimitSnapshot> = "individualLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub individual_limit: Option<SpendControlLimitSnapshot> = "individualLimit" (optional),
         pub limit_id: Option<String> = "limitId" (optional),
         pub limit_name: Option<String> = "limitName" (optional),
         /// Normal model whose display name and reasoning options describe this quota alias.
-        pub normal_model_slug: Option<String> = "normalModelSlug" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub normal_model_slug: Option<String> = "normalModelSlug" (optional),
         pub plan_type: Option<PlanType> = "planType" (optional),
         pub primary: Option<RateLimitWindow> = "primary" (optional),
-        pub rate_limit_reached_type: Option<RateLimitReachedType> = "rateLimitReachedType" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub rate_limit_reached_type: Option<RateLimitReachedType> = "rateLimitReachedType" (optional),
         pub secondary: Option<RateLimitWindow> = "secondary" (optional),
         /// Backend-reported spend-control state. `None` is unavailable, not a sparse-update recovery.
-        pub spend_control_reached: Option<bool> = "spendControlReached" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub spend_control_reached: Option<bool> = "spendControlReached" (optional),
     }
 }
 wire_struct! {
@@ -7320,11 +7586,11 @@ wire_struct! {
     /// Internal-only notification containing the exact usage from one upstream Responses API completion.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RawResponseCompletedNotification {
-        pub response_id: String = "responseId" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
-        pub usage: Option<TokenUsageBreakdown> = "usage" (optional),
-        pub usage_metadata: Option<ResponseUsageMetadata> = "usageMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub response_id: String = "responseId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub usage: Option<TokenUsageBreakdown> = "usage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub usage_metadata: Option<ResponseUsageMetadata> = "usageMetadata" (optional),
     }
     fn new(response_id: String, thread_id: String, turn_id: String);
 }
@@ -7344,9 +7610,18 @@ wire_struct! {
         pub path: LegacyAppPathString = "path" (required),
     }
 }
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum ReadOnlyAccess (tag = "type") {
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] Restricted(RestrictedReadOnlyAccess) = "restricted",
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] FullAccess(FullAccessReadOnlyAccess) = "fullAccess",
+    }
+}
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ReadOnlySandboxPolicy {
+        /// Default: `{"type":"fullAccess"}`.
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub access: Option<ReadOnlyAccess> = "access" (optional),
         /// Default: `false`.
         pub network_access: Option<bool> = "networkAccess" (optional),
     }
@@ -7366,45 +7641,52 @@ wire_struct! {
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum RealtimeConversationArchitecture {
+        #[doc = ""] #[doc = " *In codex 0.140.0 to 0.141.0 (not in later releases).*"] Realtimeapi = "realtimeapi",
+        #[doc = ""] #[doc = " *In codex 0.140.0 to 0.141.0 (not in later releases).*"] Avas = "avas",
+    }
+}
+wire_enum! {
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum RealtimeConversationVersion {
         V1 = "v1",
         V2 = "v2",
-        V3 = "v3",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] V3 = "v3",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum RealtimeOutputModality {
-        Text = "text",
-        Audio = "audio",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] Text = "text",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] Audio = "audio",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RealtimeSessionClosedThreadRealtimeItem {
-        pub outcome: ThreadRealtimeSessionOutcome = "outcome" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub outcome: ThreadRealtimeSessionOutcome = "outcome" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
-        pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(outcome: ThreadRealtimeSessionOutcome, id: String, realtime_session_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RealtimeSessionStartedThreadRealtimeItem {
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
-        pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(id: String, realtime_session_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RealtimeThreadTimelineEntry {
-        pub item: ThreadRealtimeItem = "item" (required),
-        pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadRealtimeItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
     }
 }
 wire_enum! {
@@ -7413,38 +7695,38 @@ wire_enum! {
         Alloy = "alloy",
         Arbor = "arbor",
         Ash = "ash",
-        Aube = "aube",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Aube = "aube",
         Ballad = "ballad",
         Breeze = "breeze",
-        Bubbie = "bubbie",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Bubbie = "bubbie",
         Cedar = "cedar",
         Coral = "coral",
         Cove = "cove",
         Echo = "echo",
         Ember = "ember",
-        Haetsal = "haetsal",
-        Hanul = "hanul",
-        Himari = "himari",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Haetsal = "haetsal",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Hanul = "hanul",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Himari = "himari",
         Juniper = "juniper",
-        Leher = "leher",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Leher = "leher",
         Maple = "maple",
         Marin = "marin",
-        Miko = "miko",
-        Neer = "neer",
-        Porto = "porto",
-        Rindo = "rindo",
-        Rio = "rio",
-        Rivage = "rivage",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Miko = "miko",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Neer = "neer",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Porto = "porto",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Rindo = "rindo",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Rio = "rio",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Rivage = "rivage",
         Sage = "sage",
-        Selva = "selva",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Selva = "selva",
         Shimmer = "shimmer",
         Sol = "sol",
-        Sonna = "sonna",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Sonna = "sonna",
         Spruce = "spruce",
-        Tinta = "tinta",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Tinta = "tinta",
         Vale = "vale",
         Verse = "verse",
-        Viola = "viola",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Viola = "viola",
     }
 }
 wire_struct! {
@@ -7455,7 +7737,7 @@ wire_struct! {
         pub v1: Vec<RealtimeVoice> = "v1" (required),
         pub v2: Vec<RealtimeVoice> = "v2" (required),
         /// Default: `[]`.
-        pub v3: Option<Vec<RealtimeVoice>> = "v3" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub v3: Option<Vec<RealtimeVoice>> = "v3" (optional),
     }
     fn new(default_v1: RealtimeVoice, default_v2: RealtimeVoice, v1: Vec<RealtimeVoice>, v2: Vec<RealtimeVoice>);
 }
@@ -7486,8 +7768,9 @@ wire_struct! {
     pub struct ReasoningResponseItem {
         pub content: Option<Vec<ReasoningItemContent>> = "content" (optional),
         pub encrypted_content: Option<String> = "encrypted_content" (optional),
-        pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub summary: Vec<ReasoningItemReasoningSummary> = "summary" (required),
     }
     fn new(summary: Vec<ReasoningItemReasoningSummary>);
@@ -7547,9 +7830,9 @@ wire_struct! {
         /// Default: `[]`.
         pub summary: Option<Vec<String>> = "summary" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String);
 }
@@ -7558,24 +7841,78 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlClient {
-        pub app_version: Option<String> = "appVersion" (optional),
-        pub client_id: String = "clientId" (required),
-        pub device_model: Option<String> = "deviceModel" (optional),
-        pub device_type: Option<String> = "deviceType" (optional),
-        pub display_name: Option<String> = "displayName" (optional),
-        pub last_seen_at: Option<i64> = "lastSeenAt" (optional),
-        pub os_version: Option<String> = "osVersion" (optional),
-        pub platform: Option<String> = "platform" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub app_version: Option<String> = "appVersion" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub client_id: String = "clientId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub device_model: Option<String> = "deviceModel" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub device_type: Option<String> = "deviceType" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub display_name: Option<String> = "displayName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub last_seen_at: Option<i64> = "lastSeenAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub os_version: Option<String> = "osVersion" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub platform: Option<String> = "platform" (optional),
     }
     fn new(client_id: String);
+}
+wire_enum! {
+    /// Audience for a remote-control client connection device-key proof.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum RemoteControlClientConnectionAudience {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] RemoteControlClientWebsocket = "remote_control_client_websocket",
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct RemoteControlClientConnectionDeviceKeySignPayload {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub account_user_id: String = "accountUserId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub audience: RemoteControlClientConnectionAudience = "audience" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub client_id: String = "clientId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub nonce: String = "nonce" (required),
+        /// Must contain exactly `remote_control_controller_websocket`.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub scopes: Vec<String> = "scopes" (required),
+        /// Backend-issued websocket session id that this proof authorizes.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub session_id: String = "sessionId" (required),
+        /// Origin of the backend endpoint that issued the challenge and will verify this proof.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub target_origin: String = "targetOrigin" (required),
+        /// Websocket route path that this proof authorizes.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub target_path: String = "targetPath" (required),
+        /// Remote-control token expiration as Unix seconds.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub token_expires_at: i64 = "tokenExpiresAt" (required),
+        /// SHA-256 of the controller-scoped remote-control token, encoded as unpadded base64url.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub token_sha256_base64url: String = "tokenSha256Base64url" (required),
+    }
+}
+wire_enum! {
+    /// Audience for a remote-control client enrollment device-key proof.
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum RemoteControlClientEnrollmentAudience {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] RemoteControlClientEnrollment = "remote_control_client_enrollment",
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct RemoteControlClientEnrollmentDeviceKeySignPayload {
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub account_user_id: String = "accountUserId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub audience: RemoteControlClientEnrollmentAudience = "audience" (required),
+        /// Enrollment challenge expiration as Unix seconds.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub challenge_expires_at: i64 = "challengeExpiresAt" (required),
+        /// Backend-issued enrollment challenge id that this proof authorizes.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub challenge_id: String = "challengeId" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub client_id: String = "clientId" (required),
+        /// SHA-256 of the requested device identity operation, encoded as unpadded base64url.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub device_identity_sha256_base64url: String = "deviceIdentitySha256Base64url" (required),
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub nonce: String = "nonce" (required),
+        /// Origin of the backend endpoint that issued the challenge and will verify this proof.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub target_origin: String = "targetOrigin" (required),
+        /// HTTP route path that this proof authorizes.
+        #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub target_path: String = "targetPath" (required),
+    }
 }
 #[cfg(feature = "experimental")]
 wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum RemoteControlClientsListOrder {
-        Asc = "asc",
-        Desc = "desc",
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] Asc = "asc",
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] Desc = "desc",
     }
 }
 #[cfg(feature = "experimental")]
@@ -7583,10 +7920,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlClientsListParams {
-        pub cursor: Option<String> = "cursor" (optional),
-        pub environment_id: String = "environmentId" (required),
-        pub limit: Option<u32> = "limit" (optional),
-        pub order: Option<RemoteControlClientsListOrder> = "order" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub order: Option<RemoteControlClientsListOrder> = "order" (optional, experimental inside),
     }
     fn new(environment_id: String);
 }
@@ -7595,8 +7932,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlClientsListResponse {
-        pub data: Vec<RemoteControlClient> = "data" (required, experimental inside),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub data: Vec<RemoteControlClient> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<RemoteControlClient>);
 }
@@ -7605,8 +7942,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlClientsRevokeParams {
-        pub client_id: String = "clientId" (required),
-        pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub client_id: String = "clientId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub environment_id: String = "environmentId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7618,16 +7955,16 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum RemoteControlConnectionStatus {
-        Disabled = "disabled",
-        Connecting = "connecting",
-        Connected = "connected",
-        Errored = "errored",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Disabled = "disabled",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Connecting = "connecting",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Connected = "connected",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Errored = "errored",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct RemoteControlDisableParams {
-        pub ephemeral: Option<bool> = "ephemeral" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub ephemeral: Option<bool> = "ephemeral" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7635,17 +7972,17 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlDisableResponse {
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub installation_id: String = "installationId" (required),
-        pub server_name: String = "serverName" (required),
-        pub status: RemoteControlConnectionStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub installation_id: String = "installationId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub status: RemoteControlConnectionStatus = "status" (required),
     }
     fn new(installation_id: String, server_name: String, status: RemoteControlConnectionStatus);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct RemoteControlEnableParams {
-        pub ephemeral: Option<bool> = "ephemeral" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub ephemeral: Option<bool> = "ephemeral" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7653,10 +7990,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlEnableResponse {
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub installation_id: String = "installationId" (required),
-        pub server_name: String = "serverName" (required),
-        pub status: RemoteControlConnectionStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub installation_id: String = "installationId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub status: RemoteControlConnectionStatus = "status" (required),
     }
     fn new(installation_id: String, server_name: String, status: RemoteControlConnectionStatus);
 }
@@ -7665,7 +8002,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct RemoteControlPairingStartParams {
-        pub manual_code: Option<bool> = "manualCode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub manual_code: Option<bool> = "manualCode" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7673,10 +8010,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlPairingStartResponse {
-        pub environment_id: String = "environmentId" (required),
-        pub expires_at: i64 = "expiresAt" (required),
-        pub manual_pairing_code: Option<String> = "manualPairingCode" (optional),
-        pub pairing_code: String = "pairingCode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub expires_at: i64 = "expiresAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub manual_pairing_code: Option<String> = "manualPairingCode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub pairing_code: String = "pairingCode" (required),
     }
     fn new(environment_id: String, expires_at: i64, pairing_code: String);
 }
@@ -7685,8 +8022,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct RemoteControlPairingStatusParams {
-        pub manual_pairing_code: Option<String> = "manualPairingCode" (optional),
-        pub pairing_code: Option<String> = "pairingCode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub manual_pairing_code: Option<String> = "manualPairingCode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub pairing_code: Option<String> = "pairingCode" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7694,29 +8031,29 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlPairingStatusResponse {
-        pub claimed: bool = "claimed" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub claimed: bool = "claimed" (required),
     }
 }
 wire_struct! {
     /// Current remote-control connection status and remote identity exposed to clients.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlStatusChangedNotification {
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub installation_id: String = "installationId" (required),
-        pub server_name: String = "serverName" (required),
-        pub status: RemoteControlConnectionStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0; always sent since codex 0.131.0; an older codex may leave it out.*"] pub installation_id: Option<String> = "installationId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0; always sent since codex 0.131.0; an older codex may leave it out.*"] pub server_name: Option<String> = "serverName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub status: RemoteControlConnectionStatus = "status" (required),
     }
-    fn new(installation_id: String, server_name: String, status: RemoteControlConnectionStatus);
+    fn new(status: RemoteControlConnectionStatus);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct RemoteControlStatusReadResponse {
-        pub environment_id: Option<String> = "environmentId" (optional),
-        pub installation_id: String = "installationId" (required),
-        pub server_name: String = "serverName" (required),
-        pub status: RemoteControlConnectionStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub installation_id: String = "installationId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub status: RemoteControlConnectionStatus = "status" (required),
     }
     fn new(installation_id: String, server_name: String, status: RemoteControlConnectionStatus);
 }
@@ -7727,8 +8064,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RequestHeader {
-        pub name: String = "name" (required),
-        pub value: String = "value" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub value: String = "value" (required),
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -7783,8 +8120,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RequestPermissionsGuardianApprovalReviewAction {
-        pub permissions: RequestPermissionProfile = "permissions" (required),
-        pub reason: Option<String> = "reason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub permissions: RequestPermissionProfile = "permissions" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub reason: Option<String> = "reason" (optional),
     }
     fn new(permissions: RequestPermissionProfile);
 }
@@ -7850,9 +8187,9 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ResponseItem (tag = "type") {
-        AdditionalTools(AdditionalToolsResponseItem) = "additional_tools",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AdditionalTools(AdditionalToolsResponseItem) = "additional_tools",
         Message(MessageResponseItem) = "message",
-        AgentMessage(AgentMessageResponseItem) = "agent_message",
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] AgentMessage(AgentMessageResponseItem) = "agent_message",
         Reasoning(ReasoningResponseItem) = "reasoning",
         LocalShellCall(LocalShellCallResponseItem) = "local_shell_call",
         FunctionCall(FunctionCallResponseItem) = "function_call",
@@ -7865,10 +8202,17 @@ wire_tagged! {
         ImageGenerationCall(ImageGenerationCallResponseItem) = "image_generation_call",
         Compaction(CompactionResponseItem) = "compaction",
         /// A durable input control interpreted by the backend at its position in history.
-        ConfigurationUpdate(ConfigurationUpdateResponseItem) = "configuration_update",
-        CompactionTrigger(CompactionTriggerResponseItem) = "compaction_trigger",
-        ContextCompaction(ContextCompactionResponseItem) = "context_compaction",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ConfigurationUpdate(ConfigurationUpdateResponseItem) = "configuration_update",
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] CompactionTrigger(CompactionTriggerResponseItem) = "compaction_trigger",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] ContextCompaction(ContextCompactionResponseItem) = "context_compaction",
         Other(OtherResponseItem) = "other",
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] GhostSnapshot(GhostSnapshotResponseItem) = "ghost_snapshot",
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ResponseItemMetadata {
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub turn_id: Option<String> = "turn_id" (optional),
     }
 }
 wire_struct! {
@@ -7893,8 +8237,8 @@ wire_struct! {
     /// Usage metadata reported for one upstream response.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ResponseUsageMetadata {
-        pub amount: Option<String> = "amount" (optional),
-        pub metadata: Option<Value> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub amount: Option<String> = "amount" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<Value> = "metadata" (optional),
     }
 }
 wire_tagged! {
@@ -7906,6 +8250,23 @@ wire_tagged! {
         Other(OtherResponsesApiWebSearchAction) = "other",
     }
 }
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct RestrictedPermissionProfileFileSystemPermissions {
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] pub entries: Vec<FileSystemSandboxEntry> = "entries" (required),
+        #[doc = ""] #[doc = " *In codex 0.125.0 to 0.131.0 (not in later releases).*"] pub glob_scan_max_depth: Option<u64> = "globScanMaxDepth" (optional),
+    }
+    fn new(entries: Vec<FileSystemSandboxEntry>);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct RestrictedReadOnlyAccess {
+        /// Default: `true`.
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub include_platform_defaults: Option<bool> = "includePlatformDefaults" (optional),
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub readable_roots: Option<Vec<AbsolutePathBuf>> = "readableRoots" (optional),
+    }
+}
 wire_external! {
     /// User's decision in response to an ExecApprovalRequest.
     #[derive(Debug, Clone, PartialEq)]
@@ -7915,9 +8276,9 @@ wire_external! {
         /// User has approved this request and wants future prompts in the same session-scoped approval cache to be automatically approved for the remainder of the session.
         ApprovedForSession = "approved_for_session",
         /// User has approved this MCP tool call and wants to amend its policy so matching future calls are automatically approved across sessions.
-        ApprovedMcpPolicyAmendment = "approved_mcp_policy_amendment",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ApprovedMcpPolicyAmendment = "approved_mcp_policy_amendment",
         /// Automatic approval review timed out before reaching a decision.
-        TimedOut = "timed_out",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] TimedOut = "timed_out",
         /// User has denied this command and the agent should not do anything until the user's next command.
         Abort = "abort",
     }
@@ -7934,6 +8295,7 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ReviewDelivery {
         Inline = "inline",
+        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] Detached = "detached",
     }
 }
 wire_struct! {
@@ -8012,31 +8374,31 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ScheduledTaskSchedule (tag = "type") {
-        Hourly(HourlyScheduledTaskSchedule) = "hourly",
-        Daily(DailyScheduledTaskSchedule) = "daily",
-        Weekdays(WeekdaysScheduledTaskSchedule) = "weekdays",
-        Weekly(WeeklyScheduledTaskSchedule) = "weekly",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Hourly(HourlyScheduledTaskSchedule) = "hourly",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Daily(DailyScheduledTaskSchedule) = "daily",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Weekdays(WeekdaysScheduledTaskSchedule) = "weekdays",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Weekly(WeeklyScheduledTaskSchedule) = "weekly",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ScheduledTaskSummary {
-        pub key: String = "key" (required),
-        pub name: String = "name" (required),
-        pub prompt: String = "prompt" (required),
-        pub schedule: ScheduledTaskSchedule = "schedule" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub prompt: String = "prompt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub schedule: ScheduledTaskSchedule = "schedule" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ScheduledTaskWeekday {
-        Mo = "MO",
-        Tu = "TU",
-        We = "WE",
-        Th = "TH",
-        Fr = "FR",
-        Sa = "SA",
-        Su = "SU",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Mo = "MO",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Tu = "TU",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] We = "WE",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Th = "TH",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Fr = "FR",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Sa = "SA",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Su = "SU",
     }
 }
 wire_struct! {
@@ -8076,28 +8438,28 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SelectedCapabilityRoot {
         /// Stable identifier supplied by the capability selection platform.
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub id: String = "id" (required),
         /// Where the selected root can be resolved.
-        pub location: CapabilityRootLocation = "location" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub location: CapabilityRootLocation = "location" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SendAddCreditsNudgeEmailParams {
-        pub credit_type: AddCreditsNudgeCreditType = "creditType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub credit_type: AddCreditsNudgeCreditType = "creditType" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SendAddCreditsNudgeEmailResponse {
-        pub status: AddCreditsNudgeEmailStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub status: AddCreditsNudgeEmailStatus = "status" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ServerDiagnosticsGauge {
-        pub name: String = "name" (required),
-        pub value: u64 = "value" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub value: u64 = "value" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -8109,9 +8471,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ServerDiagnosticsProcess {
-        pub id: u32 = "id" (required),
-        pub physical_footprint_bytes: Option<u64> = "physicalFootprintBytes" (optional),
-        pub resident_memory_bytes: Option<u64> = "residentMemoryBytes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: u32 = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub physical_footprint_bytes: Option<u64> = "physicalFootprintBytes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub resident_memory_bytes: Option<u64> = "residentMemoryBytes" (optional),
     }
     fn new(id: u32);
 }
@@ -8120,8 +8482,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ServerDiagnosticsResponse {
-        pub gauges: Vec<ServerDiagnosticsGauge> = "gauges" (required),
-        pub process: ServerDiagnosticsProcess = "process" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub gauges: Vec<ServerDiagnosticsGauge> = "gauges" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub process: ServerDiagnosticsProcess = "process" (required),
     }
 }
 wire_struct! {
@@ -8134,13 +8496,13 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SessionEndInputSavedThreadRealtimeItem {
-        pub input: String = "input" (required),
-        pub input_item_id: String = "input_item_id" (required),
-        pub source_event_ids: Vec<String> = "source_event_ids" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: String = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_item_id: String = "input_item_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_event_ids: Vec<String> = "source_event_ids" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
-        pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(input: String, input_item_id: String, source_event_ids: Vec<String>, id: String, realtime_session_id: String);
 }
@@ -8151,9 +8513,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SessionMigration {
-        pub cwd: String = "cwd" (required),
-        pub path: String = "path" (required),
-        pub title: Option<String> = "title" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub cwd: String = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub path: String = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub title: Option<String> = "title" (optional),
     }
     fn new(cwd: String, path: String);
 }
@@ -8176,8 +8538,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct Sessionsv2AccountSessionsSwitchResponse {
-        pub active_session_id: Option<String> = "activeSessionId" (optional),
-        pub sessions: Vec<AccountSession> = "sessions" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub active_session_id: Option<String> = "activeSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sessions: Vec<AccountSession> = "sessions" (required),
     }
     fn new(sessions: Vec<AccountSession>);
 }
@@ -8194,10 +8556,10 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ShowAgentMessageDisplay {
-        pub annotation: Option<AnswerAnnotation> = "annotation" (optional),
-        pub trusted_contacts: TrustedContacts = "trustedContacts" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub annotation: Option<AnswerAnnotation> = "annotation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trusted_contacts: TrustedContacts = "trustedContacts" (required),
         /// Allowed values: `1`.
-        pub version: u8 = "version" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub version: u8 = "version" (required),
     }
     fn new(trusted_contacts: TrustedContacts, version: u8);
 }
@@ -8222,10 +8584,10 @@ wire_struct! {
         pub display_name: Option<String> = "displayName" (optional),
         pub icon_large: Option<AbsolutePathBuf> = "iconLarge" (optional),
         /// Remote large icon URL from the plugin catalog.
-        pub icon_large_url: Option<String> = "iconLargeUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub icon_large_url: Option<String> = "iconLargeUrl" (optional),
         pub icon_small: Option<AbsolutePathBuf> = "iconSmall" (optional),
         /// Remote small icon URL from the plugin catalog.
-        pub icon_small_url: Option<String> = "iconSmallUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub icon_small_url: Option<String> = "iconSmallUrl" (optional),
         pub short_description: Option<String> = "shortDescription" (optional),
     }
 }
@@ -8239,7 +8601,7 @@ wire_struct! {
         pub name: String = "name" (required),
         pub path: LegacyAppPathString = "path" (required),
         /// Owning plugin ID, matching `PluginSummary.id`, when known.
-        pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
         pub scope: SkillScope = "scope" (required),
         /// Legacy short_description from SKILL.md. Prefer SKILL.json interface.short_description.
         pub short_description: Option<String> = "shortDescription" (optional),
@@ -8249,7 +8611,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SkillMigration {
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub name: String = "name" (required),
     }
 }
 wire_enum! {
@@ -8319,7 +8681,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SkillsExtraRootsSetParams {
-        pub extra_roots: Vec<AbsolutePathBuf> = "extraRoots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub extra_roots: Vec<AbsolutePathBuf> = "extraRoots" (required),
     }
 }
 wire_struct! {
@@ -8335,12 +8697,21 @@ wire_struct! {
     }
 }
 wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SkillsListExtraRootsForCwd {
+        #[doc = ""] #[doc = " *In codex releases up to 0.129.0 (not in later ones).*"] pub cwd: String = "cwd" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.129.0 (not in later ones).*"] pub extra_user_roots: Vec<String> = "extraUserRoots" (required),
+    }
+}
+wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct SkillsListParams {
         /// When empty, defaults to the current session working directory.
         pub cwds: Option<Vec<String>> = "cwds" (optional),
         /// When true, bypass the skills cache and re-scan skills from disk.
         pub force_reload: Option<bool> = "forceReload" (optional),
+        /// Optional per-cwd extra roots to scan as user-scoped skills.
+        #[doc = ""] #[doc = " *In codex releases up to 0.129.0 (not in later ones).*"] pub per_cwd_extra_user_roots: Option<Vec<SkillsListExtraRootsForCwd>> = "perCwdExtraUserRoots" (optional),
     }
 }
 wire_struct! {
@@ -8356,70 +8727,70 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SleepThreadItem {
-        pub duration_ms: u64 = "durationMs" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub duration_ms: u64 = "durationMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(duration_ms: u64, id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum SortDirection {
-        Asc = "asc",
-        Desc = "desc",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Asc = "asc",
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Desc = "desc",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SpecialFileSystemPath {
-        pub value: FileSystemSpecialPath = "value" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub value: FileSystemSpecialPath = "value" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SpendControlLimitSnapshot {
-        pub limit: String = "limit" (required),
-        pub remaining_percent: i32 = "remainingPercent" (required),
-        pub resets_at: i64 = "resetsAt" (required),
-        pub used: String = "used" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub limit: String = "limit" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub remaining_percent: i32 = "remainingPercent" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub resets_at: i64 = "resetsAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub used: String = "used" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct StrictReviewRequiredNotification {
         /// Unix timestamp (in milliseconds) when this review started.
-        pub started_at_ms: i64 = "startedAtMs" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum SubAgentActivityKind {
-        Started = "started",
-        Interacted = "interacted",
-        Interrupted = "interrupted",
-        Completed = "completed",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Started = "started",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Interacted = "interacted",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Interrupted = "interrupted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Completed = "completed",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SubAgentActivityThreadItem {
-        pub agent_path: String = "agentPath" (required),
-        pub agent_thread_id: String = "agentThreadId" (required),
-        pub id: String = "id" (required),
-        pub kind: SubAgentActivityKind = "kind" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub agent_path: String = "agentPath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub agent_thread_id: String = "agentThreadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub kind: SubAgentActivityKind = "kind" (required),
         /// Resolved model at sub-agent creation; absent from older records and other activities.
-        pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
         /// Resolved reasoning effort at sub-agent creation, when known.
-        pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(agent_path: String, agent_thread_id: String, id: String, kind: SubAgentActivityKind);
 }
@@ -8438,7 +8809,7 @@ wire_external! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct SubagentMigration {
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub name: String = "name" (required),
     }
 }
 wire_struct! {
@@ -8532,11 +8903,11 @@ wire_struct! {
         /// Parent that owns this persisted attached thread, independent of fork or spawn lineage.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
         /// Whether the app server accepts direct turn input for this loaded thread. `None` means the capability is unavailable, such as for an unloaded stored thread.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub can_accept_direct_input: Option<bool> = "canAcceptDirectInput" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] #[cfg(feature = "experimental")] pub can_accept_direct_input: Option<bool> = "canAcceptDirectInput" (optional),
         /// Version of the CLI that created the thread.
         pub cli_version: String = "cliVersion" (required),
         /// Unix timestamp (in seconds) when the thread was created.
@@ -8546,17 +8917,17 @@ wire_struct! {
         /// Saved Daybreak choice, independent of turn execution. Null if unset.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         /// Current environments for a loaded thread, in priority order, primary first. `null` means the thread is not loaded or the server does not expose its selection. An empty list means no environments are selected. This does not report connection status.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
         /// Whether the thread is ephemeral and should not be materialized on disk.
         pub ephemeral: bool = "ephemeral" (required),
         /// Optional implementation-specific thread data.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub extra: Option<ThreadExtra> = "extra" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] #[cfg(feature = "experimental")] pub extra: Option<ThreadExtra> = "extra" (optional),
         /// Source thread id when this thread was created by forking another thread.
         pub forked_from_id: Option<String> = "forkedFromId" (optional),
         /// Optional Git metadata captured when the thread was created.
@@ -8564,47 +8935,51 @@ wire_struct! {
         /// Persisted thread history contract selected when this thread was created.
         ///
         /// Default: `"legacy"`.
-        pub history_mode: Option<ThreadHistoryMode> = "historyMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub history_mode: Option<ThreadHistoryMode> = "historyMode" (optional),
         /// Identifier for this thread. Codex-generated thread IDs are UUIDv7.
         pub id: String = "id" (required),
+        /// Whether the thread has been pinned by the user.
+        ///
+        /// Default: `false`.
+        #[doc = ""] #[doc = " *In codex 0.146.0 to 0.146.1 (not in later releases).*"] pub is_pinned: Option<bool> = "isPinned" (optional),
         /// Current configured model when loaded, otherwise the latest persisted model. Null when unavailable. This is not per-turn execution telemetry.
-        pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
         /// Model provider used for this thread (for example, 'openai').
         pub model_provider: String = "modelProvider" (required),
         /// Optional user-facing thread title.
         pub name: Option<String> = "name" (optional),
         /// Originator recorded when the thread was created, independent of its current client or executor. Null when the recorded originator is unavailable.
-        pub originator: Option<String> = "originator" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub originator: Option<String> = "originator" (optional),
         /// The ID of the parent thread. This will only be set if this thread is a subagent.
-        pub parent_thread_id: Option<String> = "parentThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub parent_thread_id: Option<String> = "parentThreadId" (optional),
         /// \[UNSTABLE\] Path to the thread on disk.
         pub path: Option<String> = "path" (optional),
         /// Usually the first user message in the thread, if available.
         pub preview: String = "preview" (required),
         /// Canonical project assignment owned by app-server, if any.
-        pub project_id: Option<String> = "projectId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0; always sent since codex 0.171.0; an older codex may leave it out.*"] pub project_id: Option<String> = "projectId" (optional),
         /// Current configured reasoning effort when loaded, otherwise the latest persisted effort. Null when unset or unavailable. This is not per-turn execution telemetry.
-        pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Unix timestamp (in seconds) used for thread recency ordering.
-        pub recency_at: Option<i64> = "recencyAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub recency_at: Option<i64> = "recencyAt" (optional),
         /// The independently persisted section selected for this thread, if any.
-        pub section: Option<ThreadSection> = "section" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section: Option<ThreadSection> = "section" (optional),
         /// Unix timestamp in seconds when the thread entered its current section.
-        pub section_entered_at: Option<i64> = "sectionEnteredAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section_entered_at: Option<i64> = "sectionEnteredAt" (optional),
         /// Session id shared by threads that belong to the same session tree.
-        pub session_id: String = "sessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub session_id: Option<String> = "sessionId" (optional),
         /// Origin of the thread (CLI, VSCode, codex exec, codex app-server, etc.).
         pub source: SessionSource = "source" (required),
         /// Current runtime status for the thread.
         pub status: ThreadStatus = "status" (required),
         /// Optional analytics source classification for this thread.
-        pub thread_source: Option<ThreadSource> = "threadSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
         /// Only populated on `thread/resume`, `thread/fork`, and `thread/read` (when `includeTurns` is true) responses. For all other responses and notifications returning a Thread, the turns field will be an empty list.
         pub turns: Vec<Turn> = "turns" (required),
         /// Unix timestamp (in seconds) when the thread was last updated.
         pub updated_at: i64 = "updatedAt" (required),
     }
-    fn new(cli_version: String, created_at: i64, cwd: AbsolutePathBuf, ephemeral: bool, id: String, model_provider: String, preview: String, session_id: String, source: SessionSource, status: ThreadStatus, turns: Vec<Turn>, updated_at: i64);
+    fn new(cli_version: String, created_at: i64, cwd: AbsolutePathBuf, ephemeral: bool, id: String, model_provider: String, preview: String, source: SessionSource, status: ThreadStatus, turns: Vec<Turn>, updated_at: i64);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -8617,8 +8992,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadApproveGuardianDeniedActionParams {
         /// Serialized `codex_protocol::protocol::GuardianAssessmentEvent`.
-        pub event: Value = "event" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub event: Value = "event" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -8645,46 +9020,46 @@ wire_struct! {
     /// An independently persisted attachment associated with a thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachment {
-        pub attachment_type: String = "attachmentType" (required),
-        pub created_at: i64 = "createdAt" (required),
-        pub id: String = "id" (required),
-        pub identity_key: String = "identityKey" (required),
-        pub payload: Value = "payload" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub created_at: i64 = "createdAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub payload: Value = "payload" (required),
     }
 }
 wire_enum! {
     /// Result of attempting to associate an attachment with a thread.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadAttachmentAddOutcome {
-        Created = "created",
-        Existing = "existing",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Created = "created",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Existing = "existing",
     }
 }
 wire_struct! {
     /// Parameters for creating or locating an attachment on its owning thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentAddParams {
-        pub attachment_type: String = "attachmentType" (required),
-        pub identity_key: String = "identityKey" (required),
-        pub payload: Value = "payload" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub payload: Value = "payload" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// The created or existing attachment.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentAddResponse {
-        pub attachment: ThreadAttachment = "attachment" (required),
-        pub outcome: ThreadAttachmentAddOutcome = "outcome" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment: ThreadAttachment = "attachment" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub outcome: ThreadAttachmentAddOutcome = "outcome" (required),
     }
 }
 wire_struct! {
     /// Parameters for listing attachments from one thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentListParams {
-        pub cursor: Option<String> = "cursor" (optional),
-        pub limit: Option<u32> = "limit" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -8692,8 +9067,8 @@ wire_struct! {
     /// One page of attachments associated with the requested thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentListResponse {
-        pub data: Vec<ThreadAttachment> = "data" (required),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadAttachment> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadAttachment>);
 }
@@ -8701,8 +9076,8 @@ wire_enum! {
     /// The persisted attachment change represented by a notification.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadAttachmentOperation {
-        Created = "created",
-        Deleted = "deleted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Created = "created",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deleted = "deleted",
     }
 }
 wire_struct! {
@@ -8710,8 +9085,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentOwner {
         /// Whether the owning thread is archived, not whether it is currently executing a turn.
-        pub archived: bool = "archived" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub archived: bool = "archived" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -8719,11 +9094,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentOwnerListParams {
         /// Omitted or null returns all matches; false returns non-archived threads only.
-        pub archived: Option<bool> = "archived" (optional),
-        pub attachment_type: String = "attachmentType" (required),
-        pub cursor: Option<String> = "cursor" (optional),
-        pub identity_key: String = "identityKey" (required),
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub archived: Option<bool> = "archived" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
     }
     fn new(attachment_type: String, identity_key: String);
 }
@@ -8731,8 +9106,8 @@ wire_struct! {
     /// One page of matching owners, including threads without their own user messages.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentOwnerListResponse {
-        pub data: Vec<ThreadAttachmentOwner> = "data" (required),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadAttachmentOwner> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadAttachmentOwner>);
 }
@@ -8740,9 +9115,9 @@ wire_struct! {
     /// Parameters for deleting an attachment by its stable thread-local identity.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentRemoveParams {
-        pub attachment_type: String = "attachmentType" (required),
-        pub identity_key: String = "identityKey" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -8754,11 +9129,11 @@ wire_struct! {
     /// Notification published after a thread attachment is created or deleted.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentUpdatedNotification {
-        pub attachment_id: String = "attachmentId" (required),
-        pub attachment_type: String = "attachmentType" (required),
-        pub identity_key: String = "identityKey" (required),
-        pub operation: ThreadAttachmentOperation = "operation" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_id: String = "attachmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub operation: ThreadAttachmentOperation = "operation" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -8766,13 +9141,13 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadBackgroundTerminal {
-        pub command: String = "command" (required),
-        pub cpu_percent: Option<f64> = "cpuPercent" (optional),
-        pub cwd: LegacyAppPathString = "cwd" (required),
-        pub item_id: String = "itemId" (required),
-        pub os_pid: Option<u32> = "osPid" (optional),
-        pub process_id: String = "processId" (required),
-        pub rss_kb: Option<u64> = "rssKb" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub command: String = "command" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub cpu_percent: Option<f64> = "cpuPercent" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub item_id: String = "itemId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub os_pid: Option<u32> = "osPid" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub process_id: String = "processId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub rss_kb: Option<u64> = "rssKb" (optional),
     }
     fn new(command: String, cwd: LegacyAppPathString, item_id: String, process_id: String);
 }
@@ -8796,10 +9171,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadBackgroundTerminalsListParams {
         /// Opaque pagination cursor returned by a previous call.
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Optional page size.
-        pub limit: Option<u32> = "limit" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -8808,9 +9183,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadBackgroundTerminalsListResponse {
-        pub data: Vec<ThreadBackgroundTerminal> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub data: Vec<ThreadBackgroundTerminal> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadBackgroundTerminal>);
 }
@@ -8819,8 +9194,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadBackgroundTerminalsTerminateParams {
-        pub process_id: String = "processId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub process_id: String = "processId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -8828,7 +9203,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadBackgroundTerminalsTerminateResponse {
-        pub terminated: bool = "terminated" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub terminated: bool = "terminated" (required),
     }
 }
 wire_struct! {
@@ -8874,7 +9249,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadDeleteParams {
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -8884,16 +9259,16 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadDeletedNotification {
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// An environment selected by a loaded thread, independent of connection status.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadEnvironment {
-        pub cwd: LegacyAppPathString = "cwd" (required),
-        pub environment_id: String = "environmentId" (required),
-        pub runtime_workspace_roots: Vec<LegacyAppPathString> = "runtimeWorkspaceRoots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub runtime_workspace_roots: Vec<LegacyAppPathString> = "runtimeWorkspaceRoots" (required),
     }
 }
 wire_struct! {
@@ -8915,34 +9290,34 @@ wire_struct! {
         /// Persist the fork as an attached thread of its resolved source, hidden from ordinary lists. The source cannot be deleted while attached threads exist. Requires a paginated source and local storage; incompatible with ephemeral and deferGoalContinuation. Omitted or false creates an ordinary fork.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub attach_to_source: Option<bool> = "attachToSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub attach_to_source: Option<bool> = "attachToSource" (optional),
         pub base_instructions: Option<String> = "baseInstructions" (optional),
         /// Optional turn id to fork before, excluding that turn and all later turns. Cannot be combined with `last_turn_id`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub before_turn_id: Option<String> = "beforeTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] #[cfg(feature = "experimental")] pub before_turn_id: Option<String> = "beforeTurnId" (optional),
         pub config: Option<BTreeMap<String, Value>> = "config" (optional),
         pub cwd: Option<String> = "cwd" (optional),
         /// When true, carry the source thread's current goal into the fork without starting its initial automatic continuation. The next explicit turn owns the goal lifecycle, and normal automatic continuation resumes after it.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub defer_goal_continuation: Option<bool> = "deferGoalContinuation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] #[cfg(feature = "experimental")] pub defer_goal_continuation: Option<bool> = "deferGoalContinuation" (optional),
         pub developer_instructions: Option<String> = "developerInstructions" (optional),
         pub ephemeral: Option<bool> = "ephemeral" (optional),
         /// When true, return only thread metadata and live fork state without populating `thread.turns`. This is useful when the client plans to call `thread/turns/list` immediately after forking. Full-history hydration is deprecated for paginated threads; use this with `thread/turns/list` and `thread/items/list` instead.
-        pub exclude_turns: Option<bool> = "excludeTurns" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub exclude_turns: Option<bool> = "excludeTurns" (optional),
         /// Disable MCP servers in prediction mode when the inherited window uses incremental tools on Responses Lite. Requires `experimentalPredictionMode: true`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub experimental_disable_prediction_mcp: Option<bool> = "experimentalDisablePredictionMcp" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub experimental_disable_prediction_mcp: Option<bool> = "experimentalDisablePredictionMcp" (optional),
         /// Start from the loaded parent's effective config, tools, environments, and persisted history to maximize prompt-cache reuse. Requires a loaded, persisted parent and `ephemeral: true`. Enables `features.reasoning_effort_override` on the fork. Only `config.thread_unload_delay_secs` may override the inherited config. Cannot be combined with `path`, `lastTurnId`, or `beforeTurnId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub experimental_prediction_mode: Option<bool> = "experimentalPredictionMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub experimental_prediction_mode: Option<bool> = "experimentalPredictionMode" (optional),
         /// Optional last turn id to fork through, inclusive.
         ///
         /// When specified, turns after `last_turn_id` are omitted from the fork. The referenced turn cannot be in progress.
-        pub last_turn_id: Option<String> = "lastTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub last_turn_id: Option<String> = "lastTurnId" (optional),
         /// Configuration overrides for the forked thread, if any.
         pub model: Option<String> = "model" (optional),
         pub model_provider: Option<String> = "modelProvider" (optional),
@@ -8950,19 +9325,25 @@ wire_struct! {
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub path: Option<String> = "path" (optional),
+        /// Full permissions override for the forked thread. Cannot be combined with `sandbox`.
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.125.0 (not in later releases).*"] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         /// Named profile id for the forked thread. Cannot be combined with `sandbox`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
+        /// Deprecated and ignored by app-server. Kept only so older clients can continue sending the field while rollout persistence always uses the limited history policy.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex releases up to 0.136.0 (not in later ones).*"] #[cfg(feature = "experimental")] pub persist_extended_history: Option<bool> = "persistExtendedHistory" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
         pub service_tier: Option<String> = "serviceTier" (optional),
         pub thread_id: String = "threadId" (required),
         /// Optional client-supplied analytics source classification for this forked thread.
-        pub thread_source: Option<ThreadSource> = "threadSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
     }
     fn new(thread_id: String);
 }
@@ -8972,7 +9353,7 @@ wire_struct! {
         /// Named or implicit built-in profile that produced the active permissions, when known.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
         pub approval_policy: AskForApproval = "approvalPolicy" (required),
         /// Reviewer currently used for approval requests on this thread.
         pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
@@ -8980,11 +9361,11 @@ wire_struct! {
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Environment-native paths to instruction source files currently loaded for this thread.
         ///
         /// Default: `[]`.
-        pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
         /// @deprecated Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.
@@ -8992,15 +9373,19 @@ wire_struct! {
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
         #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        /// Full active permissions for this thread. `activePermissionProfile` carries display/provenance metadata for this runtime profile.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.130.0 (not in later releases).*"] #[cfg(feature = "experimental")] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Thread-scoped runtime workspace roots used to materialize `:workspace_roots`.
         ///
         /// Default: `[]`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Legacy sandbox policy retained for compatibility. Experimental clients should prefer `activePermissionProfile` for profile provenance.
         pub sandbox: SandboxPolicy = "sandbox" (required),
         pub service_tier: Option<String> = "serviceTier" (optional),
@@ -9011,14 +9396,14 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoal {
-        pub created_at: i64 = "createdAt" (required),
-        pub objective: String = "objective" (required),
-        pub status: ThreadGoalStatus = "status" (required),
-        pub thread_id: String = "threadId" (required),
-        pub time_used_seconds: i64 = "timeUsedSeconds" (required),
-        pub token_budget: Option<i64> = "tokenBudget" (optional),
-        pub tokens_used: i64 = "tokensUsed" (required),
-        pub updated_at: i64 = "updatedAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub created_at: i64 = "createdAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub objective: String = "objective" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub status: ThreadGoalStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub time_used_seconds: i64 = "timeUsedSeconds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub token_budget: Option<i64> = "tokenBudget" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub tokens_used: i64 = "tokensUsed" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub updated_at: i64 = "updatedAt" (required),
     }
     fn new(created_at: i64, objective: String, status: ThreadGoalStatus, thread_id: String, time_used_seconds: i64, tokens_used: i64, updated_at: i64);
 }
@@ -9026,78 +9411,78 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalClearParams {
         /// Missing provenance does not supply user authorization.
-        pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalClearResponse {
-        pub cleared: bool = "cleared" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub cleared: bool = "cleared" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalClearedNotification {
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalGetParams {
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadGoalGetResponse {
-        pub goal: Option<ThreadGoal> = "goal" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub goal: Option<ThreadGoal> = "goal" (optional),
     }
 }
 wire_enum! {
     /// Distinguishes explicit user actions from automatic goal lifecycle mutations.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadGoalMutationOrigin {
-        User = "user",
-        Automatic = "automatic",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] User = "user",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Automatic = "automatic",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalSetParams {
-        pub objective: Option<String> = "objective" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub objective: Option<String> = "objective" (optional),
         /// Missing provenance does not supply user authorization.
-        pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
-        pub status: Option<ThreadGoalStatus> = "status" (optional),
-        pub thread_id: String = "threadId" (required),
-        pub token_budget: Option<i64> = "tokenBudget" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub status: Option<ThreadGoalStatus> = "status" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub token_budget: Option<i64> = "tokenBudget" (optional),
     }
     fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalSetResponse {
-        pub goal: ThreadGoal = "goal" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub goal: ThreadGoal = "goal" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadGoalStatus {
-        Active = "active",
-        Paused = "paused",
-        Blocked = "blocked",
-        UsageLimited = "usageLimited",
-        BudgetLimited = "budgetLimited",
-        Complete = "complete",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Active = "active",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Paused = "paused",
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] Blocked = "blocked",
+        #[doc = ""] #[doc = " *Since codex 0.132.0.*"] UsageLimited = "usageLimited",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] BudgetLimited = "budgetLimited",
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] Complete = "complete",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalUpdatedNotification {
-        pub goal: ThreadGoal = "goal" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: Option<String> = "turnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub goal: ThreadGoal = "goal" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(goal: ThreadGoal, thread_id: String);
 }
@@ -9106,10 +9491,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianAssessment {
-        pub outcome: GuardianAssessmentOutcome = "outcome" (required, experimental inside),
-        pub rationale: String = "rationale" (required),
-        pub risk_level: GuardianRiskLevel = "riskLevel" (required),
-        pub user_authorization: GuardianUserAuthorization = "userAuthorization" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub outcome: GuardianAssessmentOutcome = "outcome" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub rationale: String = "rationale" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub risk_level: GuardianRiskLevel = "riskLevel" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_authorization: GuardianUserAuthorization = "userAuthorization" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9119,7 +9504,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianReviewParams {
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9128,16 +9513,16 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianReviewResponse {
         /// Null when current policy or a remembered approval skips review.
-        pub assessment: Option<ThreadGuardianAssessment> = "assessment" (optional, experimental inside),
-        pub call_id: String = "callId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub assessment: Option<ThreadGuardianAssessment> = "assessment" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub call_id: String = "callId" (required),
     }
     fn new(call_id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadHistoryMode {
-        Legacy = "legacy",
-        Paginated = "paginated",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Legacy = "legacy",
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] Paginated = "paginated",
     }
 }
 pub type ThreadId = String;
@@ -9169,8 +9554,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadInjectItemsParams {
         /// Raw Responses API items to append to the thread's model-visible history.
-        pub items: Vec<Value> = "items" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub items: Vec<Value> = "items" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -9184,7 +9569,7 @@ wire_tagged! {
         UserMessage(UserMessageThreadItem) = "userMessage",
         HookPrompt(HookPromptThreadItem) = "hookPrompt",
         AgentMessage(AgentMessageThreadItem) = "agentMessage",
-        FunctionCallOutput(FunctionCallOutputThreadItem) = "functionCallOutput",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FunctionCallOutput(FunctionCallOutputThreadItem) = "functionCallOutput",
         /// EXPERIMENTAL - proposed plan item content. The completed plan item is authoritative and may not match the concatenation of `PlanDelta` text.
         Plan(PlanThreadItem) = "plan",
         Reasoning(ReasoningThreadItem) = "reasoning",
@@ -9193,11 +9578,11 @@ wire_tagged! {
         McpToolCall(McpToolCallThreadItem) = "mcpToolCall",
         DynamicToolCall(DynamicToolCallThreadItem) = "dynamicToolCall",
         CollabAgentToolCall(CollabAgentToolCallThreadItem) = "collabAgentToolCall",
-        SubAgentActivity(SubAgentActivityThreadItem) = "subAgentActivity",
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] SubAgentActivity(SubAgentActivityThreadItem) = "subAgentActivity",
         WebSearch(WebSearchThreadItem) = "webSearch",
         ImageView(ImageViewThreadItem) = "imageView",
         /// Display item emitted by the interruptible `clock.sleep` tool.
-        Sleep(SleepThreadItem) = "sleep",
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] Sleep(SleepThreadItem) = "sleep",
         /// Either inline generated-image data or its durable attachment-store identity.
         ///
         /// `File` must remain first so rollouts written during the migration, which contain both an empty `result` and a `fileId`, retain the file reference when deserialized.
@@ -9211,16 +9596,16 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemEntry {
         /// Unix timestamp (milliseconds) when the item completed, if recorded by the producer.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
-        pub item: ThreadItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub item: ThreadItem = "item" (required),
         /// The saved output was omitted. Fetch the complete item with `thread/items/read`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub output_deferred: Option<bool> = "outputDeferred" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub output_deferred: Option<bool> = "outputDeferred" (optional),
         /// Unix timestamp (milliseconds) when the item started, if recorded by the producer.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         /// Turn containing this item.
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub turn_id: String = "turnId" (required),
     }
     fn new(item: ThreadItem, turn_id: String);
 }
@@ -9230,26 +9615,26 @@ wire_struct! {
         /// Defer nonempty output from successful commands.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub command_execution: Option<bool> = "commandExecution" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub command_execution: Option<bool> = "commandExecution" (optional),
         /// Defer nonempty plain-text results from successful MCP tool calls.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub mcp_tool_call: Option<bool> = "mcpToolCall" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub mcp_tool_call: Option<bool> = "mcpToolCall" (optional),
     }
 }
 wire_tagged! {
     /// An exclusive item position within the requested visible turn.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadItemsListAnchor (tag = "type") {
-        Item(ItemThreadItemsListAnchor) = "item",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Item(ItemThreadItemsListAnchor) = "item",
     }
 }
 wire_untagged! {
     /// Starting position for an item-history page.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadItemsListCursor {
-        String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
-        ThreadItemsListAnchor(ThreadItemsListAnchor) = 1 if codec::Match::AnyOf(&[codec::Match::Object {
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadItemsListAnchor(ThreadItemsListAnchor) = 1 if codec::Match::AnyOf(&[codec::Match::Object {
             required: &["itemId", "type"],
             members: &[
                 ("itemId", codec::Match::Types(&[codec::JsonType::String])),
@@ -9263,16 +9648,16 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemsListParams {
         /// Opaque continuation cursor or an exclusive item anchor in the requested visible turn. An item anchor requires a non-empty `turnId`; ascending (the default) returns items after it, and descending returns items before it. Continue with the returned string cursor.
-        pub cursor: Option<ThreadItemsListCursor> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub cursor: Option<ThreadItemsListCursor> = "cursor" (optional),
         /// For a single turn, choose which saved outputs to fetch separately by item ID.
-        pub defer_output: Option<ThreadItemOutputDeferral> = "deferOutput" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub defer_output: Option<ThreadItemOutputDeferral> = "deferOutput" (optional, experimental inside),
         /// Optional item page size.
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Optional item pagination direction; defaults to ascending.
-        pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub thread_id: String = "threadId" (required),
         /// Optional turn id to filter by. When omitted, returns items across the thread.
-        pub turn_id: Option<String> = "turnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(thread_id: String);
 }
@@ -9280,10 +9665,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemsListResponse {
         /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one item.
-        pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
-        pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadItemEntry>);
 }
@@ -9295,9 +9680,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemsReadParams {
         /// Item IDs to retrieve. Supply 1 to 100 IDs.
-        pub item_ids: Vec<String> = "itemIds" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_ids: Vec<String> = "itemIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9307,14 +9692,14 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemsReadResponse {
-        pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
     }
 }
 wire_untagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadListCwdFilter {
-        String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
-        Array(Vec<String>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] Array(Vec<String>) = 1 if codec::Match::Types(&[codec::JsonType::Array]),
     }
 }
 wire_struct! {
@@ -9323,67 +9708,69 @@ wire_struct! {
         /// Optional ancestor thread filter. Returns spawned descendants at any depth, excluding the ancestor itself. Mutually exclusive with `parentThreadId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub ancestor_thread_id: Option<String> = "ancestorThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] #[cfg(feature = "experimental")] pub ancestor_thread_id: Option<String> = "ancestorThreadId" (optional),
         /// Optional archived filter; when set to true, only archived threads are returned. If false or null, only non-archived threads are returned.
         pub archived: Option<bool> = "archived" (optional),
         /// Return only persistent threads attached to this thread, including empty threads. Mutually exclusive with parentThreadId and ancestorThreadId. Omitting this filter keeps attached threads hidden from ordinary listings.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
         /// Show local history visible to the current ChatGPT account. Defaults to false.
-        pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
         /// Opaque pagination cursor returned by a previous call.
         pub cursor: Option<String> = "cursor" (optional),
         /// Optional cwd filter or filters; when set, only threads whose session cwd exactly matches one of these paths are returned.
         pub cwd: Option<ThreadListCwdFilter> = "cwd" (optional),
         /// Thread IDs to exclude before applying the result limit. Up to 100 entries; invalid IDs or a larger list are rejected, never truncated. Send the same exclusions on each page. Omitted, null, or empty means no exclusions.
-        pub excluded_thread_ids: Option<Vec<String>> = "excludedThreadIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub excluded_thread_ids: Option<Vec<String>> = "excludedThreadIds" (optional),
         /// Include persistent threads attached to a parent when searching by title.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
         /// Restrict results to up to 100 thread IDs before pagination. Omit or send null for unrestricted results. An empty list matches nothing. Exclusions still apply. Repeat the same IDs on each page. The local store uses indexed metadata for this filter.
-        pub included_thread_ids: Option<Vec<String>> = "includedThreadIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub included_thread_ids: Option<Vec<String>> = "includedThreadIds" (optional),
+        /// Optional pinned filter; when set, only threads matching this value are returned.
+        #[doc = ""] #[doc = " *In codex 0.146.0 to 0.146.1 (not in later releases).*"] pub is_pinned: Option<bool> = "isPinned" (optional),
         /// Optional page size; defaults to a reasonable server-side value.
         pub limit: Option<u32> = "limit" (optional),
         /// Optional provider filter; when set, only sessions recorded under these providers are returned. When present but empty, includes all providers.
         pub model_providers: Option<Vec<String>> = "modelProviders" (optional),
         /// Optional originator allowlist, matching any supplied value exactly. Supported by hosted backends only; the local app-server rejects a nonempty list. Omitted or empty lists leave originators unrestricted.
-        pub originators: Option<Vec<String>> = "originators" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub originators: Option<Vec<String>> = "originators" (optional),
         /// Optional direct parent thread filter. Mutually exclusive with `ancestorThreadId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub parent_thread_id: Option<String> = "parentThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] #[cfg(feature = "experimental")] pub parent_thread_id: Option<String> = "parentThreadId" (optional),
         /// Omit to include every project, set to null for unassigned threads, or provide a project ID to return only threads in that project.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub project_id: Option<Option<String>> = "projectId" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<Option<String>> = "projectId" (optional_nullable),
         /// Optional substring filter for the extracted thread title.
         pub search_term: Option<String> = "searchTerm" (optional),
         /// Omit to include every section, set to `null` for unsectioned threads, or provide a section ID to return only threads in that section.
-        pub section_id: Option<Option<String>> = "sectionId" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section_id: Option<Option<String>> = "sectionId" (optional_nullable),
         /// Optional sort direction; defaults to descending (newest first).
-        pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
         /// Optional sort key; defaults to created_at.
         pub sort_key: Option<ThreadSortKey> = "sortKey" (optional),
         /// Optional source filter; when set, only sessions from these source kinds are returned. When omitted or empty, defaults to interactive sources.
         pub source_kinds: Option<Vec<ThreadSourceKind>> = "sourceKinds" (optional),
         /// If true, the local store returns indexed metadata without scanning JSONL rollouts for repairs. Requests with `includedThreadIds` always use indexed metadata.
-        pub use_state_db_only: Option<bool> = "useStateDbOnly" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub use_state_db_only: Option<bool> = "useStateDbOnly" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadListResponse {
         /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one thread. Use it with the opposite `sortDirection`; for timestamp sorts it anchors at the start of the page timestamp so same-second updates are not skipped.
-        pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
         pub data: Vec<Thread> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
         pub next_cursor: Option<String> = "nextCursor" (optional),
         /// Local receipts for eligible threads on this page, keyed by thread ID. Null means durable read state is unavailable; an absent key means that row is ineligible.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub read_states: Option<BTreeMap<String, ThreadReadState>> = "readStates" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub read_states: Option<BTreeMap<String, ThreadReadState>> = "readStates" (optional),
     }
     fn new(data: Vec<Thread>);
 }
@@ -9409,8 +9796,8 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadMemoryMode {
-        Enabled = "enabled",
-        Disabled = "disabled",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] Enabled = "enabled",
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] Disabled = "disabled",
     }
 }
 #[cfg(feature = "experimental")]
@@ -9418,8 +9805,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadMemoryModeSetParams {
-        pub mode: ThreadMemoryMode = "mode" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub mode: ThreadMemoryMode = "mode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9434,7 +9821,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadMemoryReadParams {
         /// The thread must already be started or resumed.
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9443,7 +9830,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadMemoryReadResponse {
         /// Summary from the thread's selected memory version. Null when memory use is disabled or the selected summary is missing, unreadable, or blank.
-        pub summary: Option<String> = "summary" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub summary: Option<String> = "summary" (optional),
     }
 }
 wire_struct! {
@@ -9463,13 +9850,15 @@ wire_struct! {
         /// Save the client's Daybreak choice for this persistent thread. Omitted or null leaves it unchanged. This does not select a turn's `cyberAccessProgram` or grant access.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         /// Patch the stored Git metadata for this thread. Omit a field to leave it unchanged, set it to `null` to clear it, or provide a string to replace the stored value.
         pub git_info: Option<Option<ThreadMetadataGitInfoUpdateParams>> = "gitInfo" (optional_nullable),
+        /// Patch whether this thread is pinned. Omit to leave the stored value unchanged.
+        #[doc = ""] #[doc = " *In codex 0.146.0 to 0.146.1 (not in later releases).*"] pub is_pinned: Option<bool> = "isPinned" (optional),
         /// Omit to leave the project unchanged, use an empty string to clear it, or provide an existing project ID to assign it.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
@@ -9493,8 +9882,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPredictionRequestParams {
-        pub source_turn_id: String = "sourceTurnId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9506,16 +9895,16 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadPredictionResult (tag = "type") {
-        Completed(CompletedThreadPredictionResult) = "completed",
-        Failed(FailedThreadPredictionResult) = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Completed(CompletedThreadPredictionResult) = "completed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed(FailedThreadPredictionResult) = "failed",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPredictionUpdatedNotification {
-        pub result: ThreadPredictionResult = "result" (required),
-        pub source_turn_id: String = "sourceTurnId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub result: ThreadPredictionResult = "result" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9526,9 +9915,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPrepareApprovedPlanParams {
         /// Absolute path to the optional app-server copy of the plan.
-        pub attachment_path: Option<String> = "attachmentPath" (optional),
-        pub markdown: String = "markdown" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_path: Option<String> = "attachmentPath" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub markdown: String = "markdown" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(markdown: String, thread_id: String);
 }
@@ -9538,14 +9927,14 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPrepareApprovedPlanResponse {
         /// Initial user prompt. If no attachment is readable, the plan is already in the thread's context.
-        pub prompt: String = "prompt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt: String = "prompt" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadProjectUpdatedNotification {
-        pub project_id: Option<String> = "projectId" (required_nullable),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: Option<String> = "projectId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -9554,11 +9943,11 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueAddParams {
-        pub client_user_message_id: String = "clientUserMessageId" (required),
-        pub input: Vec<UserInput> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_user_message_id: String = "clientUserMessageId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: Vec<UserInput> = "input" (required),
         /// ResponsesAPI metadata captured from the client submitting this input.
-        pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(client_user_message_id: String, input: Vec<UserInput>, thread_id: String);
 }
@@ -9567,13 +9956,13 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueAddResponse {
-        pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueChangedNotification {
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9581,8 +9970,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueDeleteParams {
-        pub queued_submission_id: String = "queuedSubmissionId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_id: String = "queuedSubmissionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9590,7 +9979,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueDeleteResponse {
-        pub deleted: bool = "deleted" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub deleted: bool = "deleted" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9599,10 +9988,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueListParams {
         /// Opaque pagination cursor returned by a previous call.
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Optional page size; defaults to the standard thread-list page size.
-        pub limit: Option<u32> = "limit" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -9611,9 +10000,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueListResponse {
-        pub data: Vec<QueuedSubmission> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<QueuedSubmission> = "data" (required),
         /// Opaque cursor for the next page, or `null` when no submissions remain.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<QueuedSubmission>);
 }
@@ -9622,8 +10011,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueReorderParams {
-        pub queued_submission_ids: Vec<String> = "queuedSubmissionIds" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_ids: Vec<String> = "queuedSubmissionIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9637,8 +10026,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueStartParams {
-        pub queued_submission_id: Option<String> = "queuedSubmissionId" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_id: Option<String> = "queuedSubmissionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -9647,7 +10036,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueStartResponse {
-        pub turn: Turn = "turn" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn: Turn = "turn" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9655,11 +10044,11 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueUpdateParams {
-        pub input: Vec<UserInput> = "input" (required),
-        pub queued_submission_id: String = "queuedSubmissionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: Vec<UserInput> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_id: String = "queuedSubmissionId" (required),
         /// Non-empty metadata replaces the input's metadata; omission or an empty map preserves it.
-        pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(input: Vec<UserInput>, queued_submission_id: String, thread_id: String);
 }
@@ -9668,7 +10057,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueUpdateResponse {
-        pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
     }
 }
 wire_struct! {
@@ -9686,7 +10075,7 @@ wire_struct! {
         /// Local receipt. Null means this thread's durable read state is unavailable.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub read_state: Option<ThreadReadState> = "readState" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub read_state: Option<ThreadReadState> = "readState" (optional),
         pub thread: Thread = "thread" (required, experimental inside),
     }
     fn new(thread: Thread);
@@ -9695,23 +10084,23 @@ wire_struct! {
     /// The first unread position in a durable local thread. A null position means read. The opaque revision guards edits against activity or marks the caller has not seen.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadState {
-        pub first_unread: Option<ThreadUnreadPosition> = "firstUnread" (optional),
-        pub revision: String = "revision" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub first_unread: Option<ThreadUnreadPosition> = "firstUnread" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub revision: String = "revision" (required),
     }
     fn new(revision: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadStateChangedNotification {
-        pub read_state: ThreadReadState = "readState" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub read_state: ThreadReadState = "readState" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadReadStateOperation (tag = "type") {
-        Read(ReadThreadReadStateOperation) = "read",
-        Unread(UnreadThreadReadStateOperation) = "unread",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Read(ReadThreadReadStateOperation) = "read",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unread(UnreadThreadReadStateOperation) = "unread",
     }
 }
 #[cfg(feature = "experimental")]
@@ -9720,9 +10109,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadStateUpdateParams {
         /// Revision of the row or transcript actually seen. Conflicts require a fresh user action.
-        pub expected_revision: String = "expectedRevision" (required),
-        pub operation: ThreadReadStateOperation = "operation" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub expected_revision: String = "expectedRevision" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub operation: ThreadReadStateOperation = "operation" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9730,7 +10119,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadStateUpdateResponse {
-        pub read_state: ThreadReadState = "readState" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub read_state: ThreadReadState = "readState" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9759,8 +10148,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeAppendSpeechParams {
-        pub text: String = "text" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9779,7 +10168,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeAppendTextParams {
         /// Default: `"user"`.
-        pub role: Option<ConversationTextRole> = "role" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub role: Option<ConversationTextRole> = "role" (optional),
         pub text: String = "text" (required),
         pub thread_id: String = "threadId" (required),
     }
@@ -9809,9 +10198,9 @@ wire_tagged! {
     /// EXPERIMENTAL - how an existing agent item appears in a realtime conversation.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadRealtimeBemItemPresentation (tag = "type") {
-        WholeItem(WholeItemThreadRealtimeBemItemPresentation) = "wholeItem",
-        InlineMarkdown(InlineMarkdownThreadRealtimeBemItemPresentation) = "inlineMarkdown",
-        InlineVisualization(InlineVisualizationThreadRealtimeBemItemPresentation) = "inlineVisualization",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WholeItem(WholeItemThreadRealtimeBemItemPresentation) = "wholeItem",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InlineMarkdown(InlineMarkdownThreadRealtimeBemItemPresentation) = "inlineMarkdown",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InlineVisualization(InlineVisualizationThreadRealtimeBemItemPresentation) = "inlineVisualization",
     }
 }
 wire_struct! {
@@ -9826,16 +10215,16 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadRealtimeCoverage {
-        Unsupported = "unsupported",
-        Pending = "pending",
-        Ready = "ready",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unsupported = "unsupported",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Pending = "pending",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Ready = "ready",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeEntry {
-        pub item: ThreadRealtimeItem = "item" (required),
-        pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadRealtimeItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
     }
 }
 wire_struct! {
@@ -9850,35 +10239,35 @@ wire_struct! {
     /// A frame holds one or more payloads, at most one per channel. They share one ID, observation time, and seal. V1 requires its only channel, `voice_transcript`.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeFrameChannels {
-        pub voice_transcript: ThreadRealtimeVoiceTranscript = "voice_transcript" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub voice_transcript: ThreadRealtimeVoiceTranscript = "voice_transcript" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadRealtimeHandoffMode {
-        Start = "start",
-        Steer = "steer",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Start = "start",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Steer = "steer",
     }
 }
 wire_struct! {
     /// EXPERIMENTAL - role-bearing text item included when a realtime V3 session starts.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeInitialItem {
-        pub role: ConversationTextRole = "role" (required),
-        pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub role: ConversationTextRole = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub text: String = "text" (required),
     }
 }
 wire_tagged! {
     /// EXPERIMENTAL - a thread-scoped realtime item in the canonical timeline.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadRealtimeItem (tag = "type") {
-        RealtimeSessionStarted(RealtimeSessionStartedThreadRealtimeItem) = "realtimeSessionStarted",
-        Frame(FrameThreadRealtimeItem) = "frame",
-        TranscriptSegment(TranscriptSegmentThreadRealtimeItem) = "transcriptSegment",
-        BemItemPromoted(BemItemPromotedThreadRealtimeItem) = "bemItemPromoted",
-        RealtimeSessionClosed(RealtimeSessionClosedThreadRealtimeItem) = "realtimeSessionClosed",
-        TurnInputAccepted(TurnInputAcceptedThreadRealtimeItem) = "turnInputAccepted",
-        SessionEndInputSaved(SessionEndInputSavedThreadRealtimeItem) = "sessionEndInputSaved",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RealtimeSessionStarted(RealtimeSessionStartedThreadRealtimeItem) = "realtimeSessionStarted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Frame(FrameThreadRealtimeItem) = "frame",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TranscriptSegment(TranscriptSegmentThreadRealtimeItem) = "transcriptSegment",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BemItemPromoted(BemItemPromotedThreadRealtimeItem) = "bemItemPromoted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RealtimeSessionClosed(RealtimeSessionClosedThreadRealtimeItem) = "realtimeSessionClosed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TurnInputAccepted(TurnInputAcceptedThreadRealtimeItem) = "turnInputAccepted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SessionEndInputSaved(SessionEndInputSavedThreadRealtimeItem) = "sessionEndInputSaved",
     }
 }
 wire_struct! {
@@ -9893,25 +10282,25 @@ wire_struct! {
     /// EXPERIMENTAL - a realtime timeline item published after canonical commit.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeItemCompletedNotification {
-        pub item: ThreadRealtimeItem = "item" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadRealtimeItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// EXPERIMENTAL - a realtime timeline item started before its content streams.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeItemStartedNotification {
-        pub item: ThreadRealtimeItem = "item" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadRealtimeItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// EXPERIMENTAL - text appended to an active realtime transcript item.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeItemTranscriptDeltaNotification {
-        pub delta: String = "delta" (required),
-        pub item_id: String = "itemId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub delta: String = "delta" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_id: String = "itemId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9919,23 +10308,23 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeListParams {
-        pub after_position: Option<u64> = "afterPosition" (optional),
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub after_position: Option<u64> = "afterPosition" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// A required exact event ID, such as a completed item's acknowledgement. Returns pending until projected. Explicit filters can exclude a known event.
-        pub event_id: Option<String> = "eventId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_id: Option<String> = "eventId" (optional),
         /// Inclusive canonical observation time lower bound.
-        pub from_observed_at_ms: Option<i64> = "fromObservedAtMs" (optional),
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub from_observed_at_ms: Option<i64> = "fromObservedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Defaults to canonical observation time.
-        pub order: Option<ThreadRealtimeOrder> = "order" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub order: Option<ThreadRealtimeOrder> = "order" (optional),
         /// Return pending until the projection includes this committed position.
-        pub required_through_position: Option<u64> = "requiredThroughPosition" (optional),
-        pub session_id: Option<String> = "sessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required_through_position: Option<u64> = "requiredThroughPosition" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub session_id: Option<String> = "sessionId" (optional),
         /// Exclusive committed position delimiting an immutable snapshot.
-        pub snapshot_end: Option<u64> = "snapshotEnd" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub snapshot_end: Option<u64> = "snapshotEnd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
         /// Exclusive canonical observation time upper bound.
-        pub to_observed_at_ms: Option<i64> = "toObservedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub to_observed_at_ms: Option<i64> = "toObservedAtMs" (optional),
     }
     fn new(thread_id: String);
 }
@@ -9944,12 +10333,12 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeListResponse {
-        pub coverage: ThreadRealtimeCoverage = "coverage" (required),
-        pub data: Vec<ThreadRealtimeEntry> = "data" (required),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub coverage: ThreadRealtimeCoverage = "coverage" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadRealtimeEntry> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
         /// Exclusive position through which the projection has processed canonical history.
-        pub projected_through_item_index: u64 = "projectedThroughItemIndex" (required),
-        pub snapshot_end: u64 = "snapshotEnd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub projected_through_item_index: u64 = "projectedThroughItemIndex" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub snapshot_end: u64 = "snapshotEnd" (required),
     }
     fn new(coverage: ThreadRealtimeCoverage, data: Vec<ThreadRealtimeEntry>, projected_through_item_index: u64, snapshot_end: u64);
 }
@@ -9975,9 +10364,9 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadRealtimeOrder {
         /// Sort by canonical observation time, then committed position.
-        ObservedAt = "observedAt",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ObservedAt = "observedAt",
         /// Sort by committed position, including events sealed after older snapshots.
-        Position = "position",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Position = "position",
     }
 }
 wire_struct! {
@@ -9999,8 +10388,8 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadRealtimeSessionOutcome {
-        Ended = "ended",
-        Failed = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Ended = "ended",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed = "failed",
     }
 }
 #[cfg(feature = "experimental")]
@@ -10010,45 +10399,50 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeStartParams {
+        /// Overrides the configured realtime architecture for this session only.
+        #[doc = ""] #[doc = " *In codex 0.140.0 to 0.141.0 (not in later releases).*"] pub architecture: Option<RealtimeConversationArchitecture> = "architecture" (optional),
         /// Relays public reasoning summaries as quiet context for realtime V3 delegations. Defaults to false.
-        pub backend_reasoning_status: Option<bool> = "backendReasoningStatus" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub backend_reasoning_status: Option<bool> = "backendReasoningStatus" (optional),
         /// Leaves Codex response handoffs to the client's explicit append calls instead of forwarding them automatically. Defaults to false.
-        pub client_managed_handoffs: Option<bool> = "clientManagedHandoffs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub client_managed_handoffs: Option<bool> = "clientManagedHandoffs" (optional),
         /// Overrides BEM channel prefixes by `analysis`, `commentary`, or `final`. Omitted channels retain their default uppercase bracketed prefixes.
-        pub codex_response_handoff_channel_prefixes: Option<BTreeMap<String, Vec<String>>> = "codexResponseHandoffChannelPrefixes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub codex_response_handoff_channel_prefixes: Option<BTreeMap<String, Vec<String>>> = "codexResponseHandoffChannelPrefixes" (optional),
         /// Selects how automatic Codex responses are routed in Frameless Bidi sessions. Omitted values default to `thinking`. Realtime V1 and V2 ignore this setting.
-        pub codex_response_handoff_mode: Option<CodexResponseHandoffMode> = "codexResponseHandoffMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub codex_response_handoff_mode: Option<CodexResponseHandoffMode> = "codexResponseHandoffMode" (optional),
+        /// Optional prefix added to automatic V1 Codex commentary sent with `conversation.handoff.append` when `codexResponsesAsItems` is not true. Final answers are sent without the prefix.
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.144.6 (not in later releases).*"] pub codex_response_handoff_prefix: Option<String> = "codexResponseHandoffPrefix" (optional),
         /// Optional prefix added to automatic Codex response items when `codexResponsesAsItems` is true.
-        pub codex_response_item_prefix: Option<String> = "codexResponseItemPrefix" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub codex_response_item_prefix: Option<String> = "codexResponseItemPrefix" (optional),
         /// Sends automatic Codex responses as realtime conversation items instead of handoff appends.
-        pub codex_responses_as_items: Option<bool> = "codexResponsesAsItems" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub codex_responses_as_items: Option<bool> = "codexResponsesAsItems" (optional),
         /// Controls whether a realtime V3 delegation produces an acknowledgement filler. Omitted values preserve the Realtime API's default behavior.
-        pub delegation_ack_filler: Option<bool> = "delegationAckFiller" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub delegation_ack_filler: Option<bool> = "delegationAckFiller" (optional),
         /// Routes any transcript tail remaining at session end through Codex. Defaults to false. TODO: Remove this rollout knob once transcript-tail flushing is always enabled.
-        pub flush_transcript_tail_on_session_end: Option<bool> = "flushTranscriptTailOnSessionEnd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub flush_transcript_tail_on_session_end: Option<bool> = "flushTranscriptTailOnSessionEnd" (optional),
         /// Set to false to start without Codex's startup context. Omitted or null includes it.
-        pub include_startup_context: Option<bool> = "includeStartupContext" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub include_startup_context: Option<bool> = "includeStartupContext" (optional),
         /// Adds complete role-bearing text items to the initial Frameless Bidi session history. This is only supported by realtime V3 and is sent during session startup. Requests are limited to 128 items and 8,192 estimated text tokens in total.
-        pub initial_items: Option<Vec<ThreadRealtimeInitialItem>> = "initialItems" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub initial_items: Option<Vec<ThreadRealtimeInitialItem>> = "initialItems" (optional),
         /// Overrides the configured realtime model for this session only.
-        pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub model: Option<String> = "model" (optional),
         /// Selects text or audio output for the realtime session. Transport and voice stay independent so clients can choose how they connect separately from what the model emits.
-        pub output_modality: RealtimeOutputModality = "outputModality" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0; always sent since codex 0.121.0; an older codex may leave it out.*"] pub output_modality: Option<RealtimeOutputModality> = "outputModality" (optional),
         pub prompt: Option<String> = "prompt" (optional),
         /// Developer instructions given to the backing Codex model when this realtime session ends.
-        pub realtime_end_instructions: Option<String> = "realtimeEndInstructions" (optional),
-        pub realtime_session_id: Option<String> = "realtimeSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub realtime_end_instructions: Option<String> = "realtimeEndInstructions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub realtime_session_id: Option<String> = "realtimeSessionId" (optional),
         /// Developer instructions given to the backing Codex model when this realtime session starts.
-        pub realtime_start_instructions: Option<String> = "realtimeStartInstructions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub realtime_start_instructions: Option<String> = "realtimeStartInstructions" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.128.0 (not in later ones).*"] pub session_id: Option<String> = "sessionId" (optional),
         pub thread_id: String = "threadId" (required),
         pub transport: Option<ThreadRealtimeStartTransport> = "transport" (optional),
         /// Overrides the configured realtime protocol version for this session only.
-        pub version: Option<RealtimeConversationVersion> = "version" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub version: Option<RealtimeConversationVersion> = "version" (optional),
         pub voice: Option<RealtimeVoice> = "voice" (optional),
         /// Client-generated identifier for the product voice session. This is distinct from `realtimeSessionId`.
-        pub voice_session_id: Option<String> = "voiceSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub voice_session_id: Option<String> = "voiceSessionId" (optional),
     }
-    fn new(output_modality: RealtimeOutputModality, thread_id: String);
+    fn new(thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10064,14 +10458,15 @@ wire_tagged! {
     pub enum ThreadRealtimeStartTransport (tag = "type") {
         Websocket(WebsocketThreadRealtimeStartTransport) = "websocket",
         Webrtc(WebrtcThreadRealtimeStartTransport) = "webrtc",
-        ExistingCall(ExistingCallThreadRealtimeStartTransport) = "existingCall",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ExistingCall(ExistingCallThreadRealtimeStartTransport) = "existingCall",
     }
 }
 wire_struct! {
     /// EXPERIMENTAL - emitted when thread realtime startup is accepted.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeStartedNotification {
-        pub realtime_session_id: Option<String> = "realtimeSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub realtime_session_id: Option<String> = "realtimeSessionId" (optional),
+        #[doc = ""] #[doc = " *In codex releases up to 0.128.0 (not in later ones).*"] pub session_id: Option<String> = "sessionId" (optional),
         pub thread_id: String = "threadId" (required),
         pub version: RealtimeConversationVersion = "version" (required),
     }
@@ -10100,44 +10495,53 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeTranscriptDeltaNotification {
         /// Live transcript delta from the realtime event.
-        pub delta: String = "delta" (required),
-        pub role: String = "role" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub delta: String = "delta" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub role: String = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// EXPERIMENTAL - final transcript text emitted when realtime completes a transcript part.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeTranscriptDoneNotification {
-        pub role: String = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub role: String = "role" (required),
         /// Final complete text for the transcript part.
-        pub text: String = "text" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadRealtimeTranscriptRole {
-        User = "user",
-        Assistant = "assistant",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] User = "user",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Assistant = "assistant",
+    }
+}
+wire_struct! {
+    /// EXPERIMENTAL - flat transcript delta emitted whenever realtime transcript text changes.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ThreadRealtimeTranscriptUpdatedNotification {
+        #[doc = ""] #[doc = " *In codex releases up to 0.120.0 (not in later ones).*"] pub role: String = "role" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.120.0 (not in later ones).*"] pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.120.0 (not in later ones).*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeVoiceTranscript {
-        pub role: ThreadRealtimeTranscriptRole = "role" (required),
-        pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub role: ThreadRealtimeTranscriptRole = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub text: String = "text" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadResumeInitialTurnsPageParams {
         /// How much item detail to include for each returned turn; defaults to summary.
-        pub items_view: Option<TurnItemsView> = "itemsView" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub items_view: Option<TurnItemsView> = "itemsView" (optional),
         /// Optional turn page size.
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Optional turn pagination direction; defaults to descending.
-        pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
     }
 }
 wire_struct! {
@@ -10158,7 +10562,7 @@ wire_struct! {
         pub cwd: Option<String> = "cwd" (optional),
         pub developer_instructions: Option<String> = "developerInstructions" (optional),
         /// When true, return only thread metadata and live-resume state without populating `thread.turns`. This is useful when the client plans to call `thread/turns/list` immediately after resuming. Full-history hydration is deprecated for paginated threads; use this with `thread/turns/list` and `thread/items/list` instead.
-        pub exclude_turns: Option<bool> = "excludeTurns" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] pub exclude_turns: Option<bool> = "excludeTurns" (optional),
         /// \[UNSTABLE\] FOR CODEX CLOUD - DO NOT USE. If specified, the thread will be resumed with the provided history instead of loaded from disk.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -10166,7 +10570,7 @@ wire_struct! {
         /// When present, include a `thread/turns/list` page in the resume response so clients can bootstrap recent turns without a second request.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub initial_turns_page: Option<ThreadResumeInitialTurnsPageParams> = "initialTurnsPage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] #[cfg(feature = "experimental")] pub initial_turns_page: Option<ThreadResumeInitialTurnsPageParams> = "initialTurnsPage" (optional),
         /// Configuration overrides for the resumed thread, if any.
         pub model: Option<String> = "model" (optional),
         pub model_provider: Option<String> = "modelProvider" (optional),
@@ -10174,17 +10578,23 @@ wire_struct! {
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub path: Option<String> = "path" (optional),
+        /// Full permissions override for the resumed thread. Cannot be combined with `sandbox`.
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.125.0 (not in later releases).*"] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         /// Named profile id for the resumed thread. Cannot be combined with `sandbox`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
+        /// Deprecated and ignored by app-server. Kept only so older clients can continue sending the field while rollout persistence always uses the limited history policy.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex releases up to 0.136.0 (not in later ones).*"] #[cfg(feature = "experimental")] pub persist_extended_history: Option<bool> = "persistExtendedHistory" (optional),
         /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
         pub service_tier: Option<String> = "serviceTier" (optional),
         pub thread_id: String = "threadId" (required),
@@ -10197,29 +10607,29 @@ wire_struct! {
         /// Named or implicit built-in profile that produced the active permissions, when known.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
         pub approval_policy: AskForApproval = "approvalPolicy" (required),
         /// Reviewer currently used for approval requests on this thread.
         pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
         /// Effective collaboration mode. Absent when resuming from an older server.
-        pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
         pub cwd: AbsolutePathBuf = "cwd" (required),
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// `thread/turns/list` page returned when requested by `initialTurnsPage`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub initial_turns_page: Option<TurnsPage> = "initialTurnsPage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] #[cfg(feature = "experimental")] pub initial_turns_page: Option<TurnsPage> = "initialTurnsPage" (optional),
         /// Environment-native paths to instruction source files currently loaded for this thread.
         ///
         /// Default: `[]`.
-        pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
         /// Opaque cursor for hydrating paginated items backwards.
         ///
         /// Pass this as `cursor` to `thread/items/list` with `sortDirection: "desc"`. The first page includes the item identified by the cursor.
-        pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
         /// @deprecated Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.
@@ -10227,15 +10637,19 @@ wire_struct! {
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
         #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        /// Full active permissions for this thread. `activePermissionProfile` carries display/provenance metadata for this runtime profile.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.130.0 (not in later releases).*"] #[cfg(feature = "experimental")] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Thread-scoped runtime workspace roots used to materialize `:workspace_roots`.
         ///
         /// Default: `[]`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Legacy sandbox policy retained for compatibility. Experimental clients should prefer `activePermissionProfile` for profile provenance.
         pub sandbox: SandboxPolicy = "sandbox" (required),
         pub service_tier: Option<String> = "serviceTier" (optional),
@@ -10243,7 +10657,7 @@ wire_struct! {
         /// Opaque cursor for hydrating paginated turns backwards.
         ///
         /// Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
-        pub turns_backwards_cursor: Option<String> = "turnsBackwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub turns_backwards_cursor: Option<String> = "turnsBackwardsCursor" (optional),
     }
     fn new(approval_policy: AskForApproval, approvals_reviewer: ApprovalsReviewer, cwd: AbsolutePathBuf, model: String, model_provider: String, sandbox: SandboxPolicy, thread: Thread);
 }
@@ -10254,8 +10668,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRevertParams {
         /// Turn excluded from the replacement history, together with every later turn.
-        pub before_turn_id: String = "beforeTurnId" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub before_turn_id: String = "beforeTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -10264,20 +10678,40 @@ wire_struct! {
         /// Opaque cursor for hydrating paginated items backwards.
         ///
         /// Pass this as `cursor` to `thread/items/list` with `sortDirection: "desc"`. The first page includes the item identified by the cursor.
-        pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
         /// Updated loaded thread metadata. `turns` is always empty; hydrate retained history through `thread/turns/list`.
-        pub thread: Thread = "thread" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread: Thread = "thread" (required, experimental inside),
         /// Opaque cursor for hydrating paginated turns backwards.
         ///
         /// Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
-        pub turns_backwards_cursor: Option<String> = "turnsBackwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turns_backwards_cursor: Option<String> = "turnsBackwardsCursor" (optional),
     }
     fn new(thread: Thread);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRevertedNotification {
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+    }
+}
+wire_struct! {
+    /// DEPRECATED: `thread/rollback` will be removed soon.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ThreadRollbackParams {
+        /// The number of turns to drop from the end of the thread. Must be \>= 1.
+        ///
+        /// This only modifies the thread's history and does not revert local file changes that have been made by the agent. Clients are responsible for reverting these changes.
+        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] pub num_turns: u32 = "numTurns" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] pub thread_id: String = "threadId" (required),
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ThreadRollbackResponse {
+        /// The updated thread after applying the rollback, with `turns` populated.
+        ///
+        /// The ThreadItems stored in each Turn are lossy since we explicitly do not persist all agent interactions, such as command executions. This is the same behavior as `thread/resume`.
+        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] pub thread: Thread = "thread" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10285,7 +10719,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSampleCancelParams {
-        pub request_id: RequestId = "requestId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_id: RequestId = "requestId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10300,21 +10734,21 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSampleParams {
         /// Allow sampling the latest turn before it finishes.
-        pub allow_in_progress_turn: Option<bool> = "allowInProgressTurn" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_in_progress_turn: Option<bool> = "allowInProgressTurn" (optional),
         /// Disable MCP servers when the inherited window uses incremental tools on Responses Lite.
-        pub disable_mcp: Option<bool> = "disableMcp" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disable_mcp: Option<bool> = "disableMcp" (optional),
         /// Applied only when the provider and model support cache-preserving reasoning-effort updates.
-        pub effort: Option<ReasoningEffort> = "effort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// The loaded source's latest turn, which must be finished (completed, failed, or interrupted) unless `allowInProgressTurn` is true.
-        pub expected_turn_id: String = "expectedTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub expected_turn_id: String = "expectedTurnId" (required),
         /// Override upstream interruption on cancellation for this sample; otherwise inherit the parent.
-        pub interrupt_on_cancel: Option<bool> = "interruptOnCancel" (optional),
-        pub prompt: String = "prompt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub interrupt_on_cancel: Option<bool> = "interruptOnCancel" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt: String = "prompt" (required),
         /// Optional metadata to enrich Codex's ResponsesAPI turn metadata.
-        pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
-        pub thread_id: String = "threadId" (required),
-        pub thread_source: Option<ThreadSource> = "threadSource" (optional),
-        pub turn_trigger: Option<String> = "turnTrigger" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_trigger: Option<String> = "turnTrigger" (optional),
     }
     fn new(expected_turn_id: String, prompt: String, thread_id: String);
 }
@@ -10323,13 +10757,13 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSampleResponse {
-        pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
-        pub input_tokens: Option<i64> = "inputTokens" (optional),
-        pub output_tokens: Option<i64> = "outputTokens" (optional),
-        pub response_id: String = "responseId" (required),
-        pub source_turn_id: String = "sourceTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_tokens: Option<i64> = "inputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output_tokens: Option<i64> = "outputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub response_id: String = "responseId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
         /// Assistant text from the response, or null if it attempted a tool call or completed without text.
-        pub text: Option<String> = "text" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub text: Option<String> = "text" (optional),
     }
     fn new(response_id: String, source_turn_id: String);
 }
@@ -10340,7 +10774,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchCancelParams {
-        pub request_id: RequestId = "requestId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_id: RequestId = "requestId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10356,13 +10790,13 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchOccurrence {
-        pub item_id: String = "itemId" (required),
-        pub snippet: String = "snippet" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub item_id: String = "itemId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub snippet: String = "snippet" (required),
         /// Match range within `snippet`, in UTF-16 code units.
-        pub snippet_match_range: ThreadSearchTextRange = "snippetMatchRange" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub snippet_match_range: ThreadSearchTextRange = "snippetMatchRange" (required, experimental inside),
         /// Opaque inclusive cursor accepted by `thread/turns/list` for this turn.
-        pub turn_cursor: String = "turnCursor" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub turn_cursor: String = "turnCursor" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10373,12 +10807,12 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchOccurrencesParams {
         /// Opaque cursor returned by a previous call for the same thread and search term.
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Optional occurrence page size.
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Case-insensitive literal substring to find in visible user messages and both partial and final assistant answers.
-        pub search_term: String = "searchTerm" (required),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub search_term: String = "searchTerm" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(search_term: String, thread_id: String);
 }
@@ -10388,9 +10822,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchOccurrencesResponse {
         /// Occurrences in chronological message order.
-        pub data: Vec<ThreadSearchOccurrence> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub data: Vec<ThreadSearchOccurrence> = "data" (required, experimental inside),
         /// Opaque cursor to continue after the last returned occurrence.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadSearchOccurrence>);
 }
@@ -10400,23 +10834,23 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchParams {
         /// Optional archived filter; when set to true, only archived threads are returned. If false or null, only non-archived threads are returned.
-        pub archived: Option<bool> = "archived" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub archived: Option<bool> = "archived" (optional),
         /// Show local history visible to the current ChatGPT account. Defaults to false.
-        pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
         /// Opaque pagination cursor returned by a previous call.
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Include persistent threads attached to a parent in search results.
-        pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
         /// Optional page size; defaults to a reasonable server-side value.
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Required substring/full-text query. `thread/search/stream` limits this to 65,536 UTF-8 bytes after trimming surrounding whitespace.
-        pub search_term: String = "searchTerm" (required),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub search_term: String = "searchTerm" (required),
         /// Optional sort direction; defaults to descending (newest first).
-        pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
         /// Optional sort key; defaults to created_at.
-        pub sort_key: Option<ThreadSearchSortKey> = "sortKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub sort_key: Option<ThreadSearchSortKey> = "sortKey" (optional),
         /// Optional source filter; when set, only sessions from these source kinds are returned. When omitted or empty, defaults to interactive sources.
-        pub source_kinds: Option<Vec<ThreadSourceKind>> = "sourceKinds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub source_kinds: Option<Vec<ThreadSourceKind>> = "sourceKinds" (optional),
     }
     fn new(search_term: String);
 }
@@ -10424,8 +10858,8 @@ wire_struct! {
     /// A best-effort incremental batch for `thread/search/stream`. Match `requestId` to the request on this connection. Only a small subset of verified matches may be emitted; rows are unique and arrive in discovery order, but may be dropped under load or fall outside the final sorted page. Thread fields use stored metadata and the current watched status; live thread settings are enriched in the final response. Replace provisional rows with the authoritative final response. No partials follow it or an error.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchPartialNotification {
-        pub data: Vec<ThreadSearchResult> = "data" (required, experimental inside),
-        pub request_id: RequestId = "requestId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadSearchResult> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_id: RequestId = "requestId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10434,26 +10868,26 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchResponse {
         /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one thread. Use it with the opposite `sortDirection`; for timestamp sorts it anchors at the start of the page timestamp so same-second updates are not skipped.
-        pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
-        pub data: Vec<ThreadSearchResult> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub data: Vec<ThreadSearchResult> = "data" (required, experimental inside),
         /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadSearchResult>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchResult {
-        pub snippet: String = "snippet" (required),
-        pub thread: Thread = "thread" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub snippet: String = "snippet" (required),
+        #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub thread: Thread = "thread" (required, experimental inside),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadSearchSortKey {
-        CreatedAt = "created_at",
-        UpdatedAt = "updated_at",
-        RecencyAt = "recency_at",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] CreatedAt = "created_at",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] UpdatedAt = "updated_at",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] RecencyAt = "recency_at",
     }
 }
 #[cfg(feature = "experimental")]
@@ -10464,9 +10898,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSearchTextRange {
         /// Exclusive UTF-16 code-unit offset.
-        pub end: u32 = "end" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub end: u32 = "end" (required),
         /// Inclusive UTF-16 code-unit offset.
-        pub start: u32 = "start" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub start: u32 = "start" (required),
     }
 }
 wire_struct! {
@@ -10474,11 +10908,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSection {
         /// Optional appearance synchronized across clients.
-        pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
         /// Opaque UUIDv7 identity that remains stable when the section is renamed.
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub id: String = "id" (required),
         /// The current user-visible section name.
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub name: String = "name" (required),
     }
     fn new(id: String, name: String);
 }
@@ -10486,8 +10920,8 @@ wire_struct! {
     /// Extensible visual presentation for a custom thread section.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadSectionAppearance {
-        pub color: Option<String> = "color" (optional),
-        pub icon: Option<String> = "icon" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub color: Option<String> = "color" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub icon: Option<String> = "icon" (optional),
     }
 }
 wire_struct! {
@@ -10495,8 +10929,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionChangedNotification {
         /// Destination section, or `null` when the thread was removed from its section.
-        pub section_id: Option<String> = "sectionId" (required_nullable),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub section_id: Option<String> = "sectionId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10504,9 +10938,9 @@ wire_struct! {
     /// Parameters for creating an independently persisted thread section.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionCreateParams {
-        pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
         /// The user-visible name of the section.
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub name: String = "name" (required),
     }
     fn new(name: String);
 }
@@ -10514,7 +10948,7 @@ wire_struct! {
     /// The independently persisted section created by the server.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionCreateResponse {
-        pub section: ThreadSection = "section" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section: ThreadSection = "section" (required),
     }
 }
 wire_struct! {
@@ -10522,7 +10956,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionDeleteParams {
         /// The stable, server-generated identity of the section to delete.
-        pub section_id: String = "sectionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section_id: String = "sectionId" (required),
     }
 }
 wire_struct! {
@@ -10535,18 +10969,18 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadSectionListParams {
         /// Opaque pagination cursor returned by a previous call.
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Maximum number of sections to return.
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub limit: Option<u32> = "limit" (optional),
     }
 }
 wire_struct! {
     /// One page of independently persisted thread sections.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionListResponse {
-        pub data: Vec<ThreadSection> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub data: Vec<ThreadSection> = "data" (required),
         /// Opaque cursor for the next page, or `null` when no sections remain.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadSection>);
 }
@@ -10555,11 +10989,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionMoveParams {
         /// Existing thread to insert before; omission or null appends to the section.
-        pub before_thread_id: Option<String> = "beforeThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub before_thread_id: Option<String> = "beforeThreadId" (optional),
         /// Destination section, or `null` to remove the thread from its section.
-        pub section_id: Option<String> = "sectionId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section_id: Option<String> = "sectionId" (required_nullable),
         /// Thread to move into, within, or out of a section.
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10572,11 +11006,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionUpdateParams {
         /// Omit to preserve appearance, use `null` to clear it, or provide a replacement.
-        pub appearance: Option<Option<ThreadSectionAppearance>> = "appearance" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub appearance: Option<Option<ThreadSectionAppearance>> = "appearance" (optional_nullable),
         /// The updated user-visible name of the section.
-        pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub name: String = "name" (required),
         /// The stable, server-generated identity of the section to update.
-        pub section_id: String = "sectionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section_id: String = "sectionId" (required),
     }
     fn new(name: String, section_id: String);
 }
@@ -10584,7 +11018,7 @@ wire_struct! {
     /// The independently persisted section after its name is updated.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionUpdateResponse {
-        pub section: ThreadSection = "section" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section: ThreadSection = "section" (required),
     }
 }
 wire_struct! {
@@ -10601,35 +11035,35 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSettings {
-        pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
-        pub approval_policy: AskForApproval = "approvalPolicy" (required),
-        pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
-        pub collaboration_mode: CollaborationMode = "collaborationMode" (required),
-        pub cwd: AbsolutePathBuf = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub approval_policy: AskForApproval = "approvalPolicy" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub collaboration_mode: CollaborationMode = "collaborationMode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub cwd: AbsolutePathBuf = "cwd" (required),
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
-        pub effort: Option<ReasoningEffort> = "effort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Environments configured for future turns, in priority order, primary first. `null` means the server does not expose the selection; \[\] means none are selected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
-        pub model: String = "model" (required),
-        pub model_provider: String = "modelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub model: String = "model" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub model_provider: String = "modelProvider" (required),
         /// @deprecated Always `explicitRequestOnly`. Use `effort` for Ultra behavior.
         ///
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[deprecated(note = "Always `explicitRequestOnly`. Use `effort` for Ultra behavior.")]
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] #[deprecated(note = "Always `explicitRequestOnly`. Use `effort` for Ultra behavior.")]
         #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         /// @deprecated Reports the saved setting; `friendly` and `pragmatic` no longer select a style.
-        #[deprecated(note = "Reports the saved setting; `friendly` and `pragmatic` no longer select a style.")]
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] #[deprecated(note = "Reports the saved setting; `friendly` and `pragmatic` no longer select a style.")]
         pub personality: Option<Personality> = "personality" (optional),
-        pub sandbox_policy: SandboxPolicy = "sandboxPolicy" (required),
-        pub service_tier: Option<String> = "serviceTier" (optional),
-        pub summary: Option<ReasoningSummary> = "summary" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub sandbox_policy: SandboxPolicy = "sandboxPolicy" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub service_tier: Option<String> = "serviceTier" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub summary: Option<ReasoningSummary> = "summary" (optional),
     }
     fn new(approval_policy: AskForApproval, approvals_reviewer: ApprovalsReviewer, collaboration_mode: CollaborationMode, cwd: AbsolutePathBuf, model: String, model_provider: String, sandbox_policy: SandboxPolicy);
 }
@@ -10639,38 +11073,38 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSettingsUpdateParams {
         /// Override the approval policy for subsequent turns.
-        pub approval_policy: Option<AskForApproval> = "approvalPolicy" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub approval_policy: Option<AskForApproval> = "approvalPolicy" (optional),
         /// Override where approval requests are routed for subsequent turns.
-        pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
         /// EXPERIMENTAL - Set a pre-set collaboration mode for subsequent turns.
         ///
         /// For `collaboration_mode.settings.developer_instructions`, `null` means "use the built-in instructions for the selected mode".
-        pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
         /// Override the working directory for subsequent turns.
-        pub cwd: Option<String> = "cwd" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub cwd: Option<String> = "cwd" (optional),
         /// Replace this thread's disabled plugin IDs. Omitted/null preserves the list; \[\] clears it.
-        pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Override the reasoning effort for subsequent turns.
-        pub effort: Option<ReasoningEffort> = "effort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Replace the environments for future turns without changing the running turn. Omitted/null preserves the selection unless `cwd` is also provided, which selects the default environments for that directory. \[\] clears the selection.
-        pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         /// Override the model for subsequent turns.
-        pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub model: Option<String> = "model" (optional),
         /// @deprecated Ignored. Use `effort: "ultra"` for proactive multi-agent behavior.
-        #[deprecated(note = "Ignored. Use `effort: \"ultra\"` for proactive multi-agent behavior.")]
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] #[deprecated(note = "Ignored. Use `effort: \"ultra\"` for proactive multi-agent behavior.")]
         pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         /// Select a named permissions profile id for subsequent turns. Cannot be combined with `sandboxPolicy`.
-        pub permissions: Option<String> = "permissions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub permissions: Option<String> = "permissions" (optional),
         /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
-        #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Override the sandbox policy for subsequent turns.
-        pub sandbox_policy: Option<SandboxPolicy> = "sandboxPolicy" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub sandbox_policy: Option<SandboxPolicy> = "sandboxPolicy" (optional),
         /// Override the service tier for subsequent turns. `null` clears the current service tier; omission leaves it unchanged.
-        pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
         /// Override the reasoning summary for subsequent turns.
-        pub summary: Option<ReasoningSummary> = "summary" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub summary: Option<ReasoningSummary> = "summary" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10683,8 +11117,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSettingsUpdatedNotification {
-        pub thread_id: String = "threadId" (required),
-        pub thread_settings: ThreadSettings = "threadSettings" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub thread_settings: ThreadSettings = "threadSettings" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -10694,7 +11128,7 @@ wire_struct! {
         pub command: String = "command" (required),
         pub thread_id: String = "threadId" (required),
         /// Maximum execution time in milliseconds. Defaults to one hour when omitted or null. Must be non-negative; zero requests an immediate timeout, not unlimited execution. Does not affect the immediate RPC acknowledgement.
-        pub timeout_ms: Option<i64> = "timeoutMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_ms: Option<i64> = "timeoutMs" (optional),
     }
     fn new(command: String, thread_id: String);
 }
@@ -10707,8 +11141,8 @@ wire_enum! {
     pub enum ThreadSortKey {
         CreatedAt = "created_at",
         UpdatedAt = "updated_at",
-        RecencyAt = "recency_at",
-        SectionPosition = "section_position",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] RecencyAt = "recency_at",
+        #[doc = ""] #[doc = " *Since codex 0.147.0.*"] SectionPosition = "section_position",
     }
 }
 pub type ThreadSource = String;
@@ -10744,7 +11178,7 @@ wire_struct! {
         /// Allow a provider with an authoritative static model catalog to replace an unavailable requested model with its default.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub allow_provider_model_fallback: Option<bool> = "allowProviderModelFallback" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] #[cfg(feature = "experimental")] pub allow_provider_model_fallback: Option<bool> = "allowProviderModelFallback" (optional),
         pub approval_policy: Option<AskForApproval> = "approvalPolicy" (optional),
         /// Override where approval requests are routed for review on this thread and subsequent turns.
         pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
@@ -10754,7 +11188,7 @@ wire_struct! {
         /// Initial Daybreak choice for this persistent thread. Omitted or null leaves it unset. This does not select a turn's `cyberAccessProgram` or grant access. Not supported for ephemeral threads.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         pub developer_instructions: Option<String> = "developerInstructions" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub dynamic_tools: Option<Vec<DynamicToolSpec>> = "dynamicTools" (optional),
@@ -10763,7 +11197,7 @@ wire_struct! {
         /// Omitted selects the default environment when environment access is enabled. Empty disables environment access for turns that do not provide a turn override. Non-empty selects the first environment as the current turn environment.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.125.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         pub ephemeral: Option<bool> = "ephemeral" (optional),
         /// If true, opt into emitting raw Responses API items on the event stream. This is for internal use only (e.g. Codex Cloud).
         ///
@@ -10772,7 +11206,7 @@ wire_struct! {
         /// Persisted thread history contract to use for this new thread.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub history_mode: Option<ThreadHistoryMode> = "historyMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.143.0.*"] #[cfg(feature = "experimental")] pub history_mode: Option<ThreadHistoryMode> = "historyMode" (optional),
         /// Test-only experimental field used to validate experimental gating and schema filtering behavior in a stable way.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -10782,33 +11216,39 @@ wire_struct! {
         /// @deprecated Ignored. Use Ultra reasoning effort for proactive multi-agent behavior.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[deprecated(note = "Ignored. Use Ultra reasoning effort for proactive multi-agent behavior.")]
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] #[deprecated(note = "Ignored. Use Ultra reasoning effort for proactive multi-agent behavior.")]
         #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        /// Full permissions override for this thread. Cannot be combined with `sandbox`.
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.125.0 (not in later releases).*"] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         /// Named profile id for this thread. Cannot be combined with `sandbox`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
+        /// Deprecated and ignored by app-server. Kept only so older clients can continue sending the field while rollout persistence always uses the limited history policy.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex releases up to 0.136.0 (not in later ones).*"] #[cfg(feature = "experimental")] pub persist_extended_history: Option<bool> = "persistExtendedHistory" (optional),
         /// @deprecated `friendly` and `pragmatic` no longer select a style.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style.")]
         pub personality: Option<Personality> = "personality" (optional),
         /// Optional project identity for this new thread. Durable threads persist the assignment; ephemeral threads expose it only in live responses.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
         /// Capability roots selected for this thread by the hosting platform.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub selected_capability_roots: Option<Vec<SelectedCapabilityRoot>> = "selectedCapabilityRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] #[cfg(feature = "experimental")] pub selected_capability_roots: Option<Vec<SelectedCapabilityRoot>> = "selectedCapabilityRoots" (optional),
         pub service_name: Option<String> = "serviceName" (optional),
         pub service_tier: Option<String> = "serviceTier" (optional),
         pub session_start_source: Option<ThreadStartSource> = "sessionStartSource" (optional),
         /// Optional client-supplied analytics source classification for this thread.
-        pub thread_source: Option<ThreadSource> = "threadSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
     }
 }
 wire_struct! {
@@ -10817,7 +11257,7 @@ wire_struct! {
         /// Named or implicit built-in profile that produced the active permissions, when known.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] #[cfg(feature = "experimental")] pub active_permission_profile: Option<ActivePermissionProfile> = "activePermissionProfile" (optional),
         pub approval_policy: AskForApproval = "approvalPolicy" (required),
         /// Reviewer currently used for approval requests on this thread.
         pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
@@ -10825,11 +11265,11 @@ wire_struct! {
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Environment-native paths to instruction source files currently loaded for this thread.
         ///
         /// Default: `[]`.
-        pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub instruction_sources: Option<Vec<LegacyAppPathString>> = "instructionSources" (optional),
         pub model: String = "model" (required),
         pub model_provider: String = "modelProvider" (required),
         /// @deprecated Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.
@@ -10837,15 +11277,19 @@ wire_struct! {
         /// Default: `"explicitRequestOnly"`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] #[deprecated(note = "Always `explicitRequestOnly`. Use `reasoningEffort` for Ultra behavior.")]
         #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
+        /// Full active permissions for this thread. `activePermissionProfile` carries display/provenance metadata for this runtime profile.
+        ///
+        /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.130.0 (not in later releases).*"] #[cfg(feature = "experimental")] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Thread-scoped runtime workspace roots used to materialize `:workspace_roots`.
         ///
         /// Default: `[]`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Legacy sandbox policy retained for compatibility. Experimental clients should prefer `activePermissionProfile` for profile provenance.
         pub sandbox: SandboxPolicy = "sandbox" (required),
         pub service_tier: Option<String> = "serviceTier" (optional),
@@ -10890,10 +11334,10 @@ wire_tagged! {
     /// EXPERIMENTAL - one item or turn boundary in canonical rollout order.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadTimelineEntry (tag = "type") {
-        Item(ItemThreadTimelineEntry) = "item",
-        Realtime(RealtimeThreadTimelineEntry) = "realtime",
-        TurnStarted(TurnStartedThreadTimelineEntry) = "turnStarted",
-        TurnCompleted(TurnCompletedThreadTimelineEntry) = "turnCompleted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Item(ItemThreadTimelineEntry) = "item",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Realtime(RealtimeThreadTimelineEntry) = "realtime",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TurnStarted(TurnStartedThreadTimelineEntry) = "turnStarted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TurnCompleted(TurnCompletedThreadTimelineEntry) = "turnCompleted",
     }
 }
 #[cfg(feature = "experimental")]
@@ -10903,9 +11347,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadTimelineListParams {
-        pub cursor: Option<String> = "cursor" (optional),
-        pub limit: Option<u32> = "limit" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10916,9 +11360,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadTimelineListResponse {
-        pub active_realtime_session_at_page_start: Option<String> = "activeRealtimeSessionAtPageStart" (optional),
-        pub data: Vec<ThreadTimelineEntry> = "data" (required),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub active_realtime_session_at_page_start: Option<String> = "activeRealtimeSessionAtPageStart" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadTimelineEntry> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadTimelineEntry>);
 }
@@ -10939,18 +11383,47 @@ wire_struct! {
         pub turn_id: String = "turnId" (required),
     }
 }
+#[cfg(feature = "experimental")]
+wire_struct! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ThreadTurnsItemsListParams {
+        /// Opaque cursor to pass to the next call to continue after the last item.
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub cursor: Option<String> = "cursor" (optional),
+        /// Optional item page size.
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub limit: Option<u32> = "limit" (optional),
+        /// Optional item pagination direction; defaults to ascending.
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub turn_id: String = "turnId" (required),
+    }
+    fn new(thread_id: String, turn_id: String);
+}
+#[cfg(feature = "experimental")]
+wire_struct! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ThreadTurnsItemsListResponse {
+        /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one item.
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub data: Vec<ThreadItem> = "data" (required),
+        /// Opaque cursor to pass to the next call to continue after the last item. if None, there are no more items to return.
+        #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] pub next_cursor: Option<String> = "nextCursor" (optional),
+    }
+    fn new(data: Vec<ThreadItem>);
+}
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadTurnsListParams {
         /// Opaque cursor to pass to the next call to continue after the last turn.
-        pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// How much item detail to include for each returned turn; defaults to summary.
-        pub items_view: Option<TurnItemsView> = "itemsView" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.130.0.*"] pub items_view: Option<TurnItemsView> = "itemsView" (optional),
         /// Optional turn page size.
-        pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Optional turn pagination direction; defaults to descending.
-        pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10958,10 +11431,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadTurnsListResponse {
         /// Opaque cursor to pass as `cursor` when reversing `sortDirection`. This is only populated when the page contains at least one turn. Use it with the opposite `sortDirection` to include the anchor turn again and catch updates to that turn.
-        pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
-        pub data: Vec<Turn> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub data: Vec<Turn> = "data" (required),
         /// Opaque cursor to pass to the next call to continue after the last turn. if None, there are no more turns to return.
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<Turn>);
 }
@@ -10987,9 +11460,9 @@ wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadUnreadPosition (tag = "type") {
         /// Explicitly marked unread, including when the thread has no turns.
-        ThreadStart(ThreadStartThreadUnreadPosition) = "threadStart",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadStart(ThreadStartThreadUnreadPosition) = "threadStart",
         /// The earliest completed result needing attention.
-        Turn(TurnThreadUnreadPosition) = "turn",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Turn(TurnThreadUnreadPosition) = "turn",
     }
 }
 wire_struct! {
@@ -11015,27 +11488,27 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadUsage {
-        pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
-        pub estimated_usage_usd_micros: Option<i64> = "estimatedUsageUsdMicros" (optional),
-        pub groups: Vec<ThreadUsageBreakdownGroup> = "groups" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub estimated_usage_usd_micros: Option<i64> = "estimatedUsageUsdMicros" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub groups: Vec<ThreadUsageBreakdownGroup> = "groups" (required),
         /// Native dollar usage, independent of credit estimates. None means unknown, not zero.
-        pub native_usage_usd_micros: Option<i64> = "nativeUsageUsdMicros" (optional),
-        pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub native_usage_usd_micros: Option<i64> = "nativeUsageUsdMicros" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(estimated_usage_credits_micros: i64, groups: Vec<ThreadUsageBreakdownGroup>, thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadUsageBreakdownGroup {
-        pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
-        pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
-        pub input_tokens: Option<i64> = "inputTokens" (optional),
-        pub model: Option<String> = "model" (optional),
-        pub net_new_input_tokens: Option<i64> = "netNewInputTokens" (optional),
-        pub output_tokens: Option<i64> = "outputTokens" (optional),
-        pub reasoning_effort: Option<String> = "reasoningEffort" (optional),
-        pub speed: Option<String> = "speed" (optional),
-        pub total_tokens: Option<i64> = "totalTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_tokens: Option<i64> = "inputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub net_new_input_tokens: Option<i64> = "netNewInputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output_tokens: Option<i64> = "outputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning_effort: Option<String> = "reasoningEffort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub speed: Option<String> = "speed" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub total_tokens: Option<i64> = "totalTokens" (optional),
     }
     fn new(estimated_usage_credits_micros: i64);
 }
@@ -11047,7 +11520,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TokenUsageBreakdown {
         /// Default: `0`.
-        pub cache_write_input_tokens: Option<i64> = "cacheWriteInputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub cache_write_input_tokens: Option<i64> = "cacheWriteInputTokens" (optional),
         pub cached_input_tokens: i64 = "cachedInputTokens" (required),
         pub input_tokens: i64 = "inputTokens" (required),
         pub output_tokens: i64 = "outputTokens" (required),
@@ -11076,11 +11549,11 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ToolExposureSurface {
         /// Nested tools available to Code Mode scripts.
-        CodeMode = "code_mode",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CodeMode = "code_mode",
         /// Tools discovered later through tool search.
-        Deferred = "deferred",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deferred = "deferred",
         /// Tools present in the model's initial tool list.
-        Direct = "direct",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Direct = "direct",
     }
 }
 wire_struct! {
@@ -11103,15 +11576,15 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ToolRequestUserInputParams {
         /// @deprecated Use `isBlocking` to decide whether the request should block.
-        #[deprecated(note = "Use `isBlocking` to decide whether the request should block.")]
+        #[doc = ""] #[doc = " *Since codex 0.140.0.*"] #[deprecated(note = "Use `isBlocking` to decide whether the request should block.")]
         pub auto_resolution_ms: Option<u64> = "autoResolutionMs" (optional),
-        pub is_blocking: bool = "isBlocking" (required),
+        #[doc = ""] #[doc = " *Since codex 0.147.0; always sent since codex 0.147.0; an older codex may leave it out.*"] pub is_blocking: Option<bool> = "isBlocking" (optional),
         pub item_id: String = "itemId" (required),
         pub questions: Vec<ToolRequestUserInputQuestion> = "questions" (required),
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
-    fn new(is_blocking: bool, item_id: String, questions: Vec<ToolRequestUserInputQuestion>, thread_id: String, turn_id: String);
+    fn new(item_id: String, questions: Vec<ToolRequestUserInputQuestion>, thread_id: String, turn_id: String);
 }
 wire_struct! {
     /// EXPERIMENTAL. Represents one request_user_input question and its required options.
@@ -11140,10 +11613,11 @@ wire_struct! {
     pub struct ToolSearchCallResponseItem {
         pub arguments: Value = "arguments" (required),
         pub call_id: Option<String> = "call_id" (optional),
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub execution: String = "execution" (required),
         pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub status: Option<String> = "status" (optional),
     }
     fn new(arguments: Value, execution: String);
@@ -11153,8 +11627,9 @@ wire_struct! {
     pub struct ToolSearchOutputResponseItem {
         pub call_id: Option<String> = "call_id" (optional),
         pub execution: String = "execution" (required),
-        pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub status: String = "status" (required),
         pub tools: Vec<Value> = "tools" (required),
     }
@@ -11163,26 +11638,27 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ToolsV2 {
+        #[doc = ""] #[doc = " *In codex releases up to 0.130.0 (not in later ones).*"] pub view_image: Option<bool> = "view_image" (optional),
         pub web_search: Option<WebSearchToolConfig> = "web_search" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TranscriptSegmentThreadRealtimeItem {
-        pub role: ThreadRealtimeTranscriptRole = "role" (required),
-        pub text: String = "text" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub role: ThreadRealtimeTranscriptRole = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
-        pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(role: ThreadRealtimeTranscriptRole, text: String, id: String, realtime_session_id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum TrustedContacts {
-        Check = "check",
-        Skip = "skip",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Check = "check",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Skip = "skip",
     }
 }
 wire_struct! {
@@ -11201,9 +11677,9 @@ wire_struct! {
         /// Describes how much of `items` has been loaded for this turn.
         ///
         /// Default: `"full"`.
-        pub items_view: Option<TurnItemsView> = "itemsView" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub items_view: Option<TurnItemsView> = "itemsView" (optional),
         /// ID of the first turn in the chain of work that led to this turn. Pass this as `rootTurnId` when starting work on behalf of this turn. May be null in older history or a `review/start` response.
-        pub root_turn_id: Option<String> = "rootTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub root_turn_id: Option<String> = "rootTurnId" (optional),
         /// Unix timestamp (in seconds) when the turn started.
         pub started_at: Option<i64> = "startedAt" (optional),
         pub status: TurnStatus = "status" (required),
@@ -11220,13 +11696,13 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnCompletedThreadTimelineEntry {
-        pub completed_at: Option<i64> = "completed_at" (optional),
-        pub duration_ms: Option<i64> = "duration_ms" (optional),
-        pub error: Option<TurnError> = "error" (optional),
-        pub position: u64 = "position" (required),
-        pub started_at: Option<i64> = "started_at" (optional),
-        pub status: TurnStatus = "status" (required),
-        pub turn_id: String = "turn_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at: Option<i64> = "completed_at" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub duration_ms: Option<i64> = "duration_ms" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error: Option<TurnError> = "error" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at: Option<i64> = "started_at" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: TurnStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turn_id" (required),
     }
     fn new(position: u64, status: TurnStatus, turn_id: String);
 }
@@ -11242,10 +11718,10 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnEnvironmentParams {
-        pub cwd: LegacyAppPathString = "cwd" (required),
-        pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub environment_id: String = "environmentId" (required),
         /// Environment-native runtime workspace roots. Omitted defaults to `cwd`.
-        pub runtime_workspace_roots: Option<Vec<LegacyAppPathString>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub runtime_workspace_roots: Option<Vec<LegacyAppPathString>> = "runtimeWorkspaceRoots" (optional),
     }
     fn new(cwd: LegacyAppPathString, environment_id: String);
 }
@@ -11256,23 +11732,23 @@ wire_struct! {
         pub codex_error_info: Option<CodexErrorInfo> = "codexErrorInfo" (optional),
         pub message: String = "message" (required),
         /// Optional public explanation and continuation instruction for a misalignment block.
-        pub misalignment: Option<MisalignmentErrorDetails> = "misalignment" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub misalignment: Option<MisalignmentErrorDetails> = "misalignment" (optional),
     }
     fn new(message: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnInputAcceptedThreadRealtimeItem {
-        pub handoff_id: String = "handoff_id" (required),
-        pub input: String = "input" (required),
-        pub input_item_id: String = "input_item_id" (required),
-        pub mode: ThreadRealtimeHandoffMode = "mode" (required),
-        pub source_event_ids: Vec<String> = "source_event_ids" (required),
-        pub turn_id: String = "turn_id" (required),
-        pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub handoff_id: String = "handoff_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: String = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_item_id: String = "input_item_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub mode: ThreadRealtimeHandoffMode = "mode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_event_ids: Vec<String> = "source_event_ids" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turn_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
-        pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(handoff_id: String, input: String, input_item_id: String, mode: ThreadRealtimeHandoffMode, source_event_ids: Vec<String>, turn_id: String, id: String, realtime_session_id: String);
 }
@@ -11291,19 +11767,19 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum TurnItemsView {
         /// `items` was not loaded for this turn. The field is intentionally empty.
-        NotLoaded = "notLoaded",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] NotLoaded = "notLoaded",
         /// `items` contains only a display summary for this turn.
-        Summary = "summary",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Summary = "summary",
         /// `items` contains every ThreadItem available from persisted app-server history for this turn.
-        Full = "full",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Full = "full",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnModerationMetadataNotification {
-        pub metadata: Value = "metadata" (required),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub metadata: Value = "metadata" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_struct! {
@@ -11339,19 +11815,19 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnSettingsUpdateParams {
         /// Changes the active turn's reviewer without changing future thread settings. Already captured steps and pending approvals retain their original reviewer.
-        pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
         /// Omission or `null` leaves the effort unchanged.
-        pub effort: Option<ReasoningEffort> = "effort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Replace the environments for subsequent steps of this turn, not future turns. Omitted/null preserves the selection; \[\] clears it. An already-started step is unchanged.
-        pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         /// Omission or `null` leaves the model unchanged.
-        pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
         /// `null` clears the requested tier; omission leaves it unchanged.
-        pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
         /// Omission or `null` leaves the summary preference unchanged.
-        pub summary: Option<ReasoningSummary> = "summary" (optional),
-        pub thread_id: String = "threadId" (required),
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub summary: Option<ReasoningSummary> = "summary" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
     }
     fn new(thread_id: String, turn_id: String);
 }
@@ -11360,7 +11836,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnSettingsUpdateResponse {
-        pub status: TurnSettingsUpdateStatus = "status" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: TurnSettingsUpdateStatus = "status" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11369,9 +11845,9 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum TurnSettingsUpdateStatus {
         /// Published for subsequent captures, even if the values were unchanged. Already captured steps are unchanged; a later inference is not guaranteed.
-        Applied = "applied",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Applied = "applied",
         /// No matching live task remained available for publication.
-        TargetUnavailable = "targetUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TargetUnavailable = "targetUnavailable",
     }
 }
 wire_struct! {
@@ -11380,12 +11856,12 @@ wire_struct! {
         /// Optional client-provided context fragments keyed by an opaque source identifier.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.135.0.*"] #[cfg(feature = "experimental")] pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
         /// Override the approval policy for this turn and subsequent turns.
         pub approval_policy: Option<AskForApproval> = "approvalPolicy" (optional),
         /// Override where approval requests are routed for review on this turn and subsequent turns.
         pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
-        pub client_user_message_id: Option<String> = "clientUserMessageId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub client_user_message_id: Option<String> = "clientUserMessageId" (optional),
         /// EXPERIMENTAL - Set a pre-set collaboration mode. Takes precedence over model, reasoning_effort, and developer instructions if set.
         ///
         /// For `collaboration_mode.settings.developer_instructions`, `null` means "use the built-in instructions for the selected mode".
@@ -11397,9 +11873,9 @@ wire_struct! {
         /// EXPERIMENTAL - Request an authorized cyber program for this turn. Omission preserves automatic behavior. This does not grant access.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub cyber_access_program: Option<CyberAccessProgram> = "cyberAccessProgram" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub cyber_access_program: Option<CyberAccessProgram> = "cyberAccessProgram" (optional),
         /// Replace this thread's disabled plugin IDs. Omitted/null preserves the list; \[\] clears it.
-        pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Override the reasoning effort for this turn and subsequent turns.
         pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Optional environments for this turn and subsequent turns.
@@ -11407,25 +11883,27 @@ wire_struct! {
         /// Omitted uses the thread sticky environments. Empty disables environment access for this turn. Non-empty selects the first environment as the current turn environment for this turn.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.124.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         pub input: Vec<UserInput> = "input" (required),
         /// Override the model for this turn and subsequent turns.
         pub model: Option<String> = "model" (optional),
         /// @deprecated Ignored. Use `effort: "ultra"` for proactive multi-agent behavior.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[deprecated(note = "Ignored. Use `effort: \"ultra\"` for proactive multi-agent behavior.")]
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] #[deprecated(note = "Ignored. Use `effort: \"ultra\"` for proactive multi-agent behavior.")]
         #[cfg(feature = "experimental")] pub multi_agent_mode: Option<MultiAgentMode> = "multiAgentMode" (optional),
         /// Optional JSON Schema used to constrain the final assistant message for this turn.
         pub output_schema: Option<Value> = "outputSchema" (optional),
         /// ID of the turn that caused this new turn to start.
         ///
         /// Set this when starting work on behalf of another turn, such as delegated work in a different thread. Leave unset for work started directly by the user. Ignored when this request adds input to an active turn.
-        pub parent_turn_id: Option<String> = "parentTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub parent_turn_id: Option<String> = "parentTurnId" (optional),
+        /// Override the full permissions profile for this turn and subsequent turns. Cannot be combined with `sandboxPolicy`.
+        #[doc = ""] #[doc = " *In codex 0.124.0 to 0.125.0 (not in later releases).*"] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         /// Select a named permissions profile id for this turn and subsequent turns. Cannot be combined with `sandboxPolicy`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] #[cfg(feature = "experimental")] pub permissions: Option<String> = "permissions" (optional),
         /// @deprecated `friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.
         #[deprecated(note = "`friendly` and `pragmatic` no longer select a style. Changing this does not rewrite the thread's existing instructions.")]
         pub personality: Option<Personality> = "personality" (optional),
@@ -11440,27 +11918,27 @@ wire_struct! {
         /// Merge entries into the ResponsesAPI turn metadata without removing existing entries. Applied after `responsesapiClientMetadata` if both are provided; reserved keys remain protected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
         /// ID of the first turn in the chain of work that led to this new turn.
         ///
         /// When setting `parentTurnId`, set this to the parent turn's `rootTurnId` when known. This keeps descendant work attributed to the original turn. If omitted, the new turn becomes its own root. Ignored when this request adds input to an active turn.
-        pub root_turn_id: Option<String> = "rootTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub root_turn_id: Option<String> = "rootTurnId" (optional),
         /// Replace the thread's runtime workspace roots for this turn and subsequent turns. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         /// Override the sandbox policy for this turn and subsequent turns.
         pub sandbox_policy: Option<SandboxPolicy> = "sandboxPolicy" (optional),
         /// Override the service tier for this turn and subsequent turns.
         pub service_tier: Option<String> = "serviceTier" (optional),
         /// Override the service tier only when this request starts a new turn. Use "default" for standard speed. Omitted or null inherits the thread's tier. Does not change the thread's tier or a turn being steered.
-        pub service_tier_for_turn: Option<String> = "serviceTierForTurn" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub service_tier_for_turn: Option<String> = "serviceTierForTurn" (optional),
         /// Override the reasoning summary for this turn and subsequent turns.
         pub summary: Option<ReasoningSummary> = "summary" (optional),
         pub thread_id: String = "threadId" (required),
-        pub tool_output: Option<TurnToolOutput> = "toolOutput" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool_output: Option<TurnToolOutput> = "toolOutput" (optional),
         /// Optional source classification for the caller that starts this turn. Ignored when this request steers an already-active turn.
-        pub turn_trigger: Option<String> = "turnTrigger" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_trigger: Option<String> = "turnTrigger" (optional),
     }
     fn new(input: Vec<UserInput>, thread_id: String);
 }
@@ -11480,9 +11958,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnStartedThreadTimelineEntry {
-        pub position: u64 = "position" (required),
-        pub started_at: Option<i64> = "started_at" (optional),
-        pub turn_id: String = "turn_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at: Option<i64> = "started_at" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turn_id" (required),
     }
     fn new(position: u64, turn_id: String);
 }
@@ -11501,8 +11979,8 @@ wire_struct! {
         /// Optional client-provided context fragments keyed by an opaque source identifier.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
-        pub client_user_message_id: Option<String> = "clientUserMessageId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.135.0.*"] #[cfg(feature = "experimental")] pub additional_context: Option<BTreeMap<String, AdditionalContextEntry>> = "additionalContext" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub client_user_message_id: Option<String> = "clientUserMessageId" (optional),
         /// Required active turn id precondition. The request fails when it does not match the currently active turn.
         pub expected_turn_id: String = "expectedTurnId" (required),
         pub input: Vec<UserInput> = "input" (required),
@@ -11517,7 +11995,7 @@ wire_struct! {
         /// Merge entries into the ResponsesAPI turn metadata without removing existing entries. Applied after `responsesapiClientMetadata` if both are provided; reserved keys remain protected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(expected_turn_id: String, input: Vec<UserInput>, thread_id: String);
@@ -11531,26 +12009,26 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnThreadUnreadPosition {
-        pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnToolOutput {
-        pub name: String = "name" (required),
-        pub namespace: Option<String> = "namespace" (optional),
-        pub output: FunctionCallOutputBody = "output" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output: FunctionCallOutputBody = "output" (required),
         /// Requests retention of this output in the thread's model history.
-        pub retain: Option<bool> = "retain" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub retain: Option<bool> = "retain" (optional),
     }
     fn new(name: String, output: FunctionCallOutputBody);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnsPage {
-        pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
-        pub data: Vec<Turn> = "data" (required),
-        pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub backwards_cursor: Option<String> = "backwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub data: Vec<Turn> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<Turn>);
 }
@@ -11559,7 +12037,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UnavailableUserVerificationErrorDetails {
-        pub reason: UserVerificationUnavailableReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationUnavailableReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -11575,8 +12053,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UnknownFileSystemSpecialPath {
-        pub path: String = "path" (required),
-        pub subpath: Option<LegacyAppPathString> = "subpath" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub path: String = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.123.0.*"] pub subpath: Option<LegacyAppPathString> = "subpath" (optional),
     }
     fn new(path: String);
 }
@@ -11589,6 +12067,10 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct UnreadThreadReadStateOperation {}
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct UnrestrictedPermissionProfileFileSystemPermissions {}
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -11612,7 +12094,7 @@ wire_struct! {
         pub message: String = "message" (required),
         pub url: String = "url" (required),
         /// Registration scope, not necessarily the server's execution environment.
-        pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub server_name: String = "serverName" (required),
         pub thread_id: String = "threadId" (required),
         /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
@@ -11625,8 +12107,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UsageLimitExceededImageGenerationFailure {
-        pub limit_id: String = "limitId" (required),
-        pub resets_at: Option<i64> = "resetsAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit_id: String = "limitId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub resets_at: Option<i64> = "resetsAt" (optional),
     }
     fn new(limit_id: String);
 }
@@ -11636,7 +12118,7 @@ wire_struct! {
         /// This is the path to the user's config.toml file, though it is not guaranteed to exist.
         pub file: AbsolutePathBuf = "file" (required),
         /// Name of the selected profile-v2 config layered on top of the base user config, when this layer represents one.
-        pub profile: Option<String> = "profile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub profile: Option<String> = "profile" (optional),
     }
     fn new(file: AbsolutePathBuf);
 }
@@ -11646,8 +12128,8 @@ wire_tagged! {
         Text(TextUserInput) = "text",
         Image(ImageUserInput) = "image",
         LocalImage(LocalImageUserInput) = "localImage",
-        Audio(AudioUserInput) = "audio",
-        LocalAudio(LocalAudioUserInput) = "localAudio",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] Audio(AudioUserInput) = "audio",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] LocalAudio(LocalAudioUserInput) = "localAudio",
         Skill(SkillUserInput) = "skill",
         Mention(MentionUserInput) = "mention",
     }
@@ -11655,13 +12137,13 @@ wire_tagged! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserMessageThreadItem {
-        pub client_id: Option<String> = "clientId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub client_id: Option<String> = "clientId" (optional),
         pub content: Vec<UserInput> = "content" (required),
         pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(content: Vec<UserInput>, id: String);
 }
@@ -11670,7 +12152,7 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationBiometricType {
-        Fingerprint = "fingerprint",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Fingerprint = "fingerprint",
     }
 }
 #[cfg(feature = "experimental")]
@@ -11680,7 +12162,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationCancelParams {
-        pub request_id: RequestId = "requestId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_id: RequestId = "requestId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11696,8 +12178,8 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationCancellationReason {
-        UserCancelled = "userCancelled",
-        Interrupted = "interrupted",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] UserCancelled = "userCancelled",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Interrupted = "interrupted",
     }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -11719,10 +12201,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationEnrollResponse {
-        pub algorithm: Option<String> = "algorithm" (optional),
-        pub credential_id: String = "credentialId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub algorithm: Option<String> = "algorithm" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_id: String = "credentialId" (required),
         /// Unpadded base64url of the SubjectPublicKeyInfo DER encoding.
-        pub public_key: Option<String> = "publicKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub public_key: Option<String> = "publicKey" (optional),
     }
     fn new(credential_id: String);
 }
@@ -11733,10 +12215,10 @@ wire_tagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum UserVerificationErrorDetails (tag = "type") {
-        InvalidRequest(InvalidRequestUserVerificationErrorDetails) = "invalidRequest" (experimental inside),
-        Unavailable(UnavailableUserVerificationErrorDetails) = "unavailable" (experimental inside),
-        Cancelled(CancelledUserVerificationErrorDetails) = "cancelled" (experimental inside),
-        Failed(FailedUserVerificationErrorDetails) = "failed" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InvalidRequest(InvalidRequestUserVerificationErrorDetails) = "invalidRequest" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unavailable(UnavailableUserVerificationErrorDetails) = "unavailable" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Cancelled(CancelledUserVerificationErrorDetails) = "cancelled" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed(FailedUserVerificationErrorDetails) = "failed" (experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11744,10 +12226,10 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationFailureReason {
-        AuthenticationFailed = "authenticationFailed",
-        Timeout = "timeout",
-        ProviderError = "providerError",
-        ServiceError = "serviceError",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AuthenticationFailed = "authenticationFailed",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Timeout = "timeout",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ProviderError = "providerError",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ServiceError = "serviceError",
     }
 }
 #[cfg(feature = "experimental")]
@@ -11755,7 +12237,7 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationInvalidRequestReason {
-        InvalidParams = "invalidParams",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InvalidParams = "invalidParams",
     }
 }
 #[cfg(feature = "experimental")]
@@ -11765,9 +12247,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationProof {
-        pub credential_id: String = "credentialId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_id: String = "credentialId" (required),
         /// Unpadded base64url DER ECDSA signature using P-256 and SHA-256.
-        pub signature: String = "signature" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub signature: String = "signature" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11777,9 +12259,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationRpcError {
-        pub code: i64 = "code" (required),
-        pub data: UserVerificationErrorDetails = "data" (required, experimental inside),
-        pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub code: i64 = "code" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: UserVerificationErrorDetails = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
     }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -11792,9 +12274,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct UserVerificationStatusResponse {
-        pub credential_id: Option<String> = "credentialId" (optional),
-        pub unavailable_message: Option<String> = "unavailableMessage" (optional),
-        pub unavailable_reason: Option<UserVerificationUnavailableReason> = "unavailableReason" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_id: Option<String> = "credentialId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub unavailable_message: Option<String> = "unavailableMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub unavailable_reason: Option<UserVerificationUnavailableReason> = "unavailableReason" (optional, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11802,9 +12284,9 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationUnavailableReason {
-        CredentialMissing = "credentialMissing",
-        BiometricsUnavailable = "biometricsUnavailable",
-        ProviderUnavailable = "providerUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CredentialMissing = "credentialMissing",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BiometricsUnavailable = "biometricsUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ProviderUnavailable = "providerUnavailable",
     }
 }
 #[cfg(feature = "experimental")]
@@ -11815,11 +12297,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationVerifyParams {
         /// Unpadded base64url encoding of 1–4096 challenge bytes.
-        pub challenge: String = "challenge" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub challenge: String = "challenge" (required),
         /// Additional display context; at most 4096 UTF-8 bytes.
-        pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub description: String = "description" (required),
         /// Display context already approved by the UI; 1–256 UTF-8 bytes.
-        pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11828,8 +12310,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationVerifyResponse {
         /// Native-reported authentication method for this signature. Older servers omit it. This is approval context, not part of the signed proof.
-        pub biometric_type: Option<UserVerificationBiometricType> = "biometricType" (optional, experimental inside),
-        pub proof: UserVerificationProof = "proof" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub biometric_type: Option<UserVerificationBiometricType> = "biometricType" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub proof: UserVerificationProof = "proof" (required, experimental inside),
     }
     fn new(proof: UserVerificationProof);
 }
@@ -11853,9 +12335,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WarningNotification {
         /// Concise warning message for the user.
-        pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub message: String = "message" (required),
         /// Optional thread target when the warning applies to a specific thread.
-        pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(message: String);
 }
@@ -11872,9 +12354,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WebSearchCallResponseItem {
         pub action: Option<ResponsesApiWebSearchAction> = "action" (optional),
-        pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub id: Option<String> = "id" (optional),
-        pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
+        #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub status: Option<String> = "status" (optional),
     }
 }
@@ -11900,7 +12383,7 @@ wire_enum! {
     pub enum WebSearchMode {
         Disabled = "disabled",
         Cached = "cached",
-        Indexed = "indexed",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] Indexed = "indexed",
         Live = "live",
     }
 }
@@ -11908,8 +12391,8 @@ wire_enum! {
     /// Provider preference selected by the resolved model catalog entry.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum WebSearchProvider {
-        Standalone = "standalone",
-        SearchMcp = "search_mcp",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Standalone = "standalone",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SearchMcp = "search_mcp",
     }
 }
 wire_struct! {
@@ -11921,11 +12404,11 @@ wire_struct! {
         /// Structured search results returned out-of-band by standalone web search.
         ///
         /// These stay as opaque JSON at the extension/app-server boundary so new result fields and result types can pass through without a Codex release.
-        pub results: Option<Vec<Value>> = "results" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub results: Option<Vec<Value>> = "results" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, query: String);
 }
@@ -11951,20 +12434,20 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WeekdaysScheduledTaskSchedule {
-        pub time: String = "time" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub time: String = "time" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WeeklyScheduledTaskSchedule {
-        pub days: Vec<ScheduledTaskWeekday> = "days" (required),
-        pub time: String = "time" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub days: Vec<ScheduledTaskWeekday> = "days" (required),
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub time: String = "time" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WellbeingHelplineAnswerAnnotation {
-        pub subject: HelplineSubject = "subject" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub subject: HelplineSubject = "subject" (required),
     }
 }
 wire_struct! {
@@ -11978,23 +12461,23 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum WindowsSandboxImplementation {
-        Elevated = "elevated",
-        Unelevated = "unelevated",
-        Mxc = "mxc",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Elevated = "elevated",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unelevated = "unelevated",
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Mxc = "mxc",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum WindowsSandboxReadiness {
-        Ready = "ready",
-        NotConfigured = "notConfigured",
-        UpdateRequired = "updateRequired",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] Ready = "ready",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] NotConfigured = "notConfigured",
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] UpdateRequired = "updateRequired",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WindowsSandboxReadinessResponse {
-        pub status: WindowsSandboxReadiness = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub status: WindowsSandboxReadiness = "status" (required),
     }
 }
 wire_struct! {
@@ -12039,29 +12522,29 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WorkspaceMessage {
         /// Unix timestamp (in seconds) when the message was archived.
-        pub archived_at: Option<i64> = "archivedAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub archived_at: Option<i64> = "archivedAt" (optional),
         /// Unix timestamp (in seconds) when the message was created.
-        pub created_at: Option<i64> = "createdAt" (optional),
-        pub message_body: String = "messageBody" (required),
-        pub message_id: String = "messageId" (required),
-        pub message_type: WorkspaceMessageType = "messageType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub created_at: Option<i64> = "createdAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub message_body: String = "messageBody" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub message_id: String = "messageId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub message_type: WorkspaceMessageType = "messageType" (required),
     }
     fn new(message_body: String, message_id: String, message_type: WorkspaceMessageType);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum WorkspaceMessageType {
-        Headline = "headline",
-        Announcement = "announcement",
-        Unknown = "unknown",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] Headline = "headline",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] Announcement = "announcement",
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] Unknown = "unknown",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WorkspaceRouting {
-        pub account_routing_override: AccountRoutingOverride = "accountRoutingOverride" (required),
-        pub backend_origin: String = "backendOrigin" (required),
-        pub chatgpt_account_id: String = "chatgptAccountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_routing_override: AccountRoutingOverride = "accountRoutingOverride" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub backend_origin: String = "backendOrigin" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub chatgpt_account_id: String = "chatgptAccountId" (required),
     }
 }
 wire_struct! {
@@ -12073,6 +12556,8 @@ wire_struct! {
         pub exclude_tmpdir_env_var: Option<bool> = "excludeTmpdirEnvVar" (optional),
         /// Default: `false`.
         pub network_access: Option<bool> = "networkAccess" (optional),
+        /// Default: `{"type":"fullAccess"}`.
+        #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub read_only_access: Option<ReadOnlyAccess> = "readOnlyAccess" (optional),
         /// Default: `[]`.
         pub writable_roots: Option<Vec<AbsolutePathBuf>> = "writableRoots" (optional),
     }
@@ -12087,9 +12572,9 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WriteStdinGuardianApprovalReviewAction {
-        pub approval_id: String = "approvalId" (required),
-        pub cwd: LegacyAppPathString = "cwd" (required),
-        pub process_id: String = "processId" (required),
-        pub stdin: String = "stdin" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub approval_id: String = "approvalId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub process_id: String = "processId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub stdin: String = "stdin" (required),
     }
 }

@@ -1,0 +1,223 @@
+//! `protocol/src/generated/availability.rs`: the supported range's releases, the availability
+//! of every method (with `SINCE`/`UNTIL` on its marker type), and per type what is not in every
+//! release of the range, plus the members that lead to such a type (so a walk of a message's
+//! JSON finds it). Read by the protocol crate's `availability` module.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use super::docs::EXPERIMENTAL_GATE;
+use super::Part;
+use crate::history::{keys, Availability};
+use crate::ir::*;
+
+/// The marker module of each direction (as `methods.rs` names it).
+fn marker_module(d: Direction) -> &'static str {
+    match d {
+        Direction::ClientRequest => "request",
+        Direction::ServerRequest => "server_request",
+        Direction::ServerNotification => "notification",
+        Direction::ClientNotification => "client_notification",
+    }
+}
+
+fn opt(v: &Option<String>) -> String {
+    match v {
+        Some(v) => format!("Some({v:?})"),
+        None => "None".to_owned(),
+    }
+}
+
+/// The named type a value of `ty` is of, through options, arrays, boxes and aliases.
+fn child(ir: &Ir, ty: &Ty, depth: usize) -> Option<String> {
+    match ty {
+        Ty::Named(n) => match ir.types.get(n).map(|d| &d.kind) {
+            Some(TypeKind::Alias(inner)) if depth < 16 => child(ir, inner, depth + 1),
+            Some(_) => Some(n.clone()),
+            None => None,
+        },
+        Ty::Vec(t) | Ty::Option(t) | Ty::Boxed(t) => child(ir, t, depth),
+        _ => None,
+    }
+}
+
+struct Row {
+    wire: String,
+    value: bool,
+    availability: Option<Availability>,
+    child: Option<String>,
+}
+
+pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
+    let floor = ir.floor.clone().unwrap_or_else(|| codex_version.to_owned());
+    let releases = if ir.releases.is_empty() { vec![codex_version.to_owned()] } else { ir.releases.clone() };
+    let get = |key: &str| ir.availability.get(key).cloned();
+
+    // Every type's rows: its items, each with its availability (if not plain) and child type.
+    let mut rows: BTreeMap<&str, (&'static str, String, Vec<Row>)> = BTreeMap::new();
+    for (name, def) in &ir.types {
+        let (kind, tag, items): (&str, String, Vec<Row>) = match &def.kind {
+            TypeKind::Struct(s) => (
+                "Struct",
+                String::new(),
+                s.fields
+                    .iter()
+                    .map(|f| Row {
+                        wire: f.wire.clone(),
+                        value: false,
+                        availability: get(&keys::member(name, &f.wire)),
+                        child: child(ir, &f.ty, 0),
+                    })
+                    .collect(),
+            ),
+            TypeKind::StringEnum(e) => (
+                "Enum",
+                String::new(),
+                e.values
+                    .iter()
+                    .map(|v| Row {
+                        wire: v.wire.clone(),
+                        value: true,
+                        availability: get(&keys::value(name, &v.wire)),
+                        child: None,
+                    })
+                    .collect(),
+            ),
+            TypeKind::Tagged(t) => (
+                "Tagged",
+                t.tag.clone(),
+                t.arms
+                    .iter()
+                    .map(|a| Row {
+                        wire: a.wire.clone(),
+                        value: true,
+                        availability: get(&keys::value(name, &a.wire)),
+                        child: child(ir, &Ty::Named(a.payload.clone()), 0),
+                    })
+                    .collect(),
+            ),
+            TypeKind::External(e) => (
+                "Struct",
+                String::new(),
+                e.arms
+                    .iter()
+                    .map(|a| Row {
+                        wire: a.wire.clone(),
+                        value: a.payload.is_none(),
+                        availability: get(&keys::value(name, &a.wire)),
+                        child: a.payload.as_ref().and_then(|t| child(ir, t, 0)),
+                    })
+                    .collect(),
+            ),
+            TypeKind::Untagged(u) => (
+                "Untagged",
+                String::new(),
+                u.arms
+                    .iter()
+                    .map(|a| Row {
+                        wire: a.rust.clone(),
+                        value: true,
+                        availability: get(&keys::value(name, &a.rust)),
+                        child: child(ir, &a.ty, 0),
+                    })
+                    .collect(),
+            ),
+            TypeKind::Alias(_) => continue,
+        };
+        rows.insert(name, (kind, tag, items));
+    }
+    // The types that have something not in every release, then those that lead to them.
+    let mut kept: BTreeSet<&str> =
+        rows.iter().filter(|(_, (_, _, r))| r.iter().any(|r| r.availability.is_some())).map(|(n, _)| *n).collect();
+    loop {
+        let more: Vec<&str> = rows
+            .iter()
+            .filter(|(n, (_, _, r))| {
+                !kept.contains(*n) && r.iter().any(|r| r.child.as_deref().is_some_and(|c| kept.contains(c)))
+            })
+            .map(|(n, _)| *n)
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        kept.extend(more);
+    }
+
+    let mut out = String::new();
+    out.push_str("#[allow(unused_imports)]\nuse crate::availability::{m, o, v, Kind::*, Owner};\n");
+    out.push_str("#[allow(unused_imports)]\nuse super::methods::{client_notification, notification, request, server_request};\n\n");
+    let _ = writeln!(out, "/// The oldest codex release of the range the crate was generated for.");
+    let _ = writeln!(out, "pub const FLOOR: &str = {floor:?};");
+    let _ = writeln!(out, "/// Every release of the range, oldest first.");
+    out.push_str("pub(crate) static RELEASES: &[&str] = &[\n");
+    for chunk in releases.chunks(8) {
+        let line: Vec<String> = chunk.iter().map(|r| format!("{r:?}")).collect();
+        let _ = writeln!(out, "    {},", line.join(", "));
+    }
+    out.push_str("];\n\n");
+
+    // Methods: (wire, since, until, params type in OWNERS), and each marker's consts.
+    let mut methods = String::new();
+    let mut markers = String::new();
+    let mut seen = BTreeSet::new();
+    for d in Direction::ALL {
+        for m in ir.methods(d) {
+            let a = get(&keys::method(d, &m.wire));
+            let since = a.as_ref().map_or(floor.clone(), |a| a.since.clone());
+            let until = a.as_ref().and_then(|a| a.until.clone());
+            let params = m.params.ty().and_then(|t| child(ir, t, 0)).filter(|p| kept.contains(p.as_str()));
+            if seen.insert(m.wire.clone()) {
+                let _ = writeln!(
+                    methods,
+                    "    ({:?}, {since:?}, {}, {:?}),",
+                    m.wire,
+                    opt(&until),
+                    params.unwrap_or_default()
+                );
+            }
+            let gate = if m.experimental { format!("{EXPERIMENTAL_GATE} ") } else { String::new() };
+            let _ = writeln!(
+                markers,
+                "{gate}impl {}::{} {{ pub const SINCE: &str = {since:?}; pub const UNTIL: Option<&str> = {}; }}",
+                marker_module(d),
+                m.rust,
+                opt(&until)
+            );
+        }
+    }
+    out.push_str("/// Every method: wire name, since, until, the params type's row in [`OWNERS`].\n");
+    out.push_str("pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str)] = &[\n");
+    out.push_str(&methods);
+    out.push_str("];\n\n");
+    out.push_str(
+        "/// Per type, sorted by name: what is not in every release of the range (since, until,\n\
+         /// always sent since), and the members that lead to a type that has such a thing.\n",
+    );
+    out.push_str("pub(crate) static OWNERS: &[Owner] = &[\n");
+    for name in &kept {
+        let (kind, tag, items) = &rows[name];
+        let members: Vec<String> = items
+            .iter()
+            .filter(|r| r.availability.is_some() || r.child.as_deref().is_some_and(|c| kept.contains(c)))
+            .map(|r| {
+                let child = r.child.as_deref().filter(|c| kept.contains(c)).unwrap_or_default();
+                let (since, until, always) = match &r.availability {
+                    Some(a) => {
+                        let since = if a.since == floor { String::new() } else { a.since.clone() };
+                        (since, a.until.clone(), a.required_since.clone())
+                    }
+                    None => (String::new(), None, None),
+                };
+                if r.value {
+                    format!("v({:?}, {since:?}, {}, {child:?})", r.wire, opt(&until))
+                } else {
+                    format!("m({:?}, {since:?}, {}, {}, {child:?})", r.wire, opt(&until), opt(&always))
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "    o({name:?}, {kind}, {tag:?}, &[{}]),", members.join(", "));
+    }
+    out.push_str("];\n\n");
+    out.push_str(&markers);
+    vec![Part::Text(out)]
+}

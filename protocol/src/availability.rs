@@ -1,0 +1,453 @@
+//! Which codex releases have which part of the protocol.
+//!
+//! The crate is generated for a range of codex releases, from [`FLOOR`] to
+//! [`crate::CODEX_VERSION`] ([`releases`] lists them): every message of every release of the
+//! range decodes. What is not in every release of the range says so: each marker type has
+//! `SINCE` and `UNTIL` (`request::ThreadSearch::SINCE`), the doc comment of each member, enum
+//! value and union arm says since when (or until when) codex has it, and this module answers
+//! the same by name:
+//!
+//! - [`method`]: a method of either direction by its wire name (`thread/search`);
+//! - [`member`]: `Type.member` (wire names: `ThreadListParams.includedThreadIds`) or
+//!   `Type::value` for an enum value or union arm;
+//! - [`at`]: a JSON path in the params of a method (`thread/list`, `params.includedThreadIds`);
+//! - [`unknown_to`]: what a message's params use that a given release does not have. An older
+//!   codex silently ignores a params member it does not know (and refuses an enum value it
+//!   does not know), so a client checks this before sending (`codex-app-client` does).
+//!
+//! A release is compared as semver ([`Release`]), pre-releases before their release.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde_json::Value;
+
+pub use crate::generated::availability::FLOOR;
+use crate::generated::availability::{METHODS, OWNERS, RELEASES};
+
+/// When something is in codex: since a release, and, when a later release removed it, until
+/// the last release that had it. Versions are written as codex writes them (`0.171.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Availability {
+    /// The first release of the supported range that has it ([`FLOOR`]: every release of the
+    /// range has it, and maybe older ones too).
+    pub since: &'static str,
+    /// The last release that had it, when a later one removed it.
+    pub until: Option<&'static str>,
+    /// A member the newest release always sends: the first release from which every release
+    /// does (an older one may leave it out, so the member is optional in the types).
+    pub always_since: Option<&'static str>,
+}
+
+impl Availability {
+    /// Whether `release` has it. A release older than [`FLOOR`] is not known to have anything
+    /// the range added, and is taken to have what the floor has.
+    pub fn in_release(&self, release: &Release) -> bool {
+        let since = Release::known(self.since);
+        let after_since = since <= *release || self.since == FLOOR;
+        let before_until = self.until.is_none_or(|u| *release <= Release::known(u));
+        after_since && before_until
+    }
+
+    pub(crate) const fn new(since: &'static str, until: Option<&'static str>) -> Availability {
+        Availability { since, until, always_since: None }
+    }
+}
+
+impl fmt::Display for Availability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.until {
+            Some(until) => write!(f, "codex {} to {until}", self.since),
+            None if self.since == FLOOR => write!(f, "every codex release since {FLOOR}"),
+            None => write!(f, "codex {} and later", self.since),
+        }
+    }
+}
+
+/// A codex release number: `major.minor.patch`, maybe with a pre-release (`0.128.0-alpha.1`),
+/// ordered as semver orders them (a pre-release before its release; build metadata ignored).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Release {
+    pub major: u64,
+    pub minor: u64,
+    pub patch: u64,
+    /// The pre-release, without its `-` (empty for a release).
+    pub pre: String,
+}
+
+impl Release {
+    /// Parses `0.171.0`, `0.128.0-alpha.1` (a leading `v` and build metadata are allowed).
+    pub fn parse(text: &str) -> Option<Release> {
+        let text = text.strip_prefix('v').unwrap_or(text);
+        let text = text.split_once('+').map_or(text, |(v, _)| v);
+        let (core, pre) = text.split_once('-').unwrap_or((text, ""));
+        let mut parts = core.split('.');
+        let mut number = || -> Option<u64> {
+            let p = parts.next()?;
+            (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse().ok()).flatten()
+        };
+        let (major, minor, patch) = (number()?, number()?, number()?);
+        if parts.next().is_some() || (text.contains('-') && pre.is_empty()) {
+            return None;
+        }
+        Some(Release { major, minor, patch, pre: pre.to_owned() })
+    }
+
+    /// A version of this module's own tables, which are valid.
+    fn known(text: &str) -> Release {
+        Release::parse(text).unwrap_or(Release { major: 0, minor: 0, patch: 0, pre: String::new() })
+    }
+
+    /// Where this release is, against the range the crate was generated for.
+    pub fn support(&self) -> Support {
+        if *self < Release::known(FLOOR) {
+            Support::Older
+        } else if *self > Release::known(crate::CODEX_VERSION) {
+            Support::Newer
+        } else {
+            Support::InRange
+        }
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
+        if !self.pre.is_empty() {
+            write!(f, "-{}", self.pre)?;
+        }
+        Ok(())
+    }
+}
+
+impl Ord for Release {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.major, self.minor, self.patch).cmp(&(other.major, other.minor, other.patch)).then_with(|| {
+            match (self.pre.is_empty(), other.pre.is_empty()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => pre_cmp(&self.pre, &other.pre),
+            }
+        })
+    }
+}
+
+impl PartialOrd for Release {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Semver's pre-release order: identifier by identifier, numbers numerically and before
+/// words, a shorter list first when one is a prefix of the other.
+fn pre_cmp(a: &str, b: &str) -> Ordering {
+    let mut x = a.split('.');
+    let mut y = b.split('.');
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) => {
+                let order = match (p.parse::<u64>(), q.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    (Ok(_), Err(_)) => Ordering::Less,
+                    (Err(_), Ok(_)) => Ordering::Greater,
+                    (Err(_), Err(_)) => p.cmp(q),
+                };
+                if order != Ordering::Equal {
+                    return order;
+                }
+            }
+        }
+    }
+}
+
+/// A server's release against the range the crate was generated for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// Older than [`FLOOR`]: its messages may not decode.
+    Older,
+    /// From [`FLOOR`] to [`crate::CODEX_VERSION`]: everything decodes, and the availability of
+    /// each method and member says what it has.
+    InRange,
+    /// Newer than the crate: what it added is unknown to the types (kept as `Unrecognized`
+    /// and unknown members, which decoding skips).
+    Newer,
+}
+
+/// The releases of the supported range, oldest first ([`FLOOR`] to [`crate::CODEX_VERSION`]).
+pub fn releases() -> &'static [&'static str] {
+    RELEASES
+}
+
+/// A method of either direction, by its wire name; `None` when the crate does not know it.
+pub fn method(wire: &str) -> Option<Availability> {
+    METHODS.iter().find(|m| m.0 == wire).map(|m| Availability::new(m.1, m.2))
+}
+
+/// `Type.member` or `Type::value` (wire names). `Some` for what is not in every release of the
+/// range (added after [`FLOOR`], removed, or always sent only since a later release); `None`
+/// for what every release of the range has, and for what the crate does not know.
+pub fn member(path: &str) -> Option<Availability> {
+    let (owner, wire, value) = match path.split_once("::") {
+        Some((o, w)) => (o, w, true),
+        None => {
+            let (o, w) = path.split_once('.')?;
+            (o, w, false)
+        }
+    };
+    let owner = find_owner(owner)?;
+    owner.members.iter().find(|m| m.wire == wire && m.value == value).and_then(Member::availability)
+}
+
+/// The availability of what a JSON path in a method's params names: `at("thread/list",
+/// "params.includedThreadIds")`, array indices as `[0]`. `None` when the path names something
+/// every release of the range has, or nothing the crate knows.
+pub fn at(method: &str, path: &str) -> Option<Availability> {
+    let entry = METHODS.iter().find(|m| m.0 == method)?;
+    let mut owner = find_owner(entry.3)?;
+    let rest = path.strip_prefix("params").unwrap_or(path);
+    let mut found = None;
+    for step in rest.split(['.', '[']).filter(|s| !s.is_empty() && !s.ends_with(']')) {
+        let m = owner.members.iter().find(|m| m.wire == step && !m.value)?;
+        found = m.availability();
+        match find_owner(m.child) {
+            Some(next) => owner = next,
+            None => break,
+        }
+    }
+    found
+}
+
+/// Something a message uses that a release does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unknown {
+    /// Where, as a JSON path into the message (`params.includedThreadIds`,
+    /// `params.input[0].type`).
+    pub path: String,
+    /// What: `Type.member`, or `Type::value` for an enum value or union arm.
+    pub item: String,
+    pub availability: Availability,
+    /// An enum value or union arm (the server refuses it) rather than a member (the server
+    /// ignores it).
+    pub is_value: bool,
+}
+
+impl fmt::Display for Unknown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (`{}`: {})", self.path, self.item, self.availability)
+    }
+}
+
+/// What the params of `method` (as JSON) use that `release` does not have: members, enum values
+/// and union arms, each with its path. Empty for a release at least as new as the crate, and
+/// for a method the crate does not know.
+pub fn unknown_to(release: &Release, method: &str, params: &Value) -> Vec<Unknown> {
+    let mut out = Vec::new();
+    if *release >= Release::known(crate::CODEX_VERSION) {
+        return out;
+    }
+    if let Some(owner) = METHODS.iter().find(|m| m.0 == method).and_then(|m| find_owner(m.3)) {
+        let mut path = String::from("params");
+        walk(release, owner, params, &mut path, &mut out, 0);
+    }
+    out
+}
+
+fn walk(release: &Release, owner: &'static Owner, value: &Value, path: &mut String, out: &mut Vec<Unknown>, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    let len = path.len();
+    match value {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push_str(&format!("[{i}]"));
+                walk(release, owner, item, path, out, depth + 1);
+                path.truncate(len);
+            }
+        }
+        Value::String(s) => {
+            if let Some(m) = owner.members.iter().find(|m| m.value && m.wire == s) {
+                report(release, owner, m, path, out);
+            }
+        }
+        Value::Object(map) => {
+            if owner.kind == Kind::Map {
+                if let Some(child) = owner.members.first().and_then(|m| find_owner(m.child)) {
+                    for (key, v) in map {
+                        crate::roundtrip::push_key(path, key);
+                        walk(release, child, v, path, out, depth + 1);
+                        path.truncate(len);
+                    }
+                }
+                return;
+            }
+            for (key, v) in map {
+                // An arm by its tag's value, or a member by its name.
+                let tag = (owner.kind == Kind::Tagged && key == owner.tag).then(|| v.as_str()).flatten();
+                let arm = tag.and_then(|t| owner.members.iter().find(|m| m.value && m.wire == t));
+                if let Some(arm) = arm {
+                    crate::roundtrip::push_key(path, key);
+                    report(release, owner, arm, path, out);
+                    path.truncate(len);
+                    if let Some(payload) = find_owner(arm.child) {
+                        walk(release, payload, value, path, out, depth + 1);
+                    }
+                    continue;
+                }
+                if let Some(m) = owner.members.iter().find(|m| !m.value && m.wire == key) {
+                    crate::roundtrip::push_key(path, key);
+                    report(release, owner, m, path, out);
+                    if let Some(child) = find_owner(m.child) {
+                        walk(release, child, v, path, out, depth + 1);
+                    }
+                    path.truncate(len);
+                }
+            }
+            // An untagged union: each arm that is an object type.
+            if owner.kind == Kind::Untagged {
+                for m in owner.members.iter().filter(|m| m.value) {
+                    if let Some(child) = find_owner(m.child) {
+                        walk(release, child, value, path, out, depth + 1);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    if owner.kind == Kind::Untagged && !value.is_object() && !value.is_array() {
+        for m in owner.members.iter().filter(|m| m.value) {
+            if let Some(child) = find_owner(m.child) {
+                walk(release, child, value, path, out, depth + 1);
+            }
+        }
+    }
+    out.dedup();
+}
+
+fn report(release: &Release, owner: &Owner, m: &Member, path: &str, out: &mut Vec<Unknown>) {
+    if let Some(a) = m.availability() {
+        if !a.in_release(release) {
+            let sep = if m.value { "::" } else { "." };
+            out.push(Unknown {
+                path: path.to_owned(),
+                item: format!("{}{sep}{}", owner.name, m.wire),
+                availability: a,
+                is_value: m.value,
+            });
+        }
+    }
+}
+
+fn find_owner(name: &str) -> Option<&'static Owner> {
+    if name.is_empty() {
+        return None;
+    }
+    OWNERS.binary_search_by(|o| o.name.cmp(name)).ok().map(|i| &OWNERS[i])
+}
+
+/// What the generated tables say of one type: its members, values and arms that are not in
+/// every release of the range, and the members that lead to such a type.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Owner {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// The tag member of a tagged union.
+    pub tag: &'static str,
+    pub members: &'static [Member],
+}
+
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Struct,
+    Enum,
+    Tagged,
+    Untagged,
+    /// A map (or an alias of one): its one member's `child` is the values' type.
+    Map,
+}
+
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Member {
+    /// The member's wire name, or the value, tag value, key or arm name.
+    pub wire: &'static str,
+    /// An enum value or union arm rather than a member.
+    pub value: bool,
+    /// Empty: in every release of the range (listed because it leads to `child`).
+    pub since: &'static str,
+    pub until: Option<&'static str>,
+    pub always_since: Option<&'static str>,
+    /// The type the member's value (or an array's items) is of, when it is in the tables.
+    pub child: &'static str,
+}
+
+/// The generated tables' rows (`generated/availability.rs`).
+pub(crate) const fn o(name: &'static str, kind: Kind, tag: &'static str, members: &'static [Member]) -> Owner {
+    Owner { name, kind, tag, members }
+}
+
+/// A member: wire name, since (empty: the floor), until, always sent since, child type.
+pub(crate) const fn m(
+    wire: &'static str,
+    since: &'static str,
+    until: Option<&'static str>,
+    always_since: Option<&'static str>,
+    child: &'static str,
+) -> Member {
+    Member { wire, value: false, since, until, always_since, child }
+}
+
+/// An enum value or union arm: the value (tag, key or arm name), since, until, payload type.
+pub(crate) const fn v(wire: &'static str, since: &'static str, until: Option<&'static str>, child: &'static str) -> Member {
+    Member { wire, value: true, since, until, always_since: None, child }
+}
+
+impl Member {
+    fn availability(&self) -> Option<Availability> {
+        (!self.since.is_empty() || self.always_since.is_some()).then_some(Availability {
+            since: if self.since.is_empty() { FLOOR } else { self.since },
+            until: self.until,
+            always_since: self.always_since,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_order_as_semver() {
+        let r = |s: &str| Release::parse(s).unwrap();
+        assert!(r("0.128.0-alpha.1") < r("0.128.0"));
+        assert!(r("0.128.0-alpha.2") < r("0.128.0-alpha.10"));
+        assert!(r("0.128.0-alpha") < r("0.128.0-alpha.1"));
+        assert!(r("0.128.0-1") < r("0.128.0-alpha"));
+        assert!(r("0.99.0") < r("0.100.0"));
+        assert_eq!(r("v0.171.0+build.5"), r("0.171.0"));
+        for bad in ["", "0.171", "0.171.0.1", "x.1.0", "0.171.0-", "0..0"] {
+            assert_eq!(Release::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_tables_are_sorted_and_name_known_types() {
+        assert!(OWNERS.windows(2).all(|w| w[0].name < w[1].name));
+        for o in OWNERS {
+            for m in o.members {
+                assert!(m.child.is_empty() || find_owner(m.child).is_some(), "{}.{} -> {}", o.name, m.wire, m.child);
+                for v in [Some(m.since), m.until, m.always_since].into_iter().flatten().filter(|v| !v.is_empty()) {
+                    assert!(RELEASES.contains(&v), "{}.{}: {v} is not a release of the range", o.name, m.wire);
+                }
+            }
+        }
+        assert_eq!(RELEASES.first(), Some(&FLOOR));
+        assert_eq!(RELEASES.last(), Some(&crate::CODEX_VERSION));
+    }
+}

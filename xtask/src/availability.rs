@@ -1,0 +1,149 @@
+//! `cargo xtask availability [--json] [NAME...]`: when each method, member, enum value and
+//! union arm of the supported range came and, where it went, the last release that had it:
+//! the vendored schema with `vendor-schemas/history.json` applied, as regen generates it.
+
+use std::collections::BTreeMap;
+
+use codex_app_codegen::history::{keys, Availability};
+use codex_app_codegen::ir::{Direction, Ir, TypeKind};
+use serde::Serialize;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print `{"methods": {...}, "members": {...}}` (wire names; `since`, `until`).
+    #[arg(long)]
+    json: bool,
+    /// Only these methods (`thread/search`) and members (`ThreadListParams.includedThreadIds`,
+    /// `Type::value` for an enum value or union arm); a type name lists its members.
+    names: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub since: String,
+    pub until: Option<String>,
+}
+
+/// One row: what, which kind, when.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub kind: &'static str,
+    pub name: String,
+    pub span: Span,
+    pub experimental: bool,
+    /// A member the newest release requires: since when every release sends it.
+    pub always_since: Option<String>,
+}
+
+/// Every method, member, enum value and union arm of the range's IR, in that order.
+pub fn rows(ir: &Ir) -> Vec<Row> {
+    let floor = ir.floor.clone().unwrap_or_default();
+    let get = |key: &str| -> (Span, Option<String>) {
+        match ir.availability.get(key) {
+            Some(Availability { since, until, required_since, .. }) => {
+                (Span { since: since.clone(), until: until.clone() }, required_since.clone())
+            }
+            None => (Span { since: floor.clone(), until: None }, None),
+        }
+    };
+    let mut out = Vec::new();
+    for direction in Direction::ALL {
+        for m in ir.methods(direction) {
+            let (span, _) = get(&keys::method(direction, &m.wire));
+            out.push(Row { kind: direction_kind(direction), name: m.wire.clone(), span, experimental: m.experimental, always_since: None });
+        }
+    }
+    for f in &ir.notification_envelope {
+        let name = keys::member("ServerNotification", &f.wire);
+        let (span, always) = get(&name);
+        out.push(Row { kind: "member", name, span, experimental: f.experimental, always_since: always });
+    }
+    for (owner, def) in &ir.types {
+        let mut push = |kind: &'static str, name: String, experimental: bool| {
+            let (span, always) = get(&name);
+            out.push(Row { kind, name, span, experimental: experimental || def.experimental, always_since: always });
+        };
+        match &def.kind {
+            TypeKind::Alias(_) => {}
+            TypeKind::Struct(s) => s.fields.iter().for_each(|f| push("member", keys::member(owner, &f.wire), f.experimental)),
+            TypeKind::StringEnum(e) => e.values.iter().for_each(|v| push("value", keys::value(owner, &v.wire), v.experimental)),
+            TypeKind::Tagged(t) => t.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.wire), a.experimental)),
+            TypeKind::External(e) => e.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.wire), a.experimental)),
+            TypeKind::Untagged(u) => u.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.rust), a.experimental)),
+        }
+    }
+    out
+}
+
+fn direction_kind(d: Direction) -> &'static str {
+    match d {
+        Direction::ClientRequest => "client request",
+        Direction::ServerRequest => "server request",
+        Direction::ServerNotification => "server notification",
+        Direction::ClientNotification => "client notification",
+    }
+}
+
+/// The `--json` shape: one entry per method (both directions) and per member.
+pub fn json(rows: &[Row]) -> serde_json::Value {
+    let mut methods = BTreeMap::new();
+    let mut members = BTreeMap::new();
+    for r in rows {
+        match r.kind {
+            "member" => {
+                members.insert(r.name.clone(), r.span.clone());
+            }
+            "value" | "arm" => {}
+            _ => {
+                // A method of two directions under one name: the wider span.
+                let e = methods.entry(r.name.clone()).or_insert_with(|| r.span.clone());
+                if codex_app_codegen::history::version_cmp(&r.span.since, &e.since).is_lt() {
+                    e.since = r.span.since.clone();
+                }
+            }
+        }
+    }
+    serde_json::json!({ "methods": methods, "members": members })
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let root = crate::root();
+    let (ir, history) = crate::regen::range_ir(&root)?;
+    let all = rows(&ir);
+    let wanted = |r: &Row| {
+        args.names.is_empty()
+            || args.names.iter().any(|n| {
+                r.name == *n || r.name.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with('.') || rest.starts_with("::"))
+            })
+    };
+    let picked: Vec<Row> = all.into_iter().filter(wanted).collect();
+    if picked.is_empty() {
+        anyhow::bail!("no method, member, value or arm named {}", args.names.join(", "));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json(&picked))?);
+        return Ok(());
+    }
+    println!(
+        "supported range: codex {} to {} ({} releases); `since {}` means in every release of the range",
+        ir.floor.as_deref().unwrap_or_default(),
+        history.newest(),
+        ir.releases.len(),
+        ir.floor.as_deref().unwrap_or_default(),
+    );
+    let width = picked.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    for r in &picked {
+        let mut line = format!("{:<20} {:<width$}  since {}", r.kind, r.name, r.span.since);
+        if let Some(u) = &r.span.until {
+            line.push_str(&format!(", until {u}"));
+        }
+        if let Some(a) = &r.always_since {
+            line.push_str(&format!(", always sent since {a}"));
+        }
+        if r.experimental {
+            line.push_str(" (experimental)");
+        }
+        println!("{line}");
+    }
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! `cargo xtask history`: the protocol surface of every codex release of the supported range,
+//! folded into `vendor-schemas/history.json` (see `codex_app_codegen::history`).
+//!
+//! Every version `npm view @openai/codex versions` lists (without the platform-suffixed
+//! packages, pre-releases included) from the floor to the vendored release is installed once,
+//! its two schema bundles kept in a cache (`.codex-bin/history/VERSION/`, git-ignored) and the
+//! install deleted. A rerun installs only what the cache lacks, so an interrupted run resumes.
+//! A release that cannot be installed or whose binary does not run (some publish no Linux
+//! binary) is named and skipped, and the history says so. Then every release's bundles are
+//! lowered as regen lowers them, in order, and folded; every problem of every release is
+//! reported at once, and nothing is written unless all of them lowered.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
+use codex_app_codegen::{build_ir_with, SchemaSet, Settings, BUNDLE_FILE};
+
+use crate::codex;
+
+/// Where the bundles of each release are kept between runs, relative to the workspace root.
+pub const CACHE_DIR: &str = ".codex-bin/history";
+
+/// The release the committed crate's range starts at, when the history does not name one yet.
+pub const DEFAULT_FLOOR: &str = "0.120.0";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The oldest release of the range (default: the committed history's floor).
+    #[arg(long)]
+    floor: Option<String>,
+    /// Installs at once.
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Use only what the cache holds; install nothing (the release list comes from the cache).
+    #[arg(long)]
+    offline: bool,
+}
+
+/// What one release gave.
+enum Fetched {
+    Bundles(SchemaSet),
+    Skipped(String),
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let root = crate::root();
+    let started = Instant::now();
+    let committed = read_committed(&root)?;
+    let floor = args
+        .floor
+        .clone()
+        .or_else(|| committed.as_ref().map(|h| h.floor.clone()))
+        .unwrap_or_else(|| DEFAULT_FLOOR.to_owned());
+    let newest = crate::regen::vendored_version(&root)?;
+    let cache = root.join(CACHE_DIR);
+    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
+
+    let versions = if args.offline { cached_versions(&cache)? } else { published_versions()? };
+    let versions: Vec<String> = versions
+        .into_iter()
+        .filter(|v| version_cmp(v, &floor).is_ge() && version_cmp(v, &newest).is_lt())
+        .collect();
+    println!("history: {} releases from {floor} to {newest} (the vendored one)", versions.len() + 1);
+    if !args.offline {
+        fetch_all(&cache, &versions, args.jobs.max(1))?;
+    }
+
+    // Lower every release; every problem of every release is one report.
+    let settings = Settings::codex()?.proposing();
+    let mut irs = Vec::new();
+    let mut problems = Vec::new();
+    let mut skipped = Vec::new();
+    for version in &versions {
+        match load(&cache, version) {
+            Fetched::Skipped(why) => {
+                println!("history: warning: codex {version} skipped: {why}");
+                skipped.push((version.clone(), why));
+            }
+            Fetched::Bundles(set) => match build_ir_with(&set, &settings) {
+                Ok(ir) => irs.push((version.clone(), ir)),
+                Err(e) => problems.push(format!("codex {version}: {e}")),
+            },
+        }
+    }
+    let vendored = SchemaSet::read_dir(&root.join(crate::regen::VENDOR_DIR), &newest)?;
+    match build_ir_with(&vendored, &settings) {
+        Ok(ir) => irs.push((newest.clone(), ir)),
+        Err(e) => problems.push(format!("codex {newest} (vendor-schemas/): {e}")),
+    }
+    if !problems.is_empty() {
+        bail!(
+            "history: {} release(s) did not lower; nothing was written:\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        );
+    }
+    let history = fold(&irs, &skipped)?;
+    let text = history.to_json();
+    let path = root.join(HISTORY_FILE);
+    std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
+    let warnings: usize = irs.iter().map(|(_, ir)| ir.warnings.len()).sum();
+    println!(
+        "history: {} releases folded ({} skipped), {} items not in every release, {} retired; \
+         {HISTORY_FILE} is {} KiB; {warnings} generator warnings over all releases; {:.0?}",
+        irs.len(),
+        skipped.len(),
+        history.items.len(),
+        history.retired.len(),
+        text.len() / 1024,
+        started.elapsed()
+    );
+    Ok(())
+}
+
+/// Folds the releases' IRs, oldest first, into a history.
+pub fn fold(irs: &[(String, codex_app_codegen::ir::Ir)], skipped: &[(String, String)]) -> anyhow::Result<History> {
+    let Some(((first, _), rest)) = irs.split_first() else { bail!("no release lowered") };
+    let mut history = History::start(first);
+    let mut prev = &irs[0].1;
+    for (version, ir) in rest {
+        history.extend(prev, ir, version);
+        prev = ir;
+    }
+    for (version, why) in skipped {
+        history.skip(version, why);
+    }
+    Ok(history)
+}
+
+pub fn read_committed(root: &Path) -> anyhow::Result<Option<History>> {
+    let path = root.join(HISTORY_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(History::from_json(&text)?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// `npm view @openai/codex versions`, without the platform-suffixed packages.
+pub fn published_versions() -> anyhow::Result<Vec<String>> {
+    let out = Command::new("npm")
+        .args(["view", "@openai/codex", "versions", "--json"])
+        .output()
+        .context("running `npm view @openai/codex versions --json` (is npm installed?)")?;
+    if !out.status.success() {
+        bail!("npm view @openai/codex versions failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let all: Vec<String> = serde_json::from_slice(&out.stdout).context("npm view printed no JSON list")?;
+    Ok(all.into_iter().filter(|v| is_release(v)).collect())
+}
+
+/// A codex release, not a platform package (`0.171.0-linux-x64`); pre-releases count.
+fn is_release(v: &str) -> bool {
+    let platform = ["linux", "darwin", "win32", "windows", "x64", "arm64"];
+    semver::Version::parse(v).is_ok_and(|s| !s.pre.split('.').any(|p| platform.iter().any(|w| p.contains(w))))
+}
+
+fn cached_versions(cache: &Path) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(cache)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if is_release(&name) {
+            out.push(name);
+        }
+    }
+    out.sort_by(|a, b| version_cmp(a, b));
+    Ok(out)
+}
+
+fn fetch_all(cache: &Path, versions: &[String], jobs: usize) -> anyhow::Result<()> {
+    let todo: Vec<&String> = versions.iter().filter(|v| !cache.join(v).join("done").exists()).collect();
+    let total = todo.len();
+    if total == 0 {
+        println!("history: every release is in the cache ({})", cache.display());
+        return Ok(());
+    }
+    println!("history: installing {total} release(s) not in the cache, {jobs} at a time");
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let started = Instant::now();
+    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(version) = todo.get(i) else { return };
+                let t = Instant::now();
+                let result = fetch(cache, version);
+                let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                let per = started.elapsed() / n as u32;
+                let left = per * (total - n) as u32;
+                match result {
+                    Ok(status) => println!(
+                        "history: [{n}/{total}] {version}: {status} ({:.0?}; about {} left)",
+                        t.elapsed(),
+                        minutes(left)
+                    ),
+                    Err(e) => {
+                        *failure.lock().expect("no panics hold it") = Some(e);
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    match failure.into_inner().expect("no panics hold it") {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn minutes(d: Duration) -> String {
+    format!("{}:{:02}", d.as_secs() / 60, d.as_secs() % 60)
+}
+
+/// Installs one release into a scratch folder, keeps its bundles (or why it has none) in the
+/// cache, and deletes the install. An error only for what says the machine is wrong (npm
+/// missing, the disk); a release that does not install or run is a skip, kept in the cache.
+fn fetch(cache: &Path, version: &str) -> anyhow::Result<&'static str> {
+    let dir = cache.join(version);
+    let scratch = cache.join(format!(".install-{version}"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&scratch)?;
+    std::fs::create_dir_all(&dir)?;
+    let outcome = install_and_print(&scratch, &dir, version);
+    let _ = std::fs::remove_dir_all(&scratch);
+    let status = match outcome {
+        Ok(()) => "bundles kept",
+        Err(why) => {
+            std::fs::write(dir.join("skipped"), format!("{why:#}"))?;
+            "skipped"
+        }
+    };
+    std::fs::write(dir.join("done"), "")?;
+    Ok(status)
+}
+
+fn install_and_print(scratch: &Path, dir: &Path, version: &str) -> anyhow::Result<()> {
+    let out = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(scratch)
+        .arg(format!("@openai/codex@{version}"))
+        .output()
+        .context("running npm install (is npm installed?)")?;
+    if !out.status.success() {
+        bail!("npm install failed: {}", last_line(&out.stderr));
+    }
+    let bin: PathBuf = scratch.join("node_modules/.bin/codex");
+    let got = codex::version(&bin).map_err(|e| anyhow::anyhow!("the binary does not run: {}", one_line(&e)))?;
+    if got != version {
+        bail!("the binary reports {got}");
+    }
+    for (sub, experimental) in [("stable", false), ("experimental", true)] {
+        let out = scratch.join(sub);
+        std::fs::create_dir_all(&out)?;
+        if codex::generate_schema(&bin, &out, experimental)? {
+            std::fs::create_dir_all(dir.join(sub))?;
+            std::fs::copy(out.join(BUNDLE_FILE), dir.join(sub).join(BUNDLE_FILE))?;
+        }
+    }
+    Ok(())
+}
+
+fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}").lines().last().unwrap_or_default().to_owned()
+}
+
+fn last_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_owned()
+}
+
+fn load(cache: &Path, version: &str) -> Fetched {
+    let dir = cache.join(version);
+    if let Ok(why) = std::fs::read_to_string(dir.join("skipped")) {
+        return Fetched::Skipped(why.lines().last().unwrap_or_default().to_owned());
+    }
+    match SchemaSet::read_dir(&dir, version) {
+        Ok(set) => Fetched::Bundles(set),
+        Err(e) => Fetched::Skipped(format!("no schema in the cache: {e}")),
+    }
+}
