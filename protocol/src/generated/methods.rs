@@ -49,24 +49,24 @@ wire_requests! {
         /// Read content-free, process-local diagnostics.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ServerDiagnostics = "server/diagnostics" (required ServerDiagnosticsParams) -> ServerDiagnosticsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] #[cfg(feature = "experimental")] ServerDiagnostics = "server/diagnostics" (required ServerDiagnosticsParams) -> ServerDiagnosticsResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationStatus = "userVerification/status" (required UserVerificationStatusParams, shared) -> UserVerificationStatusResponse,
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] UserVerificationStatus = "userVerification/status" (required UserVerificationStatusParams, shared) -> UserVerificationStatusResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationEnroll = "userVerification/enroll" (required UserVerificationEnrollParams, shared) -> UserVerificationEnrollResponse,
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] UserVerificationEnroll = "userVerification/enroll" (required UserVerificationEnrollParams, shared) -> UserVerificationEnrollResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationDelete = "userVerification/delete" (required UserVerificationDeleteParams, shared) -> UserVerificationDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] UserVerificationDelete = "userVerification/delete" (required UserVerificationDeleteParams, shared) -> UserVerificationDeleteResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationVerify = "userVerification/verify" (required UserVerificationVerifyParams) -> UserVerificationVerifyResponse,
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] UserVerificationVerify = "userVerification/verify" (required UserVerificationVerifyParams) -> UserVerificationVerifyResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] UserVerificationCancel = "userVerification/cancel" (required UserVerificationCancelParams) -> UserVerificationCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] #[cfg(feature = "experimental")] UserVerificationCancel = "userVerification/cancel" (required UserVerificationCancelParams) -> UserVerificationCancelResponse,
         ThreadStart = "thread/start" (required ThreadStartParams) -> ThreadStartResponse,
         ThreadResume = "thread/resume" (required ThreadResumeParams) -> ThreadResumeResponse,
         ThreadFork = "thread/fork" (required ThreadForkParams) -> ThreadForkResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadSample = "thread/sample" (required ThreadSampleParams) -> ThreadSampleResponse,
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] #[cfg(feature = "experimental")] ThreadSample = "thread/sample" (required ThreadSampleParams) -> ThreadSampleResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadSampleCancel = "thread/sample/cancel" (required ThreadSampleCancelParams) -> ThreadSampleCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] #[cfg(feature = "experimental")] ThreadSampleCancel = "thread/sample/cancel" (required ThreadSampleCancelParams) -> ThreadSampleCancelResponse,
         ThreadArchive = "thread/archive" (required ThreadArchiveParams) -> ThreadArchiveResponse,
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] ThreadDelete = "thread/delete" (required ThreadDeleteParams) -> ThreadDeleteResponse,
         ThreadUnsubscribe = "thread/unsubscribe" (required ThreadUnsubscribeParams) -> ThreadUnsubscribeResponse,
@@ -84,42 +84,42 @@ wire_requests! {
         #[cfg(feature = "experimental")] ThreadDecrementElicitation = "thread/decrement_elicitation" (required ThreadDecrementElicitationParams) -> ThreadDecrementElicitationResponse,
         ThreadNameSet = "thread/name/set" (required ThreadSetNameParams) -> ThreadSetNameResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadPredictionRequest = "thread/prediction/request" (required ThreadPredictionRequestParams) -> ThreadPredictionRequestResponse,
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] #[cfg(feature = "experimental")] ThreadPredictionRequest = "thread/prediction/request" (required ThreadPredictionRequestParams) -> ThreadPredictionRequestResponse,
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalSet = "thread/goal/set" (required ThreadGoalSetParams) -> ThreadGoalSetResponse,
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalGet = "thread/goal/get" (required ThreadGoalGetParams) -> ThreadGoalGetResponse,
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalClear = "thread/goal/clear" (required ThreadGoalClearParams) -> ThreadGoalClearResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueAdd = "thread/queue/add" (required ThreadQueueAddParams) -> ThreadQueueAddResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] #[cfg(feature = "experimental")] ThreadQueueAdd = "thread/queue/add" (required ThreadQueueAddParams) -> ThreadQueueAddResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueList = "thread/queue/list" (required ThreadQueueListParams) -> ThreadQueueListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] #[cfg(feature = "experimental")] ThreadQueueList = "thread/queue/list" (required ThreadQueueListParams) -> ThreadQueueListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueUpdate = "thread/queue/update" (required ThreadQueueUpdateParams) -> ThreadQueueUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] #[cfg(feature = "experimental")] ThreadQueueUpdate = "thread/queue/update" (required ThreadQueueUpdateParams) -> ThreadQueueUpdateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueDelete = "thread/queue/delete" (required ThreadQueueDeleteParams) -> ThreadQueueDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] #[cfg(feature = "experimental")] ThreadQueueDelete = "thread/queue/delete" (required ThreadQueueDeleteParams) -> ThreadQueueDeleteResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueReorder = "thread/queue/reorder" (required ThreadQueueReorderParams) -> ThreadQueueReorderResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] #[cfg(feature = "experimental")] ThreadQueueReorder = "thread/queue/reorder" (required ThreadQueueReorderParams) -> ThreadQueueReorderResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadQueueStart = "thread/queue/start" (required ThreadQueueStartParams) -> ThreadQueueStartResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] #[cfg(feature = "experimental")] ThreadQueueStart = "thread/queue/start" (required ThreadQueueStartParams) -> ThreadQueueStartResponse,
         ThreadMetadataUpdate = "thread/metadata/update" (required ThreadMetadataUpdateParams) -> ThreadMetadataUpdateResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentAdd = "thread/attachment/add" (required ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentList = "thread/attachment/list" (required ThreadAttachmentListParams) -> ThreadAttachmentListResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentOwnerList = "thread/attachmentOwner/list" (required ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentRemove = "thread/attachment/remove" (required ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] ThreadAttachmentAdd = "thread/attachment/add" (required ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse,
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] ThreadAttachmentList = "thread/attachment/list" (required ThreadAttachmentListParams) -> ThreadAttachmentListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] ThreadAttachmentOwnerList = "thread/attachmentOwner/list" (required ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] ThreadAttachmentRemove = "thread/attachment/remove" (required ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse,
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionMove = "thread/section/move" (required ThreadSectionMoveParams) -> ThreadSectionMoveResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] #[cfg(feature = "experimental")] ThreadSettingsUpdate = "thread/settings/update" (required ThreadSettingsUpdateParams) -> ThreadSettingsUpdateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] #[cfg(feature = "experimental")] ThreadMemoryModeSet = "thread/memoryMode/set" (required ThreadMemoryModeSetParams) -> ThreadMemoryModeSetResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadMemoryRead = "thread/memory/read" (required ThreadMemoryReadParams) -> ThreadMemoryReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] #[cfg(feature = "experimental")] ThreadMemoryRead = "thread/memory/read" (required ThreadMemoryReadParams) -> ThreadMemoryReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] MemoryStatus = "memory/status" (required MemoryStatusParams) -> MemoryStatusResponse,
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] #[cfg(feature = "experimental")] MemoryStatus = "memory/status" (required MemoryStatusParams) -> MemoryStatusResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] #[cfg(feature = "experimental")] MemoryReset = "memory/reset" () -> MemoryResetResponse,
         /// Start a best-effort background compression pass for cold local rollouts.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] RolloutCompress = "rollout/compress" () -> RolloutCompressResponse,
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] #[cfg(feature = "experimental")] RolloutCompress = "rollout/compress" () -> RolloutCompressResponse,
         ThreadUnarchive = "thread/unarchive" (required ThreadUnarchiveParams) -> ThreadUnarchiveResponse,
         ThreadCompactStart = "thread/compact/start" (required ThreadCompactStartParams) -> ThreadCompactStartResponse,
         ThreadShellCommand = "thread/shellCommand" (required ThreadShellCommandParams) -> ThreadShellCommandResponse,
@@ -130,22 +130,22 @@ wire_requests! {
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] #[cfg(feature = "experimental")] ThreadBackgroundTerminalsList = "thread/backgroundTerminals/list" (required ThreadBackgroundTerminalsListParams) -> ThreadBackgroundTerminalsListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] #[cfg(feature = "experimental")] ThreadBackgroundTerminalsTerminate = "thread/backgroundTerminals/terminate" (required ThreadBackgroundTerminalsTerminateParams) -> ThreadBackgroundTerminalsTerminateResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRevert = "thread/revert" (required ThreadRevertParams) -> ThreadRevertResponse,
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] ThreadRevert = "thread/revert" (required ThreadRevertParams) -> ThreadRevertResponse,
         ThreadList = "thread/list" (required ThreadListParams) -> ThreadListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectList = "project/list" (required ProjectListParams) -> ProjectListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] ProjectList = "project/list" (required ProjectListParams) -> ProjectListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectRead = "project/read" (required ProjectReadParams) -> ProjectReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] ProjectRead = "project/read" (required ProjectReadParams) -> ProjectReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectCreate = "project/create" (required ProjectCreateParams) -> ProjectCreateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] ProjectCreate = "project/create" (required ProjectCreateParams) -> ProjectCreateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectImport = "project/import" (required ProjectImportParams) -> ProjectImportResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] ProjectImport = "project/import" (required ProjectImportParams) -> ProjectImportResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectUpdate = "project/update" (required ProjectUpdateParams) -> ProjectUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] ProjectUpdate = "project/update" (required ProjectUpdateParams) -> ProjectUpdateResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectMove = "project/move" (required ProjectMoveParams) -> ProjectMoveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] ProjectMove = "project/move" (required ProjectMoveParams) -> ProjectMoveResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ProjectDelete = "project/delete" (required ProjectDeleteParams) -> ProjectDeleteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] ProjectDelete = "project/delete" (required ProjectDeleteParams) -> ProjectDeleteResponse,
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionList = "threadSection/list" (required ThreadSectionListParams) -> ThreadSectionListResponse,
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionCreate = "threadSection/create" (required ThreadSectionCreateParams) -> ThreadSectionCreateResponse,
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] ThreadSectionUpdate = "threadSection/update" (required ThreadSectionUpdateParams) -> ThreadSectionUpdateResponse,
@@ -167,19 +167,19 @@ wire_requests! {
         ThreadLoadedList = "thread/loaded/list" (required ThreadLoadedListParams) -> ThreadLoadedListResponse,
         ThreadRead = "thread/read" (required ThreadReadParams) -> ThreadReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadReadStateUpdate = "thread/readState/update" (required ThreadReadStateUpdateParams) -> ThreadReadStateUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] #[cfg(feature = "experimental")] ThreadReadStateUpdate = "thread/readState/update" (required ThreadReadStateUpdateParams) -> ThreadReadStateUpdateResponse,
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] ThreadTurnsList = "thread/turns/list" (required ThreadTurnsListParams) -> ThreadTurnsListResponse,
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] ThreadItemsList = "thread/items/list" (required ThreadItemsListParams) -> ThreadItemsListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadItemsRead = "thread/items/read" (required ThreadItemsReadParams) -> ThreadItemsReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] #[cfg(feature = "experimental")] ThreadItemsRead = "thread/items/read" (required ThreadItemsReadParams) -> ThreadItemsReadResponse,
         /// Review the idle thread's final injected exec_command without executing it.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadGuardianReview = "thread/guardianReview" (required ThreadGuardianReviewParams) -> ThreadGuardianReviewResponse,
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] #[cfg(feature = "experimental")] ThreadGuardianReview = "thread/guardianReview" (required ThreadGuardianReviewParams) -> ThreadGuardianReviewResponse,
         /// Append raw Responses API items to the thread history without starting a user turn.
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] ThreadInjectItems = "thread/inject_items" (required ThreadInjectItemsParams) -> ThreadInjectItemsResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadPrepareApprovedPlan = "thread/prepareApprovedPlan" (required ThreadPrepareApprovedPlanParams) -> ThreadPrepareApprovedPlanResponse,
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] #[cfg(feature = "experimental")] ThreadPrepareApprovedPlan = "thread/prepareApprovedPlan" (required ThreadPrepareApprovedPlanParams) -> ThreadPrepareApprovedPlanResponse,
         SkillsList = "skills/list" (required SkillsListParams) -> SkillsListResponse,
         #[doc = ""] #[doc = " *Since codex 0.136.0.*"] SkillsExtraRootsSet = "skills/extraRoots/set" (required SkillsExtraRootsSetParams) -> SkillsExtraRootsSetResponse,
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] HooksList = "hooks/list" (required HooksListParams) -> HooksListResponse,
@@ -190,7 +190,7 @@ wire_requests! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] #[cfg(feature = "experimental")] PluginSearch = "plugin/search" (required PluginSearchParams) -> PluginSearchResponse,
         #[doc = ""] #[doc = " *Since codex 0.132.0.*"] PluginInstalled = "plugin/installed" (required PluginInstalledParams) -> PluginInstalledResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PluginReconcile = "plugin/reconcile" (required PluginReconcileParams) -> PluginReconcileResponse,
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] PluginReconcile = "plugin/reconcile" (required PluginReconcileParams) -> PluginReconcileResponse,
         PluginRead = "plugin/read" (required PluginReadParams) -> PluginReadResponse,
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PluginSkillRead = "plugin/skill/read" (required PluginSkillReadParams) -> PluginSkillReadResponse,
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] PluginShareSave = "plugin/share/save" (required PluginShareSaveParams) -> PluginShareSaveResponse,
@@ -215,7 +215,7 @@ wire_requests! {
         PluginUninstall = "plugin/uninstall" (required PluginUninstallParams) -> PluginUninstallResponse,
         TurnStart = "turn/start" (required TurnStartParams) -> TurnStartResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] TurnSettingsUpdate = "turn/settings/update" (required TurnSettingsUpdateParams) -> TurnSettingsUpdateResponse,
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] #[cfg(feature = "experimental")] TurnSettingsUpdate = "turn/settings/update" (required TurnSettingsUpdateParams) -> TurnSettingsUpdateResponse,
         TurnSteer = "turn/steer" (required TurnSteerParams) -> TurnSteerResponse,
         TurnInterrupt = "turn/interrupt" (required TurnInterruptParams) -> TurnInterruptResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -229,18 +229,18 @@ wire_requests! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] ThreadRealtimeStop = "thread/realtime/stop" (required ThreadRealtimeStopParams) -> ThreadRealtimeStopResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadTimelineList = "thread/timeline/list" (required ThreadTimelineListParams) -> ThreadTimelineListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] #[cfg(feature = "experimental")] ThreadTimelineList = "thread/timeline/list" (required ThreadTimelineListParams) -> ThreadTimelineListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] ThreadRealtimeList = "thread/realtime/list" (required ThreadRealtimeListParams) -> ThreadRealtimeListResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] ThreadRealtimeListVoices = "thread/realtime/listVoices" (required ThreadRealtimeListVoicesParams) -> ThreadRealtimeListVoicesResponse,
         ReviewStart = "review/start" (required ReviewStartParams) -> ReviewStartResponse,
         ModelList = "model/list" (required ModelListParams) -> ModelListResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthRead = "account/gatewayOAuth/read" (optional GatewayOAuthReadParams) -> GatewayOAuthReadResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthLogin = "account/gatewayOAuth/login" (optional GatewayOAuthLoginParams) -> GatewayOAuthLoginResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthCancel = "account/gatewayOAuth/cancel" () -> GatewayOAuthCancelResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderList = "modelProvider/list" (required ModelProviderListParams) -> ModelProviderListResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderConfigWrite = "modelProvider/config/write" (required ModelProviderConfigWriteParams) -> ModelProviderConfigWriteResponse,
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] AccountGatewayOAuthRead = "account/gatewayOAuth/read" (optional GatewayOAuthReadParams) -> GatewayOAuthReadResponse,
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] AccountGatewayOAuthLogin = "account/gatewayOAuth/login" (optional GatewayOAuthLoginParams) -> GatewayOAuthLoginResponse,
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] AccountGatewayOAuthCancel = "account/gatewayOAuth/cancel" () -> GatewayOAuthCancelResponse,
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] ModelProviderList = "modelProvider/list" (required ModelProviderListParams) -> ModelProviderListResponse,
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] ModelProviderConfigWrite = "modelProvider/config/write" (required ModelProviderConfigWriteParams) -> ModelProviderConfigWriteResponse,
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderDefaultSet = "modelProvider/default/set" (required ModelProviderDefaultSetParams) -> Value,
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ModelProviderCapabilitiesRead = "modelProvider/capabilities/read" (required ModelProviderCapabilitiesReadParams) -> ModelProviderCapabilitiesReadResponse,
         ExperimentalFeatureList = "experimentalFeature/list" (required ExperimentalFeatureListParams) -> ExperimentalFeatureListResponse,
@@ -285,35 +285,35 @@ wire_requests! {
         McpServerStatusList = "mcpServerStatus/list" (required ListMcpServerStatusParams) -> ListMcpServerStatusResponse,
         McpServerResourceRead = "mcpServer/resource/read" (required McpResourceReadParams) -> McpResourceReadResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] McpServerEventStreamStart = "mcpServer/event/stream/start" (required McpServerEventStreamStartParams) -> McpServerEventStreamStartResponse,
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] #[cfg(feature = "experimental")] McpServerEventStreamStart = "mcpServer/event/stream/start" (required McpServerEventStreamStartParams) -> McpServerEventStreamStartResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] McpServerEventStreamStop = "mcpServer/event/stream/stop" (required McpServerEventStreamStopParams) -> McpServerEventStreamStopResponse,
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] #[cfg(feature = "experimental")] McpServerEventStreamStop = "mcpServer/event/stream/stop" (required McpServerEventStreamStopParams) -> McpServerEventStreamStopResponse,
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] McpServerToolCall = "mcpServer/tool/call" (required McpServerToolCallParams) -> McpServerToolCallResponse,
         WindowsSandboxSetupStart = "windowsSandbox/setupStart" (required WindowsSandboxSetupStartParams) -> WindowsSandboxSetupStartResponse,
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] WindowsSandboxReadiness = "windowsSandbox/readiness" () -> WindowsSandboxReadinessResponse,
         AccountLoginStart = "account/login/start" (required LoginAccountParams) -> LoginAccountResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountBedrockDiscover = "account/bedrock/discover" (required BedrockDiscoverParams) -> BedrockDiscoverResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] AccountBedrockDiscover = "account/bedrock/discover" (required BedrockDiscoverParams) -> BedrockDiscoverResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountBedrockSetup = "account/bedrock/setup" (required BedrockSetupParams) -> BedrockSetupResponse,
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] AccountBedrockSetup = "account/bedrock/setup" (required BedrockSetupParams) -> BedrockSetupResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountGcpSetup = "account/gcp/setup" (required GcpSetupParams) -> GcpSetupResponse,
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] #[cfg(feature = "experimental")] AccountGcpSetup = "account/gcp/setup" (required GcpSetupParams) -> GcpSetupResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountBedrockCheckGovCloudRequirements = "account/bedrock/checkGovCloudRequirements" (required BedrockCheckGovCloudRequirementsParams) -> BedrockCheckGovCloudRequirementsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] #[cfg(feature = "experimental")] AccountBedrockCheckGovCloudRequirements = "account/bedrock/checkGovCloudRequirements" (required BedrockCheckGovCloudRequirementsParams) -> BedrockCheckGovCloudRequirementsResponse,
         AccountLoginCancel = "account/login/cancel" (required CancelLoginAccountParams) -> CancelLoginAccountResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountSessionList = "accountSession/list" (required AccountSessionsListParams) -> AccountSessionsResponse,
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] #[cfg(feature = "experimental")] AccountSessionList = "accountSession/list" (required AccountSessionsListParams) -> AccountSessionsResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] AccountSessionSwitch = "accountSession/switch" (required AccountSessionsSwitchParams) -> AccountSessionsSwitchResponse,
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] #[cfg(feature = "experimental")] AccountSessionSwitch = "accountSession/switch" (required AccountSessionsSwitchParams) -> AccountSessionsSwitchResponse,
         AccountLogout = "account/logout" () -> LogoutAccountResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountSecuritySetupRead = "account/securitySetup/read" () -> GetAccountSecuritySetupResponse,
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] AccountSecuritySetupRead = "account/securitySetup/read" () -> GetAccountSecuritySetupResponse,
         AccountRateLimitsRead = "account/rateLimits/read" (optional GetAccountRateLimitsParams) -> GetAccountRateLimitsResponse,
         #[doc = ""] #[doc = " *Since codex 0.141.0.*"] AccountRateLimitResetCreditConsume = "account/rateLimitResetCredit/consume" (required ConsumeAccountRateLimitResetCreditParams) -> ConsumeAccountRateLimitResetCreditResponse,
         #[doc = ""] #[doc = " *Since codex 0.138.0.*"] AccountUsageRead = "account/usage/read" (optional GetAccountTokenUsageParams) -> GetAccountTokenUsageResponse,
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] AccountWorkspaceMessagesRead = "account/workspaceMessages/read" () -> GetWorkspaceMessagesResponse,
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] AccountSendAddCreditsNudgeEmail = "account/sendAddCreditsNudgeEmail" (required SendAddCreditsNudgeEmailParams) -> SendAddCreditsNudgeEmailResponse,
         FeedbackUpload = "feedback/upload" (required FeedbackUploadParams) -> FeedbackUploadResponse,
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FeedbackSave = "feedback/save" (required FeedbackSaveParams) -> FeedbackSaveResponse,
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] FeedbackSave = "feedback/save" (required FeedbackSaveParams) -> FeedbackSaveResponse,
         /// Execute a standalone command (argv vector) under the server's sandbox.
         CommandExec = "command/exec" (required CommandExecParams) -> CommandExecResponse,
         /// Write stdin bytes to a running `command/exec` session or close stdin.
@@ -357,7 +357,7 @@ wire_requests! {
         #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] DeviceKeyCreate = "device/key/create" (required DeviceKeyCreateParams) -> DeviceKeyCreateResponse,
         #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] DeviceKeyPublic = "device/key/public" (required DeviceKeyPublicParams) -> DeviceKeyPublicResponse,
         #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] DeviceKeySign = "device/key/sign" (required DeviceKeySignParams) -> DeviceKeySignResponse,
-        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] ThreadRollback = "thread/rollback" (required ThreadRollbackParams) -> ThreadRollbackResponse,
+        #[doc = ""] #[doc = " *In codex releases up to 0.155.1 (not in later ones).*"] ThreadRollback = "thread/rollback" (required ThreadRollbackParams) -> ThreadRollbackResponse,
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *In codex 0.130.0 to 0.142.5 (not in later releases).*"] #[cfg(feature = "experimental")] ThreadTurnsItemsList = "thread/turns/items/list" (required ThreadTurnsItemsListParams) -> ThreadTurnsItemsListResponse,
     }
@@ -393,7 +393,7 @@ wire_requests! {
         /// Read the current time from an external clock owned by the client.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.147.0 (not in later releases).*"] #[cfg(feature = "experimental")] CurrentTimeRead = "currentTime/read" (required CurrentTimeReadParams) -> CurrentTimeReadResponse,
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.169.0 (not in later releases).*"] #[cfg(feature = "experimental")] CurrentTimeRead = "currentTime/read" (required CurrentTimeReadParams) -> CurrentTimeReadResponse,
     }
 }
 
@@ -410,22 +410,22 @@ wire_notifications! {
         Error = "error" (required ErrorNotification) thread(thread_id) turn(turn_id),
         ThreadStarted = "thread/started" (required ThreadStartedNotification),
         ThreadStatusChanged = "thread/status/changed" (required ThreadStatusChangedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadReadStateChanged = "thread/readState/changed" (required ThreadReadStateChangedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] ThreadReadStateChanged = "thread/readState/changed" (required ThreadReadStateChangedNotification) thread(thread_id),
         ThreadArchived = "thread/archived" (required ThreadArchivedNotification) thread(thread_id),
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] ThreadDeleted = "thread/deleted" (required ThreadDeletedNotification) thread(thread_id),
         ThreadUnarchived = "thread/unarchived" (required ThreadUnarchivedNotification) thread(thread_id),
         ThreadClosed = "thread/closed" (required ThreadClosedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadReverted = "thread/reverted" (required ThreadRevertedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] ThreadReverted = "thread/reverted" (required ThreadRevertedNotification) thread(thread_id),
         SkillsChanged = "skills/changed" (required SkillsChangedNotification),
         ThreadNameUpdated = "thread/name/updated" (required ThreadNameUpdatedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadSectionChanged = "thread/section/changed" (required ThreadSectionChangedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadAttachmentUpdated = "thread/attachment/updated" (required ThreadAttachmentUpdatedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] ThreadSectionChanged = "thread/section/changed" (required ThreadSectionChangedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] ThreadAttachmentUpdated = "thread/attachment/updated" (required ThreadAttachmentUpdatedNotification) thread(thread_id),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalUpdated = "thread/goal/updated" (required ThreadGoalUpdatedNotification) thread(thread_id) turn(turn_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadPredictionUpdated = "thread/prediction/updated" (required ThreadPredictionUpdatedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] ThreadPredictionUpdated = "thread/prediction/updated" (required ThreadPredictionUpdatedNotification) thread(thread_id),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] ThreadGoalCleared = "thread/goal/cleared" (required ThreadGoalClearedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadQueueChanged = "thread/queue/changed" (required ThreadQueueChangedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ProjectChanged = "project/changed" (required ProjectChangedNotification),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadProjectUpdated = "thread/project/updated" (required ThreadProjectUpdatedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] ThreadQueueChanged = "thread/queue/changed" (required ThreadQueueChangedNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] ProjectChanged = "project/changed" (required ProjectChangedNotification),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] ThreadProjectUpdated = "thread/project/updated" (required ThreadProjectUpdatedNotification) thread(thread_id),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] ThreadEnvironmentConnected = "thread/environment/connected" (required EnvironmentConnectionNotification) thread(thread_id),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] ThreadEnvironmentDisconnected = "thread/environment/disconnected" (required EnvironmentConnectionNotification) thread(thread_id),
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] ThreadSettingsUpdated = "thread/settings/updated" (required ThreadSettingsUpdatedNotification) thread(thread_id),
@@ -439,7 +439,7 @@ wire_notifications! {
         ItemStarted = "item/started" (required ItemStartedNotification) thread(thread_id) turn(turn_id) item(item.id()),
         ItemAutoApprovalReviewStarted = "item/autoApprovalReview/started" (required ItemGuardianApprovalReviewStartedNotification) thread(thread_id) turn(turn_id),
         ItemAutoApprovalReviewCompleted = "item/autoApprovalReview/completed" (required ItemGuardianApprovalReviewCompletedNotification) thread(thread_id) turn(turn_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AutoApprovalReviewStrictReviewRequired = "autoApprovalReview/strictReviewRequired" (required StrictReviewRequiredNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] AutoApprovalReviewStrictReviewRequired = "autoApprovalReview/strictReviewRequired" (required StrictReviewRequiredNotification) thread(thread_id) turn(turn_id),
         ItemCompleted = "item/completed" (required ItemCompletedNotification) thread(thread_id) turn(turn_id) item(item.id()),
         ItemAgentMessageDelta = "item/agentMessage/delta" (required AgentMessageDeltaNotification) thread(thread_id) turn(turn_id),
         /// EXPERIMENTAL - proposed plan streaming deltas for plan items.
@@ -460,9 +460,9 @@ wire_notifications! {
         ItemMcpToolCallProgress = "item/mcpToolCall/progress" (required McpToolCallProgressNotification) thread(thread_id) turn(turn_id),
         McpServerOauthLoginCompleted = "mcpServer/oauthLogin/completed" (required McpServerOauthLoginCompletedNotification) thread(thread_id),
         McpServerStartupStatusUpdated = "mcpServer/startupStatus/updated" (required McpServerStatusUpdatedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpServerEventStreamNotification = "mcpServer/event/stream/notification" (required McpServerEventStreamNotification),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] McpServerEventStreamNotification = "mcpServer/event/stream/notification" (required McpServerEventStreamNotification),
         AccountUpdated = "account/updated" (required AccountUpdatedNotification),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccountGatewayOAuthChanged = "account/gatewayOAuth/changed" (required GatewayOAuthChangedNotification),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] AccountGatewayOAuthChanged = "account/gatewayOAuth/changed" (required GatewayOAuthChangedNotification),
         AccountRateLimitsUpdated = "account/rateLimits/updated" (required AccountRateLimitsUpdatedNotification),
         AppListUpdated = "app/list/updated" (required AppListUpdatedNotification),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] RemoteControlStatusChanged = "remoteControl/status/changed" (required RemoteControlStatusChangedNotification),
@@ -476,8 +476,8 @@ wire_notifications! {
         ThreadCompacted = "thread/compacted" (required ContextCompactedNotification) thread(thread_id) turn(turn_id),
         ModelRerouted = "model/rerouted" (required ModelReroutedNotification) thread(thread_id) turn(turn_id),
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] ModelVerification = "model/verification" (required ModelVerificationNotification) thread(thread_id) turn(turn_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderAuthRecoveryStarted = "modelProvider/authRecoveryStarted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderAuthRecoveryCompleted = "modelProvider/authRecoveryCompleted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] ModelProviderAuthRecoveryStarted = "modelProvider/authRecoveryStarted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] ModelProviderAuthRecoveryCompleted = "modelProvider/authRecoveryCompleted" (required AuthRecoveryNotification) thread(thread_id) turn(turn_id),
         #[doc = ""] #[doc = " *Since codex 0.138.0.*"] TurnModerationMetadata = "turn/moderationMetadata" (required TurnModerationMetadataNotification) thread(thread_id) turn(turn_id),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] ModelSafetyBufferingUpdated = "model/safetyBuffering/updated" (required ModelSafetyBufferingUpdatedNotification) thread(thread_id) turn(turn_id),
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] Warning = "warning" (required WarningNotification) thread(thread_id),
@@ -488,9 +488,9 @@ wire_notifications! {
         FuzzyFileSearchSessionCompleted = "fuzzyFileSearch/sessionCompleted" (required FuzzyFileSearchSessionCompletedNotification),
         ThreadRealtimeStarted = "thread/realtime/started" (required ThreadRealtimeStartedNotification) thread(thread_id),
         ThreadRealtimeItemAdded = "thread/realtime/itemAdded" (required ThreadRealtimeItemAddedNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRealtimeItemStarted = "thread/realtime/item/started" (required ThreadRealtimeItemStartedNotification) thread(thread_id) item(item.id()),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRealtimeItemTranscriptDelta = "thread/realtime/item/transcript/delta" (required ThreadRealtimeItemTranscriptDeltaNotification) thread(thread_id),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadRealtimeItemCompleted = "thread/realtime/item/completed" (required ThreadRealtimeItemCompletedNotification) thread(thread_id) item(item.id()),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] ThreadRealtimeItemStarted = "thread/realtime/item/started" (required ThreadRealtimeItemStartedNotification) thread(thread_id) item(item.id()),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] ThreadRealtimeItemTranscriptDelta = "thread/realtime/item/transcript/delta" (required ThreadRealtimeItemTranscriptDeltaNotification) thread(thread_id),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] ThreadRealtimeItemCompleted = "thread/realtime/item/completed" (required ThreadRealtimeItemCompletedNotification) thread(thread_id) item(item.id()),
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] ThreadRealtimeTranscriptDelta = "thread/realtime/transcript/delta" (required ThreadRealtimeTranscriptDeltaNotification) thread(thread_id),
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] ThreadRealtimeTranscriptDone = "thread/realtime/transcript/done" (required ThreadRealtimeTranscriptDoneNotification) thread(thread_id),
         ThreadRealtimeOutputAudioDelta = "thread/realtime/outputAudio/delta" (required ThreadRealtimeOutputAudioDeltaNotification) thread(thread_id),

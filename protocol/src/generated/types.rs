@@ -19,6 +19,18 @@ wire_struct! {
         pub execpolicy_amendment: Vec<String> = "execpolicy_amendment" (required),
     }
 }
+#[cfg(feature = "experimental")]
+wire_struct! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct AccessKeysv2BedrockSetupParams {
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub access_key_id: String = "accessKeyId" (required),
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub secret_access_key: String = "secretAccessKey" (required),
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub session_token: Option<String> = "sessionToken" (optional),
+    }
+    fn new(access_key_id: String, region: String, secret_access_key: String);
+}
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum Account (tag = "type") {
@@ -26,7 +38,7 @@ wire_tagged! {
         Chatgpt(ChatgptAccount) = "chatgpt",
         #[doc = ""] #[doc = " *Since codex 0.125.0.*"] AmazonBedrock(AmazonBedrockAccount) = "amazonBedrock",
         /// Google Cloud Vertex AI with externally managed credentials.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp(GcpAccount) = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] Gcp(GcpAccount) = "gcp",
     }
 }
 wire_struct! {
@@ -52,58 +64,58 @@ wire_enum! {
     /// Backend routing policy. Wire values match the accounts/check contract.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AccountRoutingOverride {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] NoConstraint = "NO_CONSTRAINT",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Us = "us",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] UsCr = "us_cr",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] NoConstraint = "NO_CONSTRAINT",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Us = "us",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] UsCr = "us_cr",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSecuritySetupAction {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub label: String = "label" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub url: String = "url" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub label: String = "label" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub url: String = "url" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSecuritySetupNotice {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: String = "accountId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub action: AccountSecuritySetupAction = "action" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub description: String = "description" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_id: String = "userId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub account_id: String = "accountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub action: AccountSecuritySetupAction = "action" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub user_id: String = "userId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSession {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_name: Option<String> = "displayName" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub email: Option<String> = "email" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub image_url: Option<String> = "imageUrl" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_active: bool = "isActive" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub last_used_at: i64 = "lastUsedAt" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub selected_workspace_account_id: Option<String> = "selectedWorkspaceAccountId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub session_id: String = "sessionId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_id: Option<String> = "userId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub workspaces: Vec<AccountSessionWorkspace> = "workspaces" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub display_name: Option<String> = "displayName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub email: Option<String> = "email" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub image_url: Option<String> = "imageUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub is_active: bool = "isActive" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub last_used_at: i64 = "lastUsedAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub selected_workspace_account_id: Option<String> = "selectedWorkspaceAccountId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub session_id: String = "sessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub user_id: Option<String> = "userId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub workspaces: Vec<AccountSessionWorkspace> = "workspaces" (required),
     }
     fn new(is_active: bool, last_used_at: i64, session_id: String, workspaces: Vec<AccountSessionWorkspace>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSessionWorkspace {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: String = "accountId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub image_url: Option<String> = "imageUrl" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub kind: Option<AccountSessionWorkspaceKind> = "kind" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub account_id: String = "accountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub image_url: Option<String> = "imageUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub kind: Option<AccountSessionWorkspaceKind> = "kind" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub name: Option<String> = "name" (optional),
     }
     fn new(account_id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AccountSessionWorkspaceKind {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Personal = "personal",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Workspace = "workspace",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Personal = "personal",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Workspace = "workspace",
     }
 }
 #[cfg(feature = "experimental")]
@@ -111,7 +123,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AccountSessionsListParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub refresh_workspace_metadata: Option<bool> = "refreshWorkspaceMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub refresh_workspace_metadata: Option<bool> = "refreshWorkspaceMetadata" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -119,8 +131,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSessionsResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub active_session_id: Option<String> = "activeSessionId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sessions: Vec<AccountSession> = "sessions" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub active_session_id: Option<String> = "activeSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub sessions: Vec<AccountSession> = "sessions" (required),
     }
     fn new(sessions: Vec<AccountSession>);
 }
@@ -130,11 +142,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AccountSessionsSwitchParams {
         /// Workspace to select within that login; this is not a user identifier.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: String = "accountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub account_id: String = "accountId" (required),
         /// Allow Core to start browser sign-in if this session needs SSO for the workspace.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_browser_login: Option<bool> = "allowBrowserLogin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub allow_browser_login: Option<bool> = "allowBrowserLogin" (optional),
         /// Opaque active-login identifier returned by accountSession/list.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub session_id: String = "sessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub session_id: String = "sessionId" (required),
     }
     fn new(account_id: String, session_id: String);
 }
@@ -143,7 +155,7 @@ wire_untagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum AccountSessionsSwitchResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 (experimental inside) if codec::Match::Object {
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 (experimental inside) if codec::Match::Object {
             required: &["sessions"],
             members: &[
                 ("activeSessionId", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
@@ -152,7 +164,7 @@ wire_untagged! {
             closed: None,
         },
         /// Open the URL and await account/login/completed for this login ID.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AuthUrl(AuthUrlAccountSessionsSwitchResponse) = 1 (experimental inside) if codec::Match::Object {
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] AuthUrl(AuthUrlAccountSessionsSwitchResponse) = 1 (experimental inside) if codec::Match::Object {
             required: &["auth_url", "login_id"],
             members: &[
                 ("auth_url", codec::Match::Types(&[codec::JsonType::String])),
@@ -257,7 +269,7 @@ wire_struct! {
     pub struct AdditionalContextEntry {
         #[doc = ""] #[doc = " *Since codex 0.135.0.*"] pub kind: AdditionalContextKind = "kind" (required),
         /// Optional name for untrusted context, used to label its tool output.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub name: Option<String> = "name" (optional),
         #[doc = ""] #[doc = " *Since codex 0.135.0.*"] pub value: String = "value" (required),
     }
     fn new(kind: AdditionalContextKind, value: String);
@@ -297,9 +309,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AdditionalToolsResponseItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: Option<String> = "id" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub role: String = "role" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tools: Vec<Value> = "tools" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub id: Option<String> = "id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub role: String = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub tools: Vec<Value> = "tools" (required),
     }
     fn new(role: String, tools: Vec<Value>);
 }
@@ -317,29 +329,29 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AgentHookMetadata {
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AgentMessageDelivery {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Async = "async",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Async = "async",
     }
 }
 wire_struct! {
@@ -370,8 +382,8 @@ wire_tagged! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AgentMessageModeration {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display: Option<AgentMessageDisplay> = "display" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub moderated: bool = "moderated" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub display: Option<AgentMessageDisplay> = "display" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub moderated: bool = "moderated" (required),
     }
     fn new(moderated: bool);
 }
@@ -390,17 +402,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AgentMessageThreadItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub delivery: Option<AgentMessageDelivery> = "delivery" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub delivery: Option<AgentMessageDelivery> = "delivery" (optional),
         pub id: String = "id" (required),
         pub memory_citation: Option<MemoryCitation> = "memoryCitation" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub moderation: Option<AgentMessageModeration> = "moderation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub moderation: Option<AgentMessageModeration> = "moderation" (optional),
         pub phase: Option<MessagePhase> = "phase" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub questions: Option<Vec<AsyncUserInputQuestion>> = "questions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub questions: Option<Vec<AsyncUserInputQuestion>> = "questions" (optional),
         pub text: String = "text" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, text: String);
 }
@@ -408,17 +420,17 @@ pub type AgentPath = String;
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AllowDenyRequirement {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Allow = "allow",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deny = "deny",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Allow = "allow",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Deny = "deny",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AmazonBedrockAccessKeysv2LoginAccountParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access_key_id: String = "accessKeyId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: String = "region" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub secret_access_key: String = "secretAccessKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub session_token: Option<String> = "sessionToken" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub access_key_id: String = "accessKeyId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub secret_access_key: String = "secretAccessKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub session_token: Option<String> = "sessionToken" (optional),
     }
     fn new(access_key_id: String, region: String, secret_access_key: String);
 }
@@ -505,9 +517,9 @@ wire_struct! {
         /// Default: `true`.
         pub enabled: Option<bool> = "enabled" (optional),
         /// Per-account approval settings keyed by link ID.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub links: Option<AppLinksConfig> = "links" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub links: Option<AppLinksConfig> = "links" (optional),
         /// Additional model-facing surfaces omitted for this connector's tools.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub omit_tools_from: Option<Vec<ToolExposureSurface>> = "omit_tools_from" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub omit_tools_from: Option<Vec<ToolExposureSurface>> = "omit_tools_from" (optional),
         pub open_world_enabled: Option<bool> = "open_world_enabled" (optional),
         pub tools: Option<AppToolsConfig> = "tools" (optional),
     }
@@ -543,8 +555,8 @@ wire_struct! {
     /// Approval settings for a connected account within an app.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AppLinkConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_tools_approval_mode: Option<AppToolApproval> = "default_tools_approval_mode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub default_tools_approval_mode: Option<AppToolApproval> = "default_tools_approval_mode" (optional),
     }
 }
 wire_struct! {
@@ -664,24 +676,24 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ApplicationNetworkRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub domains: BTreeMap<String, NetworkDomainPermission> = "domains" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub domains: BTreeMap<String, NetworkDomainPermission> = "domains" (required),
         /// When enabled, only explicitly allowed exact domains may be contacted.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub enabled: bool = "enabled" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ApplicationRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub network: Option<ApplicationNetworkRequirements> = "network" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub storage: Option<ApplicationStorageRequirements> = "storage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub network: Option<ApplicationNetworkRequirements> = "network" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub storage: Option<ApplicationStorageRequirements> = "storage" (optional),
     }
 }
 wire_struct! {
     /// Managed storage settings for new Desktop workspaces, not filesystem access restrictions.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ApplicationStorageRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_project_parent: Option<LegacyAppPathString> = "defaultProjectParent" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub projectless_workspace_root: Option<LegacyAppPathString> = "projectlessWorkspaceRoot" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub default_project_parent: Option<LegacyAppPathString> = "defaultProjectParent" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub projectless_workspace_root: Option<LegacyAppPathString> = "projectlessWorkspaceRoot" (optional),
     }
 }
 wire_struct! {
@@ -801,7 +813,7 @@ wire_struct! {
         /// When true, include display-only public tool summaries in the returned metadata.
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub include_tools: Option<bool> = "includeTools" (optional),
         /// Optional loaded thread id used to evaluate effective app configuration.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(app_ids: Vec<String>);
 }
@@ -828,8 +840,8 @@ wire_external! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AsyncUserInputQuestion {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub options: Option<Vec<String>> = "options" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub options: Option<Vec<String>> = "options" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub title: String = "title" (required),
     }
     fn new(title: String);
 }
@@ -848,7 +860,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AudioUserInput {
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub url: Option<String> = "url" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "fileId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub file_id: Option<String> = "fileId" (optional),
     }
 }
 wire_enum! {
@@ -872,16 +884,16 @@ wire_enum! {
         /// Amazon Bedrock bearer token managed by Codex.
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] BedrockApiKey = "bedrockApiKey",
         /// Amazon Bedrock AWS access keys managed by Codex.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BedrockAccessKeys = "bedrockAccessKeys",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] BedrockAccessKeys = "bedrockAccessKeys",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct AuthRecoveryNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider: String = "provider" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub provider: String = "provider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -891,8 +903,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct AuthUrlAccountSessionsSwitchResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth_url: String = "auth_url" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: String = "login_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub auth_url: String = "auth_url" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub login_id: String = "login_id" (required),
     }
 }
 wire_enum! {
@@ -915,8 +927,8 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AutoReviewRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub ignore_rules: Option<Vec<String>> = "ignoreRules" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required_on_models: Option<Vec<String>> = "requiredOnModels" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub ignore_rules: Option<Vec<String>> = "ignoreRules" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub required_on_models: Option<Vec<String>> = "requiredOnModels" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -924,8 +936,8 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum AwsCredentialType {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AccessKeys = "accessKeys",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BedrockApiKey = "bedrockApiKey",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] AccessKeys = "accessKeys",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] BedrockApiKey = "bedrockApiKey",
     }
 }
 wire_struct! {
@@ -939,8 +951,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockAwsProfile {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: Option<String> = "region" (optional),
     }
     fn new(name: String);
 }
@@ -958,9 +970,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockCheckGovCloudRequirementsResponse {
         /// Whether the active Bedrock authentication resolves to a GovCloud region.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_gov_cloud: bool = "isGovCloud" (required),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub is_gov_cloud: bool = "isGovCloud" (required),
         /// Whether GovCloud is selected and the managed requirements miss the baseline. A false value is not a general certification of the network configuration.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub should_warn: bool = "shouldWarn" (required),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub should_warn: bool = "shouldWarn" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -974,8 +986,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockDiscoverResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_credentials: Vec<BedrockEnvironmentCredential> = "environmentCredentials" (required, experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profiles: Vec<BedrockAwsProfile> = "profiles" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub environment_credentials: Vec<BedrockEnvironmentCredential> = "environmentCredentials" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub profiles: Vec<BedrockAwsProfile> = "profiles" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -983,31 +995,31 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockEnvironmentCredential {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub r#type: AwsCredentialType = "type" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub r#type: AwsCredentialType = "type" (required, experimental inside),
     }
     fn new(r#type: AwsCredentialType);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum BedrockProviderId {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AmazonBedrock = "amazon-bedrock",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AmazonBedrockRuntime = "amazon-bedrock-runtime",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] AmazonBedrock = "amazon-bedrock",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] AmazonBedrockRuntime = "amazon-bedrock-runtime",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BedrockProviderSettings {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profile: Option<String> = "profile" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub profile: Option<String> = "profile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub region: Option<String> = "region" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BedrockProviderSettingsPatch {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profile: Option<String> = "profile" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: BedrockProviderId = "providerId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: Option<String> = "region" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub profile: Option<String> = "profile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub provider_id: BedrockProviderId = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub region: Option<String> = "region" (optional),
     }
     fn new(provider_id: BedrockProviderId);
 }
@@ -1016,8 +1028,9 @@ wire_tagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum BedrockSetupParams (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Profile(Profilev2BedrockSetupParams) = "profile" (experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Environment(Environmentv2BedrockSetupParams) = "environment" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Profile(Profilev2BedrockSetupParams) = "profile" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Environment(Environmentv2BedrockSetupParams) = "environment" (experimental inside),
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] AccessKeys(AccessKeysv2BedrockSetupParams) = "accessKeys" (experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -1029,13 +1042,13 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct BemItemPromotedThreadRealtimeItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_id: String = "item_id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub presentation: ThreadRealtimeBemItemPresentation = "presentation" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turn_id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub item_id: String = "item_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub presentation: ThreadRealtimeBemItemPresentation = "presentation" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub turn_id: String = "turn_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(item_id: String, presentation: ThreadRealtimeBemItemPresentation, turn_id: String, id: String, realtime_session_id: String);
 }
@@ -1068,55 +1081,55 @@ wire_tagged! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum BrowserUseAccessApprovalLifetime {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Turn = "turn",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Thread = "thread",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Turn = "turn",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Thread = "thread",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_history_access: Option<bool> = "allow_history_access" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_origin_policy: Option<BrowserUseOriginPolicyConfig> = "default_origin_policy" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origins: Option<BTreeMap<String, BrowserUseOriginPolicyConfig>> = "origins" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub allow_history_access: Option<bool> = "allow_history_access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub default_origin_policy: Option<BrowserUseOriginPolicyConfig> = "default_origin_policy" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub origins: Option<BTreeMap<String, BrowserUseOriginPolicyConfig>> = "origins" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseExtensionRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_headers: Option<Vec<RequestHeader>> = "requestHeaders" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub request_headers: Option<Vec<RequestHeader>> = "requestHeaders" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseOriginPolicy {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: Option<AllowDenyRequirement> = "access" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access_approval_lifetime: Option<BrowserUseAccessApprovalLifetime> = "accessApprovalLifetime" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auto_review: Option<AllowDenyRequirement> = "autoReview" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub full_cdp_access: Option<AllowDenyRequirement> = "fullCdpAccess" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub persistent_approval: Option<bool> = "persistentApproval" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub access: Option<AllowDenyRequirement> = "access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub access_approval_lifetime: Option<BrowserUseAccessApprovalLifetime> = "accessApprovalLifetime" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub auto_review: Option<AllowDenyRequirement> = "autoReview" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub full_cdp_access: Option<AllowDenyRequirement> = "fullCdpAccess" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub persistent_approval: Option<bool> = "persistentApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseOriginPolicyConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: Option<AllowDenyRequirement> = "access" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub full_cdp_access: Option<AllowDenyRequirement> = "full_cdp_access" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub access: Option<AllowDenyRequirement> = "access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub downloads: Option<AllowDenyRequirement> = "downloads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub full_cdp_access: Option<AllowDenyRequirement> = "full_cdp_access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub uploads: Option<AllowDenyRequirement> = "uploads" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct BrowserUseRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_global_persistent_approval: Option<bool> = "allowGlobalPersistentApproval" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_history_access: Option<bool> = "allowHistoryAccess" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_webmcp: Option<bool> = "allowWebmcp" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_origin_policy: Option<BrowserUseOriginPolicy> = "defaultOriginPolicy" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub allow_global_persistent_approval: Option<bool> = "allowGlobalPersistentApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub allow_history_access: Option<bool> = "allowHistoryAccess" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub allow_webmcp: Option<bool> = "allowWebmcp" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub default_origin_policy: Option<BrowserUseOriginPolicy> = "defaultOriginPolicy" (optional),
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub disable_auto_review: Option<bool> = "disableAutoReview" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub extension: Option<BrowserUseExtensionRequirements> = "extension" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origins: Option<BTreeMap<String, BrowserUseOriginPolicy>> = "origins" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub extension: Option<BrowserUseExtensionRequirements> = "extension" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub origins: Option<BTreeMap<String, BrowserUseOriginPolicy>> = "origins" (optional),
     }
 }
 wire_struct! {
@@ -1150,7 +1163,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct CancelledUserVerificationErrorDetails {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationCancellationReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub reason: UserVerificationCancellationReason = "reason" (required, experimental inside),
     }
 }
 wire_tagged! {
@@ -1167,7 +1180,7 @@ wire_struct! {
         pub email: Option<String> = "email" (required_nullable),
         pub plan_type: PlanType = "planType" (required),
         /// Display name of the selected ChatGPT workspace, when available.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub workspace_name: Option<String> = "workspaceName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub workspace_name: Option<String> = "workspaceName" (optional),
     }
     fn new(plan_type: PlanType);
 }
@@ -1251,10 +1264,10 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CliAuthCredentialsStoreMode {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] File = "file",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Keyring = "keyring",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Auto = "auto",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Ephemeral = "ephemeral",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] File = "file",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Keyring = "keyring",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Auto = "auto",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Ephemeral = "ephemeral",
     }
 }
 wire_struct! {
@@ -1275,15 +1288,15 @@ wire_external! {
         ContextWindowExceeded = "contextWindowExceeded",
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] SessionBudgetExceeded = "sessionBudgetExceeded",
         UsageLimitExceeded = "usageLimitExceeded",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RateLimitExceeded = "rateLimitExceeded",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FlexUnavailable = "flexUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] RateLimitExceeded = "rateLimitExceeded",
+        #[doc = ""] #[doc = " *Since codex 0.158.0.*"] FlexUnavailable = "flexUnavailable",
         ServerOverloaded = "serverOverloaded",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelNotFound = "modelNotFound",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PolicyCapacityUnavailable = "policyCapacityUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] ModelNotFound = "modelNotFound",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] PolicyCapacityUnavailable = "policyCapacityUnavailable",
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] CyberPolicy = "cyberPolicy",
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BioPolicy = "bioPolicy",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] MisalignmentPolicyViolation = "misalignmentPolicyViolation",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TooManyDenials = "tooManyDenials",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] MisalignmentPolicyViolation = "misalignmentPolicyViolation",
+        #[doc = ""] #[doc = " *Since codex 0.159.0.*"] TooManyDenials = "tooManyDenials",
         InternalServerError = "internalServerError",
         Unauthorized = "unauthorized",
         BadRequest = "badRequest",
@@ -1291,7 +1304,7 @@ wire_external! {
         SandboxError = "sandboxError",
         Other = "other",
         /// The workspace's inference hook explicitly denied this request.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InferenceHookDenied = "inferenceHookDenied",
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] InferenceHookDenied = "inferenceHookDenied",
     }
     keyed {
         HttpConnectionFailed(HttpConnectionFailedCodexErrorInfo) = "httpConnectionFailed",
@@ -1341,10 +1354,10 @@ wire_enum! {
         ResumeAgent = "resumeAgent",
         Wait = "wait",
         CloseAgent = "closeAgent",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SendMessage = "sendMessage",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FollowupTask = "followupTask",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InterruptAgent = "interruptAgent",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ListAgents = "listAgents",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] SendMessage = "sendMessage",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] FollowupTask = "followupTask",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] InterruptAgent = "interruptAgent",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] ListAgents = "listAgents",
     }
 }
 wire_enum! {
@@ -1353,7 +1366,7 @@ wire_enum! {
         InProgress = "inProgress",
         Completed = "completed",
         Failed = "failed",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Interrupted = "interrupted",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Interrupted = "interrupted",
     }
 }
 wire_struct! {
@@ -1378,9 +1391,9 @@ wire_struct! {
         /// Name of the collab tool that was invoked.
         pub tool: CollabAgentTool = "tool" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(agents_states: BTreeMap<String, CollabAgentState>, id: String, receiver_thread_ids: Vec<String>, sender_thread_id: String, status: CollabAgentToolCallStatus, tool: CollabAgentTool);
 }
@@ -1625,10 +1638,10 @@ wire_enum! {
     /// Distinguishes a command approval from input sent to an existing terminal.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CommandExecutionApprovalKind {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Command = "command",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WriteStdin = "writeStdin",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Command = "command",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] WriteStdin = "writeStdin",
         /// A managed checkpoint requiring a fresh human decision. Only `accept`, `decline`, and `cancel` are valid. Requires the `requiredHumanApproval` initialize capability. This prompt does not itself start a command execution item.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] HumanCommand = "humanCommand",
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] HumanCommand = "humanCommand",
     }
 }
 wire_struct! {
@@ -1669,7 +1682,7 @@ wire_struct! {
         /// Kind of action under review. Defaults to `command` for older servers.
         ///
         /// Default: `"command"`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub kind: Option<CommandExecutionApprovalKind> = "kind" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub kind: Option<CommandExecutionApprovalKind> = "kind" (optional),
         /// Optional context for a managed-network approval prompt.
         pub network_approval_context: Option<NetworkApprovalContext> = "networkApprovalContext" (optional),
         /// Optional proposed execpolicy amendment to allow similar commands without prompting.
@@ -1735,9 +1748,9 @@ wire_struct! {
         pub source: Option<CommandExecutionSource> = "source" (optional),
         pub status: CommandExecutionStatus = "status" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(command: String, command_actions: Vec<CommandAction>, cwd: LegacyAppPathString, id: String, status: CommandExecutionStatus);
 }
@@ -1753,25 +1766,25 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CommandHookMetadata {
         /// Default: `false`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub r#async: Option<bool> = "async" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub command: String = "command" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub r#async: Option<bool> = "async" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub command: String = "command" (required),
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(command: String, current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
@@ -1810,71 +1823,71 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CompletedThreadPredictionResult {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub text: Option<String> = "text" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub text: Option<String> = "text" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_app_access: Option<AllowDenyRequirement> = "default_app_access" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub macos: Option<ComputerUseMacosConfig> = "macos" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub windows: Option<ComputerUseWindowsConfig> = "windows" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub default_app_access: Option<AllowDenyRequirement> = "default_app_access" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub macos: Option<ComputerUseMacosConfig> = "macos" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub windows: Option<ComputerUseWindowsConfig> = "windows" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseMacosConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundle_ids" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundle_ids" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseMacosRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundleIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub bundle_ids: Option<BTreeMap<String, AllowDenyRequirement>> = "bundleIds" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseRequirements {
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub allow_locked_computer_use: Option<bool> = "allowLockedComputerUse" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_persistent_approval: Option<bool> = "allowPersistentApproval" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_app_access: Option<AllowDenyRequirement> = "defaultAppAccess" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub macos: Option<ComputerUseMacosRequirements> = "macos" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub windows: Option<ComputerUseWindowsRequirements> = "windows" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub allow_persistent_approval: Option<bool> = "allowPersistentApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub default_app_access: Option<AllowDenyRequirement> = "defaultAppAccess" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub macos: Option<ComputerUseMacosRequirements> = "macos" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub windows: Option<ComputerUseWindowsRequirements> = "windows" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseWindowsConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exes: Option<Vec<ComputerUseWindowsExeConfig>> = "exes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub exes: Option<Vec<ComputerUseWindowsExeConfig>> = "exes" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ComputerUseWindowsExeConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: AllowDenyRequirement = "access" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub binary_name: Option<String> = "binary_name" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub product_name: String = "product_name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub publisher_name: String = "publisher_name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub access: AllowDenyRequirement = "access" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub binary_name: Option<String> = "binary_name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub product_name: String = "product_name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub publisher_name: String = "publisher_name" (required),
     }
     fn new(access: AllowDenyRequirement, product_name: String, publisher_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ComputerUseWindowsExeRequirement {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub access: AllowDenyRequirement = "access" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub binary_name: Option<String> = "binaryName" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub product_name: String = "productName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub publisher_name: String = "publisherName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub access: AllowDenyRequirement = "access" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub binary_name: Option<String> = "binaryName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub product_name: String = "productName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub publisher_name: String = "publisherName" (required),
     }
     fn new(access: AllowDenyRequirement, product_name: String, publisher_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ComputerUseWindowsRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exes: Option<Vec<ComputerUseWindowsExeRequirement>> = "exes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub aumids: Option<BTreeMap<String, AllowDenyRequirement>> = "aumids" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub exes: Option<Vec<ComputerUseWindowsExeRequirement>> = "exes" (optional),
     }
 }
 wire_struct! {
@@ -1886,11 +1899,11 @@ wire_struct! {
         pub approvals_reviewer: Option<ApprovalsReviewer> = "approvals_reviewer" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub apps: Option<AppsConfig> = "apps" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub browser_use: Option<BrowserUseConfig> = "browser_use" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub browser_use: Option<BrowserUseConfig> = "browser_use" (optional),
         /// Effective tools.client_search_provider hint. Model-selected providers take precedence.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_search_provider: Option<WebSearchProvider> = "client_search_provider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub client_search_provider: Option<WebSearchProvider> = "client_search_provider" (optional),
         pub compact_prompt: Option<String> = "compact_prompt" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub computer_use: Option<ComputerUseConfig> = "computer_use" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub computer_use: Option<ComputerUseConfig> = "computer_use" (optional),
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub desktop: Option<BTreeMap<String, Value>> = "desktop" (optional),
         pub developer_instructions: Option<String> = "developer_instructions" (optional),
         pub forced_chatgpt_workspace_id: Option<ForcedChatgptWorkspaceIds> = "forced_chatgpt_workspace_id" (optional),
@@ -1957,7 +1970,7 @@ wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ConfigLayerSource (tag = "type") {
         /// Default configuration supplied with the installed Codex package.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PackagedDefaults(PackagedDefaultsConfigLayerSource) = "packagedDefaults",
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] PackagedDefaults(PackagedDefaultsConfigLayerSource) = "packagedDefaults",
         /// Managed preferences layer delivered by MDM (macOS only).
         Mdm(MdmConfigLayerSource) = "mdm",
         /// Managed config layer from a file (usually `managed_config.toml`).
@@ -1995,9 +2008,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ConfigRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_developer_instructions: Option<String> = "additionalDeveloperInstructions" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub additional_developer_instructions: Option<String> = "additionalDeveloperInstructions" (optional),
         #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub allow_appshots: Option<bool> = "allowAppshots" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_browser_and_computer_use: Option<bool> = "allowBrowserAndComputerUse" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub allow_browser_and_computer_use: Option<bool> = "allowBrowserAndComputerUse" (optional),
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub allow_login_shell: Option<bool> = "allowLoginShell" (optional),
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub allow_managed_hooks_only: Option<bool> = "allowManagedHooksOnly" (optional),
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub allow_remote_control: Option<bool> = "allowRemoteControl" (optional),
@@ -2005,19 +2018,19 @@ wire_struct! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub allowed_approvals_reviewers: Option<Vec<ApprovalsReviewer>> = "allowedApprovalsReviewers" (optional),
         /// Effective login methods after managed, forced-login, and workspace restrictions. An empty list permits no login method. Older servers may omit this field.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allowed_login_methods: Option<Vec<ForcedLoginMethod>> = "allowedLoginMethods" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub allowed_login_methods: Option<Vec<ForcedLoginMethod>> = "allowedLoginMethods" (optional),
         #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub allowed_permission_profiles: Option<BTreeMap<String, bool>> = "allowedPermissionProfiles" (optional),
         #[doc = ""] #[doc = " *In codex 0.133.0 to 0.137.0 (not in later releases).*"] pub allowed_permissions: Option<Vec<String>> = "allowedPermissions" (optional),
         pub allowed_sandbox_modes: Option<Vec<SandboxMode>> = "allowedSandboxModes" (optional),
         pub allowed_web_search_modes: Option<Vec<WebSearchMode>> = "allowedWebSearchModes" (optional),
         #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub allowed_windows_sandbox_implementations: Option<Vec<WindowsSandboxImplementation>> = "allowedWindowsSandboxImplementations" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub application: Option<ApplicationRequirements> = "application" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auto_review: Option<AutoReviewRequirements> = "autoReview" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] pub application: Option<ApplicationRequirements> = "application" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub auto_review: Option<AutoReviewRequirements> = "autoReview" (optional),
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub browser_use: Option<BrowserUseRequirements> = "browserUse" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub chatgpt_base_url: Option<String> = "chatgptBaseUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub chatgpt_base_url: Option<String> = "chatgptBaseUrl" (optional),
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub check_for_update_on_startup: Option<bool> = "checkForUpdateOnStartup" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cli_auth_credentials_store: Option<CliAuthCredentialsStoreMode> = "cliAuthCredentialsStore" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub cli_auth_credentials_store: Option<CliAuthCredentialsStoreMode> = "cliAuthCredentialsStore" (optional),
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub computer_use: Option<ComputerUseRequirements> = "computerUse" (optional),
         #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub default_permissions: Option<String> = "defaultPermissions" (optional),
         pub enforce_residency: Option<ResidencyRequirement> = "enforceResidency" (optional),
@@ -2025,19 +2038,19 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub feedback: Option<FeedbackRequirements> = "feedback" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] #[cfg(feature = "experimental")] pub hooks: Option<ManagedHooksRequirements> = "hooks" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub in_app_browser: Option<InAppBrowserRequirements> = "inAppBrowser" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub in_app_browser: Option<InAppBrowserRequirements> = "inAppBrowser" (optional),
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub log_dir: Option<String> = "logDir" (optional),
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub model_catalog_json: Option<String> = "modelCatalogJson" (optional),
         /// Exact provider selection required by managed policy.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
         /// Complete required provider definitions, using config.toml field names.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_providers: Option<BTreeMap<String, Value>> = "modelProviders" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub model_providers: Option<BTreeMap<String, Value>> = "modelProviders" (optional),
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub models: Option<ModelsRequirements> = "models" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub network: Option<NetworkRequirements> = "network" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub otel: Option<OtelRequirements> = "otel" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub otel: Option<OtelRequirements> = "otel" (optional),
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub sqlite_home: Option<String> = "sqliteHome" (optional),
-        #[doc = ""] #[doc = " *In codex 0.146.0 to 0.147.0 (not in later releases).*"] pub windows_sandbox_private_desktop: Option<bool> = "windowsSandboxPrivateDesktop" (optional),
+        #[doc = ""] #[doc = " *In codex 0.146.0 to 0.155.1 (not in later releases).*"] pub windows_sandbox_private_desktop: Option<bool> = "windowsSandboxPrivateDesktop" (optional),
     }
 }
 wire_struct! {
@@ -2046,7 +2059,7 @@ wire_struct! {
         /// Null if no requirements are configured (e.g. no requirements.toml/MDM entries).
         pub requirements: Option<ConfigRequirements> = "requirements" (optional, experimental inside),
         /// Whether Fast and Ultra Fast requirements are enforced independently. Older servers omit this field and use Fast mode as a shared speed gate.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub supports_independent_speed_modes: Option<bool> = "supportsIndependentSpeedModes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub supports_independent_speed_modes: Option<bool> = "supportsIndependentSpeedModes" (optional),
     }
 }
 wire_struct! {
@@ -2090,20 +2103,20 @@ wire_struct! {
     /// Reasoning settings interpreted by the backend for the routed model.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConfigurationReasoning {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub effort: ReasoningEffort = "effort" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub effort: ReasoningEffort = "effort" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ConfigurationUpdateResponseItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning: ConfigurationReasoning = "reasoning" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub reasoning: ConfigurationReasoning = "reasoning" (required),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ConfiguredHookHandler (tag = "type") {
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] Command(CommandConfiguredHookHandler) = "command",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpTool(McpToolConfiguredHookHandler) = "mcp_tool",
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] McpTool(McpToolConfiguredHookHandler) = "mcp_tool",
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] Prompt(PromptConfiguredHookHandler) = "prompt",
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] Agent(AgentConfiguredHookHandler) = "agent",
     }
@@ -2194,9 +2207,9 @@ wire_struct! {
     pub struct ContextCompactionThreadItem {
         pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String);
 }
@@ -2222,7 +2235,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct CurrentTimeReadParams {
-        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.147.0 (not in later releases).*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.169.0 (not in later releases).*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2231,7 +2244,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CurrentTimeReadResponse {
         /// Current time as whole Unix seconds.
-        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.147.0 (not in later releases).*"] pub current_time_at: i64 = "currentTimeAt" (required),
+        #[doc = ""] #[doc = " *In codex 0.142.0 to 0.169.0 (not in later releases).*"] pub current_time_at: i64 = "currentTimeAt" (required),
     }
 }
 wire_struct! {
@@ -2241,17 +2254,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CustomGatewayProviderSettings {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth: GatewayAuth = "auth" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub auth: GatewayAuth = "auth" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct CustomGatewayProviderSettingsPatch {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub base_url: Option<String> = "baseUrl" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub env_key: Option<String> = "envKey" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub base_url: Option<String> = "baseUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub env_key: Option<String> = "envKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub name: Option<String> = "name" (optional),
         /// Omit or pass null to allocate a new custom provider ID.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: Option<String> = "providerId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub provider_id: Option<String> = "providerId" (optional),
     }
 }
 wire_struct! {
@@ -2276,7 +2289,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct CustomToolCallResponseItem {
         pub call_id: String = "call_id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub id: Option<String> = "id" (optional),
         pub input: String = "input" (required),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
@@ -2291,9 +2304,9 @@ wire_enum! {
     /// Requested cyber treatment for an OpenAI model turn. Authorization and model-tier restrictions remain server-owned.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CyberAccessProgram {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Standard = "standard",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] DaybreakBlue = "daybreakBlue",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] DaybreakRed = "daybreakRed",
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] Standard = "standard",
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] DaybreakBlue = "daybreakBlue",
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] DaybreakRed = "daybreakRed",
     }
 }
 wire_struct! {
@@ -2483,9 +2496,9 @@ wire_struct! {
         pub success: Option<bool> = "success" (optional),
         pub tool: String = "tool" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(arguments: Value, id: String, status: DynamicToolCallStatus, tool: String);
 }
@@ -2520,9 +2533,9 @@ wire_struct! {
         pub id: String = "id" (required),
         pub review: String = "review" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, review: String);
 }
@@ -2541,15 +2554,15 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentAddParams {
         /// Optional raw bearer token for executor authentication, including reconnects. Requires a secure transport or a loopback destination.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth_bearer_token: Option<String> = "authBearerToken" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.158.0.*"] pub auth_bearer_token: Option<String> = "authBearerToken" (optional),
         /// Optional WebSocket connection timeout. The server default applies when omitted.
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub connect_timeout_ms: Option<u64> = "connectTimeoutMs" (optional),
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub environment_id: String = "environmentId" (required),
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub exec_server_url: String = "execServerUrl" (required),
         /// Required skills supplied by this environment, checked before model inference.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub skills: Option<EnvironmentSkillsParams> = "skills" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub skills: Option<EnvironmentSkillsParams> = "skills" (optional),
         /// Optional X-Request-ID for the direct WebSocket upgrade, including reconnects. Requires a secure transport or a loopback destination.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub websocket_request_id: Option<String> = "websocketRequestId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub websocket_request_id: Option<String> = "websocketRequestId" (optional),
     }
     fn new(environment_id: String, exec_server_url: String);
 }
@@ -2608,7 +2621,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct EnvironmentSkillsParams {
         /// Exact catalog names that must be available from this environment.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required: Option<Vec<String>> = "required" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub required: Option<Vec<String>> = "required" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2658,7 +2671,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentVariableGatewayAuth {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub env_key: String = "envKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub env_key: String = "envKey" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -2666,8 +2679,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct Environmentv2BedrockSetupParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub credential_type: Option<AwsCredentialType> = "credentialType" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: String = "region" (required),
     }
+    fn new(region: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -2723,7 +2738,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ExistingCallThreadRealtimeStartTransport {
         /// Identifier of a realtime call already created and negotiated by the client.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub call_id: String = "callId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub call_id: String = "callId" (required),
     }
 }
 wire_struct! {
@@ -2732,9 +2747,9 @@ wire_struct! {
         pub id: String = "id" (required),
         pub review: String = "review" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, review: String);
 }
@@ -3032,7 +3047,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct FailedUserVerificationErrorDetails {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationFailureReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub reason: UserVerificationFailureReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -3044,14 +3059,14 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FeedbackSaveParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub classification: String = "classification" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub extra_log_files: Option<Vec<String>> = "extraLogFiles" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub include_logs: Option<bool> = "includeLogs" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: Option<String> = "reason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub classification: String = "classification" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub extra_log_files: Option<Vec<String>> = "extraLogFiles" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub include_logs: Option<bool> = "includeLogs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub reason: Option<String> = "reason" (optional),
         /// Absolute, previously unused ZIP path on the app-server host. The caller owns this file, including after a disconnected RPC.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub save_path: LegacyAppPathString = "savePath" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tags: Option<BTreeMap<String, String>> = "tags" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub save_path: LegacyAppPathString = "savePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub tags: Option<BTreeMap<String, String>> = "tags" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
     fn new(classification: String, save_path: LegacyAppPathString);
 }
@@ -3059,9 +3074,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FeedbackSaveResponse {
         /// Same prompt hash as feedback/upload; null when prompt metadata is absent.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt_hash: Option<String> = "promptHash" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub saved_path: LegacyAppPathString = "savedPath" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub prompt_hash: Option<String> = "promptHash" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub saved_path: LegacyAppPathString = "savedPath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(saved_path: LegacyAppPathString, thread_id: String);
 }
@@ -3081,7 +3096,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FeedbackUploadResponse {
         /// Whitespace-normalized SHA-256 of the session base instructions, matching the uploaded `prompt_hash` tag. Does not include later developer messages. Null when the reported rollout has no prompt metadata.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt_hash: Option<String> = "promptHash" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub prompt_hash: Option<String> = "promptHash" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
@@ -3156,11 +3171,22 @@ wire_struct! {
         pub id: String = "id" (required),
         pub status: PatchApplyStatus = "status" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(changes: Vec<FileUpdateChange>, id: String, status: PatchApplyStatus);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct FilePluginEntrypoint {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub app_id: String = "appId" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub extensions: Vec<String> = "extensions" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub icons: Vec<PluginIcon> = "icons" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub resource_uri: String = "resourceUri" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub tool_name: String = "toolName" (required),
+    }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -3469,8 +3495,8 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub id: Option<String> = "id" (optional),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
         #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub namespace: Option<String> = "namespace" (optional),
         pub output: FunctionCallOutputBody = "output" (required),
     }
     fn new(output: FunctionCallOutputBody);
@@ -3478,14 +3504,14 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct FunctionCallOutputThreadItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub namespace: Option<String> = "namespace" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output: FunctionCallOutputBody = "output" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub output: FunctionCallOutputBody = "output" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, name: String, output: FunctionCallOutputBody);
 }
@@ -3494,14 +3520,14 @@ wire_struct! {
     pub struct FunctionCallResponseItem {
         pub arguments: String = "arguments" (required),
         pub call_id: String = "call_id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub encrypted_function_args: Option<Vec<String>> = "encrypted_function_args" (optional),
         pub id: Option<String> = "id" (optional),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
         #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub name: String = "name" (required),
         pub namespace: Option<String> = "namespace" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: Option<String> = "status" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub status: Option<String> = "status" (optional),
     }
     fn new(arguments: String, call_id: String, name: String);
 }
@@ -3621,10 +3647,10 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum GatewayAuth (tag = "mode") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] None(NoneGatewayAuth) = "none",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] EnvironmentVariable(EnvironmentVariableGatewayAuth) = "environmentVariable",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] None(NoneGatewayAuth) = "none",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] EnvironmentVariable(EnvironmentVariableGatewayAuth) = "environmentVariable",
         /// Authentication is configured outside the gateway form. Preserve it on edits.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ExternallyConfigured(ModeGatewayAuth) = "externallyConfigured",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] ExternallyConfigured(ModeGatewayAuth) = "externallyConfigured",
     }
 }
 wire_struct! {
@@ -3635,12 +3661,12 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GatewayOAuthChangedNotification {
         /// Authorization handoff, sent only to the connection that started login.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub auth_url: Option<String> = "authUrl" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error: Option<String> = "error" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub auth_url: Option<String> = "authUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub error: Option<String> = "error" (optional),
         /// Identifies the completed device login attempt.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: Option<String> = "loginId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: String = "providerId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: GatewayOAuthStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub login_id: Option<String> = "loginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub provider_id: String = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub status: GatewayOAuthStatus = "status" (required),
     }
     fn new(provider_id: String, status: GatewayOAuthStatus);
 }
@@ -3649,23 +3675,23 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GatewayOAuthLoginParams {
         /// Select device authorization when the server advertises support for it.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub device_auth: Option<bool> = "deviceAuth" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub device_auth: Option<bool> = "deviceAuth" (optional),
         /// Defaults to the current provider when omitted.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GatewayOAuthLoginResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt: Option<GatewayOAuthPrompt> = "prompt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub prompt: Option<GatewayOAuthPrompt> = "prompt" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GatewayOAuthPrompt {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: String = "loginId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_code: String = "userCode" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub verification_url: String = "verificationUrl" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub login_id: String = "loginId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub user_code: String = "userCode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub verification_url: String = "verificationUrl" (required),
     }
 }
 wire_struct! {
@@ -3673,34 +3699,34 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GatewayOAuthReadParams {
         /// Defaults to the current provider when omitted.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
     }
 }
 wire_struct! {
     /// Current effective gateway policy and credential readiness; never contains credentials.
     #[derive(Debug, Clone, PartialEq)]
     pub struct GatewayOAuthReadResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error: Option<String> = "error" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: String = "providerId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_name: String = "providerName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub error: Option<String> = "error" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub provider_id: String = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub provider_name: String = "providerName" (required),
         /// Whether the selected provider uses gateway OAuth, even when already signed in.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required: bool = "required" (required),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub required: bool = "required" (required),
         /// Null when the effective provider does not use gateway OAuth.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: Option<GatewayOAuthStatus> = "status" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub status: Option<GatewayOAuthStatus> = "status" (optional),
         /// Whether the administrator configured a device authorization endpoint.
         ///
         /// Default: `false`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub supports_device_auth: Option<bool> = "supportsDeviceAuth" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub supports_device_auth: Option<bool> = "supportsDeviceAuth" (optional),
     }
     fn new(provider_id: String, provider_name: String, required: bool);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum GatewayOAuthStatus {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] NotReady = "notReady",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Started = "started",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Succeeded = "succeeded",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] NotReady = "notReady",
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] Started = "started",
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] Succeeded = "succeeded",
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] Failed = "failed",
     }
 }
 wire_struct! {
@@ -3710,25 +3736,25 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum GcpProviderId {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] Gcp = "gcp",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GcpProviderSettings {
         /// Path on the app-server host, without credential-file contents.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub location: Option<String> = "location" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub location: Option<String> = "location" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub project_id: Option<String> = "projectId" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GcpProviderSettingsPatch {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub location: Option<String> = "location" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: Option<String> = "projectId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: GcpProviderId = "providerId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub location: Option<String> = "location" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub provider_id: GcpProviderId = "providerId" (required),
     }
     fn new(provider_id: GcpProviderId);
 }
@@ -3738,10 +3764,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GcpSetupParams {
         /// Absolute path to a credential file on the app-server host. Omit or pass `null` to clear the active user configuration's override and use ADC. If another configuration layer would still supply a credential file, setup fails without saving changes.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub credential_file: Option<String> = "credentialFile" (optional),
         /// Vertex AI location. Omission or null selects `global`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub location: Option<String> = "location" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub location: Option<String> = "location" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub project_id: String = "projectId" (required),
     }
     fn new(project_id: String);
 }
@@ -3765,21 +3791,21 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetAccountRateLimitsParams {
         /// Skip the separate reset-credit detail lookup for background usage polls. The usage response still includes the available count; omitted/false preserves detailed reads.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exclude_reset_credit_details: Option<bool> = "excludeResetCreditDetails" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub exclude_reset_credit_details: Option<bool> = "excludeResetCreditDetails" (optional),
         /// The client supports automatic Luna Reserve fallback. For eligible ChatGPT CLI users, allow the backend to record experiment exposure after ordinary usage is blocked.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub supports_luna_reserve: Option<bool> = "supportsLunaReserve" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub supports_luna_reserve: Option<bool> = "supportsLunaReserve" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct GetAccountRateLimitsResponse {
         /// Account associated with this usage snapshot, when supplied by the backend.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_id: Option<String> = "accountId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub account_id: Option<String> = "accountId" (optional),
         /// Backend permission for ordinary included usage, validated against the active account. Null means unavailable; clients must not infer recovery from percentages or reset times.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub ordinary_usage_allowed: Option<bool> = "ordinaryUsageAllowed" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub ordinary_usage_allowed: Option<bool> = "ordinaryUsageAllowed" (optional),
         #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub rate_limit_reset_credits: Option<RateLimitResetCreditsSummary> = "rateLimitResetCredits" (optional),
         /// Optional backend-owned banner from the same usage read. Its nested keys retain the backend's snake_case contract; an absent banner leaves the client's existing UI unchanged.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub rate_limit_upsell: Option<Value> = "rateLimitUpsell" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub rate_limit_upsell: Option<Value> = "rateLimitUpsell" (optional),
         /// Backward-compatible single-bucket view; mirrors the historical payload.
         pub rate_limits: RateLimitSnapshot = "rateLimits" (required),
         /// Multi-bucket view keyed by metered `limit_id` (for example, `codex`).
@@ -3793,9 +3819,9 @@ wire_struct! {
         pub account: Option<Account> = "account" (optional),
         pub requires_openai_auth: bool = "requiresOpenaiAuth" (required),
         /// ChatGPT user ID belonging to this account response, when available.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_id: Option<String> = "userId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub user_id: Option<String> = "userId" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub workspace_routing: Option<WorkspaceRouting> = "workspaceRouting" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] #[cfg(feature = "experimental")] pub workspace_routing: Option<WorkspaceRouting> = "workspaceRouting" (optional),
     }
     fn new(requires_openai_auth: bool);
 }
@@ -3803,14 +3829,14 @@ wire_struct! {
     /// Optional security reminder bound to the account that fetched it. Unavailable or ineligible accounts return no notice; this read never changes account security.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetAccountSecuritySetupResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub notice: Option<AccountSecuritySetupNotice> = "notice" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub notice: Option<AccountSecuritySetupNotice> = "notice" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GetAccountTokenUsageParams {
         /// When present, read estimated usage for this thread instead of account-wide token activity.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
 wire_struct! {
@@ -3819,7 +3845,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub daily_usage_buckets: Option<Vec<AccountTokenUsageDailyBucket>> = "dailyUsageBuckets" (optional),
         #[doc = ""] #[doc = " *Since codex 0.138.0.*"] pub summary: AccountTokenUsageSummary = "summary" (required),
         /// Estimated usage when a thread was requested and its billing route is available.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_usage: Option<ThreadUsage> = "threadUsage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_usage: Option<ThreadUsage> = "threadUsage" (optional),
     }
     fn new(summary: AccountTokenUsageSummary);
 }
@@ -3874,6 +3900,18 @@ wire_struct! {
     }
 }
 wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct GlobalPluginEntrypoint {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub app_id: String = "appId" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub icons: Vec<PluginIcon> = "icons" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub quick_action: Option<PluginQuickAction> = "quickAction" (optional),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub resource_uri: String = "resourceUri" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub tool_name: String = "toolName" (required),
+    }
+    fn new(app_id: String, icons: Vec<PluginIcon>, resource_uri: String, title: String, tool_name: String);
+}
+wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct GrantedPermissionProfile {
         pub file_system: Option<AdditionalFileSystemPermissions> = "fileSystem" (optional),
@@ -3910,7 +3948,7 @@ wire_tagged! {
         Command(CommandGuardianApprovalReviewAction) = "command",
         Execve(ExecveGuardianApprovalReviewAction) = "execve",
         /// A child approval for input to an existing command execution item.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WriteStdin(WriteStdinGuardianApprovalReviewAction) = "writeStdin",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] WriteStdin(WriteStdinGuardianApprovalReviewAction) = "writeStdin",
         ApplyPatch(ApplyPatchGuardianApprovalReviewAction) = "applyPatch",
         NetworkAccess(NetworkAccessGuardianApprovalReviewAction) = "networkAccess",
         McpToolCall(McpToolCallGuardianApprovalReviewAction) = "mcpToolCall",
@@ -3935,8 +3973,8 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum GuardianAssessmentOutcome {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Allow = "allow",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deny = "deny",
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] Allow = "allow",
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] Deny = "deny",
     }
 }
 wire_enum! {
@@ -4009,8 +4047,8 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum HookEventName {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PreModelRequest = "preModelRequest",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PostModelRequest = "postModelRequest",
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] PreModelRequest = "preModelRequest",
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] PostModelRequest = "postModelRequest",
         PreToolUse = "preToolUse",
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] PermissionRequest = "permissionRequest",
         PostToolUse = "postToolUse",
@@ -4022,7 +4060,7 @@ wire_enum! {
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] SubagentStart = "subagentStart",
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] SubagentStop = "subagentStop",
         Stop = "stop",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Interrupt = "interrupt",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Interrupt = "interrupt",
     }
 }
 wire_enum! {
@@ -4036,7 +4074,7 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum HookHandlerType {
         Command = "command",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpTool = "mcpTool",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] McpTool = "mcpTool",
         Prompt = "prompt",
         Agent = "agent",
     }
@@ -4044,10 +4082,10 @@ wire_enum! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum HookMetadata (tag = "handlerType") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Command(CommandHookMetadata) = "command",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] McpTool(McpToolHookMetadata) = "mcpTool",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Prompt(PromptHookMetadata) = "prompt",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Agent(AgentHookMetadata) = "agent",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] Command(CommandHookMetadata) = "command",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] McpTool(McpToolHookMetadata) = "mcpTool",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] Prompt(PromptHookMetadata) = "prompt",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] Agent(AgentHookMetadata) = "agent",
     }
 }
 wire_struct! {
@@ -4086,9 +4124,9 @@ wire_struct! {
         pub fragments: Vec<HookPromptFragment> = "fragments" (required),
         pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(fragments: Vec<HookPromptFragment>, id: String);
 }
@@ -4179,7 +4217,7 @@ wire_struct! {
         /// Working directories to inspect when no thread is specified. An empty list uses the session cwd.
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub cwds: Option<Vec<String>> = "cwds" (optional),
         /// List a loaded thread's hooks, including its selected environments. Omit `cwds` in this mode.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: Option<String> = "threadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
 wire_struct! {
@@ -4218,7 +4256,7 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ImageGenerationCallResponseItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub id: Option<String> = "id" (optional),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
         #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
@@ -4231,37 +4269,37 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ImageGenerationFailure (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] UsageLimitExceeded(UsageLimitExceededImageGenerationFailure) = "usageLimitExceeded",
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] UsageLimitExceeded(UsageLimitExceededImageGenerationFailure) = "usageLimitExceeded",
     }
 }
 wire_struct! {
     /// A local image file successfully read for this exact image-generation request.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ImageGenerationInputImage {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub path: AbsolutePathBuf = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub path: AbsolutePathBuf = "path" (required),
         /// Lowercase SHA-256 of the file bytes read before image normalization.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sha256: String = "sha256" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub sha256: String = "sha256" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ImageGenerationThreadItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub failure: Option<ImageGenerationFailure> = "failure" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub failure: Option<ImageGenerationFailure> = "failure" (optional),
         /// Image generation identifier for the generated image, when provided by the image backend.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub generation_id: Option<String> = "generationId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub generation_id: Option<String> = "generationId" (optional),
         pub id: String = "id" (required),
         /// Observed local inputs for a completed generation, absent on older items.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_images: Option<Vec<ImageGenerationInputImage>> = "inputImages" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub input_images: Option<Vec<ImageGenerationInputImage>> = "inputImages" (optional),
         pub revised_prompt: Option<String> = "revisedPrompt" (optional),
         pub saved_path: Option<AbsolutePathBuf> = "savedPath" (optional),
         pub status: String = "status" (required),
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub transparent_background: Option<bool> = "transparentBackground" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "fileId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub file_id: Option<String> = "fileId" (optional),
         pub result: Option<String> = "result" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, status: String);
 }
@@ -4270,7 +4308,7 @@ wire_struct! {
     pub struct ImageUserInput {
         #[doc = ""] #[doc = " *Since codex 0.132.0.*"] pub detail: Option<ImageDetail> = "detail" (optional),
         pub url: Option<String> = "url" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "fileId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub file_id: Option<String> = "fileId" (optional),
     }
 }
 wire_struct! {
@@ -4279,16 +4317,16 @@ wire_struct! {
         pub id: String = "id" (required),
         pub path: LegacyAppPathString = "path" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, path: LegacyAppPathString);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InAppBrowserRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_external_browser_settings_import: Option<bool> = "allowExternalBrowserSettingsImport" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub allow_external_browser_settings_import: Option<bool> = "allowExternalBrowserSettingsImport" (optional),
     }
 }
 wire_struct! {
@@ -4300,7 +4338,7 @@ wire_struct! {
         /// Default: `false`.
         pub experimental_api: Option<bool> = "experimentalApi" (optional),
         /// Use explicit gateway OAuth login instead of automatic browser authorization. Applies to this app-server's gateway runtime; later connections cannot undo it.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub explicit_gateway_oauth: Option<bool> = "explicitGatewayOauth" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub explicit_gateway_oauth: Option<bool> = "explicitGatewayOauth" (optional),
         /// MCP extension settings declared by the app-server client.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub extensions: Option<BTreeMap<String, Value>> = "extensions" (optional),
         /// Legacy opt-in for the `openai/form` MCP extension.
@@ -4314,7 +4352,7 @@ wire_struct! {
         /// Default: `false`.
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub request_attestation: Option<bool> = "requestAttestation" (optional),
         /// Present `humanCommand` approvals to a person and return only a one-time decision. Requires `experimentalApi`. Pending requests can be replayed to compatible clients.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required_human_approval: Option<bool> = "requiredHumanApproval" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub required_human_approval: Option<bool> = "requiredHumanApproval" (optional),
     }
 }
 wire_struct! {
@@ -4344,14 +4382,14 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct InlineVisualizationThreadRealtimeBemItemPresentation {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub index: u32 = "index" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub index: u32 = "index" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InputAudioContentItem {
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub audio_url: Option<String> = "audio_url" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_struct! {
@@ -4364,7 +4402,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct InputAudioFunctionCallOutputContentItem {
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub audio_url: Option<String> = "audio_url" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_struct! {
@@ -4372,7 +4410,7 @@ wire_struct! {
     pub struct InputImageContentItem {
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub detail: Option<ImageDetail> = "detail" (optional),
         pub image_url: Option<String> = "image_url" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_struct! {
@@ -4386,7 +4424,7 @@ wire_struct! {
     pub struct InputImageFunctionCallOutputContentItem {
         pub detail: Option<ImageDetail> = "detail" (optional),
         pub image_url: Option<String> = "image_url" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file_id: Option<String> = "file_id" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub file_id: Option<String> = "file_id" (optional),
     }
 }
 wire_enum! {
@@ -4453,7 +4491,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct InvalidRequestUserVerificationErrorDetails {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationInvalidRequestReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub reason: UserVerificationInvalidRequestReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -4462,7 +4500,7 @@ wire_struct! {
         /// Unix timestamp (in milliseconds) when this item lifecycle completed.
         #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Native content tokens for the completed assistant message, including a sampled footer. Null when unavailable. Completion telemetry is not part of the stored thread item.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub content_token_count: Option<u64> = "contentTokenCount" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub content_token_count: Option<u64> = "contentTokenCount" (optional),
         pub item: ThreadItem = "item" (required),
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
@@ -4528,15 +4566,15 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ItemThreadItemsListAnchor {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_id: String = "itemId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.159.0.*"] pub item_id: String = "itemId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ItemThreadTimelineEntry {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadItem = "item" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub item: ThreadItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_struct! {
@@ -4590,7 +4628,7 @@ wire_struct! {
         /// Optional page size; defaults to a server-defined value.
         pub limit: Option<u32> = "limit" (optional),
         /// Limit discovery to one server. With a thread ID, reuse that thread's MCP connection.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_name: Option<String> = "serverName" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.159.0.*"] pub server_name: Option<String> = "serverName" (optional),
         #[doc = ""] #[doc = " *Since codex 0.135.0.*"] pub thread_id: Option<String> = "threadId" (optional),
     }
 }
@@ -4635,7 +4673,7 @@ wire_struct! {
         pub action: LocalShellAction = "action" (required),
         /// Set when using the Responses API.
         pub call_id: Option<String> = "call_id" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         /// Legacy id field retained for compatibility with older payloads.
         pub id: Option<String> = "id" (optional),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
@@ -4663,7 +4701,7 @@ wire_tagged! {
         /// \[UNSTABLE\] Managed Amazon Bedrock login is experimental.
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AmazonBedrock(AmazonBedrockv2LoginAccountParams) = "amazonBedrock",
         /// \[UNSTABLE\] Managed Amazon Bedrock AWS access key login is experimental.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AmazonBedrockAccessKeys(AmazonBedrockAccessKeysv2LoginAccountParams) = "amazonBedrockAccessKeys",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] AmazonBedrockAccessKeys(AmazonBedrockAccessKeysv2LoginAccountParams) = "amazonBedrockAccessKeys",
     }
 }
 wire_tagged! {
@@ -4691,15 +4729,15 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ManagedHooksRequirements {
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub interrupt: Option<Vec<ConfiguredHookMatcherGroup>> = "Interrupt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub interrupt: Option<Vec<ConfiguredHookMatcherGroup>> = "Interrupt" (optional),
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub permission_request: Vec<ConfiguredHookMatcherGroup> = "PermissionRequest" (required),
         #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub post_compact: Option<Vec<ConfiguredHookMatcherGroup>> = "PostCompact" (optional),
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub post_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PostModelRequest" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub post_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PostModelRequest" (optional),
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub post_tool_use: Vec<ConfiguredHookMatcherGroup> = "PostToolUse" (required),
         #[doc = ""] #[doc = " *Since codex 0.129.0; always sent since codex 0.129.0; an older codex may leave it out.*"] pub pre_compact: Option<Vec<ConfiguredHookMatcherGroup>> = "PreCompact" (optional),
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub pre_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PreModelRequest" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub pre_model_request: Option<Vec<ConfiguredHookMatcherGroup>> = "PreModelRequest" (optional),
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub pre_tool_use: Vec<ConfiguredHookMatcherGroup> = "PreToolUse" (required),
         /// Default: `[]`.
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub session_end: Option<Vec<ConfiguredHookMatcherGroup>> = "SessionEnd" (optional),
@@ -4788,16 +4826,16 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpAppDisplayMode {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Inline = "inline",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Fullscreen = "fullscreen",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Inline = "inline",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Fullscreen = "fullscreen",
     }
 }
 wire_struct! {
     /// UI resource and display preference for model invocations, captured from the tool descriptor.
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpAppUi {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub preferred_model_display_mode: McpAppDisplayMode = "preferredModelDisplayMode" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub resource_uri: String = "resourceUri" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub preferred_model_display_mode: McpAppDisplayMode = "preferredModelDisplayMode" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub resource_uri: String = "resourceUri" (required),
     }
 }
 wire_enum! {
@@ -5233,15 +5271,15 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpResourceReadParams {
         /// Additional MCP request metadata. Account and turn routing keys are reserved.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<BTreeMap<String, Value>> = "_meta" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub connector_id: Option<String> = "connectorId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub meta: Option<BTreeMap<String, Value>> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub connector_id: Option<String> = "connectorId" (optional),
         /// Exact registration scope; omission preserves legacy name-only selection.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         /// Originating MCP tool call used to select the resource's app.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin_call_id: Option<String> = "originCallId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub origin_call_id: Option<String> = "originCallId" (optional),
         pub server: String = "server" (required),
         /// Explicit hosted app/account. Omit to retain legacy resource discovery.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub target: Option<McpResourceReadTarget> = "target" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub target: Option<McpResourceReadTarget> = "target" (optional),
         pub thread_id: Option<String> = "threadId" (optional),
         pub uri: String = "uri" (required),
     }
@@ -5252,29 +5290,29 @@ wire_struct! {
     pub struct McpResourceReadResponse {
         pub contents: Vec<ResourceContent> = "contents" (required),
         /// Originating call when the server applied app-specific resource scoping.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin_call_id: Option<String> = "originCallId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub origin_call_id: Option<String> = "originCallId" (optional),
     }
     fn new(contents: Vec<ResourceContent>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpResourceReadTarget {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub connector_id: String = "connectorId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub connector_id: String = "connectorId" (required),
         /// Null explicitly requests no-auth access, subject to the app's resource policy.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub link_id: Option<String> = "linkId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub link_id: Option<String> = "linkId" (required_nullable),
     }
     fn new(connector_id: String);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpServerConnectionStatus {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] NotStarted = "notStarted",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Starting = "starting",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Connected = "connected",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AuthenticationRequired = "authenticationRequired",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed = "failed",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Cancelled = "cancelled",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Disabled = "disabled",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] NotStarted = "notStarted",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Starting = "starting",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Connected = "connected",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] AuthenticationRequired = "authenticationRequired",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Failed = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Cancelled = "cancelled",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Disabled = "disabled",
     }
 }
 wire_enum! {
@@ -5291,10 +5329,10 @@ wire_tagged! {
         /// A device-authenticated approval; accepted responses contain the proof in `content`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams) = "openai/userVerification",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] OpenaiUserVerification(OpenaiUserVerificationMcpServerElicitationRequestParams) = "openai/userVerification",
         Form(FormMcpServerElicitationRequestParams) = "form",
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] OpenaiSlashForm(OpenaiSlashFormMcpServerElicitationRequestParams) = "openai/form",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] OpenaiForm(OpenaiFormMcpServerElicitationRequestParams) = "openaiForm",
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] OpenaiForm(OpenaiFormMcpServerElicitationRequestParams) = "openaiForm",
         Url(UrlMcpServerElicitationRequestParams) = "url",
     }
 }
@@ -5314,15 +5352,15 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub method: String = "method" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub params: Value = "params" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub method: String = "method" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub params: Value = "params" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventStreamNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub notification: McpServerEventNotification = "notification" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub subscription_id: String = "subscriptionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub notification: McpServerEventNotification = "notification" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub subscription_id: String = "subscriptionId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5330,12 +5368,12 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventStreamStartParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<Value> = "_meta" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub arguments: Value = "arguments" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server: String = "server" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub subscription_id: String = "subscriptionId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub arguments: Value = "arguments" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub server: String = "server" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub subscription_id: String = "subscriptionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(arguments: Value, name: String, server: String, subscription_id: String, thread_id: String);
 }
@@ -5350,7 +5388,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerEventStreamStopParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub subscription_id: String = "subscriptionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub subscription_id: String = "subscriptionId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5381,9 +5419,9 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum McpServerOauthClientRegistration {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Auto = "auto",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Cimd = "cimd",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Dcr = "dcr",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] Auto = "auto",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] Cimd = "cimd",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] Dcr = "dcr",
     }
 }
 wire_struct! {
@@ -5391,7 +5429,7 @@ wire_struct! {
     pub struct McpServerOauthLoginCompletedNotification {
         pub error: Option<String> = "error" (optional),
         /// Identifies the explicit login attempt. Older servers omit this field.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: Option<String> = "loginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub login_id: Option<String> = "loginId" (optional),
         pub name: String = "name" (required),
         pub success: bool = "success" (required),
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub thread_id: Option<String> = "threadId" (optional),
@@ -5402,7 +5440,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpServerOauthLoginParams {
         /// Registration strategy for this login only; omission selects automatic discovery.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_registration: Option<McpServerOauthClientRegistration> = "clientRegistration" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub client_registration: Option<McpServerOauthClientRegistration> = "clientRegistration" (optional),
         /// Exact registration scope; omission preserves legacy name-only selection.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
         pub name: String = "name" (required),
@@ -5417,7 +5455,7 @@ wire_struct! {
     pub struct McpServerOauthLoginResponse {
         pub authorization_url: String = "authorizationUrl" (required),
         /// Identifies this login attempt across the response and completion notification. Older servers omit this field; current servers always return it.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub login_id: Option<String> = "loginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub login_id: Option<String> = "loginId" (optional),
     }
     fn new(authorization_url: String);
 }
@@ -5447,21 +5485,21 @@ wire_struct! {
         /// Environment that contributed this registration; null for a thread-wide server. Older servers omit this field.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<Option<String>> = "environmentId" (optional_nullable),
         /// HTTP origin of the effective configured endpoint, including plugin servers. Excludes credentials, path, query, and fragment; null for non-HTTP transports.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub http_origin: Option<String> = "httpOrigin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub http_origin: Option<String> = "httpOrigin" (optional),
         pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub plugin_id: Option<String> = "pluginId" (optional),
         pub resource_templates: Vec<ResourceTemplate> = "resourceTemplates" (required),
         pub resources: Vec<Resource> = "resources" (required),
         /// Current thread-runtime connection state; null when unavailable or the configuration changed.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub runtime_status: Option<McpServerConnectionStatus> = "runtimeStatus" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub runtime_status: Option<McpServerConnectionStatus> = "runtimeStatus" (optional),
         /// Capabilities advertised by the initialized MCP server; null when unavailable.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_capabilities: Option<Value> = "serverCapabilities" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub server_capabilities: Option<Value> = "serverCapabilities" (optional),
         #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub server_info: Option<McpServerInfo> = "serverInfo" (optional),
         /// Opaque `_meta` from the first page of the corresponding MCP tool catalog. Null when unavailable.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool_list_meta: Option<Value> = "toolListMeta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub tool_list_meta: Option<Value> = "toolListMeta" (optional),
         pub tools: BTreeMap<String, Tool> = "tools" (required),
         /// Tool discovery failed and no catalog was returned. Null when a catalog is returned, including cached or empty catalogs.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tools_error: Option<String> = "toolsError" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub tools_error: Option<String> = "toolsError" (optional),
     }
     fn new(auth_status: McpAuthStatus, name: String, resource_templates: Vec<ResourceTemplate>, resources: Vec<Resource>, tools: BTreeMap<String, Tool>);
 }
@@ -5577,7 +5615,7 @@ wire_struct! {
         /// Legacy compatibility field; prefer `mcpAppUi.resourceUri` when available.
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub mcp_app_resource_uri: Option<String> = "mcpAppResourceUri" (optional),
         /// Presentation captured from the invoked descriptor; absent in older history.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub mcp_app_ui: Option<McpAppUi> = "mcpAppUi" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub mcp_app_ui: Option<McpAppUi> = "mcpAppUi" (optional),
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub read_only_hint: Option<bool> = "readOnlyHint" (optional),
         pub result: Option<McpToolCallResult> = "result" (optional),
@@ -5585,45 +5623,45 @@ wire_struct! {
         pub status: McpToolCallStatus = "status" (required),
         pub tool: String = "tool" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(arguments: Value, id: String, server: String, status: McpToolCallStatus, tool: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpToolConfiguredHookHandler {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: BTreeMap<String, Value> = "input" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server: String = "server" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: Option<u64> = "timeoutSec" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool: String = "tool" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub input: BTreeMap<String, Value> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub server: String = "server" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub timeout_sec: Option<u64> = "timeoutSec" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub tool: String = "tool" (required),
     }
     fn new(input: BTreeMap<String, Value>, server: String, tool: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct McpToolHookMetadata {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server: String = "server" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool: String = "tool" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub server: String = "server" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub tool: String = "tool" (required),
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(server: String, tool: String, current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
@@ -5662,7 +5700,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MemoryStatusParams {
         /// Required distinct consolidated threads. Defaults to 20; supported range is 1..=4096.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub min_consolidated_threads: Option<u32> = "minConsolidatedThreads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub min_consolidated_threads: Option<u32> = "minConsolidatedThreads" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5670,8 +5708,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct MemoryStatusResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub v2_consolidated_threads: u32 = "v2ConsolidatedThreads" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub v2_ready: bool = "v2Ready" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub v2_consolidated_threads: u32 = "v2ConsolidatedThreads" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub v2_ready: bool = "v2Ready" (required),
     }
 }
 wire_struct! {
@@ -5699,7 +5737,7 @@ wire_enum! {
         /// Additional tool calls or assistant output may follow before turn completion.
         Commentary = "commentary",
         /// Stable answer text that may be followed by more assistant output or tools.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] PartialAnswer = "partial_answer",
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] PartialAnswer = "partial_answer",
         /// The assistant's declared terminal answer text for the current turn.
         FinalAnswer = "final_answer",
     }
@@ -5708,14 +5746,14 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MessageResponseItem {
         pub content: Vec<ContentItem> = "content" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         #[doc = ""] #[doc = " *In codex releases up to 0.125.0 (not in later ones).*"] pub end_turn: Option<bool> = "end_turn" (optional),
         pub id: Option<String> = "id" (optional),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
         #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
         pub phase: Option<MessagePhase> = "phase" (optional),
         pub role: String = "role" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: Option<String> = "status" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub status: Option<String> = "status" (optional),
     }
     fn new(content: Vec<ContentItem>, role: String);
 }
@@ -5747,19 +5785,19 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct MisalignmentErrorDetails {
         /// A substantive localized explanation is required before offering continuation.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub detailed_explanation: Option<String> = "detailedExplanation" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub detailed_explanation: Option<String> = "detailedExplanation" (optional),
         /// Open-ended classification; clients must accept categories added by Responses.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error_type: Option<String> = "errorType" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub error_type: Option<String> = "errorType" (optional),
         /// Opaque server-issued block target. Presence alone does not enable target-based continuation.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub review_target: Option<String> = "reviewTarget" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub review_target: Option<String> = "reviewTarget" (optional),
         /// Instruction to submit as the next turn's user input if continuation is confirmed.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub steer: Option<MisalignmentSteer> = "steer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub steer: Option<MisalignmentSteer> = "steer" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct MisalignmentSteer {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub message: String = "message" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -5783,7 +5821,7 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ModeGatewayAuth {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub env_key: Option<String> = "envKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub env_key: Option<String> = "envKey" (optional),
     }
 }
 wire_enum! {
@@ -5803,7 +5841,7 @@ wire_struct! {
         pub additional_speed_tiers: Option<Vec<String>> = "additionalSpeedTiers" (optional),
         pub availability_nux: Option<ModelAvailabilityNux> = "availabilityNux" (optional),
         /// Null when the catalog does not provide access-program metadata.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub available_access_programs: Option<ModelAccessPrograms> = "availableAccessPrograms" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub available_access_programs: Option<ModelAccessPrograms> = "availableAccessPrograms" (optional),
         pub default_reasoning_effort: ReasoningEffort = "defaultReasoningEffort" (required),
         /// Catalog default service tier id for this model, when one is configured.
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub default_service_tier: Option<String> = "defaultServiceTier" (optional),
@@ -5817,7 +5855,7 @@ wire_struct! {
         pub model: String = "model" (required),
         #[doc = ""] #[doc = " *Since codex 0.146.1.*"] pub model_specialty: Option<String> = "modelSpecialty" (optional),
         /// Multi-agent runtime declared by this model, when available.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub multi_agent_version: Option<MultiAgentVersion> = "multiAgentVersion" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub multi_agent_version: Option<MultiAgentVersion> = "multiAgentVersion" (optional),
         /// Default: `[]`.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub service_tiers: Option<Vec<ModelServiceTier>> = "serviceTiers" (optional),
         pub supported_reasoning_efforts: Vec<ReasoningEffortOption> = "supportedReasoningEfforts" (required),
@@ -5836,7 +5874,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelAccessPrograms {
         /// Accepted explicit selections.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cyber: Vec<CyberAccessProgram> = "cyber" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub cyber: Vec<CyberAccessProgram> = "cyber" (required),
     }
 }
 wire_struct! {
@@ -5855,7 +5893,7 @@ wire_struct! {
         /// Optional page size; defaults to a reasonable server-side value.
         pub limit: Option<u32> = "limit" (optional),
         /// List models for this configured provider instead of the app-server default.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub model_provider: Option<String> = "modelProvider" (optional),
     }
 }
 wire_struct! {
@@ -5875,7 +5913,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderCapabilitiesReadResponse {
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub image_generation: bool = "imageGeneration" (required),
-        #[doc = ""] #[doc = " *In codex 0.128.0-alpha.1 to 0.147.0 (not in later releases).*"] pub namespace_tools: Option<bool> = "namespaceTools" (optional),
+        #[doc = ""] #[doc = " *In codex 0.128.0-alpha.1 to 0.161.0 (not in later releases).*"] pub namespace_tools: Option<bool> = "namespaceTools" (optional),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub web_search: bool = "webSearch" (required),
     }
     fn new(image_generation: bool, web_search: bool);
@@ -5883,13 +5921,13 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderConfigWriteParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub settings: ProviderSettingsPatch = "settings" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub settings: ProviderSettingsPatch = "settings" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderConfigWriteResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider: ModelProviderSummary = "provider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub provider: ModelProviderSummary = "provider" (required),
     }
 }
 wire_struct! {
@@ -5903,9 +5941,9 @@ wire_tagged! {
     /// Structured JSON-RPC error data. Unknown errors must retain the client's normal fallback.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ModelProviderError (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderMismatch(ModelProviderMismatchv2ModelProviderError) = "modelProviderMismatch",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderNotConfigured(ModelProviderNotConfiguredv2ModelProviderError) = "modelProviderNotConfigured",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ModelProviderPolicyConflict(ModelProviderPolicyConflictv2ModelProviderError) = "modelProviderPolicyConflict",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderMismatch(ModelProviderMismatchv2ModelProviderError) = "modelProviderMismatch",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderNotConfigured(ModelProviderNotConfiguredv2ModelProviderError) = "modelProviderNotConfigured",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderPolicyConflict(ModelProviderPolicyConflictv2ModelProviderError) = "modelProviderPolicyConflict",
     }
 }
 wire_struct! {
@@ -5915,41 +5953,41 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderListResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub can_change_default: bool = "canChangeDefault" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ModelProviderSummary> = "data" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub default_provider_id: String = "defaultProviderId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub can_change_default: bool = "canChangeDefault" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub data: Vec<ModelProviderSummary> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub default_provider_id: String = "defaultProviderId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderMismatchv2ModelProviderError {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_model_provider: String = "currentModelProvider" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: String = "modelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub current_model_provider: String = "currentModelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub model_provider: String = "modelProvider" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderNotConfiguredv2ModelProviderError {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: String = "modelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub model_provider: String = "modelProvider" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderPolicyConflictv2ModelProviderError {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model_provider: String = "modelProvider" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub required_model_provider: String = "requiredModelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub model_provider: String = "modelProvider" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub required_model_provider: String = "requiredModelProvider" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderSummary {
         /// Null when the endpoint is absent or cannot be safely displayed.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub base_url: Option<String> = "baseUrl" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub base_url: Option<String> = "baseUrl" (optional),
         /// Whether a supported configuration field can be edited in the active user layer.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub can_edit: bool = "canEdit" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub settings: ProviderSettings = "settings" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub can_edit: bool = "canEdit" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub settings: ProviderSettings = "settings" (required),
     }
     fn new(can_edit: bool, id: String, name: String, settings: ProviderSettings);
 }
@@ -5997,7 +6035,7 @@ wire_struct! {
         pub model: String = "model" (required),
         pub model_link: Option<String> = "modelLink" (optional),
         /// Informational Unix timestamp for this upgrade's scheduled retirement, if known.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub retirement_at: Option<i64> = "retirementAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub retirement_at: Option<i64> = "retirementAt" (optional),
         pub upgrade_copy: Option<String> = "upgradeCopy" (optional),
     }
     fn new(model: String);
@@ -6037,9 +6075,9 @@ wire_enum! {
     /// Multi-agent runtime supported by a model.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum MultiAgentVersion {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Disabled = "disabled",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] V1 = "v1",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] V2 = "v2",
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] Disabled = "disabled",
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] V1 = "v1",
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] V2 = "v2",
     }
 }
 wire_struct! {
@@ -6130,7 +6168,7 @@ wire_struct! {
         /// When true, only managed allowlist entries are respected while managed network enforcement is active.
         pub managed_allowed_domains_only: Option<bool> = "managedAllowedDomainsOnly" (optional),
         /// Host patterns routed to network approval before ordinary allow rules.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub review_domains: Option<Vec<String>> = "reviewDomains" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] pub review_domains: Option<Vec<String>> = "reviewDomains" (optional),
         pub socks_port: Option<u16> = "socksPort" (optional),
         /// Canonical managed unix socket permission map.
         pub unix_sockets: Option<BTreeMap<String, NetworkUnixSocketPermission>> = "unixSockets" (optional),
@@ -6224,17 +6262,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OpenaiSlashFormMcpServerElicitationRequestParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<Value> = "_meta" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub requested_schema: Value = "requestedSchema" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub requested_schema: Value = "requestedSchema" (required),
         /// Registration scope, not necessarily the server's execution environment.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_name: String = "serverName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub thread_id: String = "threadId" (required),
         /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
         ///
         /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: Option<String> = "turnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(message: String, requested_schema: Value, server_name: String, thread_id: String);
 }
@@ -6243,69 +6281,69 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct OpenaiUserVerificationMcpServerElicitationRequestParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub meta: Option<Value> = "_meta" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub challenge: String = "challenge" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub description: String = "description" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub challenge: String = "challenge" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub title: String = "title" (required),
         /// Registration scope, not necessarily the server's execution environment.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub server_name: String = "serverName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub thread_id: String = "threadId" (required),
         /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
         ///
         /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: Option<String> = "turnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(challenge: String, description: String, title: String, server_name: String, thread_id: String);
 }
 wire_external! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum OtelExporter {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] None = "none",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Statsig = "statsig",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] None = "none",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Statsig = "statsig",
     }
     keyed {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] OtlpHttp(OtlpHttpOtelExporter) = "otlp-http",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] OtlpGrpc(OtlpGrpcOtelExporter) = "otlp-grpc",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] OtlpHttp(OtlpHttpOtelExporter) = "otlp-http",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] OtlpGrpc(OtlpGrpcOtelExporter) = "otlp-grpc",
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum OtelHttpProtocol {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Binary = "binary",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Json = "json",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Binary = "binary",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Json = "json",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OtelRequirements {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment: Option<String> = "environment" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub exporter: Option<OtelExporter> = "exporter" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub environment: Option<String> = "environment" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub exporter: Option<OtelExporter> = "exporter" (optional),
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers_helper: Option<String> = "headers_helper" (optional),
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers_helper_refresh_interval_ms: Option<u64> = "headers_helper_refresh_interval_ms" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_agent_responses: Option<bool> = "log_agent_responses" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_guardian_assessments: Option<bool> = "log_guardian_assessments" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_sse_deltas: Option<bool> = "log_sse_deltas" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub log_user_prompt: Option<bool> = "log_user_prompt" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metrics_exporter: Option<OtelExporter> = "metrics_exporter" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub span_attributes: Option<BTreeMap<String, String>> = "span_attributes" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool_result: Option<OtelToolResultLogConfig> = "tool_result" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trace_exporter: Option<OtelExporter> = "trace_exporter" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tracestate: Option<BTreeMap<String, BTreeMap<String, String>>> = "tracestate" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub log_agent_responses: Option<bool> = "log_agent_responses" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub log_guardian_assessments: Option<bool> = "log_guardian_assessments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub log_sse_deltas: Option<bool> = "log_sse_deltas" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub log_user_prompt: Option<bool> = "log_user_prompt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub metrics_exporter: Option<OtelExporter> = "metrics_exporter" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub span_attributes: Option<BTreeMap<String, String>> = "span_attributes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub tool_result: Option<OtelToolResultLogConfig> = "tool_result" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub trace_exporter: Option<OtelExporter> = "trace_exporter" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub tracestate: Option<BTreeMap<String, BTreeMap<String, String>>> = "tracestate" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct OtelTlsConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub ca_certificate: Option<String> = "ca-certificate" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_certificate: Option<String> = "client-certificate" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_private_key: Option<String> = "client-private-key" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub ca_certificate: Option<String> = "ca-certificate" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub client_certificate: Option<String> = "client-certificate" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub client_private_key: Option<String> = "client-private-key" (optional),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OtelToolResultLogConfig {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub max_bytes: u64 = "max_bytes" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub max_bytes: u64 = "max_bytes" (required),
     }
 }
 wire_struct! {
@@ -6323,29 +6361,29 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OtlpGrpcOtelExporter {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub endpoint: String = "endpoint" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub endpoint: String = "endpoint" (required),
         /// Header names are retained; values are redacted by the server.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers: BTreeMap<String, String> = "headers" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tls: Option<OtelTlsConfig> = "tls" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub headers: BTreeMap<String, String> = "headers" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub tls: Option<OtelTlsConfig> = "tls" (optional),
     }
     fn new(endpoint: String, headers: BTreeMap<String, String>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OtlpHttpOtelExporter {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub endpoint: String = "endpoint" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub endpoint: String = "endpoint" (required),
         /// Header names are retained; values are redacted by the server.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub headers: BTreeMap<String, String> = "headers" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub protocol: OtelHttpProtocol = "protocol" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tls: Option<OtelTlsConfig> = "tls" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub headers: BTreeMap<String, String> = "headers" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub protocol: OtelHttpProtocol = "protocol" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub tls: Option<OtelTlsConfig> = "tls" (optional),
     }
     fn new(endpoint: String, headers: BTreeMap<String, String>, protocol: OtelHttpProtocol);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OutputTextContentItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub annotations: Option<Vec<Value>> = "annotations" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub logprobs: Option<Vec<Value>> = "logprobs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub annotations: Option<Vec<Value>> = "annotations" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub logprobs: Option<Vec<Value>> = "logprobs" (optional),
         pub text: String = "text" (required),
     }
     fn new(text: String);
@@ -6362,7 +6400,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PackagedDefaultsConfigLayerSource {
         /// Path to the packaged default configuration file.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub file: AbsolutePathBuf = "file" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub file: AbsolutePathBuf = "file" (required),
     }
 }
 wire_tagged! {
@@ -6512,9 +6550,9 @@ wire_struct! {
         pub id: String = "id" (required),
         pub text: String = "text" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, text: String);
 }
@@ -6526,7 +6564,7 @@ wire_enum! {
         Plus = "plus",
         Pro = "pro",
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] Prolite = "prolite",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Promax = "promax",
+        #[doc = ""] #[doc = " *Since codex 0.158.0.*"] Promax = "promax",
         Team = "team",
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] SelfServeBusinessProlite = "self_serve_business_prolite",
         SelfServeBusinessUsageBased = "self_serve_business_usage_based",
@@ -6536,10 +6574,10 @@ wire_enum! {
         EnterpriseCbpUsageBased = "enterprise_cbp_usage_based",
         Enterprise = "enterprise",
         Edu = "edu",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] EduPlus = "edu_plus",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] EduPro = "edu_pro",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Sci = "sci",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SciPlus = "sci_plus",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] EduPlus = "edu_plus",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] EduPro = "edu_pro",
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] Sci = "sci",
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] SciPlus = "sci_plus",
         Unknown = "unknown",
     }
 }
@@ -6569,7 +6607,7 @@ wire_struct! {
         pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
         pub mcp_servers: Vec<String> = "mcpServers" (required),
         /// The declared onboarding skill, when the plugin and visible skill are enabled.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub onboarding_skill: Option<SkillSummary> = "onboardingSkill" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub onboarding_skill: Option<SkillSummary> = "onboardingSkill" (optional),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub scheduled_tasks: Option<Vec<ScheduledTaskSummary>> = "scheduledTasks" (optional),
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub share_url: Option<String> = "shareUrl" (optional),
         pub skills: Vec<SkillSummary> = "skills" (required),
@@ -6586,6 +6624,31 @@ wire_enum! {
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Unknown = "unknown",
     }
 }
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum PluginEntrypoint (tag = "type") {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] Global(GlobalPluginEntrypoint) = "global",
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] Settings(SettingsPluginEntrypoint) = "settings",
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] Thread(ThreadPluginEntrypoint) = "thread",
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] File(FilePluginEntrypoint) = "file",
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct PluginExtensions {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub entrypoints: Option<Vec<PluginEntrypoint>> = "entrypoints" (optional),
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub file_handlers: Option<Vec<PluginEntrypoint>> = "fileHandlers" (optional),
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub search_mention_providers: Option<Vec<PluginSearchProvider>> = "searchMentionProviders" (optional),
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub settings: Option<Vec<PluginSettings>> = "settings" (optional),
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub settings_entrypoints: Option<Vec<PluginEntrypoint>> = "settingsEntrypoints" (optional),
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub thread_entrypoints: Option<Vec<PluginEntrypoint>> = "threadEntrypoints" (optional),
+    }
+}
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginHookSummary {
@@ -6595,11 +6658,21 @@ wire_struct! {
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
+    pub struct PluginIcon {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub mime_type: Option<String> = "mimeType" (optional),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub sizes: Option<Vec<String>> = "sizes" (optional),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub src: String = "src" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub theme: Option<String> = "theme" (optional),
+    }
+    fn new(src: String);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
     pub struct PluginInstallParams {
         /// When true, apply the remote plugin change before the local install flow.
         #[doc = ""] #[doc = " *In codex releases up to 0.121.0 (not in later ones).*"] pub force_remote_sync: Option<bool> = "forceRemoteSync" (optional),
         /// Client-generated identifier used to correlate one installation attempt.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub install_attempt_id: Option<String> = "installAttemptId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub install_attempt_id: Option<String> = "installAttemptId" (optional),
         pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
         pub plugin_name: String = "pluginName" (required),
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub remote_marketplace_name: Option<String> = "remoteMarketplaceName" (optional),
@@ -6728,6 +6801,20 @@ wire_struct! {
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
+    pub struct PluginQuickAction {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub icons: Vec<PluginIcon> = "icons" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub target: PluginQuickActionTarget = "target" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub title: String = "title" (required),
+    }
+}
+wire_tagged! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum PluginQuickActionTarget (tag = "type") {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] Tool(ToolPluginQuickActionTarget) = "tool",
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
     pub struct PluginReadParams {
         pub marketplace_path: Option<AbsolutePathBuf> = "marketplacePath" (optional),
         pub plugin_name: String = "pluginName" (required),
@@ -6745,20 +6832,20 @@ wire_struct! {
     /// Runtime categories affected by this change, not just capabilities currently present. Flags describe declarations before runtime policy filtering. Updates OR the old and new bundle flags; enablement changes and cached reinstalls use the cached bundle; removals retain the old bundle's flags.
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginReconcileChangedPlugin {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_apps: bool = "hasApps" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_hooks: bool = "hasHooks" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_mcps: bool = "hasMcps" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub has_apps: bool = "hasApps" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub has_hooks: bool = "hasHooks" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub has_mcps: bool = "hasMcps" (required),
         /// Whether either bundle declares skill roots; not a validated inventory of enabled skills.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub has_skills: bool = "hasSkills" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub has_skills: bool = "hasSkills" (required),
         /// Local plugin ID (`name@marketplace`), matching `PluginSummary.id`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub id: String = "id" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct PluginReconcileParams {
         /// Optional client-provided reason recorded with the reconciliation attempt.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: Option<String> = "reason" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub reason: Option<String> = "reason" (optional),
     }
 }
 wire_struct! {
@@ -6766,11 +6853,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PluginReconcileResponse {
         /// Plugins affected by bundle changes, enablement changes, or removals. Installed-state changes compare against the previous cached snapshot, including cached reinstalls. Removal hints survive cache cleanup failures; unchanged plugins are omitted.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub changed_plugins: Vec<PluginReconcileChangedPlugin> = "changedPlugins" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub changed_plugins: Vec<PluginReconcileChangedPlugin> = "changedPlugins" (required),
         /// Subset of failures for which the requested bundle could not be materialized. A previously cached version may still be available.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub failed_materialization_remote_plugin_ids: Vec<String> = "failedMaterializationRemotePluginIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub failed_materialization_remote_plugin_ids: Vec<String> = "failedMaterializationRemotePluginIds" (required),
         /// Backend remote plugin IDs whose bundle or identity update failed.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub failed_remote_plugin_ids: Vec<String> = "failedRemotePluginIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub failed_remote_plugin_ids: Vec<String> = "failedRemotePluginIds" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -6785,6 +6872,25 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub search_term: String = "searchTerm" (required),
     }
     fn new(search_term: String);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct PluginSearchProvider {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub app_id: String = "appId" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub call: Option<PluginSearchProviderCall> = "call" (optional),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub link_id: String = "linkId" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub tool_name: String = "toolName" (required),
+    }
+    fn new(app_id: String, link_id: String, title: String, tool_name: String);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct PluginSearchProviderCall {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub meta: Value = "_meta" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub arguments: Value = "arguments" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub name: String = "name" (required),
+    }
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -6811,6 +6917,14 @@ wire_enum! {
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Global = "global",
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Workspace = "workspace",
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] Personal = "personal",
+    }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct PluginSettings {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub app_id: String = "appId" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub read_tool_name: String = "readToolName" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub update_tool_name: String = "updateToolName" (required),
     }
 }
 wire_struct! {
@@ -7008,6 +7122,7 @@ wire_struct! {
         /// Raw plugin-service plan identifiers eligible to install the plugin.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub eligible_plan_types: Option<Vec<String>> = "eligiblePlanTypes" (optional),
         pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub extensions: Option<PluginExtensions> = "extensions" (optional),
         pub id: String = "id" (required),
         pub install_policy: PluginInstallPolicy = "installPolicy" (required),
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub install_policy_source: Option<PluginInstallPolicySource> = "installPolicySource" (optional),
@@ -7058,7 +7173,7 @@ wire_struct! {
         /// Process exit code.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub exit_code: i32 = "exitCode" (required),
         /// Whether output collection hit its post-exit deadline before seeing EOF or reaching the requested byte cap on either stream. Older servers omit this field.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output_drain_timed_out: Option<bool> = "outputDrainTimedOut" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub output_drain_timed_out: Option<bool> = "outputDrainTimedOut" (optional),
         /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
         /// Buffered stderr capture.
@@ -7253,37 +7368,38 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct Profilev2BedrockSetupParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub profile: String = "profile" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub region: String = "region" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub profile: String = "profile" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: String = "region" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct Project {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub created_at: i64 = "createdAt" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: BTreeMap<String, String> = "metadata" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub created_at: i64 = "createdAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub metadata: BTreeMap<String, String> = "metadata" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.169.0 (not in later releases).*"] pub position: Option<i64> = "position" (optional),
         /// Newest non-archived member thread's recency, in Unix seconds; null when none exist.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub recency_at: Option<i64> = "recencyAt" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub updated_at: i64 = "updatedAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub recency_at: Option<i64> = "recencyAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub updated_at: i64 = "updatedAt" (required),
     }
     fn new(created_at: i64, id: String, metadata: BTreeMap<String, String>, name: String, roots: Vec<ProjectRoot>, updated_at: i64);
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ProjectChangeType {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Created = "created",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Updated = "updated",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deleted = "deleted",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Created = "created",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Updated = "updated",
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Deleted = "deleted",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectChangedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub change_type: ProjectChangeType = "changeType" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub change_type: ProjectChangeType = "changeType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: String = "projectId" (required),
     }
 }
 wire_struct! {
@@ -7297,10 +7413,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectCreateParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub idempotency_key: String = "idempotencyKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub idempotency_key: String = "idempotencyKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
     }
     fn new(idempotency_key: String, name: String, roots: Vec<ProjectRoot>);
 }
@@ -7309,7 +7425,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectCreateResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project: Project = "project" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7317,7 +7433,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectDeleteParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: String = "projectId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7331,11 +7447,11 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectImportParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub idempotency_key: String = "idempotencyKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub threads: Option<Vec<String>> = "threads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub idempotency_key: String = "idempotencyKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub roots: Vec<ProjectRoot> = "roots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub threads: Option<Vec<String>> = "threads" (optional),
     }
     fn new(idempotency_key: String, name: String, roots: Vec<ProjectRoot>);
 }
@@ -7344,7 +7460,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectImportResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project: Project = "project" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7352,12 +7468,12 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ProjectListParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Requires sortKey. Defaults to asc for position and desc for recencyAt.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub sort_direction: Option<SortDirection> = "sortDirection" (optional),
         /// Defaults to position. Recency sorting always places empty projects last. Use the returned order; numeric positions are not exposed in project responses.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sort_key: Option<ProjectSortKey> = "sortKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub sort_key: Option<ProjectSortKey> = "sortKey" (optional),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7365,8 +7481,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectListResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<Project> = "data" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub data: Vec<Project> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<Project>);
 }
@@ -7376,8 +7492,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectMoveParams {
         /// Place the project before this ID, or append it when omitted or null.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub before_project_id: Option<String> = "beforeProjectId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub before_project_id: Option<String> = "beforeProjectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: String = "projectId" (required),
     }
     fn new(project_id: String);
 }
@@ -7392,7 +7508,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectReadParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: String = "projectId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -7400,20 +7516,20 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectReadResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project: Project = "project" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectRoot {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub path: AbsolutePathBuf = "path" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub path: AbsolutePathBuf = "path" (required),
     }
 }
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ProjectSortKey {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Position = "position",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RecencyAt = "recencyAt",
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] Position = "position",
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] RecencyAt = "recencyAt",
     }
 }
 #[cfg(feature = "experimental")]
@@ -7421,10 +7537,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectUpdateParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: Option<String> = "name" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: String = "projectId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub roots: Option<Vec<ProjectRoot>> = "roots" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub metadata: Option<BTreeMap<String, String>> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub name: Option<String> = "name" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: String = "projectId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub roots: Option<Vec<ProjectRoot>> = "roots" (optional),
     }
     fn new(project_id: String);
 }
@@ -7433,7 +7549,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ProjectUpdateResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project: Project = "project" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project: Project = "project" (required),
     }
 }
 wire_struct! {
@@ -7444,22 +7560,22 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct PromptHookMetadata {
         /// Configured `additionalContext` spill threshold. `null` uses 2,500 tokens; `0` disables spilling.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_hash: String = "currentHash" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub display_order: i64 = "displayOrder" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub enabled: bool = "enabled" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub additional_context_limit: Option<u64> = "additionalContextLimit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub current_hash: String = "currentHash" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub display_order: i64 = "displayOrder" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub enabled: bool = "enabled" (required),
         /// The owning execution environment, if this hook came from its requirements.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub event_name: HookEventName = "eventName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub is_managed: bool = "isManaged" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub key: String = "key" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub matcher: Option<String> = "matcher" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source: HookSource = "source" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub event_name: HookEventName = "eventName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub is_managed: bool = "isManaged" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub key: String = "key" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub matcher: Option<String> = "matcher" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source: HookSource = "source" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub source_path: AbsolutePathBuf = "sourcePath" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub status_message: Option<String> = "statusMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub timeout_sec: u64 = "timeoutSec" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub trust_status: HookTrustStatus = "trustStatus" (required),
     }
     fn new(current_hash: String, display_order: i64, enabled: bool, event_name: HookEventName, is_managed: bool, key: String, source: HookSource, source_path: AbsolutePathBuf, timeout_sec: u64, trust_status: HookTrustStatus);
 }
@@ -7473,31 +7589,31 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ProviderSettings (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Openai(OpenaiProviderSettings) = "openai",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CustomGateway(CustomGatewayProviderSettings) = "customGateway",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Bedrock(BedrockProviderSettings) = "bedrock",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp(GcpProviderSettings) = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] Openai(OpenaiProviderSettings) = "openai",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] CustomGateway(CustomGatewayProviderSettings) = "customGateway",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] Bedrock(BedrockProviderSettings) = "bedrock",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] Gcp(GcpProviderSettings) = "gcp",
     }
 }
 wire_tagged! {
     /// Omitted patch fields preserve their values. Explicit null clears a nullable field.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ProviderSettingsPatch (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CustomGateway(CustomGatewayProviderSettingsPatch) = "customGateway",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] CustomGateway(CustomGatewayProviderSettingsPatch) = "customGateway",
         /// AWS configuration fields for built-in Bedrock providers.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Bedrock(BedrockProviderSettingsPatch) = "bedrock",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] Bedrock(BedrockProviderSettingsPatch) = "bedrock",
         /// GCP configuration fields. Credential-file paths refer to the app-server host.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Gcp(GcpProviderSettingsPatch) = "gcp",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] Gcp(GcpProviderSettingsPatch) = "gcp",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct QueuedSubmission {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_user_message_id: String = "clientUserMessageId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: Vec<UserInput> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub client_user_message_id: String = "clientUserMessageId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub input: Vec<UserInput> = "input" (required),
         /// Metadata retained with this input, including across reconnect and restoration.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
     }
     fn new(client_user_message_id: String, id: String, input: Vec<UserInput>);
 }
@@ -7564,7 +7680,7 @@ wire_struct! {
         pub limit_id: Option<String> = "limitId" (optional),
         pub limit_name: Option<String> = "limitName" (optional),
         /// Normal model whose display name and reasoning options describe this quota alias.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub normal_model_slug: Option<String> = "normalModelSlug" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub normal_model_slug: Option<String> = "normalModelSlug" (optional),
         pub plan_type: Option<PlanType> = "planType" (optional),
         pub primary: Option<RateLimitWindow> = "primary" (optional),
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub rate_limit_reached_type: Option<RateLimitReachedType> = "rateLimitReachedType" (optional),
@@ -7590,7 +7706,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub thread_id: String = "threadId" (required),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub turn_id: String = "turnId" (required),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub usage: Option<TokenUsageBreakdown> = "usage" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub usage_metadata: Option<ResponseUsageMetadata> = "usageMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub usage_metadata: Option<ResponseUsageMetadata> = "usageMetadata" (optional),
     }
     fn new(response_id: String, thread_id: String, turn_id: String);
 }
@@ -7664,29 +7780,29 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RealtimeSessionClosedThreadRealtimeItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub outcome: ThreadRealtimeSessionOutcome = "outcome" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub outcome: ThreadRealtimeSessionOutcome = "outcome" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(outcome: ThreadRealtimeSessionOutcome, id: String, realtime_session_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RealtimeSessionStartedThreadRealtimeItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(id: String, realtime_session_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RealtimeThreadTimelineEntry {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadRealtimeItem = "item" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub item: ThreadRealtimeItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub position: u64 = "position" (required),
     }
 }
 wire_enum! {
@@ -7695,38 +7811,38 @@ wire_enum! {
         Alloy = "alloy",
         Arbor = "arbor",
         Ash = "ash",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Aube = "aube",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Aube = "aube",
         Ballad = "ballad",
         Breeze = "breeze",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Bubbie = "bubbie",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Bubbie = "bubbie",
         Cedar = "cedar",
         Coral = "coral",
         Cove = "cove",
         Echo = "echo",
         Ember = "ember",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Haetsal = "haetsal",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Hanul = "hanul",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Himari = "himari",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Haetsal = "haetsal",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Hanul = "hanul",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Himari = "himari",
         Juniper = "juniper",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Leher = "leher",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Leher = "leher",
         Maple = "maple",
         Marin = "marin",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Miko = "miko",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Neer = "neer",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Porto = "porto",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Rindo = "rindo",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Rio = "rio",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Rivage = "rivage",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Miko = "miko",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Neer = "neer",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Porto = "porto",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Rindo = "rindo",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Rio = "rio",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Rivage = "rivage",
         Sage = "sage",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Selva = "selva",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Selva = "selva",
         Shimmer = "shimmer",
         Sol = "sol",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Sonna = "sonna",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Sonna = "sonna",
         Spruce = "spruce",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Tinta = "tinta",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Tinta = "tinta",
         Vale = "vale",
         Verse = "verse",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Viola = "viola",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Viola = "viola",
     }
 }
 wire_struct! {
@@ -7737,7 +7853,7 @@ wire_struct! {
         pub v1: Vec<RealtimeVoice> = "v1" (required),
         pub v2: Vec<RealtimeVoice> = "v2" (required),
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub v3: Option<Vec<RealtimeVoice>> = "v3" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub v3: Option<Vec<RealtimeVoice>> = "v3" (optional),
     }
     fn new(default_v1: RealtimeVoice, default_v2: RealtimeVoice, v1: Vec<RealtimeVoice>, v2: Vec<RealtimeVoice>);
 }
@@ -7830,9 +7946,9 @@ wire_struct! {
         /// Default: `[]`.
         pub summary: Option<Vec<String>> = "summary" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String);
 }
@@ -8064,8 +8180,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct RequestHeader {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub value: String = "value" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub value: String = "value" (required),
     }
 }
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -8187,7 +8303,7 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ResponseItem (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AdditionalTools(AdditionalToolsResponseItem) = "additional_tools",
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] AdditionalTools(AdditionalToolsResponseItem) = "additional_tools",
         Message(MessageResponseItem) = "message",
         #[doc = ""] #[doc = " *Since codex 0.138.0.*"] AgentMessage(AgentMessageResponseItem) = "agent_message",
         Reasoning(ReasoningResponseItem) = "reasoning",
@@ -8202,7 +8318,7 @@ wire_tagged! {
         ImageGenerationCall(ImageGenerationCallResponseItem) = "image_generation_call",
         Compaction(CompactionResponseItem) = "compaction",
         /// A durable input control interpreted by the backend at its position in history.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ConfigurationUpdate(ConfigurationUpdateResponseItem) = "configuration_update",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] ConfigurationUpdate(ConfigurationUpdateResponseItem) = "configuration_update",
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] CompactionTrigger(CompactionTriggerResponseItem) = "compaction_trigger",
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] ContextCompaction(ContextCompactionResponseItem) = "context_compaction",
         Other(OtherResponseItem) = "other",
@@ -8237,8 +8353,8 @@ wire_struct! {
     /// Usage metadata reported for one upstream response.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ResponseUsageMetadata {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub amount: Option<String> = "amount" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub metadata: Option<Value> = "metadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub amount: Option<String> = "amount" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub metadata: Option<Value> = "metadata" (optional),
     }
 }
 wire_tagged! {
@@ -8276,7 +8392,7 @@ wire_external! {
         /// User has approved this request and wants future prompts in the same session-scoped approval cache to be automatically approved for the remainder of the session.
         ApprovedForSession = "approved_for_session",
         /// User has approved this MCP tool call and wants to amend its policy so matching future calls are automatically approved across sessions.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ApprovedMcpPolicyAmendment = "approved_mcp_policy_amendment",
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] ApprovedMcpPolicyAmendment = "approved_mcp_policy_amendment",
         /// Automatic approval review timed out before reaching a decision.
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] TimedOut = "timed_out",
         /// User has denied this command and the agent should not do anything until the user's next command.
@@ -8295,7 +8411,7 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ReviewDelivery {
         Inline = "inline",
-        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] Detached = "detached",
+        #[doc = ""] #[doc = " *In codex releases up to 0.165.0 (not in later ones).*"] Detached = "detached",
     }
 }
 wire_struct! {
@@ -8458,8 +8574,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ServerDiagnosticsGauge {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub value: u64 = "value" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub value: u64 = "value" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -8471,9 +8587,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ServerDiagnosticsProcess {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: u32 = "id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub physical_footprint_bytes: Option<u64> = "physicalFootprintBytes" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub resident_memory_bytes: Option<u64> = "residentMemoryBytes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub id: u32 = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub physical_footprint_bytes: Option<u64> = "physicalFootprintBytes" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub resident_memory_bytes: Option<u64> = "residentMemoryBytes" (optional),
     }
     fn new(id: u32);
 }
@@ -8482,8 +8598,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ServerDiagnosticsResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub gauges: Vec<ServerDiagnosticsGauge> = "gauges" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub process: ServerDiagnosticsProcess = "process" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub gauges: Vec<ServerDiagnosticsGauge> = "gauges" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub process: ServerDiagnosticsProcess = "process" (required),
     }
 }
 wire_struct! {
@@ -8538,8 +8654,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct Sessionsv2AccountSessionsSwitchResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub active_session_id: Option<String> = "activeSessionId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub sessions: Vec<AccountSession> = "sessions" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub active_session_id: Option<String> = "activeSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub sessions: Vec<AccountSession> = "sessions" (required),
     }
     fn new(sessions: Vec<AccountSession>);
 }
@@ -8552,6 +8668,19 @@ wire_struct! {
         pub reasoning_effort: Option<ReasoningEffort> = "reasoning_effort" (optional),
     }
     fn new(model: String);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct SettingsPluginEntrypoint {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub app_id: String = "appId" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub icons: Vec<PluginIcon> = "icons" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub resource_uri: String = "resourceUri" (required),
+        /// Default: `[]`.
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub search_terms: Option<Vec<String>> = "searchTerms" (optional),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub tool_name: String = "toolName" (required),
+    }
+    fn new(app_id: String, icons: Vec<PluginIcon>, resource_uri: String, title: String, tool_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -8601,7 +8730,7 @@ wire_struct! {
         pub name: String = "name" (required),
         pub path: LegacyAppPathString = "path" (required),
         /// Owning plugin ID, matching `PluginSummary.id`, when known.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub plugin_id: Option<String> = "pluginId" (optional),
         pub scope: SkillScope = "scope" (required),
         /// Legacy short_description from SKILL.md. Prefer SKILL.json interface.short_description.
         pub short_description: Option<String> = "shortDescription" (optional),
@@ -8730,9 +8859,9 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub duration_ms: u64 = "durationMs" (required),
         #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(duration_ms: u64, id: String);
 }
@@ -8762,9 +8891,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct StrictReviewRequiredNotification {
         /// Unix timestamp (in milliseconds) when this review started.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: i64 = "startedAtMs" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub started_at_ms: i64 = "startedAtMs" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_enum! {
@@ -8773,7 +8902,7 @@ wire_enum! {
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Started = "started",
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Interacted = "interacted",
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] Interrupted = "interrupted",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Completed = "completed",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Completed = "completed",
     }
 }
 wire_struct! {
@@ -8784,13 +8913,13 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub id: String = "id" (required),
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub kind: SubAgentActivityKind = "kind" (required),
         /// Resolved model at sub-agent creation; absent from older records and other activities.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub model: Option<String> = "model" (optional),
         /// Resolved reasoning effort at sub-agent creation, when known.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(agent_path: String, agent_thread_id: String, id: String, kind: SubAgentActivityKind);
 }
@@ -8903,7 +9032,7 @@ wire_struct! {
         /// Parent that owns this persisted attached thread, independent of fork or spawn lineage.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
         /// Whether the app server accepts direct turn input for this loaded thread. `None` means the capability is unavailable, such as for an unloaded stored thread.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -8917,11 +9046,11 @@ wire_struct! {
         /// Saved Daybreak choice, independent of turn execution. Null if unset.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         /// Current environments for a loaded thread, in priority order, primary first. `null` means the thread is not loaded or the server does not expose its selection. An empty list means no environments are selected. This does not report connection status.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
         /// Whether the thread is ephemeral and should not be materialized on disk.
         pub ephemeral: bool = "ephemeral" (required),
         /// Optional implementation-specific thread data.
@@ -8943,13 +9072,13 @@ wire_struct! {
         /// Default: `false`.
         #[doc = ""] #[doc = " *In codex 0.146.0 to 0.146.1 (not in later releases).*"] pub is_pinned: Option<bool> = "isPinned" (optional),
         /// Current configured model when loaded, otherwise the latest persisted model. Null when unavailable. This is not per-turn execution telemetry.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub model: Option<String> = "model" (optional),
         /// Model provider used for this thread (for example, 'openai').
         pub model_provider: String = "modelProvider" (required),
         /// Optional user-facing thread title.
         pub name: Option<String> = "name" (optional),
         /// Originator recorded when the thread was created, independent of its current client or executor. Null when the recorded originator is unavailable.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub originator: Option<String> = "originator" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub originator: Option<String> = "originator" (optional),
         /// The ID of the parent thread. This will only be set if this thread is a subagent.
         #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub parent_thread_id: Option<String> = "parentThreadId" (optional),
         /// \[UNSTABLE\] Path to the thread on disk.
@@ -8957,9 +9086,9 @@ wire_struct! {
         /// Usually the first user message in the thread, if available.
         pub preview: String = "preview" (required),
         /// Canonical project assignment owned by app-server, if any.
-        #[doc = ""] #[doc = " *Since codex 0.171.0; always sent since codex 0.171.0; an older codex may leave it out.*"] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0; always sent since codex 0.149.0; an older codex may leave it out.*"] pub project_id: Option<String> = "projectId" (optional),
         /// Current configured reasoning effort when loaded, otherwise the latest persisted effort. Null when unset or unavailable. This is not per-turn execution telemetry.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub reasoning_effort: Option<ReasoningEffort> = "reasoningEffort" (optional),
         /// Unix timestamp (in seconds) used for thread recency ordering.
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub recency_at: Option<i64> = "recencyAt" (optional),
         /// The independently persisted section selected for this thread, if any.
@@ -9020,46 +9149,46 @@ wire_struct! {
     /// An independently persisted attachment associated with a thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachment {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub created_at: i64 = "createdAt" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub payload: Value = "payload" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub created_at: i64 = "createdAt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub payload: Value = "payload" (required),
     }
 }
 wire_enum! {
     /// Result of attempting to associate an attachment with a thread.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadAttachmentAddOutcome {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Created = "created",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Existing = "existing",
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] Created = "created",
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] Existing = "existing",
     }
 }
 wire_struct! {
     /// Parameters for creating or locating an attachment on its owning thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentAddParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub payload: Value = "payload" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub payload: Value = "payload" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// The created or existing attachment.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentAddResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment: ThreadAttachment = "attachment" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub outcome: ThreadAttachmentAddOutcome = "outcome" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub attachment: ThreadAttachment = "attachment" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub outcome: ThreadAttachmentAddOutcome = "outcome" (required),
     }
 }
 wire_struct! {
     /// Parameters for listing attachments from one thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentListParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -9067,8 +9196,8 @@ wire_struct! {
     /// One page of attachments associated with the requested thread.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentListResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadAttachment> = "data" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub data: Vec<ThreadAttachment> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadAttachment>);
 }
@@ -9076,8 +9205,8 @@ wire_enum! {
     /// The persisted attachment change represented by a notification.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadAttachmentOperation {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Created = "created",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deleted = "deleted",
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] Created = "created",
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] Deleted = "deleted",
     }
 }
 wire_struct! {
@@ -9085,8 +9214,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentOwner {
         /// Whether the owning thread is archived, not whether it is currently executing a turn.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub archived: bool = "archived" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub archived: bool = "archived" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -9094,11 +9223,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentOwnerListParams {
         /// Omitted or null returns all matches; false returns non-archived threads only.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub archived: Option<bool> = "archived" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub archived: Option<bool> = "archived" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub limit: Option<u32> = "limit" (optional),
     }
     fn new(attachment_type: String, identity_key: String);
 }
@@ -9106,8 +9235,8 @@ wire_struct! {
     /// One page of matching owners, including threads without their own user messages.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentOwnerListResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadAttachmentOwner> = "data" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub data: Vec<ThreadAttachmentOwner> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.162.0-alpha.15.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadAttachmentOwner>);
 }
@@ -9115,9 +9244,9 @@ wire_struct! {
     /// Parameters for deleting an attachment by its stable thread-local identity.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentRemoveParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -9129,11 +9258,11 @@ wire_struct! {
     /// Notification published after a thread attachment is created or deleted.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadAttachmentUpdatedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_id: String = "attachmentId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_type: String = "attachmentType" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub identity_key: String = "identityKey" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub operation: ThreadAttachmentOperation = "operation" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub attachment_id: String = "attachmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub attachment_type: String = "attachmentType" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub identity_key: String = "identityKey" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub operation: ThreadAttachmentOperation = "operation" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9266,9 +9395,9 @@ wire_struct! {
     /// An environment selected by a loaded thread, independent of connection status.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadEnvironment {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: String = "environmentId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub runtime_workspace_roots: Vec<LegacyAppPathString> = "runtimeWorkspaceRoots" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub environment_id: String = "environmentId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub runtime_workspace_roots: Vec<LegacyAppPathString> = "runtimeWorkspaceRoots" (required),
     }
 }
 wire_struct! {
@@ -9290,7 +9419,7 @@ wire_struct! {
         /// Persist the fork as an attached thread of its resolved source, hidden from ordinary lists. The source cannot be deleted while attached threads exist. Requires a paginated source and local storage; incompatible with ephemeral and deferGoalContinuation. Omitted or false creates an ordinary fork.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub attach_to_source: Option<bool> = "attachToSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] #[cfg(feature = "experimental")] pub attach_to_source: Option<bool> = "attachToSource" (optional),
         pub base_instructions: Option<String> = "baseInstructions" (optional),
         /// Optional turn id to fork before, excluding that turn and all later turns. Cannot be combined with `last_turn_id`.
         ///
@@ -9309,11 +9438,11 @@ wire_struct! {
         /// Disable MCP servers in prediction mode when the inherited window uses incremental tools on Responses Lite. Requires `experimentalPredictionMode: true`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub experimental_disable_prediction_mcp: Option<bool> = "experimentalDisablePredictionMcp" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] #[cfg(feature = "experimental")] pub experimental_disable_prediction_mcp: Option<bool> = "experimentalDisablePredictionMcp" (optional),
         /// Start from the loaded parent's effective config, tools, environments, and persisted history to maximize prompt-cache reuse. Requires a loaded, persisted parent and `ephemeral: true`. Enables `features.reasoning_effort_override` on the fork. Only `config.thread_unload_delay_secs` may override the inherited config. Cannot be combined with `path`, `lastTurnId`, or `beforeTurnId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub experimental_prediction_mode: Option<bool> = "experimentalPredictionMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] #[cfg(feature = "experimental")] pub experimental_prediction_mode: Option<bool> = "experimentalPredictionMode" (optional),
         /// Optional last turn id to fork through, inclusive.
         ///
         /// When specified, turns after `last_turn_id` are omitted from the fork. The referenced turn cannot be in progress.
@@ -9361,7 +9490,7 @@ wire_struct! {
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Environment-native paths to instruction source files currently loaded for this thread.
         ///
         /// Default: `[]`.
@@ -9411,7 +9540,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGoalClearParams {
         /// Missing provenance does not supply user authorization.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
@@ -9444,8 +9573,8 @@ wire_enum! {
     /// Distinguishes explicit user actions from automatic goal lifecycle mutations.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadGoalMutationOrigin {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] User = "user",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Automatic = "automatic",
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] User = "user",
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] Automatic = "automatic",
     }
 }
 wire_struct! {
@@ -9453,7 +9582,7 @@ wire_struct! {
     pub struct ThreadGoalSetParams {
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub objective: Option<String> = "objective" (optional),
         /// Missing provenance does not supply user authorization.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub status: Option<ThreadGoalStatus> = "status" (optional),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub token_budget: Option<i64> = "tokenBudget" (optional),
@@ -9491,10 +9620,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianAssessment {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub outcome: GuardianAssessmentOutcome = "outcome" (required, experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub rationale: String = "rationale" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub risk_level: GuardianRiskLevel = "riskLevel" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub user_authorization: GuardianUserAuthorization = "userAuthorization" (required),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub outcome: GuardianAssessmentOutcome = "outcome" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub rationale: String = "rationale" (required),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub risk_level: GuardianRiskLevel = "riskLevel" (required),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub user_authorization: GuardianUserAuthorization = "userAuthorization" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9504,7 +9633,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianReviewParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9513,8 +9642,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadGuardianReviewResponse {
         /// Null when current policy or a remembered approval skips review.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub assessment: Option<ThreadGuardianAssessment> = "assessment" (optional, experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub call_id: String = "callId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub assessment: Option<ThreadGuardianAssessment> = "assessment" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub call_id: String = "callId" (required),
     }
     fn new(call_id: String);
 }
@@ -9569,7 +9698,7 @@ wire_tagged! {
         UserMessage(UserMessageThreadItem) = "userMessage",
         HookPrompt(HookPromptThreadItem) = "hookPrompt",
         AgentMessage(AgentMessageThreadItem) = "agentMessage",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] FunctionCallOutput(FunctionCallOutputThreadItem) = "functionCallOutput",
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] FunctionCallOutput(FunctionCallOutputThreadItem) = "functionCallOutput",
         /// EXPERIMENTAL - proposed plan item content. The completed plan item is authoritative and may not match the concatenation of `PlanDelta` text.
         Plan(PlanThreadItem) = "plan",
         Reasoning(ReasoningThreadItem) = "reasoning",
@@ -9596,14 +9725,14 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemEntry {
         /// Unix timestamp (milliseconds) when the item completed, if recorded by the producer.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub item: ThreadItem = "item" (required),
         /// The saved output was omitted. Fetch the complete item with `thread/items/read`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub output_deferred: Option<bool> = "outputDeferred" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] #[cfg(feature = "experimental")] pub output_deferred: Option<bool> = "outputDeferred" (optional),
         /// Unix timestamp (milliseconds) when the item started, if recorded by the producer.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
         /// Turn containing this item.
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub turn_id: String = "turnId" (required),
     }
@@ -9615,26 +9744,26 @@ wire_struct! {
         /// Defer nonempty output from successful commands.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub command_execution: Option<bool> = "commandExecution" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] #[cfg(feature = "experimental")] pub command_execution: Option<bool> = "commandExecution" (optional),
         /// Defer nonempty plain-text results from successful MCP tool calls.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub mcp_tool_call: Option<bool> = "mcpToolCall" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] #[cfg(feature = "experimental")] pub mcp_tool_call: Option<bool> = "mcpToolCall" (optional),
     }
 }
 wire_tagged! {
     /// An exclusive item position within the requested visible turn.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadItemsListAnchor (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Item(ItemThreadItemsListAnchor) = "item",
+        #[doc = ""] #[doc = " *Since codex 0.159.0.*"] Item(ItemThreadItemsListAnchor) = "item",
     }
 }
 wire_untagged! {
     /// Starting position for an item-history page.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadItemsListCursor {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadItemsListAnchor(ThreadItemsListAnchor) = 1 if codec::Match::AnyOf(&[codec::Match::Object {
+        #[doc = ""] #[doc = " *Since codex 0.159.0.*"] String(String) = 0 if codec::Match::Types(&[codec::JsonType::String]),
+        #[doc = ""] #[doc = " *Since codex 0.159.0.*"] ThreadItemsListAnchor(ThreadItemsListAnchor) = 1 if codec::Match::AnyOf(&[codec::Match::Object {
             required: &["itemId", "type"],
             members: &[
                 ("itemId", codec::Match::Types(&[codec::JsonType::String])),
@@ -9650,7 +9779,7 @@ wire_struct! {
         /// Opaque continuation cursor or an exclusive item anchor in the requested visible turn. An item anchor requires a non-empty `turnId`; ascending (the default) returns items after it, and descending returns items before it. Continue with the returned string cursor.
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub cursor: Option<ThreadItemsListCursor> = "cursor" (optional),
         /// For a single turn, choose which saved outputs to fetch separately by item ID.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub defer_output: Option<ThreadItemOutputDeferral> = "deferOutput" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub defer_output: Option<ThreadItemOutputDeferral> = "deferOutput" (optional, experimental inside),
         /// Optional item page size.
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Optional item pagination direction; defaults to ascending.
@@ -9680,9 +9809,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemsReadParams {
         /// Item IDs to retrieve. Supply 1 to 100 IDs.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_ids: Vec<String> = "itemIds" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub item_ids: Vec<String> = "itemIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9692,7 +9821,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadItemsReadResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub data: Vec<ThreadItemEntry> = "data" (required, experimental inside),
     }
 }
 wire_untagged! {
@@ -9714,19 +9843,19 @@ wire_struct! {
         /// Return only persistent threads attached to this thread, including empty threads. Mutually exclusive with parentThreadId and ancestorThreadId. Omitting this filter keeps attached threads hidden from ordinary listings.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] #[cfg(feature = "experimental")] pub attached_to_thread_id: Option<String> = "attachedToThreadId" (optional),
         /// Show local history visible to the current ChatGPT account. Defaults to false.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
         /// Opaque pagination cursor returned by a previous call.
         pub cursor: Option<String> = "cursor" (optional),
         /// Optional cwd filter or filters; when set, only threads whose session cwd exactly matches one of these paths are returned.
         pub cwd: Option<ThreadListCwdFilter> = "cwd" (optional),
         /// Thread IDs to exclude before applying the result limit. Up to 100 entries; invalid IDs or a larger list are rejected, never truncated. Send the same exclusions on each page. Omitted, null, or empty means no exclusions.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub excluded_thread_ids: Option<Vec<String>> = "excludedThreadIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub excluded_thread_ids: Option<Vec<String>> = "excludedThreadIds" (optional),
         /// Include persistent threads attached to a parent when searching by title.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] #[cfg(feature = "experimental")] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
         /// Restrict results to up to 100 thread IDs before pagination. Omit or send null for unrestricted results. An empty list matches nothing. Exclusions still apply. Repeat the same IDs on each page. The local store uses indexed metadata for this filter.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub included_thread_ids: Option<Vec<String>> = "includedThreadIds" (optional),
         /// Optional pinned filter; when set, only threads matching this value are returned.
@@ -9736,7 +9865,7 @@ wire_struct! {
         /// Optional provider filter; when set, only sessions recorded under these providers are returned. When present but empty, includes all providers.
         pub model_providers: Option<Vec<String>> = "modelProviders" (optional),
         /// Optional originator allowlist, matching any supplied value exactly. Supported by hosted backends only; the local app-server rejects a nonempty list. Omitted or empty lists leave originators unrestricted.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub originators: Option<Vec<String>> = "originators" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub originators: Option<Vec<String>> = "originators" (optional),
         /// Optional direct parent thread filter. Mutually exclusive with `ancestorThreadId`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -9744,7 +9873,7 @@ wire_struct! {
         /// Omit to include every project, set to null for unassigned threads, or provide a project ID to return only threads in that project.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<Option<String>> = "projectId" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<Option<String>> = "projectId" (optional_nullable),
         /// Optional substring filter for the extracted thread title.
         pub search_term: Option<String> = "searchTerm" (optional),
         /// Omit to include every section, set to `null` for unsectioned threads, or provide a section ID to return only threads in that section.
@@ -9770,7 +9899,7 @@ wire_struct! {
         /// Local receipts for eligible threads on this page, keyed by thread ID. Null means durable read state is unavailable; an absent key means that row is ineligible.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub read_states: Option<BTreeMap<String, ThreadReadState>> = "readStates" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] #[cfg(feature = "experimental")] pub read_states: Option<BTreeMap<String, ThreadReadState>> = "readStates" (optional),
     }
     fn new(data: Vec<Thread>);
 }
@@ -9821,7 +9950,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadMemoryReadParams {
         /// The thread must already be started or resumed.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9830,7 +9959,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadMemoryReadResponse {
         /// Summary from the thread's selected memory version. Null when memory use is disabled or the selected summary is missing, unreadable, or blank.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub summary: Option<String> = "summary" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] pub summary: Option<String> = "summary" (optional),
     }
 }
 wire_struct! {
@@ -9850,7 +9979,7 @@ wire_struct! {
         /// Save the client's Daybreak choice for this persistent thread. Omitted or null leaves it unchanged. This does not select a turn's `cyberAccessProgram` or grant access.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         /// Patch the stored Git metadata for this thread. Omit a field to leave it unchanged, set it to `null` to clear it, or provide a string to replace the stored value.
         pub git_info: Option<Option<ThreadMetadataGitInfoUpdateParams>> = "gitInfo" (optional_nullable),
         /// Patch whether this thread is pinned. Omit to leave the stored value unchanged.
@@ -9858,7 +9987,7 @@ wire_struct! {
         /// Omit to leave the project unchanged, use an empty string to clear it, or provide an existing project ID to assign it.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
@@ -9877,13 +10006,23 @@ wire_struct! {
     }
     fn new(thread_id: String);
 }
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ThreadPluginEntrypoint {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub app_id: String = "appId" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub icons: Vec<PluginIcon> = "icons" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub resource_uri: String = "resourceUri" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub tool_name: String = "toolName" (required),
+    }
+}
 #[cfg(feature = "experimental")]
 wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPredictionRequestParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9895,16 +10034,16 @@ wire_struct! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadPredictionResult (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Completed(CompletedThreadPredictionResult) = "completed",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed(FailedThreadPredictionResult) = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] Completed(CompletedThreadPredictionResult) = "completed",
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] Failed(FailedThreadPredictionResult) = "failed",
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPredictionUpdatedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub result: ThreadPredictionResult = "result" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub result: ThreadPredictionResult = "result" (required),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9915,9 +10054,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPrepareApprovedPlanParams {
         /// Absolute path to the optional app-server copy of the plan.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub attachment_path: Option<String> = "attachmentPath" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub markdown: String = "markdown" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub attachment_path: Option<String> = "attachmentPath" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub markdown: String = "markdown" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(markdown: String, thread_id: String);
 }
@@ -9927,14 +10066,14 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadPrepareApprovedPlanResponse {
         /// Initial user prompt. If no attachment is readable, the plan is already in the thread's context.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt: String = "prompt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub prompt: String = "prompt" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadProjectUpdatedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub project_id: Option<String> = "projectId" (required_nullable),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: Option<String> = "projectId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -9943,11 +10082,11 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueAddParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub client_user_message_id: String = "clientUserMessageId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: Vec<UserInput> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub client_user_message_id: String = "clientUserMessageId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub input: Vec<UserInput> = "input" (required),
         /// ResponsesAPI metadata captured from the client submitting this input.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(client_user_message_id: String, input: Vec<UserInput>, thread_id: String);
 }
@@ -9956,13 +10095,13 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueAddResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueChangedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9970,8 +10109,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueDeleteParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_id: String = "queuedSubmissionId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission_id: String = "queuedSubmissionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9979,7 +10118,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueDeleteResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub deleted: bool = "deleted" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub deleted: bool = "deleted" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -9988,10 +10127,10 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueListParams {
         /// Opaque pagination cursor returned by a previous call.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Optional page size; defaults to the standard thread-list page size.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10000,9 +10139,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueListResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<QueuedSubmission> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub data: Vec<QueuedSubmission> = "data" (required),
         /// Opaque cursor for the next page, or `null` when no submissions remain.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<QueuedSubmission>);
 }
@@ -10011,8 +10150,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueReorderParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_ids: Vec<String> = "queuedSubmissionIds" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission_ids: Vec<String> = "queuedSubmissionIds" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10026,8 +10165,8 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueStartParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_id: Option<String> = "queuedSubmissionId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission_id: Option<String> = "queuedSubmissionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10036,7 +10175,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueStartResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn: Turn = "turn" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub turn: Turn = "turn" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10044,11 +10183,11 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueUpdateParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input: Vec<UserInput> = "input" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission_id: String = "queuedSubmissionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub input: Vec<UserInput> = "input" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission_id: String = "queuedSubmissionId" (required),
         /// Non-empty metadata replaces the input's metadata; omission or an empty map preserves it.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(input: Vec<UserInput>, queued_submission_id: String, thread_id: String);
 }
@@ -10057,7 +10196,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadQueueUpdateResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission: QueuedSubmission = "queuedSubmission" (required),
     }
 }
 wire_struct! {
@@ -10075,7 +10214,7 @@ wire_struct! {
         /// Local receipt. Null means this thread's durable read state is unavailable.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub read_state: Option<ThreadReadState> = "readState" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] #[cfg(feature = "experimental")] pub read_state: Option<ThreadReadState> = "readState" (optional),
         pub thread: Thread = "thread" (required, experimental inside),
     }
     fn new(thread: Thread);
@@ -10084,23 +10223,23 @@ wire_struct! {
     /// The first unread position in a durable local thread. A null position means read. The opaque revision guards edits against activity or marks the caller has not seen.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadState {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub first_unread: Option<ThreadUnreadPosition> = "firstUnread" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub revision: String = "revision" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub first_unread: Option<ThreadUnreadPosition> = "firstUnread" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub revision: String = "revision" (required),
     }
     fn new(revision: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadStateChangedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub read_state: ThreadReadState = "readState" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub read_state: ThreadReadState = "readState" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadReadStateOperation (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Read(ReadThreadReadStateOperation) = "read",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unread(UnreadThreadReadStateOperation) = "unread",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Read(ReadThreadReadStateOperation) = "read",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Unread(UnreadThreadReadStateOperation) = "unread",
     }
 }
 #[cfg(feature = "experimental")]
@@ -10109,9 +10248,9 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadStateUpdateParams {
         /// Revision of the row or transcript actually seen. Conflicts require a fresh user action.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub expected_revision: String = "expectedRevision" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub operation: ThreadReadStateOperation = "operation" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub expected_revision: String = "expectedRevision" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub operation: ThreadReadStateOperation = "operation" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10119,7 +10258,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadReadStateUpdateResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub read_state: ThreadReadState = "readState" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub read_state: ThreadReadState = "readState" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10198,9 +10337,9 @@ wire_tagged! {
     /// EXPERIMENTAL - how an existing agent item appears in a realtime conversation.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadRealtimeBemItemPresentation (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] WholeItem(WholeItemThreadRealtimeBemItemPresentation) = "wholeItem",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InlineMarkdown(InlineMarkdownThreadRealtimeBemItemPresentation) = "inlineMarkdown",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InlineVisualization(InlineVisualizationThreadRealtimeBemItemPresentation) = "inlineVisualization",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] WholeItem(WholeItemThreadRealtimeBemItemPresentation) = "wholeItem",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] InlineMarkdown(InlineMarkdownThreadRealtimeBemItemPresentation) = "inlineMarkdown",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] InlineVisualization(InlineVisualizationThreadRealtimeBemItemPresentation) = "inlineVisualization",
     }
 }
 wire_struct! {
@@ -10261,11 +10400,11 @@ wire_tagged! {
     /// EXPERIMENTAL - a thread-scoped realtime item in the canonical timeline.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadRealtimeItem (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RealtimeSessionStarted(RealtimeSessionStartedThreadRealtimeItem) = "realtimeSessionStarted",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] RealtimeSessionStarted(RealtimeSessionStartedThreadRealtimeItem) = "realtimeSessionStarted",
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Frame(FrameThreadRealtimeItem) = "frame",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TranscriptSegment(TranscriptSegmentThreadRealtimeItem) = "transcriptSegment",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BemItemPromoted(BemItemPromotedThreadRealtimeItem) = "bemItemPromoted",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] RealtimeSessionClosed(RealtimeSessionClosedThreadRealtimeItem) = "realtimeSessionClosed",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] TranscriptSegment(TranscriptSegmentThreadRealtimeItem) = "transcriptSegment",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] BemItemPromoted(BemItemPromotedThreadRealtimeItem) = "bemItemPromoted",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] RealtimeSessionClosed(RealtimeSessionClosedThreadRealtimeItem) = "realtimeSessionClosed",
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TurnInputAccepted(TurnInputAcceptedThreadRealtimeItem) = "turnInputAccepted",
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SessionEndInputSaved(SessionEndInputSavedThreadRealtimeItem) = "sessionEndInputSaved",
     }
@@ -10282,25 +10421,25 @@ wire_struct! {
     /// EXPERIMENTAL - a realtime timeline item published after canonical commit.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeItemCompletedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadRealtimeItem = "item" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub item: ThreadRealtimeItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// EXPERIMENTAL - a realtime timeline item started before its content streams.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeItemStartedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item: ThreadRealtimeItem = "item" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub item: ThreadRealtimeItem = "item" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
     /// EXPERIMENTAL - text appended to an active realtime transcript item.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRealtimeItemTranscriptDeltaNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub delta: String = "delta" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub item_id: String = "itemId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub delta: String = "delta" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub item_id: String = "itemId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10388,8 +10527,8 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadRealtimeSessionOutcome {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Ended = "ended",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed = "failed",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Ended = "ended",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Failed = "failed",
     }
 }
 #[cfg(feature = "experimental")]
@@ -10402,7 +10541,7 @@ wire_struct! {
         /// Overrides the configured realtime architecture for this session only.
         #[doc = ""] #[doc = " *In codex 0.140.0 to 0.141.0 (not in later releases).*"] pub architecture: Option<RealtimeConversationArchitecture> = "architecture" (optional),
         /// Relays public reasoning summaries as quiet context for realtime V3 delegations. Defaults to false.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub backend_reasoning_status: Option<bool> = "backendReasoningStatus" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.157.0.*"] pub backend_reasoning_status: Option<bool> = "backendReasoningStatus" (optional),
         /// Leaves Codex response handoffs to the client's explicit append calls instead of forwarding them automatically. Defaults to false.
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub client_managed_handoffs: Option<bool> = "clientManagedHandoffs" (optional),
         /// Overrides BEM channel prefixes by `analysis`, `commentary`, or `final`. Omitted channels retain their default uppercase bracketed prefixes.
@@ -10440,7 +10579,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub version: Option<RealtimeConversationVersion> = "version" (optional),
         pub voice: Option<RealtimeVoice> = "voice" (optional),
         /// Client-generated identifier for the product voice session. This is distinct from `realtimeSessionId`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub voice_session_id: Option<String> = "voiceSessionId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub voice_session_id: Option<String> = "voiceSessionId" (optional),
     }
     fn new(thread_id: String);
 }
@@ -10458,7 +10597,7 @@ wire_tagged! {
     pub enum ThreadRealtimeStartTransport (tag = "type") {
         Websocket(WebsocketThreadRealtimeStartTransport) = "websocket",
         Webrtc(WebrtcThreadRealtimeStartTransport) = "webrtc",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ExistingCall(ExistingCallThreadRealtimeStartTransport) = "existingCall",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] ExistingCall(ExistingCallThreadRealtimeStartTransport) = "existingCall",
     }
 }
 wire_struct! {
@@ -10513,8 +10652,8 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ThreadRealtimeTranscriptRole {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] User = "user",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Assistant = "assistant",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] User = "user",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Assistant = "assistant",
     }
 }
 wire_struct! {
@@ -10612,12 +10751,12 @@ wire_struct! {
         /// Reviewer currently used for approval requests on this thread.
         pub approvals_reviewer: ApprovalsReviewer = "approvalsReviewer" (required),
         /// Effective collaboration mode. Absent when resuming from an older server.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub collaboration_mode: Option<CollaborationMode> = "collaborationMode" (optional),
         pub cwd: AbsolutePathBuf = "cwd" (required),
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// `thread/turns/list` page returned when requested by `initialTurnsPage`.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -10668,8 +10807,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRevertParams {
         /// Turn excluded from the replacement history, together with every later turn.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub before_turn_id: String = "beforeTurnId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub before_turn_id: String = "beforeTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -10678,20 +10817,20 @@ wire_struct! {
         /// Opaque cursor for hydrating paginated items backwards.
         ///
         /// Pass this as `cursor` to `thread/items/list` with `sortDirection: "desc"`. The first page includes the item identified by the cursor.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub items_backwards_cursor: Option<String> = "itemsBackwardsCursor" (optional),
         /// Updated loaded thread metadata. `turns` is always empty; hydrate retained history through `thread/turns/list`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread: Thread = "thread" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread: Thread = "thread" (required, experimental inside),
         /// Opaque cursor for hydrating paginated turns backwards.
         ///
         /// Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turns_backwards_cursor: Option<String> = "turnsBackwardsCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub turns_backwards_cursor: Option<String> = "turnsBackwardsCursor" (optional),
     }
     fn new(thread: Thread);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadRevertedNotification {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -10701,8 +10840,8 @@ wire_struct! {
         /// The number of turns to drop from the end of the thread. Must be \>= 1.
         ///
         /// This only modifies the thread's history and does not revert local file changes that have been made by the agent. Clients are responsible for reverting these changes.
-        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] pub num_turns: u32 = "numTurns" (required),
-        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.155.1 (not in later ones).*"] pub num_turns: u32 = "numTurns" (required),
+        #[doc = ""] #[doc = " *In codex releases up to 0.155.1 (not in later ones).*"] pub thread_id: String = "threadId" (required),
     }
 }
 wire_struct! {
@@ -10711,7 +10850,7 @@ wire_struct! {
         /// The updated thread after applying the rollback, with `turns` populated.
         ///
         /// The ThreadItems stored in each Turn are lossy since we explicitly do not persist all agent interactions, such as command executions. This is the same behavior as `thread/resume`.
-        #[doc = ""] #[doc = " *In codex releases up to 0.147.0 (not in later ones).*"] pub thread: Thread = "thread" (required, experimental inside),
+        #[doc = ""] #[doc = " *In codex releases up to 0.155.1 (not in later ones).*"] pub thread: Thread = "thread" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10719,7 +10858,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSampleCancelParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_id: RequestId = "requestId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub request_id: RequestId = "requestId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -10734,21 +10873,21 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSampleParams {
         /// Allow sampling the latest turn before it finishes.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub allow_in_progress_turn: Option<bool> = "allowInProgressTurn" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub allow_in_progress_turn: Option<bool> = "allowInProgressTurn" (optional),
         /// Disable MCP servers when the inherited window uses incremental tools on Responses Lite.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disable_mcp: Option<bool> = "disableMcp" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub disable_mcp: Option<bool> = "disableMcp" (optional),
         /// Applied only when the provider and model support cache-preserving reasoning-effort updates.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// The loaded source's latest turn, which must be finished (completed, failed, or interrupted) unless `allowInProgressTurn` is true.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub expected_turn_id: String = "expectedTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub expected_turn_id: String = "expectedTurnId" (required),
         /// Override upstream interruption on cancellation for this sample; otherwise inherit the parent.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub interrupt_on_cancel: Option<bool> = "interruptOnCancel" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub prompt: String = "prompt" (required),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub interrupt_on_cancel: Option<bool> = "interruptOnCancel" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub prompt: String = "prompt" (required),
         /// Optional metadata to enrich Codex's ResponsesAPI turn metadata.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_trigger: Option<String> = "turnTrigger" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub responsesapi_client_metadata: Option<BTreeMap<String, String>> = "responsesapiClientMetadata" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.165.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub turn_trigger: Option<String> = "turnTrigger" (optional),
     }
     fn new(expected_turn_id: String, prompt: String, thread_id: String);
 }
@@ -10757,13 +10896,13 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSampleResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_tokens: Option<i64> = "inputTokens" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output_tokens: Option<i64> = "outputTokens" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub response_id: String = "responseId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub input_tokens: Option<i64> = "inputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub output_tokens: Option<i64> = "outputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub response_id: String = "responseId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
         /// Assistant text from the response, or null if it attempted a tool call or completed without text.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub text: Option<String> = "text" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub text: Option<String> = "text" (optional),
     }
     fn new(response_id: String, source_turn_id: String);
 }
@@ -10836,11 +10975,11 @@ wire_struct! {
         /// Optional archived filter; when set to true, only archived threads are returned. If false or null, only non-archived threads are returned.
         #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub archived: Option<bool> = "archived" (optional),
         /// Show local history visible to the current ChatGPT account. Defaults to false.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub current_account_only: Option<bool> = "currentAccountOnly" (optional),
         /// Opaque pagination cursor returned by a previous call.
         #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub cursor: Option<String> = "cursor" (optional),
         /// Include persistent threads attached to a parent in search results.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub include_attached_threads: Option<bool> = "includeAttachedThreads" (optional),
         /// Optional page size; defaults to a reasonable server-side value.
         #[doc = ""] #[doc = " *Since codex 0.134.0.*"] pub limit: Option<u32> = "limit" (optional),
         /// Required substring/full-text query. `thread/search/stream` limits this to 65,536 UTF-8 bytes after trimming surrounding whitespace.
@@ -10908,7 +11047,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSection {
         /// Optional appearance synchronized across clients.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
         /// Opaque UUIDv7 identity that remains stable when the section is renamed.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub id: String = "id" (required),
         /// The current user-visible section name.
@@ -10920,8 +11059,8 @@ wire_struct! {
     /// Extensible visual presentation for a custom thread section.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ThreadSectionAppearance {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub color: Option<String> = "color" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub icon: Option<String> = "icon" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub color: Option<String> = "color" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub icon: Option<String> = "icon" (optional),
     }
 }
 wire_struct! {
@@ -10929,8 +11068,8 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionChangedNotification {
         /// Destination section, or `null` when the thread was removed from its section.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub section_id: Option<String> = "sectionId" (required_nullable),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub section_id: Option<String> = "sectionId" (required_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -10938,7 +11077,7 @@ wire_struct! {
     /// Parameters for creating an independently persisted thread section.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionCreateParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub appearance: Option<ThreadSectionAppearance> = "appearance" (optional),
         /// The user-visible name of the section.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub name: String = "name" (required),
     }
@@ -11006,7 +11145,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadSectionUpdateParams {
         /// Omit to preserve appearance, use `null` to clear it, or provide a replacement.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub appearance: Option<Option<ThreadSectionAppearance>> = "appearance" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub appearance: Option<Option<ThreadSectionAppearance>> = "appearance" (optional_nullable),
         /// The updated user-visible name of the section.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub name: String = "name" (required),
         /// The stable, server-generated identity of the section to update.
@@ -11043,12 +11182,12 @@ wire_struct! {
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Environments configured for future turns, in priority order, primary first. `null` means the server does not expose the selection; \[\] means none are selected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] #[cfg(feature = "experimental")] pub environments: Option<Vec<ThreadEnvironment>> = "environments" (optional),
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub model: String = "model" (required),
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub model_provider: String = "modelProvider" (required),
         /// @deprecated Always `explicitRequestOnly`. Use `effort` for Ultra behavior.
@@ -11083,11 +11222,11 @@ wire_struct! {
         /// Override the working directory for subsequent turns.
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub cwd: Option<String> = "cwd" (optional),
         /// Replace this thread's disabled plugin IDs. Omitted/null preserves the list; \[\] clears it.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Override the reasoning effort for subsequent turns.
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Replace the environments for future turns without changing the running turn. Omitted/null preserves the selection unless `cwd` is also provided, which selects the default environments for that directory. \[\] clears the selection.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         /// Override the model for subsequent turns.
         #[doc = ""] #[doc = " *Since codex 0.133.0.*"] pub model: Option<String> = "model" (optional),
         /// @deprecated Ignored. Use `effort: "ultra"` for proactive multi-agent behavior.
@@ -11128,7 +11267,7 @@ wire_struct! {
         pub command: String = "command" (required),
         pub thread_id: String = "threadId" (required),
         /// Maximum execution time in milliseconds. Defaults to one hour when omitted or null. Must be non-negative; zero requests an immediate timeout, not unlimited execution. Does not affect the immediate RPC acknowledgement.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub timeout_ms: Option<i64> = "timeoutMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub timeout_ms: Option<i64> = "timeoutMs" (optional),
     }
     fn new(command: String, thread_id: String);
 }
@@ -11188,7 +11327,7 @@ wire_struct! {
         /// Initial Daybreak choice for this persistent thread. Omitted or null leaves it unset. This does not select a turn's `cyberAccessProgram` or grant access. Not supported for ephemeral threads.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] #[cfg(feature = "experimental")] pub daybreak_enabled: Option<bool> = "daybreakEnabled" (optional),
         pub developer_instructions: Option<String> = "developerInstructions" (optional),
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[cfg(feature = "experimental")] pub dynamic_tools: Option<Vec<DynamicToolSpec>> = "dynamicTools" (optional),
@@ -11234,7 +11373,7 @@ wire_struct! {
         /// Optional project identity for this new thread. Durable threads persist the assignment; ephemeral threads expose it only in live responses.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] #[cfg(feature = "experimental")] pub project_id: Option<String> = "projectId" (optional),
         /// Replace the thread's runtime workspace roots. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -11265,7 +11404,7 @@ wire_struct! {
         /// Saved list of disabled plugin IDs. Does not yet filter plugin capabilities.
         ///
         /// Default: `[]`.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Environment-native paths to instruction source files currently loaded for this thread.
         ///
         /// Default: `[]`.
@@ -11334,10 +11473,10 @@ wire_tagged! {
     /// EXPERIMENTAL - one item or turn boundary in canonical rollout order.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadTimelineEntry (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Item(ItemThreadTimelineEntry) = "item",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Realtime(RealtimeThreadTimelineEntry) = "realtime",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TurnStarted(TurnStartedThreadTimelineEntry) = "turnStarted",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TurnCompleted(TurnCompletedThreadTimelineEntry) = "turnCompleted",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Item(ItemThreadTimelineEntry) = "item",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] Realtime(RealtimeThreadTimelineEntry) = "realtime",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] TurnStarted(TurnStartedThreadTimelineEntry) = "turnStarted",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] TurnCompleted(TurnCompletedThreadTimelineEntry) = "turnCompleted",
     }
 }
 #[cfg(feature = "experimental")]
@@ -11347,9 +11486,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadTimelineListParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cursor: Option<String> = "cursor" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit: Option<u32> = "limit" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub cursor: Option<String> = "cursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub limit: Option<u32> = "limit" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
 }
@@ -11360,9 +11499,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadTimelineListResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub active_realtime_session_at_page_start: Option<String> = "activeRealtimeSessionAtPageStart" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: Vec<ThreadTimelineEntry> = "data" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub active_realtime_session_at_page_start: Option<String> = "activeRealtimeSessionAtPageStart" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub data: Vec<ThreadTimelineEntry> = "data" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub next_cursor: Option<String> = "nextCursor" (optional),
     }
     fn new(data: Vec<ThreadTimelineEntry>);
 }
@@ -11460,9 +11599,9 @@ wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum ThreadUnreadPosition (tag = "type") {
         /// Explicitly marked unread, including when the thread has no turns.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ThreadStart(ThreadStartThreadUnreadPosition) = "threadStart",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] ThreadStart(ThreadStartThreadUnreadPosition) = "threadStart",
         /// The earliest completed result needing attention.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Turn(TurnThreadUnreadPosition) = "turn",
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] Turn(TurnThreadUnreadPosition) = "turn",
     }
 }
 wire_struct! {
@@ -11488,27 +11627,27 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadUsage {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub estimated_usage_usd_micros: Option<i64> = "estimatedUsageUsdMicros" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub groups: Vec<ThreadUsageBreakdownGroup> = "groups" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub estimated_usage_usd_micros: Option<i64> = "estimatedUsageUsdMicros" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub groups: Vec<ThreadUsageBreakdownGroup> = "groups" (required),
         /// Native dollar usage, independent of credit estimates. None means unknown, not zero.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub native_usage_usd_micros: Option<i64> = "nativeUsageUsdMicros" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub native_usage_usd_micros: Option<i64> = "nativeUsageUsdMicros" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
     fn new(estimated_usage_credits_micros: i64, groups: Vec<ThreadUsageBreakdownGroup>, thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ThreadUsageBreakdownGroup {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub input_tokens: Option<i64> = "inputTokens" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub net_new_input_tokens: Option<i64> = "netNewInputTokens" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output_tokens: Option<i64> = "outputTokens" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reasoning_effort: Option<String> = "reasoningEffort" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub speed: Option<String> = "speed" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub total_tokens: Option<i64> = "totalTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub cached_input_tokens: Option<i64> = "cachedInputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub estimated_usage_credits_micros: i64 = "estimatedUsageCreditsMicros" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub input_tokens: Option<i64> = "inputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub net_new_input_tokens: Option<i64> = "netNewInputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub output_tokens: Option<i64> = "outputTokens" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub reasoning_effort: Option<String> = "reasoningEffort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub speed: Option<String> = "speed" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub total_tokens: Option<i64> = "totalTokens" (optional),
     }
     fn new(estimated_usage_credits_micros: i64);
 }
@@ -11549,12 +11688,20 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ToolExposureSurface {
         /// Nested tools available to Code Mode scripts.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CodeMode = "code_mode",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] CodeMode = "code_mode",
         /// Tools discovered later through tool search.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Deferred = "deferred",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Deferred = "deferred",
         /// Tools present in the model's initial tool list.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Direct = "direct",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Direct = "direct",
     }
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ToolPluginQuickActionTarget {
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub arguments: Option<Value> = "arguments" (optional),
+        #[doc = ""] #[doc = " *In codex 0.157.0 to 0.157.1 (not in later releases).*"] pub name: String = "name" (required),
+    }
+    fn new(name: String);
 }
 wire_struct! {
     /// EXPERIMENTAL. Captures a user's answer to a request_user_input question.
@@ -11613,7 +11760,7 @@ wire_struct! {
     pub struct ToolSearchCallResponseItem {
         pub arguments: Value = "arguments" (required),
         pub call_id: Option<String> = "call_id" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub execution: String = "execution" (required),
         pub id: Option<String> = "id" (optional),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
@@ -11645,12 +11792,12 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TranscriptSegmentThreadRealtimeItem {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub role: ThreadRealtimeTranscriptRole = "role" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub text: String = "text" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub id: String = "id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub role: ThreadRealtimeTranscriptRole = "role" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub text: String = "text" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub id: String = "id" (required),
         /// Canonical observation time in Unix milliseconds for eligible voice calls.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub observed_at_ms: Option<i64> = "observedAtMs" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub realtime_session_id: String = "realtimeSessionId" (required),
     }
     fn new(role: ThreadRealtimeTranscriptRole, text: String, id: String, realtime_session_id: String);
 }
@@ -11679,7 +11826,7 @@ wire_struct! {
         /// Default: `"full"`.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub items_view: Option<TurnItemsView> = "itemsView" (optional),
         /// ID of the first turn in the chain of work that led to this turn. Pass this as `rootTurnId` when starting work on behalf of this turn. May be null in older history or a `review/start` response.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub root_turn_id: Option<String> = "rootTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub root_turn_id: Option<String> = "rootTurnId" (optional),
         /// Unix timestamp (in seconds) when the turn started.
         pub started_at: Option<i64> = "startedAt" (optional),
         pub status: TurnStatus = "status" (required),
@@ -11696,13 +11843,13 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnCompletedThreadTimelineEntry {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at: Option<i64> = "completed_at" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub duration_ms: Option<i64> = "duration_ms" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub error: Option<TurnError> = "error" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at: Option<i64> = "started_at" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: TurnStatus = "status" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turn_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub completed_at: Option<i64> = "completed_at" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub duration_ms: Option<i64> = "duration_ms" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub error: Option<TurnError> = "error" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub started_at: Option<i64> = "started_at" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub status: TurnStatus = "status" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub turn_id: String = "turn_id" (required),
     }
     fn new(position: u64, status: TurnStatus, turn_id: String);
 }
@@ -11732,7 +11879,7 @@ wire_struct! {
         pub codex_error_info: Option<CodexErrorInfo> = "codexErrorInfo" (optional),
         pub message: String = "message" (required),
         /// Optional public explanation and continuation instruction for a misalignment block.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub misalignment: Option<MisalignmentErrorDetails> = "misalignment" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub misalignment: Option<MisalignmentErrorDetails> = "misalignment" (optional),
     }
     fn new(message: String);
 }
@@ -11815,19 +11962,19 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnSettingsUpdateParams {
         /// Changes the active turn's reviewer without changing future thread settings. Already captured steps and pending approvals retain their original reviewer.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.153.0.*"] pub approvals_reviewer: Option<ApprovalsReviewer> = "approvalsReviewer" (optional),
         /// Omission or `null` leaves the effort unchanged.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Replace the environments for subsequent steps of this turn, not future turns. Omitted/null preserves the selection; \[\] clears it. An already-started step is unchanged.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.169.0.*"] pub environments: Option<Vec<TurnEnvironmentParams>> = "environments" (optional),
         /// Omission or `null` leaves the model unchanged.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub model: Option<String> = "model" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub model: Option<String> = "model" (optional),
         /// `null` clears the requested tier; omission leaves it unchanged.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
         /// Omission or `null` leaves the summary preference unchanged.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub summary: Option<ReasoningSummary> = "summary" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub thread_id: String = "threadId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub summary: Option<ReasoningSummary> = "summary" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub thread_id: String = "threadId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub turn_id: String = "turnId" (required),
     }
     fn new(thread_id: String, turn_id: String);
 }
@@ -11836,7 +11983,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnSettingsUpdateResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub status: TurnSettingsUpdateStatus = "status" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub status: TurnSettingsUpdateStatus = "status" (required, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -11845,9 +11992,9 @@ wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum TurnSettingsUpdateStatus {
         /// Published for subsequent captures, even if the values were unchanged. Already captured steps are unchanged; a later inference is not guaranteed.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Applied = "applied",
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] Applied = "applied",
         /// No matching live task remained available for publication.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] TargetUnavailable = "targetUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] TargetUnavailable = "targetUnavailable",
     }
 }
 wire_struct! {
@@ -11873,9 +12020,9 @@ wire_struct! {
         /// EXPERIMENTAL - Request an authorized cyber program for this turn. Omission preserves automatic behavior. This does not grant access.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub cyber_access_program: Option<CyberAccessProgram> = "cyberAccessProgram" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] #[cfg(feature = "experimental")] pub cyber_access_program: Option<CyberAccessProgram> = "cyberAccessProgram" (optional),
         /// Replace this thread's disabled plugin IDs. Omitted/null preserves the list; \[\] clears it.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub disabled_plugin_ids: Option<Vec<String>> = "disabledPluginIds" (optional),
         /// Override the reasoning effort for this turn and subsequent turns.
         pub effort: Option<ReasoningEffort> = "effort" (optional),
         /// Optional environments for this turn and subsequent turns.
@@ -11897,7 +12044,7 @@ wire_struct! {
         /// ID of the turn that caused this new turn to start.
         ///
         /// Set this when starting work on behalf of another turn, such as delegated work in a different thread. Leave unset for work started directly by the user. Ignored when this request adds input to an active turn.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub parent_turn_id: Option<String> = "parentTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub parent_turn_id: Option<String> = "parentTurnId" (optional),
         /// Override the full permissions profile for this turn and subsequent turns. Cannot be combined with `sandboxPolicy`.
         #[doc = ""] #[doc = " *In codex 0.124.0 to 0.125.0 (not in later releases).*"] pub permission_profile: Option<PermissionProfile> = "permissionProfile" (optional),
         /// Select a named permissions profile id for this turn and subsequent turns. Cannot be combined with `sandboxPolicy`.
@@ -11918,11 +12065,11 @@ wire_struct! {
         /// Merge entries into the ResponsesAPI turn metadata without removing existing entries. Applied after `responsesapiClientMetadata` if both are provided; reserved keys remain protected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
         /// ID of the first turn in the chain of work that led to this new turn.
         ///
         /// When setting `parentTurnId`, set this to the parent turn's `rootTurnId` when known. This keeps descendant work attributed to the original turn. If omitted, the new turn becomes its own root. Ignored when this request adds input to an active turn.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub root_turn_id: Option<String> = "rootTurnId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.162.0.*"] pub root_turn_id: Option<String> = "rootTurnId" (optional),
         /// Replace the thread's runtime workspace roots for this turn and subsequent turns. Paths must be absolute.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -11932,13 +12079,13 @@ wire_struct! {
         /// Override the service tier for this turn and subsequent turns.
         pub service_tier: Option<String> = "serviceTier" (optional),
         /// Override the service tier only when this request starts a new turn. Use "default" for standard speed. Omitted or null inherits the thread's tier. Does not change the thread's tier or a turn being steered.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub service_tier_for_turn: Option<String> = "serviceTierForTurn" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub service_tier_for_turn: Option<String> = "serviceTierForTurn" (optional),
         /// Override the reasoning summary for this turn and subsequent turns.
         pub summary: Option<ReasoningSummary> = "summary" (optional),
         pub thread_id: String = "threadId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub tool_output: Option<TurnToolOutput> = "toolOutput" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub tool_output: Option<TurnToolOutput> = "toolOutput" (optional),
         /// Optional source classification for the caller that starts this turn. Ignored when this request steers an already-active turn.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_trigger: Option<String> = "turnTrigger" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub turn_trigger: Option<String> = "turnTrigger" (optional),
     }
     fn new(input: Vec<UserInput>, thread_id: String);
 }
@@ -11958,9 +12105,9 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnStartedThreadTimelineEntry {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub position: u64 = "position" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at: Option<i64> = "started_at" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turn_id" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub position: u64 = "position" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub started_at: Option<i64> = "started_at" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub turn_id: String = "turn_id" (required),
     }
     fn new(position: u64, turn_id: String);
 }
@@ -11995,7 +12142,7 @@ wire_struct! {
         /// Merge entries into the ResponsesAPI turn metadata without removing existing entries. Applied after `responsesapiClientMetadata` if both are provided; reserved keys remain protected.
         ///
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.164.0.*"] #[cfg(feature = "experimental")] pub responsesapi_client_metadata_patch: Option<BTreeMap<String, String>> = "responsesapiClientMetadataPatch" (optional),
         pub thread_id: String = "threadId" (required),
     }
     fn new(expected_turn_id: String, input: Vec<UserInput>, thread_id: String);
@@ -12009,17 +12156,17 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnThreadUnreadPosition {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub turn_id: String = "turnId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub turn_id: String = "turnId" (required),
     }
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct TurnToolOutput {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub name: String = "name" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub namespace: Option<String> = "namespace" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub output: FunctionCallOutputBody = "output" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub name: String = "name" (required),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub namespace: Option<String> = "namespace" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub output: FunctionCallOutputBody = "output" (required),
         /// Requests retention of this output in the thread's model history.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub retain: Option<bool> = "retain" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub retain: Option<bool> = "retain" (optional),
     }
     fn new(name: String, output: FunctionCallOutputBody);
 }
@@ -12037,7 +12184,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UnavailableUserVerificationErrorDetails {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub reason: UserVerificationUnavailableReason = "reason" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub reason: UserVerificationUnavailableReason = "reason" (required, experimental inside),
     }
 }
 wire_struct! {
@@ -12107,8 +12254,8 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UsageLimitExceededImageGenerationFailure {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub limit_id: String = "limitId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub resets_at: Option<i64> = "resetsAt" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub limit_id: String = "limitId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.148.0-alpha.8.*"] pub resets_at: Option<i64> = "resetsAt" (optional),
     }
     fn new(limit_id: String);
 }
@@ -12141,9 +12288,9 @@ wire_struct! {
         pub content: Vec<UserInput> = "content" (required),
         pub id: String = "id" (required),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(content: Vec<UserInput>, id: String);
 }
@@ -12162,7 +12309,7 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationCancelParams {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_id: RequestId = "requestId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub request_id: RequestId = "requestId" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -12178,8 +12325,8 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationCancellationReason {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] UserCancelled = "userCancelled",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Interrupted = "interrupted",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] UserCancelled = "userCancelled",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] Interrupted = "interrupted",
     }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -12201,10 +12348,10 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationEnrollResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub algorithm: Option<String> = "algorithm" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_id: String = "credentialId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub algorithm: Option<String> = "algorithm" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub credential_id: String = "credentialId" (required),
         /// Unpadded base64url of the SubjectPublicKeyInfo DER encoding.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub public_key: Option<String> = "publicKey" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub public_key: Option<String> = "publicKey" (optional),
     }
     fn new(credential_id: String);
 }
@@ -12215,10 +12362,10 @@ wire_tagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum UserVerificationErrorDetails (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InvalidRequest(InvalidRequestUserVerificationErrorDetails) = "invalidRequest" (experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unavailable(UnavailableUserVerificationErrorDetails) = "unavailable" (experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Cancelled(CancelledUserVerificationErrorDetails) = "cancelled" (experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Failed(FailedUserVerificationErrorDetails) = "failed" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] InvalidRequest(InvalidRequestUserVerificationErrorDetails) = "invalidRequest" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] Unavailable(UnavailableUserVerificationErrorDetails) = "unavailable" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] Cancelled(CancelledUserVerificationErrorDetails) = "cancelled" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] Failed(FailedUserVerificationErrorDetails) = "failed" (experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -12226,10 +12373,10 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationFailureReason {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] AuthenticationFailed = "authenticationFailed",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Timeout = "timeout",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ProviderError = "providerError",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ServiceError = "serviceError",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] AuthenticationFailed = "authenticationFailed",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] Timeout = "timeout",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] ProviderError = "providerError",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] ServiceError = "serviceError",
     }
 }
 #[cfg(feature = "experimental")]
@@ -12237,7 +12384,7 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationInvalidRequestReason {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] InvalidParams = "invalidParams",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] InvalidParams = "invalidParams",
     }
 }
 #[cfg(feature = "experimental")]
@@ -12247,9 +12394,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationProof {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_id: String = "credentialId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub credential_id: String = "credentialId" (required),
         /// Unpadded base64url DER ECDSA signature using P-256 and SHA-256.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub signature: String = "signature" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub signature: String = "signature" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -12259,9 +12406,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationRpcError {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub code: i64 = "code" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub data: UserVerificationErrorDetails = "data" (required, experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub code: i64 = "code" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub data: UserVerificationErrorDetails = "data" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub message: String = "message" (required),
     }
 }
 /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
@@ -12274,9 +12421,9 @@ wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct UserVerificationStatusResponse {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub credential_id: Option<String> = "credentialId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub unavailable_message: Option<String> = "unavailableMessage" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub unavailable_reason: Option<UserVerificationUnavailableReason> = "unavailableReason" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub credential_id: Option<String> = "credentialId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub unavailable_message: Option<String> = "unavailableMessage" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub unavailable_reason: Option<UserVerificationUnavailableReason> = "unavailableReason" (optional, experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -12284,9 +12431,9 @@ wire_enum! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum UserVerificationUnavailableReason {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] CredentialMissing = "credentialMissing",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] BiometricsUnavailable = "biometricsUnavailable",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] ProviderUnavailable = "providerUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] CredentialMissing = "credentialMissing",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] BiometricsUnavailable = "biometricsUnavailable",
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] ProviderUnavailable = "providerUnavailable",
     }
 }
 #[cfg(feature = "experimental")]
@@ -12297,11 +12444,11 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct UserVerificationVerifyParams {
         /// Unpadded base64url encoding of 1–4096 challenge bytes.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub challenge: String = "challenge" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub challenge: String = "challenge" (required),
         /// Additional display context; at most 4096 UTF-8 bytes.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub description: String = "description" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub description: String = "description" (required),
         /// Display context already approved by the UI; 1–256 UTF-8 bytes.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub title: String = "title" (required),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub title: String = "title" (required),
     }
 }
 #[cfg(feature = "experimental")]
@@ -12311,7 +12458,7 @@ wire_struct! {
     pub struct UserVerificationVerifyResponse {
         /// Native-reported authentication method for this signature. Older servers omit it. This is approval context, not part of the signed proof.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub biometric_type: Option<UserVerificationBiometricType> = "biometricType" (optional, experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub proof: UserVerificationProof = "proof" (required, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub proof: UserVerificationProof = "proof" (required, experimental inside),
     }
     fn new(proof: UserVerificationProof);
 }
@@ -12354,7 +12501,7 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct WebSearchCallResponseItem {
         pub action: Option<ResponsesApiWebSearchAction> = "action" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub encrypted_content: Option<String> = "encrypted_content" (optional),
         pub id: Option<String> = "id" (optional),
         #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub internal_chat_message_metadata_passthrough: Option<InternalChatMessageMetadataPassthrough> = "internal_chat_message_metadata_passthrough" (optional),
         #[doc = ""] #[doc = " *In codex 0.141.0 to 0.141.0 (not in later releases).*"] pub metadata: Option<ResponseItemMetadata> = "metadata" (optional),
@@ -12391,8 +12538,8 @@ wire_enum! {
     /// Provider preference selected by the resolved model catalog entry.
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum WebSearchProvider {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Standalone = "standalone",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] SearchMcp = "search_mcp",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] Standalone = "standalone",
+        #[doc = ""] #[doc = " *Since codex 0.168.0.*"] SearchMcp = "search_mcp",
     }
 }
 wire_struct! {
@@ -12406,9 +12553,9 @@ wire_struct! {
         /// These stay as opaque JSON at the extension/app-server boundary so new result fields and result types can pass through without a Codex release.
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub results: Option<Vec<Value>> = "results" (optional),
         /// Unix timestamp in milliseconds when the item completed, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub completed_at_ms: Option<i64> = "completedAtMs" (optional),
         /// Unix timestamp in milliseconds when the item started, if recorded.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub started_at_ms: Option<i64> = "startedAtMs" (optional),
     }
     fn new(id: String, query: String);
 }
@@ -12461,9 +12608,9 @@ wire_struct! {
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum WindowsSandboxImplementation {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Elevated = "elevated",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Unelevated = "unelevated",
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] Mxc = "mxc",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Elevated = "elevated",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Unelevated = "unelevated",
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] Mxc = "mxc",
     }
 }
 wire_enum! {
@@ -12542,9 +12689,9 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WorkspaceRouting {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub account_routing_override: AccountRoutingOverride = "accountRoutingOverride" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub backend_origin: String = "backendOrigin" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub chatgpt_account_id: String = "chatgptAccountId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub account_routing_override: AccountRoutingOverride = "accountRoutingOverride" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub backend_origin: String = "backendOrigin" (required),
+        #[doc = ""] #[doc = " *Since codex 0.156.0.*"] pub chatgpt_account_id: String = "chatgptAccountId" (required),
     }
 }
 wire_struct! {
@@ -12572,9 +12719,9 @@ wire_enum! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct WriteStdinGuardianApprovalReviewAction {
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub approval_id: String = "approvalId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub process_id: String = "processId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub stdin: String = "stdin" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub approval_id: String = "approvalId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub cwd: LegacyAppPathString = "cwd" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub process_id: String = "processId" (required),
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub stdin: String = "stdin" (required),
     }
 }
