@@ -27,14 +27,19 @@ use crate::transport::Transport;
 use crate::turn::TurnHandle;
 use crate::wire;
 
-/// What to do when the server's version differs from [`CODEX_VERSION`].
+/// What to do when the server's codex release is outside the range the crate supports
+/// ([`codex_app_protocol::availability::FLOOR`] to [`CODEX_VERSION`]), or cannot be read.
+/// Within the range every release is supported: each request is checked against the server's
+/// release before it is sent ([`ClientBuilder::unknown_to_server`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VersionPolicy {
-    /// Log a warning (a `tracing` event) and go on (the default). [`Client::version_check`]
-    /// has the details either way.
+    /// Log a warning (a `tracing` event) and go on (the default): an older release's messages
+    /// may not decode; a newer release's additions are passed over; an unknown release is
+    /// sent requests without the check. [`Client::version_check`] has the details either way.
     #[default]
     Warn,
-    /// Fail the connection with [`ClientError::VersionMismatch`].
+    /// Fail the connection with [`ClientError::VersionMismatch`] when the release is outside
+    /// the range or cannot be read.
     Error,
     /// Go on silently.
     Ignore,
@@ -51,6 +56,7 @@ pub struct ClientBuilder {
     /// the value given could not be one.
     capabilities: Result<serde_json::Map<String, serde_json::Value>, String>,
     version_policy: VersionPolicy,
+    unknown_to_server: crate::negotiate::Unknown,
     handler: Arc<dyn DynHandler>,
     notification_buffer: usize,
     turn_buffer: usize,
@@ -83,6 +89,7 @@ impl Default for ClientBuilder {
             experimental_api: cfg!(feature = "experimental"),
             capabilities: Ok(serde_json::Map::new()),
             version_policy: VersionPolicy::default(),
+            unknown_to_server: Default::default(),
             handler: Arc::new(DefaultHandler),
             notification_buffer: 1024,
             turn_buffer: 4096,
@@ -129,6 +136,16 @@ impl ClientBuilder {
     /// What to do when the server runs another codex version than [`CODEX_VERSION`].
     pub fn version_policy(mut self, policy: VersionPolicy) -> Self {
         self.version_policy = policy;
+        self
+    }
+
+    /// What to do with a request, notification or answer whose params use members, enum
+    /// values or union arms the server's release does not have: refuse it (the default; the
+    /// server would silently ignore such a member), strip them (a `tracing` warning each) or
+    /// send them anyway. A method the release does not have is always refused
+    /// ([`ClientError::Unavailable`]).
+    pub fn unknown_to_server(mut self, policy: crate::negotiate::Unknown) -> Self {
+        self.unknown_to_server = policy;
         self
     }
 
@@ -283,7 +300,7 @@ impl ClientBuilder {
         if !check.matches() {
             match version_policy {
                 VersionPolicy::Warn => {
-                    tracing::warn!(expected = check.expected, server = check.server.as_deref(), "{check}")
+                    tracing::warn!(supported_up_to = check.expected, server = check.server.as_deref(), "{check}")
                 }
                 VersionPolicy::Error => {
                     client.shutdown(Duration::from_secs(1)).await;
@@ -292,7 +309,8 @@ impl ClientBuilder {
                 VersionPolicy::Ignore => {}
             }
         }
-        let session = Session { initialize: response, version: check };
+        let server = crate::negotiate::Server { release: check.release.clone() };
+        let session = Session { initialize: response, version: check, server };
         let _ = client.inner.session.set(session);
         Ok(client)
     }
@@ -325,6 +343,7 @@ impl ClientBuilder {
                 request_timeout: self.request_timeout,
                 retry: self.retry,
                 experimental_api: self.experimental_api,
+                unknown_to_server: self.unknown_to_server,
                 session: std::sync::OnceLock::new(),
             }),
         }
@@ -336,6 +355,7 @@ impl ClientBuilder {
 struct Session {
     initialize: InitializeResponse,
     version: VersionCheck,
+    server: crate::negotiate::Server,
 }
 
 /// A connection to `codex app-server`. Cheap to clone; the connection (and a spawned server)
@@ -362,6 +382,7 @@ pub(crate) struct Inner {
     request_timeout: Option<Duration>,
     retry: RetryPolicy,
     experimental_api: bool,
+    unknown_to_server: crate::negotiate::Unknown,
     session: std::sync::OnceLock<Session>,
 }
 
@@ -406,9 +427,28 @@ impl Client {
         self.inner.session.get().map(|s| &s.initialize)
     }
 
-    /// The server's version against [`CODEX_VERSION`] (after the handshake).
+    /// The server's version against the supported range (after the handshake).
     pub fn version_check(&self) -> Option<&VersionCheck> {
         self.inner.session.get().map(|s| &s.version)
+    }
+
+    /// The server's codex release, from `initialize`'s `userAgent` (after the handshake);
+    /// `None` when it cannot be read (see [`VersionPolicy`]).
+    pub fn server_version(&self) -> Option<&codex_app_protocol::availability::Release> {
+        self.inner.session.get().and_then(|s| s.version.release.as_ref())
+    }
+
+    /// Checks a message's method and params against the server's release (none before the
+    /// handshake ends).
+    fn negotiate(
+        &self,
+        method: &str,
+        params: Box<serde_json::value::RawValue>,
+    ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
+        match self.inner.session.get() {
+            Some(session) => session.server.check(method, params, self.inner.unknown_to_server),
+            None => Ok(params),
+        }
     }
 
     /// Whether this session opted into the experimental API.
@@ -473,6 +513,9 @@ impl Client {
 
     /// Sends a notification.
     pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ClientError> {
+        let params = serde_json::value::to_raw_value(&params)
+            .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
+        let params = self.negotiate(N::METHOD, params)?;
         let line = wire::notification_line(N::METHOD, &params)
             .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
         self.send_line(line).await
@@ -551,6 +594,7 @@ impl Client {
     ) -> Result<(Answer, RequestId), ClientError> {
         let params = serde_json::value::to_raw_value(params)
             .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
+        let params = self.negotiate(method, params)?;
         let mut retry = 0;
         loop {
             let id = RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed));

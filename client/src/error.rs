@@ -30,9 +30,29 @@ pub enum ClientError {
     /// Refused by the client before anything was sent (an experimental request while the
     /// session did not opt in, a message that cannot be encoded).
     Refused(String),
-    /// The server's version differs from the one the crate was generated from and the
-    /// client was configured to treat that as an error.
+    /// The server's codex release is outside the range the crate supports and the client was
+    /// configured to treat that as an error ([`VersionPolicy::Error`](crate::VersionPolicy)).
     VersionMismatch(VersionCheck),
+    /// The server's codex release does not have this method: nothing was sent.
+    Unavailable {
+        /// The method, as its wire name.
+        method: String,
+        /// Which releases have it.
+        availability: codex_app_protocol::availability::Availability,
+        /// The server's release.
+        server: String,
+    },
+    /// The params use members, enum values or union arms the server's release does not have
+    /// (it would silently ignore such a member, or refuse such a value): nothing was sent. See
+    /// [`ClientBuilder::unknown_to_server`](crate::ClientBuilder::unknown_to_server).
+    UnknownToServer {
+        /// The method, as its wire name.
+        method: String,
+        /// The server's release.
+        server: String,
+        /// Each with its path and the releases that have it.
+        items: Vec<codex_app_protocol::availability::Unknown>,
+    },
     /// The server reported the turn failed (`turn/completed` with status `failed`).
     TurnFailed(Box<TurnFailure>),
     /// The thread of the turn was closed (`thread/closed`) before the turn completed.
@@ -99,6 +119,17 @@ impl fmt::Display for ClientError {
             ClientError::Timeout(after) => write!(f, "no answer within {after:?}"),
             ClientError::Refused(why) => write!(f, "refused before sending: {why}"),
             ClientError::VersionMismatch(check) => write!(f, "{check}"),
+            ClientError::Unavailable { method, availability, server } => write!(
+                f,
+                "`{method}` is not in codex {server}, the server's release (it is in {availability}); nothing was sent"
+            ),
+            ClientError::UnknownToServer { method, server, items } => {
+                write!(f, "`{method}` uses what codex {server}, the server's release, does not have (it would ignore a member and refuse a value): ")?;
+                for (i, item) in items.iter().enumerate() {
+                    write!(f, "{}{item}", if i == 0 { "" } else { "; " })?;
+                }
+                write!(f, "; nothing was sent")
+            }
             ClientError::TurnFailed(failure) => {
                 write!(f, "turn {} of thread {} failed", failure.turn_id, failure.thread_id)?;
                 match &failure.message {
@@ -258,14 +289,16 @@ impl fmt::Display for DecodeReport {
     }
 }
 
-/// The server's version (read from `initialize`'s `userAgent`) against
-/// [`codex_app_protocol::CODEX_VERSION`].
+/// The server's codex release (read from `initialize`'s `userAgent`) against the range of
+/// releases the crate was generated for ([`codex_app_protocol::availability`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionCheck {
-    /// The version the protocol crate was generated from.
+    /// The newest release of the range (the one the crate was generated from).
     pub expected: &'static str,
     /// The version in the server's `userAgent`, when one could be read.
     pub server: Option<String>,
+    /// That version as a release, when it is one (semver, pre-releases included).
+    pub release: Option<codex_app_protocol::availability::Release>,
     /// The whole `userAgent`.
     pub user_agent: String,
 }
@@ -279,25 +312,43 @@ impl VersionCheck {
             .and_then(|first| first.rsplit_once('/'))
             .map(|(_, version)| version.to_owned())
             .filter(|v| !v.is_empty());
-        VersionCheck { expected: codex_app_protocol::CODEX_VERSION, server, user_agent: user_agent.to_owned() }
+        let release = server.as_deref().and_then(codex_app_protocol::availability::Release::parse);
+        VersionCheck { expected: codex_app_protocol::CODEX_VERSION, server, release, user_agent: user_agent.to_owned() }
     }
 
-    /// Whether the server runs exactly the version the types were generated from.
+    /// Where the server's release is against the supported range; `None` when the version
+    /// could not be read (the server is "unknown").
+    pub fn support(&self) -> Option<codex_app_protocol::availability::Support> {
+        self.release.as_ref().map(|r| r.support())
+    }
+
+    /// Whether the server's release is in the supported range.
     pub fn matches(&self) -> bool {
-        self.server.as_deref() == Some(self.expected)
+        self.support() == Some(codex_app_protocol::availability::Support::InRange)
     }
 }
 
 impl fmt::Display for VersionCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.server {
-            Some(v) if v == self.expected => write!(f, "server runs codex {v}, as the types expect"),
-            Some(v) => write!(
+        use codex_app_protocol::availability::{Support, FLOOR};
+        let range = format!("codex {FLOOR} to {}", self.expected);
+        match (&self.server, self.support()) {
+            (Some(v), Some(Support::InRange)) => write!(f, "the server runs codex {v}, which this application supports ({range})"),
+            (Some(v), Some(Support::Older)) => write!(
                 f,
-                "server runs codex {v} but the types were generated from codex {}; regenerate them (`cargo xtask regen`) or run codex {}",
-                self.expected, self.expected
+                "the server runs codex {v}, older than this application supports ({range}): some of its messages may not be understood; update codex to {FLOOR} or later"
             ),
-            None => write!(f, "cannot read the server's version from userAgent {:?} (types are for codex {})", self.user_agent, self.expected),
+            (Some(v), Some(Support::Newer)) => write!(
+                f,
+                "the server runs codex {v}, newer than this application knows ({range}): what codex added since {} is passed over",
+                self.expected
+            ),
+            (server, _) => write!(
+                f,
+                "cannot read a codex release from the server's userAgent {:?}{}: the server is unknown, and requests are sent without checking them against its release (this application supports {range})",
+                self.user_agent,
+                server.as_deref().map(|v| format!(" (version {v:?})")).unwrap_or_default()
+            ),
         }
     }
 }
@@ -312,8 +363,17 @@ mod tests {
         assert_eq!(check.server.as_deref(), Some("0.169.0"));
         let other = VersionCheck::new("codex-app-client/0.100.0 (x)");
         assert_eq!(other.server.as_deref(), Some("0.100.0"));
-        assert_eq!(other.matches(), codex_app_protocol::CODEX_VERSION == "0.100.0");
-        assert!(other.to_string().contains("0.100.0"));
+        assert!(!other.matches(), "0.100.0 is older than the supported range");
+        assert!(other.to_string().contains("update codex to"), "{other}");
+        let newest = VersionCheck::new(&format!("x/{} (y)", codex_app_protocol::CODEX_VERSION));
+        assert!(newest.matches());
+        let newer = VersionCheck::new("x/99.0.0 (y)");
+        assert!(!newer.matches() && newer.to_string().contains("newer"), "{newer}");
+        let pre = VersionCheck::new("x/0.128.0-alpha.1 (y)");
+        assert_eq!(pre.release.as_ref().map(|r| r.pre.as_str()), Some("alpha.1"));
+        let unknown = VersionCheck::new("x/dev-build (y)");
+        assert_eq!(unknown.support(), None);
+        assert!(unknown.to_string().contains("unknown"), "{unknown}");
         assert_eq!(VersionCheck::new("garbage").server, None);
         assert_eq!(VersionCheck::new("").server, None);
     }

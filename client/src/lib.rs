@@ -62,6 +62,7 @@
 
 mod client;
 mod connection;
+pub mod negotiate;
 pub mod error;
 pub mod events;
 pub mod handler;

@@ -1,0 +1,180 @@
+//! What the client sends, against the server's codex release.
+//!
+//! An older codex silently ignores a params member it does not know (and answers as if it had
+//! not been sent: `thread/list` with `includedThreadIds` lists every thread), and refuses an
+//! enum value or method it does not know. So before sending, the client checks the method and
+//! the params against the server's release ([`codex_app_protocol::availability`]): a method
+//! the release lacks fails locally, nothing sent ([`ClientError::Unavailable`]); params that
+//! use members, values or arms the release lacks are refused by default
+//! ([`ClientError::UnknownToServer`]), or stripped with a `tracing` warning, or sent anyway
+//! ([`Unknown`], [`ClientBuilder::unknown_to_server`](crate::ClientBuilder::unknown_to_server)).
+//!
+//! A server newer than the crate is accepted (what it added is kept as `Unrecognized` and
+//! unknown members), and so is a server whose version cannot be read from `userAgent`: then
+//! nothing is checked (the client says so once, as a warning).
+
+use codex_app_protocol::availability::{self, Release, Support, Unknown as Item};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::error::ClientError;
+
+/// What to do with params that use what the server's release does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unknown {
+    /// Fail with [`ClientError::UnknownToServer`], nothing sent (the default): the server
+    /// would silently drop such a member and answer something else than was asked.
+    #[default]
+    Refuse,
+    /// Leave them out (each a `tracing` warning) and send the rest: a member is removed, an
+    /// enum value or union arm is removed with the member (or array item) that holds it.
+    Strip,
+    /// Send them as they are.
+    Send,
+}
+
+/// The server's release as the handshake read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Server {
+    pub(crate) release: Option<Release>,
+}
+
+impl Server {
+    /// Checks `method` and its params (encoded) before sending; returns the params to send.
+    pub(crate) fn check(&self, method: &str, params: Box<RawValue>, policy: Unknown) -> Result<Box<RawValue>, ClientError> {
+        let Some(release) = &self.release else { return Ok(params) };
+        if release.support() == Support::Newer || release.to_string() == codex_app_protocol::CODEX_VERSION {
+            return Ok(params);
+        }
+        if let Some(a) = availability::method(method) {
+            if !a.in_release(release) {
+                return Err(ClientError::Unavailable {
+                    method: method.to_owned(),
+                    availability: a,
+                    server: release.to_string(),
+                });
+            }
+        }
+        if policy == Unknown::Send {
+            return Ok(params);
+        }
+        let Ok(mut value) = serde_json::from_str::<Value>(params.get()) else { return Ok(params) };
+        let items = availability::unknown_to(release, method, &value);
+        if items.is_empty() {
+            return Ok(params);
+        }
+        match policy {
+            Unknown::Refuse => Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items }),
+            Unknown::Strip => {
+                for item in &items {
+                    tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
+                }
+                strip(&mut value, &items);
+                serde_json::value::to_raw_value(&value)
+                    .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))
+            }
+            Unknown::Send => Ok(params),
+        }
+    }
+}
+
+/// Removes what each item's path names (the member that holds a value, or the array item).
+fn strip(value: &mut Value, items: &[Item]) {
+    // The longest paths first, so a removal never shifts a path still to come (array indices
+    // of one array are removed from the last).
+    let mut paths: Vec<&str> = items.iter().map(|i| i.path.as_str()).collect();
+    paths.sort_by(|a, b| b.len().cmp(&a.len()).then(b.cmp(a)));
+    paths.dedup();
+    for path in paths {
+        let steps = steps(path.strip_prefix("params").unwrap_or(path));
+        remove(value, &steps);
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// `.a.b[0]["c d"]` as steps (the syntax of `codex_app_protocol::roundtrip::push_key`).
+fn steps(path: &str) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while let Some(c) = rest.chars().next() {
+        match c {
+            '.' => {
+                let end = rest[1..].find(['.', '[']).map_or(rest.len(), |i| i + 1);
+                out.push(Step::Key(rest[1..end].to_owned()));
+                rest = &rest[end..];
+            }
+            '[' if rest[1..].starts_with('"') => {
+                // A JSON string, then `]`.
+                let mut stream = serde_json::Deserializer::from_str(&rest[1..]).into_iter::<String>();
+                match stream.next() {
+                    Some(Ok(key)) => {
+                        let used = 1 + stream.byte_offset();
+                        out.push(Step::Key(key));
+                        rest = rest[used..].strip_prefix(']').unwrap_or(&rest[used..]);
+                    }
+                    _ => return out,
+                }
+            }
+            '[' => {
+                let Some(end) = rest.find(']') else { return out };
+                if let Ok(i) = rest[1..end].parse() {
+                    out.push(Step::Index(i));
+                }
+                rest = &rest[end + 1..];
+            }
+            _ => {
+                let end = rest.find(['.', '[']).unwrap_or(rest.len());
+                out.push(Step::Key(rest[..end].to_owned()));
+                rest = &rest[end..];
+            }
+        }
+    }
+    out
+}
+
+fn remove(value: &mut Value, steps: &[Step]) {
+    let Some((last, parents)) = steps.split_last() else { return };
+    let mut at = value;
+    for step in parents {
+        let next = match (step, at) {
+            (Step::Key(k), Value::Object(map)) => map.get_mut(k),
+            (Step::Index(i), Value::Array(items)) => items.get_mut(*i),
+            _ => None,
+        };
+        match next {
+            Some(v) => at = v,
+            None => return,
+        }
+    }
+    match (last, at) {
+        (Step::Key(k), Value::Object(map)) => {
+            map.remove(k);
+        }
+        (Step::Index(i), Value::Array(items)) if *i < items.len() => {
+            items.remove(*i);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_back_as_steps() {
+        assert_eq!(
+            steps(".a[2][\"b.c\"].d"),
+            vec![Step::Key("a".into()), Step::Index(2), Step::Key("b.c".into()), Step::Key("d".into())]
+        );
+        let mut v = serde_json::json!({"a": [1, {"x": 1, "y": 2}], "b": 3});
+        remove(&mut v, &steps(".a[1].x"));
+        remove(&mut v, &steps(".b"));
+        assert_eq!(v, serde_json::json!({"a": [1, {"y": 2}]}));
+    }
+}
