@@ -7,7 +7,8 @@
 //! `cargo insta review` shows how the new types read the old traffic. The report is not
 //! expected to be empty; it is expected to say exactly what changed for such a client
 //! (members the new types require and the old server does not send, values the old server
-//! sends that the new types do not know, ...).
+//! sends that the new types do not know, ...). For a release of the supported range
+//! (`availability::FLOOR` to `CODEX_VERSION`) it must hold no undecodable server line.
 
 use codex_app_traffic::drift;
 use codex_app_traffic::Format;
@@ -44,6 +45,27 @@ fn older_servers_traffic_with_the_current_types() {
                 (format!("{version}/{}", path.file_name().unwrap().to_string_lossy()), report)
             })
             .collect();
+        // Every release of the supported range: not one server line fails to decode.
+        let in_range = codex_app_protocol::availability::Release::parse(&version)
+            .is_some_and(|r| r.support() == codex_app_protocol::availability::Support::InRange);
+        if in_range {
+            let undecodable: Vec<String> = reports
+                .iter()
+                .flat_map(|(file, r)| {
+                    r.findings
+                        .iter()
+                        .filter(|f| f.dir == codex_app_traffic::Dir::S2c && f.kind == drift::Kind::Undecodable)
+                        .map(move |f| format!("{file}:{f}"))
+                })
+                .collect();
+            assert!(
+                undecodable.is_empty(),
+                "codex {version} is in the supported range ({} to {}), but its server lines do not decode:\n{}",
+                codex_app_protocol::availability::FLOOR,
+                codex_app_protocol::CODEX_VERSION,
+                undecodable.join("\n")
+            );
+        }
         let text = format!(
             "codex {version} traffic, decoded with the types of codex {}\n\n{}",
             codex_app_protocol::CODEX_VERSION,

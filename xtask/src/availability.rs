@@ -147,3 +147,57 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Where README's table of releases goes: between these lines, written by regen.
+pub const README_START: &str = "<!-- releases: written by `cargo xtask regen` from vendor-schemas/history.json -->";
+pub const README_END: &str = "<!-- releases: end -->";
+
+/// README's table of the supported range: per release, the methods it added and removed.
+pub fn release_table(ir: &Ir, history: &codex_app_codegen::history::History) -> String {
+    let floor = ir.floor.clone().unwrap_or_default();
+    let mut added: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut removed: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let releases: Vec<&str> = ir.releases.iter().map(String::as_str).collect();
+    for direction in Direction::ALL {
+        for m in ir.methods(direction) {
+            let Some(a) = ir.availability.get(&keys::method(direction, &m.wire)) else { continue };
+            let name = if m.experimental { format!("`{}`*", m.wire) } else { format!("`{}`", m.wire) };
+            if a.since != floor {
+                added.entry(a.since.as_str()).or_default().push(name.clone());
+            }
+            if let Some(until) = &a.until {
+                // Removed in the release after the last one that had it.
+                if let Some(next) = releases.iter().position(|r| r == until).and_then(|i| releases.get(i + 1)) {
+                    removed.entry(next).or_default().push(name);
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    out.push_str(README_START);
+    out.push_str("\n\n| codex | methods added | methods removed |\n|---|---|---|\n");
+    for entry in &history.releases {
+        if codex_app_codegen::history::version_cmp(&entry.version, &floor).is_lt() {
+            continue;
+        }
+        let v = entry.version.as_str();
+        let cell = |m: &BTreeMap<&str, Vec<String>>| m.get(v).map(|l| l.join(", ")).unwrap_or_default();
+        match &entry.skipped {
+            Some(why) => out.push_str(&format!("| {v} | not covered: {why} | |\n")),
+            None if v == floor => out.push_str(&format!("| {v} | (the floor: {} methods) | |\n", count(ir))),
+            None => out.push_str(&format!("| {v} | {} | {} |\n", cell(&added), cell(&removed))),
+        }
+    }
+    out.push_str("\n`*`: experimental (needs the `experimental` feature and the opt-in).\n\n");
+    out.push_str(README_END);
+    out
+}
+
+fn count(ir: &Ir) -> usize {
+    let floor = ir.floor.clone().unwrap_or_default();
+    Direction::ALL
+        .into_iter()
+        .flat_map(|d| ir.methods(d).iter().map(move |m| (d, m)))
+        .filter(|(d, m)| ir.availability.get(&keys::method(*d, &m.wire)).is_none_or(|a| a.since == floor))
+        .count()
+}

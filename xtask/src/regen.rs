@@ -134,6 +134,19 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
     if let Some(text) = history_text {
         write_if_changed(&mut actions, root, Path::new(HISTORY_FILE), &text);
     }
+    if let Some(history) = &with_history.history {
+        // README's table of the supported range, between its markers.
+        let ir = codex_app_codegen::build_ir_with(&set, &with_history).map_err(anyhow::Error::new)?;
+        let table = crate::availability::release_table(&ir, history);
+        let readme_path = root.join("README.md");
+        if let Ok(readme) = std::fs::read_to_string(&readme_path) {
+            use crate::availability::{README_END, README_START};
+            if let (Some(start), Some(end)) = (readme.find(README_START), readme.find(README_END)) {
+                let new = format!("{}{table}{}", &readme[..start], &readme[end + README_END.len()..]);
+                write_if_changed(&mut actions, root, Path::new("README.md"), &new);
+            }
+        }
+    }
     for path in orphans(root, &files)? {
         actions.push(Action::Remove(path));
     }

@@ -30,7 +30,9 @@ pub fn emit_registry(ir: &Ir) -> Vec<Part> {
     ));
     for experimental in [false, true] {
         out.push_str(if experimental { "            experimental {\n" } else { "            stable {\n" });
-        for def in ir.types.values().filter(|d| d.experimental == experimental) {
+        // A type only releases before the newest had is not in the vendored schema.
+        let retired = |d: &&crate::ir::TypeDef| ir.availability.get(&d.name).is_some_and(|a| a.until.is_some());
+        for def in ir.types.values().filter(|d| d.experimental == experimental && !retired(d)) {
             let _ = writeln!(out, "                {:?} => codex_app_protocol::{},", def.pointer, def.name);
         }
         out.push_str("            }\n");
