@@ -383,7 +383,7 @@ impl History {
                 .filter(|r| owner_since.as_deref().is_none_or(|o| version_cmp(r, o).is_gt()))
                 .map(str::to_owned);
             // Only what the client receives must decode whatever an older release sent.
-            let widen = after(&a.widened_until, &floor).is_some()
+            let widen = a.widened_until.as_deref().is_some_and(|w| version_cmp(w, &floor).is_ge())
                 && key.split_once('.').is_some_and(|(o, _)| o == ENVELOPE || received.contains(o));
             if relax.is_some() || widen {
                 if let Some(field) = field_mut(ir, &key) {
@@ -680,5 +680,70 @@ mod erased {
         fn json(&self) -> String {
             serde_json::to_string(self).expect("history values serialize")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decisions::Decisions;
+    use crate::diff::tests::bundle;
+    use crate::{build_ir_with, SchemaSet, Settings};
+
+    fn ir(version: &str, methods: &[&str], defs: &str) -> Ir {
+        let set = SchemaSet { stable: bundle(methods, defs), experimental: None, codex_version: version.into() };
+        build_ir_with(&set, &Settings::with_decisions(Decisions::default()).proposing()).unwrap()
+    }
+
+    fn field<'a>(ir: &'a Ir, owner: &str, wire: &str) -> &'a Field {
+        match &ir.types[owner].kind {
+            TypeKind::Struct(s) => s.fields.iter().find(|f| f.wire == wire).unwrap(),
+            k => panic!("{owner} is {k:?}"),
+        }
+    }
+
+    #[test]
+    fn the_range_keeps_what_went_relaxes_what_came_and_widens_what_changed() {
+        let v1 = ir(
+            "1.0.0",
+            &["c a/b P", "n old/n N", "n s/t S"],
+            r#""P": {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}}},
+               "N": {"type": "object", "properties": {}},
+               "S": {"type": "object", "required": ["v"], "properties": {"v": {"type": "boolean"}}}"#,
+        );
+        let v2 = ir(
+            "1.1.0",
+            &["c a/b P", "c new/m P", "n s/t S"],
+            r##""P": {"type": "object", "required": ["x", "y"], "properties": {"x": {"type": "string"}, "y": {"type": "integer"}}},
+               "S": {"type": "object", "required": ["v"], "properties": {"v": {"$ref": "#/definitions/O"}}},
+               "O": {"type": "object", "properties": {}}"##,
+        );
+        let mut history = History::start("1.0.0");
+        history.extend(&v1, &v2, "1.1.0");
+        assert_eq!(history.newest(), "1.1.0");
+        // The committed form reads back as it was written.
+        assert_eq!(History::from_json(&history.to_json()).unwrap(), history);
+
+        let mut range = v2.clone();
+        history.apply(&mut range, None).unwrap();
+        let removed = range.server_notifications.iter().find(|m| m.wire == "old/n").expect("a removed method stays");
+        assert!(range.types.contains_key("N"), "with its params type: {removed:?}");
+        assert_eq!(range.availability["ServerNotification:old/n"].until.as_deref(), Some("1.0.0"));
+        assert_eq!(range.availability["ClientRequest:new/m"].since, "1.1.0");
+        // `P.y`: required now, absent in 1.0.0, which had `P`.
+        assert!(!field(&range, "P", "y").required);
+        assert_eq!(range.availability["P.y"].required_since.as_deref(), Some("1.1.0"));
+        assert!(field(&range, "P", "x").required);
+        // `S.v` was a boolean: what the client receives accepts both.
+        assert_eq!(field(&range, "S", "v").ty, Ty::Any);
+        assert!(range.warnings.iter().any(|w| w.message.contains("S.v")), "{:?}", range.warnings);
+
+        // The floor moved up to 1.1.0: nothing of 1.0.0 is kept or relaxed.
+        let mut newest_only = v2.clone();
+        history.apply(&mut newest_only, Some("1.1.0")).unwrap();
+        assert!(!newest_only.server_notifications.iter().any(|m| m.wire == "old/n"));
+        assert!(field(&newest_only, "P", "y").required);
+        assert_ne!(field(&newest_only, "S", "v").ty, Ty::Any);
+        assert!(history.apply(&mut v2.clone(), Some("0.9.0")).is_err(), "a floor outside the history");
     }
 }

@@ -201,29 +201,69 @@ impl Bundle {
     }
 
     /// Every `$ref` points at a definition, or at least somewhere in the document (kept in
-    /// [`Bundle::inner_refs`]); one that points nowhere is an error.
+    /// [`Bundle::inner_refs`]). A `$ref` to a definition the bundle holds only under another
+    /// namespace (codex 0.105.0 to 0.107.0 refer to `#/definitions/ThreadId`, which they hold
+    /// only as `#/definitions/v2/ThreadId`) is repaired to point there, with a warning: the name
+    /// is the same, and the schema it names is the one the release's own types use. Every
+    /// `$ref` that points nowhere is one error that lists them all.
     fn check_refs(&mut self, document: &Value) -> Result<(), Error> {
         let mut inner = std::collections::BTreeSet::new();
+        let mut repairs = BTreeMap::new();
+        let mut dangling = Vec::new();
         for def in self.definitions.values() {
-            let mut result = Ok(());
             def.schema.walk(&mut |s| {
-                if let (Ok(()), Some(r)) = (&result, &s.reference) {
-                    if self.definitions.contains_key(r) {
-                        return;
+                let Some(r) = &s.reference else { return };
+                if self.definitions.contains_key(r) {
+                    return;
+                }
+                if r.strip_prefix('#').and_then(|p| document.pointer(p)).is_some() {
+                    inner.insert(r.clone());
+                    return;
+                }
+                match self.same_name_elsewhere(r) {
+                    Some(target) => {
+                        repairs.insert(r.clone(), target);
                     }
-                    let target = r.strip_prefix('#').and_then(|p| document.pointer(p));
-                    match target {
-                        Some(_) => {
-                            inner.insert(r.clone());
-                        }
-                        None => result = self.resolve(r, &s.pointer).map(|_| ()),
-                    }
+                    None => dangling.push(format!("{}: `$ref` to `{r}` which the bundle does not define", s.pointer)),
                 }
             });
-            result?;
+        }
+        if !dangling.is_empty() {
+            dangling.sort();
+            dangling.dedup();
+            let first = dangling[0].split(": ").next().unwrap_or_default().to_owned();
+            let message = if dangling.len() == 1 {
+                dangling[0].split_once(": ").map_or(dangling[0].clone(), |(_, m)| m.to_owned())
+            } else {
+                format!("{} `$ref`s point nowhere:\n    {}", dangling.len(), dangling.join("\n    "))
+            };
+            return Err(Error::new(first, message));
+        }
+        for (from, to) in &repairs {
+            self.warnings.push(Warning::new(
+                from.clone(),
+                format!("`$ref` to `{from}`, which the bundle holds only as `{to}`: resolved to it (same name, another namespace)"),
+            ));
+        }
+        if !repairs.is_empty() {
+            for def in self.definitions.values_mut() {
+                def.schema.walk_mut(&mut |s| {
+                    if let Some(to) = s.reference.as_ref().and_then(|r| repairs.get(r)) {
+                        s.reference = Some(to.clone());
+                    }
+                });
+            }
         }
         self.inner_refs = inner;
         Ok(())
+    }
+
+    /// The one definition named as `reference`'s last segment under another namespace.
+    fn same_name_elsewhere(&self, reference: &str) -> Option<String> {
+        let name = reference.rsplit('/').next()?;
+        let mut found = self.definitions.values().filter(|d| d.name == name).map(|d| d.pointer.clone());
+        let one = found.next()?;
+        found.next().is_none().then_some(one)
     }
 }
 
@@ -379,6 +419,23 @@ impl Schema {
     }
 
     /// Visits this schema and every subschema.
+    /// [`Schema::walk`], changing what it visits.
+    pub fn walk_mut(&mut self, f: &mut impl FnMut(&mut SchemaObject)) {
+        let Schema::Object(o) = self else { return };
+        f(o);
+        for s in o.properties.values_mut() {
+            s.walk_mut(f);
+        }
+        for s in [&mut o.additional_properties, &mut o.items, &mut o.additional_items].into_iter().flatten() {
+            s.walk_mut(f);
+        }
+        for list in [&mut o.one_of, &mut o.any_of, &mut o.all_of, &mut o.tuple_items].into_iter().flatten() {
+            for s in list {
+                s.walk_mut(f);
+            }
+        }
+    }
+
     pub fn walk(&self, f: &mut impl FnMut(&SchemaObject)) {
         let Schema::Object(o) = self else { return };
         f(o);
@@ -445,6 +502,7 @@ impl SchemaObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn unknown_keyword_is_a_warning_naming_its_pointer() {
@@ -478,5 +536,24 @@ mod tests {
         let err = Bundle::from_json(r##"{"definitions":{"A":{"properties":{"x":{"$ref":"#/definitions/Nope"}}}}}"##)
             .unwrap_err();
         assert_eq!(err.pointer, "#/definitions/A/properties/x");
+    }
+
+    #[test]
+    fn a_ref_into_another_namespace_is_repaired_and_dangling_refs_are_listed_together() {
+        let bundle = json!({"definitions": {
+            "A": {"type": "object", "properties": {"id": {"$ref": "#/definitions/ThreadId"}}},
+            "v2": {"ThreadId": {"type": "string"}}
+        }});
+        let b = Bundle::from_json(&bundle.to_string()).unwrap();
+        assert!(b.warnings.iter().any(|w| w.message.contains("resolved to it")), "{:?}", b.warnings);
+        let mut seen = Vec::new();
+        b.definitions["#/definitions/A"].schema.walk(&mut |s| seen.extend(s.reference.clone()));
+        assert_eq!(seen, ["#/definitions/v2/ThreadId"]);
+
+        let broken = json!({"definitions": {
+            "A": {"type": "object", "properties": {"x": {"$ref": "#/definitions/Gone"}, "y": {"$ref": "#/definitions/Lost"}}}
+        }});
+        let e = Bundle::from_json(&broken.to_string()).unwrap_err();
+        assert!(e.message.contains("2 `$ref`s point nowhere") && e.message.contains("Gone") && e.message.contains("Lost"), "{e}");
     }
 }

@@ -99,6 +99,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             problems.join("\n  ")
         );
     }
+    // What the generator repaired or typed loosely in an older release: said, not hidden.
+    for (version, ir) in &irs {
+        for w in &ir.warnings {
+            println!("history: codex {version}: warning: {w}");
+        }
+    }
     let history = fold(&irs, &skipped)?;
     let text = history.to_json();
     let path = root.join(HISTORY_FILE);

@@ -84,7 +84,7 @@ mod matching;
 mod report;
 mod rules;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod usage;
 mod written;
 

@@ -3,7 +3,7 @@ use super::*;
 /// A bundle. Each method is `"<c|s|n|k> <wire> <params>"`: client request, server request,
 /// server notification, client notification; params is a definition name, `?Name` for
 /// nullable params, or `-` for `params: null`. `defs` is the inside of `definitions`.
-fn bundle(methods: &[&str], defs: &str) -> String {
+pub(crate) fn bundle(methods: &[&str], defs: &str) -> String {
     let mut unions: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for m in methods {
         let [dir, wire, params] = m.split(' ').collect::<Vec<_>>()[..] else { panic!("bad method spec {m}") };
