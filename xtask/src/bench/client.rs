@@ -141,6 +141,19 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
         rt_median.as_secs_f64() * 1e6
     );
 
+    // The check before sending against the server's release: skipped for a server of the
+    // crate's own release, a walk of the params for an older one (the most it costs).
+    let newest = median(rt.block_on(round_trips_with_release(5_000, codex_app_client::protocol::CODEX_VERSION))?);
+    let older = median(rt.block_on(round_trips_with_release(5_000, codex_app_client::protocol::availability::FLOOR))?);
+    println!(
+        "{:<30} {:>10.1} µs median (server at {}), {:.1} µs (server at the floor, {}: params checked)",
+        "request round trip, handshake",
+        newest.as_secs_f64() * 1e6,
+        codex_app_client::protocol::CODEX_VERSION,
+        older.as_secs_f64() * 1e6,
+        codex_app_client::protocol::availability::FLOOR,
+    );
+
     let memory = memory_in_child(1024)?;
     let unbounded = memory_in_child(100_000)?;
     match (memory, unbounded) {
@@ -154,6 +167,7 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     println!("client_vs_decode={:.2}", bare.as_secs_f64() / client.as_secs_f64());
     println!("held_decode_vs_decode={:.2}", bare.as_secs_f64() / held.as_secs_f64());
     println!("client_request_round_trip_us={:.1}", rt_median.as_secs_f64() * 1e6);
+    println!("release_check_vs_round_trip={:.3}", older.as_secs_f64() / newest.as_secs_f64() - 1.0);
     if let Some(peak) = memory {
         println!("client_peak_memory_non_reading_mb={peak:.1}");
     }
@@ -269,6 +283,40 @@ async fn round_trips(n: usize) -> anyhow::Result<Vec<Duration>> {
     for _ in 0..n {
         let started = Instant::now();
         black_box(client.request::<request::ThreadList>(ThreadListParams::default()).await?);
+        times.push(started.elapsed());
+    }
+    drop(client);
+    task.abort();
+    Ok(times)
+}
+
+/// Request round trips after a handshake with a server that says it runs `release`, with
+/// params that use members added in several releases (what the check walks).
+async fn round_trips_with_release(n: usize, release: &'static str) -> anyhow::Result<Vec<Duration>> {
+    let (transport, mut server) = MemoryTransport::pair(1024);
+    let task = tokio::spawn(async move {
+        while let Some(line) = server.recv().await {
+            let Ok(parts) = Parts::parse(&line) else { continue };
+            let Some(id) = parts.id else { continue };
+            let id = serde_json::to_string(&id).unwrap_or_default();
+            let result = if parts.method.as_deref() == Some("initialize") {
+                format!(r#"{{"codexHome":"/h","platformFamily":"unix","platformOs":"linux","userAgent":"bench/{release} (x)"}}"#)
+            } else {
+                r#"{"data":[],"nextCursor":null}"#.to_owned()
+            };
+            if server.send(format!(r#"{{"id":{id},"result":{result}}}"#)).await.is_err() {
+                break;
+            }
+        }
+    });
+    let client = Client::builder().connect(transport).await?;
+    let params: ThreadListParams = serde_json::from_value(serde_json::json!({
+        "archived": false, "limit": 20, "searchTerm": "x", "modelProviders": ["openai"], "cursor": "c"
+    }))?;
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        black_box(client.request::<request::ThreadList>(params.clone()).await?);
         times.push(started.elapsed());
     }
     drop(client);
