@@ -9,6 +9,7 @@ mod common;
 }
 mod memory;
 mod misbehaving;
+mod older_release;
 mod real;
 mod structured;
 mod tap_transcript;
