@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::connection::{self, Answer, Command, Control, Status};
+use crate::connection::{self, Answer, Command, ConnectionStats, Control, Status};
 use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, VersionCheck};
 use crate::events::{Abandoned, EventQueue, Notifications};
 use crate::handler::{DefaultHandler, DynHandler, ServerRequestHandler};
@@ -191,6 +191,8 @@ impl ClientBuilder {
     }
 
     /// Spawns `codex app-server` (see [`CodexCommand`]) and connects to it over stdio.
+    ///
+    /// Cancel safe: dropping the future kills the spawned server and ends the connection.
     pub async fn spawn(self, command: &CodexCommand) -> Result<Client, ClientError> {
         let transport = command.spawn()?;
         self.connect(transport).await
@@ -200,6 +202,8 @@ impl ClientBuilder {
     /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport).
     /// With [`reconnect`](Self::reconnect), the client connects again to the same URL when
     /// the connection drops.
+    ///
+    /// Cancel safe: dropping the future closes the connection it opened.
     pub async fn connect_ws(self, url: &str, token: Option<&str>) -> Result<Client, ClientError> {
         let (url, token) = (url.to_owned(), token.map(str::to_owned));
         self.connect_with(move || {
@@ -211,6 +215,8 @@ impl ClientBuilder {
 
     /// Connects with `connect`, and with [`reconnect`](Self::reconnect) connects again with
     /// it when the connection drops (for a transport of your own that can be opened again).
+    ///
+    /// Cancel safe: dropping the future closes the connection it opened.
     pub async fn connect_with<T, F, Fut>(self, connect: F) -> Result<Client, ClientError>
     where
         T: Transport,
@@ -237,6 +243,8 @@ impl ClientBuilder {
 
     /// Connects over `transport`: starts the connection tasks, then `initialize` and
     /// `initialized`.
+    ///
+    /// Cancel safe: dropping the future ends the connection (the transport is dropped).
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
         self.handshake(transport, None).await
     }
@@ -313,6 +321,7 @@ impl ClientBuilder {
             turn_buffer: self.turn_buffer,
             late_grace: self.late_grace,
             subscribers: self.subscribers,
+            commands: commands.downgrade(),
         };
         connection::start(transport, settings, command_receiver, control_receiver, status.clone(), reconnect);
         Client {
@@ -390,6 +399,8 @@ impl Client {
 
     /// Spawns `codex app-server` with the defaults and connects (see
     /// [`ClientBuilder::spawn`]).
+    ///
+    /// Cancel safe: dropping the future kills the spawned server and ends the connection.
     pub async fn spawn(command: &CodexCommand) -> Result<Client, ClientError> {
         Self::builder().spawn(command).await
     }
@@ -429,10 +440,19 @@ impl Client {
     /// Every event from now on; see [`Notifications`]. (To see the handshake too, take the
     /// stream from the builder: [`ClientBuilder::notifications`].)
     pub fn notifications(&self) -> Notifications {
+        self.subscribe(EventQueue::new(self.inner.notification_buffer))
+    }
+
+    /// A stream of the events `filter` accepts, holding at most `capacity` of them.
+    pub(crate) fn filtered_notifications(&self, capacity: usize, filter: crate::events::Filter) -> Notifications {
+        self.subscribe(EventQueue::filtered(capacity, filter))
+    }
+
+    fn subscribe(&self, queue: EventQueue) -> Notifications {
         if self.closed().is_some() {
             return Notifications::new(None);
         }
-        let queue = Arc::new(EventQueue::new(self.inner.notification_buffer));
+        let queue = Arc::new(queue);
         match self.inner.commands.send(Command::Subscribe(queue.clone())) {
             Ok(()) => Notifications::new(Some(queue)),
             Err(_) => Notifications::new(None), // the connection has ended
@@ -443,6 +463,9 @@ impl Client {
     /// straight from the line into `M::Response` (the connection task knows the method of
     /// every pending request). Dropping the future forgets the request: its answer, when it
     /// comes, is discarded.
+    ///
+    /// Cancel safe: dropping the future forgets the request; the connection holds nothing for
+    /// it and goes on.
     pub async fn request<M: Request>(&self, params: M::Params) -> Result<M::Response, ClientError>
     where
         M::Response: 'static,
@@ -453,6 +476,10 @@ impl Client {
 
     /// Sends a request by method name with any params, for methods newer than this crate;
     /// returns the raw result.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn request_raw(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ClientError> {
         let params = if params.is_null() { None } else { Some(params) };
         let (answer, _) = self.call(method, None, &params, None).await?;
@@ -472,6 +499,8 @@ impl Client {
     }
 
     /// Sends a notification.
+    ///
+    /// Cancel safe: the line is queued when the future first runs (it does not wait).
     pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ClientError> {
         let line = wire::notification_line(N::METHOD, &params)
             .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
@@ -480,6 +509,10 @@ impl Client {
 
     /// `turn/start`, returning a [`TurnHandle`] whose stream carries only this turn's
     /// notifications.
+    ///
+    /// Cancel safe: dropping the future forgets the `turn/start` (a turn the server started is
+    /// no longer routed, even when its answer had already come); the turn goes on at the
+    /// server.
     pub async fn start_turn(&self, params: TurnStartParams) -> Result<TurnHandle, ClientError> {
         self.start_turn_with(params.thread_id.clone(), &params).await
     }
@@ -494,13 +527,14 @@ impl Client {
         let (answer, id) = self
             .call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), params, Some(thread.clone()))
             .await?;
-        let queue = answer.turn.clone();
-        let response = typed_result::<request::TurnStart>(answer.result)?;
+        // The route goes with the answer: dropped on any early return, it stops the routing.
+        let Answer { result, turn: route } = answer;
+        let response = typed_result::<request::TurnStart>(result)?;
         let turn_id = wire::turn_id(&response.turn);
-        let (Some(queue), Some(turn_id)) = (queue, turn_id) else {
+        let (Some(route), Some(turn_id)) = (route, turn_id) else {
             return Err(ClientError::Refused(format!("turn/start {id:?} answered without a turn id")));
         };
-        Ok(TurnHandle::new(self.clone(), thread, turn_id, response, queue))
+        Ok(TurnHandle::new(self.clone(), thread, turn_id, response, route))
     }
 
     /// Closes the connection: pending requests fail with [`ClientError::Closed`], the server
@@ -509,6 +543,9 @@ impl Client {
     /// a spawned server is waited for until `timeout`, then killed
     /// ([`ServerExit::killed_after`] says how long the client waited). Returns how the
     /// connection ended; a clean end is [`ExitReason::Shutdown`].
+    ///
+    /// Cancel safe in the sense that the shutdown goes on without the future: dropping it only
+    /// stops waiting for the connection's end.
     pub async fn shutdown(&self, timeout: Duration) -> ServerExit {
         let started = Instant::now();
         let deadline = started + timeout;
@@ -626,9 +663,17 @@ impl Client {
         Ok(())
     }
 
-    /// Stops routing a turn to its handle.
-    pub(crate) fn forget_turn(&self, thread: &str, turn: &str) {
-        self.command(Command::ForgetTurn { thread: thread.to_owned(), turn: turn.to_owned() });
+    /// What the connection holds now (pending requests, routed turns, queued events and
+    /// lines, ...): for monitoring, and to check that what a program dropped was released.
+    /// Fails with why the connection closed once it has.
+    ///
+    /// Cancel safe: dropping the future loses only the answer.
+    pub async fn connection_stats(&self) -> Result<ConnectionStats, ClientError> {
+        let (reply, answer) = oneshot::channel();
+        if self.inner.commands.send(Command::Stats(reply)).is_err() {
+            return Err(self.closed().unwrap_or(ClientError::Closed));
+        }
+        answer.await.map_err(|_| self.closed().unwrap_or(ClientError::Closed))
     }
 }
 

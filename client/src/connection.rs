@@ -76,6 +76,41 @@ pub(crate) enum Command {
     Subscribe(Arc<EventQueue>),
     /// A turn handle is gone or its stream ended.
     ForgetTurn { thread: String, turn: String },
+    /// What the connection holds ([`crate::Client::connection_stats`]).
+    Stats(oneshot::Sender<ConnectionStats>),
+}
+
+/// What a connection holds at one moment ([`Client::connection_stats`](crate::Client::connection_stats)):
+/// once every handle, stream and future of a connection is gone, everything but
+/// [`remembered_abandoned`](Self::remembered_abandoned) is zero.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionStats {
+    /// Requests sent (or queued) and not answered.
+    pub pending_requests: usize,
+    /// Requests the callers stopped waiting for, remembered to name their late answers
+    /// (bounded).
+    pub remembered_abandoned: usize,
+    /// Turns routed to a handle.
+    pub routed_turns: usize,
+    /// Threads with a `turn/start` in flight.
+    pub turn_starts: usize,
+    /// Events held for turns whose `turn/start` was not answered yet.
+    pub early_events: usize,
+    /// Notification streams that are still read (or held).
+    pub streams: usize,
+    /// Events queued in those streams and not read yet.
+    pub queued_events: usize,
+    /// Events queued in the turn handles' streams and not read yet.
+    pub queued_turn_events: usize,
+    /// Lines waiting for the writer.
+    pub queued_lines: usize,
+    /// Server requests being answered by the handler.
+    pub server_requests: usize,
+    /// Requests the connection sent itself (after a reconnect) and that are not answered.
+    pub internal_requests: usize,
+    /// Threads the connection resumes after a reconnect.
+    pub subscribed_threads: usize,
 }
 
 /// A request to send.
@@ -92,10 +127,48 @@ pub(crate) struct Request {
 }
 
 /// A successful answer: the result (typed by the request's method, or raw), and the turn's
-/// queue for `turn/start`.
+/// route for `turn/start`.
 pub(crate) struct Answer {
     pub result: ClientResponse,
-    pub turn: Option<Arc<TurnQueue>>,
+    pub turn: Option<TurnRoute>,
+}
+
+/// A turn's place in the connection's router, owned by what holds the turn's queue (the
+/// answer to `turn/start`, then its [`TurnHandle`](crate::TurnHandle)). Dropped anywhere (an
+/// answer that nobody took because the caller's future was dropped in the same wake-up, a
+/// handle), it tells the connection to stop routing the turn, so a turn nobody reads never
+/// holds its notifications.
+pub(crate) struct TurnRoute {
+    pub queue: Arc<TurnQueue>,
+    pub thread: String,
+    pub turn: String,
+    commands: mpsc::WeakUnboundedSender<Command>,
+    released: bool,
+}
+
+impl TurnRoute {
+    /// Stops routing the turn (once).
+    pub(crate) fn release(&mut self) {
+        if std::mem::replace(&mut self.released, true) {
+            return;
+        }
+        if let Some(commands) = self.commands.upgrade() {
+            let (thread, turn) = (std::mem::take(&mut self.thread), std::mem::take(&mut self.turn));
+            let _ = commands.send(Command::ForgetTurn { thread, turn });
+        }
+    }
+}
+
+impl Drop for TurnRoute {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl std::fmt::Debug for TurnRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnRoute").field("thread", &self.thread).field("turn", &self.turn).finish_non_exhaustive()
+    }
 }
 
 /// How the handles tell the connection to end.
@@ -145,6 +218,8 @@ pub(crate) struct Settings {
     pub late_grace: Duration,
     /// Streams made before the connection started ([`crate::ClientBuilder::notifications`]).
     pub subscribers: Vec<Arc<EventQueue>>,
+    /// The handles' command channel, for the turn routes the connection hands out.
+    pub commands: mpsc::WeakUnboundedSender<Command>,
 }
 
 struct Pending {
@@ -206,6 +281,7 @@ pub(crate) fn start<T: Transport>(
         handlers: JoinSet::new(),
         handler: settings.handler,
         subscribers: settings.subscribers,
+        own_commands: settings.commands,
         outbox: Vec::new(),
         tap: settings.tap,
         status,
@@ -278,6 +354,7 @@ struct Connection<T: Transport> {
     handlers: JoinSet<String>,
     handler: Arc<dyn DynHandler>,
     subscribers: Vec<Arc<EventQueue>>,
+    own_commands: mpsc::WeakUnboundedSender<Command>,
     /// The events of the batch of lines being read, delivered to the streams at its end.
     outbox: Vec<Event>,
     tap: Option<Tap>,
@@ -518,6 +595,29 @@ impl<T: Transport> Connection<T> {
             }
             Command::Subscribe(queue) => self.subscribers.push(queue),
             Command::ForgetTurn { thread, turn } => self.router.forget(&thread, &turn),
+            Command::Stats(reply) => {
+                let _ = reply.send(self.stats());
+            }
+        }
+    }
+
+    fn stats(&mut self) -> ConnectionStats {
+        // A queue only this list holds belongs to a dropped stream.
+        self.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
+        let router = self.router.stats();
+        ConnectionStats {
+            pending_requests: self.pending.len(),
+            remembered_abandoned: self.abandoned.len(),
+            routed_turns: router.routed,
+            turn_starts: router.starting,
+            early_events: router.early,
+            streams: self.subscribers.len(),
+            queued_events: self.subscribers.iter().map(|q| q.queued()).sum(),
+            queued_turn_events: router.queued,
+            queued_lines: self.outgoing.len(),
+            server_requests: self.handlers.len(),
+            internal_requests: self.internal.len(),
+            subscribed_threads: self.threads.len(),
         }
     }
 
@@ -624,8 +724,14 @@ impl<T: Transport> Connection<T> {
                             None => self.router.not_started(thread),
                         }
                     }
-                    let answer =
-                        Answer { result: response.result, turn: started.as_ref().map(|(queue, ..)| queue.clone()) };
+                    let turn = started.as_ref().map(|(queue, thread, turn)| TurnRoute {
+                        queue: queue.clone(),
+                        thread: thread.clone(),
+                        turn: turn.clone(),
+                        commands: self.own_commands.clone(),
+                        released: false,
+                    });
+                    let answer = Answer { result: response.result, turn };
                     if let Err(Ok(answer)) = pending.reply.send(Ok(answer)) {
                         // The caller stopped waiting just now (its `Abandon` is on its way).
                         if let Some((_, thread, turn)) = &started {
@@ -826,6 +932,7 @@ impl<T: Transport> Connection<T> {
                     let _ = request.reply.send(Err(error.clone()));
                 }
                 Command::Subscribe(queue) => queue.close(),
+                Command::Stats(reply) => drop(reply),
                 Command::Send(_) | Command::Abandon { .. } | Command::ForgetTurn { .. } => {}
             }
         }

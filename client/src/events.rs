@@ -25,6 +25,11 @@ use tokio::time::Instant;
 use crate::error::{ClientError, DecodeReport};
 use crate::wire::Lifecycle;
 
+/// The notification of a completed item.
+const ITEM_COMPLETED: &str = "item/completed";
+/// The notification of a completed turn.
+const TURN_COMPLETED: &str = "turn/completed";
+
 /// One item of a notification stream.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -117,6 +122,8 @@ impl Notifications {
 
     /// The next event, or `None` once the connection has closed and everything before was
     /// read. (`Notifications` is also a [`futures_util::Stream`] of the same events.)
+    ///
+    /// Cancel safe: an event is taken from the stream only when `next` returns it.
     pub async fn next(&mut self) -> Option<Event> {
         std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
@@ -199,10 +206,12 @@ enum Take {
     Empty,
 }
 
-/// Appends `item`, first dropping the oldest item (and counting it) when `items` is full.
-fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, item: T) {
+/// Appends `item`, first dropping the oldest item (and counting it) when `items` is full;
+/// returns the dropped item.
+fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, item: T) -> Option<T> {
+    let mut oldest = None;
     if items.len() >= capacity {
-        items.pop_front();
+        oldest = items.pop_front();
         *dropped += 1;
         if *dropped == 1 {
             tracing::warn!(
@@ -212,13 +221,24 @@ fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, 
         }
     }
     items.push_back(item);
+    oldest
 }
 
+/// Which events a stream takes (a stream that waits for one kind of event takes only those,
+/// so the events it does not want can never push the one it waits for out of its buffer).
+pub(crate) type Filter = Box<dyn Fn(&Event) -> bool + Send + Sync>;
+
 /// The bounded queue of one [`Notifications`] stream, filled by the connection task.
-#[derive(Debug)]
 pub(crate) struct EventQueue {
     state: Mutex<EventState>,
     capacity: usize,
+    filter: Option<Filter>,
+}
+
+impl std::fmt::Debug for EventQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventQueue").field("capacity", &self.capacity).finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -232,7 +252,17 @@ struct EventState {
 
 impl EventQueue {
     pub(crate) fn new(capacity: usize) -> Self {
-        EventQueue { state: Mutex::default(), capacity: capacity.max(1) }
+        EventQueue { state: Mutex::default(), capacity: capacity.max(1), filter: None }
+    }
+
+    /// A queue that takes only the events `filter` accepts.
+    pub(crate) fn filtered(capacity: usize, filter: Filter) -> Self {
+        EventQueue { state: Mutex::default(), capacity: capacity.max(1), filter: Some(filter) }
+    }
+
+    /// How many events wait to be read.
+    pub(crate) fn queued(&self) -> usize {
+        self.lock().items.len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EventState> {
@@ -245,8 +275,14 @@ impl EventQueue {
         let waker = {
             let mut guard = self.lock();
             let state = &mut *guard;
+            let before = state.items.len() + state.dropped as usize;
             for event in events {
-                push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+                if self.filter.as_ref().map_or(true, |accepts| accepts(&event)) {
+                    push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+                }
+            }
+            if state.items.len() + state.dropped as usize == before {
+                return; // nothing for this stream: its reader is not woken
             }
             state.waker.take()
         };
@@ -292,6 +328,10 @@ struct TurnState {
     failed: Option<ClientError>,
     /// The `turn/completed` notification, kept even when a full stream drops it.
     completion: Option<Arc<ServerNotification>>,
+    /// How many `item/completed` notifications a full stream dropped.
+    lost_items: u64,
+    /// A full stream dropped `turn/completed` (it is in `completion`).
+    completion_dropped: bool,
     /// The reader waiting for the next event.
     waker: Option<Waker>,
 }
@@ -332,10 +372,32 @@ impl TurnQueue {
                 }
                 _ => {}
             }
-            push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+            let dropped = push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+            if let Some(Event::Notification(n)) = dropped {
+                match n.method() {
+                    ITEM_COMPLETED => state.lost_items += 1,
+                    TURN_COMPLETED => state.completion_dropped = true,
+                    _ => {}
+                }
+            }
             state.waker.take()
         };
         wake(waker);
+    }
+
+    /// Whether the turn's `turn/completed` came and its full stream dropped it.
+    pub(crate) fn completion_dropped(&self) -> bool {
+        self.lock().completion_dropped
+    }
+
+    /// How many `item/completed` notifications of the turn its full stream dropped.
+    pub(crate) fn lost_items(&self) -> u64 {
+        self.lock().lost_items
+    }
+
+    /// How many events wait to be read.
+    pub(crate) fn queued(&self) -> usize {
+        self.lock().items.len()
     }
 
     /// Ends the turn with `error` (its `turn/completed` did not decode, its thread closed):

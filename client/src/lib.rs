@@ -79,6 +79,7 @@ mod wire;
 pub use codex_app_protocol as protocol;
 
 pub use client::{Client, ClientBuilder, VersionPolicy};
+pub use connection::ConnectionStats;
 pub use error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TurnFailure, VersionCheck};
 pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};

@@ -41,6 +41,14 @@ enum TurnEvent {
     End(ClientError),
 }
 
+/// What a [`TurnRouter`] holds.
+pub(crate) struct RouterStats {
+    pub routed: usize,
+    pub starting: usize,
+    pub early: usize,
+    pub queued: usize,
+}
+
 /// A thread with `turn/start` requests in flight.
 #[derive(Debug, Default)]
 struct Starting {
@@ -189,6 +197,17 @@ impl TurnRouter {
     #[cfg(test)]
     fn routed(&self) -> usize {
         self.turns.values().map(HashMap::len).sum()
+    }
+
+    /// What the router holds ([`crate::ConnectionStats`]).
+    pub(crate) fn stats(&self) -> RouterStats {
+        let queues = self.turns.values().flat_map(HashMap::values);
+        RouterStats {
+            routed: self.turns.values().map(HashMap::len).sum(),
+            starting: self.starting.len(),
+            early: self.starting.values().map(|s| s.early.len()).sum(),
+            queued: queues.map(|q| q.queued()).sum(),
+        }
     }
 }
 

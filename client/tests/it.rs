@@ -7,6 +7,7 @@
 codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 mod common;
 }
+mod cancel;
 mod memory;
 mod misbehaving;
 mod real;
