@@ -365,7 +365,7 @@ pub(crate) struct Inner {
     commands: mpsc::UnboundedSender<Command>,
     /// Dropped with the last handle, which the connection task takes as [`ExitReason::Dropped`].
     control: watch::Sender<Control>,
-    status: Arc<Status>,
+    pub(crate) status: Arc<Status>,
     next_id: AtomicI64,
     notification_buffer: usize,
     request_timeout: Option<Duration>,

@@ -17,7 +17,7 @@
 //! Requests from the handles are taken only while fewer than [`OUTGOING_MAX`] lines wait for
 //! the writer, which is the client's backpressure.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
-use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerRequest};
+use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerNotification, ServerRequest};
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -36,6 +36,7 @@ use tokio::time::Instant;
 use crate::error::{ClientError, ExitReason, ServerExit, TransportError};
 use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan, TurnQueue};
 use crate::handler::{panic_message, DynHandler};
+use crate::reconnect::{Internal, Refusal, Threads};
 use crate::retry::RetryPolicy;
 use crate::routing::TurnRouter;
 use crate::tap::{Direction, Tap};
@@ -190,11 +191,35 @@ pub(crate) struct Status {
     /// Callers waiting for an answer (counted by the handles).
     pub pending: AtomicUsize,
     pub exit: watch::Sender<Option<ServerExit>>,
+    /// Threads the server did not resume after a reconnect: the server's message.
+    detached: Mutex<HashMap<String, String>>,
 }
 
 impl Status {
     pub(crate) fn new() -> Self {
-        Status { closed: Mutex::new(None), pending: AtomicUsize::new(0), exit: watch::channel(None).0 }
+        Status {
+            closed: Mutex::new(None),
+            pending: AtomicUsize::new(0),
+            exit: watch::channel(None).0,
+            detached: Mutex::default(),
+        }
+    }
+
+    /// Why the server did not resume `thread` after a reconnect, if it did not.
+    pub(crate) fn detached(&self, thread: &str) -> Option<String> {
+        self.detached.lock().unwrap_or_else(|e| e.into_inner()).get(thread).cloned()
+    }
+
+    fn detach(&self, thread: &str, message: &str) {
+        self.detached.lock().unwrap_or_else(|e| e.into_inner()).insert(thread.to_owned(), message.to_owned());
+    }
+
+    /// An answer subscribed the connection to `thread` again.
+    fn attach(&self, thread: &str) {
+        let mut detached = self.detached.lock().unwrap_or_else(|e| e.into_inner());
+        if !detached.is_empty() {
+            detached.remove(thread);
+        }
     }
 
     pub(crate) fn closed(&self) -> Option<ClientError> {
@@ -261,8 +286,9 @@ pub(crate) fn start<T: Transport>(
     let connection = Connection {
         receiver,
         reconnect,
-        threads: HashSet::new(),
+        threads: Threads::default(),
         internal: HashMap::new(),
+        internal_ids: 0,
         handshake_refused: None,
         commands,
         commands_open: true,
@@ -328,11 +354,12 @@ async fn writer<S: LineSender>(
 struct Connection<T: Transport> {
     receiver: T::Receiver,
     reconnect: Option<Reconnect<T>>,
-    /// The threads this connection is subscribed to (started, resumed, forked, unarchived;
-    /// until `thread/closed`): resumed after a reconnect.
-    threads: HashSet<String>,
-    /// Requests the connection sent itself (after a reconnect): their method.
-    internal: HashMap<RequestId, String>,
+    /// The threads this connection is subscribed to: resumed after a reconnect.
+    threads: Threads,
+    /// Requests the connection sent itself (after a reconnect).
+    internal: HashMap<RequestId, Internal>,
+    /// How many `thread/resume`s the connection sent itself outside a handshake.
+    internal_ids: u64,
     /// The server refused the `initialize` of a reconnect: its message.
     handshake_refused: Option<String>,
     commands: mpsc::UnboundedReceiver<Command>,
@@ -519,7 +546,7 @@ impl<T: Transport> Connection<T> {
             serde_json::value::to_raw_value(initialize).map_err(|e| format!("cannot encode `initialize`: {e}"))?;
         let line = wire::request_line(&id, "initialize", &params);
         self.send_now(line).await?;
-        self.internal.insert(id.clone(), "initialize".into());
+        self.internal.insert(id.clone(), Internal::Initialize);
         // Lines before the answer are the new connection's first lines.
         self.handshake_refused = None;
         self.read_until(|c| !c.internal.contains_key(&id) || c.handshake_refused.is_some(), batch).await?;
@@ -527,17 +554,14 @@ impl<T: Transport> Connection<T> {
             return Err(format!("`initialize` was refused: {why}"));
         }
         self.send_now(wire::initialized_line()).await?;
-        let mut threads: Vec<String> = self.threads.iter().cloned().collect();
-        threads.sort();
-        for (n, thread) in threads.into_iter().enumerate() {
+        for (n, thread) in self.threads.to_resume().into_iter().enumerate() {
             let id = RequestId::String(format!("reconnect-{attempt}-resume-{n}"));
-            let params = serde_json::value::to_raw_value(&serde_json::json!({"threadId": thread}))
-                .expect("a Value always encodes");
-            self.internal.insert(id.clone(), "thread/resume".into());
-            self.send_now(wire::request_line(&id, "thread/resume", &params)).await?;
+            let line = resume_line(&id, &thread);
+            self.internal.insert(id, Internal::Resume(thread));
+            self.send_now(line).await?;
         }
-        // The threads' events flow again once their resumes are answered (refused ones are
-        // logged).
+        // The threads' events flow again once their resumes are answered; each answer
+        // reconciles the thread's turns, each refusal is handled (see `crate::reconnect`).
         self.read_until(|c| c.internal.is_empty(), batch).await
     }
 
@@ -574,6 +598,11 @@ impl<T: Transport> Connection<T> {
                     return;
                 }
                 if let Some(thread) = &request.turn_thread {
+                    if let Some(message) = self.status.detached(thread) {
+                        let _ =
+                            request.reply.send(Err(ClientError::ThreadDetached { thread_id: thread.clone(), message }));
+                        return;
+                    }
                     self.router.expect(thread);
                 }
                 let Request { id, method, typed, line, turn_thread, reply } = request;
@@ -692,24 +721,28 @@ impl<T: Transport> Connection<T> {
         match decoded {
             Ok(Message::Notification(notification)) => {
                 let notification = Arc::new(notification);
-                if self.reconnect.is_some() && notification.method() == "thread/closed" {
-                    if let Some(thread) = notification.thread_id() {
-                        self.threads.remove(thread);
-                    }
+                if self.reconnect.is_some() {
+                    self.subscription_event(&notification);
                 }
                 self.router.notification(&notification);
                 self.publish(Event::Notification(notification));
             }
             Ok(Message::Request(request)) => self.server_request(request),
             Ok(Message::Response(response)) if self.internal.contains_key(&response.id) => {
-                let method = self.internal.remove(&response.id).unwrap_or_default();
-                tracing::debug!(method, id = ?response.id, "answered after reconnecting");
+                match self.internal.remove(&response.id) {
+                    Some(Internal::Resume(thread)) => self.resumed(thread, raw_result(response.result)),
+                    internal => {
+                        let method = internal.as_ref().map(Internal::method);
+                        tracing::debug!(method, id = ?response.id, "answered after reconnecting");
+                    }
+                }
             }
             Ok(Message::Response(response)) => match self.take_pending(&response.id) {
                 Some(pending) => {
                     if self.reconnect.is_some() && SUBSCRIBING.contains(&pending.method.as_str()) {
-                        if let Some(thread) = wire::result_thread_id(&response.result) {
-                            self.threads.insert(thread);
+                        if let Some((thread, turns)) = wire::result_thread(&response.result) {
+                            self.status.attach(&thread);
+                            self.threads.subscribed(thread, turns);
                         }
                     }
                     // A `turn/start`: the turn's queue, with what came for it before.
@@ -722,6 +755,10 @@ impl<T: Transport> Connection<T> {
                         match turn {
                             Some(turn) => started = Some((self.router.started(thread, &turn), thread.clone(), turn)),
                             None => self.router.not_started(thread),
+                        }
+                        if started.is_some() && self.reconnect.is_some() && self.threads.turn_started(thread) {
+                            // Not resumed after the last reconnect (it had no turns): now it can be.
+                            self.resume(thread.clone());
                         }
                     }
                     let turn = started.as_ref().map(|(queue, thread, turn)| TurnRoute {
@@ -754,15 +791,17 @@ impl<T: Transport> Connection<T> {
                 }
             },
             Ok(Message::Error(error)) if error.id.as_ref().is_some_and(|id| self.internal.contains_key(id)) => {
-                let method = error.id.as_ref().and_then(|id| self.internal.remove(id)).unwrap_or_default();
+                let internal = error.id.as_ref().and_then(|id| self.internal.remove(id));
                 tracing::warn!(
-                    method,
+                    method = internal.as_ref().map(Internal::method),
                     code = error.error.code,
                     message = error.error.message,
                     "refused after reconnecting"
                 );
-                if method == "initialize" {
-                    self.handshake_refused = Some(error.error.message);
+                match internal {
+                    Some(Internal::Initialize) => self.handshake_refused = Some(error.error.message),
+                    Some(Internal::Resume(thread)) => self.resume_refused(thread, error.error.message),
+                    None => {}
                 }
             }
             Ok(Message::Error(error)) => match error.id.as_ref().and_then(|id| self.take_pending(id)) {
@@ -778,6 +817,68 @@ impl<T: Transport> Connection<T> {
                 }
             },
             Err(undecodable) => self.undecodable(&line, *undecodable),
+        }
+    }
+
+    /// A notification that changes a subscription: `thread/closed` ends it; the thread of a
+    /// refused resume that waits for its turn to end is resumed when it is inactive.
+    fn subscription_event(&mut self, notification: &ServerNotification) {
+        let Some(thread) = notification.thread_id() else { return };
+        if notification.method() == "thread/closed" {
+            self.threads.closed(thread);
+        } else if notification.method() == "thread/status/changed"
+            && self.threads.waits_for_inactive(thread)
+            && !wire::thread_active(notification)
+            && self.threads.inactive(thread)
+        {
+            self.resume(thread.to_owned());
+        }
+    }
+
+    /// Sends `thread/resume` of `thread` as the connection's own request.
+    fn resume(&mut self, thread: String) {
+        self.internal_ids += 1;
+        let id = RequestId::String(format!("resume-{}", self.internal_ids));
+        self.outgoing.push_back(Out::Line(resume_line(&id, &thread)));
+        self.internal.insert(id, Internal::Resume(thread));
+    }
+
+    /// The server resumed `thread`: its turns are reconciled with the answer.
+    fn resumed(&mut self, thread: String, result: RawJson) {
+        let result = result.to_value().unwrap_or_default();
+        let turns = result.pointer("/thread/turns").cloned().unwrap_or_default();
+        tracing::debug!(thread, "resumed");
+        self.router.reconcile(&thread, &turns);
+        let listed = turns.as_array().is_some_and(|t| !t.is_empty());
+        self.threads.subscribed(thread, listed);
+    }
+
+    /// The server refused to resume `thread` (see [`crate::reconnect`]).
+    fn resume_refused(&mut self, thread: String, message: String) {
+        match self.threads.refused(&thread, self.router.has_turns(&thread)) {
+            Refusal::Unresumed => {
+                tracing::info!(
+                    thread,
+                    message,
+                    "the server cannot resume a thread without turns; it is resumed after its next turn starts"
+                );
+            }
+            Refusal::Retry => {
+                tracing::info!(
+                    thread,
+                    message,
+                    "the server cannot resume the thread while its first turn runs; resumed when it ends"
+                );
+            }
+            Refusal::Detached => {
+                tracing::warn!(thread, message, "the server did not resume the thread: it is detached");
+                self.status.detach(&thread, &message);
+                self.router.detach(
+                    &thread,
+                    ClientError::ThreadDetached { thread_id: thread.clone(), message: message.clone() },
+                );
+                self.publish(Event::ThreadDetached { thread_id: thread, message });
+            }
         }
     }
 
@@ -939,6 +1040,13 @@ impl<T: Transport> Connection<T> {
         self.handlers.shutdown().await;
         self.status.exit.send_replace(Some(exit));
     }
+}
+
+/// `thread/resume` of `thread` with id `id`.
+fn resume_line(id: &RequestId, thread: &str) -> String {
+    let params =
+        serde_json::value::to_raw_value(&serde_json::json!({"threadId": thread})).expect("a Value always encodes");
+    wire::request_line(id, "thread/resume", &params)
 }
 
 /// Waits until `deadline` (never when `None`; the branch is disabled then).

@@ -50,6 +50,18 @@ pub enum Event {
     /// sent while no connection was there is not replayed)
     /// ([`ClientBuilder::reconnect`](crate::ClientBuilder::reconnect)).
     Reconnected(u32),
+    /// After a reconnect the server refused to resume this thread (`thread/resume` answered
+    /// `message`): its open turns ended with
+    /// [`ClientError::ThreadDetached`](crate::ClientError::ThreadDetached), and new turns on
+    /// it fail until it is resumed ([`Client::thread_resume`](crate::Client::thread_resume)).
+    /// (A thread without turns that the server cannot resume is not detached: it is resumed
+    /// after its next turn starts.)
+    ThreadDetached {
+        /// The thread.
+        thread_id: String,
+        /// The server's message.
+        message: String,
+    },
 }
 
 /// A response without a pending request; see [`Event::Orphan`].
@@ -330,6 +342,8 @@ struct TurnState {
     completion: Option<Arc<ServerNotification>>,
     /// How many `item/completed` notifications a full stream dropped.
     lost_items: u64,
+    /// The items that completed (a reconciliation after a reconnect adds only the others).
+    completed_items: HashSet<String>,
     /// A full stream dropped `turn/completed` (it is in `completion`).
     completion_dropped: bool,
     /// The reader waiting for the next event.
@@ -363,6 +377,7 @@ impl TurnQueue {
                 }
                 (Lifecycle::ItemCompleted, Some(id)) => {
                     state.open_items.remove(id);
+                    state.completed_items.insert(id.to_owned());
                 }
                 (Lifecycle::TurnCompleted, _) => {
                     state.completed_at = Some(Instant::now());
@@ -388,6 +403,18 @@ impl TurnQueue {
     /// Whether the turn's `turn/completed` came and its full stream dropped it.
     pub(crate) fn completion_dropped(&self) -> bool {
         self.lock().completion_dropped
+    }
+
+    /// Whether the item `id` of the turn completed (its `item/completed` came).
+    pub(crate) fn item_completed(&self, id: &str) -> bool {
+        self.lock().completed_items.contains(id)
+    }
+
+    /// Whether the turn has ended (`turn/completed` came, it failed, or the connection
+    /// closed).
+    pub(crate) fn is_over(&self) -> bool {
+        let state = self.lock();
+        state.completed_at.is_some() || state.failed.is_some() || state.closed
     }
 
     /// How many `item/completed` notifications of the turn its full stream dropped.

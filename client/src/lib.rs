@@ -66,6 +66,7 @@ pub mod error;
 pub mod events;
 pub mod handler;
 pub mod login;
+mod reconnect;
 pub mod retry;
 mod routing;
 #[cfg(feature = "schemars")]

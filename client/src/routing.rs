@@ -55,6 +55,8 @@ struct Starting {
     in_flight: usize,
     /// (turn id, what came for it), oldest first.
     early: VecDeque<(String, TurnEvent)>,
+    /// The thread was detached while the `turn/start` was in flight: the turn ends with this.
+    detached: Option<ClientError>,
 }
 
 /// Routes server lines to turn handles; see the [module docs](self).
@@ -81,6 +83,9 @@ impl TurnRouter {
     /// came for it before.
     pub(crate) fn started(&mut self, thread: &str, turn: &str) -> Arc<TurnQueue> {
         let queue = Arc::new(TurnQueue::new(self.turn_buffer, self.late_grace));
+        if let Some(error) = self.starting.get(thread).and_then(|s| s.detached.clone()) {
+            queue.fail(error);
+        }
         let early = self.finish_start(thread);
         for (_, event) in early.into_iter().filter(|(t, _)| t == turn) {
             apply(&queue, event);
@@ -162,15 +167,74 @@ impl TurnRouter {
     }
 
     fn thread_closed(&mut self, thread: &str) {
+        self.end_thread(thread, ClientError::ThreadClosed { thread_id: thread.to_owned() });
+    }
+
+    /// The server did not resume `thread` after a reconnect: its turns end with `error`,
+    /// and so does a turn whose `turn/start` is in flight.
+    pub(crate) fn detach(&mut self, thread: &str, error: ClientError) {
+        self.end_thread(thread, error.clone());
+        if let Some(starting) = self.starting.get_mut(thread) {
+            starting.detached = Some(error);
+        }
+    }
+
+    /// Ends the open turns of `thread` (and those that came before their `turn/start`
+    /// response) with `error`.
+    fn end_thread(&mut self, thread: &str, error: ClientError) {
         for queue in self.turns.get(thread).into_iter().flat_map(|turns| turns.values()) {
-            queue.fail(ClientError::ThreadClosed { thread_id: thread.to_owned() });
+            queue.fail(error.clone());
         }
         if let Some(starting) = self.starting.get_mut(thread) {
             let turns: Vec<String> = starting.early.iter().map(|(t, _)| t.clone()).collect();
             for turn in turns {
-                starting
-                    .early
-                    .push_back((turn, TurnEvent::End(ClientError::ThreadClosed { thread_id: thread.to_owned() })));
+                starting.early.push_back((turn, TurnEvent::End(error.clone())));
+            }
+        }
+    }
+
+    /// Whether the client has turns of `thread` routed or starting.
+    pub(crate) fn has_turns(&self, thread: &str) -> bool {
+        self.turns.get(thread).is_some_and(|turns| turns.values().any(|q| !q.is_over()))
+            || self.starting.contains_key(thread)
+    }
+
+    /// The answer to a `thread/resume` after a reconnect lists the thread's `turns` (JSON):
+    /// a routed turn it reports finished (any status but `inProgress`) gets the completed
+    /// items the answer carries that its stream did not have, as `item/completed`, then its
+    /// `turn/completed`, as the server would have sent them; so its handle ends with that
+    /// status. A turn still in progress goes on with the events that follow.
+    pub(crate) fn reconcile(&mut self, thread: &str, turns: &serde_json::Value) {
+        let Some(routed) = self.turns.get(thread) else { return };
+        let mut lines = Vec::new();
+        for turn in turns.as_array().into_iter().flatten() {
+            let Some(id) = wire::turn_id(turn) else { continue };
+            let Some(queue) = routed.get(&id) else { continue };
+            let status = turn.get("status").and_then(|s| s.as_str()).unwrap_or("inProgress");
+            if status == "inProgress" || queue.is_over() {
+                continue;
+            }
+            tracing::info!(thread, turn = id, status, "a turn ended while the connection was down");
+            for item in turn.get("items").and_then(|i| i.as_array()).into_iter().flatten() {
+                let item_id = item.get("id").and_then(|i| i.as_str()).unwrap_or_default();
+                if !queue.item_completed(item_id) {
+                    let params =
+                        serde_json::json!({"item": item, "threadId": thread, "turnId": id, "completedAtMs": 0});
+                    lines.push(serde_json::json!({"method": "item/completed", "params": params}));
+                }
+            }
+            lines.push(serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}}));
+        }
+        for line in lines {
+            match wire::decode_server_line(&line.to_string(), 0, |_| None::<&str>) {
+                Ok(codex_app_protocol::Message::Notification(n)) => self.notification(&Arc::new(n)),
+                Ok(_) => {}
+                // The answer's turn does not decode as the release's notification: the turn
+                // ends with the decode error, as an undecodable `turn/completed` does.
+                Err(undecodable) => {
+                    let report = Arc::new(undecodable.report);
+                    self.undecodable(&line.to_string(), &report);
+                }
             }
         }
     }

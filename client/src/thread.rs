@@ -97,6 +97,21 @@ impl ThreadHandle {
         &self.client
     }
 
+    /// Whether the connection receives the thread's events: `false` once the server refused
+    /// to resume it after a reconnect ([`Event::ThreadDetached`](crate::Event::ThreadDetached));
+    /// then [`detached`](Self::detached) has the server's message, and new turns fail at once
+    /// with [`ClientError::ThreadDetached`] until it is resumed
+    /// ([`Client::thread_resume`]).
+    pub fn is_attached(&self) -> bool {
+        self.detached().is_none()
+    }
+
+    /// Why the server did not resume the thread after a reconnect, if it did not (see
+    /// [`is_attached`](Self::is_attached)).
+    pub fn detached(&self) -> Option<String> {
+        self.client.inner.status.detached(&self.id)
+    }
+
     /// Starts a turn with `input`; the handle streams its events.
     ///
     /// Cancel safe, as [`Client::start_turn`].
@@ -118,6 +133,9 @@ impl ThreadHandle {
                 )))
             }
         };
+        if let Some(message) = self.detached() {
+            return Err(ClientError::ThreadDetached { thread_id: self.id.clone(), message });
+        }
         params.insert("threadId".into(), self.id.clone().into());
         params.insert("input".into(), input.into().into_json());
         self.client.start_turn_with(self.id.clone(), &Value::Object(params)).await

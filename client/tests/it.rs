@@ -11,5 +11,6 @@ mod cancel;
 mod memory;
 mod misbehaving;
 mod real;
+mod reconnect;
 mod structured;
 mod tap_transcript;
