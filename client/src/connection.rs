@@ -30,7 +30,7 @@ use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerNoti
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::error::{ClientError, ExitReason, ServerExit, TransportError};
@@ -61,6 +61,9 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The methods whose answer subscribes the connection to a thread (`result.thread.id`).
 const SUBSCRIBING: [&str; 4] = ["thread/start", "thread/resume", "thread/fork", "thread/unarchive"];
+
+/// How long the connection's end waits for the writer to finish what it writes.
+const WRITER_GRACE: Duration = Duration::from_millis(500);
 
 /// After the stream ends without a shutdown, how long a spawned server may take to exit.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
@@ -282,7 +285,7 @@ pub(crate) fn start<T: Transport>(
     reconnect: Option<Reconnect<T>>,
 ) {
     let (sender, receiver) = transport.split();
-    let (to_writer, write_failure) = spawn_writer(sender, settings.tap.clone());
+    let (to_writer, writer) = spawn_writer(sender, settings.tap.clone());
     let connection = Connection {
         receiver,
         reconnect,
@@ -295,8 +298,8 @@ pub(crate) fn start<T: Transport>(
         control,
         control_open: true,
         to_writer,
-        write_failure,
-        write_failure_open: true,
+        writer,
+        writer_running: true,
         write_failed: None,
         outgoing: VecDeque::new(),
         writer_closed: false,
@@ -317,20 +320,16 @@ pub(crate) fn start<T: Transport>(
     tokio::spawn(connection.run());
 }
 
-/// Starts a writer task for `sender`: the channel to it, and what reports its failure.
-fn spawn_writer<S: LineSender>(sender: S, tap: Option<Tap>) -> (mpsc::Sender<Out>, oneshot::Receiver<io::Error>) {
+/// Starts a writer task for `sender`: the channel to it, and the task, which the connection
+/// joins (its end says whether a write failed; a panic in it ends the connection).
+fn spawn_writer<S: LineSender>(sender: S, tap: Option<Tap>) -> (mpsc::Sender<Out>, JoinHandle<Option<io::Error>>) {
     let (to_writer, from_loop) = mpsc::channel(OUTGOING_MAX);
-    let (write_failed, write_failure) = oneshot::channel();
-    tokio::spawn(writer(sender, from_loop, tap, write_failed));
-    (to_writer, write_failure)
+    (to_writer, tokio::spawn(writer(sender, from_loop, tap)))
 }
 
-async fn writer<S: LineSender>(
-    mut sender: S,
-    mut lines: mpsc::Receiver<Out>,
-    tap: Option<Tap>,
-    failed: oneshot::Sender<io::Error>,
-) {
+/// Writes the lines of the loop until `Out::Close` or its channel closes, then closes the
+/// client's side; returns the error of a failed write.
+async fn writer<S: LineSender>(mut sender: S, mut lines: mpsc::Receiver<Out>, tap: Option<Tap>) -> Option<io::Error> {
     while let Some(out) = lines.recv().await {
         match out {
             Out::Line(line) => {
@@ -339,8 +338,7 @@ async fn writer<S: LineSender>(
                 }
                 if let Err(e) = sender.send(line).await {
                     tracing::warn!(error = %e, "writing to the server failed");
-                    let _ = failed.send(e);
-                    return;
+                    return Some(e);
                 }
             }
             Out::Close => break,
@@ -349,6 +347,7 @@ async fn writer<S: LineSender>(
     if let Err(e) = sender.close().await {
         tracing::debug!(error = %e, "closing the client's side of the connection");
     }
+    None
 }
 
 struct Connection<T: Transport> {
@@ -367,8 +366,9 @@ struct Connection<T: Transport> {
     control: watch::Receiver<Control>,
     control_open: bool,
     to_writer: mpsc::Sender<Out>,
-    write_failure: oneshot::Receiver<io::Error>,
-    write_failure_open: bool,
+    /// The writer task, joined by the connection.
+    writer: JoinHandle<Option<io::Error>>,
+    writer_running: bool,
     /// A write failed (its error), and when to stop waiting for the stream to end.
     write_failed: Option<(String, Instant)>,
     /// Lines for the writer that its channel did not take yet, in order.
@@ -391,9 +391,24 @@ struct Connection<T: Transport> {
 }
 
 impl<T: Transport> Connection<T> {
+    /// Serves the connection, then ends everything with why it ended. A panic of the loop is
+    /// caught here: every handle ends promptly with [`ExitReason::Panicked`].
     async fn run(mut self) {
+        let reason = match std::panic::AssertUnwindSafe(self.serve()).catch_unwind().await {
+            Ok(reason) => reason,
+            Err(panic) => {
+                let why = panic_message(&*panic);
+                tracing::error!(panic = %why, "the connection task panicked");
+                ExitReason::Panicked(format!("the connection task panicked: {why}"))
+            }
+        };
+        self.finish(reason).await;
+    }
+
+    /// Reads, handles and reconnects until the connection ends; returns why.
+    async fn serve(&mut self) -> ExitReason {
         let mut batch = Vec::with_capacity(BATCH);
-        let reason = loop {
+        loop {
             let reason = self.read(&mut batch).await;
             match reason {
                 ExitReason::EndOfStream | ExitReason::ReadError(_) | ExitReason::WriteError(_)
@@ -406,8 +421,7 @@ impl<T: Transport> Connection<T> {
                 }
                 reason => break reason,
             }
-        };
-        self.finish(reason).await;
+        }
     }
 
     /// Runs the connection until its stream ends; returns why.
@@ -455,11 +469,12 @@ impl<T: Transport> Connection<T> {
                     }
                     Err(_) => self.outgoing.clear(), // the writer ended: its failure is reported
                 },
-                failure = &mut self.write_failure, if self.write_failure_open => {
-                    self.write_failure_open = false;
-                    // `Err`: the writer ended without a failure (the client's side was closed).
-                    if let Ok(e) = failure {
-                        self.write_failed = Some((e.to_string(), Instant::now() + WRITE_FAILURE_GRACE));
+                ended = &mut self.writer, if self.writer_running => {
+                    self.writer_running = false;
+                    match ended {
+                        Ok(Some(e)) => self.write_failed = Some((e.to_string(), Instant::now() + WRITE_FAILURE_GRACE)),
+                        Ok(None) => {} // the client's side was closed
+                        Err(e) => return ExitReason::Panicked(format!("the writer task failed: {}", join_error(e))),
                     }
                 }
                 read = self.receiver.recv_many(batch, BATCH) => match read {
@@ -520,10 +535,11 @@ impl<T: Transport> Connection<T> {
             let (sender, receiver) = transport.split();
             let mut old = std::mem::replace(&mut self.receiver, receiver);
             let _ = old.exit(Duration::ZERO).await;
-            let (to_writer, write_failure) = spawn_writer(sender, self.tap.clone());
+            let (to_writer, writer) = spawn_writer(sender, self.tap.clone());
             self.to_writer = to_writer;
-            self.write_failure = write_failure;
-            self.write_failure_open = true;
+            // The old writer ends with its channel; it is not waited for.
+            std::mem::replace(&mut self.writer, writer).abort();
+            self.writer_running = true;
             self.writer_closed = false;
             match self.handshake(&initialize, attempt, batch).await {
                 Ok(()) => {
@@ -1010,6 +1026,14 @@ impl<T: Transport> Connection<T> {
         }
         let waiting_since = Instant::now();
         let mut exit = self.receiver.exit(wait).await;
+        // The writer is joined: it has ended with the client's side, or it is stopped.
+        if self.writer_running {
+            let writer = &mut self.writer;
+            if tokio::time::timeout(WRITER_GRACE, &mut *writer).await.is_err() {
+                writer.abort();
+                tracing::debug!("the writer did not finish writing in time; stopped");
+            }
+        }
         if exit.killed_after.is_some() {
             let since = closing.map_or(waiting_since, |(started, _)| started);
             exit.killed_after = Some(since.elapsed());
@@ -1054,6 +1078,14 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Why a task ended other than by returning.
+fn join_error(error: tokio::task::JoinError) -> String {
+    match error.try_into_panic() {
+        Ok(panic) => format!("it panicked: {}", panic_message(&*panic)),
+        Err(error) => error.to_string(),
     }
 }
 

@@ -219,6 +219,9 @@ pub enum ExitReason {
     ReadError(String),
     /// Writing to the server failed and its stream did not end soon after.
     WriteError(String),
+    /// A task of the client's connection (its loop or its writer) panicked: a bug of the
+    /// client (or of a transport's code); every handle ended with this.
+    Panicked(String),
 }
 
 impl fmt::Display for ExitReason {
@@ -230,6 +233,7 @@ impl fmt::Display for ExitReason {
             ExitReason::Dropped => f.write_str("the client was dropped"),
             ExitReason::ReadError(e) => write!(f, "read error: {e}"),
             ExitReason::WriteError(e) => write!(f, "write error: {e}"),
+            ExitReason::Panicked(why) => f.write_str(why),
         }
     }
 }

@@ -362,4 +362,91 @@ async fn run_keeps_every_item_through_lost_deltas_and_says_when_items_were_lost(
         other => panic!("{other:?}"),
     }
 }
+/// A transport whose receiving or sending half panics once the client sends `x/panic`: a bug
+/// in a transport's code, run on the connection's tasks.
+mod panicking {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    use codex_app_client::transport::memory::{MemorySender, MemoryReceiver, MemoryTransport};
+    use codex_app_client::transport::{LineReceiver, LineSender, Transport};
+
+    pub struct Panicking {
+        pub inner: MemoryTransport,
+        /// `true`: the reading half panics; `false`: the writing half.
+        pub reader: bool,
+    }
+
+    pub struct Sender(MemorySender, bool, Arc<AtomicBool>);
+    pub struct Receiver(MemoryReceiver, bool, Arc<AtomicBool>);
+
+    impl Transport for Panicking {
+        type Sender = Sender;
+        type Receiver = Receiver;
+        fn split(self) -> (Sender, Receiver) {
+            let (s, r) = self.inner.split();
+            let armed = Arc::new(AtomicBool::new(false));
+            (Sender(s, self.reader, armed.clone()), Receiver(r, self.reader, armed))
+        }
+    }
+
+    impl LineSender for Sender {
+        async fn send(&mut self, line: String) -> std::io::Result<()> {
+            if line.contains("x/panic") {
+                assert!(self.1, "a bug in the transport's writing half");
+                self.2.store(true, Ordering::Relaxed);
+            }
+            self.0.send(line).await
+        }
+        async fn close(&mut self) -> std::io::Result<()> {
+            self.0.close().await
+        }
+    }
+
+    impl LineReceiver for Receiver {
+        async fn recv(&mut self) -> std::io::Result<Option<String>> {
+            let line = self.0.recv().await?;
+            assert!(!self.2.load(Ordering::Relaxed), "a bug in the transport's reading half");
+            Ok(line)
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_panic_in_the_connection_loop_or_its_writer_ends_every_handle_at_once_with_the_reason() {
+    for reader in [true, false] {
+        let (transport, mut server) = MemoryTransport::pair(64);
+        let transport = panicking::Panicking { inner: transport, reader };
+        let (client, ()) = tokio::join!(Client::builder().connect(transport), handshake(&mut server));
+        let client = client.unwrap();
+        let thread_params = TurnStartParams::new(vec![], "t".into());
+        let (turn, ()) = tokio::join!(client.start_turn(thread_params), async {
+            let request = server.recv_json().await.unwrap();
+            server.send(json!({"id": request["id"], "result": {"turn": turn_json("u", "inProgress")}}).to_string()).await.unwrap();
+        });
+        let mut turn = turn.unwrap();
+        let waiting = tokio::spawn({
+            let client = client.clone();
+            async move { client.request_raw("x/wait", json!({})).await }
+        });
+        assert_eq!(server.recv_json().await.unwrap()["method"], "x/wait");
+        // The request that makes the transport panic; the server's next line reaches the reader.
+        let panicked = client.request_raw("x/panic", json!({}));
+        let (outcome, ()) = tokio::join!(tokio::time::timeout(T, panicked), async {
+            if reader {
+                assert_eq!(server.recv_json().await.unwrap()["method"], "x/panic");
+                server.send(delta("t", "u", "m", "x")).await.unwrap();
+            }
+        });
+        let is_panic = |e: &ClientError| matches!(e, ClientError::ServerExited(exit) if matches!(&exit.reason, ExitReason::Panicked(why) if why.contains("panicked") && why.contains("a bug in the transport")));
+        let outcome = outcome.expect("the request ends at once");
+        assert!(outcome.as_ref().is_err_and(is_panic), "reader {reader}: {outcome:?}");
+        let outcome = tokio::time::timeout(T, waiting).await.unwrap().unwrap();
+        assert!(outcome.as_ref().is_err_and(is_panic), "reader {reader}: {outcome:?}");
+        let ended = tokio::time::timeout(T, turn.wait()).await.expect("the turn ends at once");
+        assert!(ended.as_ref().is_err_and(is_panic), "reader {reader}: {ended:?}");
+        let exit = tokio::time::timeout(T, client.shutdown(Duration::from_secs(60))).await.expect("shutdown returns at once");
+        assert!(matches!(&exit.reason, ExitReason::Panicked(_)), "reader {reader}: {exit:?}");
+    }
+}
 }
