@@ -62,6 +62,9 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The methods whose answer subscribes the connection to a thread (`result.thread.id`).
 const SUBSCRIBING: [&str; 4] = ["thread/start", "thread/resume", "thread/fork", "thread/unarchive"];
 
+/// How long the connection's end waits for the tap to write what it has queued.
+const TAP_FLUSH: Duration = Duration::from_secs(1);
+
 /// How long the connection's end waits for the writer to finish what it writes.
 const WRITER_GRACE: Duration = Duration::from_millis(500);
 
@@ -115,6 +118,9 @@ pub struct ConnectionStats {
     pub internal_requests: usize,
     /// Threads the connection resumes after a reconnect.
     pub subscribed_threads: usize,
+    /// Lines the transcript tap dropped because its sink was slower than the session
+    /// ([`Tap::dropped`](crate::Tap::dropped)).
+    pub tap_dropped: u64,
 }
 
 /// A request to send.
@@ -663,6 +669,7 @@ impl<T: Transport> Connection<T> {
             server_requests: self.handlers.len(),
             internal_requests: self.internal.len(),
             subscribed_threads: self.threads.len(),
+            tap_dropped: self.tap.as_ref().map_or(0, Tap::dropped),
         }
     }
 
@@ -1062,6 +1069,10 @@ impl<T: Transport> Connection<T> {
             }
         }
         self.handlers.shutdown().await;
+        // The tap's file is complete when the handles learn the connection ended.
+        if let Some(tap) = &self.tap {
+            tap.flush(TAP_FLUSH).await;
+        }
         self.status.exit.send_replace(Some(exit));
     }
 }

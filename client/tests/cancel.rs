@@ -7,6 +7,8 @@
 //! - A handle that waits for a terminal event gets it however far its stream fell behind:
 //!   `LoginHandle::wait`, `TurnHandle::wait`, `ThreadHandle::run` (which says when completed
 //!   items were lost).
+//! - A panic in the connection's loop or writer ends every handle at once; a slow tap never
+//!   holds up the connection.
 //!
 //! Written against the types of the vendored codex release (see `pinned_to_codex!`).
 
@@ -448,5 +450,37 @@ async fn a_panic_in_the_connection_loop_or_its_writer_ends_every_handle_at_once_
         let exit = tokio::time::timeout(T, client.shutdown(Duration::from_secs(60))).await.expect("shutdown returns at once");
         assert!(matches!(&exit.reason, ExitReason::Panicked(_)), "reader {reader}: {exit:?}");
     }
+}
+/// A sink that takes 5 ms per write: a slow disk.
+struct SlowDisk;
+
+impl std::io::Write for SlowDisk {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        std::thread::sleep(Duration::from_millis(5));
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_slow_tap_never_holds_up_the_connection_and_what_it_drops_is_counted() {
+    let tap = Tap::new(SlowDisk);
+    let (client, mut server) = connect_with(Client::builder().tap(tap.clone())).await;
+    let started = std::time::Instant::now();
+    let (answer, ()) = tokio::join!(client.request_raw("x/y", json!({})), async {
+        let request = server.recv_json().await.unwrap();
+        for n in 0..10_000 {
+            server.send(delta("t", "u", "m", &n.to_string())).await.unwrap();
+        }
+        server.send(json!({"id": request["id"], "result": {}}).to_string()).await.unwrap();
+    });
+    answer.unwrap();
+    // The sink takes 5 ms per write (of its buffer); the loop never waits for it.
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    let stats = client.connection_stats().await.unwrap();
+    assert!(stats.tap_dropped > 0, "{stats:?}");
+    assert_eq!(stats.tap_dropped, tap.dropped());
 }
 }
