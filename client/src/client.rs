@@ -272,13 +272,23 @@ impl ClientBuilder {
             }
             _ => None,
         };
-        let client = self.start_with(transport, reconnect);
+        // The connection does the handshake, the same one as after a reconnect; the handles'
+        // requests wait until it is done.
+        let (answer, answered) = oneshot::channel();
+        let first = connection::Handshake { id: RequestId::Integer(1), initialize: params, answer };
+        let request_timeout = self.request_timeout;
+        let client = self.start_with(transport, reconnect, Some(first));
         let handshake = async {
-            let (answer, _) =
-                client.call(request::Initialize::METHOD, Some(request::Initialize::METHOD), &params, None).await?;
-            let response = typed_result::<request::Initialize>(answer.result)?;
-            client.send_line(wire::initialized_line()).await?;
-            Ok::<_, ClientError>(response)
+            let answered = match request_timeout {
+                Some(limit) => tokio::time::timeout(limit, answered).await.map_err(|_| ClientError::Timeout(limit))?,
+                None => answered.await,
+            };
+            match answered {
+                Ok(Ok(result)) => wire::result::<request::Initialize>(result),
+                Ok(Err(e)) => Err(e),
+                // The connection ended first: why it ended.
+                Err(_) => Err(client.ended().await),
+            }
         };
         let response = match handshake.await {
             Ok(response) => response,
@@ -308,10 +318,17 @@ impl ClientBuilder {
     /// Starts the connection tasks without the handshake (for a transport that is already
     /// initialized, or a test that plays the server).
     pub fn start<T: Transport>(self, transport: T) -> Client {
-        self.start_with(transport, None)
+        self.start_with(transport, None, None)
     }
 
-    fn start_with<T: Transport>(self, transport: T, reconnect: Option<connection::Reconnect<T>>) -> Client {
+    fn start_with<T: Transport>(
+        self,
+        transport: T,
+        reconnect: Option<connection::Reconnect<T>>,
+        handshake: Option<connection::Handshake>,
+    ) -> Client {
+        // The handshake's `initialize` has id 1.
+        let first_id = if handshake.is_some() { 2 } else { 1 };
         let (commands, command_receiver) = mpsc::unbounded_channel();
         let (control, control_receiver) = watch::channel(Control::Run);
         let status = Arc::new(Status::new());
@@ -323,13 +340,21 @@ impl ClientBuilder {
             subscribers: self.subscribers,
             commands: commands.downgrade(),
         };
-        connection::start(transport, settings, command_receiver, control_receiver, status.clone(), reconnect);
+        connection::start(
+            transport,
+            settings,
+            command_receiver,
+            control_receiver,
+            status.clone(),
+            reconnect,
+            handshake,
+        );
         Client {
             inner: Arc::new(Inner {
                 commands,
                 control,
                 status,
-                next_id: AtomicI64::new(1),
+                next_id: AtomicI64::new(first_id),
                 notification_buffer: self.notification_buffer,
                 request_timeout: self.request_timeout,
                 retry: self.retry,
@@ -566,6 +591,13 @@ impl Client {
             Some(exit) if ended => exit,
             _ => ServerExit { reason: ExitReason::ShutdownTimedOut, ..ServerExit::default() },
         }
+    }
+
+    /// Waits for the connection's end; why it ended.
+    async fn ended(&self) -> ClientError {
+        let mut exit = self.inner.status.exit.subscribe();
+        let _ = exit.wait_for(Option::is_some).await;
+        self.closed().unwrap_or(ClientError::Closed)
     }
 
     /// Queues a line for the server (a notification of the client).

@@ -6,7 +6,13 @@
 //! streams, the tasks answering server requests (a [`JoinSet`]) and the queue of lines to
 //! send. Client handles talk to it through an unbounded channel of [`Command`]s and a
 //! [`watch`] for closing; they never lock its state. A second task, the writer, owns the
-//! transport's sending half, so a slow write never holds up reading.
+//! transport's sending half, so a slow write never holds up reading; the loop joins it.
+//!
+//! The loop is in one [`Phase`]: `Connecting` (the handshake, [`Connection::handshake`], the
+//! one used first and after every reconnect), `Ready`, `Reconnecting` (its own part,
+//! [`Connection::reconnect_now`], which the loop calls when the stream drops), `Closing` and
+//! `Closed`. A panic of the loop or the writer ends every handle with
+//! [`ExitReason::Panicked`].
 //!
 //! Every server line is accounted for: it answers a pending request, or it is an event of the
 //! notification streams (a notification, [`Event::Orphan`] for a response nobody waits for,
@@ -70,6 +76,67 @@ const WRITER_GRACE: Duration = Duration::from_millis(500);
 
 /// After the stream ends without a shutdown, how long a spawned server may take to exit.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// Where a connection is: the one state its loop acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The handshake (`initialize`, `initialized`); the handles' commands wait.
+    Connecting,
+    /// Serving the handles and the server.
+    Ready,
+    /// The stream dropped; connecting again (with the reconnect policy's backoff).
+    Reconnecting,
+    /// [`Client::shutdown`](crate::Client::shutdown) began at `started`: pending requests
+    /// failed, new ones are refused, the client's side is closed once the server requests
+    /// being answered are answered, and the server is waited for until `deadline`.
+    Closing { started: Instant, deadline: Instant },
+    /// Ended: everything failed or ended with the exit reason.
+    Closed,
+}
+
+impl Phase {
+    fn closing(self) -> Option<(Instant, Instant)> {
+        match self {
+            Phase::Closing { started, deadline } => Some((started, deadline)),
+            _ => None,
+        }
+    }
+}
+
+/// The first handshake, done by the connection ([`Connection::handshake`], the same as after
+/// a reconnect): its request id, its params, and where its result goes.
+pub(crate) struct Handshake {
+    pub id: RequestId,
+    pub initialize: Value,
+    pub answer: oneshot::Sender<Result<Value, ClientError>>,
+}
+
+/// Why a handshake did not complete.
+#[derive(Debug)]
+enum HandshakeFailure {
+    /// The server answered `initialize` with an error.
+    Refused(ErrorObject),
+    /// The `initialize` params do not encode.
+    Encode(String),
+    /// The stream ended (or a write or read failed) first.
+    Ended(ExitReason),
+    /// No line within the time allowed.
+    TimedOut(Duration),
+    /// The client shut down or every handle was dropped.
+    Stopped,
+}
+
+impl std::fmt::Display for HandshakeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandshakeFailure::Refused(e) => write!(f, "`initialize` was refused: {}", e.message),
+            HandshakeFailure::Encode(e) => write!(f, "cannot encode `initialize`: {e}"),
+            HandshakeFailure::Ended(reason) => write!(f, "the connection ended: {reason}"),
+            HandshakeFailure::TimedOut(after) => write!(f, "no answer within {after:?}"),
+            HandshakeFailure::Stopped => f.write_str("the client stopped"),
+        }
+    }
+}
 
 /// What a client handle asks of the connection task.
 pub(crate) enum Command {
@@ -289,6 +356,7 @@ pub(crate) fn start<T: Transport>(
     control: watch::Receiver<Control>,
     status: Arc<Status>,
     reconnect: Option<Reconnect<T>>,
+    handshake: Option<Handshake>,
 ) {
     let (sender, receiver) = transport.split();
     let (to_writer, writer) = spawn_writer(sender, settings.tap.clone());
@@ -298,7 +366,8 @@ pub(crate) fn start<T: Transport>(
         threads: Threads::default(),
         internal: HashMap::new(),
         internal_ids: 0,
-        handshake_refused: None,
+        first: handshake,
+        handshake_answer: None,
         commands,
         commands_open: true,
         control,
@@ -321,7 +390,7 @@ pub(crate) fn start<T: Transport>(
         tap: settings.tap,
         status,
         line_number: 0,
-        closing: None,
+        phase: Phase::Connecting,
     };
     tokio::spawn(connection.run());
 }
@@ -365,8 +434,10 @@ struct Connection<T: Transport> {
     internal: HashMap<RequestId, Internal>,
     /// How many `thread/resume`s the connection sent itself outside a handshake.
     internal_ids: u64,
-    /// The server refused the `initialize` of a reconnect: its message.
-    handshake_refused: Option<String>,
+    /// The first handshake, until it is done.
+    first: Option<Handshake>,
+    /// The answer to the handshake's `initialize`, once it came.
+    handshake_answer: Option<Result<RawJson, ErrorObject>>,
     commands: mpsc::UnboundedReceiver<Command>,
     commands_open: bool,
     control: watch::Receiver<Control>,
@@ -393,7 +464,7 @@ struct Connection<T: Transport> {
     tap: Option<Tap>,
     status: Arc<Status>,
     line_number: u64,
-    closing: Option<(Instant, Instant)>,
+    phase: Phase,
 }
 
 impl<T: Transport> Connection<T> {
@@ -414,6 +485,21 @@ impl<T: Transport> Connection<T> {
     /// Reads, handles and reconnects until the connection ends; returns why.
     async fn serve(&mut self) -> ExitReason {
         let mut batch = Vec::with_capacity(BATCH);
+        if let Some(Handshake { id, initialize, answer }) = self.first.take() {
+            match self.handshake(id, &initialize, &mut batch, None).await {
+                Ok(result) => drop(answer.send(Ok(result))),
+                Err(HandshakeFailure::Refused(e)) => drop(answer.send(Err(ClientError::from_server(e)))),
+                Err(HandshakeFailure::Encode(e)) => drop(answer.send(Err(ClientError::Refused(e)))),
+                // The handshake's caller reads why from the connection's end.
+                Err(HandshakeFailure::Ended(reason)) => return reason,
+                Err(HandshakeFailure::TimedOut(_)) => return ExitReason::EndOfStream,
+                Err(HandshakeFailure::Stopped) if !self.control_open => return ExitReason::Dropped,
+                Err(HandshakeFailure::Stopped) => {} // closing: the loop ends it
+            }
+        }
+        if self.phase == Phase::Connecting {
+            self.phase = Phase::Ready;
+        }
         loop {
             let reason = self.read(&mut batch).await;
             match reason {
@@ -434,7 +520,7 @@ impl<T: Transport> Connection<T> {
     async fn read(&mut self, batch: &mut Vec<String>) -> ExitReason {
         loop {
             self.flush();
-            let deadline = match (self.closing, &self.write_failed) {
+            let deadline = match (self.phase.closing(), &self.write_failed) {
                 (Some((_, at)), Some((_, w))) => Some(at.min(*w)),
                 (Some((_, at)), None) => Some(at),
                 (None, Some((_, w))) => Some(*w),
@@ -455,7 +541,7 @@ impl<T: Transport> Connection<T> {
                         }
                     }
                     // Every handle is gone.
-                    Err(_) if self.closing.is_none() => break ExitReason::Dropped,
+                    Err(_) if self.phase.closing().is_none() => break ExitReason::Dropped,
                     Err(_) => self.control_open = false, // already closing: it goes on
                 },
                 command = self.commands.recv(), if take_commands => match command {
@@ -484,7 +570,7 @@ impl<T: Transport> Connection<T> {
                     }
                 }
                 read = self.receiver.recv_many(batch, BATCH) => match read {
-                    Ok(0) => return if self.closing.is_some() { ExitReason::Shutdown } else { ExitReason::EndOfStream },
+                    Ok(0) => return if self.phase.closing().is_some() { ExitReason::Shutdown } else { ExitReason::EndOfStream },
                     Ok(_) => {
                         for line in batch.drain(..) {
                             self.line_number += 1;
@@ -510,6 +596,7 @@ impl<T: Transport> Connection<T> {
     async fn reconnect_now(&mut self, batch: &mut Vec<String>) -> bool {
         let Some(reconnect) = &self.reconnect else { return false };
         let (connect, policy, initialize) = (reconnect.connect.clone(), reconnect.policy, reconnect.initialize.clone());
+        self.phase = Phase::Reconnecting;
         for (_, pending) in self.pending.drain() {
             if let Some(thread) = &pending.turn_thread {
                 self.router.not_started(thread);
@@ -547,35 +634,54 @@ impl<T: Transport> Connection<T> {
             std::mem::replace(&mut self.writer, writer).abort();
             self.writer_running = true;
             self.writer_closed = false;
-            match self.handshake(&initialize, attempt, batch).await {
+            let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
+            let resumed = match self.handshake(id, &initialize, batch, Some(HANDSHAKE_TIMEOUT)).await {
+                Ok(_) => self.resume_all(attempt, batch).await,
+                Err(failure) => Err(failure),
+            };
+            match resumed {
                 Ok(()) => {
                     tracing::info!(attempt, threads = self.threads.len(), "reconnected");
+                    self.phase = Phase::Ready;
                     self.publish(Event::Reconnected(attempt));
                     self.deliver();
                     return true;
                 }
+                Err(HandshakeFailure::Stopped) => return false,
                 Err(why) => tracing::warn!(attempt, %why, "the handshake after reconnecting failed"),
             }
         }
         false
     }
 
-    /// `initialize` and `initialized` on the new connection, then `thread/resume` of the
-    /// subscribed threads (their answers are the connection's own).
-    async fn handshake(&mut self, initialize: &Value, attempt: u32, batch: &mut Vec<String>) -> Result<(), String> {
-        let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
+    /// The one handshake, first and after every reconnect: `initialize` (with `id`), the
+    /// lines before its answer handled as usual, then `initialized`. Returns the `initialize`
+    /// result. `timeout`: how long it waits for each read.
+    async fn handshake(
+        &mut self,
+        id: RequestId,
+        initialize: &Value,
+        batch: &mut Vec<String>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, HandshakeFailure> {
         let params =
-            serde_json::value::to_raw_value(initialize).map_err(|e| format!("cannot encode `initialize`: {e}"))?;
-        let line = wire::request_line(&id, "initialize", &params);
-        self.send_now(line).await?;
-        self.internal.insert(id.clone(), Internal::Initialize);
-        // Lines before the answer are the new connection's first lines.
-        self.handshake_refused = None;
-        self.read_until(|c| !c.internal.contains_key(&id) || c.handshake_refused.is_some(), batch).await?;
-        if let Some(why) = self.handshake_refused.take() {
-            return Err(format!("`initialize` was refused: {why}"));
-        }
+            serde_json::value::to_raw_value(initialize).map_err(|e| HandshakeFailure::Encode(e.to_string()))?;
+        self.send_now(wire::request_line(&id, "initialize", &params)).await?;
+        self.internal.insert(id, Internal::Initialize);
+        self.handshake_answer = None;
+        self.read_until(|c| c.handshake_answer.is_some(), batch, timeout).await?;
+        let result = match self.handshake_answer.take() {
+            Some(Ok(result)) => result.to_value().unwrap_or_default(),
+            Some(Err(error)) => return Err(HandshakeFailure::Refused(error)),
+            None => unreachable!("read until it came"),
+        };
         self.send_now(wire::initialized_line()).await?;
+        Ok(result)
+    }
+
+    /// After a reconnect's handshake: `thread/resume` of every subscribed thread (the
+    /// connection's own requests), until each is answered.
+    async fn resume_all(&mut self, attempt: u32, batch: &mut Vec<String>) -> Result<(), HandshakeFailure> {
         for (n, thread) in self.threads.to_resume().into_iter().enumerate() {
             let id = RequestId::String(format!("reconnect-{attempt}-resume-{n}"));
             let line = resume_line(&id, &thread);
@@ -584,32 +690,64 @@ impl<T: Transport> Connection<T> {
         }
         // The threads' events flow again once their resumes are answered; each answer
         // reconciles the thread's turns, each refusal is handled (see `crate::reconnect`).
-        self.read_until(|c| c.internal.is_empty(), batch).await
+        self.read_until(|c| c.internal.is_empty(), batch, Some(HANDSHAKE_TIMEOUT)).await
     }
 
-    /// Reads and handles the new connection's lines until `done`.
-    async fn read_until(&mut self, done: impl Fn(&Self) -> bool, batch: &mut Vec<String>) -> Result<(), String> {
+    /// Reads and handles the connection's lines until `done`; stops when the client shuts
+    /// down (the shutdown begins) or every handle is dropped.
+    async fn read_until(
+        &mut self,
+        done: impl Fn(&Self) -> bool,
+        batch: &mut Vec<String>,
+        timeout: Option<Duration>,
+    ) -> Result<(), HandshakeFailure> {
         while !done(self) {
             batch.clear();
-            match tokio::time::timeout(HANDSHAKE_TIMEOUT, self.receiver.recv_many(batch, BATCH)).await {
-                Ok(Ok(0)) => return Err("the stream ended".into()),
-                Ok(Ok(_)) => {
+            let read = async {
+                match timeout {
+                    Some(limit) => tokio::time::timeout(limit, self.receiver.recv_many(batch, BATCH)).await.ok(),
+                    None => Some(self.receiver.recv_many(batch, BATCH).await),
+                }
+            };
+            let read = tokio::select! {
+                biased;
+                changed = self.control.changed(), if self.control_open => Err(changed),
+                read = read => Ok(read),
+            };
+            match read {
+                Err(changed) => {
+                    match changed {
+                        Ok(()) => {
+                            let now = *self.control.borrow_and_update();
+                            if let Control::Close { started, deadline } = now {
+                                self.close(started, deadline);
+                            }
+                        }
+                        Err(_) => self.control_open = false,
+                    }
+                    return Err(HandshakeFailure::Stopped);
+                }
+                Ok(Some(Ok(0))) => return Err(HandshakeFailure::Ended(ExitReason::EndOfStream)),
+                Ok(Some(Ok(_))) => {
                     for line in batch.drain(..) {
                         self.line_number += 1;
                         self.line(line);
                     }
                     self.deliver();
                 }
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(_) => return Err(format!("no answer within {HANDSHAKE_TIMEOUT:?}")),
+                Ok(Some(Err(e))) => return Err(HandshakeFailure::Ended(ExitReason::ReadError(e.to_string()))),
+                Ok(None) => return Err(HandshakeFailure::TimedOut(timeout.unwrap_or_default())),
             }
         }
         Ok(())
     }
 
     /// Hands a line to the new writer before anything else.
-    async fn send_now(&mut self, line: String) -> Result<(), String> {
-        self.to_writer.send(Out::Line(line)).await.map_err(|_| "the writer ended".to_owned())
+    async fn send_now(&mut self, line: String) -> Result<(), HandshakeFailure> {
+        self.to_writer
+            .send(Out::Line(line))
+            .await
+            .map_err(|_| HandshakeFailure::Ended(ExitReason::WriteError("the writer ended".into())))
     }
 
     fn command(&mut self, command: Command) {
@@ -675,9 +813,9 @@ impl<T: Transport> Connection<T> {
 
     /// Why a new request is refused: the connection is closing or closed.
     fn refusal(&self) -> Option<ClientError> {
-        match self.closing {
-            Some(_) => Some(ClientError::Closed),
-            None => self.status.closed(),
+        match self.phase {
+            Phase::Closing { .. } | Phase::Closed => Some(ClientError::Closed),
+            Phase::Connecting | Phase::Ready | Phase::Reconnecting => self.status.closed(),
         }
     }
 
@@ -715,11 +853,11 @@ impl<T: Transport> Connection<T> {
     /// [`Control::Close`]: pending requests fail, new ones are refused; the client's side is
     /// closed once the server requests being answered are answered.
     fn close(&mut self, started: Instant, deadline: Instant) {
-        if self.closing.is_some() {
+        if self.phase.closing().is_some() {
             return;
         }
         tracing::debug!(timeout = ?deadline.saturating_duration_since(started), "shutting the connection down");
-        self.closing = Some((started, deadline));
+        self.phase = Phase::Closing { started, deadline };
         self.status.set_closed(ClientError::Closed);
         for (_, pending) in self.pending.drain() {
             let _ = pending.reply.send(Err(ClientError::Closed));
@@ -728,7 +866,7 @@ impl<T: Transport> Connection<T> {
     }
 
     fn close_writer_when_done(&mut self) {
-        if self.closing.is_some() && self.handlers.is_empty() && !self.writer_closed {
+        if self.phase.closing().is_some() && self.handlers.is_empty() && !self.writer_closed {
             self.writer_closed = true;
             self.outgoing.push_back(Out::Close);
         }
@@ -754,10 +892,8 @@ impl<T: Transport> Connection<T> {
             Ok(Message::Response(response)) if self.internal.contains_key(&response.id) => {
                 match self.internal.remove(&response.id) {
                     Some(Internal::Resume(thread)) => self.resumed(thread, raw_result(response.result)),
-                    internal => {
-                        let method = internal.as_ref().map(Internal::method);
-                        tracing::debug!(method, id = ?response.id, "answered after reconnecting");
-                    }
+                    Some(Internal::Initialize) => self.handshake_answer = Some(Ok(raw_result(response.result))),
+                    None => {}
                 }
             }
             Ok(Message::Response(response)) => match self.take_pending(&response.id) {
@@ -822,7 +958,7 @@ impl<T: Transport> Connection<T> {
                     "refused after reconnecting"
                 );
                 match internal {
-                    Some(Internal::Initialize) => self.handshake_refused = Some(error.error.message),
+                    Some(Internal::Initialize) => self.handshake_answer = Some(Err(error.error)),
                     Some(Internal::Resume(thread)) => self.resume_refused(thread, error.error.message),
                     None => {}
                 }
@@ -942,7 +1078,7 @@ impl<T: Transport> Connection<T> {
     fn server_request(&mut self, request: ServerRequest) {
         let id = request.id().clone();
         let method = request.method().to_owned();
-        if self.closing.is_some() {
+        if self.phase.closing().is_some() {
             let error = ErrorObject::new(
                 ErrorObject::INTERNAL_ERROR,
                 format!("the client is shutting down and does not answer `{method}`"),
@@ -1019,7 +1155,8 @@ impl<T: Transport> Connection<T> {
         self.deliver();
         // The answers still being worked on cannot be sent any more.
         self.handlers.abort_all();
-        let closing = self.closing;
+        let closing = self.phase.closing();
+        self.phase = Phase::Closed;
         let wait = match (&reason, closing) {
             (ExitReason::Dropped, _) => Duration::ZERO,
             (_, Some((_, deadline))) => deadline.saturating_duration_since(Instant::now()),

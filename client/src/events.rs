@@ -52,7 +52,7 @@ pub enum Event {
     Reconnected(u32),
     /// After a reconnect the server refused to resume this thread (`thread/resume` answered
     /// `message`): its open turns ended with
-    /// [`ClientError::ThreadDetached`](crate::ClientError::ThreadDetached), and new turns on
+    /// [`ClientError::ThreadDetached`], and new turns on
     /// it fail until it is resumed ([`Client::thread_resume`](crate::Client::thread_resume)).
     /// (A thread without turns that the server cannot resume is not detached: it is resumed
     /// after its next turn starts.)

@@ -108,7 +108,7 @@ impl LoginHandle {
     /// `account/login/cancel` of this login.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn cancel(self) -> Result<(), ClientError> {
         self.client.request_raw("account/login/cancel", json!({"loginId": self.login_id})).await.map(drop)
@@ -119,7 +119,7 @@ impl Client {
     /// Logs in with an OpenAI API key (`account/login/start` with `type: "apiKey"`).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn login_api_key(&self, api_key: &str) -> Result<(), ClientError> {
         self.request_raw("account/login/start", json!({"type": "apiKey", "apiKey": api_key})).await.map(drop)
@@ -168,7 +168,7 @@ impl Client {
     /// `account/read`: the account the server is logged in with.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn account(&self) -> Result<<request::AccountRead as Request>::Response, ClientError> {
         // By name: the params of `account/read` differ between releases.
@@ -179,7 +179,7 @@ impl Client {
     /// `account/logout`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn logout(&self) -> Result<(), ClientError> {
         self.request_raw("account/logout", Value::Null).await.map(drop)
@@ -188,7 +188,7 @@ impl Client {
     /// `model/list`: the models the server offers.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn models(&self) -> Result<<request::ModelList as Request>::Response, ClientError> {
         let result = self.request_raw("model/list", json!({})).await?;

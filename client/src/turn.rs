@@ -195,7 +195,7 @@ impl TurnHandle {
     /// `turn/interrupt` for this turn.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn interrupt(&self) -> Result<TurnInterruptResponse, ClientError> {
         let params =
@@ -208,7 +208,7 @@ impl TurnHandle {
     /// builds against releases without `turn/steer` (the server then answers an error).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn steer(&self, input: Vec<UserInput>) -> Result<String, ClientError> {
         let params = json!({"threadId": self.thread_id, "expectedTurnId": self.turn_id, "input": input});
