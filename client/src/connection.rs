@@ -527,6 +527,8 @@ impl<T: Transport> Connection<T> {
                 (None, None) => None,
             };
             let take_commands = self.commands_open && self.outgoing.len() < OUTGOING_MAX;
+            // The end of the late grace period of a completed turn with open items.
+            let grace = self.router.next_deadline();
             tokio::select! {
                 biased;
                 changed = self.control.changed(), if self.control_open => match changed {
@@ -580,6 +582,7 @@ impl<T: Transport> Connection<T> {
                     }
                     Err(e) => return ExitReason::ReadError(e.to_string()),
                 },
+                () = sleep_until(grace), if grace.is_some() => self.router.expire(Instant::now()),
                 () = sleep_until(deadline), if deadline.is_some() => match &self.write_failed {
                     Some((message, at)) if *at <= Instant::now() => return ExitReason::WriteError(message.clone()),
                     _ => return ExitReason::ShutdownTimedOut,

@@ -12,18 +12,15 @@
 //! [`Notifications`] reader also holds the batch it took with its last read: at most as many
 //! again).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::{RawJson, RequestId, ServerNotification};
-use tokio::time::Instant;
 
 use crate::error::{ClientError, DecodeReport};
-use crate::wire::Lifecycle;
 
 /// The notification of a completed item.
 const ITEM_COMPLETED: &str = "item/completed";
@@ -318,74 +315,67 @@ fn wake(waker: Option<Waker>) {
     }
 }
 
-/// The bounded queue of one turn's notifications, filled by the connection task.
+/// The bounded queue of one turn's notifications, filled by the connection task. When the
+/// turn ends is decided by the connection's router alone ([`TurnQueue::end`]); the handle only
+/// reads.
 #[derive(Debug)]
 pub(crate) struct TurnQueue {
     state: Mutex<TurnState>,
     capacity: usize,
-    late_grace: Duration,
 }
 
 #[derive(Debug, Default)]
 struct TurnState {
     items: VecDeque<Event>,
     dropped: u64,
-    /// Items started and not yet completed.
-    open_items: HashSet<String>,
-    /// When `turn/completed` arrived.
-    completed_at: Option<Instant>,
-    /// The connection closed.
-    closed: bool,
-    /// The turn ended without a `turn/completed` that could be read, and why.
-    failed: Option<ClientError>,
+    /// How the turn ended, once the router decided it did.
+    ended: Option<TurnEnd>,
     /// The `turn/completed` notification, kept even when a full stream drops it.
     completion: Option<Arc<ServerNotification>>,
-    /// How many `item/completed` notifications a full stream dropped.
-    lost_items: u64,
-    /// The items that completed (a reconciliation after a reconnect adds only the others).
-    completed_items: HashSet<String>,
     /// A full stream dropped `turn/completed` (it is in `completion`).
     completion_dropped: bool,
+    /// How many `item/completed` notifications a full stream dropped.
+    lost_items: u64,
     /// The reader waiting for the next event.
     waker: Option<Waker>,
+}
+
+/// How a turn's stream ended.
+#[derive(Debug, Clone)]
+pub(crate) enum TurnEnd {
+    /// After `turn/completed` (and the late output the router waited for).
+    Completed,
+    /// Without a `turn/completed` that could be read, and why.
+    Failed(ClientError),
+    /// The connection closed.
+    Closed,
 }
 
 /// What the turn's reader gets next.
 pub(crate) enum Next {
     Event(Event),
-    Wait(Option<Instant>),
+    Wait,
     End,
 }
 
 impl TurnQueue {
-    pub(crate) fn new(capacity: usize, late_grace: Duration) -> Self {
-        TurnQueue { state: Mutex::new(TurnState::default()), capacity: capacity.max(1), late_grace }
+    pub(crate) fn new(capacity: usize) -> Self {
+        TurnQueue { state: Mutex::new(TurnState::default()), capacity: capacity.max(1) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, TurnState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds an event of the turn (`item`: the `params.item.id` of a notification).
-    pub(crate) fn push(&self, event: Event, lifecycle: Lifecycle, item: Option<&str>) {
+    /// Adds an event of the turn; `completion`: it is the turn's `turn/completed`.
+    pub(crate) fn push(&self, event: Event, completion: bool) {
         let waker = {
             let mut guard = self.lock();
             let state = &mut *guard;
-            match (lifecycle, item) {
-                (Lifecycle::ItemStarted, Some(id)) => {
-                    state.open_items.insert(id.to_owned());
+            if completion {
+                if let Event::Notification(n) = &event {
+                    state.completion = Some(n.clone());
                 }
-                (Lifecycle::ItemCompleted, Some(id)) => {
-                    state.open_items.remove(id);
-                    state.completed_items.insert(id.to_owned());
-                }
-                (Lifecycle::TurnCompleted, _) => {
-                    state.completed_at = Some(Instant::now());
-                    if let Event::Notification(n) = &event {
-                        state.completion = Some(n.clone());
-                    }
-                }
-                _ => {}
             }
             let dropped = push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
             if let Some(Event::Notification(n)) = dropped {
@@ -400,21 +390,33 @@ impl TurnQueue {
         wake(waker);
     }
 
+    /// The router decided the turn ended: the reader gets what is queued, then the end (and
+    /// [`crate::TurnHandle::wait`] the error of a failed end). The first end counts.
+    pub(crate) fn end(&self, end: TurnEnd) {
+        let waker = {
+            let mut state = self.lock();
+            state.ended.get_or_insert(end);
+            state.waker.take()
+        };
+        wake(waker);
+    }
+
+    /// Why the turn ended without `turn/completed`, if it did.
+    pub(crate) fn failure(&self) -> Option<ClientError> {
+        match &self.lock().ended {
+            Some(TurnEnd::Failed(error)) => Some(error.clone()),
+            _ => None,
+        }
+    }
+
+    /// The turn's `turn/completed`, once it came (even if the stream dropped it).
+    pub(crate) fn completion(&self) -> Option<Arc<ServerNotification>> {
+        self.lock().completion.clone()
+    }
+
     /// Whether the turn's `turn/completed` came and its full stream dropped it.
     pub(crate) fn completion_dropped(&self) -> bool {
         self.lock().completion_dropped
-    }
-
-    /// Whether the item `id` of the turn completed (its `item/completed` came).
-    pub(crate) fn item_completed(&self, id: &str) -> bool {
-        self.lock().completed_items.contains(id)
-    }
-
-    /// Whether the turn has ended (`turn/completed` came, it failed, or the connection
-    /// closed).
-    pub(crate) fn is_over(&self) -> bool {
-        let state = self.lock();
-        state.completed_at.is_some() || state.failed.is_some() || state.closed
     }
 
     /// How many `item/completed` notifications of the turn its full stream dropped.
@@ -427,56 +429,13 @@ impl TurnQueue {
         self.lock().items.len()
     }
 
-    /// Ends the turn with `error` (its `turn/completed` did not decode, its thread closed):
-    /// the reader gets what is queued, then the end, and [`crate::TurnHandle::wait`] the
-    /// error.
-    pub(crate) fn fail(&self, error: ClientError) {
-        let waker = {
-            let mut state = self.lock();
-            if state.failed.is_none() && state.completed_at.is_none() {
-                state.failed = Some(error);
-            }
-            state.waker.take()
-        };
-        wake(waker);
-    }
-
-    /// Why the turn ended without `turn/completed`, if it did.
-    pub(crate) fn failure(&self) -> Option<ClientError> {
-        self.lock().failed.clone()
-    }
-
-    /// The turn's `turn/completed`, once it came (even if the stream dropped it).
-    pub(crate) fn completion(&self) -> Option<Arc<ServerNotification>> {
-        self.lock().completion.clone()
-    }
-
-    /// The connection closed: the reader gets what is queued, then the end.
-    pub(crate) fn close(&self) {
-        let waker = {
-            let mut state = self.lock();
-            state.closed = true;
-            state.waker.take()
-        };
-        wake(waker);
-    }
-
-    /// Whether the turn is over for routing purposes (see [`crate::TurnHandle`]).
+    /// Whether the stream has ended (see [`crate::TurnHandle`]).
     pub(crate) fn finished(&self) -> bool {
-        let state = self.lock();
-        self.ended(&state)
+        self.lock().ended.is_some()
     }
 
-    fn ended(&self, state: &TurnState) -> bool {
-        match state.completed_at {
-            _ if state.closed || state.failed.is_some() => true,
-            Some(at) => state.open_items.is_empty() || at.elapsed() >= self.late_grace,
-            None => false,
-        }
-    }
-
-    /// The next event, the end, or how long to wait (`waker`, when given, is woken at the
-    /// next push; registered under the queue's lock, so no push is missed).
+    /// The next event, the end, or nothing yet (`waker`, when given, is woken at the next
+    /// push or at the end; registered under the queue's lock, so none is missed).
     pub(crate) fn poll_next(&self, waker: Option<&Waker>) -> Next {
         let mut state = self.lock();
         if state.dropped > 0 {
@@ -486,12 +445,12 @@ impl TurnQueue {
         if let Some(item) = state.items.pop_front() {
             return Next::Event(item);
         }
-        if self.ended(&state) {
+        if state.ended.is_some() {
             return Next::End;
         }
         if let Some(waker) = waker {
             register(&mut state.waker, waker);
         }
-        Next::Wait(state.completed_at.map(|at| at + self.late_grace))
+        Next::Wait
     }
 }

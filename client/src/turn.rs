@@ -1,6 +1,5 @@
 //! [`TurnHandle`]: one turn's notifications, interrupt and steer.
 
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -26,7 +25,8 @@ use crate::wire;
 /// `turn/completed` (a command that outlived its `yield_time_ms`). The handle keeps
 /// delivering the turn's notifications after `turn/completed` until every item that started
 /// in the turn has completed, or until the late grace period has passed (5 s by default,
-/// [`crate::ClientBuilder::late_grace`]); then the stream ends. So a loop over
+/// [`crate::ClientBuilder::late_grace`]); then the stream ends (the connection decides it, so
+/// the end comes whether or not the handle is being read). So a loop over
 /// [`next`](Self::next) sees the late output and ends by itself, and [`wait`](Self::wait)
 /// returns as soon as `turn/completed` arrives. Anything for the turn after the stream ended
 /// goes only to the global stream.
@@ -49,8 +49,6 @@ pub struct TurnHandle {
     route: TurnRoute,
     completed: Option<Turn>,
     span: tracing::Span,
-    /// The end of the late grace period, while the stream waits for it.
-    grace: Option<Pin<Box<tokio::time::Sleep>>>,
     ended: bool,
 }
 
@@ -63,7 +61,7 @@ impl TurnHandle {
         route: TurnRoute,
     ) -> Self {
         let span = tracing::info_span!("turn", thread = %thread_id, turn = %turn_id);
-        TurnHandle { client, thread_id, turn_id, response, route, completed: None, span, grace: None, ended: false }
+        TurnHandle { client, thread_id, turn_id, response, route, completed: None, span, ended: false }
     }
 
     /// The thread of the turn.
@@ -101,44 +99,31 @@ impl TurnHandle {
             return Poll::Ready(None);
         }
         let _entered = self.span.enter();
-        loop {
-            match self.route.queue.poll_next(Some(cx.waker())) {
-                Next::Event(event) => {
-                    match &event {
-                        Event::Notification(n) => {
-                            if let ServerNotification::TurnCompleted { params, .. } = &**n {
-                                self.completed = Some(params.turn.clone());
-                            }
+        match self.route.queue.poll_next(Some(cx.waker())) {
+            Next::Event(event) => {
+                match &event {
+                    Event::Notification(n) => {
+                        if let ServerNotification::TurnCompleted { params, .. } = &**n {
+                            self.completed = Some(params.turn.clone());
                         }
-                        Event::Undecodable(report) => {
-                            tracing::warn!(
-                                line_number = report.line_number,
-                                method = report.method.as_deref(),
-                                "a line of the turn did not decode"
-                            );
-                        }
-                        _ => {}
                     }
-                    return Poll::Ready(Some(event));
-                }
-                Next::End => {
-                    self.ended = true;
-                    self.grace = None;
-                    self.route.release();
-                    return Poll::Ready(None);
-                }
-                Next::Wait(None) => return Poll::Pending,
-                Next::Wait(Some(deadline)) => {
-                    let sleep = self.grace.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-                    if sleep.deadline() != deadline {
-                        sleep.as_mut().reset(deadline);
+                    Event::Undecodable(report) => {
+                        tracing::warn!(
+                            line_number = report.line_number,
+                            method = report.method.as_deref(),
+                            "a line of the turn did not decode"
+                        );
                     }
-                    match sleep.as_mut().poll(cx) {
-                        Poll::Ready(()) => continue, // the grace period is over: the stream ends
-                        Poll::Pending => return Poll::Pending,
-                    }
+                    _ => {}
                 }
+                Poll::Ready(Some(event))
             }
+            Next::End => {
+                self.ended = true;
+                self.route.release();
+                Poll::Ready(None)
+            }
+            Next::Wait => Poll::Pending,
         }
     }
 
