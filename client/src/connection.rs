@@ -330,6 +330,17 @@ struct Pending {
     turn_thread: Option<String>,
 }
 
+/// Where the writer task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriterState {
+    /// It writes what the loop hands it.
+    Open,
+    /// It was told to close the client's side after what it holds.
+    Closing,
+    /// It ended (and was joined).
+    Ended,
+}
+
 /// A line for the writer, or the end of the client's side.
 enum Out {
     Line(String),
@@ -374,10 +385,9 @@ pub(crate) fn start<T: Transport>(
         control_open: true,
         to_writer,
         writer,
-        writer_running: true,
+        writer_state: WriterState::Open,
         write_failed: None,
         outgoing: VecDeque::new(),
-        writer_closed: false,
         pending: HashMap::new(),
         abandoned: HashMap::new(),
         abandoned_order: VecDeque::new(),
@@ -445,12 +455,11 @@ struct Connection<T: Transport> {
     to_writer: mpsc::Sender<Out>,
     /// The writer task, joined by the connection.
     writer: JoinHandle<Option<io::Error>>,
-    writer_running: bool,
+    writer_state: WriterState,
     /// A write failed (its error), and when to stop waiting for the stream to end.
     write_failed: Option<(String, Instant)>,
     /// Lines for the writer that its channel did not take yet, in order.
     outgoing: VecDeque<Out>,
-    writer_closed: bool,
     pending: HashMap<RequestId, Pending>,
     abandoned: HashMap<RequestId, LateAnswer>,
     abandoned_order: VecDeque<RequestId>,
@@ -563,8 +572,8 @@ impl<T: Transport> Connection<T> {
                     }
                     Err(_) => self.outgoing.clear(), // the writer ended: its failure is reported
                 },
-                ended = &mut self.writer, if self.writer_running => {
-                    self.writer_running = false;
+                ended = &mut self.writer, if self.writer_state != WriterState::Ended => {
+                    self.writer_state = WriterState::Ended;
                     match ended {
                         Ok(Some(e)) => self.write_failed = Some((e.to_string(), Instant::now() + WRITE_FAILURE_GRACE)),
                         Ok(None) => {} // the client's side was closed
@@ -635,8 +644,7 @@ impl<T: Transport> Connection<T> {
             self.to_writer = to_writer;
             // The old writer ends with its channel; it is not waited for.
             std::mem::replace(&mut self.writer, writer).abort();
-            self.writer_running = true;
-            self.writer_closed = false;
+            self.writer_state = WriterState::Open;
             let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
             let resumed = match self.handshake(id, &initialize, batch, Some(HANDSHAKE_TIMEOUT)).await {
                 Ok(_) => self.resume_all(attempt, batch).await,
@@ -869,8 +877,8 @@ impl<T: Transport> Connection<T> {
     }
 
     fn close_writer_when_done(&mut self) {
-        if self.phase.closing().is_some() && self.handlers.is_empty() && !self.writer_closed {
-            self.writer_closed = true;
+        if self.phase.closing().is_some() && self.handlers.is_empty() && self.writer_state == WriterState::Open {
+            self.writer_state = WriterState::Closing;
             self.outgoing.push_back(Out::Close);
         }
     }
@@ -1167,14 +1175,14 @@ impl<T: Transport> Connection<T> {
             (_, None) => Duration::ZERO,
         };
         // The writer closes the client's side once it has written what it holds.
-        if !self.writer_closed {
+        if self.writer_state == WriterState::Open {
             self.flush();
             let _ = self.to_writer.try_send(Out::Close);
         }
         let waiting_since = Instant::now();
         let mut exit = self.receiver.exit(wait).await;
         // The writer is joined: it has ended with the client's side, or it is stopped.
-        if self.writer_running {
+        if self.writer_state != WriterState::Ended {
             let writer = &mut self.writer;
             if tokio::time::timeout(WRITER_GRACE, &mut *writer).await.is_err() {
                 writer.abort();
