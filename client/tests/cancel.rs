@@ -156,7 +156,8 @@ fn futures() -> Vec<(&'static str, Make)> {
     fn params() -> TurnStartParams {
         TurnStartParams::new(vec![UserInput::Text(TextUserInput::new("hi".into()))], "t".into())
     }
-    vec![
+    #[allow(unused_mut)]
+    let mut futures: Vec<(&'static str, Make)> = vec![
         ("Client::request", |c| Box::pin(async move { c.request::<request::ThreadStart>(ThreadStartParams::default()).await.unwrap(); })),
         ("Client::request_raw", |c| Box::pin(async move { c.request_raw("x/y", json!({})).await.unwrap(); })),
         ("Client::notify", |c| Box::pin(async move { c.notify::<client_notification::Initialized>(()).await.unwrap() })),
@@ -197,7 +198,14 @@ fn futures() -> Vec<(&'static str, Make)> {
             let _ = c.start_turn(params()).await.unwrap();
             events.next().await.unwrap();
         })),
-    ]
+    ];
+    #[cfg(feature = "schemars")]
+    futures.extend([
+        ("Client::start_structured_turn", (|c| Box::pin(async move { drop(c.start_structured_turn::<Value>(params()).await.unwrap()) })) as Make),
+        // The final message is not JSON: `result` says so; what matters is that it returns.
+        ("StructuredTurn::result", |c| Box::pin(async move { let _ = c.start_structured_turn::<Value>(params()).await.unwrap().result().await; })),
+    ]);
+    futures
 }
 
 /// Polls `future` once.
