@@ -100,7 +100,8 @@ async fn connect_with(builder: ClientBuilder) -> (Client, ServerEnd) {
 /// A server that answers every request: a `turn/start` with the whole turn after its answer
 /// (a delta, an agent message and `turn/completed`), a login with its completion. It sends one
 /// line per `steps` message, so each line reaches the client at a poll of its own; once `steps`
-/// is closed, it sends without waiting.
+/// is closed, it answers without waiting, and no longer sends the rest of what it was playing
+/// (so a turn whose future was dropped never completes: only the client can release it).
 async fn serve(mut server: ServerEnd, mut steps: tokio::sync::mpsc::UnboundedReceiver<()>) {
     let mut turns = 0;
     while let Some(request) = server.recv_json().await {
@@ -129,8 +130,10 @@ async fn serve(mut server: ServerEnd, mut steps: tokio::sync::mpsc::UnboundedRec
             }
             _ => json!({}),
         };
-        for line in std::iter::once(json!({"id": id, "result": result}).to_string()).chain(then) {
-            let _ = steps.recv().await;
+        for (n, line) in std::iter::once(json!({"id": id, "result": result}).to_string()).chain(then).enumerate() {
+            if steps.recv().await.is_none() && n > 0 {
+                break;
+            }
             if server.send(line).await.is_err() {
                 return;
             }
