@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::connection::{self, Answer, Command, Control, Status};
+use crate::connection::{self, Answer, Command, ConnectionStats, Control, Status};
 use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, VersionCheck};
 use crate::events::{Abandoned, EventQueue, Notifications};
 use crate::handler::{DefaultHandler, DynHandler, ServerRequestHandler};
@@ -208,6 +208,8 @@ impl ClientBuilder {
     }
 
     /// Spawns `codex app-server` (see [`CodexCommand`]) and connects to it over stdio.
+    ///
+    /// Cancel safe: dropping the future kills the spawned server and ends the connection.
     pub async fn spawn(self, command: &CodexCommand) -> Result<Client, ClientError> {
         let transport = command.spawn()?;
         self.connect(transport).await
@@ -217,6 +219,8 @@ impl ClientBuilder {
     /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport).
     /// With [`reconnect`](Self::reconnect), the client connects again to the same URL when
     /// the connection drops.
+    ///
+    /// Cancel safe: dropping the future closes the connection it opened.
     pub async fn connect_ws(self, url: &str, token: Option<&str>) -> Result<Client, ClientError> {
         let (url, token) = (url.to_owned(), token.map(str::to_owned));
         self.connect_with(move || {
@@ -228,6 +232,8 @@ impl ClientBuilder {
 
     /// Connects with `connect`, and with [`reconnect`](Self::reconnect) connects again with
     /// it when the connection drops (for a transport of your own that can be opened again).
+    ///
+    /// Cancel safe: dropping the future closes the connection it opened.
     pub async fn connect_with<T, F, Fut>(self, connect: F) -> Result<Client, ClientError>
     where
         T: Transport,
@@ -254,6 +260,8 @@ impl ClientBuilder {
 
     /// Connects over `transport`: starts the connection tasks, then `initialize` and
     /// `initialized`.
+    ///
+    /// Cancel safe: dropping the future ends the connection (the transport is dropped).
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
         self.handshake(transport, None).await
     }
@@ -281,13 +289,23 @@ impl ClientBuilder {
             }
             _ => None,
         };
-        let client = self.start_with(transport, reconnect);
+        // The connection does the handshake, the same one as after a reconnect; the handles'
+        // requests wait until it is done.
+        let (answer, answered) = oneshot::channel();
+        let first = connection::Handshake { id: RequestId::Integer(1), initialize: params, answer };
+        let request_timeout = self.request_timeout;
+        let client = self.start_with(transport, reconnect, Some(first));
         let handshake = async {
-            let (answer, _) =
-                client.call(request::Initialize::METHOD, Some(request::Initialize::METHOD), &params, None).await?;
-            let response = typed_result::<request::Initialize>(answer.result)?;
-            client.send_line(wire::initialized_line()).await?;
-            Ok::<_, ClientError>(response)
+            let answered = match request_timeout {
+                Some(limit) => tokio::time::timeout(limit, answered).await.map_err(|_| ClientError::Timeout(limit))?,
+                None => answered.await,
+            };
+            match answered {
+                Ok(Ok(result)) => wire::result::<request::Initialize>(result),
+                Ok(Err(e)) => Err(e),
+                // The connection ended first: why it ended.
+                Err(_) => Err(client.ended().await),
+            }
         };
         let response = match handshake.await {
             Ok(response) => response,
@@ -318,10 +336,17 @@ impl ClientBuilder {
     /// Starts the connection tasks without the handshake (for a transport that is already
     /// initialized, or a test that plays the server).
     pub fn start<T: Transport>(self, transport: T) -> Client {
-        self.start_with(transport, None)
+        self.start_with(transport, None, None)
     }
 
-    fn start_with<T: Transport>(self, transport: T, reconnect: Option<connection::Reconnect<T>>) -> Client {
+    fn start_with<T: Transport>(
+        self,
+        transport: T,
+        reconnect: Option<connection::Reconnect<T>>,
+        handshake: Option<connection::Handshake>,
+    ) -> Client {
+        // The handshake's `initialize` has id 1.
+        let first_id = if handshake.is_some() { 2 } else { 1 };
         let (commands, command_receiver) = mpsc::unbounded_channel();
         let (control, control_receiver) = watch::channel(Control::Run);
         let status = Arc::new(Status::new());
@@ -331,14 +356,23 @@ impl ClientBuilder {
             turn_buffer: self.turn_buffer,
             late_grace: self.late_grace,
             subscribers: self.subscribers,
+            commands: commands.downgrade(),
         };
-        connection::start(transport, settings, command_receiver, control_receiver, status.clone(), reconnect);
+        connection::start(
+            transport,
+            settings,
+            command_receiver,
+            control_receiver,
+            status.clone(),
+            reconnect,
+            handshake,
+        );
         Client {
             inner: Arc::new(Inner {
                 commands,
                 control,
                 status,
-                next_id: AtomicI64::new(1),
+                next_id: AtomicI64::new(first_id),
                 notification_buffer: self.notification_buffer,
                 request_timeout: self.request_timeout,
                 retry: self.retry,
@@ -376,7 +410,7 @@ pub(crate) struct Inner {
     commands: mpsc::UnboundedSender<Command>,
     /// Dropped with the last handle, which the connection task takes as [`ExitReason::Dropped`].
     control: watch::Sender<Control>,
-    status: Arc<Status>,
+    pub(crate) status: Arc<Status>,
     next_id: AtomicI64,
     notification_buffer: usize,
     request_timeout: Option<Duration>,
@@ -411,6 +445,8 @@ impl Client {
 
     /// Spawns `codex app-server` with the defaults and connects (see
     /// [`ClientBuilder::spawn`]).
+    ///
+    /// Cancel safe: dropping the future kills the spawned server and ends the connection.
     pub async fn spawn(command: &CodexCommand) -> Result<Client, ClientError> {
         Self::builder().spawn(command).await
     }
@@ -469,10 +505,19 @@ impl Client {
     /// Every event from now on; see [`Notifications`]. (To see the handshake too, take the
     /// stream from the builder: [`ClientBuilder::notifications`].)
     pub fn notifications(&self) -> Notifications {
+        self.subscribe(EventQueue::new(self.inner.notification_buffer))
+    }
+
+    /// A stream of the events `filter` accepts, holding at most `capacity` of them.
+    pub(crate) fn filtered_notifications(&self, capacity: usize, filter: crate::events::Filter) -> Notifications {
+        self.subscribe(EventQueue::filtered(capacity, filter))
+    }
+
+    fn subscribe(&self, queue: EventQueue) -> Notifications {
         if self.closed().is_some() {
             return Notifications::new(None);
         }
-        let queue = Arc::new(EventQueue::new(self.inner.notification_buffer));
+        let queue = Arc::new(queue);
         match self.inner.commands.send(Command::Subscribe(queue.clone())) {
             Ok(()) => Notifications::new(Some(queue)),
             Err(_) => Notifications::new(None), // the connection has ended
@@ -483,6 +528,9 @@ impl Client {
     /// straight from the line into `M::Response` (the connection task knows the method of
     /// every pending request). Dropping the future forgets the request: its answer, when it
     /// comes, is discarded.
+    ///
+    /// Cancel safe: dropping the future forgets the request; the connection holds nothing for
+    /// it and goes on.
     pub async fn request<M: Request>(&self, params: M::Params) -> Result<M::Response, ClientError>
     where
         M::Response: 'static,
@@ -493,6 +541,10 @@ impl Client {
 
     /// Sends a request by method name with any params, for methods newer than this crate;
     /// returns the raw result.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn request_raw(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ClientError> {
         let params = if params.is_null() { None } else { Some(params) };
         let (answer, _) = self.call(method, None, &params, None).await?;
@@ -512,6 +564,8 @@ impl Client {
     }
 
     /// Sends a notification.
+    ///
+    /// Cancel safe: the line is queued when the future first runs (it does not wait).
     pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ClientError> {
         let params = serde_json::value::to_raw_value(&params)
             .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
@@ -523,6 +577,10 @@ impl Client {
 
     /// `turn/start`, returning a [`TurnHandle`] whose stream carries only this turn's
     /// notifications.
+    ///
+    /// Cancel safe: dropping the future forgets the `turn/start` (a turn the server started is
+    /// no longer routed, even when its answer had already come); the turn goes on at the
+    /// server.
     pub async fn start_turn(&self, params: TurnStartParams) -> Result<TurnHandle, ClientError> {
         self.start_turn_with(params.thread_id.clone(), &params).await
     }
@@ -537,13 +595,14 @@ impl Client {
         let (answer, id) = self
             .call(request::TurnStart::METHOD, Some(request::TurnStart::METHOD), params, Some(thread.clone()))
             .await?;
-        let queue = answer.turn.clone();
-        let response = typed_result::<request::TurnStart>(answer.result)?;
+        // The route goes with the answer: dropped on any early return, it stops the routing.
+        let Answer { result, turn: route } = answer;
+        let response = typed_result::<request::TurnStart>(result)?;
         let turn_id = wire::turn_id(&response.turn);
-        let (Some(queue), Some(turn_id)) = (queue, turn_id) else {
+        let (Some(route), Some(turn_id)) = (route, turn_id) else {
             return Err(ClientError::Refused(format!("turn/start {id:?} answered without a turn id")));
         };
-        Ok(TurnHandle::new(self.clone(), thread, turn_id, response, queue))
+        Ok(TurnHandle::new(self.clone(), thread, turn_id, response, route))
     }
 
     /// Closes the connection: pending requests fail with [`ClientError::Closed`], the server
@@ -552,6 +611,9 @@ impl Client {
     /// a spawned server is waited for until `timeout`, then killed
     /// ([`ServerExit::killed_after`] says how long the client waited). Returns how the
     /// connection ended; a clean end is [`ExitReason::Shutdown`].
+    ///
+    /// Cancel safe in the sense that the shutdown goes on without the future: dropping it only
+    /// stops waiting for the connection's end.
     pub async fn shutdown(&self, timeout: Duration) -> ServerExit {
         let started = Instant::now();
         let deadline = started + timeout;
@@ -572,6 +634,13 @@ impl Client {
             Some(exit) if ended => exit,
             _ => ServerExit { reason: ExitReason::ShutdownTimedOut, ..ServerExit::default() },
         }
+    }
+
+    /// Waits for the connection's end; why it ended.
+    async fn ended(&self) -> ClientError {
+        let mut exit = self.inner.status.exit.subscribe();
+        let _ = exit.wait_for(Option::is_some).await;
+        self.closed().unwrap_or(ClientError::Closed)
     }
 
     /// Queues a line for the server (a notification of the client).
@@ -670,9 +739,17 @@ impl Client {
         Ok(())
     }
 
-    /// Stops routing a turn to its handle.
-    pub(crate) fn forget_turn(&self, thread: &str, turn: &str) {
-        self.command(Command::ForgetTurn { thread: thread.to_owned(), turn: turn.to_owned() });
+    /// What the connection holds now (pending requests, routed turns, queued events and
+    /// lines, ...): for monitoring, and to check that what a program dropped was released.
+    /// Fails with why the connection closed once it has.
+    ///
+    /// Cancel safe: dropping the future loses only the answer.
+    pub async fn connection_stats(&self) -> Result<ConnectionStats, ClientError> {
+        let (reply, answer) = oneshot::channel();
+        if self.inner.commands.send(Command::Stats(reply)).is_err() {
+            return Err(self.closed().unwrap_or(ClientError::Closed));
+        }
+        answer.await.map_err(|_| self.closed().unwrap_or(ClientError::Closed))
     }
 }
 

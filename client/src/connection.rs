@@ -6,7 +6,13 @@
 //! streams, the tasks answering server requests (a [`JoinSet`]) and the queue of lines to
 //! send. Client handles talk to it through an unbounded channel of [`Command`]s and a
 //! [`watch`] for closing; they never lock its state. A second task, the writer, owns the
-//! transport's sending half, so a slow write never holds up reading.
+//! transport's sending half, so a slow write never holds up reading; the loop joins it.
+//!
+//! The loop is in one [`Phase`]: `Connecting` (the handshake, [`Connection::handshake`], the
+//! one used first and after every reconnect), `Ready`, `Reconnecting` (its own part,
+//! [`Connection::reconnect_now`], which the loop calls when the stream drops), `Closing` and
+//! `Closed`. A panic of the loop or the writer ends every handle with
+//! [`ExitReason::Panicked`].
 //!
 //! Every server line is accounted for: it answers a pending request, or it is an event of the
 //! notification streams (a notification, [`Event::Orphan`] for a response nobody waits for,
@@ -17,7 +23,7 @@
 //! Requests from the handles are taken only while fewer than [`OUTGOING_MAX`] lines wait for
 //! the writer, which is the client's backpressure.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -26,16 +32,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
-use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerRequest};
+use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerNotification, ServerRequest};
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::error::{ClientError, ExitReason, ServerExit, TransportError};
 use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan, TurnQueue};
 use crate::handler::{panic_message, DynHandler};
+use crate::reconnect::{Internal, Refusal, Threads};
 use crate::retry::RetryPolicy;
 use crate::routing::TurnRouter;
 use crate::tap::{Direction, Tap};
@@ -61,8 +68,75 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The methods whose answer subscribes the connection to a thread (`result.thread.id`).
 const SUBSCRIBING: [&str; 4] = ["thread/start", "thread/resume", "thread/fork", "thread/unarchive"];
 
+/// How long the connection's end waits for the tap to write what it has queued.
+const TAP_FLUSH: Duration = Duration::from_secs(1);
+
+/// How long the connection's end waits for the writer to finish what it writes.
+const WRITER_GRACE: Duration = Duration::from_millis(500);
+
 /// After the stream ends without a shutdown, how long a spawned server may take to exit.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// Where a connection is: the one state its loop acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The handshake (`initialize`, `initialized`); the handles' commands wait.
+    Connecting,
+    /// Serving the handles and the server.
+    Ready,
+    /// The stream dropped; connecting again (with the reconnect policy's backoff).
+    Reconnecting,
+    /// [`Client::shutdown`](crate::Client::shutdown) began at `started`: pending requests
+    /// failed, new ones are refused, the client's side is closed once the server requests
+    /// being answered are answered, and the server is waited for until `deadline`.
+    Closing { started: Instant, deadline: Instant },
+    /// Ended: everything failed or ended with the exit reason.
+    Closed,
+}
+
+impl Phase {
+    fn closing(self) -> Option<(Instant, Instant)> {
+        match self {
+            Phase::Closing { started, deadline } => Some((started, deadline)),
+            _ => None,
+        }
+    }
+}
+
+/// The first handshake, done by the connection ([`Connection::handshake`], the same as after
+/// a reconnect): its request id, its params, and where its result goes.
+pub(crate) struct Handshake {
+    pub id: RequestId,
+    pub initialize: Value,
+    pub answer: oneshot::Sender<Result<Value, ClientError>>,
+}
+
+/// Why a handshake did not complete.
+#[derive(Debug)]
+enum HandshakeFailure {
+    /// The server answered `initialize` with an error.
+    Refused(ErrorObject),
+    /// The `initialize` params do not encode.
+    Encode(String),
+    /// The stream ended (or a write or read failed) first.
+    Ended(ExitReason),
+    /// No line within the time allowed.
+    TimedOut(Duration),
+    /// The client shut down or every handle was dropped.
+    Stopped,
+}
+
+impl std::fmt::Display for HandshakeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandshakeFailure::Refused(e) => write!(f, "`initialize` was refused: {}", e.message),
+            HandshakeFailure::Encode(e) => write!(f, "cannot encode `initialize`: {e}"),
+            HandshakeFailure::Ended(reason) => write!(f, "the connection ended: {reason}"),
+            HandshakeFailure::TimedOut(after) => write!(f, "no answer within {after:?}"),
+            HandshakeFailure::Stopped => f.write_str("the client stopped"),
+        }
+    }
+}
 
 /// What a client handle asks of the connection task.
 pub(crate) enum Command {
@@ -76,6 +150,44 @@ pub(crate) enum Command {
     Subscribe(Arc<EventQueue>),
     /// A turn handle is gone or its stream ended.
     ForgetTurn { thread: String, turn: String },
+    /// What the connection holds ([`crate::Client::connection_stats`]).
+    Stats(oneshot::Sender<ConnectionStats>),
+}
+
+/// What a connection holds at one moment ([`Client::connection_stats`](crate::Client::connection_stats)):
+/// once every handle, stream and future of a connection is gone, everything but
+/// [`remembered_abandoned`](Self::remembered_abandoned) is zero.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionStats {
+    /// Requests sent (or queued) and not answered.
+    pub pending_requests: usize,
+    /// Requests the callers stopped waiting for, remembered to name their late answers
+    /// (bounded).
+    pub remembered_abandoned: usize,
+    /// Turns routed to a handle.
+    pub routed_turns: usize,
+    /// Threads with a `turn/start` in flight.
+    pub turn_starts: usize,
+    /// Events held for turns whose `turn/start` was not answered yet.
+    pub early_events: usize,
+    /// Notification streams that are still read (or held).
+    pub streams: usize,
+    /// Events queued in those streams and not read yet.
+    pub queued_events: usize,
+    /// Events queued in the turn handles' streams and not read yet.
+    pub queued_turn_events: usize,
+    /// Lines waiting for the writer.
+    pub queued_lines: usize,
+    /// Server requests being answered by the handler.
+    pub server_requests: usize,
+    /// Requests the connection sent itself (after a reconnect) and that are not answered.
+    pub internal_requests: usize,
+    /// Threads the connection resumes after a reconnect.
+    pub subscribed_threads: usize,
+    /// Lines the transcript tap dropped because its sink was slower than the session
+    /// ([`Tap::dropped`](crate::Tap::dropped)).
+    pub tap_dropped: u64,
 }
 
 /// A request to send.
@@ -92,10 +204,48 @@ pub(crate) struct Request {
 }
 
 /// A successful answer: the result (typed by the request's method, or raw), and the turn's
-/// queue for `turn/start`.
+/// route for `turn/start`.
 pub(crate) struct Answer {
     pub result: ClientResponse,
-    pub turn: Option<Arc<TurnQueue>>,
+    pub turn: Option<TurnRoute>,
+}
+
+/// A turn's place in the connection's router, owned by what holds the turn's queue (the
+/// answer to `turn/start`, then its [`TurnHandle`](crate::TurnHandle)). Dropped anywhere (an
+/// answer that nobody took because the caller's future was dropped in the same wake-up, a
+/// handle), it tells the connection to stop routing the turn, so a turn nobody reads never
+/// holds its notifications.
+pub(crate) struct TurnRoute {
+    pub queue: Arc<TurnQueue>,
+    pub thread: String,
+    pub turn: String,
+    commands: mpsc::WeakUnboundedSender<Command>,
+    released: bool,
+}
+
+impl TurnRoute {
+    /// Stops routing the turn (once).
+    pub(crate) fn release(&mut self) {
+        if std::mem::replace(&mut self.released, true) {
+            return;
+        }
+        if let Some(commands) = self.commands.upgrade() {
+            let (thread, turn) = (std::mem::take(&mut self.thread), std::mem::take(&mut self.turn));
+            let _ = commands.send(Command::ForgetTurn { thread, turn });
+        }
+    }
+}
+
+impl Drop for TurnRoute {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+impl std::fmt::Debug for TurnRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnRoute").field("thread", &self.thread).field("turn", &self.turn).finish_non_exhaustive()
+    }
 }
 
 /// How the handles tell the connection to end.
@@ -117,11 +267,35 @@ pub(crate) struct Status {
     /// Callers waiting for an answer (counted by the handles).
     pub pending: AtomicUsize,
     pub exit: watch::Sender<Option<ServerExit>>,
+    /// Threads the server did not resume after a reconnect: the server's message.
+    detached: Mutex<HashMap<String, String>>,
 }
 
 impl Status {
     pub(crate) fn new() -> Self {
-        Status { closed: Mutex::new(None), pending: AtomicUsize::new(0), exit: watch::channel(None).0 }
+        Status {
+            closed: Mutex::new(None),
+            pending: AtomicUsize::new(0),
+            exit: watch::channel(None).0,
+            detached: Mutex::default(),
+        }
+    }
+
+    /// Why the server did not resume `thread` after a reconnect, if it did not.
+    pub(crate) fn detached(&self, thread: &str) -> Option<String> {
+        self.detached.lock().unwrap_or_else(|e| e.into_inner()).get(thread).cloned()
+    }
+
+    fn detach(&self, thread: &str, message: &str) {
+        self.detached.lock().unwrap_or_else(|e| e.into_inner()).insert(thread.to_owned(), message.to_owned());
+    }
+
+    /// An answer subscribed the connection to `thread` again.
+    fn attach(&self, thread: &str) {
+        let mut detached = self.detached.lock().unwrap_or_else(|e| e.into_inner());
+        if !detached.is_empty() {
+            detached.remove(thread);
+        }
     }
 
     pub(crate) fn closed(&self) -> Option<ClientError> {
@@ -145,6 +319,8 @@ pub(crate) struct Settings {
     pub late_grace: Duration,
     /// Streams made before the connection started ([`crate::ClientBuilder::notifications`]).
     pub subscribers: Vec<Arc<EventQueue>>,
+    /// The handles' command channel, for the turn routes the connection hands out.
+    pub commands: mpsc::WeakUnboundedSender<Command>,
 }
 
 struct Pending {
@@ -152,6 +328,17 @@ struct Pending {
     method: String,
     typed: Option<&'static str>,
     turn_thread: Option<String>,
+}
+
+/// Where the writer task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriterState {
+    /// It writes what the loop hands it.
+    Open,
+    /// It was told to close the client's side after what it holds.
+    Closing,
+    /// It ended (and was joined).
+    Ended,
 }
 
 /// A line for the writer, or the end of the client's side.
@@ -180,25 +367,27 @@ pub(crate) fn start<T: Transport>(
     control: watch::Receiver<Control>,
     status: Arc<Status>,
     reconnect: Option<Reconnect<T>>,
+    handshake: Option<Handshake>,
 ) {
     let (sender, receiver) = transport.split();
-    let (to_writer, write_failure) = spawn_writer(sender, settings.tap.clone());
+    let (to_writer, writer) = spawn_writer(sender, settings.tap.clone());
     let connection = Connection {
         receiver,
         reconnect,
-        threads: HashSet::new(),
+        threads: Threads::default(),
         internal: HashMap::new(),
-        handshake_refused: None,
+        internal_ids: 0,
+        first: handshake,
+        handshake_answer: None,
         commands,
         commands_open: true,
         control,
         control_open: true,
         to_writer,
-        write_failure,
-        write_failure_open: true,
+        writer,
+        writer_state: WriterState::Open,
         write_failed: None,
         outgoing: VecDeque::new(),
-        writer_closed: false,
         pending: HashMap::new(),
         abandoned: HashMap::new(),
         abandoned_order: VecDeque::new(),
@@ -206,29 +395,26 @@ pub(crate) fn start<T: Transport>(
         handlers: JoinSet::new(),
         handler: settings.handler,
         subscribers: settings.subscribers,
+        own_commands: settings.commands,
         outbox: Vec::new(),
         tap: settings.tap,
         status,
         line_number: 0,
-        closing: None,
+        phase: Phase::Connecting,
     };
     tokio::spawn(connection.run());
 }
 
-/// Starts a writer task for `sender`: the channel to it, and what reports its failure.
-fn spawn_writer<S: LineSender>(sender: S, tap: Option<Tap>) -> (mpsc::Sender<Out>, oneshot::Receiver<io::Error>) {
+/// Starts a writer task for `sender`: the channel to it, and the task, which the connection
+/// joins (its end says whether a write failed; a panic in it ends the connection).
+fn spawn_writer<S: LineSender>(sender: S, tap: Option<Tap>) -> (mpsc::Sender<Out>, JoinHandle<Option<io::Error>>) {
     let (to_writer, from_loop) = mpsc::channel(OUTGOING_MAX);
-    let (write_failed, write_failure) = oneshot::channel();
-    tokio::spawn(writer(sender, from_loop, tap, write_failed));
-    (to_writer, write_failure)
+    (to_writer, tokio::spawn(writer(sender, from_loop, tap)))
 }
 
-async fn writer<S: LineSender>(
-    mut sender: S,
-    mut lines: mpsc::Receiver<Out>,
-    tap: Option<Tap>,
-    failed: oneshot::Sender<io::Error>,
-) {
+/// Writes the lines of the loop until `Out::Close` or its channel closes, then closes the
+/// client's side; returns the error of a failed write.
+async fn writer<S: LineSender>(mut sender: S, mut lines: mpsc::Receiver<Out>, tap: Option<Tap>) -> Option<io::Error> {
     while let Some(out) = lines.recv().await {
         match out {
             Out::Line(line) => {
@@ -237,8 +423,7 @@ async fn writer<S: LineSender>(
                 }
                 if let Err(e) = sender.send(line).await {
                     tracing::warn!(error = %e, "writing to the server failed");
-                    let _ = failed.send(e);
-                    return;
+                    return Some(e);
                 }
             }
             Out::Close => break,
@@ -247,30 +432,34 @@ async fn writer<S: LineSender>(
     if let Err(e) = sender.close().await {
         tracing::debug!(error = %e, "closing the client's side of the connection");
     }
+    None
 }
 
 struct Connection<T: Transport> {
     receiver: T::Receiver,
     reconnect: Option<Reconnect<T>>,
-    /// The threads this connection is subscribed to (started, resumed, forked, unarchived;
-    /// until `thread/closed`): resumed after a reconnect.
-    threads: HashSet<String>,
-    /// Requests the connection sent itself (after a reconnect): their method.
-    internal: HashMap<RequestId, String>,
-    /// The server refused the `initialize` of a reconnect: its message.
-    handshake_refused: Option<String>,
+    /// The threads this connection is subscribed to: resumed after a reconnect.
+    threads: Threads,
+    /// Requests the connection sent itself (after a reconnect).
+    internal: HashMap<RequestId, Internal>,
+    /// How many `thread/resume`s the connection sent itself outside a handshake.
+    internal_ids: u64,
+    /// The first handshake, until it is done.
+    first: Option<Handshake>,
+    /// The answer to the handshake's `initialize`, once it came.
+    handshake_answer: Option<Result<RawJson, ErrorObject>>,
     commands: mpsc::UnboundedReceiver<Command>,
     commands_open: bool,
     control: watch::Receiver<Control>,
     control_open: bool,
     to_writer: mpsc::Sender<Out>,
-    write_failure: oneshot::Receiver<io::Error>,
-    write_failure_open: bool,
+    /// The writer task, joined by the connection.
+    writer: JoinHandle<Option<io::Error>>,
+    writer_state: WriterState,
     /// A write failed (its error), and when to stop waiting for the stream to end.
     write_failed: Option<(String, Instant)>,
     /// Lines for the writer that its channel did not take yet, in order.
     outgoing: VecDeque<Out>,
-    writer_closed: bool,
     pending: HashMap<RequestId, Pending>,
     abandoned: HashMap<RequestId, LateAnswer>,
     abandoned_order: VecDeque<RequestId>,
@@ -278,18 +467,49 @@ struct Connection<T: Transport> {
     handlers: JoinSet<String>,
     handler: Arc<dyn DynHandler>,
     subscribers: Vec<Arc<EventQueue>>,
+    own_commands: mpsc::WeakUnboundedSender<Command>,
     /// The events of the batch of lines being read, delivered to the streams at its end.
     outbox: Vec<Event>,
     tap: Option<Tap>,
     status: Arc<Status>,
     line_number: u64,
-    closing: Option<(Instant, Instant)>,
+    phase: Phase,
 }
 
 impl<T: Transport> Connection<T> {
+    /// Serves the connection, then ends everything with why it ended. A panic of the loop is
+    /// caught here: every handle ends promptly with [`ExitReason::Panicked`].
     async fn run(mut self) {
+        let reason = match std::panic::AssertUnwindSafe(self.serve()).catch_unwind().await {
+            Ok(reason) => reason,
+            Err(panic) => {
+                let why = panic_message(&*panic);
+                tracing::error!(panic = %why, "the connection task panicked");
+                ExitReason::Panicked(format!("the connection task panicked: {why}"))
+            }
+        };
+        self.finish(reason).await;
+    }
+
+    /// Reads, handles and reconnects until the connection ends; returns why.
+    async fn serve(&mut self) -> ExitReason {
         let mut batch = Vec::with_capacity(BATCH);
-        let reason = loop {
+        if let Some(Handshake { id, initialize, answer }) = self.first.take() {
+            match self.handshake(id, &initialize, &mut batch, None).await {
+                Ok(result) => drop(answer.send(Ok(result))),
+                Err(HandshakeFailure::Refused(e)) => drop(answer.send(Err(ClientError::from_server(e)))),
+                Err(HandshakeFailure::Encode(e)) => drop(answer.send(Err(ClientError::Refused(e)))),
+                // The handshake's caller reads why from the connection's end.
+                Err(HandshakeFailure::Ended(reason)) => return reason,
+                Err(HandshakeFailure::TimedOut(_)) => return ExitReason::EndOfStream,
+                Err(HandshakeFailure::Stopped) if !self.control_open => return ExitReason::Dropped,
+                Err(HandshakeFailure::Stopped) => {} // closing: the loop ends it
+            }
+        }
+        if self.phase == Phase::Connecting {
+            self.phase = Phase::Ready;
+        }
+        loop {
             let reason = self.read(&mut batch).await;
             match reason {
                 ExitReason::EndOfStream | ExitReason::ReadError(_) | ExitReason::WriteError(_)
@@ -302,21 +522,22 @@ impl<T: Transport> Connection<T> {
                 }
                 reason => break reason,
             }
-        };
-        self.finish(reason).await;
+        }
     }
 
     /// Runs the connection until its stream ends; returns why.
     async fn read(&mut self, batch: &mut Vec<String>) -> ExitReason {
         loop {
             self.flush();
-            let deadline = match (self.closing, &self.write_failed) {
+            let deadline = match (self.phase.closing(), &self.write_failed) {
                 (Some((_, at)), Some((_, w))) => Some(at.min(*w)),
                 (Some((_, at)), None) => Some(at),
                 (None, Some((_, w))) => Some(*w),
                 (None, None) => None,
             };
             let take_commands = self.commands_open && self.outgoing.len() < OUTGOING_MAX;
+            // The end of the late grace period of a completed turn with open items.
+            let grace = self.router.next_deadline();
             tokio::select! {
                 biased;
                 changed = self.control.changed(), if self.control_open => match changed {
@@ -331,7 +552,7 @@ impl<T: Transport> Connection<T> {
                         }
                     }
                     // Every handle is gone.
-                    Err(_) if self.closing.is_none() => break ExitReason::Dropped,
+                    Err(_) if self.phase.closing().is_none() => break ExitReason::Dropped,
                     Err(_) => self.control_open = false, // already closing: it goes on
                 },
                 command = self.commands.recv(), if take_commands => match command {
@@ -351,15 +572,16 @@ impl<T: Transport> Connection<T> {
                     }
                     Err(_) => self.outgoing.clear(), // the writer ended: its failure is reported
                 },
-                failure = &mut self.write_failure, if self.write_failure_open => {
-                    self.write_failure_open = false;
-                    // `Err`: the writer ended without a failure (the client's side was closed).
-                    if let Ok(e) = failure {
-                        self.write_failed = Some((e.to_string(), Instant::now() + WRITE_FAILURE_GRACE));
+                ended = &mut self.writer, if self.writer_state != WriterState::Ended => {
+                    self.writer_state = WriterState::Ended;
+                    match ended {
+                        Ok(Some(e)) => self.write_failed = Some((e.to_string(), Instant::now() + WRITE_FAILURE_GRACE)),
+                        Ok(None) => {} // the client's side was closed
+                        Err(e) => return ExitReason::Panicked(format!("the writer task failed: {}", join_error(e))),
                     }
                 }
                 read = self.receiver.recv_many(batch, BATCH) => match read {
-                    Ok(0) => return if self.closing.is_some() { ExitReason::Shutdown } else { ExitReason::EndOfStream },
+                    Ok(0) => return if self.phase.closing().is_some() { ExitReason::Shutdown } else { ExitReason::EndOfStream },
                     Ok(_) => {
                         for line in batch.drain(..) {
                             self.line_number += 1;
@@ -369,6 +591,7 @@ impl<T: Transport> Connection<T> {
                     }
                     Err(e) => return ExitReason::ReadError(e.to_string()),
                 },
+                () = sleep_until(grace), if grace.is_some() => self.router.expire(Instant::now()),
                 () = sleep_until(deadline), if deadline.is_some() => match &self.write_failed {
                     Some((message, at)) if *at <= Instant::now() => return ExitReason::WriteError(message.clone()),
                     _ => return ExitReason::ShutdownTimedOut,
@@ -385,6 +608,7 @@ impl<T: Transport> Connection<T> {
     async fn reconnect_now(&mut self, batch: &mut Vec<String>) -> bool {
         let Some(reconnect) = &self.reconnect else { return false };
         let (connect, policy, initialize) = (reconnect.connect.clone(), reconnect.policy, reconnect.initialize.clone());
+        self.phase = Phase::Reconnecting;
         for (_, pending) in self.pending.drain() {
             if let Some(thread) = &pending.turn_thread {
                 self.router.not_started(thread);
@@ -416,77 +640,125 @@ impl<T: Transport> Connection<T> {
             let (sender, receiver) = transport.split();
             let mut old = std::mem::replace(&mut self.receiver, receiver);
             let _ = old.exit(Duration::ZERO).await;
-            let (to_writer, write_failure) = spawn_writer(sender, self.tap.clone());
+            let (to_writer, writer) = spawn_writer(sender, self.tap.clone());
             self.to_writer = to_writer;
-            self.write_failure = write_failure;
-            self.write_failure_open = true;
-            self.writer_closed = false;
-            match self.handshake(&initialize, attempt, batch).await {
+            // The old writer ends with its channel; it is not waited for.
+            std::mem::replace(&mut self.writer, writer).abort();
+            self.writer_state = WriterState::Open;
+            let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
+            let resumed = match self.handshake(id, &initialize, batch, Some(HANDSHAKE_TIMEOUT)).await {
+                Ok(_) => self.resume_all(attempt, batch).await,
+                Err(failure) => Err(failure),
+            };
+            match resumed {
                 Ok(()) => {
                     tracing::info!(attempt, threads = self.threads.len(), "reconnected");
+                    self.phase = Phase::Ready;
                     self.publish(Event::Reconnected(attempt));
                     self.deliver();
                     return true;
                 }
+                Err(HandshakeFailure::Stopped) => return false,
                 Err(why) => tracing::warn!(attempt, %why, "the handshake after reconnecting failed"),
             }
         }
         false
     }
 
-    /// `initialize` and `initialized` on the new connection, then `thread/resume` of the
-    /// subscribed threads (their answers are the connection's own).
-    async fn handshake(&mut self, initialize: &Value, attempt: u32, batch: &mut Vec<String>) -> Result<(), String> {
-        let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
+    /// The one handshake, first and after every reconnect: `initialize` (with `id`), the
+    /// lines before its answer handled as usual, then `initialized`. Returns the `initialize`
+    /// result. `timeout`: how long it waits for each read.
+    async fn handshake(
+        &mut self,
+        id: RequestId,
+        initialize: &Value,
+        batch: &mut Vec<String>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, HandshakeFailure> {
         let params =
-            serde_json::value::to_raw_value(initialize).map_err(|e| format!("cannot encode `initialize`: {e}"))?;
-        let line = wire::request_line(&id, "initialize", &params);
-        self.send_now(line).await?;
-        self.internal.insert(id.clone(), "initialize".into());
-        // Lines before the answer are the new connection's first lines.
-        self.handshake_refused = None;
-        self.read_until(|c| !c.internal.contains_key(&id) || c.handshake_refused.is_some(), batch).await?;
-        if let Some(why) = self.handshake_refused.take() {
-            return Err(format!("`initialize` was refused: {why}"));
-        }
+            serde_json::value::to_raw_value(initialize).map_err(|e| HandshakeFailure::Encode(e.to_string()))?;
+        self.send_now(wire::request_line(&id, "initialize", &params)).await?;
+        self.internal.insert(id, Internal::Initialize);
+        self.handshake_answer = None;
+        self.read_until(|c| c.handshake_answer.is_some(), batch, timeout).await?;
+        let result = match self.handshake_answer.take() {
+            Some(Ok(result)) => result.to_value().unwrap_or_default(),
+            Some(Err(error)) => return Err(HandshakeFailure::Refused(error)),
+            None => unreachable!("read until it came"),
+        };
         self.send_now(wire::initialized_line()).await?;
-        let mut threads: Vec<String> = self.threads.iter().cloned().collect();
-        threads.sort();
-        for (n, thread) in threads.into_iter().enumerate() {
-            let id = RequestId::String(format!("reconnect-{attempt}-resume-{n}"));
-            let params = serde_json::value::to_raw_value(&serde_json::json!({"threadId": thread}))
-                .expect("a Value always encodes");
-            self.internal.insert(id.clone(), "thread/resume".into());
-            self.send_now(wire::request_line(&id, "thread/resume", &params)).await?;
-        }
-        // The threads' events flow again once their resumes are answered (refused ones are
-        // logged).
-        self.read_until(|c| c.internal.is_empty(), batch).await
+        Ok(result)
     }
 
-    /// Reads and handles the new connection's lines until `done`.
-    async fn read_until(&mut self, done: impl Fn(&Self) -> bool, batch: &mut Vec<String>) -> Result<(), String> {
+    /// After a reconnect's handshake: `thread/resume` of every subscribed thread (the
+    /// connection's own requests), until each is answered.
+    async fn resume_all(&mut self, attempt: u32, batch: &mut Vec<String>) -> Result<(), HandshakeFailure> {
+        for (n, thread) in self.threads.to_resume().into_iter().enumerate() {
+            let id = RequestId::String(format!("reconnect-{attempt}-resume-{n}"));
+            let line = resume_line(&id, &thread);
+            self.internal.insert(id, Internal::Resume(thread));
+            self.send_now(line).await?;
+        }
+        // The threads' events flow again once their resumes are answered; each answer
+        // reconciles the thread's turns, each refusal is handled (see `crate::reconnect`).
+        self.read_until(|c| c.internal.is_empty(), batch, Some(HANDSHAKE_TIMEOUT)).await
+    }
+
+    /// Reads and handles the connection's lines until `done`; stops when the client shuts
+    /// down (the shutdown begins) or every handle is dropped.
+    async fn read_until(
+        &mut self,
+        done: impl Fn(&Self) -> bool,
+        batch: &mut Vec<String>,
+        timeout: Option<Duration>,
+    ) -> Result<(), HandshakeFailure> {
         while !done(self) {
             batch.clear();
-            match tokio::time::timeout(HANDSHAKE_TIMEOUT, self.receiver.recv_many(batch, BATCH)).await {
-                Ok(Ok(0)) => return Err("the stream ended".into()),
-                Ok(Ok(_)) => {
+            let read = async {
+                match timeout {
+                    Some(limit) => tokio::time::timeout(limit, self.receiver.recv_many(batch, BATCH)).await.ok(),
+                    None => Some(self.receiver.recv_many(batch, BATCH).await),
+                }
+            };
+            let read = tokio::select! {
+                biased;
+                changed = self.control.changed(), if self.control_open => Err(changed),
+                read = read => Ok(read),
+            };
+            match read {
+                Err(changed) => {
+                    match changed {
+                        Ok(()) => {
+                            let now = *self.control.borrow_and_update();
+                            if let Control::Close { started, deadline } = now {
+                                self.close(started, deadline);
+                            }
+                        }
+                        Err(_) => self.control_open = false,
+                    }
+                    return Err(HandshakeFailure::Stopped);
+                }
+                Ok(Some(Ok(0))) => return Err(HandshakeFailure::Ended(ExitReason::EndOfStream)),
+                Ok(Some(Ok(_))) => {
                     for line in batch.drain(..) {
                         self.line_number += 1;
                         self.line(line);
                     }
                     self.deliver();
                 }
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(_) => return Err(format!("no answer within {HANDSHAKE_TIMEOUT:?}")),
+                Ok(Some(Err(e))) => return Err(HandshakeFailure::Ended(ExitReason::ReadError(e.to_string()))),
+                Ok(None) => return Err(HandshakeFailure::TimedOut(timeout.unwrap_or_default())),
             }
         }
         Ok(())
     }
 
     /// Hands a line to the new writer before anything else.
-    async fn send_now(&mut self, line: String) -> Result<(), String> {
-        self.to_writer.send(Out::Line(line)).await.map_err(|_| "the writer ended".to_owned())
+    async fn send_now(&mut self, line: String) -> Result<(), HandshakeFailure> {
+        self.to_writer
+            .send(Out::Line(line))
+            .await
+            .map_err(|_| HandshakeFailure::Ended(ExitReason::WriteError("the writer ended".into())))
     }
 
     fn command(&mut self, command: Command) {
@@ -497,6 +769,11 @@ impl<T: Transport> Connection<T> {
                     return;
                 }
                 if let Some(thread) = &request.turn_thread {
+                    if let Some(message) = self.status.detached(thread) {
+                        let _ =
+                            request.reply.send(Err(ClientError::ThreadDetached { thread_id: thread.clone(), message }));
+                        return;
+                    }
                     self.router.expect(thread);
                 }
                 let Request { id, method, typed, line, turn_thread, reply } = request;
@@ -518,14 +795,38 @@ impl<T: Transport> Connection<T> {
             }
             Command::Subscribe(queue) => self.subscribers.push(queue),
             Command::ForgetTurn { thread, turn } => self.router.forget(&thread, &turn),
+            Command::Stats(reply) => {
+                let _ = reply.send(self.stats());
+            }
+        }
+    }
+
+    fn stats(&mut self) -> ConnectionStats {
+        // A queue only this list holds belongs to a dropped stream.
+        self.subscribers.retain(|queue| Arc::strong_count(queue) > 1);
+        let router = self.router.stats();
+        ConnectionStats {
+            pending_requests: self.pending.len(),
+            remembered_abandoned: self.abandoned.len(),
+            routed_turns: router.routed,
+            turn_starts: router.starting,
+            early_events: router.early,
+            streams: self.subscribers.len(),
+            queued_events: self.subscribers.iter().map(|q| q.queued()).sum(),
+            queued_turn_events: router.queued,
+            queued_lines: self.outgoing.len(),
+            server_requests: self.handlers.len(),
+            internal_requests: self.internal.len(),
+            subscribed_threads: self.threads.len(),
+            tap_dropped: self.tap.as_ref().map_or(0, Tap::dropped),
         }
     }
 
     /// Why a new request is refused: the connection is closing or closed.
     fn refusal(&self) -> Option<ClientError> {
-        match self.closing {
-            Some(_) => Some(ClientError::Closed),
-            None => self.status.closed(),
+        match self.phase {
+            Phase::Closing { .. } | Phase::Closed => Some(ClientError::Closed),
+            Phase::Connecting | Phase::Ready | Phase::Reconnecting => self.status.closed(),
         }
     }
 
@@ -563,11 +864,11 @@ impl<T: Transport> Connection<T> {
     /// [`Control::Close`]: pending requests fail, new ones are refused; the client's side is
     /// closed once the server requests being answered are answered.
     fn close(&mut self, started: Instant, deadline: Instant) {
-        if self.closing.is_some() {
+        if self.phase.closing().is_some() {
             return;
         }
         tracing::debug!(timeout = ?deadline.saturating_duration_since(started), "shutting the connection down");
-        self.closing = Some((started, deadline));
+        self.phase = Phase::Closing { started, deadline };
         self.status.set_closed(ClientError::Closed);
         for (_, pending) in self.pending.drain() {
             let _ = pending.reply.send(Err(ClientError::Closed));
@@ -576,8 +877,8 @@ impl<T: Transport> Connection<T> {
     }
 
     fn close_writer_when_done(&mut self) {
-        if self.closing.is_some() && self.handlers.is_empty() && !self.writer_closed {
-            self.writer_closed = true;
+        if self.phase.closing().is_some() && self.handlers.is_empty() && self.writer_state == WriterState::Open {
+            self.writer_state = WriterState::Closing;
             self.outgoing.push_back(Out::Close);
         }
     }
@@ -592,24 +893,26 @@ impl<T: Transport> Connection<T> {
         match decoded {
             Ok(Message::Notification(notification)) => {
                 let notification = Arc::new(notification);
-                if self.reconnect.is_some() && notification.method() == "thread/closed" {
-                    if let Some(thread) = notification.thread_id() {
-                        self.threads.remove(thread);
-                    }
+                if self.reconnect.is_some() {
+                    self.subscription_event(&notification);
                 }
                 self.router.notification(&notification);
                 self.publish(Event::Notification(notification));
             }
             Ok(Message::Request(request)) => self.server_request(request),
             Ok(Message::Response(response)) if self.internal.contains_key(&response.id) => {
-                let method = self.internal.remove(&response.id).unwrap_or_default();
-                tracing::debug!(method, id = ?response.id, "answered after reconnecting");
+                match self.internal.remove(&response.id) {
+                    Some(Internal::Resume(thread)) => self.resumed(thread, raw_result(response.result)),
+                    Some(Internal::Initialize) => self.handshake_answer = Some(Ok(raw_result(response.result))),
+                    None => {}
+                }
             }
             Ok(Message::Response(response)) => match self.take_pending(&response.id) {
                 Some(pending) => {
                     if self.reconnect.is_some() && SUBSCRIBING.contains(&pending.method.as_str()) {
-                        if let Some(thread) = wire::result_thread_id(&response.result) {
-                            self.threads.insert(thread);
+                        if let Some((thread, turns)) = wire::result_thread(&response.result) {
+                            self.status.attach(&thread);
+                            self.threads.subscribed(thread, turns);
                         }
                     }
                     // A `turn/start`: the turn's queue, with what came for it before.
@@ -623,9 +926,19 @@ impl<T: Transport> Connection<T> {
                             Some(turn) => started = Some((self.router.started(thread, &turn), thread.clone(), turn)),
                             None => self.router.not_started(thread),
                         }
+                        if started.is_some() && self.reconnect.is_some() && self.threads.turn_started(thread) {
+                            // Not resumed after the last reconnect (it had no turns): now it can be.
+                            self.resume(thread.clone());
+                        }
                     }
-                    let answer =
-                        Answer { result: response.result, turn: started.as_ref().map(|(queue, ..)| queue.clone()) };
+                    let turn = started.as_ref().map(|(queue, thread, turn)| TurnRoute {
+                        queue: queue.clone(),
+                        thread: thread.clone(),
+                        turn: turn.clone(),
+                        commands: self.own_commands.clone(),
+                        released: false,
+                    });
+                    let answer = Answer { result: response.result, turn };
                     if let Err(Ok(answer)) = pending.reply.send(Ok(answer)) {
                         // The caller stopped waiting just now (its `Abandon` is on its way).
                         if let Some((_, thread, turn)) = &started {
@@ -648,15 +961,17 @@ impl<T: Transport> Connection<T> {
                 }
             },
             Ok(Message::Error(error)) if error.id.as_ref().is_some_and(|id| self.internal.contains_key(id)) => {
-                let method = error.id.as_ref().and_then(|id| self.internal.remove(id)).unwrap_or_default();
+                let internal = error.id.as_ref().and_then(|id| self.internal.remove(id));
                 tracing::warn!(
-                    method,
+                    method = internal.as_ref().map(Internal::method),
                     code = error.error.code,
                     message = error.error.message,
                     "refused after reconnecting"
                 );
-                if method == "initialize" {
-                    self.handshake_refused = Some(error.error.message);
+                match internal {
+                    Some(Internal::Initialize) => self.handshake_answer = Some(Err(error.error)),
+                    Some(Internal::Resume(thread)) => self.resume_refused(thread, error.error.message),
+                    None => {}
                 }
             }
             Ok(Message::Error(error)) => match error.id.as_ref().and_then(|id| self.take_pending(id)) {
@@ -672,6 +987,68 @@ impl<T: Transport> Connection<T> {
                 }
             },
             Err(undecodable) => self.undecodable(&line, *undecodable),
+        }
+    }
+
+    /// A notification that changes a subscription: `thread/closed` ends it; the thread of a
+    /// refused resume that waits for its turn to end is resumed when it is inactive.
+    fn subscription_event(&mut self, notification: &ServerNotification) {
+        let Some(thread) = notification.thread_id() else { return };
+        if notification.method() == "thread/closed" {
+            self.threads.closed(thread);
+        } else if notification.method() == "thread/status/changed"
+            && self.threads.waits_for_inactive(thread)
+            && !wire::thread_active(notification)
+            && self.threads.inactive(thread)
+        {
+            self.resume(thread.to_owned());
+        }
+    }
+
+    /// Sends `thread/resume` of `thread` as the connection's own request.
+    fn resume(&mut self, thread: String) {
+        self.internal_ids += 1;
+        let id = RequestId::String(format!("resume-{}", self.internal_ids));
+        self.outgoing.push_back(Out::Line(resume_line(&id, &thread)));
+        self.internal.insert(id, Internal::Resume(thread));
+    }
+
+    /// The server resumed `thread`: its turns are reconciled with the answer.
+    fn resumed(&mut self, thread: String, result: RawJson) {
+        let result = result.to_value().unwrap_or_default();
+        let turns = result.pointer("/thread/turns").cloned().unwrap_or_default();
+        tracing::debug!(thread, "resumed");
+        self.router.reconcile(&thread, &turns);
+        let listed = turns.as_array().is_some_and(|t| !t.is_empty());
+        self.threads.subscribed(thread, listed);
+    }
+
+    /// The server refused to resume `thread` (see [`crate::reconnect`]).
+    fn resume_refused(&mut self, thread: String, message: String) {
+        match self.threads.refused(&thread, self.router.has_turns(&thread)) {
+            Refusal::Unresumed => {
+                tracing::info!(
+                    thread,
+                    message,
+                    "the server cannot resume a thread without turns; it is resumed after its next turn starts"
+                );
+            }
+            Refusal::Retry => {
+                tracing::info!(
+                    thread,
+                    message,
+                    "the server cannot resume the thread while its first turn runs; resumed when it ends"
+                );
+            }
+            Refusal::Detached => {
+                tracing::warn!(thread, message, "the server did not resume the thread: it is detached");
+                self.status.detach(&thread, &message);
+                self.router.detach(
+                    &thread,
+                    ClientError::ThreadDetached { thread_id: thread.clone(), message: message.clone() },
+                );
+                self.publish(Event::ThreadDetached { thread_id: thread, message });
+            }
         }
     }
 
@@ -712,7 +1089,7 @@ impl<T: Transport> Connection<T> {
     fn server_request(&mut self, request: ServerRequest) {
         let id = request.id().clone();
         let method = request.method().to_owned();
-        if self.closing.is_some() {
+        if self.phase.closing().is_some() {
             let error = ErrorObject::new(
                 ErrorObject::INTERNAL_ERROR,
                 format!("the client is shutting down and does not answer `{method}`"),
@@ -789,7 +1166,8 @@ impl<T: Transport> Connection<T> {
         self.deliver();
         // The answers still being worked on cannot be sent any more.
         self.handlers.abort_all();
-        let closing = self.closing;
+        let closing = self.phase.closing();
+        self.phase = Phase::Closed;
         let wait = match (&reason, closing) {
             (ExitReason::Dropped, _) => Duration::ZERO,
             (_, Some((_, deadline))) => deadline.saturating_duration_since(Instant::now()),
@@ -797,12 +1175,20 @@ impl<T: Transport> Connection<T> {
             (_, None) => Duration::ZERO,
         };
         // The writer closes the client's side once it has written what it holds.
-        if !self.writer_closed {
+        if self.writer_state == WriterState::Open {
             self.flush();
             let _ = self.to_writer.try_send(Out::Close);
         }
         let waiting_since = Instant::now();
         let mut exit = self.receiver.exit(wait).await;
+        // The writer is joined: it has ended with the client's side, or it is stopped.
+        if self.writer_state != WriterState::Ended {
+            let writer = &mut self.writer;
+            if tokio::time::timeout(WRITER_GRACE, &mut *writer).await.is_err() {
+                writer.abort();
+                tracing::debug!("the writer did not finish writing in time; stopped");
+            }
+        }
         if exit.killed_after.is_some() {
             let since = closing.map_or(waiting_since, |(started, _)| started);
             exit.killed_after = Some(since.elapsed());
@@ -826,12 +1212,24 @@ impl<T: Transport> Connection<T> {
                     let _ = request.reply.send(Err(error.clone()));
                 }
                 Command::Subscribe(queue) => queue.close(),
+                Command::Stats(reply) => drop(reply),
                 Command::Send(_) | Command::Abandon { .. } | Command::ForgetTurn { .. } => {}
             }
         }
         self.handlers.shutdown().await;
+        // The tap's file is complete when the handles learn the connection ended.
+        if let Some(tap) = &self.tap {
+            tap.flush(TAP_FLUSH).await;
+        }
         self.status.exit.send_replace(Some(exit));
     }
+}
+
+/// `thread/resume` of `thread` with id `id`.
+fn resume_line(id: &RequestId, thread: &str) -> String {
+    let params =
+        serde_json::value::to_raw_value(&serde_json::json!({"threadId": thread})).expect("a Value always encodes");
+    wire::request_line(id, "thread/resume", &params)
 }
 
 /// Waits until `deadline` (never when `None`; the branch is disabled then).
@@ -839,6 +1237,14 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Why a task ended other than by returning.
+fn join_error(error: tokio::task::JoinError) -> String {
+    match error.try_into_panic() {
+        Ok(panic) => format!("it panicked: {}", panic_message(&*panic)),
+        Err(error) => error.to_string(),
     }
 }
 

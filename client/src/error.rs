@@ -69,6 +69,31 @@ pub enum ClientError {
     Disconnected,
     /// The client was shut down (or dropped) before the answer came.
     Closed,
+    /// [`ThreadHandle::run`](crate::ThreadHandle::run) read the turn to its end, but its
+    /// stream fell behind and dropped items the turn completed (`item/completed`), so the
+    /// items it would return are not all of them. Raise
+    /// [`turn_buffer`](crate::ClientBuilder::turn_buffer), or read
+    /// [`ThreadHandle::read`](crate::ThreadHandle::read) with turns for the whole list.
+    ItemsLost {
+        /// The thread.
+        thread_id: String,
+        /// The turn.
+        turn_id: String,
+        /// How many `item/completed` notifications the stream dropped.
+        lost: u64,
+        /// The turn as `turn/completed` reported it, as JSON.
+        turn: serde_json::Value,
+    },
+    /// After a reconnect the server refused to resume the thread (`thread/resume` answered
+    /// an error): the connection no longer receives its events. Its open turns end with this
+    /// error, and new turns on it fail at once until it is resumed again
+    /// ([`Client::thread_resume`](crate::Client::thread_resume)).
+    ThreadDetached {
+        /// The thread.
+        thread_id: String,
+        /// The server's message.
+        message: String,
+    },
 }
 
 impl ClientError {
@@ -145,6 +170,13 @@ impl fmt::Display for ClientError {
                 f.write_str("the connection dropped before the answer came; the client reconnects")
             }
             ClientError::Closed => f.write_str("the client was shut down"),
+            ClientError::ItemsLost { thread_id, turn_id, lost, .. } => write!(
+                f,
+                "turn {turn_id} of thread {thread_id} completed, but its stream fell behind and lost {lost} completed items"
+            ),
+            ClientError::ThreadDetached { thread_id, message } => {
+                write!(f, "the server did not resume thread {thread_id} after a reconnect: {message}")
+            }
         }
     }
 }
@@ -218,6 +250,9 @@ pub enum ExitReason {
     ReadError(String),
     /// Writing to the server failed and its stream did not end soon after.
     WriteError(String),
+    /// A task of the client's connection (its loop or its writer) panicked: a bug of the
+    /// client (or of a transport's code); every handle ended with this.
+    Panicked(String),
 }
 
 impl fmt::Display for ExitReason {
@@ -229,6 +264,7 @@ impl fmt::Display for ExitReason {
             ExitReason::Dropped => f.write_str("the client was dropped"),
             ExitReason::ReadError(e) => write!(f, "read error: {e}"),
             ExitReason::WriteError(e) => write!(f, "write error: {e}"),
+            ExitReason::Panicked(why) => f.write_str(why),
         }
     }
 }

@@ -12,18 +12,20 @@
 //! [`Notifications`] reader also holds the batch it took with its last read: at most as many
 //! again).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
 use codex_app_protocol::{RawJson, RequestId, ServerNotification};
-use tokio::time::Instant;
 
 use crate::error::{ClientError, DecodeReport};
-use crate::wire::Lifecycle;
+
+/// The notification of a completed item.
+const ITEM_COMPLETED: &str = "item/completed";
+/// The notification of a completed turn.
+const TURN_COMPLETED: &str = "turn/completed";
 
 /// One item of a notification stream.
 #[derive(Debug, Clone)]
@@ -45,6 +47,18 @@ pub enum Event {
     /// sent while no connection was there is not replayed)
     /// ([`ClientBuilder::reconnect`](crate::ClientBuilder::reconnect)).
     Reconnected(u32),
+    /// After a reconnect the server refused to resume this thread (`thread/resume` answered
+    /// `message`): its open turns ended with
+    /// [`ClientError::ThreadDetached`], and new turns on
+    /// it fail until it is resumed ([`Client::thread_resume`](crate::Client::thread_resume)).
+    /// (A thread without turns that the server cannot resume is not detached: it is resumed
+    /// after its next turn starts.)
+    ThreadDetached {
+        /// The thread.
+        thread_id: String,
+        /// The server's message.
+        message: String,
+    },
 }
 
 /// A response without a pending request; see [`Event::Orphan`].
@@ -117,6 +131,8 @@ impl Notifications {
 
     /// The next event, or `None` once the connection has closed and everything before was
     /// read. (`Notifications` is also a [`futures_util::Stream`] of the same events.)
+    ///
+    /// Cancel safe: an event is taken from the stream only when `next` returns it.
     pub async fn next(&mut self) -> Option<Event> {
         std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
@@ -199,10 +215,12 @@ enum Take {
     Empty,
 }
 
-/// Appends `item`, first dropping the oldest item (and counting it) when `items` is full.
-fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, item: T) {
+/// Appends `item`, first dropping the oldest item (and counting it) when `items` is full;
+/// returns the dropped item.
+fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, item: T) -> Option<T> {
+    let mut oldest = None;
     if items.len() >= capacity {
-        items.pop_front();
+        oldest = items.pop_front();
         *dropped += 1;
         if *dropped == 1 {
             tracing::warn!(
@@ -212,13 +230,24 @@ fn push_bounded<T>(items: &mut VecDeque<T>, dropped: &mut u64, capacity: usize, 
         }
     }
     items.push_back(item);
+    oldest
 }
 
+/// Which events a stream takes (a stream that waits for one kind of event takes only those,
+/// so the events it does not want can never push the one it waits for out of its buffer).
+pub(crate) type Filter = Box<dyn Fn(&Event) -> bool + Send + Sync>;
+
 /// The bounded queue of one [`Notifications`] stream, filled by the connection task.
-#[derive(Debug)]
 pub(crate) struct EventQueue {
     state: Mutex<EventState>,
     capacity: usize,
+    filter: Option<Filter>,
+}
+
+impl std::fmt::Debug for EventQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventQueue").field("capacity", &self.capacity).finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -232,7 +261,17 @@ struct EventState {
 
 impl EventQueue {
     pub(crate) fn new(capacity: usize) -> Self {
-        EventQueue { state: Mutex::default(), capacity: capacity.max(1) }
+        EventQueue { state: Mutex::default(), capacity: capacity.max(1), filter: None }
+    }
+
+    /// A queue that takes only the events `filter` accepts.
+    pub(crate) fn filtered(capacity: usize, filter: Filter) -> Self {
+        EventQueue { state: Mutex::default(), capacity: capacity.max(1), filter: Some(filter) }
+    }
+
+    /// How many events wait to be read.
+    pub(crate) fn queued(&self) -> usize {
+        self.lock().items.len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EventState> {
@@ -245,8 +284,14 @@ impl EventQueue {
         let waker = {
             let mut guard = self.lock();
             let state = &mut *guard;
+            let before = state.items.len() + state.dropped as usize;
             for event in events {
-                push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+                if self.filter.as_ref().map_or(true, |accepts| accepts(&event)) {
+                    push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+                }
+            }
+            if state.items.len() + state.dropped as usize == before {
+                return; // nothing for this stream: its reader is not woken
             }
             state.waker.take()
         };
@@ -270,83 +315,87 @@ fn wake(waker: Option<Waker>) {
     }
 }
 
-/// The bounded queue of one turn's notifications, filled by the connection task.
+/// The bounded queue of one turn's notifications, filled by the connection task. When the
+/// turn ends is decided by the connection's router alone ([`TurnQueue::end`]); the handle only
+/// reads.
 #[derive(Debug)]
 pub(crate) struct TurnQueue {
     state: Mutex<TurnState>,
     capacity: usize,
-    late_grace: Duration,
 }
 
 #[derive(Debug, Default)]
 struct TurnState {
     items: VecDeque<Event>,
     dropped: u64,
-    /// Items started and not yet completed.
-    open_items: HashSet<String>,
-    /// When `turn/completed` arrived.
-    completed_at: Option<Instant>,
-    /// The connection closed.
-    closed: bool,
-    /// The turn ended without a `turn/completed` that could be read, and why.
-    failed: Option<ClientError>,
+    /// How the turn ended, once the router decided it did.
+    ended: Option<TurnEnd>,
     /// The `turn/completed` notification, kept even when a full stream drops it.
     completion: Option<Arc<ServerNotification>>,
+    /// A full stream dropped `turn/completed` (it is in `completion`).
+    completion_dropped: bool,
+    /// How many `item/completed` notifications a full stream dropped.
+    lost_items: u64,
     /// The reader waiting for the next event.
     waker: Option<Waker>,
+}
+
+/// How a turn's stream ended.
+#[derive(Debug, Clone)]
+pub(crate) enum TurnEnd {
+    /// After `turn/completed` (and the late output the router waited for).
+    Completed,
+    /// Without a `turn/completed` that could be read, and why.
+    Failed(ClientError),
+    /// The connection closed.
+    Closed,
 }
 
 /// What the turn's reader gets next.
 pub(crate) enum Next {
     Event(Event),
-    Wait(Option<Instant>),
+    Wait,
     End,
 }
 
 impl TurnQueue {
-    pub(crate) fn new(capacity: usize, late_grace: Duration) -> Self {
-        TurnQueue { state: Mutex::new(TurnState::default()), capacity: capacity.max(1), late_grace }
+    pub(crate) fn new(capacity: usize) -> Self {
+        TurnQueue { state: Mutex::new(TurnState::default()), capacity: capacity.max(1) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, TurnState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds an event of the turn (`item`: the `params.item.id` of a notification).
-    pub(crate) fn push(&self, event: Event, lifecycle: Lifecycle, item: Option<&str>) {
+    /// Adds an event of the turn; `completion`: it is the turn's `turn/completed`.
+    pub(crate) fn push(&self, event: Event, completion: bool) {
         let waker = {
             let mut guard = self.lock();
             let state = &mut *guard;
-            match (lifecycle, item) {
-                (Lifecycle::ItemStarted, Some(id)) => {
-                    state.open_items.insert(id.to_owned());
+            if completion {
+                if let Event::Notification(n) = &event {
+                    state.completion = Some(n.clone());
                 }
-                (Lifecycle::ItemCompleted, Some(id)) => {
-                    state.open_items.remove(id);
-                }
-                (Lifecycle::TurnCompleted, _) => {
-                    state.completed_at = Some(Instant::now());
-                    if let Event::Notification(n) = &event {
-                        state.completion = Some(n.clone());
-                    }
-                }
-                _ => {}
             }
-            push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+            let dropped = push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
+            if let Some(Event::Notification(n)) = dropped {
+                match n.method() {
+                    ITEM_COMPLETED => state.lost_items += 1,
+                    TURN_COMPLETED => state.completion_dropped = true,
+                    _ => {}
+                }
+            }
             state.waker.take()
         };
         wake(waker);
     }
 
-    /// Ends the turn with `error` (its `turn/completed` did not decode, its thread closed):
-    /// the reader gets what is queued, then the end, and [`crate::TurnHandle::wait`] the
-    /// error.
-    pub(crate) fn fail(&self, error: ClientError) {
+    /// The router decided the turn ended: the reader gets what is queued, then the end (and
+    /// [`crate::TurnHandle::wait`] the error of a failed end). The first end counts.
+    pub(crate) fn end(&self, end: TurnEnd) {
         let waker = {
             let mut state = self.lock();
-            if state.failed.is_none() && state.completed_at.is_none() {
-                state.failed = Some(error);
-            }
+            state.ended.get_or_insert(end);
             state.waker.take()
         };
         wake(waker);
@@ -354,7 +403,10 @@ impl TurnQueue {
 
     /// Why the turn ended without `turn/completed`, if it did.
     pub(crate) fn failure(&self) -> Option<ClientError> {
-        self.lock().failed.clone()
+        match &self.lock().ended {
+            Some(TurnEnd::Failed(error)) => Some(error.clone()),
+            _ => None,
+        }
     }
 
     /// The turn's `turn/completed`, once it came (even if the stream dropped it).
@@ -362,32 +414,28 @@ impl TurnQueue {
         self.lock().completion.clone()
     }
 
-    /// The connection closed: the reader gets what is queued, then the end.
-    pub(crate) fn close(&self) {
-        let waker = {
-            let mut state = self.lock();
-            state.closed = true;
-            state.waker.take()
-        };
-        wake(waker);
+    /// Whether the turn's `turn/completed` came and its full stream dropped it.
+    pub(crate) fn completion_dropped(&self) -> bool {
+        self.lock().completion_dropped
     }
 
-    /// Whether the turn is over for routing purposes (see [`crate::TurnHandle`]).
+    /// How many `item/completed` notifications of the turn its full stream dropped.
+    pub(crate) fn lost_items(&self) -> u64 {
+        self.lock().lost_items
+    }
+
+    /// How many events wait to be read.
+    pub(crate) fn queued(&self) -> usize {
+        self.lock().items.len()
+    }
+
+    /// Whether the stream has ended (see [`crate::TurnHandle`]).
     pub(crate) fn finished(&self) -> bool {
-        let state = self.lock();
-        self.ended(&state)
+        self.lock().ended.is_some()
     }
 
-    fn ended(&self, state: &TurnState) -> bool {
-        match state.completed_at {
-            _ if state.closed || state.failed.is_some() => true,
-            Some(at) => state.open_items.is_empty() || at.elapsed() >= self.late_grace,
-            None => false,
-        }
-    }
-
-    /// The next event, the end, or how long to wait (`waker`, when given, is woken at the
-    /// next push; registered under the queue's lock, so no push is missed).
+    /// The next event, the end, or nothing yet (`waker`, when given, is woken at the next
+    /// push or at the end; registered under the queue's lock, so none is missed).
     pub(crate) fn poll_next(&self, waker: Option<&Waker>) -> Next {
         let mut state = self.lock();
         if state.dropped > 0 {
@@ -397,12 +445,12 @@ impl TurnQueue {
         if let Some(item) = state.items.pop_front() {
             return Next::Event(item);
         }
-        if self.ended(&state) {
+        if state.ended.is_some() {
             return Next::End;
         }
         if let Some(waker) = waker {
             register(&mut state.waker, waker);
         }
-        Next::Wait(state.completed_at.map(|at| at + self.late_grace))
+        Next::Wait
     }
 }

@@ -67,6 +67,7 @@ pub mod error;
 pub mod events;
 pub mod handler;
 pub mod login;
+mod reconnect;
 pub mod retry;
 mod routing;
 #[cfg(feature = "schemars")]
@@ -80,6 +81,7 @@ mod wire;
 pub use codex_app_protocol as protocol;
 
 pub use client::{Client, ClientBuilder, VersionPolicy};
+pub use connection::ConnectionStats;
 pub use error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TurnFailure, VersionCheck};
 pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};

@@ -13,6 +13,8 @@
 //! Written as the wire's JSON (`account/login/start` and its answers differ between
 //! releases); `account` and `models` are typed by the release's response types.
 
+use std::sync::{Arc, OnceLock};
+
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 
@@ -22,6 +24,20 @@ use crate::events::{Event, Notifications};
 
 /// The notification that ends a login.
 const LOGIN_COMPLETED: &str = "account/login/completed";
+
+/// How many login completions a login's stream holds (it takes only those of its login).
+const LOGIN_BUFFER: usize = 16;
+
+/// Whether `notification` (its `params` as JSON) is `account/login/completed` of the login
+/// `login` (any login while `None`). A notification of another login is not ours; one without
+/// an id (older releases) is.
+fn is_completion_of(notification: &ServerNotification, params: &Value, login: Option<&str>) -> bool {
+    notification.method() == LOGIN_COMPLETED
+        && match (params["loginId"].as_str(), login) {
+            (Some(id), Some(ours)) => id == ours,
+            _ => true,
+        }
+}
 
 /// A login in progress: the URL to open or the code to enter; [`wait`](Self::wait) for its end
 /// or [`cancel`](Self::cancel) it.
@@ -64,15 +80,19 @@ impl LoginHandle {
     /// Waits for `account/login/completed` of this login: `Ok` when it succeeded,
     /// [`ClientError::LoginFailed`] with the server's message otherwise, or the connection's
     /// end.
+    ///
+    /// The completion is never lost to lag: the handle's stream, subscribed before the login
+    /// started, takes only `account/login/completed` of this login (or without a login id,
+    /// as older releases send it), so however many other notifications come before `wait`
+    /// is called, it is still there.
+    ///
+    /// Cancel safe: dropping the future (or the handle) releases the stream; the login goes
+    /// on at the server until it ends or is cancelled.
     pub async fn wait(mut self) -> Result<(), ClientError> {
         while let Some(event) = self.events.next().await {
             let Event::Notification(notification) = event else { continue };
-            if notification.method() != LOGIN_COMPLETED {
-                continue;
-            }
             let params = serde_json::to_value(&*notification).map(|v| v["params"].clone()).unwrap_or_default();
-            // A notification of another login is not ours; one without an id (older releases) is.
-            if params["loginId"].as_str().is_some_and(|id| id != self.login_id) {
+            if !is_completion_of(&notification, &params, Some(&self.login_id)) {
                 continue;
             }
             return match params["success"].as_bool() {
@@ -86,6 +106,10 @@ impl LoginHandle {
     }
 
     /// `account/login/cancel` of this login.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
     pub async fn cancel(self) -> Result<(), ClientError> {
         self.client.request_raw("account/login/cancel", json!({"loginId": self.login_id})).await.map(drop)
     }
@@ -93,30 +117,59 @@ impl LoginHandle {
 
 impl Client {
     /// Logs in with an OpenAI API key (`account/login/start` with `type: "apiKey"`).
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
     pub async fn login_api_key(&self, api_key: &str) -> Result<(), ClientError> {
         self.request_raw("account/login/start", json!({"type": "apiKey", "apiKey": api_key})).await.map(drop)
     }
 
     /// Starts a ChatGPT login in the browser: open [`LoginHandle::auth_url`], then
     /// [`wait`](LoginHandle::wait).
+    ///
+    /// Cancel safe: dropping the future forgets the request and drops the stream it subscribed
+    /// (a login the server started goes on there).
     pub async fn login_chatgpt(&self) -> Result<LoginHandle, ClientError> {
         self.login(json!({"type": "chatgpt"})).await
     }
 
     /// Starts a ChatGPT login with a device code: show [`LoginHandle::verification_url`] and
     /// [`LoginHandle::user_code`], then [`wait`](LoginHandle::wait).
+    ///
+    /// Cancel safe: dropping the future forgets the request and drops the stream it subscribed
+    /// (a login the server started goes on there).
     pub async fn login_device_code(&self) -> Result<LoginHandle, ClientError> {
         self.login(json!({"type": "chatgptDeviceCode"})).await
     }
 
+    /// Cancel safe: dropping the future drops the stream it subscribed; a login the server
+    /// started meanwhile goes on there (its id is not known to the caller).
     async fn login(&self, params: Value) -> Result<LoginHandle, ClientError> {
-        let events = self.notifications();
+        let ours = Arc::new(OnceLock::<String>::new());
+        let filter = {
+            let ours = ours.clone();
+            Box::new(move |event: &Event| match event {
+                Event::Notification(n) if n.method() == LOGIN_COMPLETED => {
+                    let params = serde_json::to_value(&**n).map(|v| v["params"].clone()).unwrap_or_default();
+                    // Before the answer names the login, every completion is kept.
+                    is_completion_of(n, &params, ours.get().map(String::as_str))
+                }
+                _ => false,
+            })
+        };
+        let events = self.filtered_notifications(LOGIN_BUFFER, filter);
         let start = self.request_raw("account/login/start", params).await?;
         let login_id = start["loginId"].as_str().unwrap_or_default().to_owned();
+        let _ = ours.set(login_id.clone());
         Ok(LoginHandle { client: self.clone(), login_id, start, events })
     }
 
     /// `account/read`: the account the server is logged in with.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
     pub async fn account(&self) -> Result<<request::AccountRead as Request>::Response, ClientError> {
         // By name: the params of `account/read` differ between releases.
         let result = self.request_raw("account/read", json!({})).await?;
@@ -124,11 +177,19 @@ impl Client {
     }
 
     /// `account/logout`.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
     pub async fn logout(&self) -> Result<(), ClientError> {
         self.request_raw("account/logout", Value::Null).await.map(drop)
     }
 
     /// `model/list`: the models the server offers.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
     pub async fn models(&self) -> Result<<request::ModelList as Request>::Response, ClientError> {
         let result = self.request_raw("model/list", json!({})).await?;
         crate::wire::result::<request::ModelList>(result)

@@ -13,15 +13,22 @@
 //!   decode error, so no handle waits for a completion that arrived but could not be typed;
 //! - `thread/closed` ends the turns of its thread that have not completed;
 //! - the end of the connection ends every turn.
+//!
+//! The router is the one owner of a turn's end: after `turn/completed` it ends the turn's
+//! stream once every item that started in the turn has completed, or when the late grace
+//! period has passed ([`TurnRouter::next_deadline`], [`TurnRouter::expire`], driven by the
+//! connection's loop); it ends a failed turn with its error. The handle only reads.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use codex_app_protocol::ServerNotification;
 
 use crate::error::{ClientError, DecodeReport};
-use crate::events::{Event, TurnQueue};
+use crate::events::{Event, TurnEnd, TurnQueue};
 use crate::wire::{self, Lifecycle};
 
 /// At most this many events of a thread are held before its `turn/start` response.
@@ -41,19 +48,41 @@ enum TurnEvent {
     End(ClientError),
 }
 
+/// What a [`TurnRouter`] holds.
+pub(crate) struct RouterStats {
+    pub routed: usize,
+    pub starting: usize,
+    pub early: usize,
+    pub queued: usize,
+}
+
 /// A thread with `turn/start` requests in flight.
 #[derive(Debug, Default)]
 struct Starting {
     in_flight: usize,
     /// (turn id, what came for it), oldest first.
     early: VecDeque<(String, TurnEvent)>,
+    /// The thread was detached while the `turn/start` was in flight: the turn ends with this.
+    detached: Option<ClientError>,
+}
+
+/// A routed turn: its handle's queue and what decides its end.
+#[derive(Debug)]
+struct Route {
+    queue: Arc<TurnQueue>,
+    /// Items started and not yet completed.
+    open_items: HashSet<String>,
+    /// The items that completed (a reconciliation after a reconnect adds only the others).
+    completed_items: HashSet<String>,
+    /// When `turn/completed` arrived.
+    completed_at: Option<Instant>,
 }
 
 /// Routes server lines to turn handles; see the [module docs](self).
 #[derive(Debug)]
 pub(crate) struct TurnRouter {
-    /// thread id -> turn id -> the handle's queue.
-    turns: HashMap<String, HashMap<String, Arc<TurnQueue>>>,
+    /// thread id -> turn id -> the turn's route (until its end).
+    turns: HashMap<String, HashMap<String, Route>>,
     starting: HashMap<String, Starting>,
     turn_buffer: usize,
     late_grace: Duration,
@@ -72,12 +101,22 @@ impl TurnRouter {
     /// The `turn/start` on `thread` was answered with `turn`: its handle's queue, with what
     /// came for it before.
     pub(crate) fn started(&mut self, thread: &str, turn: &str) -> Arc<TurnQueue> {
-        let queue = Arc::new(TurnQueue::new(self.turn_buffer, self.late_grace));
+        let queue = Arc::new(TurnQueue::new(self.turn_buffer));
+        let detached = self.starting.get(thread).and_then(|s| s.detached.clone());
         let early = self.finish_start(thread);
-        for (_, event) in early.into_iter().filter(|(t, _)| t == turn) {
-            apply(&queue, event);
+        let route = Route {
+            queue: queue.clone(),
+            open_items: HashSet::new(),
+            completed_items: HashSet::new(),
+            completed_at: None,
+        };
+        self.turns.entry(thread.to_owned()).or_default().insert(turn.to_owned(), route);
+        if let Some(error) = detached {
+            self.deliver(thread, turn, TurnEvent::End(error));
         }
-        self.turns.entry(thread.to_owned()).or_default().insert(turn.to_owned(), queue.clone());
+        for (_, event) in early.into_iter().filter(|(t, _)| t == turn) {
+            self.deliver(thread, turn, event);
+        }
         queue
     }
 
@@ -136,8 +175,11 @@ impl TurnRouter {
     }
 
     fn deliver(&mut self, thread: &str, turn: &str, event: TurnEvent) {
-        if let Some(queue) = self.turns.get(thread).and_then(|turns| turns.get(turn)) {
-            apply(queue, event);
+        if let Some(route) = self.turns.get_mut(thread).and_then(|turns| turns.get_mut(turn)) {
+            if let Some(end) = apply(route, event, self.late_grace) {
+                route.queue.end(end);
+                self.forget(thread, turn);
+            }
             return;
         }
         if let Some(starting) = self.starting.get_mut(thread) {
@@ -154,15 +196,98 @@ impl TurnRouter {
     }
 
     fn thread_closed(&mut self, thread: &str) {
-        for queue in self.turns.get(thread).into_iter().flat_map(|turns| turns.values()) {
-            queue.fail(ClientError::ThreadClosed { thread_id: thread.to_owned() });
+        self.end_thread(thread, ClientError::ThreadClosed { thread_id: thread.to_owned() });
+    }
+
+    /// The server did not resume `thread` after a reconnect: its turns end with `error`,
+    /// and so does a turn whose `turn/start` is in flight.
+    pub(crate) fn detach(&mut self, thread: &str, error: ClientError) {
+        self.end_thread(thread, error.clone());
+        if let Some(starting) = self.starting.get_mut(thread) {
+            starting.detached = Some(error);
+        }
+    }
+
+    /// Ends the open turns of `thread` (and those that came before their `turn/start`
+    /// response) with `error`.
+    fn end_thread(&mut self, thread: &str, error: ClientError) {
+        for route in self.turns.remove(thread).into_iter().flat_map(HashMap::into_values) {
+            // A turn that completed and waits for its late output is not failed.
+            let end = if route.completed_at.is_some() { TurnEnd::Completed } else { TurnEnd::Failed(error.clone()) };
+            route.queue.end(end);
         }
         if let Some(starting) = self.starting.get_mut(thread) {
             let turns: Vec<String> = starting.early.iter().map(|(t, _)| t.clone()).collect();
             for turn in turns {
-                starting
-                    .early
-                    .push_back((turn, TurnEvent::End(ClientError::ThreadClosed { thread_id: thread.to_owned() })));
+                starting.early.push_back((turn, TurnEvent::End(error.clone())));
+            }
+        }
+    }
+
+    /// Whether the client has turns of `thread` routed or starting.
+    pub(crate) fn has_turns(&self, thread: &str) -> bool {
+        self.turns.get(thread).is_some_and(|turns| turns.values().any(|r| r.completed_at.is_none()))
+            || self.starting.contains_key(thread)
+    }
+
+    /// When the first turn that waits for its late output ends (its late grace period is
+    /// over), if one does.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        let completed = self.turns.values().flat_map(HashMap::values).filter_map(|r| r.completed_at);
+        completed.min().map(|at| at + self.late_grace)
+    }
+
+    /// Ends the turns whose late grace period is over at `now`.
+    pub(crate) fn expire(&mut self, now: Instant) {
+        let grace = self.late_grace;
+        for turns in self.turns.values_mut() {
+            turns.retain(|_, route| match route.completed_at {
+                Some(at) if at + grace <= now => {
+                    route.queue.end(TurnEnd::Completed);
+                    false
+                }
+                _ => true,
+            });
+        }
+        self.turns.retain(|_, turns| !turns.is_empty());
+    }
+
+    /// The answer to a `thread/resume` after a reconnect lists the thread's `turns` (JSON):
+    /// a routed turn it reports finished (any status but `inProgress`) gets the completed
+    /// items the answer carries that its stream did not have, as `item/completed`, then its
+    /// `turn/completed`, as the server would have sent them; so its handle ends with that
+    /// status. A turn still in progress goes on with the events that follow.
+    pub(crate) fn reconcile(&mut self, thread: &str, turns: &serde_json::Value) {
+        let Some(routed) = self.turns.get(thread) else { return };
+        let mut lines = Vec::new();
+        for turn in turns.as_array().into_iter().flatten() {
+            let Some(id) = wire::turn_id(turn) else { continue };
+            let Some(route) = routed.get(&id) else { continue };
+            let status = turn.get("status").and_then(|s| s.as_str()).unwrap_or("inProgress");
+            if status == "inProgress" || route.completed_at.is_some() {
+                continue;
+            }
+            tracing::info!(thread, turn = id, status, "a turn ended while the connection was down");
+            for item in turn.get("items").and_then(|i| i.as_array()).into_iter().flatten() {
+                let item_id = item.get("id").and_then(|i| i.as_str()).unwrap_or_default();
+                if !route.completed_items.contains(item_id) {
+                    let params =
+                        serde_json::json!({"item": item, "threadId": thread, "turnId": id, "completedAtMs": 0});
+                    lines.push(serde_json::json!({"method": "item/completed", "params": params}));
+                }
+            }
+            lines.push(serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}}));
+        }
+        for line in lines {
+            match wire::decode_server_line(&line.to_string(), 0, |_| None::<&str>) {
+                Ok(codex_app_protocol::Message::Notification(n)) => self.notification(&Arc::new(n)),
+                Ok(_) => {}
+                // The answer's turn does not decode as the release's notification: the turn
+                // ends with the decode error, as an undecodable `turn/completed` does.
+                Err(undecodable) => {
+                    let report = Arc::new(undecodable.report);
+                    self.undecodable(&line.to_string(), &report);
+                }
             }
         }
     }
@@ -179,8 +304,8 @@ impl TurnRouter {
 
     /// The connection ended: every turn ends.
     pub(crate) fn close(&mut self) {
-        for queue in self.turns.drain().flat_map(|(_, turns)| turns.into_values()) {
-            queue.close();
+        for route in self.turns.drain().flat_map(|(_, turns)| turns.into_values()) {
+            route.queue.end(TurnEnd::Closed);
         }
         self.starting.clear();
     }
@@ -190,12 +315,44 @@ impl TurnRouter {
     fn routed(&self) -> usize {
         self.turns.values().map(HashMap::len).sum()
     }
+
+    /// What the router holds ([`crate::ConnectionStats`]).
+    pub(crate) fn stats(&self) -> RouterStats {
+        let routes = self.turns.values().flat_map(HashMap::values);
+        RouterStats {
+            routed: self.turns.values().map(HashMap::len).sum(),
+            starting: self.starting.len(),
+            early: self.starting.values().map(|s| s.early.len()).sum(),
+            queued: routes.map(|r| r.queue.queued()).sum(),
+        }
+    }
 }
 
-fn apply(queue: &TurnQueue, event: TurnEvent) {
+/// Applies an event to a routed turn; returns how the turn ends, when it does now: after
+/// `turn/completed` once no item is open, at once for an error.
+fn apply(route: &mut Route, event: TurnEvent, late_grace: Duration) -> Option<TurnEnd> {
     match event {
-        TurnEvent::Event { event, lifecycle, item } => queue.push(event, lifecycle, item.as_deref()),
-        TurnEvent::End(error) => queue.fail(error),
+        TurnEvent::Event { event, lifecycle, item } => {
+            match (lifecycle, item) {
+                (Lifecycle::ItemStarted, Some(id)) => {
+                    route.open_items.insert(id);
+                }
+                (Lifecycle::ItemCompleted, Some(id)) => {
+                    route.open_items.remove(&id);
+                    route.completed_items.insert(id);
+                }
+                (Lifecycle::TurnCompleted, _) => route.completed_at = Some(Instant::now()),
+                _ => {}
+            }
+            let completion = matches!(lifecycle, Lifecycle::TurnCompleted);
+            route.queue.push(event, completion);
+            match route.completed_at {
+                Some(at) if route.open_items.is_empty() || at.elapsed() >= late_grace => Some(TurnEnd::Completed),
+                _ => None,
+            }
+        }
+        TurnEvent::End(_) if route.completed_at.is_some() => Some(TurnEnd::Completed),
+        TurnEvent::End(error) => Some(TurnEnd::Failed(error)),
     }
 }
 
@@ -250,7 +407,7 @@ mod tests {
                 }
                 Next::Event(Event::Undecodable(_)) => seen.push("undecodable".into()),
                 Next::Event(other) => seen.push(format!("{other:?}")),
-                Next::Wait(_) => return (seen, false),
+                Next::Wait => return (seen, false),
                 Next::End => return (seen, true),
             }
         }
@@ -365,6 +522,38 @@ mod tests {
         r.notification(&notification(r#"{"method":"thread/closed","params":{"threadId":"t"}}"#));
         assert_eq!(drain(&a), (vec!["turn/completed".into()], true));
         assert!(a.failure().is_none());
+    }
+
+    fn item(method: &str, thread: &str, turn: &str, id: &str) -> Arc<ServerNotification> {
+        notification(&format!(
+            r#"{{"method":"{method}","params":{{"threadId":"{thread}","turnId":"{turn}","startedAtMs":0,"completedAtMs":0,"item":{{"type":"agentMessage","moderation":null,"id":"{id}","text":"","phase":null,"memoryCitation":null,"delivery":null,"questions":null,"startedAtMs":0,"completedAtMs":0}}}}}}"#
+        ))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_router_alone_ends_a_turn_after_its_late_output_or_its_grace_period() {
+        let mut r = router();
+        r.expect("t");
+        let a = r.started("t", "a");
+        r.expect("t");
+        let b = r.started("t", "b");
+        for turn in ["a", "b"] {
+            r.notification(&item("item/started", "t", turn, "i"));
+            r.notification(&completed("t", turn));
+        }
+        assert_eq!(r.next_deadline(), Some(Instant::now() + Duration::from_secs(5)));
+        // `a`'s item completes: it ends at once, and is no longer routed.
+        r.notification(&item("item/completed", "t", "a", "i"));
+        assert_eq!(drain(&a), (vec!["item/started".into(), "turn/completed".into(), "item/completed".into()], true));
+        assert_eq!(r.routed(), 1);
+        // `b`'s never does: it ends when the grace period is over.
+        r.expire(Instant::now() + Duration::from_secs(4));
+        assert!(!drain(&b).1);
+        tokio::time::advance(Duration::from_secs(5)).await;
+        r.expire(Instant::now());
+        assert!(drain(&b).1);
+        assert!(b.failure().is_none());
+        assert_eq!((r.routed(), r.next_deadline()), (0, None));
     }
 
     #[test]

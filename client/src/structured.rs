@@ -44,6 +44,8 @@ impl Client {
     /// `turn/start` with `outputSchema` set to the JSON Schema of `T` (written into the params'
     /// JSON, so that the client builds against releases whose `turn/start` has no
     /// `outputSchema`; such a server ignores it).
+    ///
+    /// Cancel safe, as [`Client::start_turn`](crate::Client::start_turn).
     pub async fn start_structured_turn<T: JsonSchema + DeserializeOwned>(
         &self,
         params: TurnStartParams,
@@ -72,6 +74,9 @@ impl<T: DeserializeOwned> StructuredTurn<T> {
     }
 
     /// Reads the turn to `turn/completed` and decodes its final assistant message into `T`.
+    ///
+    /// Cancel safe: dropping the future drops the turn's handle, which stops its routing at
+    /// once (the turn goes on at the server).
     pub async fn result(mut self) -> Result<T, ClientError> {
         while self.turn.completed().is_none() {
             match self.turn.next().await {

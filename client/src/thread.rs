@@ -97,13 +97,32 @@ impl ThreadHandle {
         &self.client
     }
 
+    /// Whether the connection receives the thread's events: `false` once the server refused
+    /// to resume it after a reconnect ([`Event::ThreadDetached`](crate::Event::ThreadDetached));
+    /// then [`detached`](Self::detached) has the server's message, and new turns fail at once
+    /// with [`ClientError::ThreadDetached`] until it is resumed
+    /// ([`Client::thread_resume`]).
+    pub fn is_attached(&self) -> bool {
+        self.detached().is_none()
+    }
+
+    /// Why the server did not resume the thread after a reconnect, if it did not (see
+    /// [`is_attached`](Self::is_attached)).
+    pub fn detached(&self) -> Option<String> {
+        self.client.inner.status.detached(&self.id)
+    }
+
     /// Starts a turn with `input`; the handle streams its events.
+    ///
+    /// Cancel safe, as [`Client::start_turn`].
     pub async fn turn(&self, input: impl Into<Input>) -> Result<TurnHandle, ClientError> {
         self.turn_with(input, json!({})).await
     }
 
     /// Starts a turn with `input` and other `turn/start` params given as JSON (`{"model":
     /// "o3"}`, wire member names).
+    ///
+    /// Cancel safe, as [`Client::start_turn`].
     pub async fn turn_with(&self, input: impl Into<Input>, params: Value) -> Result<TurnHandle, ClientError> {
         let mut params = match params {
             Value::Object(map) => map,
@@ -114,6 +133,9 @@ impl ThreadHandle {
                 )))
             }
         };
+        if let Some(message) = self.detached() {
+            return Err(ClientError::ThreadDetached { thread_id: self.id.clone(), message });
+        }
         params.insert("threadId".into(), self.id.clone().into());
         params.insert("input".into(), input.into().into_json());
         self.client.start_turn_with(self.id.clone(), &Value::Object(params)).await
@@ -121,6 +143,17 @@ impl ThreadHandle {
 
     /// Runs one turn to its end: its final answer, completed items and token usage. A failed
     /// turn is [`ClientError::TurnFailed`]. Approvals go to the client's handler.
+    ///
+    /// **Lag.** The turn's end is never lost (see [`TurnHandle::wait`]). Deltas dropped
+    /// because this task fell more than [`turn_buffer`](crate::ClientBuilder::turn_buffer)
+    /// events behind cost nothing (the items are read from `item/completed`), and a dropped
+    /// `thread/tokenUsage/updated` leaves `usage` as the last one read; but when a completed
+    /// item itself was dropped, `run` returns [`ClientError::ItemsLost`] (with the completed
+    /// turn) rather than a list that silently misses it.
+    ///
+    /// Cancel safe in the sense that dropping the future at any point releases the turn's
+    /// routing and buffers at once (the turn goes on at the server; interrupt it with a
+    /// [`turn`](Self::turn) handle to stop it).
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunResult, ClientError> {
         let mut turn = self.turn(input).await?;
         let mut items = Vec::new();
@@ -140,7 +173,13 @@ impl ThreadHandle {
                 _ => {}
             }
         }
-        let turn = turn.wait().await?;
+        let completed = turn.wait().await?;
+        let lost = turn.lost_items();
+        if lost > 0 {
+            let (turn_id, turn) = (turn.turn_id().to_owned(), serde_json::to_value(&completed).unwrap_or_default());
+            return Err(ClientError::ItemsLost { thread_id: self.id.clone(), turn_id, lost, turn });
+        }
+        let turn = completed;
         let final_response = items
             .iter()
             .rev()
@@ -152,6 +191,10 @@ impl ThreadHandle {
     }
 
     /// `thread/read`: the thread, with its turns when `include_turns`. The handle keeps it.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on. The handle keeps the thread it had.
     pub async fn read(&mut self, include_turns: bool) -> Result<&Thread, ClientError> {
         let result =
             self.client.request_raw("thread/read", json!({"threadId": self.id, "includeTurns": include_turns})).await?;
@@ -160,17 +203,29 @@ impl ThreadHandle {
     }
 
     /// `thread/name/set`.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn set_name(&self, name: &str) -> Result<(), ClientError> {
         self.client.request_raw("thread/name/set", json!({"threadId": self.id, "name": name})).await.map(drop)
     }
 
     /// `thread/compact/start`: the server compacts the thread's history (its progress comes as
     /// notifications).
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn compact(&self) -> Result<(), ClientError> {
         self.client.request_raw("thread/compact/start", json!({"threadId": self.id})).await.map(drop)
     }
 
     /// `thread/archive`.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn archive(&self) -> Result<(), ClientError> {
         self.client.thread_archive(&self.id).await
     }
@@ -178,6 +233,10 @@ impl ThreadHandle {
 
 impl Client {
     /// `thread/start`, returning the thread's handle.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn thread_start(&self, params: ThreadStartParams) -> Result<ThreadHandle, ClientError> {
         let response = self.request::<request::ThreadStart>(params).await?;
         let result = serde_json::to_value(&response).map_err(|e| decode_error("thread/start", "result", e.to_string()));
@@ -186,33 +245,57 @@ impl Client {
 
     /// `thread/resume` of the thread `id` (a stored thread, or a running one: the client then
     /// gets its events again).
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn thread_resume(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         self.thread_resume_with(json!({"threadId": id})).await
     }
 
     /// `thread/resume` with params given as JSON (wire member names).
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn thread_resume_with(&self, params: Value) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/resume", params).await;
         self.thread_handle("thread/resume", result)
     }
 
     /// `thread/fork` of the thread `id`: a new thread with its history.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn thread_fork(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/fork", json!({"threadId": id})).await;
         self.thread_handle("thread/fork", result)
     }
 
     /// `thread/list`.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn thread_list(&self, params: ThreadListParams) -> Result<ThreadListResponse, ClientError> {
         self.request::<request::ThreadList>(params).await
     }
 
     /// `thread/archive` of the thread `id`.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn thread_archive(&self, id: &str) -> Result<(), ClientError> {
         self.request_raw("thread/archive", json!({"threadId": id})).await.map(drop)
     }
 
     /// `thread/unarchive` of the thread `id`, returning its handle.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// on.
     pub async fn thread_unarchive(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/unarchive", json!({"threadId": id})).await;
         self.thread_handle("thread/unarchive", result)

@@ -1,8 +1,6 @@
 //! [`TurnHandle`]: one turn's notifications, interrupt and steer.
 
-use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use codex_app_protocol::*;
@@ -10,8 +8,9 @@ use codex_app_protocol::*;
 use serde_json::json;
 
 use crate::client::Client;
+use crate::connection::TurnRoute;
 use crate::error::{ClientError, DecodeReport};
-use crate::events::{Event, Next, TurnQueue};
+use crate::events::{Event, Next};
 use crate::wire;
 
 /// A turn started with [`Client::start_turn`].
@@ -26,7 +25,8 @@ use crate::wire;
 /// `turn/completed` (a command that outlived its `yield_time_ms`). The handle keeps
 /// delivering the turn's notifications after `turn/completed` until every item that started
 /// in the turn has completed, or until the late grace period has passed (5 s by default,
-/// [`crate::ClientBuilder::late_grace`]); then the stream ends. So a loop over
+/// [`crate::ClientBuilder::late_grace`]); then the stream ends (the connection decides it, so
+/// the end comes whether or not the handle is being read). So a loop over
 /// [`next`](Self::next) sees the late output and ends by itself, and [`wait`](Self::wait)
 /// returns as soon as `turn/completed` arrives. Anything for the turn after the stream ended
 /// goes only to the global stream.
@@ -45,11 +45,10 @@ pub struct TurnHandle {
     thread_id: String,
     turn_id: String,
     response: TurnStartResponse,
-    queue: Arc<TurnQueue>,
+    /// The turn's queue and its place in the router (released when the handle is dropped).
+    route: TurnRoute,
     completed: Option<Turn>,
     span: tracing::Span,
-    /// The end of the late grace period, while the stream waits for it.
-    grace: Option<Pin<Box<tokio::time::Sleep>>>,
     ended: bool,
 }
 
@@ -59,10 +58,10 @@ impl TurnHandle {
         thread_id: String,
         turn_id: String,
         response: TurnStartResponse,
-        queue: Arc<TurnQueue>,
+        route: TurnRoute,
     ) -> Self {
         let span = tracing::info_span!("turn", thread = %thread_id, turn = %turn_id);
-        TurnHandle { client, thread_id, turn_id, response, queue, completed: None, span, grace: None, ended: false }
+        TurnHandle { client, thread_id, turn_id, response, route, completed: None, span, ended: false }
     }
 
     /// The thread of the turn.
@@ -89,6 +88,8 @@ impl TurnHandle {
     /// names the turn and did not decode, or [`Event::Lagged`]; `None` when the stream has
     /// ended (see the type docs). (`TurnHandle` is also a [`futures_util::Stream`] of the
     /// same events.)
+    ///
+    /// Cancel safe: an event is taken from the stream only when `next` returns it.
     pub async fn next(&mut self) -> Option<Event> {
         std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
@@ -98,57 +99,51 @@ impl TurnHandle {
             return Poll::Ready(None);
         }
         let _entered = self.span.enter();
-        loop {
-            match self.queue.poll_next(Some(cx.waker())) {
-                Next::Event(event) => {
-                    match &event {
-                        Event::Notification(n) => {
-                            if let ServerNotification::TurnCompleted { params, .. } = &**n {
-                                self.completed = Some(params.turn.clone());
-                            }
+        match self.route.queue.poll_next(Some(cx.waker())) {
+            Next::Event(event) => {
+                match &event {
+                    Event::Notification(n) => {
+                        if let ServerNotification::TurnCompleted { params, .. } = &**n {
+                            self.completed = Some(params.turn.clone());
                         }
-                        Event::Undecodable(report) => {
-                            tracing::warn!(
-                                line_number = report.line_number,
-                                method = report.method.as_deref(),
-                                "a line of the turn did not decode"
-                            );
-                        }
-                        _ => {}
                     }
-                    return Poll::Ready(Some(event));
-                }
-                Next::End => {
-                    self.ended = true;
-                    self.grace = None;
-                    self.client.forget_turn(&self.thread_id, &self.turn_id);
-                    return Poll::Ready(None);
-                }
-                Next::Wait(None) => return Poll::Pending,
-                Next::Wait(Some(deadline)) => {
-                    let sleep = self.grace.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-                    if sleep.deadline() != deadline {
-                        sleep.as_mut().reset(deadline);
+                    Event::Undecodable(report) => {
+                        tracing::warn!(
+                            line_number = report.line_number,
+                            method = report.method.as_deref(),
+                            "a line of the turn did not decode"
+                        );
                     }
-                    match sleep.as_mut().poll(cx) {
-                        Poll::Ready(()) => continue, // the grace period is over: the stream ends
-                        Poll::Pending => return Poll::Pending,
-                    }
+                    _ => {}
                 }
+                Poll::Ready(Some(event))
             }
+            Next::End => {
+                self.ended = true;
+                self.route.release();
+                Poll::Ready(None)
+            }
+            Next::Wait => Poll::Pending,
         }
     }
 
     /// Reads the stream until `turn/completed` and returns the completed turn, or the error
     /// that ended the turn (see the type docs): [`ClientError::TurnFailed`] when the server
     /// reports the turn failed. Late notifications stay readable with [`next`](Self::next).
+    ///
+    /// **Lag.** The completion is never lost: when the stream fell behind and dropped
+    /// `turn/completed`, `wait` returns it as soon as it has come, and what the stream still
+    /// holds (after [`Event::Lagged`]) stays readable with [`next`](Self::next).
+    ///
+    /// Cancel safe: the events it read before it was dropped are consumed, nothing else is
+    /// lost (`turn/completed` is kept by the handle); call it again.
     pub async fn wait(&mut self) -> Result<Turn, ClientError> {
-        while self.completed.is_none() {
+        while self.completed.is_none() && !self.route.queue.completion_dropped() {
             if self.next().await.is_none() {
                 break;
             }
         }
-        let completion = self.queue.completion();
+        let completion = self.route.queue.completion();
         let dropped = completion.as_deref().and_then(|n| match n {
             ServerNotification::TurnCompleted { params, .. } => Some(params.turn.clone()),
             _ => None,
@@ -165,7 +160,7 @@ impl TurnHandle {
 
     /// Why the stream ended without a `turn/completed` read from it.
     fn end_error(&self) -> ClientError {
-        if let Some(error) = self.queue.failure() {
+        if let Some(error) = self.route.queue.failure() {
             return error;
         }
         self.client.closed().unwrap_or(ClientError::Closed)
@@ -173,10 +168,20 @@ impl TurnHandle {
 
     /// Whether the stream has ended (see the type docs).
     pub fn is_finished(&self) -> bool {
-        self.queue.finished()
+        self.route.queue.finished()
+    }
+
+    /// How many `item/completed` notifications of the turn its stream dropped (it fell
+    /// behind by more than [`turn_buffer`](crate::ClientBuilder::turn_buffer)).
+    pub fn lost_items(&self) -> u64 {
+        self.route.queue.lost_items()
     }
 
     /// `turn/interrupt` for this turn.
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
     pub async fn interrupt(&self) -> Result<TurnInterruptResponse, ClientError> {
         let params =
             wire::params::<request::TurnInterrupt>(json!({"threadId": self.thread_id, "turnId": self.turn_id}))?;
@@ -186,6 +191,10 @@ impl TurnHandle {
     /// `turn/steer`: adds `input` to this turn while it runs. Returns the id of the turn that
     /// took the input (`turnId` of the response). Sent by method name, so that the client
     /// builds against releases without `turn/steer` (the server then answers an error).
+    ///
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
     pub async fn steer(&self, input: Vec<UserInput>) -> Result<String, ClientError> {
         let params = json!({"threadId": self.thread_id, "expectedTurnId": self.turn_id, "input": input});
         let result = self.client.request_raw("turn/steer", params).await?;
@@ -211,11 +220,5 @@ impl futures_util::Stream for TurnHandle {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         self.get_mut().poll_event(cx)
-    }
-}
-
-impl Drop for TurnHandle {
-    fn drop(&mut self) {
-        self.client.forget_turn(&self.thread_id, &self.turn_id);
     }
 }

@@ -167,13 +167,21 @@ pub(crate) fn params<M: codex_app_protocol::Request>(value: serde_json::Value) -
     })
 }
 
-/// `result.thread.id` of an answer (`thread/start`, `thread/resume`, ...).
-pub(crate) fn result_thread_id(result: &codex_app_protocol::ClientResponse) -> Option<String> {
+/// Whether a `thread/status/changed` notification says the thread is active (`status.type`).
+pub(crate) fn thread_active(notification: &codex_app_protocol::ServerNotification) -> bool {
+    let value = serde_json::to_value(notification).unwrap_or_default();
+    value.pointer("/params/status/type").and_then(|t| t.as_str()) == Some("active")
+}
+
+/// `result.thread.id` of an answer (`thread/start`, `thread/resume`, ...), and whether it lists
+/// turns (`result.thread.turns`).
+pub(crate) fn result_thread(result: &codex_app_protocol::ClientResponse) -> Option<(String, bool)> {
     let value = match result {
         codex_app_protocol::ClientResponse::Unrecognized(raw) => raw.to_value().ok()?,
         typed => serde_json::to_value(typed).ok()?,
     };
-    value.pointer("/thread/id")?.as_str().map(str::to_owned)
+    let turns = value.pointer("/thread/turns").and_then(|t| t.as_array()).is_some_and(|t| !t.is_empty());
+    Some((value.pointer("/thread/id")?.as_str()?.to_owned(), turns))
 }
 
 /// A result received by method name, decoded into the release's response type of `M`.

@@ -7,9 +7,42 @@
 codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 mod common;
 }
+mod cancel;
 mod memory;
 mod misbehaving;
 mod older_release;
 mod real;
+mod reconnect;
 mod structured;
 mod tap_transcript;
+
+/// The heap bytes in use by this test binary, counted by its allocator (the system's): what
+/// the tests that measure memory read, where RSS also moves with the allocator's own choices.
+pub static HEAP_IN_USE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct Counting;
+
+// SAFETY: every call is the system allocator's, with the same arguments; the counter is only
+// arithmetic on the sizes it was given.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        HEAP_IN_USE.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        HEAP_IN_USE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        HEAP_IN_USE.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        HEAP_IN_USE.fetch_add(new_size, std::sync::atomic::Ordering::Relaxed);
+        HEAP_IN_USE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;

@@ -484,7 +484,7 @@ mod cuttable {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the codex binary: scripts/install-codex.sh"]
-async fn a_websocket_cut_mid_turn_reconnects_and_the_turn_goes_on_on_the_same_handle() {
+async fn a_fresh_thread_survives_a_reconnect_and_twenty_cuts_mid_turn_leave_no_handle_waiting() {
     let codex = codex();
     // Over TCP with a bearer token, and over a Unix socket.
     let setup = Setup::new(codex.clone());
@@ -504,53 +504,144 @@ async fn cut_mid_turn(setup: &Setup, codex: &std::path::Path, listen: &[&str], u
     let _server = Listening::start(setup, codex, listen);
     // Ready to accept connections.
     drop(tokio::time::timeout(T, connect_when_ready(url, token)).await.unwrap().unwrap());
-    setup.mock.push(MockBody::Slow {
-        head: vec![ev::created("resp-1"), ev::message_added("msg-1"), ev::text_delta("msg-1", "Hel")],
-        tail: vec![ev::text_delta("msg-1", "lo"), ev::message_done("msg-1", "Hello"), ev::completed("resp-1")],
-        max_hold: Duration::from_secs(20),
-    });
     let (cut, cuts) = tokio::sync::watch::channel(0u32);
+    // Closed, it holds the client's reconnect back.
+    let (gate, gates) = tokio::sync::watch::channel(true);
     let connect = {
         let (url, token) = (url.to_owned(), token.map(str::to_owned));
         move || {
-            let (url, token, cuts) = (url.clone(), token.clone(), cuts.clone());
-            async move { Ok(cuttable::Cuttable { inner: transport::ws::WsTransport::connect(&url, token.as_deref()).await?, cut: cuts }) }
+            let (url, token, cuts, mut gates) = (url.clone(), token.clone(), cuts.clone(), gates.clone());
+            async move {
+                let _ = gates.wait_for(|open| *open).await;
+                Ok(cuttable::Cuttable { inner: transport::ws::WsTransport::connect(&url, token.as_deref()).await?, cut: cuts })
+            }
         }
     };
     let policy = RetryPolicy::default().max_retries(10).initial_delay(Duration::from_millis(50));
     let client = tokio::time::timeout(T, Client::builder().reconnect(policy).connect_with(connect)).await.unwrap().unwrap();
     let mut events = client.notifications();
-    let thread = tokio::time::timeout(T, client.thread_start(ThreadStartParams::default())).await.unwrap().unwrap();
-    let mut turn = thread.turn("Say hello").await.unwrap();
-    let mut text = String::new();
-    while text.is_empty() {
-        let event = tokio::time::timeout(T, turn.next()).await.unwrap().expect("the turn streams");
-        if let Some(ServerNotification::ItemAgentMessageDelta { params, .. }) = event.notification() {
-            text.push_str(&params.delta);
-        }
-    }
-    assert_eq!(text, "Hel");
+
+    // A fresh thread (no turns: the server refuses to resume it, "no rollout found") survives
+    // a reconnect: it stays attached and its next turn runs on the same handle.
+    let fresh = tokio::time::timeout(T, client.thread_start(ThreadStartParams::default())).await.unwrap().unwrap();
     cut.send_modify(|n| *n += 1);
-    loop {
-        if let Event::Reconnected(_) = tokio::time::timeout(T, events.next()).await.unwrap().expect("open") {
-            break;
-        }
-    }
-    setup.mock.release();
-    let rest = tokio::time::timeout(T, async {
-        let mut rest = String::new();
-        while let Some(event) = turn.next().await {
+    reconnected(&mut events).await;
+    assert!(fresh.is_attached());
+    setup.mock.push_events(ev::assistant_message("resp-0", "msg-0", &["still here"]));
+    let run = tokio::time::timeout(T, fresh.run("Are you there?")).await.expect("the turn ends").unwrap();
+    assert_eq!(run.final_response, "still here");
+
+    // The connection cut mid-turn 20 times in a row: each turn ends on the same handle, no
+    // handle is left waiting, nothing is left held, memory stays flat. On odd cuts the turn
+    // goes on after the reconnect (its events flow again); on even ones it completes while
+    // the connection is down, and the resume's answer ends it (with its items).
+    let thread = tokio::time::timeout(T, client.thread_start(ThreadStartParams::default())).await.unwrap().unwrap();
+    let (started, rss_before, mut rss_half, mut reconciled) = (Instant::now(), rss_kb(), 0, 0);
+    let (heap_before, mut heap_half) = (heap_kb(), 0);
+    // `CUTS=N` for a longer run (each cut's RSS is printed then).
+    let cuts = std::env::var("CUTS").ok().and_then(|c| c.parse().ok()).unwrap_or(20);
+    for n in 1..=cuts {
+        let (resp, msg) = (format!("resp-{n}"), format!("msg-{n}"));
+        setup.mock.hold();
+        setup.mock.push(MockBody::Slow {
+            head: vec![ev::created(&resp), ev::message_added(&msg), ev::text_delta(&msg, "Hel")],
+            tail: vec![ev::text_delta(&msg, "lo"), ev::message_done(&msg, "Hello"), ev::completed(&resp)],
+            max_hold: Duration::from_secs(20),
+        });
+        let mut turn = tokio::time::timeout(T, thread.turn("Say hello")).await.unwrap().unwrap();
+        let mut text = String::new();
+        while text.is_empty() {
+            let event = tokio::time::timeout(T, turn.next()).await.unwrap().expect("the turn streams");
             if let Some(ServerNotification::ItemAgentMessageDelta { params, .. }) = event.notification() {
-                rest.push_str(&params.delta);
+                text.push_str(&params.delta);
             }
         }
-        rest
-    })
-    .await
-    .expect("the turn ends on the same handle");
-    assert_eq!(rest, "lo");
-    let completed = turn.wait().await.unwrap();
-    assert_eq!(completed.status, TurnStatus::Completed);
+        assert_eq!(text, "Hel");
+        let down = n % 2 == 0;
+        if down {
+            gate.send_replace(false);
+        }
+        cut.send_modify(|n| *n += 1);
+        if down {
+            // The turn completes at the server while the client is not connected (the mock
+            // records a request once its body is sent; codex then ends the turn).
+            setup.mock.release();
+            setup.mock.wait_for_requests(1, T).unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            gate.send_replace(true);
+        }
+        reconnected(&mut events).await;
+        setup.mock.release();
+        let rest = tokio::time::timeout(T, async {
+            let mut rest = String::new();
+            while let Some(event) = turn.next().await {
+                if let Some(ServerNotification::ItemAgentMessageDelta { params, .. }) = event.notification() {
+                    rest.push_str(&params.delta);
+                }
+            }
+            rest
+        })
+        .await
+        .unwrap_or_else(|_| panic!("cut {n}: the turn ends on the same handle"));
+        let completed = tokio::time::timeout(T, turn.wait()).await.unwrap().unwrap();
+        assert_eq!(completed.status, TurnStatus::Completed, "cut {n}");
+        let text = completed.items.iter().find_map(|item| match item {
+            ThreadItem::AgentMessage(message) => Some(message.text.as_str()),
+            _ => None,
+        });
+        match rest.as_str() {
+            // Nothing more streamed: the resume's answer ended the turn, with its items.
+            "" if down => {
+                assert_eq!(text, Some("Hello"), "cut {n}");
+                reconciled += 1;
+            }
+            // On a loaded machine the turn may still run when the client is back.
+            rest => assert_eq!(rest, "lo", "cut {n}"),
+        }
+        if n == 10 {
+            (rss_half, heap_half) = (rss_kb(), heap_kb());
+        }
+        if std::env::var_os("CUTS").is_some() {
+            println!("cut {n}: RSS {} kB, heap {} kB", rss_kb(), heap_kb());
+        }
+        // What the test itself keeps (the mock's requests, each with the whole conversation,
+        // and the events of its stream) does not count.
+        setup.mock.forget_requests();
+        while events.try_next().is_some() {}
+    }
+    let (elapsed, rss_after, heap_after) = (started.elapsed(), rss_kb(), heap_kb());
+    println!(
+        "{url}: {cuts} cuts mid-turn in {elapsed:.1?}, {reconciled} turns ended by the resume's answer; \
+         heap in use {heap_before} kB before, {heap_half} kB after 10, {heap_after} kB after {cuts}; \
+         RSS {rss_before} kB, {rss_half} kB, {rss_after} kB"
+    );
+    assert!(reconciled > 0, "no turn completed while the connection was down");
+    let stats = client.connection_stats().await.unwrap();
+    assert_eq!((stats.pending_requests, stats.routed_turns, stats.turn_starts, stats.internal_requests), (0, 0, 0, 0), "{stats:?}");
+    assert!(heap_after < heap_before + 2 * 1024, "the heap grew from {heap_before} kB to {heap_after} kB");
     client.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Waits for the next reconnect; a detached thread fails the test.
+async fn reconnected(events: &mut Notifications) {
+    loop {
+        match tokio::time::timeout(T, events.next()).await.unwrap().expect("open") {
+            Event::Reconnected(_) => return,
+            Event::ThreadDetached { thread_id, message } => panic!("{thread_id} detached: {message}"),
+            _ => {}
+        }
+    }
+}
+
+/// The heap bytes in use by this test binary, in kB (see `HEAP_IN_USE`).
+fn heap_kb() -> usize {
+    crate::HEAP_IN_USE.load(std::sync::atomic::Ordering::Relaxed) / 1024
+}
+
+/// The resident set of this process, in kB.
+fn rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 }

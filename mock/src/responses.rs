@@ -157,10 +157,22 @@ impl MockServer {
         lock(&self.shared).queue.len()
     }
 
-    /// Lets held slow bodies finish (sends their tail).
+    /// Lets held slow bodies finish (sends their tail); slow bodies served later are not held
+    /// until [`hold`](Self::hold).
     pub fn release(&self) {
         lock(&self.shared).released = true;
         self.shared.1.notify_all();
+    }
+
+    /// Holds slow bodies again after a [`release`](Self::release), from the next one served.
+    pub fn hold(&self) {
+        lock(&self.shared).released = false;
+    }
+
+    /// Forgets the requests received so far (a long test that measures its memory keeps
+    /// only what it needs; each request holds the whole conversation).
+    pub fn forget_requests(&self) {
+        lock(&self.shared).requests = Vec::new();
     }
 
     /// A copy of every request received so far, in arrival order.
