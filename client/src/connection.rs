@@ -372,6 +372,7 @@ pub(crate) fn start<T: Transport>(
     let (sender, receiver) = transport.split();
     let (to_writer, writer) = spawn_writer(sender, settings.tap.clone());
     let connection = Connection {
+        unknown_methods: Default::default(),
         receiver,
         reconnect,
         threads: Threads::default(),
@@ -437,6 +438,8 @@ async fn writer<S: LineSender>(mut sender: S, mut lines: mpsc::Receiver<Out>, ta
 
 struct Connection<T: Transport> {
     receiver: T::Receiver,
+    /// Methods the crate does not know that the server sent (each reported once).
+    unknown_methods: std::collections::HashSet<String>,
     reconnect: Option<Reconnect<T>>,
     /// The threads this connection is subscribed to: resumed after a reconnect.
     threads: Threads,
@@ -883,6 +886,19 @@ impl<T: Transport> Connection<T> {
         }
     }
 
+    /// A method this crate does not know (a server newer than the crate): said once per method
+    /// through `tracing`, the first few hundred; the message itself goes on as `Unrecognized`.
+    fn unknown_method(&mut self, method: &str) {
+        if self.unknown_methods.len() < 256 && self.unknown_methods.insert(method.to_owned()) {
+            tracing::info!(
+                method,
+                crate_release = codex_app_protocol::CODEX_VERSION,
+                "the server sent `{method}`, which this crate (codex {} and older) does not know; passed on as unrecognized",
+                codex_app_protocol::CODEX_VERSION
+            );
+        }
+    }
+
     /// One server line.
     fn line(&mut self, line: String) {
         if let Some(tap) = &self.tap {
@@ -892,6 +908,9 @@ impl<T: Transport> Connection<T> {
         let decoded = wire::decode_server_line(&line, self.line_number, |id| pending.get(id).and_then(|p| p.typed));
         match decoded {
             Ok(Message::Notification(notification)) => {
+                if let ServerNotification::Unrecognized { method, .. } = &notification {
+                    self.unknown_method(method);
+                }
                 let notification = Arc::new(notification);
                 if self.reconnect.is_some() {
                     self.subscription_event(&notification);
@@ -1089,6 +1108,9 @@ impl<T: Transport> Connection<T> {
     fn server_request(&mut self, request: ServerRequest) {
         let id = request.id().clone();
         let method = request.method().to_owned();
+        if matches!(request, ServerRequest::Unrecognized { .. }) {
+            self.unknown_method(&method);
+        }
         if self.phase.closing().is_some() {
             let error = ErrorObject::new(
                 ErrorObject::INTERNAL_ERROR,
