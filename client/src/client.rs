@@ -327,7 +327,7 @@ impl ClientBuilder {
                 VersionPolicy::Ignore => {}
             }
         }
-        let server = crate::negotiate::Server { release: check.release.clone() };
+        let server = crate::negotiate::Server::new(check.release.clone());
         let session = Session { initialize: response, version: check, server };
         let _ = client.inner.session.set(session);
         Ok(client)

@@ -62,11 +62,11 @@
 
 mod client;
 mod connection;
-pub mod negotiate;
 pub mod error;
 pub mod events;
 pub mod handler;
 pub mod login;
+pub mod negotiate;
 mod reconnect;
 pub mod retry;
 mod routing;

@@ -36,16 +36,26 @@ pub enum Unknown {
 /// The server's release as the handshake read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Server {
-    pub(crate) release: Option<Release>,
+    /// `None`: nothing to check (the release could not be read, or it is at least as new as
+    /// the crate).
+    release: Option<Release>,
 }
 
 impl Server {
+    pub(crate) fn new(release: Option<Release>) -> Server {
+        let older =
+            release.filter(|r| r.support() != Support::Newer && r.to_string() != codex_app_protocol::CODEX_VERSION);
+        Server { release: older }
+    }
+
     /// Checks `method` and its params (encoded) before sending; returns the params to send.
-    pub(crate) fn check(&self, method: &str, params: Box<RawValue>, policy: Unknown) -> Result<Box<RawValue>, ClientError> {
+    pub(crate) fn check(
+        &self,
+        method: &str,
+        params: Box<RawValue>,
+        policy: Unknown,
+    ) -> Result<Box<RawValue>, ClientError> {
         let Some(release) = &self.release else { return Ok(params) };
-        if release.support() == Support::Newer || release.to_string() == codex_app_protocol::CODEX_VERSION {
-            return Ok(params);
-        }
         if let Some(a) = availability::method(method) {
             if !a.in_release(release) {
                 return Err(ClientError::Unavailable {
@@ -58,17 +68,21 @@ impl Server {
         if policy == Unknown::Send {
             return Ok(params);
         }
-        let Ok(mut value) = serde_json::from_str::<Value>(params.get()) else { return Ok(params) };
-        let items = availability::unknown_to(release, method, &value);
-        if items.is_empty() {
-            return Ok(params);
-        }
+        // One pass over the text; a `Value` only to strip what was found.
+        let items = match availability::unknown_in_text(release, method, params.get()) {
+            Ok(items) if !items.is_empty() => items,
+            _ => return Ok(params),
+        };
         match policy {
-            Unknown::Refuse => Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items }),
+            Unknown::Refuse => {
+                Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items })
+            }
             Unknown::Strip => {
                 for item in &items {
                     tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
                 }
+                let mut value: Value = serde_json::from_str(params.get())
+                    .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
                 strip(&mut value, &items);
                 serde_json::value::to_raw_value(&value)
                     .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))

@@ -329,9 +329,9 @@ mod tests {
             client_notifications: vec![],
             notification_envelope: vec![],
             has_experimental: false,
-        floor: None,
-        releases: Vec::new(),
-        availability: Default::default(),
+            floor: None,
+            releases: Vec::new(),
+            availability: Default::default(),
             warnings: vec![],
         }
     }

@@ -554,6 +554,9 @@ mod tests {
             "A": {"type": "object", "properties": {"x": {"$ref": "#/definitions/Gone"}, "y": {"$ref": "#/definitions/Lost"}}}
         }});
         let e = Bundle::from_json(&broken.to_string()).unwrap_err();
-        assert!(e.message.contains("2 `$ref`s point nowhere") && e.message.contains("Gone") && e.message.contains("Lost"), "{e}");
+        assert!(
+            e.message.contains("2 `$ref`s point nowhere") && e.message.contains("Gone") && e.message.contains("Lost"),
+            "{e}"
+        );
     }
 }

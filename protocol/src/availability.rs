@@ -43,9 +43,8 @@ impl Availability {
     /// Whether `release` has it. A release older than [`FLOOR`] is not known to have anything
     /// the range added, and is taken to have what the floor has.
     pub fn in_release(&self, release: &Release) -> bool {
-        let since = Release::known(self.since);
-        let after_since = since <= *release || self.since == FLOOR;
-        let before_until = self.until.is_none_or(|u| *release <= Release::known(u));
+        let after_since = self.since == FLOOR || release.compare_to(self.since).is_ge();
+        let before_until = self.until.is_none_or(|u| release.compare_to(u).is_le());
         after_since && before_until
     }
 
@@ -93,16 +92,25 @@ impl Release {
         Some(Release { major, minor, patch, pre: pre.to_owned() })
     }
 
-    /// A version of this module's own tables, which are valid.
-    fn known(text: &str) -> Release {
-        Release::parse(text).unwrap_or(Release { major: 0, minor: 0, patch: 0, pre: String::new() })
+    /// This release against a version of the crate's own tables (valid, so parsed without
+    /// an error path; compared without allocating).
+    pub(crate) fn compare_to(&self, text: &str) -> Ordering {
+        let (core, pre) = text.split_once('-').unwrap_or((text, ""));
+        let mut parts = core.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+        let other = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        (self.major, self.minor, self.patch).cmp(&other).then_with(|| match (self.pre.is_empty(), pre.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => pre_cmp(&self.pre, pre),
+        })
     }
 
     /// Where this release is, against the range the crate was generated for.
     pub fn support(&self) -> Support {
-        if *self < Release::known(FLOOR) {
+        if self.compare_to(FLOOR).is_lt() {
             Support::Older
-        } else if *self > Release::known(crate::CODEX_VERSION) {
+        } else if self.compare_to(crate::CODEX_VERSION).is_gt() {
             Support::Newer
         } else {
             Support::InRange
@@ -184,7 +192,12 @@ pub fn releases() -> &'static [&'static str] {
 
 /// A method of either direction, by its wire name; `None` when the crate does not know it.
 pub fn method(wire: &str) -> Option<Availability> {
-    METHODS.iter().find(|m| m.0 == wire).map(|m| Availability::new(m.1, m.2))
+    find_method(wire).map(|m| Availability::new(m.1, m.2))
+}
+
+/// The methods' table is sorted by wire name.
+fn find_method(wire: &str) -> Option<&'static (&'static str, &'static str, Option<&'static str>, &'static str)> {
+    METHODS.binary_search_by(|m| m.0.cmp(wire)).ok().map(|i| &METHODS[i])
 }
 
 /// `Type.member` or `Type::value` (wire names). `Some` for what is not in every release of the
@@ -206,7 +219,7 @@ pub fn member(path: &str) -> Option<Availability> {
 /// "params.includedThreadIds")`, array indices as `[0]`. `None` when the path names something
 /// every release of the range has, or nothing the crate knows.
 pub fn at(method: &str, path: &str) -> Option<Availability> {
-    let entry = METHODS.iter().find(|m| m.0 == method)?;
+    let entry = find_method(method)?;
     let mut owner = find_owner(entry.3)?;
     let rest = path.strip_prefix("params").unwrap_or(path);
     let mut found = None;
@@ -246,17 +259,173 @@ impl fmt::Display for Unknown {
 /// for a method the crate does not know.
 pub fn unknown_to(release: &Release, method: &str, params: &Value) -> Vec<Unknown> {
     let mut out = Vec::new();
-    if *release >= Release::known(crate::CODEX_VERSION) {
+    if release.compare_to(crate::CODEX_VERSION).is_ge() {
         return out;
     }
-    if let Some(owner) = METHODS.iter().find(|m| m.0 == method).and_then(|m| find_owner(m.3)) {
+    if let Some(owner) = find_method(method).and_then(|m| find_owner(m.3)) {
         let mut path = String::from("params");
         walk(release, owner, params, &mut path, &mut out, 0);
     }
     out
 }
 
-fn walk(release: &Release, owner: &'static Owner, value: &Value, path: &mut String, out: &mut Vec<Unknown>, depth: usize) {
+/// [`unknown_to`] for params as JSON text (what a client has just encoded): read in one pass,
+/// without building a `serde_json::Value` but for the tagged and untagged unions that hold
+/// something not in every release. Empty when `release` is at least as new as the crate, when
+/// the crate does not know `method`, and when nothing in its params type can be missing from
+/// a release of the range (the text is then not read at all). An error when the text is not
+/// JSON.
+pub fn unknown_in_text(release: &Release, method: &str, params: &str) -> Result<Vec<Unknown>, serde_json::Error> {
+    let mut out = Vec::new();
+    if release.compare_to(crate::CODEX_VERSION).is_ge() {
+        return Ok(out);
+    }
+    let Some(owner) = find_method(method).and_then(|m| find_owner(m.3)) else { return Ok(out) };
+    let mut path = String::from("params");
+    let mut de = serde_json::Deserializer::from_str(params);
+    serde::de::DeserializeSeed::deserialize(
+        Stream { release, owner, path: &mut path, out: &mut out, depth: 0 },
+        &mut de,
+    )?;
+    de.end()?;
+    out.dedup();
+    Ok(out)
+}
+
+/// A one-pass reader of a value of `owner`'s type that reports what `release` lacks.
+struct Stream<'a> {
+    release: &'a Release,
+    owner: &'static Owner,
+    path: &'a mut String,
+    out: &'a mut Vec<Unknown>,
+    depth: usize,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Stream<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        if matches!(self.owner.kind, Kind::Tagged | Kind::Untagged) || self.depth > 64 {
+            // A union's arm is known only once its tag (or its shape) is: read it whole.
+            let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
+            walk(self.release, self.owner, &value, self.path, self.out, self.depth);
+            return Ok(());
+        }
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// A member name, borrowed from the text where it has no escapes.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Stream<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let len = self.path.len();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let (member, child) = if self.owner.kind == Kind::Map {
+                (None, self.owner.members.first().and_then(|m| find_owner(m.child)))
+            } else {
+                let m = self.owner.members.iter().find(|m| !m.value && m.wire == key);
+                (m, m.and_then(|m| find_owner(m.child)))
+            };
+            crate::roundtrip::push_key(self.path, &key);
+            if let Some(m) = member {
+                report(self.release, self.owner, m, self.path, self.out);
+            }
+            match child {
+                Some(child) => map.next_value_seed(Stream {
+                    release: self.release,
+                    owner: child,
+                    path: self.path,
+                    out: self.out,
+                    depth: self.depth + 1,
+                })?,
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            self.path.truncate(len);
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let len = self.path.len();
+        let mut i = 0;
+        loop {
+            crate::roundtrip::push_index(self.path, i);
+            let seed = Stream {
+                release: self.release,
+                owner: self.owner,
+                path: self.path,
+                out: self.out,
+                depth: self.depth + 1,
+            };
+            let more = seq.next_element_seed(seed)?;
+            self.path.truncate(len);
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        if let Some(m) = self.owner.members.iter().find(|m| m.value && m.wire == v) {
+            report(self.release, self.owner, m, self.path, self.out);
+        }
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+fn walk(
+    release: &Release,
+    owner: &'static Owner,
+    value: &Value,
+    path: &mut String,
+    out: &mut Vec<Unknown>,
+    depth: usize,
+) {
     if depth > 64 {
         return;
     }
@@ -388,11 +557,15 @@ pub struct Member {
 }
 
 /// The generated tables' rows (`generated/availability.rs`).
+// A schema with nothing that changed within its range leaves the tables empty.
+#[allow(dead_code)]
 pub(crate) const fn o(name: &'static str, kind: Kind, tag: &'static str, members: &'static [Member]) -> Owner {
     Owner { name, kind, tag, members }
 }
 
 /// A member: wire name, since (empty: the floor), until, always sent since, child type.
+// A schema with nothing that changed within its range leaves the tables empty.
+#[allow(dead_code)]
 pub(crate) const fn m(
     wire: &'static str,
     since: &'static str,
@@ -404,7 +577,14 @@ pub(crate) const fn m(
 }
 
 /// An enum value or union arm: the value (tag, key or arm name), since, until, payload type.
-pub(crate) const fn v(wire: &'static str, since: &'static str, until: Option<&'static str>, child: &'static str) -> Member {
+// A schema with nothing that changed within its range leaves the tables empty.
+#[allow(dead_code)]
+pub(crate) const fn v(
+    wire: &'static str,
+    since: &'static str,
+    until: Option<&'static str>,
+    child: &'static str,
+) -> Member {
     Member { wire, value: true, since, until, always_since: None, child }
 }
 
@@ -439,6 +619,7 @@ mod tests {
     #[test]
     fn the_tables_are_sorted_and_name_known_types() {
         assert!(OWNERS.windows(2).all(|w| w[0].name < w[1].name));
+        assert!(METHODS.windows(2).all(|w| w[0].0 < w[1].0));
         for o in OWNERS {
             for m in o.members {
                 assert!(m.child.is_empty() || find_owner(m.child).is_some(), "{}.{} -> {}", o.name, m.wire, m.child);

@@ -50,7 +50,13 @@ pub fn rows(ir: &Ir) -> Vec<Row> {
     for direction in Direction::ALL {
         for m in ir.methods(direction) {
             let (span, _) = get(&keys::method(direction, &m.wire));
-            out.push(Row { kind: direction_kind(direction), name: m.wire.clone(), span, experimental: m.experimental, always_since: None });
+            out.push(Row {
+                kind: direction_kind(direction),
+                name: m.wire.clone(),
+                span,
+                experimental: m.experimental,
+                always_since: None,
+            });
         }
     }
     for f in &ir.notification_envelope {
@@ -65,11 +71,19 @@ pub fn rows(ir: &Ir) -> Vec<Row> {
         };
         match &def.kind {
             TypeKind::Alias(_) => {}
-            TypeKind::Struct(s) => s.fields.iter().for_each(|f| push("member", keys::member(owner, &f.wire), f.experimental)),
-            TypeKind::StringEnum(e) => e.values.iter().for_each(|v| push("value", keys::value(owner, &v.wire), v.experimental)),
+            TypeKind::Struct(s) => {
+                s.fields.iter().for_each(|f| push("member", keys::member(owner, &f.wire), f.experimental))
+            }
+            TypeKind::StringEnum(e) => {
+                e.values.iter().for_each(|v| push("value", keys::value(owner, &v.wire), v.experimental))
+            }
             TypeKind::Tagged(t) => t.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.wire), a.experimental)),
-            TypeKind::External(e) => e.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.wire), a.experimental)),
-            TypeKind::Untagged(u) => u.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.rust), a.experimental)),
+            TypeKind::External(e) => {
+                e.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.wire), a.experimental))
+            }
+            TypeKind::Untagged(u) => {
+                u.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.rust), a.experimental))
+            }
         }
     }
     out
@@ -113,7 +127,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let wanted = |r: &Row| {
         args.names.is_empty()
             || args.names.iter().any(|n| {
-                r.name == *n || r.name.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with('.') || rest.starts_with("::"))
+                r.name == *n
+                    || r.name
+                        .strip_prefix(n.as_str())
+                        .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("::"))
             })
     };
     let picked: Vec<Row> = all.into_iter().filter(wanted).collect();

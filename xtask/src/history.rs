@@ -61,10 +61,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
 
     let versions = if args.offline { cached_versions(&cache)? } else { published_versions()? };
-    let versions: Vec<String> = versions
-        .into_iter()
-        .filter(|v| version_cmp(v, &floor).is_ge() && version_cmp(v, &newest).is_lt())
-        .collect();
+    let versions: Vec<String> =
+        versions.into_iter().filter(|v| version_cmp(v, &floor).is_ge() && version_cmp(v, &newest).is_lt()).collect();
     println!("history: {} releases from {floor} to {newest} (the vendored one)", versions.len() + 1);
     if !args.offline {
         fetch_all(&cache, &versions, args.jobs.max(1))?;
@@ -229,7 +227,9 @@ fn minutes(d: Duration) -> String {
 /// missing, the disk); a release that does not install or run is a skip, kept in the cache.
 fn fetch(cache: &Path, version: &str) -> anyhow::Result<&'static str> {
     let dir = cache.join(version);
-    let scratch = cache.join(format!(".install-{version}"));
+    // Outside the workspace: Node resolves a package's missing platform binary from any
+    // parent `node_modules`, and `.codex-bin/` holds the pinned release's.
+    let scratch = std::env::temp_dir().join(format!("codex-history-{}-{version}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&scratch)?;
@@ -260,7 +260,7 @@ fn install_and_print(scratch: &Path, dir: &Path, version: &str) -> anyhow::Resul
     let bin: PathBuf = scratch.join("node_modules/.bin/codex");
     let got = codex::version(&bin).map_err(|e| anyhow::anyhow!("the binary does not run: {}", one_line(&e)))?;
     if got != version {
-        bail!("the binary reports {got}");
+        bail!("`codex --version` reports {got}, not {version}: not this release's binary");
     }
     for (sub, experimental) in [("stable", false), ("experimental", true)] {
         let out = scratch.join(sub);
@@ -273,8 +273,11 @@ fn install_and_print(scratch: &Path, dir: &Path, version: &str) -> anyhow::Resul
     Ok(())
 }
 
+/// The line of an error that says what went wrong (`Error: Missing optional dependency ...`).
 fn one_line(e: &anyhow::Error) -> String {
-    format!("{e:#}").lines().last().unwrap_or_default().to_owned()
+    let text = format!("{e:#}");
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines.iter().find(|l| l.starts_with("Error:")).or(lines.last()).map(|l| (*l).to_owned()).unwrap_or_default()
 }
 
 fn last_line(bytes: &[u8]) -> String {

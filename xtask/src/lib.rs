@@ -10,15 +10,15 @@
 //!   with the generated crate. `xtask` hands these commands to it through `cargo run`
 //!   ([`traffic::forward`]), so `cargo xtask drift ...` is still one command.
 
+pub mod availability;
 #[cfg(feature = "traffic")]
 pub mod bench;
-pub mod availability;
 pub mod build_times;
 pub mod codex;
 pub mod diff;
-pub mod history;
 #[cfg(feature = "traffic")]
 pub mod drift;
+pub mod history;
 #[cfg(feature = "traffic")]
 pub mod record;
 pub mod regen;

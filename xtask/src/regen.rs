@@ -301,16 +301,17 @@ fn check(
             ));
         }
     }
-    let (files, summary) = generate_with(&set, COMMAND, settings).map_err(anyhow::Error::new)?;
-    for file in &files {
-        if let Some(diff) = stale_diff(root, &file.path, &file.contents) {
-            stale.push(diff);
+    // What a regen from the vendored set would write (the history applied, README's table).
+    let plan = plan(root, None, settings)?;
+    for action in &plan.actions {
+        match action {
+            Action::Write { path, contents } => stale.extend(stale_diff(root, path, contents)),
+            Action::Remove(path) | Action::RemoveDir(path) => {
+                stale.push(format!("{} is not generated any more", path.display()))
+            }
         }
     }
-    for path in orphans(root, &files)? {
-        stale.push(format!("{} is not generated any more", path.display()));
-    }
-    print_summary(&set, &summary, started);
+    print_summary(&set, &plan.summary, started);
     if !stale.is_empty() {
         for s in &stale {
             eprintln!("{s}");

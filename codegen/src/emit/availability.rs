@@ -157,24 +157,17 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
     out.push_str("];\n\n");
 
     // Methods: (wire, since, until, params type in OWNERS), and each marker's consts.
-    let mut methods = String::new();
+    let mut methods = BTreeMap::new();
     let mut markers = String::new();
-    let mut seen = BTreeSet::new();
     for d in Direction::ALL {
         for m in ir.methods(d) {
             let a = get(&keys::method(d, &m.wire));
             let since = a.as_ref().map_or(floor.clone(), |a| a.since.clone());
             let until = a.as_ref().and_then(|a| a.until.clone());
             let params = m.params.ty().and_then(|t| child(ir, t, 0)).filter(|p| kept.contains(p.as_str()));
-            if seen.insert(m.wire.clone()) {
-                let _ = writeln!(
-                    methods,
-                    "    ({:?}, {since:?}, {}, {:?}),",
-                    m.wire,
-                    opt(&until),
-                    params.unwrap_or_default()
-                );
-            }
+            methods.entry(m.wire.clone()).or_insert_with(|| {
+                format!("    ({:?}, {since:?}, {}, {:?}),\n", m.wire, opt(&until), params.unwrap_or_default())
+            });
             let gate = if m.experimental { format!("{EXPERIMENTAL_GATE} ") } else { String::new() };
             let _ = writeln!(
                 markers,
@@ -185,9 +178,9 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
             );
         }
     }
-    out.push_str("/// Every method: wire name, since, until, the params type's row in [`OWNERS`].\n");
+    out.push_str("/// Every method, sorted by wire name: since, until, the params type's row in [`OWNERS`].\n");
     out.push_str("pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str)] = &[\n");
-    out.push_str(&methods);
+    methods.values().for_each(|row| out.push_str(row));
     out.push_str("];\n\n");
     out.push_str(
         "/// Per type, sorted by name: what is not in every release of the range (since, until,\n\

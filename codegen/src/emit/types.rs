@@ -100,7 +100,9 @@ impl Notes<'_> {
 pub fn note_text(a: &crate::history::Availability, floor: Option<&str>) -> Option<String> {
     let mut parts = Vec::new();
     match &a.until {
-        Some(until) if Some(a.since.as_str()) == floor => parts.push(format!("In codex releases up to {until} (not in later ones)")),
+        Some(until) if Some(a.since.as_str()) == floor => {
+            parts.push(format!("In codex releases up to {until} (not in later ones)"))
+        }
         Some(until) => parts.push(format!("In codex {} to {until} (not in later releases)", a.since)),
         None if Some(a.since.as_str()) != floor => parts.push(format!("Since codex {}", a.since)),
         None => {}
@@ -214,7 +216,14 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum, notes: &Notes) -> String {
     let _ = writeln!(out, "    pub enum {} {{", def.name);
     for v in &e.values {
         out.push_str(&doc_comment(&doc_lines(v.doc.as_deref(), v.experimental), "        "));
-        let _ = writeln!(out, "        {}{}{} = {:?},", notes.value(&def.name, &v.wire), gate_text(v.experimental), v.rust, v.wire);
+        let _ = writeln!(
+            out,
+            "        {}{}{} = {:?},",
+            notes.value(&def.name, &v.wire),
+            gate_text(v.experimental),
+            v.rust,
+            v.wire
+        );
     }
     out.push_str("    }\n}\n");
     out

@@ -145,6 +145,13 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     // crate's own release, a walk of the params for an older one (the most it costs).
     let newest = median(rt.block_on(round_trips_with_release(5_000, codex_app_client::protocol::CODEX_VERSION))?);
     let older = median(rt.block_on(round_trips_with_release(5_000, codex_app_client::protocol::availability::FLOOR))?);
+    let check = check_cost(100_000)?;
+    println!(
+        "{:<30} {:>10.3} µs per request (the params of `thread/list` against codex {})",
+        "check before sending",
+        check.as_secs_f64() * 1e6,
+        codex_app_client::protocol::availability::FLOOR,
+    );
     println!(
         "{:<30} {:>10.1} µs median (server at {}), {:.1} µs (server at the floor, {}: params checked)",
         "request round trip, handshake",
@@ -167,7 +174,8 @@ pub fn run(distinct: &[&str], lines: usize, rounds: usize) -> anyhow::Result<()>
     println!("client_vs_decode={:.2}", bare.as_secs_f64() / client.as_secs_f64());
     println!("held_decode_vs_decode={:.2}", bare.as_secs_f64() / held.as_secs_f64());
     println!("client_request_round_trip_us={:.1}", rt_median.as_secs_f64() * 1e6);
-    println!("release_check_vs_round_trip={:.3}", older.as_secs_f64() / newest.as_secs_f64() - 1.0);
+    println!("release_check_vs_round_trip={:.3}", check.as_secs_f64() / newest.as_secs_f64());
+    println!("round_trip_floor_vs_newest={:.3}", older.as_secs_f64() / newest.as_secs_f64());
     if let Some(peak) = memory {
         println!("client_peak_memory_non_reading_mb={peak:.1}");
     }
@@ -290,6 +298,30 @@ async fn round_trips(n: usize) -> anyhow::Result<Vec<Duration>> {
     Ok(times)
 }
 
+/// The check a client makes before sending to a server of the floor release: the median of
+/// 9 rounds of `n` checks, per check.
+fn check_cost(n: usize) -> anyhow::Result<Duration> {
+    use codex_app_client::protocol::availability::{unknown_in_text, Release, FLOOR};
+    let release = Release::parse(FLOOR).context("the floor is a release")?;
+    let params = serde_json::to_string(&bench_params()?)?;
+    let mut rounds = Vec::new();
+    for _ in 0..9 {
+        let started = Instant::now();
+        for _ in 0..n {
+            black_box(unknown_in_text(&release, "thread/list", black_box(&params))?);
+        }
+        rounds.push(started.elapsed() / n as u32);
+    }
+    Ok(median(rounds))
+}
+
+/// `thread/list` params with members of the floor release (none refused, all read).
+fn bench_params() -> anyhow::Result<ThreadListParams> {
+    Ok(serde_json::from_value(serde_json::json!({
+        "archived": false, "limit": 20, "searchTerm": "x", "modelProviders": ["openai"], "cursor": "c"
+    }))?)
+}
+
 /// Request round trips after a handshake with a server that says it runs `release`, with
 /// params that use members added in several releases (what the check walks).
 async fn round_trips_with_release(n: usize, release: &'static str) -> anyhow::Result<Vec<Duration>> {
@@ -300,7 +332,9 @@ async fn round_trips_with_release(n: usize, release: &'static str) -> anyhow::Re
             let Some(id) = parts.id else { continue };
             let id = serde_json::to_string(&id).unwrap_or_default();
             let result = if parts.method.as_deref() == Some("initialize") {
-                format!(r#"{{"codexHome":"/h","platformFamily":"unix","platformOs":"linux","userAgent":"bench/{release} (x)"}}"#)
+                format!(
+                    r#"{{"codexHome":"/h","platformFamily":"unix","platformOs":"linux","userAgent":"bench/{release} (x)"}}"#
+                )
             } else {
                 r#"{"data":[],"nextCursor":null}"#.to_owned()
             };
@@ -310,9 +344,7 @@ async fn round_trips_with_release(n: usize, release: &'static str) -> anyhow::Re
         }
     });
     let client = Client::builder().connect(transport).await?;
-    let params: ThreadListParams = serde_json::from_value(serde_json::json!({
-        "archived": false, "limit": 20, "searchTerm": "x", "modelProviders": ["openai"], "cursor": "c"
-    }))?;
+    let params = bench_params()?;
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {
         let started = Instant::now();
