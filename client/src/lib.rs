@@ -5,7 +5,7 @@
 //! use codex_app_client::protocol::*;
 //!
 //! # async fn run() -> Result<(), codex_app_client::ClientError> {
-//! // Spawn `codex app-server` (found via $CODEX_BIN, .codex-bin/ or PATH); initialize.
+//! // Spawn `codex app-server` ($CODEX_BIN, else `codex` on PATH); initialize.
 //! let client = Client::spawn(&CodexCommand::new()).await?;
 //! let thread = client.request::<request::ThreadStart>(ThreadStartParams::default()).await?.thread;
 //! let input = vec![UserInput::Text(TextUserInput::new("Say hello".into()))];
@@ -80,9 +80,11 @@ mod wire;
 
 pub use codex_app_protocol as protocol;
 
-pub use client::{Client, ClientBuilder, VersionPolicy};
+pub use client::{Client, ClientBuilder, VersionPolicy, DEFAULT_HANDSHAKE_TIMEOUT};
 pub use connection::ConnectionStats;
-pub use error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TurnFailure, VersionCheck};
+pub use error::{
+    ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnFailure, VersionCheck,
+};
 pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
 pub use login::LoginHandle;

@@ -8,6 +8,7 @@ codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 mod common;
 }
 mod cancel;
+mod embedding;
 mod memory;
 mod misbehaving;
 mod older_release;
