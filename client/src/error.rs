@@ -138,6 +138,7 @@ pub const SERVER_SHUTTING_DOWN: &str = "serverShuttingDown";
 
 /// A turn that the server reported failed.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TurnFailure {
     /// The thread of the turn.
     pub thread_id: String,
@@ -306,8 +307,11 @@ impl Error for TransportError {
     }
 }
 
-/// How the connection ended.
+/// How the connection ended. (A transport of your own makes one in
+/// [`LineReceiver::exit`](crate::transport::LineReceiver::exit) from `ServerExit::default()`,
+/// then sets its fields: more may come.)
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ServerExit {
     /// What ended it.
     pub reason: ExitReason,
@@ -387,6 +391,7 @@ impl fmt::Display for ServerExit {
 
 /// A server line or result that did not decode: where, which method, the serde path.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DecodeReport {
     /// 1-based number of the server line (counted over the connection), when known.
     pub line_number: Option<u64>,

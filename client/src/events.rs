@@ -63,6 +63,7 @@ pub enum Event {
 
 /// A response without a pending request; see [`Event::Orphan`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Orphan {
     /// Its id (`None`: an error response with `"id": null`).
     pub id: Option<RequestId>,
@@ -83,6 +84,7 @@ impl Orphan {
 
 /// The request a late answer is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LateAnswer {
     /// The request's method.
     pub method: String,
