@@ -27,9 +27,12 @@
 //!   `logout`, `models`); see [`thread`] and [`login`].
 //! - **Reconnect** (WebSocket, Unix socket; opt-in, [`ClientBuilder::reconnect`]): the client
 //!   connects again, resumes its threads and its turn handles go on.
-//! - **Transports** ([`transport`]): stdio ([`CodexCommand`] spawns the server), WebSocket
+//! - **Transports** ([`transport`]): stdio ([`CodexCommand`] spawns the server: the binary it
+//!   is given, else `$CODEX_BIN`, else `codex` on `PATH`, never one found in the current
+//!   directory or its parents; the program started is logged), WebSocket
 //!   (`ws://` with a bearer token) and `unix://PATH`, or your own ([`Transport`]).
-//! - **Handshake**: `initialize` + `initialized` on connect; the `InitializeResponse` is
+//! - **Handshake**: `initialize` + `initialized` on connect, by a deadline
+//!   ([`ClientBuilder::handshake_timeout`], 60 s by default); the `InitializeResponse` is
 //!   kept ([`Client::initialize_response`]) and the server's version (from `userAgent`) is compared with
 //!   [`protocol::CODEX_VERSION`] ([`VersionPolicy`]).
 //! - **Requests** through the marker types: [`Client::request`]`::<request::ThreadStart>`;
