@@ -288,7 +288,7 @@ impl EventQueue {
             let state = &mut *guard;
             let before = state.items.len() + state.dropped as usize;
             for event in events {
-                if self.filter.as_ref().map_or(true, |accepts| accepts(&event)) {
+                if self.filter.as_ref().is_none_or(|accepts| accepts(&event)) {
                     push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
                 }
             }
