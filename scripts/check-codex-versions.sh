@@ -4,10 +4,10 @@
 #
 #   1. install that codex from npm (into a cache folder, reused across runs)
 #   2. cargo xtask regen --codex <it>           vendor its schema, regenerate the crate
-#   3. build the whole workspace, every target  (xtask and its xtask-traffic binary included), and
-#      codex-app-client with all its features and without (its server-request handler is
-#      generated; its tests are pinned to the vendored release, see `pinned_to_codex!`, and
-#      its example is written to build with any release)
+#   3. build the whole workspace, every target but the examples (xtask and its xtask-traffic
+#      binary included), and codex-app-client with all its features and without (its
+#      server-request handler is generated; its tests are pinned to the vendored release, see
+#      `pinned_to_codex!`; its examples teach the vendored release's types and are left out)
 #   4. cargo xtask record --codex <it>          record every scenario into traffic/fixtures/<v>/
 #   5. cargo xtask drift traffic/fixtures/<v>/*   zero drift expected on what was recorded
 #   6. clippy -D warnings, with `experimental` (workspace) and without (the protocol crate and the
@@ -21,8 +21,8 @@
 #   scripts/check-codex-versions.sh 0.140.0
 #   KEEP=1 scripts/check-codex-versions.sh 0.140.0          # keep the scratch copies
 #   COMPILE_ONLY=1 scripts/check-codex-versions.sh 0.60.1   # regen + `cargo check` of every
-#                                                           # target only, the client's with
-#                                                           # all features (what CI runs)
+#                                                           # target but the examples, the
+#                                                           # client's with all features (CI)
 #
 # Environment:
 #   SCRATCH           the scratch folder (default: a new temp dir; removed at the end unless KEEP=1)
@@ -37,6 +37,9 @@ set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(0.60.1 0.100.0 0.140.0 0.160.0 0.169.0 0.171.0)
+# Every target but the examples: they teach the types of the vendored release (README, "After
+# the regen"), as the pinned tests are written against them.
+targets=(--lib --bins --tests --benches)
 scratch="${SCRATCH:-$(mktemp -d -t codex-versions.XXXXXX)}"
 installs="${CODEX_VERSIONS_DIR:-$scratch/codex}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$scratch/target}"
@@ -84,16 +87,16 @@ for v in "${versions[@]}"; do
     if step regen cargo xtask regen --codex "$bin"; then
         types=$(grep -o -E 'codex [^ ]+: [0-9]+ types' "$log" | tail -1 | awk '{print $3}')
         if [ -n "${COMPILE_ONLY:-}" ]; then
-            if step check cargo check --workspace --all-targets \
-                && step check-stable cargo check -p codex-app-protocol --all-targets \
-                && step check-client cargo check -p codex-app-client --all-targets --all-features \
+            if step check cargo check --workspace "${targets[@]}" \
+                && step check-stable cargo check -p codex-app-protocol "${targets[@]}" \
+                && step check-client cargo check -p codex-app-client "${targets[@]}" --all-features \
                 && step check-client-stable cargo check -p codex-app-client; then
                 build=checked
             else
                 build=FAILED status=FAILED
             fi
-        elif step build cargo build --workspace --all-targets \
-            && step build-client cargo build -p codex-app-client --all-targets --all-features \
+        elif step build cargo build --workspace "${targets[@]}" \
+            && step build-client cargo build -p codex-app-client "${targets[@]}" --all-features \
             && step build-client-stable cargo build -p codex-app-client; then
             build=ok
             # Each scenario is recorded on its own so that one that does not fit is reported
@@ -128,10 +131,10 @@ for v in "${versions[@]}"; do
         fi
         if [ -n "${COMPILE_ONLY:-}" ]; then
             :
-        elif step clippy cargo clippy --workspace --all-targets -- -D warnings \
-            && step clippy-stable cargo clippy -p codex-app-protocol --all-targets -- -D warnings \
-            && step clippy-client cargo clippy -p codex-app-client --all-targets -- -D warnings \
-            && step clippy-client-all cargo clippy -p codex-app-client --all-targets --all-features -- -D warnings; then
+        elif step clippy cargo clippy --workspace "${targets[@]}" -- -D warnings \
+            && step clippy-stable cargo clippy -p codex-app-protocol "${targets[@]}" -- -D warnings \
+            && step clippy-client cargo clippy -p codex-app-client "${targets[@]}" -- -D warnings \
+            && step clippy-client-all cargo clippy -p codex-app-client "${targets[@]}" --all-features -- -D warnings; then
             clippy=ok
         else
             clippy=FAILED status=FAILED

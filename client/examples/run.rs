@@ -4,7 +4,7 @@
 //! cargo run -p codex-app-client --example run -- "What is 2 + 2?"
 //! ```
 //!
-//! The binary is found via `$CODEX_BIN`, `.codex-bin/` or `PATH`; the server uses your codex
+//! The binary is `$CODEX_BIN`, else `codex` on `PATH`; the server uses your codex
 //! configuration. Approvals are declined (the client's defaults approve nothing).
 
 use std::time::Duration;

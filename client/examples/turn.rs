@@ -6,27 +6,22 @@
 //! cargo run -p codex-app-client --example turn -- --codex /path/to/codex -c model=\"o3\" "Run the tests"
 //! ```
 //!
-//! The binary is found via `--codex`, `$CODEX_BIN`, `.codex-bin/` or `PATH`; the server uses
+//! The binary is `--codex PATH`, else `$CODEX_BIN`, else `codex` on `PATH`; the server uses
 //! your codex configuration (`~/.codex/config.toml`, or `$CODEX_HOME`), with
 //! `approvalPolicy: untrusted` so that commands ask first.
+//!
+//! The approvals are answered by the typed methods of [`ServerRequestHandler`]: each gets the
+//! request's params and returns the response type, as the protocol crate generated them from
+//! the vendored codex release (the other server requests keep their safe defaults).
 
 use std::io::Write as _;
 use std::time::Duration;
 
-use codex_app_client::handler::dispatch;
 use codex_app_client::protocol::*;
 use codex_app_client::*;
-use serde_json::json;
-use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Asks at the terminal; anything but `y` declines.
-///
-/// The example builds with the crate generated from any codex release, so where releases
-/// differ it works with the wire's method names and JSON: this handler overrides `handle`
-/// (every request) rather than the typed methods, whose types differ between releases. With
-/// one release's types, override `item_command_execution_request_approval` and
-/// `item_file_change_request_approval` instead (see the README).
 struct AskAtTerminal;
 
 async fn ask(question: &str) -> bool {
@@ -37,24 +32,34 @@ async fn ask(question: &str) -> bool {
     answer.trim().eq_ignore_ascii_case("y")
 }
 
+/// ` (reason)` when there is one.
+fn because(reason: &Option<String>) -> String {
+    reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+}
+
 impl ServerRequestHandler for AskAtTerminal {
-    async fn handle(&self, request: ServerRequest) -> HandlerResult<Box<RawValue>> {
-        let question = match request.method() {
-            "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => {
-                let message = serde_json::to_value(&request).unwrap_or_default();
-                let params = &message["params"];
-                let what = match params["command"].as_str() {
-                    Some(command) => format!("Run `{command}`"),
-                    None => format!("Apply the change of item {}", params["itemId"]),
-                };
-                let reason = params["reason"].as_str().map(|r| format!(" ({r})")).unwrap_or_default();
-                format!("{what}{reason}?")
-            }
-            // Everything else: the safe defaults of the typed methods.
-            _ => return dispatch(self, request).await,
+    async fn item_command_execution_request_approval(
+        &self,
+        params: CommandExecutionRequestApprovalParams,
+    ) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
+        let command = params.command.as_deref().unwrap_or("a command");
+        let decision = match ask(&format!("Run `{command}`{}?", because(&params.reason))).await {
+            true => CommandExecutionApprovalDecision::Accept,
+            false => CommandExecutionApprovalDecision::Decline,
         };
-        let decision = if ask(&question).await { "accept" } else { "decline" };
-        Ok(serde_json::value::to_raw_value(&json!({"decision": decision})).expect("JSON encodes"))
+        Ok(CommandExecutionRequestApprovalResponse { decision })
+    }
+
+    async fn item_file_change_request_approval(
+        &self,
+        params: FileChangeRequestApprovalParams,
+    ) -> HandlerResult<FileChangeRequestApprovalResponse> {
+        let question = format!("Apply the change of item {}{}?", params.item_id, because(&params.reason));
+        let decision = match ask(&question).await {
+            true => FileChangeApprovalDecision::Accept,
+            false => FileChangeApprovalDecision::Decline,
+        };
+        Ok(FileChangeRequestApprovalResponse { decision })
     }
 }
 
@@ -86,11 +91,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(check) = client.version_check() {
         eprintln!("[{check}]");
     }
-    // Params from JSON (wire names), decoded into this release's types.
-    let params: ThreadStartParams = serde_json::from_value(json!({"approvalPolicy": "untrusted"}))?;
-    let thread = client.request::<request::ThreadStart>(params).await?.thread;
-    let input = json!([{"type": "text", "text": prompt.join(" ")}]);
-    let mut turn = client.start_turn(serde_json::from_value(json!({"threadId": thread.id, "input": input}))?).await?;
+    let params = ThreadStartParams { approval_policy: Some(AskForApproval::Untrusted), ..Default::default() };
+    let thread = client.thread_start(params).await?;
+    let mut turn = thread.turn(prompt.join(" ")).await?;
     while let Some(event) = turn.next().await {
         let Event::Notification(notification) = event else { continue };
         match &*notification {
@@ -102,12 +105,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             ServerNotification::TurnCompleted { params, .. } => {
-                println!("\n[turn {}]", serde_json::to_value(&params.turn).unwrap_or_default()["status"]);
+                println!("\n[turn {:?}]", params.turn.status);
             }
-            other if other.method() == "error" => {
-                let error = serde_json::to_value(other).unwrap_or_default();
-                eprintln!("\n[error: {}]", error["params"]["error"]["message"]);
-            }
+            ServerNotification::Error { params, .. } => eprintln!("\n[error: {}]", params.error.message),
             _ => {}
         }
         let _ = std::io::stdout().flush();

@@ -27,6 +27,11 @@ use crate::transport::Transport;
 use crate::turn::TurnHandle;
 use crate::wire;
 
+/// How long [`ClientBuilder::handshake_timeout`] allows by default: generous for a server
+/// that starts cold (the npm `codex` starts node, then the native binary), short enough that
+/// an application does not hang on a server that never answers.
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// What to do when the server's codex release is outside the range the crate supports
 /// ([`codex_app_protocol::availability::FLOOR`] to [`CODEX_VERSION`]), or cannot be read.
 /// Within the range every release is supported: each request is checked against the server's
@@ -62,6 +67,7 @@ pub struct ClientBuilder {
     turn_buffer: usize,
     late_grace: Duration,
     request_timeout: Option<Duration>,
+    handshake_timeout: Duration,
     retry: RetryPolicy,
     reconnect: Option<RetryPolicy>,
     tap: Option<Tap>,
@@ -77,6 +83,7 @@ impl std::fmt::Debug for ClientBuilder {
             .field("version_policy", &self.version_policy)
             .field("notification_buffer", &self.notification_buffer)
             .field("turn_buffer", &self.turn_buffer)
+            .field("handshake_timeout", &self.handshake_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -95,6 +102,7 @@ impl Default for ClientBuilder {
             turn_buffer: 4096,
             late_grace: Duration::from_secs(5),
             request_timeout: None,
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
             retry: RetryPolicy::default(),
             reconnect: None,
             tap: None,
@@ -183,6 +191,18 @@ impl ClientBuilder {
         self
     }
 
+    /// How long connecting may take, from the start of [`spawn`](Self::spawn),
+    /// [`connect`](Self::connect), [`connect_ws`](Self::connect_ws) or
+    /// [`connect_with`](Self::connect_with) to the answer to `initialize` (default 60 s, see
+    /// [`DEFAULT_HANDSHAKE_TIMEOUT`]): opening the transport (`connect_ws`, `connect_with`)
+    /// and the handshake. A server that does not answer in time is shut down (a spawned one
+    /// killed) and the call fails with [`ClientError::Timeout`]. (A reconnect's handshake
+    /// has a deadline of its own, see [`reconnect`](Self::reconnect).)
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
     /// How requests answered with "Server overloaded; retry later." (`-32001`) are retried
     /// (default: [`RetryPolicy::default`], 4 retries with exponential backoff and jitter;
     /// [`RetryPolicy::none`] turns retries off).
@@ -207,7 +227,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Spawns `codex app-server` (see [`CodexCommand`]) and connects to it over stdio.
+    /// Spawns `codex app-server` (see [`CodexCommand`]) and connects to it over stdio. Without
+    /// a codex binary to run: [`ClientError::CodexNotFound`].
     ///
     /// Cancel safe: dropping the future kills the spawned server and ends the connection.
     pub async fn spawn(self, command: &CodexCommand) -> Result<Client, ClientError> {
@@ -240,9 +261,13 @@ impl ClientBuilder {
         F: Fn() -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, TransportError>> + Send + 'static,
     {
-        let transport = connect().await?;
+        let deadline = Instant::now() + self.handshake_timeout;
+        let transport = match tokio::time::timeout_at(deadline, connect()).await {
+            Ok(transport) => transport?,
+            Err(_) => return Err(ClientError::Timeout(self.handshake_timeout)),
+        };
         let connector: connection::Connector<T> = Arc::new(move || Box::pin(connect()));
-        self.handshake(transport, Some(connector)).await
+        self.handshake(transport, Some(connector), deadline).await
     }
 
     /// When a connection made by [`connect_ws`](Self::connect_ws) or
@@ -263,15 +288,19 @@ impl ClientBuilder {
     ///
     /// Cancel safe: dropping the future ends the connection (the transport is dropped).
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
-        self.handshake(transport, None).await
+        let deadline = Instant::now() + self.handshake_timeout;
+        self.handshake(transport, None, deadline).await
     }
 
+    /// `initialize` and `initialized` over `transport`, by `deadline`.
     async fn handshake<T: Transport>(
         self,
         transport: T,
         connector: Option<connection::Connector<T>>,
+        deadline: Instant,
     ) -> Result<Client, ClientError> {
         let version_policy = self.version_policy;
+        let handshake_timeout = self.handshake_timeout;
         let mut capabilities = self.capabilities.clone().map_err(ClientError::Refused)?;
         match self.experimental_api {
             true => capabilities.insert("experimentalApi".into(), true.into()),
@@ -307,7 +336,11 @@ impl ClientBuilder {
                 Err(_) => Err(client.ended().await),
             }
         };
-        let response = match handshake.await {
+        let outcome = tokio::time::timeout_at(deadline, handshake).await.unwrap_or_else(|_| {
+            tracing::warn!(timeout = ?handshake_timeout, "the server did not answer `initialize` in time");
+            Err(ClientError::Timeout(handshake_timeout))
+        });
+        let response = match outcome {
             Ok(response) => response,
             Err(e) => {
                 client.shutdown(Duration::from_millis(200)).await;
@@ -600,7 +633,10 @@ impl Client {
         let response = typed_result::<request::TurnStart>(result)?;
         let turn_id = wire::turn_id(&response.turn);
         let (Some(route), Some(turn_id)) = (route, turn_id) else {
-            return Err(ClientError::Refused(format!("turn/start {id:?} answered without a turn id")));
+            return Err(ClientError::UnusableAnswer {
+                method: request::TurnStart::METHOD.into(),
+                why: format!("the answer to request {} has no turn id", id_text(&id)),
+            });
         };
         Ok(TurnHandle::new(self.clone(), thread, turn_id, response, route))
     }

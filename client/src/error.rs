@@ -1,6 +1,8 @@
 //! What can go wrong: [`ClientError`] and the values it carries.
 
+use std::error::Error;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
@@ -10,7 +12,12 @@ use codex_app_protocol::jsonrpc::ErrorObject;
 #[non_exhaustive]
 pub enum ClientError {
     /// The transport failed (spawning the server, writing, reading, the WebSocket handshake).
+    /// [`source`](std::error::Error::source) is the underlying I/O or WebSocket error.
     Transport(TransportError),
+    /// There is no codex binary to run: none was given, `$CODEX_BIN` is not set and there is
+    /// no `codex` on `PATH`, or the binary given does not exist
+    /// ([`TransportErrorKind::CodexNotFound`]).
+    CodexNotFound(TransportError),
     /// The server went away: why ([`ServerExit::reason`]), its exit status (when it was a
     /// child process) and the tail of its stderr.
     ServerExited(ServerExit),
@@ -30,6 +37,15 @@ pub enum ClientError {
     /// Refused by the client before anything was sent (an experimental request while the
     /// session did not opt in, a message that cannot be encoded).
     Refused(String),
+    /// The server answered, but not with what the client needs to go on (a `turn/start`
+    /// result without a turn id, a thread without an id): the request was sent and may have
+    /// had its effect.
+    UnusableAnswer {
+        /// The method of the request.
+        method: String,
+        /// What is missing or wrong.
+        why: String,
+    },
     /// The server's codex release is outside the range the crate supports and the client was
     /// configured to treat that as an error ([`VersionPolicy::Error`](crate::VersionPolicy)).
     VersionMismatch(VersionCheck),
@@ -122,6 +138,7 @@ pub const SERVER_SHUTTING_DOWN: &str = "serverShuttingDown";
 
 /// A turn that the server reported failed.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TurnFailure {
     /// The thread of the turn.
     pub thread_id: String,
@@ -137,12 +154,14 @@ impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClientError::Transport(e) => write!(f, "transport error: {e}"),
+            ClientError::CodexNotFound(e) => write!(f, "{e}"),
             ClientError::ServerExited(exit) => write!(f, "{exit}"),
             ClientError::Server(e) => write!(f, "server error {}: {}", e.code, e.message),
             ClientError::ServerShuttingDown(e) => write!(f, "the server is shutting down: {}", e.message),
             ClientError::Decode(report) => write!(f, "{report}"),
             ClientError::Timeout(after) => write!(f, "no answer within {after:?}"),
             ClientError::Refused(why) => write!(f, "refused before sending: {why}"),
+            ClientError::UnusableAnswer { method, why } => write!(f, "the answer to `{method}` cannot be used: {why}"),
             ClientError::VersionMismatch(check) => write!(f, "{check}"),
             ClientError::Unavailable { method, availability, server } => write!(
                 f,
@@ -181,29 +200,98 @@ impl fmt::Display for ClientError {
     }
 }
 
-impl std::error::Error for ClientError {}
-
-impl From<TransportError> for ClientError {
-    fn from(e: TransportError) -> Self {
-        ClientError::Transport(e)
+impl Error for ClientError {
+    /// The [`TransportError`] of [`Transport`](ClientError::Transport) and
+    /// [`CodexNotFound`](ClientError::CodexNotFound) (whose own source is the I/O or WebSocket
+    /// error, when there is one).
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            ClientError::Transport(e) | ClientError::CodexNotFound(e) => Some(e),
+            _ => None,
+        }
     }
 }
 
-/// A transport failure: what was being done, and the underlying error's text.
+impl From<TransportError> for ClientError {
+    /// [`ClientError::CodexNotFound`] for a missing binary, [`ClientError::Transport`] otherwise.
+    fn from(e: TransportError) -> Self {
+        match e.kind {
+            TransportErrorKind::CodexNotFound => ClientError::CodexNotFound(e),
+            _ => ClientError::Transport(e),
+        }
+    }
+}
+
+/// A transport failure: what was being done, what kind of failure, and the underlying error
+/// ([`source`](std::error::Error::source); its text is also in [`message`](Self::message)
+/// and in this error's `Display`).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TransportError {
     /// What the client was doing (`spawning /usr/bin/codex app-server`, `writing`, ...).
     pub context: String,
-    /// The underlying error.
+    /// The underlying error's text.
     pub message: String,
     /// The HTTP status of a refused WebSocket upgrade (401 for a wrong token).
     pub http_status: Option<u16>,
+    /// What kind of failure it is.
+    pub kind: TransportErrorKind,
+    source: Option<Arc<dyn Error + Send + Sync + 'static>>,
+}
+
+/// What kind of failure a [`TransportError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// There is no codex binary to run (none given, none found, or the one given does not
+    /// exist).
+    CodexNotFound,
+    /// An I/O error: starting the server, connecting, reading, writing.
+    Io,
+    /// The WebSocket handshake or protocol failed ([`TransportError::http_status`] says what a
+    /// refused upgrade answered).
+    WebSocket,
+    /// Anything else: an address the transport cannot use, a transport of your own.
+    Other,
 }
 
 impl TransportError {
-    /// An error with its context.
+    /// An error with its context and the underlying error's text, of the kind
+    /// [`Other`](TransportErrorKind::Other) and without a [`source`](Error::source).
     pub fn new(context: impl Into<String>, error: impl fmt::Display) -> Self {
-        TransportError { context: context.into(), message: error.to_string(), http_status: None }
+        TransportError {
+            context: context.into(),
+            message: error.to_string(),
+            http_status: None,
+            kind: TransportErrorKind::Other,
+            source: None,
+        }
+    }
+
+    /// An error of `kind` whose [`source`](Error::source) is `error`.
+    pub fn with_source(
+        kind: TransportErrorKind,
+        context: impl Into<String>,
+        error: impl Error + Send + Sync + 'static,
+    ) -> Self {
+        TransportError {
+            context: context.into(),
+            message: error.to_string(),
+            http_status: None,
+            kind,
+            source: Some(Arc::new(error)),
+        }
+    }
+
+    /// An I/O error ([`TransportErrorKind::Io`]) with its context.
+    pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
+        Self::with_source(TransportErrorKind::Io, context, error)
+    }
+
+    /// This error with another kind.
+    pub fn with_kind(mut self, kind: TransportErrorKind) -> Self {
+        self.kind = kind;
+        self
     }
 }
 
@@ -213,10 +301,17 @@ impl fmt::Display for TransportError {
     }
 }
 
-impl std::error::Error for TransportError {}
+impl Error for TransportError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn Error + 'static))
+    }
+}
 
-/// How the connection ended.
+/// How the connection ended. (A transport of your own makes one in
+/// [`LineReceiver::exit`](crate::transport::LineReceiver::exit) from `ServerExit::default()`,
+/// then sets its fields: more may come.)
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ServerExit {
     /// What ended it.
     pub reason: ExitReason,
@@ -296,6 +391,7 @@ impl fmt::Display for ServerExit {
 
 /// A server line or result that did not decode: where, which method, the serde path.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DecodeReport {
     /// 1-based number of the server line (counted over the connection), when known.
     pub line_number: Option<u64>,

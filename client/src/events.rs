@@ -63,6 +63,7 @@ pub enum Event {
 
 /// A response without a pending request; see [`Event::Orphan`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Orphan {
     /// Its id (`None`: an error response with `"id": null`).
     pub id: Option<RequestId>,
@@ -83,6 +84,7 @@ impl Orphan {
 
 /// The request a late answer is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LateAnswer {
     /// The request's method.
     pub method: String,
@@ -286,7 +288,7 @@ impl EventQueue {
             let state = &mut *guard;
             let before = state.items.len() + state.dropped as usize;
             for event in events {
-                if self.filter.as_ref().map_or(true, |accepts| accepts(&event)) {
+                if self.filter.as_ref().is_none_or(|accepts| accepts(&event)) {
                     push_bounded(&mut state.items, &mut state.dropped, self.capacity, event);
                 }
             }

@@ -5,7 +5,7 @@
 //! use codex_app_client::protocol::*;
 //!
 //! # async fn run() -> Result<(), codex_app_client::ClientError> {
-//! // Spawn `codex app-server` (found via $CODEX_BIN, .codex-bin/ or PATH); initialize.
+//! // Spawn `codex app-server` ($CODEX_BIN, else `codex` on PATH); initialize.
 //! let client = Client::spawn(&CodexCommand::new()).await?;
 //! let thread = client.request::<request::ThreadStart>(ThreadStartParams::default()).await?.thread;
 //! let input = vec![UserInput::Text(TextUserInput::new("Say hello".into()))];
@@ -27,9 +27,12 @@
 //!   `logout`, `models`); see [`thread`] and [`login`].
 //! - **Reconnect** (WebSocket, Unix socket; opt-in, [`ClientBuilder::reconnect`]): the client
 //!   connects again, resumes its threads and its turn handles go on.
-//! - **Transports** ([`transport`]): stdio ([`CodexCommand`] spawns the server), WebSocket
+//! - **Transports** ([`transport`]): stdio ([`CodexCommand`] spawns the server: the binary it
+//!   is given, else `$CODEX_BIN`, else `codex` on `PATH`, never one found in the current
+//!   directory or its parents; the program started is logged), WebSocket
 //!   (`ws://` with a bearer token) and `unix://PATH`, or your own ([`Transport`]).
-//! - **Handshake**: `initialize` + `initialized` on connect; the `InitializeResponse` is
+//! - **Handshake**: `initialize` + `initialized` on connect, by a deadline
+//!   ([`ClientBuilder::handshake_timeout`], 60 s by default); the `InitializeResponse` is
 //!   kept ([`Client::initialize_response`]) and the server's version (from `userAgent`) is compared with
 //!   [`protocol::CODEX_VERSION`] ([`VersionPolicy`]).
 //! - **Requests** through the marker types: [`Client::request`]`::<request::ThreadStart>`;
@@ -80,9 +83,11 @@ mod wire;
 
 pub use codex_app_protocol as protocol;
 
-pub use client::{Client, ClientBuilder, VersionPolicy};
+pub use client::{Client, ClientBuilder, VersionPolicy, DEFAULT_HANDSHAKE_TIMEOUT};
 pub use connection::ConnectionStats;
-pub use error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TurnFailure, VersionCheck};
+pub use error::{
+    ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnFailure, VersionCheck,
+};
 pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
 pub use login::LoginHandle;

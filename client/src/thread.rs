@@ -9,11 +9,22 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The methods that differ between codex releases (`thread/fork`, `thread/read`,
-//! `thread/name/set`, `thread/compact/start`, `thread/unarchive`, the input of a turn) are
-//! written as the wire's JSON and their results decoded into the release's types, so the handles
-//! build against the crate generated from any release; a server without the method answers an
-//! error.
+//! Options are the generated params types: [`ThreadHandle::turn_with`] and
+//! [`run_with`](ThreadHandle::run_with) take a `TurnStartParams`, [`Client::thread_resume_with`]
+//! a `ThreadResumeParams`, [`Client::thread_fork_with`] a `ThreadForkParams`.
+//!
+//! ```no_run
+//! # async fn run(thread: codex_app_client::ThreadHandle) -> Result<(), codex_app_client::ClientError> {
+//! use codex_app_client::protocol::*;
+//! let params = TurnStartParams { model: Some("o3".into()), ..thread.turn_params("Plan the refactor") };
+//! let answer = thread.run_with(params).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The results of the methods that differ between codex releases (`thread/fork`,
+//! `thread/read`, `thread/name/set`, `thread/compact/start`, `thread/unarchive`) are read from
+//! the wire's JSON and decoded into the release's types, so the handles build against the crate
+//! generated from any release; a server without the method answers an error.
 
 use codex_app_protocol::*;
 use serde_json::{json, Value};
@@ -69,6 +80,7 @@ pub struct ThreadHandle {
 /// What [`ThreadHandle::run`] returns: the turn, its final answer, every item it completed and
 /// its token usage.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunResult {
     /// The text of the turn's last agent message (empty when it has none).
     pub final_response: String,
@@ -112,33 +124,51 @@ impl ThreadHandle {
         self.client.inner.status.detached(&self.id)
     }
 
+    /// [`ClientError::ThreadDetached`] when the server refused to resume the thread after a
+    /// reconnect (see [`is_attached`](Self::is_attached)).
+    fn check_attached(&self) -> Result<(), ClientError> {
+        match self.detached() {
+            Some(message) => Err(ClientError::ThreadDetached { thread_id: self.id.clone(), message }),
+            None => Ok(()),
+        }
+    }
+
     /// Starts a turn with `input`; the handle streams its events.
     ///
     /// Cancel safe, as [`Client::start_turn`].
     pub async fn turn(&self, input: impl Into<Input>) -> Result<TurnHandle, ClientError> {
-        self.turn_with(input, json!({})).await
+        self.check_attached()?;
+        let params = json!({"threadId": self.id, "input": input.into().into_json()});
+        self.client.start_turn_with(self.id.clone(), &params).await
     }
 
-    /// Starts a turn with `input` and other `turn/start` params given as JSON (`{"model":
-    /// "o3"}`, wire member names).
+    /// The `turn/start` params of a turn of this thread with `input` and every option absent,
+    /// to fill in with struct update syntax:
+    /// `TurnStartParams { model: Some("o3".into()), ..thread.turn_params("...") }`.
+    /// An input item that does not fit this release's `UserInput` is left out (the inputs the
+    /// crate makes, text and the `UserInput`s, always fit).
+    pub fn turn_params(&self, input: impl Into<Input>) -> TurnStartParams {
+        let items = input.into().0.into_iter().filter_map(|item| serde_json::from_value(item).ok()).collect();
+        TurnStartParams::new(items, self.id.clone())
+    }
+
+    /// Starts a turn with typed `turn/start` params (the model, effort, sandbox, output
+    /// schema...; see [`turn_params`](Self::turn_params)). `params.thread_id` must be this
+    /// thread's id, or empty for this thread; another thread's is refused before sending.
     ///
     /// Cancel safe, as [`Client::start_turn`].
-    pub async fn turn_with(&self, input: impl Into<Input>, params: Value) -> Result<TurnHandle, ClientError> {
-        let mut params = match params {
-            Value::Object(map) => map,
-            Value::Null => serde_json::Map::new(),
-            other => {
-                return Err(ClientError::Refused(format!(
-                    "the params of `turn/start` must be a JSON object, not {other}"
-                )))
-            }
-        };
-        if let Some(message) = self.detached() {
-            return Err(ClientError::ThreadDetached { thread_id: self.id.clone(), message });
+    pub async fn turn_with(&self, mut params: TurnStartParams) -> Result<TurnHandle, ClientError> {
+        if params.thread_id.is_empty() {
+            params.thread_id = self.id.clone();
         }
-        params.insert("threadId".into(), self.id.clone().into());
-        params.insert("input".into(), input.into().into_json());
-        self.client.start_turn_with(self.id.clone(), &Value::Object(params)).await
+        if params.thread_id != self.id {
+            return Err(ClientError::Refused(format!(
+                "the `turn/start` params name thread {}, not this handle's thread {}",
+                params.thread_id, self.id
+            )));
+        }
+        self.check_attached()?;
+        self.client.start_turn(params).await
     }
 
     /// Runs one turn to its end: its final answer, completed items and token usage. A failed
@@ -155,7 +185,18 @@ impl ThreadHandle {
     /// routing and buffers at once (the turn goes on at the server; interrupt it with a
     /// [`turn`](Self::turn) handle to stop it).
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunResult, ClientError> {
-        let mut turn = self.turn(input).await?;
+        let turn = self.turn(input).await?;
+        Self::run_to_end(turn).await
+    }
+
+    /// [`run`](Self::run) with typed `turn/start` params (see [`turn_with`](Self::turn_with)).
+    pub async fn run_with(&self, params: TurnStartParams) -> Result<RunResult, ClientError> {
+        let turn = self.turn_with(params).await?;
+        Self::run_to_end(turn).await
+    }
+
+    /// Reads `turn` to its end: what [`run`](Self::run) returns.
+    async fn run_to_end(mut turn: TurnHandle) -> Result<RunResult, ClientError> {
         let mut items = Vec::new();
         let mut usage = None;
         while let Some(event) = turn.next().await {
@@ -176,8 +217,9 @@ impl ThreadHandle {
         let completed = turn.wait().await?;
         let lost = turn.lost_items();
         if lost > 0 {
-            let (turn_id, turn) = (turn.turn_id().to_owned(), serde_json::to_value(&completed).unwrap_or_default());
-            return Err(ClientError::ItemsLost { thread_id: self.id.clone(), turn_id, lost, turn });
+            let (thread_id, turn_id) = (turn.thread_id().to_owned(), turn.turn_id().to_owned());
+            let turn = serde_json::to_value(&completed).unwrap_or_default();
+            return Err(ClientError::ItemsLost { thread_id, turn_id, lost, turn });
         }
         let turn = completed;
         let final_response = items
@@ -250,16 +292,18 @@ impl Client {
     /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume(&self, id: &str) -> Result<ThreadHandle, ClientError> {
-        self.thread_resume_with(json!({"threadId": id})).await
+        let result = self.request_raw("thread/resume", json!({"threadId": id})).await;
+        self.thread_handle("thread/resume", result)
     }
 
-    /// `thread/resume` with params given as JSON (wire member names).
+    /// `thread/resume` with typed params (`ThreadResumeParams { model: Some(..),
+    /// ..ThreadResumeParams::new(id) }`).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
     /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
     /// on.
-    pub async fn thread_resume_with(&self, params: Value) -> Result<ThreadHandle, ClientError> {
-        let result = self.request_raw("thread/resume", params).await;
+    pub async fn thread_resume_with(&self, params: ThreadResumeParams) -> Result<ThreadHandle, ClientError> {
+        let result = self.request_raw("thread/resume", to_json("thread/resume", &params)?).await;
         self.thread_handle("thread/resume", result)
     }
 
@@ -270,6 +314,21 @@ impl Client {
     /// on.
     pub async fn thread_fork(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/fork", json!({"threadId": id})).await;
+        self.thread_handle("thread/fork", result)
+    }
+
+    /// `thread/fork` with typed params, the release's `ThreadForkParams`: where to fork
+    /// (`last_turn_id`), whether the fork is ephemeral, its model and sandbox...
+    /// (`&ThreadForkParams { ephemeral: Some(true), ..ThreadForkParams::new(id) }`).
+    ///
+    /// Generic because the oldest codex releases the client builds against have no
+    /// `thread/fork` (and no `ThreadForkParams`); any value that encodes as the method's params
+    /// is sent as it encodes.
+    pub async fn thread_fork_with<P: serde::Serialize + ?Sized>(
+        &self,
+        params: &P,
+    ) -> Result<ThreadHandle, ClientError> {
+        let result = self.request_raw("thread/fork", to_json("thread/fork", params)?).await;
         self.thread_handle("thread/fork", result)
     }
 
@@ -301,16 +360,23 @@ impl Client {
         self.thread_handle("thread/unarchive", result)
     }
 
-    /// The handle of the thread in a result's `thread` member.
+    /// The handle of the thread in a result's `thread` member: an answer without a thread
+    /// id is [`ClientError::UnusableAnswer`], a thread that does not decode a decode error.
     fn thread_handle(&self, method: &str, result: Result<Value, ClientError>) -> Result<ThreadHandle, ClientError> {
         let result = result?;
+        let id = result["thread"]["id"].as_str().map(str::to_owned).ok_or_else(|| ClientError::UnusableAnswer {
+            method: method.to_owned(),
+            why: "the answer has no thread id (`result.thread.id`)".into(),
+        })?;
         let thread = decode::<Thread>(method, "result.thread", result["thread"].clone())?;
-        let id = result["thread"]["id"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| decode_error(method, "result.thread.id", "no thread id".into()))?;
         Ok(ThreadHandle { client: self.clone(), thread, id })
     }
+}
+
+/// Typed params as the JSON `request_raw` sends (refused before sending when they do not
+/// encode).
+fn to_json<P: serde::Serialize + ?Sized>(method: &str, params: &P) -> Result<Value, ClientError> {
+    serde_json::to_value(params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))
 }
 
 /// A notification as its wire JSON.

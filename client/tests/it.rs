@@ -8,6 +8,7 @@ codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
 mod common;
 }
 mod cancel;
+mod embedding;
 mod memory;
 mod misbehaving;
 mod older_release;
@@ -15,6 +16,7 @@ mod real;
 mod reconnect;
 mod structured;
 mod tap_transcript;
+mod typed;
 
 /// The heap bytes in use by this test binary, counted by its allocator (the system's): what
 /// the tests that measure memory read, where RSS also moves with the allocator's own choices.

@@ -278,8 +278,8 @@ async fn late_answers_after_a_timeout_or_a_dropped_future_are_events_that_name_t
     server.answer(&request, json!({"late": true})).await;
     let late = orphan(next_event(&mut events).await);
     assert_eq!(late.id, Some(serde_json::from_value(request["id"].clone()).unwrap()));
-    let expected = LateAnswer { method: "slow/one".into(), abandoned: Abandoned::TimedOut(Duration::from_millis(200)) };
-    assert_eq!(late.late.as_ref(), Some(&expected));
+    let expected = ("slow/one", Abandoned::TimedOut(Duration::from_millis(200)));
+    assert_eq!(late.late.as_ref().map(|l| (l.method.as_str(), l.abandoned)), Some(expected));
 
     // A future dropped before its answer: the answer, and an error answer, are named too.
     for error in [false, true] {

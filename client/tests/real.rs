@@ -19,7 +19,7 @@ use crate::common::*;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn streamed_turn() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -81,7 +81,7 @@ async fn command_turn(builder: ClientBuilder) -> (CommandExecutionStatus, String
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn command_approval_accepted_by_the_handler() {
     let asked = Arc::new(AtomicUsize::new(0));
     let handler = Decide { decision: CommandExecutionApprovalDecision::Accept, asked: asked.clone() };
@@ -92,7 +92,7 @@ async fn command_approval_accepted_by_the_handler() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn command_approval_declined_by_the_handler() {
     let asked = Arc::new(AtomicUsize::new(0));
     let handler = Decide { decision: CommandExecutionApprovalDecision::Decline, asked: asked.clone() };
@@ -103,7 +103,7 @@ async fn command_approval_declined_by_the_handler() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn the_default_handler_declines() {
     let (status, output) = command_turn(Client::builder()).await;
     assert_eq!(status, CommandExecutionStatus::Declined);
@@ -111,7 +111,7 @@ async fn the_default_handler_declines() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn two_concurrent_turns_on_two_threads() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -132,7 +132,7 @@ async fn two_concurrent_turns_on_two_threads() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn interrupt_from_the_turn_handle() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -158,7 +158,7 @@ async fn interrupt_from_the_turn_handle() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn server_killed_mid_request() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -200,7 +200,7 @@ async fn server_killed_mid_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn the_tap_of_a_real_session_is_a_transcript_without_drift() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -264,7 +264,7 @@ async fn one_turn(client: &Client, setup: &Setup, text: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn websocket_with_the_right_and_a_wrong_token() {
     let codex = codex();
     let setup = Setup::new(codex.clone());
@@ -301,7 +301,7 @@ async fn websocket_with_the_right_and_a_wrong_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn unix_socket() {
     let codex = codex();
     let setup = Setup::new(codex.clone());
@@ -317,7 +317,7 @@ async fn unix_socket() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn dropping_the_client_kills_the_server() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -335,7 +335,7 @@ async fn dropping_the_client_kills_the_server() {
 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn thread_handles_run_read_name_fork_archive_and_list() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -365,7 +365,7 @@ async fn thread_handles_run_read_name_fork_archive_and_list() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn login_with_an_api_key_account_models_and_logout() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -483,7 +483,7 @@ mod cuttable {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn a_fresh_thread_survives_a_reconnect_and_twenty_cuts_mid_turn_leave_no_handle_waiting() {
     let codex = codex();
     // Over TCP with a bearer token, and over a Unix socket.

@@ -33,7 +33,7 @@ fn contains(haystack: &serde_json::Value, needle: &serde_json::Value) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn structured_output_is_decoded_into_the_type() {
     let codex = codex();
     let setup = Setup::new(codex);
@@ -62,7 +62,7 @@ async fn structured_output_is_decoded_into_the_type() {
 
 #[cfg(feature = "experimental")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn a_typed_dynamic_tool_gets_decoded_arguments() {
     use codex_app_client::structured::Tools;
     use serde_json::json;

@@ -53,7 +53,7 @@ async fn the_tap_writes_what_transcript_parse_reads() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the codex binary: scripts/install-codex.sh"]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn a_real_session_through_the_tap_has_no_drift() {
     let codex = crate::common::codex();
     let mock = MockServer::start().unwrap();

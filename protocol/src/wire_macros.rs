@@ -25,7 +25,7 @@
 //! its wire name (`= "tag" (experimental inside)`), and only those are walked into.
 //!
 //! The presence of a member decides how its field is written and read; each is a module with
-//! the same items (the decoding `Slot` type, `write`, `read`, `check!`, `take!`, `start!`,
+//! the same items (the decoding `Slot` type, `write`, `read`, `check!`, `take!`, `initial!`,
 //! `inspect`), so the macros need no case analysis:
 //!
 //! | presence | field | absent | `null` | written |
@@ -192,7 +192,7 @@ macro_rules! constructor {
             #[allow(deprecated)]
             pub fn new($($param: $param_ty),+) -> Self {
                 Self {
-                    $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::start!($field),)*
+                    $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::initial!($field),)*
                     $($extra: Default::default(),)?
                 }
             }
@@ -628,12 +628,12 @@ pub mod required {
     use super::*;
 
     /// In `new`, a required member starts as the parameter of the same name.
-    macro_rules! start {
+    macro_rules! initial {
         ($field:ident) => {
             $field
         };
     }
-    pub(crate) use start;
+    pub(crate) use initial;
 
     /// While decoding: the value, once its member was read.
     pub type Slot<T> = Option<T>;
@@ -703,12 +703,12 @@ pub mod optional {
     use super::*;
 
     /// In `new`, a member that may be absent starts absent.
-    macro_rules! start {
+    macro_rules! initial {
         ($field:ident) => {
             None
         };
     }
-    pub(crate) use start;
+    pub(crate) use initial;
 
     /// While decoding: the field itself (`None` until the member is read).
     pub type Slot<T> = T;
@@ -768,7 +768,7 @@ pub mod required_nullable {
         map.serialize_entry(wire, value)
     }
 
-    pub(crate) use super::optional::{check, read, start, take, Slot};
+    pub(crate) use super::optional::{check, initial, read, take, Slot};
     #[cfg(feature = "inspect")]
     pub use super::required::inspect;
 }
@@ -779,7 +779,7 @@ pub mod required_nullable {
 pub mod optional_nullable {
     use super::*;
 
-    pub(crate) use super::optional::{check, start, take, write, Slot};
+    pub(crate) use super::optional::{check, initial, take, write, Slot};
     /// A present member is `Some`, and its `null` is `Some(None)`: the read of a required
     /// member whose value is an `Option<T>`.
     pub use super::required::read;

@@ -22,7 +22,7 @@
 //!    - A member the re-encoding lost is a field the types do not know: [`Kind::UnknownField`],
 //!      at its JSON path (the decoder skips it, so the re-encoding does not have it; inside
 //!      unions the decoder buffers too). The comparison is the protocol crate's
-//!      [`roundtrip`](codex_app_protocol::roundtrip), and it costs nothing more per type: a
+//!      [`codex_app_protocol::roundtrip`], and it costs nothing more per type: a
 //!      second, tracking decode per method type would compile the crate's whole decoder again.
 //!    - Any other difference (a changed value, an added member, a different array length, a
 //!      `null`/absent change of an `Option<Option<T>>` member) is [`Kind::RoundTrip`].
@@ -32,7 +32,7 @@
 //!    where a member is `Option<Option<T>>`.
 //!
 //! Both directions go through one function, generic over the protocol crate's
-//! [`Side`](codex_app_protocol::side::Side).
+//! [`codex_app_protocol::side::Side`].
 //!
 //! Lines marked `"bad": true` are checked the same way, but what is found on them is reported
 //! as expected and is not drift.

@@ -1,12 +1,27 @@
 //! Recorded codex app-server traffic: the transcript format, the drift check and the typed
-//! summary. Used by `cargo xtask record` / `cargo xtask drift` and by this crate's tests, which
-//! check every committed fixture (`fixtures/<codex version>/*.ndjson`).
+//! summary. Used by applications' tests (below), by `cargo xtask record` / `cargo xtask drift`
+//! and by this crate's tests in its workspace, which check every committed fixture
+//! (`fixtures/<codex version>/*.ndjson`, not in the package).
 //!
 //! - [`transcript`]: reading and writing `{"dir", "line"}` transcripts and one-sided NDJSON.
 //! - [`drift`]: decoding every line with the typed crate and reporting where wire and types
 //!   disagree.
 //! - [`summary`]: one line per message (direction, method, typed variant, key fields), for
 //!   snapshot tests.
+//!
+//! # The drift check in your tests
+//!
+//! Record a session of your application with `codex-app-client`'s tap
+//! (`Client::builder().tap(Tap::create(path)?)`), then check the transcript: the test fails on
+//! any line the types do not read as the server wrote it.
+//!
+//! ```no_run
+//! use codex_app_traffic::{drift, Format};
+//!
+//! let transcript = std::path::Path::new("session.ndjson");
+//! let report = codex_app_traffic::check_file(transcript, Format::Transcript).expect("the transcript reads");
+//! assert_eq!(report.drift_count(), 0, "{}", drift::render(&[("session".into(), report.clone())]));
+//! ```
 
 pub mod drift;
 pub mod path;

@@ -8,15 +8,15 @@
 //! s2c notification item/started    ServerNotification::ItemStarted item=commandExecution status=inProgress
 //! ```
 //!
-//! The summary is canonical ([`canonical`]): what the server's timing changes from one run to
+//! The summary is canonical (`canonical`): what the server's timing changes from one run to
 //! the next (a response's place among the notifications written at the same time, a repeated
 //! notification) is put in one form, so re-recording with the same codex gives the same
 //! summary.
 //!
 //! The variant comes from the typed decode (reported by the protocol crate's generated walk,
 //! [`codex_app_protocol::inspect`]); both directions go through one function, generic over
-//! the protocol crate's [`Side`](codex_app_protocol::side::Side). The key fields are read from the message's JSON
-//! by the table [`KEYS`] (method, member path), so this module works with the crate generated
+//! the protocol crate's [`codex_app_protocol::side::Side`]. The key fields are read from the message's JSON
+//! by the table `KEYS` (method, member path), so this module works with the crate generated
 //! from any codex release: a method or member a release does not have is simply not shown.
 
 use codex_app_protocol::framing::excerpt;

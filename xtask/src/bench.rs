@@ -223,7 +223,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             println!("{key}={:.2}", other.as_secs_f64() / typed.as_secs_f64());
         }
     }
-    let client_benches = args.only.as_deref().map_or(true, |only| "client".contains(only) || only.contains("client"));
+    let client_benches = args.only.as_deref().is_none_or(|only| "client".contains(only) || only.contains("client"));
     #[cfg(feature = "client-bench")]
     if client_benches {
         let distinct = client::client_lines(input.samples.iter().map(|s| s.line.as_str()));

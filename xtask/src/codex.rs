@@ -17,7 +17,7 @@ pub fn pinned_path() -> PathBuf {
 
 /// `--codex PATH`, else `$CODEX_BIN`, else the project's pinned install, else `codex` on PATH.
 pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
-    find_codex::find_codex_from(explicit, Some(&crate::root()))
+    find_codex::find_codex_from(explicit, Some(&crate::root())).map(|(path, _)| path)
 }
 
 /// `codex --version` without the `codex-cli ` prefix (`0.169.0`).

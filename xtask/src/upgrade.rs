@@ -615,9 +615,8 @@ fn check_version(v: &str) -> anyhow::Result<String> {
     };
     let parts: Vec<&str> = core.split('.').collect();
     let core_ok = parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-    let pre_ok = pre.map_or(true, |p| {
-        !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
-    });
+    let pre_ok = pre
+        .is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')));
     if !core_ok || !pre_ok {
         bail!("`{v}` is not a codex version (like 0.171.0 or 0.172.0-alpha.1)");
     }

@@ -12,14 +12,18 @@ use futures_util::FutureExt;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use super::find_codex::{find_codex_from, Found};
 use super::{LineReceiver, LineSender, Transport};
-use crate::error::{ServerExit, TransportError};
+use crate::error::{ServerExit, TransportError, TransportErrorKind};
 
-/// Finds the codex binary: `explicit`, else `$CODEX_BIN`, else `.codex-bin/node_modules/.bin/codex`
-/// in the current directory or one of its ancestors (where `scripts/install-codex.sh` puts
-/// it), else `codex` on `PATH`.
+/// Finds the codex binary: `explicit`, else `$CODEX_BIN` (when set and not empty), else
+/// `codex` in one of the absolute directories of `PATH`.
+///
+/// Nothing else: the library never runs a binary because it lies in the current directory or
+/// one of its parents (an application started inside a cloned repository would otherwise run
+/// whatever that repository ships, such as a `.codex-bin/` of its own).
 pub fn find_codex(explicit: Option<&Path>) -> Option<PathBuf> {
-    super::find_codex::find_codex_from(explicit, std::env::current_dir().ok().as_deref())
+    find_codex_from(explicit, None).map(|(path, _)| path)
 }
 
 /// How to start `codex app-server`: the binary, `-c key=value` overrides, environment,
@@ -50,7 +54,8 @@ impl Default for CodexCommand {
 }
 
 impl CodexCommand {
-    /// `codex app-server`, the binary found by [`find_codex`].
+    /// `codex app-server`, the binary found by [`find_codex`] (`$CODEX_BIN`, else `codex` on
+    /// `PATH`) unless [`program`](Self::program) names one.
     pub fn new() -> Self {
         Self::default()
     }
@@ -105,14 +110,20 @@ impl CodexCommand {
         self
     }
 
-    /// The program and arguments that [`spawn`](Self::spawn) runs.
+    /// The program and arguments that [`spawn`](Self::spawn) runs. Without a binary to run,
+    /// an error of the kind [`TransportErrorKind::CodexNotFound`].
     pub fn command_line(&self) -> Result<(PathBuf, Vec<OsString>), TransportError> {
-        let program = find_codex(self.program.as_deref()).ok_or_else(|| {
+        self.resolve().map(|(program, args, _)| (program, args))
+    }
+
+    fn resolve(&self) -> Result<(PathBuf, Vec<OsString>, Found), TransportError> {
+        let (program, found) = find_codex_from(self.program.as_deref(), None).ok_or_else(|| {
             TransportError::new(
                 "finding codex",
-                "no codex binary: pass one with CodexCommand::program, set $CODEX_BIN, install the pinned one \
-                 (scripts/install-codex.sh, into .codex-bin/) or put `codex` on PATH",
+                "no codex binary: pass one with CodexCommand::program, set $CODEX_BIN, or put `codex` on PATH \
+                 (npm install -g @openai/codex)",
             )
+            .with_kind(TransportErrorKind::CodexNotFound)
         })?;
         let mut args = vec![OsString::from("app-server")];
         for (key, value) in &self.overrides {
@@ -120,13 +131,21 @@ impl CodexCommand {
             args.push(format!("{key}={value}").into());
         }
         args.extend(self.args.iter().cloned());
-        Ok((program, args))
+        Ok((program, args, found))
     }
 
     /// Spawns the server with piped stdin, stdout and stderr. The child is killed when the
-    /// transport (that is, the client) is dropped.
+    /// transport (that is, the client) is dropped. The program, how it was found and its
+    /// arguments are logged (a `tracing` event at `INFO`) before it is started.
     pub fn spawn(&self) -> Result<StdioTransport, TransportError> {
-        let (program, args) = self.command_line()?;
+        let (program, args, found) = self.resolve()?;
+        let found = match found {
+            Found::Explicit => "CodexCommand::program",
+            Found::Env => "$CODEX_BIN",
+            Found::Pinned => "the workspace's pinned install",
+            Found::Path => "PATH",
+        };
+        tracing::info!(program = %program.display(), found, ?args, cwd = ?self.cwd, "starting codex app-server");
         let mut cmd = Command::new(&program);
         cmd.args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         // Plain text on stderr (its lines are logged and shown in errors); `env` can undo it.
@@ -144,8 +163,16 @@ impl CodexCommand {
         // binary as its child, and killing the server must kill both.
         #[cfg(unix)]
         cmd.process_group(0);
-        let mut child =
-            cmd.spawn().map_err(|e| TransportError::new(format!("spawning {} app-server", program.display()), e))?;
+        let mut child = cmd.spawn().map_err(|e| {
+            // A program that does not exist is a missing codex; any other failure (a working
+            // directory that does not exist, no permission) is an I/O error.
+            let missing = e.kind() == io::ErrorKind::NotFound && !program.is_file();
+            let error = TransportError::io(format!("spawning {} app-server", program.display()), e);
+            match missing {
+                true => error.with_kind(TransportErrorKind::CodexNotFound),
+                false => error,
+            }
+        })?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");

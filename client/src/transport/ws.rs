@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use super::{LineReceiver, LineSender, Transport};
-use crate::error::TransportError;
+use crate::error::{TransportError, TransportErrorKind};
 
 /// A byte stream a WebSocket can run over (TCP, a Unix socket, ...).
 pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -41,7 +41,7 @@ impl WsTransport {
             #[cfg(unix)]
             {
                 let stream =
-                    tokio::net::UnixStream::connect(path).await.map_err(|e| TransportError::new(&context, e))?;
+                    tokio::net::UnixStream::connect(path).await.map_err(|e| TransportError::io(&context, e))?;
                 (Box::pin(stream), "ws://localhost/".to_owned())
             }
             #[cfg(not(unix))]
@@ -52,8 +52,8 @@ impl WsTransport {
         } else if let Some(rest) = url.strip_prefix("ws://") {
             let authority = rest.split('/').next().unwrap_or_default();
             let stream =
-                tokio::net::TcpStream::connect(authority).await.map_err(|e| TransportError::new(&context, e))?;
-            stream.set_nodelay(true).map_err(|e| TransportError::new(&context, e))?;
+                tokio::net::TcpStream::connect(authority).await.map_err(|e| TransportError::io(&context, e))?;
+            stream.set_nodelay(true).map_err(|e| TransportError::io(&context, e))?;
             (Box::pin(stream), url.to_owned())
         } else {
             return Err(TransportError::new(
@@ -71,10 +71,12 @@ impl WsTransport {
         token: Option<&str>,
         context: &str,
     ) -> Result<WsTransport, TransportError> {
-        let mut request = url.into_client_request().map_err(|e| TransportError::new(context, e))?;
+        let mut request = url
+            .into_client_request()
+            .map_err(|e| TransportError::with_source(TransportErrorKind::WebSocket, context, e))?;
         if let Some(token) = token {
-            let value =
-                HeaderValue::from_str(&format!("Bearer {token}")).map_err(|e| TransportError::new(context, e))?;
+            let value = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|e| TransportError::with_source(TransportErrorKind::Other, context, e))?;
             request.headers_mut().insert("Authorization", value);
         }
         match tokio_tungstenite::client_async(request, stream).await {
@@ -82,13 +84,16 @@ impl WsTransport {
             Err(tungstenite::Error::Http(response)) => {
                 let status = response.status();
                 let why = if status.as_u16() == 401 { ": wrong or missing token" } else { "" };
-                Err(TransportError {
-                    context: context.to_owned(),
-                    message: format!("the server refused the WebSocket upgrade with HTTP {status}{why}"),
-                    http_status: Some(status.as_u16()),
-                })
+                let mut error = TransportError::new(
+                    context,
+                    format!("the server refused the WebSocket upgrade with HTTP {status}{why}"),
+                )
+                .with_kind(TransportErrorKind::WebSocket);
+                error.http_status = Some(status.as_u16());
+                Err(error)
             }
-            Err(e) => Err(TransportError::new(context, e)),
+            Err(tungstenite::Error::Io(e)) => Err(TransportError::io(context, e)),
+            Err(e) => Err(TransportError::with_source(TransportErrorKind::WebSocket, context, e)),
         }
     }
 }

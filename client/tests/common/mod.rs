@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use codex_app_client::protocol::*;
-use codex_app_client::transport::stdio::find_codex;
 use codex_app_client::{Client, ClientBuilder, ClientError, CodexCommand, Event, TurnHandle};
 use codex_app_mock::home::REMOVED_ENV;
 use codex_app_mock::{CodexHome, MockServer};
@@ -14,17 +13,14 @@ use codex_app_mock::{CodexHome, MockServer};
 /// Per-step timeout.
 pub const T: Duration = Duration::from_secs(20);
 
-/// The codex binary. The tests that call it are `#[ignore]`d with the reason ("needs the codex
-/// binary"), so that a plain `cargo test` reports them as not run; when they are run
-/// (`-- --include-ignored`, as README's test command and CI do) and there is no codex, they
-/// fail, saying how to install it: a test that needs codex never passes without it.
+/// The codex binary: `$CODEX_BIN`, else the pinned release, installed into the workspace's
+/// `.codex-bin/` on first use (`codex_app_mock::codex::pinned`). The tests that call it are
+/// `#[ignore]`d with the reason ("needs the codex binary"), so that a plain `cargo test`
+/// reports them as not run; run (`-- --include-ignored`, as README's test command and CI do)
+/// where codex cannot be installed (no npm), they fail with the reason: a test that needs codex
+/// never passes without it.
 pub fn codex() -> PathBuf {
-    find_codex(None).filter(|p| p.is_file()).unwrap_or_else(|| {
-        panic!(
-            "no codex binary: this test drives the real codex app-server. Install the pinned one into .codex-bin/ \
-             with scripts/install-codex.sh, set $CODEX_BIN, or put codex on PATH"
-        )
-    })
+    codex_app_mock::codex::pinned(CODEX_VERSION).unwrap_or_else(|e| panic!("no codex binary: {e}"))
 }
 
 /// A mock, an isolated `CODEX_HOME`, and the command that starts codex in it.

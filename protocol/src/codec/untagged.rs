@@ -122,7 +122,7 @@ impl<'a> Shape<'a> {
                     return true;
                 }
                 let present = required.iter().all(|r| self.member(r).is_some());
-                let allowed = closed.map_or(true, |c| self.members.iter().all(|(k, _)| c.contains(&k.as_ref())));
+                let allowed = closed.is_none_or(|c| self.members.iter().all(|(k, _)| c.contains(&k.as_ref())));
                 present
                     && allowed
                     && (how == Strictness::Members

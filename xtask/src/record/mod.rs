@@ -278,14 +278,11 @@ mod tests {
     /// fixtures: no drift, and the same typed summary. Ignored with the reason by a plain
     /// `cargo test`; run (`-- --include-ignored`, README's test command) without codex, it fails.
     #[test]
-    #[ignore = "needs the codex binary: scripts/install-codex.sh"]
+    #[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
     fn records_every_scenario_like_the_fixtures() {
-        let codex = crate::codex::find(None).filter(|c| c.exists()).unwrap_or_else(|| {
-            panic!(
-                "no codex binary: this test records with the real codex app-server. Install the pinned one with \
-                 scripts/install-codex.sh or set CODEX_BIN"
-            )
-        });
+        // $CODEX_BIN, else the pinned release (installed into .codex-bin/ on first use).
+        let codex = codex_app_mock::codex::pinned(codex_app_protocol::CODEX_VERSION)
+            .unwrap_or_else(|e| panic!("no codex binary: this test records with the real codex app-server: {e}"));
         let version = crate::codex::version(&codex).expect("codex --version");
         let debug_dir = tempfile::tempdir().unwrap();
         let fixtures = crate::root().join("traffic/fixtures").join(&version);
