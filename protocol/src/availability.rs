@@ -352,6 +352,11 @@ impl<'de> serde::de::Visitor<'de> for Stream<'_> {
                 let m = self.owner.members.iter().find(|m| !m.value && m.wire == key);
                 (m, m.and_then(|m| find_owner(m.child)))
             };
+            if member.is_none() && child.is_none() {
+                // Nothing of this member is in the tables: skipped without a look inside.
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
             crate::roundtrip::push_key(self.path, &key);
             if let Some(m) = member {
                 report(self.release, self.owner, m, self.path, self.out);

@@ -3,6 +3,7 @@
 //! linked into one test executable, not one per file. `autotests = false` in Cargo.toml: a new
 //! file under `tests/` is compiled only once it is listed here.
 
+mod availability;
 mod common;
 #[path = "conformance/main.rs"]
 mod conformance;
