@@ -481,18 +481,11 @@ fn walk(
                     path.truncate(len);
                 }
             }
-            // An untagged union: each arm that is an object type.
-            if owner.kind == Kind::Untagged {
-                for m in owner.members.iter().filter(|m| m.value) {
-                    if let Some(child) = find_owner(m.child) {
-                        walk(release, child, value, path, out, depth + 1);
-                    }
-                }
-            }
         }
         _ => {}
     }
-    if owner.kind == Kind::Untagged && !value.is_object() && !value.is_array() {
+    // An untagged union: the value against each arm's type.
+    if owner.kind == Kind::Untagged && !value.is_array() {
         for m in owner.members.iter().filter(|m| m.value) {
             if let Some(child) = find_owner(m.child) {
                 walk(release, child, value, path, out, depth + 1);
