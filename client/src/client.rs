@@ -361,6 +361,7 @@ impl ClientBuilder {
             }
         }
         let server = crate::negotiate::Server::new(check.release.clone());
+        let _ = client.inner.peer.set((server.clone(), client.inner.unknown_to_server));
         let session = Session { initialize: response, version: check, server };
         let _ = client.inner.session.set(session);
         Ok(client)
@@ -383,6 +384,7 @@ impl ClientBuilder {
         let (commands, command_receiver) = mpsc::unbounded_channel();
         let (control, control_receiver) = watch::channel(Control::Run);
         let status = Arc::new(Status::new());
+        let peer = crate::negotiate::Shared::default();
         let settings = connection::Settings {
             handler: self.handler,
             tap: self.tap,
@@ -390,6 +392,7 @@ impl ClientBuilder {
             late_grace: self.late_grace,
             subscribers: self.subscribers,
             commands: commands.downgrade(),
+            peer: peer.clone(),
         };
         connection::start(
             transport,
@@ -411,6 +414,7 @@ impl ClientBuilder {
                 retry: self.retry,
                 experimental_api: self.experimental_api,
                 unknown_to_server: self.unknown_to_server,
+                peer,
                 session: std::sync::OnceLock::new(),
             }),
         }
@@ -450,6 +454,8 @@ pub(crate) struct Inner {
     retry: RetryPolicy,
     experimental_api: bool,
     unknown_to_server: crate::negotiate::Unknown,
+    /// The server's release for the connection's answers (set with the session).
+    peer: crate::negotiate::Shared,
     session: std::sync::OnceLock<Session>,
 }
 

@@ -321,6 +321,8 @@ pub(crate) struct Settings {
     pub subscribers: Vec<Arc<EventQueue>>,
     /// The handles' command channel, for the turn routes the connection hands out.
     pub commands: mpsc::WeakUnboundedSender<Command>,
+    /// The server's release, once the handshake has read it: answers are checked against it.
+    pub peer: crate::negotiate::Shared,
 }
 
 struct Pending {
@@ -395,6 +397,7 @@ pub(crate) fn start<T: Transport>(
         router: TurnRouter::new(settings.turn_buffer, settings.late_grace),
         handlers: JoinSet::new(),
         handler: settings.handler,
+        peer: settings.peer,
         subscribers: settings.subscribers,
         own_commands: settings.commands,
         outbox: Vec::new(),
@@ -469,6 +472,7 @@ struct Connection<T: Transport> {
     router: TurnRouter,
     handlers: JoinSet<String>,
     handler: Arc<dyn DynHandler>,
+    peer: crate::negotiate::Shared,
     subscribers: Vec<Arc<EventQueue>>,
     own_commands: mpsc::WeakUnboundedSender<Command>,
     /// The events of the batch of lines being read, delivered to the streams at its end.
@@ -1120,10 +1124,17 @@ impl<T: Transport> Connection<T> {
             return;
         }
         let handler = self.handler.clone();
+        let peer = self.peer.get().cloned();
         self.handlers.spawn(async move {
             let outcome = std::panic::AssertUnwindSafe(handler.dispatch(request)).catch_unwind().await;
             match outcome {
-                Ok(Ok(result)) => wire::response_line(id, &result),
+                Ok(Ok(result)) => match peer {
+                    Some((server, policy)) => match server.check_answer(&method, result, policy) {
+                        Ok(result) => wire::response_line(id, &result),
+                        Err(why) => wire::error_line(Some(id), ErrorObject::new(ErrorObject::INTERNAL_ERROR, why)),
+                    },
+                    None => wire::response_line(id, &result),
+                },
                 Ok(Err(error)) => wire::error_line(Some(id), error),
                 Err(panic) => {
                     let why = panic_message(&*panic);

@@ -92,6 +92,43 @@ impl Server {
     }
 }
 
+/// The server's release and the policy, as the connection's handler tasks read them: set once
+/// the handshake has read the release.
+pub(crate) type Shared = std::sync::Arc<std::sync::OnceLock<(Server, Unknown)>>;
+
+impl Server {
+    /// Checks an answer to the server's request `method` before sending: `Err` (the text of an
+    /// error answer) when it uses what the server's release lacks and the policy refuses it,
+    /// since the server would ignore such a member or refuse such a value. Stripped or sent as
+    /// the policy says.
+    pub(crate) fn check_answer(
+        &self,
+        method: &str,
+        result: Box<RawValue>,
+        policy: Unknown,
+    ) -> Result<Box<RawValue>, String> {
+        let Some(release) = &self.release else { return Ok(result) };
+        if policy == Unknown::Send {
+            return Ok(result);
+        }
+        let items = match availability::unknown_in_result(release, method, result.get()) {
+            Ok(items) if !items.is_empty() => items,
+            _ => return Ok(result),
+        };
+        let list = items.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+        if policy == Unknown::Refuse {
+            tracing::warn!(method, server = %release, "the answer uses what codex {release} lacks: {list}; answered with an error");
+            return Err(format!("the client's answer to `{method}` uses what codex {release} does not have: {list}"));
+        }
+        for item in &items {
+            tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out of the answer: {item}");
+        }
+        let mut value: Value = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+        strip(&mut value, &items);
+        serde_json::value::to_raw_value(&value).map_err(|e| e.to_string())
+    }
+}
+
 /// Removes what each item's path names (the member that holds a value, or the array item).
 fn strip(value: &mut Value, items: &[Item]) {
     // The longest paths first, so a removal never shifts a path still to come (array indices
@@ -100,7 +137,7 @@ fn strip(value: &mut Value, items: &[Item]) {
     paths.sort_by(|a, b| b.len().cmp(&a.len()).then(b.cmp(a)));
     paths.dedup();
     for path in paths {
-        let steps = steps(path.strip_prefix("params").unwrap_or(path));
+        let steps = steps(path.strip_prefix("params").or_else(|| path.strip_prefix("result")).unwrap_or(path));
         remove(value, &steps);
     }
 }

@@ -196,7 +196,9 @@ pub fn method(wire: &str) -> Option<Availability> {
 }
 
 /// The methods' table is sorted by wire name.
-fn find_method(wire: &str) -> Option<&'static (&'static str, &'static str, Option<&'static str>, &'static str)> {
+fn find_method(
+    wire: &str,
+) -> Option<&'static (&'static str, &'static str, Option<&'static str>, &'static str, &'static str)> {
     METHODS.binary_search_by(|m| m.0.cmp(wire)).ok().map(|i| &METHODS[i])
 }
 
@@ -276,12 +278,28 @@ pub fn unknown_to(release: &Release, method: &str, params: &Value) -> Vec<Unknow
 /// a release of the range (the text is then not read at all). An error when the text is not
 /// JSON.
 pub fn unknown_in_text(release: &Release, method: &str, params: &str) -> Result<Vec<Unknown>, serde_json::Error> {
+    unknown_in(release, find_method(method).map(|m| m.3), "params", params)
+}
+
+/// [`unknown_in_text`] for the result of a request (what a client answers a server request
+/// with): paths start at `result`.
+pub fn unknown_in_result(release: &Release, method: &str, result: &str) -> Result<Vec<Unknown>, serde_json::Error> {
+    unknown_in(release, find_method(method).map(|m| m.4), "result", result)
+}
+
+fn unknown_in(
+    release: &Release,
+    owner: Option<&str>,
+    root: &str,
+    text: &str,
+) -> Result<Vec<Unknown>, serde_json::Error> {
     let mut out = Vec::new();
     if release.compare_to(crate::CODEX_VERSION).is_ge() {
         return Ok(out);
     }
-    let Some(owner) = find_method(method).and_then(|m| find_owner(m.3)) else { return Ok(out) };
-    let mut path = String::from("params");
+    let Some(owner) = owner.and_then(find_owner) else { return Ok(out) };
+    let params = text;
+    let mut path = String::from(root);
     let mut de = serde_json::Deserializer::from_str(params);
     serde::de::DeserializeSeed::deserialize(
         Stream { release, owner, path: &mut path, out: &mut out, depth: 0 },
@@ -464,9 +482,8 @@ fn walk(
                 let tag = (owner.kind == Kind::Tagged && key == owner.tag).then(|| v.as_str()).flatten();
                 let arm = tag.and_then(|t| owner.members.iter().find(|m| m.value && m.wire == t));
                 if let Some(arm) = arm {
-                    crate::roundtrip::push_key(path, key);
+                    // At the object's path: stripping an arm removes the whole object.
                     report(release, owner, arm, path, out);
-                    path.truncate(len);
                     if let Some(payload) = find_owner(arm.child) {
                         walk(release, payload, value, path, out, depth + 1);
                     }

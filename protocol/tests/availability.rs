@@ -30,4 +30,17 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         assert_eq!(member("ThreadListParams.includedThreadIds").map(|a| a.since), Some("0.171.0"));
         assert_eq!(at("thread/list", "params.includedThreadIds").map(|a| a.since), Some("0.171.0"));
     }
+
+#[test]
+fn what_an_older_release_lacks_is_found_in_an_answer() {
+    // An answer to `item/tool/call` with an audio item, which codex 0.145.0 added.
+    let result = r#"{"success":true,"contentItems":[{"type":"inputText","text":"a"},{"type":"inputAudio","data":"x"}]}"#;
+    let found = unknown_in_result(&Release::parse("0.140.0").unwrap(), "item/tool/call", result).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path, "result.contentItems[1]", "an arm is found at its object");
+    assert_eq!(found[0].item, "DynamicToolCallOutputContentItem::inputAudio");
+    assert!(found[0].is_value);
+    assert!(unknown_in_result(&Release::parse("0.145.0").unwrap(), "item/tool/call", result).unwrap().is_empty());
+}
+
 }

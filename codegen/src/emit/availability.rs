@@ -165,8 +165,15 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
             let since = a.as_ref().map_or(floor.clone(), |a| a.since.clone());
             let until = a.as_ref().and_then(|a| a.until.clone());
             let params = m.params.ty().and_then(|t| child(ir, t, 0)).filter(|p| kept.contains(p.as_str()));
+            let result = m.response.as_ref().and_then(|t| child(ir, t, 0)).filter(|p| kept.contains(p.as_str()));
             methods.entry(m.wire.clone()).or_insert_with(|| {
-                format!("    ({:?}, {since:?}, {}, {:?}),\n", m.wire, opt(&until), params.unwrap_or_default())
+                format!(
+                    "    ({:?}, {since:?}, {}, {:?}, {:?}),\n",
+                    m.wire,
+                    opt(&until),
+                    params.unwrap_or_default(),
+                    result.unwrap_or_default()
+                )
             });
             let gate = if m.experimental { format!("{EXPERIMENTAL_GATE} ") } else { String::new() };
             let _ = writeln!(
@@ -178,8 +185,11 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
             );
         }
     }
-    out.push_str("/// Every method, sorted by wire name: since, until, the params type's row in [`OWNERS`].\n");
-    out.push_str("pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str)] = &[\n");
+    out.push_str(
+        "/// Every method, sorted by wire name: since, until, the rows in [`OWNERS`] of its params\n\
+         /// type and of its result type.\n",
+    );
+    out.push_str("pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str, &str)] = &[\n");
     methods.values().for_each(|row| out.push_str(row));
     out.push_str("];\n\n");
     out.push_str(
