@@ -65,38 +65,11 @@ impl Server {
                 });
             }
         }
-        if policy == Unknown::Send {
-            return Ok(params);
-        }
-        // One pass over the text; a `Value` only to strip what was found.
-        let items = match availability::unknown_in_text(release, method, params.get()) {
-            Ok(items) if !items.is_empty() => items,
-            _ => return Ok(params),
-        };
-        match policy {
-            Unknown::Refuse => {
-                Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items })
-            }
-            Unknown::Strip => {
-                for item in &items {
-                    tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
-                }
-                let mut value: Value = serde_json::from_str(params.get())
-                    .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
-                strip(&mut value, &items);
-                serde_json::value::to_raw_value(&value)
-                    .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))
-            }
-            Unknown::Send => Ok(params),
-        }
+        Self::filter(release, method, params, policy, availability::unknown_in_text).map_err(|items| {
+            ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items }
+        })
     }
-}
 
-/// The server's release and the policy, as the connection's handler tasks read them: set once
-/// the handshake has read the release.
-pub(crate) type Shared = std::sync::Arc<std::sync::OnceLock<(Server, Unknown)>>;
-
-impl Server {
     /// Checks an answer to the server's request `method` before sending: `Err` (the text of an
     /// error answer) when it uses what the server's release lacks and the policy refuses it,
     /// since the server would ignore such a member or refuse such a value. Stripped or sent as
@@ -108,26 +81,46 @@ impl Server {
         policy: Unknown,
     ) -> Result<Box<RawValue>, String> {
         let Some(release) = &self.release else { return Ok(result) };
-        if policy == Unknown::Send {
-            return Ok(result);
-        }
-        let items = match availability::unknown_in_result(release, method, result.get()) {
-            Ok(items) if !items.is_empty() => items,
-            _ => return Ok(result),
-        };
-        let list = items.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
-        if policy == Unknown::Refuse {
+        Self::filter(release, method, result, policy, availability::unknown_in_result).map_err(|items| {
+            let list = items.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
             tracing::warn!(method, server = %release, "the answer uses what codex {release} lacks: {list}; answered with an error");
-            return Err(format!("the client's answer to `{method}` uses what codex {release} does not have: {list}"));
+            format!("the client's answer to `{method}` uses what codex {release} does not have: {list}")
+        })
+    }
+
+    /// What `find` reports in `text` that `release` lacks, by `policy`: the text to send (as it
+    /// is, or stripped, each a warning), or, to refuse, what was found. Text that `find` cannot
+    /// read is sent as it is: the server says what it makes of it.
+    fn filter(
+        release: &Release,
+        method: &str,
+        text: Box<RawValue>,
+        policy: Unknown,
+        find: fn(&Release, &str, &str) -> Result<Vec<Item>, serde_json::Error>,
+    ) -> Result<Box<RawValue>, Vec<Item>> {
+        if policy == Unknown::Send {
+            return Ok(text);
+        }
+        // One pass over the text; a `Value` only to strip what was found.
+        let items = match find(release, method, text.get()) {
+            Ok(items) if !items.is_empty() => items,
+            _ => return Ok(text),
+        };
+        if policy == Unknown::Refuse {
+            return Err(items);
         }
         for item in &items {
-            tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out of the answer: {item}");
+            tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
         }
-        let mut value: Value = serde_json::from_str(result.get()).map_err(|e| e.to_string())?;
+        let Ok(mut value) = serde_json::from_str::<Value>(text.get()) else { return Ok(text) };
         strip(&mut value, &items);
-        serde_json::value::to_raw_value(&value).map_err(|e| e.to_string())
+        Ok(serde_json::value::to_raw_value(&value).unwrap_or(text))
     }
 }
+
+/// The server's release and the policy, as the connection's handler tasks read them: set once
+/// the handshake has read the release.
+pub(crate) type Shared = std::sync::Arc<std::sync::OnceLock<(Server, Unknown)>>;
 
 /// Removes what each item's path names (the member that holds a value, or the array item).
 fn strip(value: &mut Value, items: &[Item]) {

@@ -62,6 +62,13 @@ pub struct Availability {
     pub widened_until: Option<String>,
 }
 
+impl Availability {
+    /// In every release from `since` on.
+    fn since(since: &str) -> Availability {
+        Availability { since: since.to_owned(), until: None, required_since: None, widened_until: None }
+    }
+}
+
 /// Something the newest release no longer has, as the last release that had it lowered it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -232,12 +239,7 @@ impl History {
         for (key, item) in &after {
             match before.get(key) {
                 None => {
-                    let entry = self.items.entry(key.clone()).or_insert_with(|| Availability {
-                        since: version.to_owned(),
-                        until: None,
-                        required_since: None,
-                        widened_until: None,
-                    });
+                    let entry = self.items.entry(key.clone()).or_insert_with(|| Availability::since(version));
                     entry.until = None;
                     self.retired.remove(key);
                     if let Item::Field(_, f) = item {
@@ -250,10 +252,8 @@ impl History {
                         let widened = !accepts(prev, &a.ty, next, &b.ty);
                         let entry = self.items.get(key).cloned();
                         let mut entry = entry.unwrap_or_else(|| Availability {
-                            since: self.floor.clone(),
-                            until: None,
                             required_since: was_required.then(|| self.floor.clone()),
-                            widened_until: None,
+                            ..Availability::since(&self.floor)
                         });
                         entry.required_since = match (b.required, was_required) {
                             (false, _) => None,
@@ -272,12 +272,7 @@ impl History {
             if after.contains_key(key) {
                 continue;
             }
-            let entry = self.items.entry(key.clone()).or_insert_with(|| Availability {
-                since: self.floor.clone(),
-                until: None,
-                required_since: None,
-                widened_until: None,
-            });
+            let entry = self.items.entry(key.clone()).or_insert_with(|| Availability::since(&self.floor));
             entry.until = Some(newest.clone());
             entry.required_since = None;
             // A member, value or arm of a type that went as a whole comes back with its type.
@@ -309,18 +304,15 @@ impl History {
 
     /// The availability of an item of the newest release's IR (or a retired one).
     pub fn availability(&self, key: &str) -> Availability {
-        self.items.get(key).cloned().unwrap_or_else(|| Availability {
-            since: self.floor.clone(),
-            until: None,
-            required_since: None,
-            widened_until: None,
-        })
+        self.items.get(key).cloned().unwrap_or_else(|| Availability::since(&self.floor))
     }
 
     /// The committed form: one item per line, sorted, so a review reads the diff.
     pub fn to_json(&self) -> String {
+        fn line<T: Serialize + ?Sized>(v: &T) -> String {
+            serde_json::to_string(v).expect("history values serialize")
+        }
         let mut out = String::from("{\n");
-        let line = |v: &dyn erased::Json| v.json();
         out.push_str(&format!("  \"floor\": {},\n", line(&self.floor)));
         out.push_str("  \"releases\": [\n");
         push_lines(&mut out, self.releases.iter().map(|r| line(r)));
@@ -668,18 +660,6 @@ fn push_lines(out: &mut String, lines: impl Iterator<Item = String>) {
             out.push(',');
         }
         out.push('\n');
-    }
-}
-
-mod erased {
-    /// One value as compact JSON on one line.
-    pub trait Json {
-        fn json(&self) -> String;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn json(&self) -> String {
-            serde_json::to_string(self).expect("history values serialize")
-        }
     }
 }
 

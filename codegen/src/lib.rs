@@ -156,13 +156,23 @@ pub fn generate_with(
     command: &str,
     settings: &Settings,
 ) -> Result<(Vec<GeneratedFile>, Summary), Error> {
-    let ir = build_ir_with(set, settings)?;
+    generate_from_ir(&build_ir_with(set, settings)?, set, command, settings)
+}
+
+/// [`generate_with`] from an IR [`build_ir_with`] made of `set` (for a caller that reads the IR
+/// too, so it is built once).
+pub fn generate_from_ir(
+    ir: &ir::Ir,
+    set: &SchemaSet,
+    command: &str,
+    settings: &Settings,
+) -> Result<(Vec<GeneratedFile>, Summary), Error> {
     let header = format::Header { command, codex_version: &set.codex_version, hashes: format::hashes(set) };
-    let files = emit::emit(&ir, &set.codex_version, settings)?
+    let files = emit::emit(ir, &set.codex_version, settings)?
         .into_iter()
         .map(|(path, parts)| Ok(GeneratedFile { path: path.into(), contents: format::render(&header, path, parts)? }))
         .collect::<Result<Vec<_>, Error>>()?;
-    let mut summary = summarize(&ir);
+    let mut summary = summarize(ir);
     // The crate's code (what users build), not the tests' table.
     summary.lines =
         files.iter().filter(|f| f.path.starts_with(emit::GENERATED_DIR)).map(|f| f.contents.lines().count()).sum();

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use codex_app_codegen::vendor::{self, Manifest, MANIFEST_FILE};
-use codex_app_codegen::{generate_with, GeneratedFile, SchemaSet, Settings, Summary, BUNDLE_FILE};
+use codex_app_codegen::{generate_from_ir, GeneratedFile, SchemaSet, Settings, Summary, BUNDLE_FILE};
 
 use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
 
@@ -125,7 +125,8 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
     };
     let mut notes = Vec::new();
     let (with_history, history_text) = with_history(root, &set, previous.as_ref(), settings, &mut notes)?;
-    let (files, summary) = generate_with(&set, COMMAND, &with_history).map_err(anyhow::Error::new)?;
+    let ir = codex_app_codegen::build_ir_with(&set, &with_history).map_err(anyhow::Error::new)?;
+    let (files, summary) = generate_from_ir(&ir, &set, COMMAND, &with_history).map_err(anyhow::Error::new)?;
 
     let mut actions = Vec::new();
     for file in &files {
@@ -136,7 +137,6 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
     }
     if let Some(history) = &with_history.history {
         // README's table of the supported range, between its markers.
-        let ir = codex_app_codegen::build_ir_with(&set, &with_history).map_err(anyhow::Error::new)?;
         let table = crate::availability::release_table(&ir, history);
         let readme_path = root.join("README.md");
         if let Ok(readme) = std::fs::read_to_string(&readme_path) {
