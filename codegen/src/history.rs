@@ -315,7 +315,7 @@ impl History {
         let mut out = String::from("{\n");
         out.push_str(&format!("  \"floor\": {},\n", line(&self.floor)));
         out.push_str("  \"releases\": [\n");
-        push_lines(&mut out, self.releases.iter().map(|r| line(r)));
+        push_lines(&mut out, self.releases.iter().map(line));
         out.push_str("  ],\n  \"items\": {\n");
         push_lines(&mut out, self.items.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
         out.push_str("  },\n  \"retired\": {\n");
