@@ -257,7 +257,8 @@ impl fmt::Display for Unknown {
 }
 
 /// What the params of `method` (as JSON) use that `release` does not have: members, enum values
-/// and union arms, each with its path. Empty for a release at least as new as the crate, and
+/// and union arms, each with its path (through objects, arrays and unions; the values of a
+/// map of arbitrary keys are not looked into). Empty for a release at least as new as the crate, and
 /// for a method the crate does not know.
 pub fn unknown_to(release: &Release, method: &str, params: &Value) -> Vec<Unknown> {
     let mut out = Vec::new();
@@ -364,12 +365,8 @@ impl<'de> serde::de::Visitor<'de> for Stream<'_> {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let len = self.path.len();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            let (member, child) = if self.owner.kind == Kind::Map {
-                (None, self.owner.members.first().and_then(|m| find_owner(m.child)))
-            } else {
-                let m = self.owner.members.iter().find(|m| !m.value && m.wire == key);
-                (m, m.and_then(|m| find_owner(m.child)))
-            };
+            let member = self.owner.members.iter().find(|m| !m.value && m.wire == key);
+            let child = member.and_then(|m| find_owner(m.child));
             if member.is_none() && child.is_none() {
                 // Nothing of this member is in the tables: skipped without a look inside.
                 map.next_value::<serde::de::IgnoredAny>()?;
@@ -467,16 +464,6 @@ fn walk(
             }
         }
         Value::Object(map) => {
-            if owner.kind == Kind::Map {
-                if let Some(child) = owner.members.first().and_then(|m| find_owner(m.child)) {
-                    for (key, v) in map {
-                        crate::roundtrip::push_key(path, key);
-                        walk(release, child, v, path, out, depth + 1);
-                        path.truncate(len);
-                    }
-                }
-                return;
-            }
             for (key, v) in map {
                 // An arm by its tag's value, or a member by its name.
                 let tag = (owner.kind == Kind::Tagged && key == owner.tag).then(|| v.as_str()).flatten();
@@ -535,9 +522,8 @@ fn find_owner(name: &str) -> Option<&'static Owner> {
 
 /// What the generated tables say of one type: its members, values and arms that are not in
 /// every release of the range, and the members that lead to such a type.
-#[doc(hidden)]
 #[derive(Debug)]
-pub struct Owner {
+pub(crate) struct Owner {
     pub name: &'static str,
     pub kind: Kind,
     /// The tag member of a tagged union.
@@ -545,20 +531,16 @@ pub struct Owner {
     pub members: &'static [Member],
 }
 
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Struct,
     Enum,
     Tagged,
     Untagged,
-    /// A map (or an alias of one): its one member's `child` is the values' type.
-    Map,
 }
 
-#[doc(hidden)]
 #[derive(Debug)]
-pub struct Member {
+pub(crate) struct Member {
     /// The member's wire name, or the value, tag value, key or arm name.
     pub wire: &'static str,
     /// An enum value or union arm rather than a member.
