@@ -513,17 +513,15 @@ impl Client {
         self.inner.session.get().and_then(|s| s.version.release.as_ref())
     }
 
-    /// Checks a message's method and params against the server's release (none before the
-    /// handshake ends).
-    fn negotiate(
+    /// Checks a message's method and params against the server's release (nothing before the
+    /// handshake ends) and encodes the params to send.
+    fn encode<P: Serialize + ?Sized>(
         &self,
         method: &str,
-        params: Box<serde_json::value::RawValue>,
+        params: &P,
     ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
-        match self.inner.session.get() {
-            Some(session) => session.server.check(method, params, self.inner.unknown_to_server),
-            None => Ok(params),
-        }
+        let server = self.inner.session.get().map(|s| &s.server);
+        crate::negotiate::Server::encode(server, method, params, self.inner.unknown_to_server)
     }
 
     /// Whether this session opted into the experimental API.
@@ -606,9 +604,7 @@ impl Client {
     ///
     /// Cancel safe: the line is queued when the future first runs (it does not wait).
     pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ClientError> {
-        let params = serde_json::value::to_raw_value(&params)
-            .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
-        let params = self.negotiate(N::METHOD, params)?;
+        let params = self.encode(N::METHOD, &params)?;
         let line = wire::notification_line(N::METHOD, &params)
             .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
         self.send_line(line).await
@@ -703,9 +699,7 @@ impl Client {
         params: &P,
         turn_thread: Option<String>,
     ) -> Result<(Answer, RequestId), ClientError> {
-        let params = serde_json::value::to_raw_value(params)
-            .map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))?;
-        let params = self.negotiate(method, params)?;
+        let params = self.encode(method, params)?;
         let mut retry = 0;
         loop {
             let id = RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed));

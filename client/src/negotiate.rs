@@ -13,7 +13,8 @@
 //! unknown members), and so is a server whose version cannot be read from `userAgent`: then
 //! nothing is checked (the client says so once, as a warning).
 
-use codex_app_protocol::availability::{self, Release, Support, Unknown as Item};
+use codex_app_protocol::availability::{self, Check, Release, Support, Unknown as Item};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -34,28 +35,33 @@ pub enum Unknown {
 }
 
 /// The server's release as the handshake read it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Server {
     /// `None`: nothing to check (the release could not be read, or it is at least as new as
     /// the crate).
-    release: Option<Release>,
+    check: Option<Check>,
 }
 
 impl Server {
     pub(crate) fn new(release: Option<Release>) -> Server {
-        let older =
-            release.filter(|r| r.support() != Support::Newer && r.to_string() != codex_app_protocol::CODEX_VERSION);
-        Server { release: older }
+        let check = release.filter(|r| r.support() != Support::Newer).map(|r| Check::new(&r));
+        Server { check: check.filter(|c| !c.lacks_nothing()) }
     }
 
-    /// Checks `method` and its params (encoded) before sending; returns the params to send.
-    pub(crate) fn check(
-        &self,
+    /// Checks `method` and its params before sending, by `policy`, and encodes the params to
+    /// send (as they are, or stripped). Params whose shape the check cannot read are sent as
+    /// they are: the server says what it makes of them.
+    pub(crate) fn encode<P: Serialize + ?Sized>(
+        server: Option<&Server>,
         method: &str,
-        params: Box<RawValue>,
+        params: &P,
         policy: Unknown,
     ) -> Result<Box<RawValue>, ClientError> {
-        let Some(release) = &self.release else { return Ok(params) };
+        let cannot = |e: serde_json::Error| ClientError::Refused(format!("cannot encode `{method}`: {e}"));
+        let Some(check) = server.and_then(|s| s.check.as_ref()) else {
+            return serde_json::value::to_raw_value(params).map_err(cannot);
+        };
+        let release = check.release();
         if let Some(a) = availability::method(method) {
             if !a.in_release(release) {
                 return Err(ClientError::Unavailable {
@@ -65,56 +71,48 @@ impl Server {
                 });
             }
         }
-        Self::filter(release, method, params, policy, availability::unknown_in_text).map_err(|items| {
-            ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items }
-        })
+        let items = match policy {
+            Unknown::Send => Vec::new(),
+            _ => check.params(method, params).unwrap_or_default(),
+        };
+        if items.is_empty() {
+            return serde_json::value::to_raw_value(params).map_err(cannot);
+        }
+        if policy == Unknown::Refuse {
+            return Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items });
+        }
+        let mut value = serde_json::to_value(params).map_err(cannot)?;
+        strip(release, method, &mut value, &items);
+        serde_json::value::to_raw_value(&value).map_err(cannot)
     }
 
     /// Checks an answer to the server's request `method` before sending: `Err` (the text of an
     /// error answer) when it uses what the server's release lacks and the policy refuses it,
     /// since the server would ignore such a member or refuse such a value. Stripped or sent as
-    /// the policy says.
+    /// the policy says. Text the check cannot read is sent as it is.
     pub(crate) fn check_answer(
         &self,
         method: &str,
         result: Box<RawValue>,
         policy: Unknown,
     ) -> Result<Box<RawValue>, String> {
-        let Some(release) = &self.release else { return Ok(result) };
-        Self::filter(release, method, result, policy, availability::unknown_in_result).map_err(|items| {
-            let list = items.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
-            tracing::warn!(method, server = %release, "the answer uses what codex {release} lacks: {list}; answered with an error");
-            format!("the client's answer to `{method}` uses what codex {release} does not have: {list}")
-        })
-    }
-
-    /// What `find` reports in `text` that `release` lacks, by `policy`: the text to send (as it
-    /// is, or stripped, each a warning), or, to refuse, what was found. Text that `find` cannot
-    /// read is sent as it is: the server says what it makes of it.
-    fn filter(
-        release: &Release,
-        method: &str,
-        text: Box<RawValue>,
-        policy: Unknown,
-        find: fn(&Release, &str, &str) -> Result<Vec<Item>, serde_json::Error>,
-    ) -> Result<Box<RawValue>, Vec<Item>> {
+        let Some(check) = &self.check else { return Ok(result) };
         if policy == Unknown::Send {
-            return Ok(text);
+            return Ok(result);
         }
-        // One pass over the text; a `Value` only to strip what was found.
-        let items = match find(release, method, text.get()) {
+        let release = check.release();
+        let items = match check.result_text(method, result.get()) {
             Ok(items) if !items.is_empty() => items,
-            _ => return Ok(text),
+            _ => return Ok(result),
         };
         if policy == Unknown::Refuse {
-            return Err(items);
+            let list = items.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+            tracing::warn!(method, server = %release, "the answer uses what codex {release} lacks: {list}; answered with an error");
+            return Err(format!("the client's answer to `{method}` uses what codex {release} does not have: {list}"));
         }
-        for item in &items {
-            tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
-        }
-        let Ok(mut value) = serde_json::from_str::<Value>(text.get()) else { return Ok(text) };
-        strip(&mut value, &items);
-        Ok(serde_json::value::to_raw_value(&value).unwrap_or(text))
+        let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else { return Ok(result) };
+        strip(release, method, &mut value, &items);
+        Ok(serde_json::value::to_raw_value(&value).unwrap_or(result))
     }
 }
 
@@ -122,8 +120,12 @@ impl Server {
 /// the handshake has read the release.
 pub(crate) type Shared = std::sync::Arc<std::sync::OnceLock<(Server, Unknown)>>;
 
-/// Removes what each item's path names (the member that holds a value, or the array item).
-fn strip(value: &mut Value, items: &[Item]) {
+/// Removes what each item's path names (the member that holds a value, or the array item),
+/// each a warning.
+fn strip(release: &Release, method: &str, value: &mut Value, items: &[Item]) {
+    for item in items {
+        tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
+    }
     // The longest paths first, so a removal never shifts a path still to come (array indices
     // of one array are removed from the last).
     let mut paths: Vec<&str> = items.iter().map(|i| i.path.as_str()).collect();

@@ -759,4 +759,81 @@ async fn a_transport_with_only_recv_works_and_batches_keep_order_and_line_number
     }
 }
 
+
+/// Plays a server of `version`; the client connects with `builder`.
+async fn connect_to(version: &str, builder: ClientBuilder) -> (Client, ServerEnd) {
+    let (transport, mut server) = MemoryTransport::pair(64);
+    let (client, _) = tokio::join!(builder.connect(transport), handshake(&mut server, version));
+    (client.expect("connect"), server)
+}
+
+fn listing_by_ids() -> ThreadListParams {
+    ThreadListParams { included_thread_ids: Some(vec!["t1".into()]), limit: Some(5), ..Default::default() }
+}
+
+/// What codex 0.169.0 lacks (`includedThreadIds`, since 0.171.0) is refused before sending by
+/// default, left out with `Strip`, sent with `Send`; a method it lacks is never sent.
+#[tokio::test]
+async fn what_an_older_server_lacks_is_refused_stripped_or_sent() {
+    let (client, mut server) = connect_to("0.169.0", Client::builder()).await;
+    let refused = client.request::<request::ThreadList>(listing_by_ids()).await;
+    let Err(ClientError::UnknownToServer { method, server: release, items }) = refused else {
+        panic!("expected a refusal, got {refused:?}")
+    };
+    assert_eq!((method.as_str(), release.as_str()), ("thread/list", "0.169.0"));
+    assert_eq!(items.iter().map(|i| (i.path.as_str(), i.availability.since)).collect::<Vec<_>>(), [("params.includedThreadIds", "0.171.0")]);
+    let unavailable = client.request::<request::ModelProviderDefaultSet>(ModelProviderDefaultSetParams { provider_id: "p".into() }).await;
+    assert!(matches!(unavailable, Err(ClientError::Unavailable { .. })), "{unavailable:?}");
+    // Nothing was sent: the next line the server reads is the next request's.
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.request::<request::ThreadList>(ThreadListParams::default()).await }
+    });
+    let request = server.recv_json().await.unwrap();
+    assert_eq!((request["method"].as_str(), &request["params"]), (Some("thread/list"), &json!({})));
+    server.send(json!({"id": request["id"], "result": {"data": [], "nextCursor": null}}).to_string()).await.unwrap();
+    call.await.unwrap().unwrap();
+
+    for (policy, kept) in [(negotiate::Unknown::Strip, false), (negotiate::Unknown::Send, true)] {
+        let (client, mut server) = connect_to("0.169.0", Client::builder().unknown_to_server(policy)).await;
+        let call = tokio::spawn(async move { client.request::<request::ThreadList>(listing_by_ids()).await });
+        let request = server.recv_json().await.unwrap();
+        assert_eq!(request["params"]["limit"], 5, "{policy:?}");
+        assert_eq!(request["params"].get("includedThreadIds").is_some(), kept, "{policy:?}: {request}");
+        server.send(json!({"id": request["id"], "result": {"data": [], "nextCursor": null}}).to_string()).await.unwrap();
+        call.await.unwrap().unwrap();
+    }
+    // The crate's own release lacks nothing: sent as it is.
+    let (client, mut server) = connect_to(CODEX_VERSION, Client::builder()).await;
+    let call = tokio::spawn(async move { client.request::<request::ThreadList>(listing_by_ids()).await });
+    let request = server.recv_json().await.unwrap();
+    assert_eq!(request["params"]["includedThreadIds"], json!(["t1"]));
+    server.send(json!({"id": request["id"], "result": {"data": [], "nextCursor": null}}).to_string()).await.unwrap();
+    call.await.unwrap().unwrap();
+}
+
+struct AudioTool;
+
+impl ServerRequestHandler for AudioTool {
+    async fn item_tool_call(&self, _: DynamicToolCallParams) -> HandlerResult<DynamicToolCallResponse> {
+        let audio = DynamicToolCallOutputContentItem::InputAudio(InputAudioDynamicToolCallOutputContentItem { audio_url: "a".into() });
+        Ok(DynamicToolCallResponse { content_items: vec![audio], success: true })
+    }
+}
+
+/// An answer to a server request is checked as a request is: an audio item (since 0.145.0)
+/// sent to codex 0.140.0 becomes an error answer by default, and is left out with `Strip`.
+#[tokio::test]
+async fn an_answer_an_older_server_lacks_is_refused_or_stripped() {
+    let tool = r#"{"method":"item/tool/call","id":2,"params":{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{}}}"#;
+    let (_client, mut server) = connect_to("0.140.0", Client::builder().handler(AudioTool)).await;
+    server.send(tool).await.unwrap();
+    let answer = server.recv_json().await.unwrap();
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("result.contentItems[0]") && message.contains("0.140.0"), "{answer}");
+
+    let (_client, mut server) = connect_to("0.140.0", Client::builder().handler(AudioTool).unknown_to_server(negotiate::Unknown::Strip)).await;
+    server.send(tool).await.unwrap();
+    assert_eq!(server.recv_json().await.unwrap(), json!({"id": 2, "result": {"contentItems": [], "success": true}}));
+}
 }

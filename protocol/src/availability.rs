@@ -11,19 +11,20 @@
 //! - [`member`]: `Type.member` (wire names: `ThreadListParams.includedThreadIds`) or
 //!   `Type::value` for an enum value or union arm;
 //! - [`at`]: a JSON path in the params of a method (`thread/list`, `params.includedThreadIds`);
-//! - [`unknown_to`]: what a message's params use that a given release does not have. An older
-//!   codex silently ignores a params member it does not know (and refuses an enum value it
-//!   does not know), so a client checks this before sending (`codex-app-client` does).
+//! - [`Check`]: what a message uses that a given release does not have. An older codex
+//!   silently ignores a params member it does not know (and refuses an enum value it does not
+//!   know), so a client checks this before sending (`codex-app-client` does).
 //!
 //! A release is compared as semver ([`Release`]), pre-releases before their release.
 
 use std::cmp::Ordering;
 use std::fmt;
 
-use serde_json::Value;
+mod check;
 
 pub use crate::generated::availability::FLOOR;
 use crate::generated::availability::{METHODS, OWNERS, RELEASES};
+pub use check::Check;
 
 /// When something is in codex: since a release, and, when a later release removed it, until
 /// the last release that had it. Versions are written as codex writes them (`0.171.0`).
@@ -199,7 +200,11 @@ pub fn method(wire: &str) -> Option<Availability> {
 fn find_method(
     wire: &str,
 ) -> Option<&'static (&'static str, &'static str, Option<&'static str>, &'static str, &'static str)> {
-    METHODS.binary_search_by(|m| m.0.cmp(wire)).ok().map(|i| &METHODS[i])
+    method_row(wire).map(|i| &METHODS[i])
+}
+
+fn method_row(wire: &str) -> Option<usize> {
+    METHODS.binary_search_by(|m| m.0.cmp(wire)).ok()
 }
 
 /// `Type.member` or `Type::value` (wire names). `Some` for what is not in every release of the
@@ -256,268 +261,16 @@ impl fmt::Display for Unknown {
     }
 }
 
-/// What the params of `method` (as JSON) use that `release` does not have: members, enum values
-/// and union arms, each with its path (through objects, arrays and unions; the values of a
-/// map of arbitrary keys are not looked into). Empty for a release at least as new as the crate, and
-/// for a method the crate does not know.
-pub fn unknown_to(release: &Release, method: &str, params: &Value) -> Vec<Unknown> {
-    let mut out = Vec::new();
-    if release.compare_to(crate::CODEX_VERSION).is_ge() {
-        return out;
-    }
-    if let Some(owner) = find_method(method).and_then(|m| find_owner(m.3)) {
-        let mut path = String::from("params");
-        walk(release, owner, params, &mut path, &mut out, 0);
-    }
-    out
-}
-
-/// [`unknown_to`] for params as JSON text (what a client has just encoded): read in one pass,
-/// without building a `serde_json::Value` but for the tagged and untagged unions that hold
-/// something not in every release. Empty when `release` is at least as new as the crate, when
-/// the crate does not know `method`, and when nothing in its params type can be missing from
-/// a release of the range (the text is then not read at all). An error when the text is not
-/// JSON.
-pub fn unknown_in_text(release: &Release, method: &str, params: &str) -> Result<Vec<Unknown>, serde_json::Error> {
-    unknown_in(release, find_method(method).map(|m| m.3), "params", params)
-}
-
-/// [`unknown_in_text`] for the result of a request (what a client answers a server request
-/// with): paths start at `result`.
-pub fn unknown_in_result(release: &Release, method: &str, result: &str) -> Result<Vec<Unknown>, serde_json::Error> {
-    unknown_in(release, find_method(method).map(|m| m.4), "result", result)
-}
-
-fn unknown_in(
-    release: &Release,
-    owner: Option<&str>,
-    root: &str,
-    text: &str,
-) -> Result<Vec<Unknown>, serde_json::Error> {
-    let mut out = Vec::new();
-    if release.compare_to(crate::CODEX_VERSION).is_ge() {
-        return Ok(out);
-    }
-    let Some(owner) = owner.and_then(find_owner) else { return Ok(out) };
-    let params = text;
-    let mut path = String::from(root);
-    let mut de = serde_json::Deserializer::from_str(params);
-    serde::de::DeserializeSeed::deserialize(
-        Stream { release, owner, path: &mut path, out: &mut out, depth: 0 },
-        &mut de,
-    )?;
-    de.end()?;
-    out.dedup();
-    Ok(out)
-}
-
-/// A one-pass reader of a value of `owner`'s type that reports what `release` lacks.
-struct Stream<'a> {
-    release: &'a Release,
-    owner: &'static Owner,
-    path: &'a mut String,
-    out: &'a mut Vec<Unknown>,
-    depth: usize,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for Stream<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        if matches!(self.owner.kind, Kind::Tagged | Kind::Untagged) || self.depth > 64 {
-            // A union's arm is known only once its tag (or its shape) is: read it whole.
-            let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
-            walk(self.release, self.owner, &value, self.path, self.out, self.depth);
-            return Ok(());
-        }
-        deserializer.deserialize_any(self)
-    }
-}
-
-/// A member name, borrowed from the text where it has no escapes.
-struct Key<'de>(std::borrow::Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(V)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Stream<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let len = self.path.len();
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            let member = self.owner.members.iter().find(|m| !m.value && m.wire == key);
-            let child = member.and_then(|m| find_owner(m.child));
-            if member.is_none() && child.is_none() {
-                // Nothing of this member is in the tables: skipped without a look inside.
-                map.next_value::<serde::de::IgnoredAny>()?;
-                continue;
-            }
-            crate::roundtrip::push_key(self.path, &key);
-            if let Some(m) = member {
-                report(self.release, self.owner, m, self.path, self.out);
-            }
-            match child {
-                Some(child) => map.next_value_seed(Stream {
-                    release: self.release,
-                    owner: child,
-                    path: self.path,
-                    out: self.out,
-                    depth: self.depth + 1,
-                })?,
-                None => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-            self.path.truncate(len);
-        }
-        Ok(())
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let len = self.path.len();
-        let mut i = 0;
-        loop {
-            crate::roundtrip::push_index(self.path, i);
-            let seed = Stream {
-                release: self.release,
-                owner: self.owner,
-                path: self.path,
-                out: self.out,
-                depth: self.depth + 1,
-            };
-            let more = seq.next_element_seed(seed)?;
-            self.path.truncate(len);
-            if more.is_none() {
-                return Ok(());
-            }
-            i += 1;
-        }
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        if let Some(m) = self.owner.members.iter().find(|m| m.value && m.wire == v) {
-            report(self.release, self.owner, m, self.path, self.out);
-        }
-        Ok(())
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-}
-
-fn walk(
-    release: &Release,
-    owner: &'static Owner,
-    value: &Value,
-    path: &mut String,
-    out: &mut Vec<Unknown>,
-    depth: usize,
-) {
-    if depth > 64 {
-        return;
-    }
-    let len = path.len();
-    match value {
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                path.push_str(&format!("[{i}]"));
-                walk(release, owner, item, path, out, depth + 1);
-                path.truncate(len);
-            }
-        }
-        Value::String(s) => {
-            if let Some(m) = owner.members.iter().find(|m| m.value && m.wire == s) {
-                report(release, owner, m, path, out);
-            }
-        }
-        Value::Object(map) => {
-            for (key, v) in map {
-                // An arm by its tag's value, or a member by its name.
-                let tag = (owner.kind == Kind::Tagged && key == owner.tag).then(|| v.as_str()).flatten();
-                let arm = tag.and_then(|t| owner.members.iter().find(|m| m.value && m.wire == t));
-                if let Some(arm) = arm {
-                    // At the object's path: stripping an arm removes the whole object.
-                    report(release, owner, arm, path, out);
-                    if let Some(payload) = find_owner(arm.child) {
-                        walk(release, payload, value, path, out, depth + 1);
-                    }
-                    continue;
-                }
-                if let Some(m) = owner.members.iter().find(|m| !m.value && m.wire == key) {
-                    crate::roundtrip::push_key(path, key);
-                    report(release, owner, m, path, out);
-                    if let Some(child) = find_owner(m.child) {
-                        walk(release, child, v, path, out, depth + 1);
-                    }
-                    path.truncate(len);
-                }
-            }
-        }
-        _ => {}
-    }
-    // An untagged union: the value against each arm's type.
-    if owner.kind == Kind::Untagged && !value.is_array() {
-        for m in owner.members.iter().filter(|m| m.value) {
-            if let Some(child) = find_owner(m.child) {
-                walk(release, child, value, path, out, depth + 1);
-            }
-        }
-    }
-    out.dedup();
-}
-
-fn report(release: &Release, owner: &Owner, m: &Member, path: &str, out: &mut Vec<Unknown>) {
-    if let Some(a) = m.availability() {
-        if !a.in_release(release) {
-            let sep = if m.value { "::" } else { "." };
-            out.push(Unknown {
-                path: path.to_owned(),
-                item: format!("{}{sep}{}", owner.name, m.wire),
-                availability: a,
-                is_value: m.value,
-            });
-        }
-    }
-}
-
 fn find_owner(name: &str) -> Option<&'static Owner> {
+    owner_row(name).map(|i| &OWNERS[i])
+}
+
+/// The row of the named type in the owners' table (sorted by name).
+fn owner_row(name: &str) -> Option<usize> {
     if name.is_empty() {
         return None;
     }
-    OWNERS.binary_search_by(|o| o.name.cmp(name)).ok().map(|i| &OWNERS[i])
+    OWNERS.binary_search_by(|o| o.name.cmp(name)).ok()
 }
 
 /// What the generated tables say of one type: its members, values and arms that are not in

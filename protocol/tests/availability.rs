@@ -6,41 +6,101 @@ use serde_json::Value;
 
 codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
     #[test]
-    fn what_an_older_release_lacks_is_found_in_the_text_and_in_the_value() {
-        let release = Release::parse("0.169.0").unwrap();
-        let params = r#"{"archived":false,"includedThreadIds":["a"],"limit":2,"cwd":"/x"}"#;
-        let found = unknown_in_text(&release, "thread/list", params).unwrap();
+    fn what_an_older_release_lacks_is_found_in_typed_params_in_a_value_and_in_text() {
+        use codex_app_protocol::ThreadListParams;
+        let check = Check::new(&Release::parse("0.169.0").unwrap());
+        let text = r#"{"archived":false,"includedThreadIds":["a"],"limit":2,"cwd":"/x"}"#;
+        let found = check.params_text("thread/list", text).unwrap();
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, "params.includedThreadIds");
         assert_eq!(found[0].item, "ThreadListParams.includedThreadIds");
         assert_eq!(found[0].availability.since, "0.171.0");
-        let value: Value = serde_json::from_str(params).unwrap();
-        assert_eq!(unknown_to(&release, "thread/list", &value), found);
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(check.params("thread/list", &value).unwrap(), found);
+        let typed: ThreadListParams = serde_json::from_str(text).unwrap();
+        assert_eq!(check.params("thread/list", &typed).unwrap(), found);
+        // Without the member, nothing: an absent `Option` is not looked at.
+        let without = ThreadListParams { included_thread_ids: None, ..typed };
+        assert_eq!(check.params("thread/list", &without).unwrap(), vec![]);
+
         // The crate's own release and a newer one lack nothing; the floor lacks more.
-        assert!(unknown_in_text(&Release::parse(codex_app_protocol::CODEX_VERSION).unwrap(), "thread/list", params).unwrap().is_empty());
-        assert!(unknown_in_text(&Release::parse("9.0.0").unwrap(), "thread/list", params).unwrap().is_empty());
-        let sorted = r#"{"sortDirection":"asc"}"#;
+        for newer in [codex_app_protocol::CODEX_VERSION, "9.0.0"] {
+            let check = Check::new(&Release::parse(newer).unwrap());
+            assert!(check.lacks_nothing());
+            assert!(check.params_text("thread/list", text).unwrap().is_empty());
+        }
         // The member (since 0.122.0) and its value, of a type as new.
-    let at_floor = unknown_in_text(&Release::parse(FLOOR).unwrap(), "thread/list", sorted).unwrap();
-    let items: Vec<(&str, &str)> = at_floor.iter().map(|u| (u.path.as_str(), u.item.as_str())).collect();
-    assert!(items.contains(&("params.sortDirection", "ThreadListParams.sortDirection")), "{items:?}");
-    assert!(at_floor.iter().all(|u| u.availability.since == "0.122.0"), "{at_floor:?}");
-        assert!(unknown_in_text(&release, "thread/list", "{not json").is_err());
+        let sort = r#"{"sortDirection":"asc"}"#;
+        let floor = Check::new(&Release::parse(FLOOR).unwrap());
+        let at_floor = floor.params_text("thread/list", sort).unwrap();
+        let items: Vec<(&str, &str)> = at_floor.iter().map(|u| (u.path.as_str(), u.item.as_str())).collect();
+        assert!(items.contains(&("params.sortDirection", "ThreadListParams.sortDirection")), "{items:?}");
+        assert!(at_floor.iter().all(|u| u.availability.since == "0.122.0"), "{at_floor:?}");
+        let typed: ThreadListParams = serde_json::from_str(sort).unwrap();
+        assert_eq!(sorted(floor.params("thread/list", &typed).unwrap()), sorted(at_floor), "typed and text agree");
+
+        assert!(check.params_text("thread/list", "{not json").is_err());
         assert_eq!(method("currentTime/read").map(|a| (a.since, a.until)), Some(("0.142.0", Some("0.169.0"))));
         assert_eq!(member("ThreadListParams.includedThreadIds").map(|a| a.since), Some("0.171.0"));
         assert_eq!(at("thread/list", "params.includedThreadIds").map(|a| a.since), Some("0.171.0"));
     }
 
-#[test]
-fn what_an_older_release_lacks_is_found_in_an_answer() {
-    // An answer to `item/tool/call` with an audio item, which codex 0.145.0 added.
-    let result = r#"{"success":true,"contentItems":[{"type":"inputText","text":"a"},{"type":"inputAudio","data":"x"}]}"#;
-    let found = unknown_in_result(&Release::parse("0.140.0").unwrap(), "item/tool/call", result).unwrap();
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].path, "result.contentItems[1]", "an arm is found at its object");
-    assert_eq!(found[0].item, "DynamicToolCallOutputContentItem::inputAudio");
-    assert!(found[0].is_value);
-    assert!(unknown_in_result(&Release::parse("0.145.0").unwrap(), "item/tool/call", result).unwrap().is_empty());
+    #[test]
+    fn what_an_older_release_lacks_is_found_in_an_answer() {
+        // An answer to `item/tool/call` with an audio item, which codex 0.145.0 added: a union's
+        // arm is found at its object's path, in the text and in the typed answer.
+        use codex_app_protocol::DynamicToolCallResponse;
+        let result = r#"{"success":true,"contentItems":[{"type":"inputText","text":"a"},{"type":"inputAudio","audioUrl":"x"}]}"#;
+        let check = Check::new(&Release::parse("0.140.0").unwrap());
+        let found = check.result_text("item/tool/call", result).unwrap();
+        let items: Vec<(&str, &str)> = found.iter().map(|u| (u.path.as_str(), u.item.as_str())).collect();
+        assert_eq!(
+            items,
+            [
+                ("result.contentItems[1]", "DynamicToolCallOutputContentItem::inputAudio"),
+                ("result.contentItems[1].audioUrl", "InputAudioDynamicToolCallOutputContentItem.audioUrl"),
+            ],
+            "an arm is found at its object, and its members at theirs"
+        );
+        assert!(found[0].is_value);
+        let typed: DynamicToolCallResponse = serde_json::from_str(result).unwrap();
+        assert_eq!(sorted(check.result("item/tool/call", &typed).unwrap()), sorted(found));
+        let check = Check::new(&Release::parse("0.145.0").unwrap());
+        assert!(check.result_text("item/tool/call", result).unwrap().is_empty());
+    }
+
+    /// On every release of the range: the typed walk of params, the walk of their `Value` and
+    /// the one-pass read of their text find the same.
+    #[test]
+    fn the_typed_walk_and_the_text_read_agree() {
+        use codex_app_protocol::{ThreadListParams, ThreadStartParams, TurnStartParams};
+        let params = [
+            ("thread/list", r#"{"sortDirection":"asc","includedThreadIds":["a"],"sourceKinds":["cli","exec"],"limit":1}"#),
+            ("turn/start", r#"{"threadId":"t","input":[{"type":"text","text":"hi"},{"type":"image","url":"u"}]}"#),
+            ("thread/start", r#"{"cwd":"/x","approvalPolicy":"never","sandbox":"read-only"}"#),
+        ];
+        let mut compared = 0;
+        for release in releases() {
+            let check = Check::new(&Release::parse(release).unwrap());
+            for (method, text) in params {
+                let from_text = sorted(check.params_text(method, text).unwrap());
+                let value: Value = serde_json::from_str(text).unwrap();
+                // Each in the order it has the members: a `Value` sorts them, the text does not.
+                assert_eq!(sorted(check.params(method, &value).unwrap()), from_text, "{method} at {release}");
+                let typed = match method {
+                    "thread/list" => check.params(method, &serde_json::from_str::<ThreadListParams>(text).unwrap()),
+                    "turn/start" => check.params(method, &serde_json::from_str::<TurnStartParams>(text).unwrap()),
+                    _ => check.params(method, &serde_json::from_str::<ThreadStartParams>(text).unwrap()),
+                };
+                assert_eq!(sorted(typed.unwrap()), from_text, "{method} at {release}, typed");
+                compared += from_text.len();
+            }
+        }
+        assert!(compared > 0, "the releases of the range lack some of these params");
+    }
 }
 
+fn sorted(mut found: Vec<Unknown>) -> Vec<Unknown> {
+    found.sort_by(|a, b| (&a.path, &a.item).cmp(&(&b.path, &b.item)));
+    found
 }
