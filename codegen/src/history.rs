@@ -401,7 +401,8 @@ impl History {
             }
         }
         prune_unreachable(ir, &self.retired);
-        availability.retain(|k, _| surface(ir).contains_key(k));
+        let kept = surface(ir);
+        availability.retain(|k, _| kept.contains_key(k));
         ir.availability = availability;
         ir.floor = Some(floor);
         ir.releases = self
