@@ -394,7 +394,7 @@ impl ClientBuilder {
             commands: commands.downgrade(),
             peer: peer.clone(),
         };
-        connection::start(
+        let task = connection::start(
             transport,
             settings,
             command_receiver,
@@ -416,6 +416,7 @@ impl ClientBuilder {
                 unknown_to_server: self.unknown_to_server,
                 peer,
                 session: std::sync::OnceLock::new(),
+                task: std::sync::Mutex::new(Some(task)),
             }),
         }
     }
@@ -457,6 +458,8 @@ pub(crate) struct Inner {
     /// The server's release for the connection's answers (set with the session).
     peer: crate::negotiate::Shared,
     session: std::sync::OnceLock<Session>,
+    /// The connection task, until a [`Client::shutdown`] joins it.
+    task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// Tells the connection task a request's caller stopped waiting (timed out, or its future was
@@ -664,9 +667,24 @@ impl Client {
             Control::Close { .. } => false,
         });
         // The connection task ends by the deadline (then it kills the server, which takes
-        // a moment); more than that means it could not.
-        let ended =
-            tokio::time::timeout_at(deadline + Duration::from_secs(5), exit.wait_for(Option::is_some)).await.is_ok();
+        // a moment); more than that means it could not. The first shutdown joins the task (so
+        // everything it held is released when this returns); another waits for its end.
+        let task = self.inner.task.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let grace = deadline + Duration::from_secs(5);
+        let ended = match task {
+            Some(task) => match tokio::time::timeout_at(grace, task).await {
+                Ok(Ok(())) => true,
+                Ok(Err(e)) => {
+                    let why = if e.is_panic() { "panicked" } else { "was cancelled" };
+                    return ServerExit {
+                        reason: ExitReason::Panicked(format!("the connection task {why} while ending")),
+                        ..exit.borrow().clone().unwrap_or_default()
+                    };
+                }
+                Err(_) => false,
+            },
+            None => tokio::time::timeout_at(grace, exit.wait_for(Option::is_some)).await.is_ok(),
+        };
         let exit = exit.borrow().clone();
         match exit {
             Some(exit) if ended => exit,

@@ -32,7 +32,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codex_app_protocol::jsonrpc::ErrorObject;
-use codex_app_protocol::{ClientResponse, Message, RawJson, RequestId, ServerNotification, ServerRequest};
+use codex_app_protocol::{
+    ClientResponse, Message, RawJson, RequestId, ServerNotification, ServerRequest, TypedServerMessage,
+};
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -361,7 +363,10 @@ pub(crate) struct Reconnect<T> {
     pub initialize: Value,
 }
 
-/// Starts the writer and the connection task.
+/// Starts the writer and the connection task; the task, which [`Client::shutdown`] joins
+/// (it ends on its own when every handle is dropped).
+///
+/// [`Client::shutdown`]: crate::Client::shutdown
 pub(crate) fn start<T: Transport>(
     transport: T,
     settings: Settings,
@@ -370,7 +375,7 @@ pub(crate) fn start<T: Transport>(
     status: Arc<Status>,
     reconnect: Option<Reconnect<T>>,
     handshake: Option<Handshake>,
-) {
+) -> JoinHandle<()> {
     let (sender, receiver) = transport.split();
     let (to_writer, writer) = spawn_writer(sender, settings.tap.clone());
     let connection = Connection {
@@ -406,7 +411,7 @@ pub(crate) fn start<T: Transport>(
         line_number: 0,
         phase: Phase::Connecting,
     };
-    tokio::spawn(connection.run());
+    tokio::spawn(connection.run())
 }
 
 /// Starts a writer task for `sender`: the channel to it, and the task, which the connection
@@ -910,15 +915,15 @@ impl<T: Transport> Connection<T> {
         }
         let pending = &self.pending;
         let decoded = wire::decode_server_line(&line, self.line_number, |id| pending.get(id).and_then(|p| p.typed));
+        if let (Some(_), Ok(message)) = (&self.reconnect, &decoded) {
+            self.follow_subscriptions(message);
+        }
         match decoded {
             Ok(Message::Notification(notification)) => {
                 if let ServerNotification::Unrecognized { method, .. } = &notification {
                     self.unknown_method(method);
                 }
                 let notification = Arc::new(notification);
-                if self.reconnect.is_some() {
-                    self.subscription_event(&notification);
-                }
                 self.router.notification(&notification);
                 self.publish(Event::Notification(notification));
             }
@@ -932,12 +937,6 @@ impl<T: Transport> Connection<T> {
             }
             Ok(Message::Response(response)) => match self.take_pending(&response.id) {
                 Some(pending) => {
-                    if self.reconnect.is_some() && SUBSCRIBING.contains(&pending.method.as_str()) {
-                        if let Some((thread, turns)) = wire::result_thread(&response.result) {
-                            self.status.attach(&thread);
-                            self.threads.subscribed(thread, turns);
-                        }
-                    }
                     // A `turn/start`: the turn's queue, with what came for it before.
                     let mut started = None;
                     if let Some(thread) = &pending.turn_thread {
@@ -948,10 +947,6 @@ impl<T: Transport> Connection<T> {
                         match turn {
                             Some(turn) => started = Some((self.router.started(thread, &turn), thread.clone(), turn)),
                             None => self.router.not_started(thread),
-                        }
-                        if started.is_some() && self.reconnect.is_some() && self.threads.turn_started(thread) {
-                            // Not resumed after the last reconnect (it had no turns): now it can be.
-                            self.resume(thread.clone());
                         }
                     }
                     let turn = started.as_ref().map(|(queue, thread, turn)| TurnRoute {
@@ -1010,6 +1005,36 @@ impl<T: Transport> Connection<T> {
                 }
             },
             Err(undecodable) => self.undecodable(&line, *undecodable),
+        }
+    }
+
+    /// What a connection that reconnects keeps of each message it reads (see
+    /// [`crate::reconnect`]): the threads an answer subscribed it to, the resume of a thread
+    /// that the last reconnect could not resume once a turn of it starts, and the
+    /// notifications that change a subscription.
+    fn follow_subscriptions(&mut self, message: &TypedServerMessage) {
+        match message {
+            Message::Notification(notification) => self.subscription_event(notification),
+            Message::Response(response) => {
+                let Some(pending) = self.pending.get(&response.id) else { return };
+                if SUBSCRIBING.contains(&pending.method.as_str()) {
+                    if let Some((thread, turns)) = wire::result_thread(&response.result) {
+                        self.status.attach(&thread);
+                        self.threads.subscribed(thread, turns);
+                    }
+                }
+                let started = match &response.result {
+                    ClientResponse::TurnStart(answer) => wire::turn_id(&answer.turn).is_some(),
+                    _ => false,
+                };
+                if let Some(thread) = pending.turn_thread.clone().filter(|_| started) {
+                    if self.threads.turn_started(&thread) {
+                        // Not resumed after the last reconnect (it had no turns): now it can be.
+                        self.resume(thread);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
