@@ -470,7 +470,8 @@ macro_rules! nothing {
     };
 }
 
-/// What a scalar is to a serializer of this module: nothing to look at.
+/// What a scalar is to a serializer of this module: nothing to look at (`$ok`). An option and a
+/// newtype are their value; an enum variant with a value is no shape of the protocol.
 macro_rules! scalars {
     ($ok:expr) => {
         nothing! { $ok;
@@ -492,6 +493,28 @@ macro_rules! scalars {
             serialize_none();
             serialize_unit();
             serialize_unit_struct(&'static str);
+        }
+
+        fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, serde_json::Error> {
+            value.serialize(self)
+        }
+
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            value: &T,
+        ) -> Result<Self::Ok, serde_json::Error> {
+            value.serialize(self)
+        }
+
+        fn serialize_newtype_variant<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<Self::Ok, serde_json::Error> {
+            Ok($ok)
         }
     };
 }
@@ -518,28 +541,6 @@ impl<'a, 'p> ser::Serializer for Walker<'a, 'p> {
 
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<(), serde_json::Error> {
         self.serialize_str(variant)
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), serde_json::Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<(), serde_json::Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), serde_json::Error> {
-        Ok(())
     }
 
     fn serialize_seq(self, _: Option<usize>) -> Result<Items<'a, 'p>, serde_json::Error> {
@@ -608,27 +609,23 @@ impl ser::SerializeSeq for Items<'_, '_> {
     }
 }
 
-impl ser::SerializeTuple for Items<'_, '_> {
-    type Ok = ();
-    type Error = serde_json::Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Result<(), serde_json::Error> {
-        Ok(())
-    }
+/// A tuple is walked as an array.
+macro_rules! items_of_a_tuple {
+    ($($tr:ident::$method:ident),*) => {
+        $(impl ser::$tr for Items<'_, '_> {
+            type Ok = ();
+            type Error = serde_json::Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
+                ser::SerializeSeq::serialize_element(self, value)
+            }
+            fn end(self) -> Result<(), serde_json::Error> {
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeTupleStruct for Items<'_, '_> {
-    type Ok = ();
-    type Error = serde_json::Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Result<(), serde_json::Error> {
-        Ok(())
-    }
-}
+items_of_a_tuple!(SerializeTuple::serialize_element, SerializeTupleStruct::serialize_field);
 
 /// The members of an object of a plan's type.
 struct Members<'a, 'p> {
@@ -721,29 +718,8 @@ impl<'p> ser::Serializer for KeyOf<'p> {
         self.serialize_str(variant)
     }
 
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<Self::Ok, serde_json::Error> {
-        value.serialize(self)
-    }
-
     scalars!(None);
 
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, serde_json::Error> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<Self::Ok, serde_json::Error> {
-        Ok(None)
-    }
     fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, serde_json::Error> {
         Err(ser::Error::custom("a key is a string"))
     }
