@@ -200,11 +200,7 @@ pub fn method(wire: &str) -> Option<Availability> {
 fn find_method(
     wire: &str,
 ) -> Option<&'static (&'static str, &'static str, Option<&'static str>, &'static str, &'static str)> {
-    method_row(wire).map(|i| &METHODS[i])
-}
-
-fn method_row(wire: &str) -> Option<usize> {
-    METHODS.binary_search_by(|m| m.0.cmp(wire)).ok()
+    METHODS.binary_search_by(|m| m.0.cmp(wire)).ok().map(|i| &METHODS[i])
 }
 
 /// `Type.member` or `Type::value` (wire names). `Some` for what is not in every release of the

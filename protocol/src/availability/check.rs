@@ -9,12 +9,14 @@
 //! known only from its tag or its shape), as a `serde_json::Value`.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::ser::{self, Serialize};
 use serde_json::Value;
 
-use super::{method_row, owner_row, Kind, Member, Owner, Release, Unknown};
+use super::{owner_row, Kind, Member, Owner, Release, Unknown};
 use crate::generated::availability::{METHODS, OWNERS};
 
 /// What one codex release lacks of the crate's protocol, ready to check messages against.
@@ -39,8 +41,8 @@ pub struct Check {
     /// One per row of the owners' table: `None` when nothing reachable from the type is
     /// missing from the release.
     plans: Box<[Option<Plan>]>,
-    /// One per row of the methods' table: the rows of its params' and its result's plans.
-    methods: Box<[(Option<usize>, Option<usize>)]>,
+    /// The methods whose params or result have something to look at: the rows of their plans.
+    methods: HashMap<&'static str, (Option<usize>, Option<usize>), BuildHasherDefault<NameHasher>>,
     /// No type has anything to look at.
     nothing: bool,
 }
@@ -49,8 +51,7 @@ pub struct Check {
 #[derive(Clone)]
 struct Plan {
     owner: &'static Owner,
-    /// Each member the release lacks or that leads to a type with something to look at,
-    /// sorted by wire name.
+    /// Each member the release lacks or that leads to a type with something to look at.
     members: Box<[Step]>,
     /// The same of its enum values and union arms.
     values: Box<[Step]>,
@@ -62,6 +63,8 @@ struct Plan {
 
 #[derive(Clone, Copy)]
 struct Step {
+    /// The member's wire name (as in `member`, kept here so a lookup reads the steps alone).
+    wire: &'static str,
     member: &'static Member,
     /// The release lacks it.
     lacked: bool,
@@ -71,10 +74,8 @@ struct Step {
 
 impl Plan {
     fn new(owner: &'static Owner, steps: impl Iterator<Item = Step>) -> Plan {
-        let (mut members, mut values): (Vec<Step>, Vec<Step>) = steps.partition(|s| !s.member.value);
-        members.sort_by_key(|s| s.member.wire);
-        values.sort_by_key(|s| s.member.wire);
-        let lengths = |steps: &[Step]| steps.iter().fold(0u64, |bits, s| bits | 1 << (s.member.wire.len() % 64));
+        let (members, values): (Vec<Step>, Vec<Step>) = steps.partition(|s| !s.member.value);
+        let lengths = |steps: &[Step]| steps.iter().fold(0u64, |bits, s| bits | 1 << (s.wire.len() % 64));
         Plan {
             owner,
             member_lengths: lengths(&members),
@@ -102,7 +103,12 @@ fn find<'p>(steps: &'p [Step], lengths: u64, wire: &str) -> Option<&'p Step> {
     if lengths & (1 << (wire.len() % 64)) == 0 {
         return None;
     }
-    steps.binary_search_by(|s| s.member.wire.cmp(wire)).ok().map(|i| &steps[i])
+    // The lengths first: the bytes are compared only for a name as long (a plan has a few
+    // steps, and most names looked up are not among them).
+    let first = wire.as_bytes().first();
+    steps.iter().find(|s| {
+        s.member.wire.len() == wire.len() && s.member.wire.as_bytes().first() == first && s.member.wire == wire
+    })
 }
 
 impl fmt::Debug for Check {
@@ -148,14 +154,23 @@ impl Check {
                 marked[row].then(|| {
                     let steps = owner.members.iter().enumerate().filter_map(|(i, member)| {
                         let child = children[row][i].filter(|&c| marked[c]);
-                        (lacked[row][i] || child.is_some()).then_some(Step { member, lacked: lacked[row][i], child })
+                        (lacked[row][i] || child.is_some()).then_some(Step {
+                            wire: member.wire,
+                            member,
+                            lacked: lacked[row][i],
+                            child,
+                        })
                     });
                     Plan::new(owner, steps)
                 })
             })
             .collect::<Box<[_]>>();
         let plan_row = |owner: &str| owner_row(owner).filter(|&row| plans[row].is_some());
-        let methods = METHODS.iter().map(|m| (plan_row(m.3), plan_row(m.4))).collect();
+        let methods = METHODS
+            .iter()
+            .map(|m| (m.0, (plan_row(m.3), plan_row(m.4))))
+            .filter(|(_, rows)| rows.0.is_some() || rows.1.is_some())
+            .collect();
         Check { release: release.clone(), nothing: plans.iter().all(Option::is_none), plans, methods }
     }
 
@@ -200,12 +215,12 @@ impl Check {
 
     /// The plan of `method`'s params, when they have something to look at.
     fn params_plan(&self, method: &str) -> Option<&Plan> {
-        self.methods[method_row(method)?].0.map(|row| self.plan(row))
+        self.methods.get(method)?.0.map(|row| self.plan(row))
     }
 
     /// The plan of `method`'s result, when it has something to look at.
     fn result_plan(&self, method: &str) -> Option<&Plan> {
-        self.methods[method_row(method)?].1.map(|row| self.plan(row))
+        self.methods.get(method)?.1.map(|row| self.plan(row))
     }
 
     fn plan(&self, row: usize) -> &Plan {
@@ -241,6 +256,36 @@ impl Check {
         de.end()?;
         out.dedup();
         Ok(out)
+    }
+}
+
+/// The hash of a method name for [`Check`]'s map: FxHash (rustc's), a multiply and a rotate
+/// per 8 bytes. The map holds the crate's own names and is only read, so a name chosen to
+/// collide can slow its own lookup, nothing else.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl NameHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
