@@ -23,10 +23,9 @@ pub trait DecodeStruct: Sized {
 
 /// A struct's `Deserialize`. Inlined into its callers (a member's read, the `Option` and `Vec`
 /// visitors, the method table's params decode), unlike the unions' and the string enums':
-/// out of line it made the release build about 0.85 CPU-s smaller but the typed decode run 1%
-/// more instructions per line (`scripts/decode-instructions.sh`) and 3 to 4% slower in
-/// `cargo xtask bench`, since the struct value then went back through more moves and calls
-/// (ARCHITECTURE.md, "Build cost").
+/// out of line it made the release build a little smaller but the typed decode measurably
+/// slower, since the struct value then went back through more moves and calls (the figures:
+/// ARCHITECTURE.md, "Build cost").
 ///
 /// The visitor hands the value to the deserializer as `ManuallyDrop<T>`: serde_json drops a
 /// visitor's value when the object's end is missing after it, so with a plain `T` each
