@@ -592,15 +592,7 @@ impl Client {
             ClientResponse::Unrecognized(raw) => raw.to_value(),
             typed => serde_json::to_value(typed),
         };
-        decoded.map_err(|e| {
-            ClientError::Decode(DecodeReport {
-                line_number: None,
-                method: Some(method.to_owned()),
-                path: Some("result".into()),
-                message: e.to_string(),
-                line: String::new(),
-            })
-        })
+        decoded.map_err(|e| ClientError::Decode(DecodeReport::decoded(Some(method), Some("result"), e.to_string())))
     }
 
     /// Sends a notification.
@@ -813,13 +805,8 @@ where
     M::Response: 'static,
 {
     result.into_result::<M>().ok_or_else(|| {
-        ClientError::Decode(DecodeReport {
-            line_number: None,
-            method: Some(M::METHOD.to_owned()),
-            path: Some("result".into()),
-            message: format!("the result of `{}` was not decoded as its response type", M::METHOD),
-            line: String::new(),
-        })
+        let message = format!("the result of `{}` was not decoded as its response type", M::METHOD);
+        ClientError::Decode(DecodeReport::decoded(Some(M::METHOD), Some("result"), message))
     })
 }
 

@@ -405,6 +405,20 @@ pub struct DecodeReport {
     pub line: String,
 }
 
+impl DecodeReport {
+    /// A report of what the client decodes itself (a result, a value the turn carried), which
+    /// no line of its own stands for: `method` and `path` name it.
+    pub(crate) fn decoded(method: Option<&str>, path: Option<&str>, message: String) -> DecodeReport {
+        DecodeReport {
+            line_number: None,
+            method: method.map(str::to_owned),
+            path: path.map(str::to_owned),
+            message,
+            line: String::new(),
+        }
+    }
+}
+
 impl fmt::Display for DecodeReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("undecodable server line")?;

@@ -30,13 +30,10 @@ pub fn decode_as<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, Clien
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        ClientError::Decode(DecodeReport {
-            line_number: None,
-            method: None,
-            message: format!("{what} does not fit `{}` at `{path}`: {}", std::any::type_name::<T>(), e.inner()),
-            path: Some(path),
-            line: codex_app_protocol::framing::excerpt(text, 300).into_owned(),
-        })
+        let message = format!("{what} does not fit `{}` at `{path}`: {}", std::any::type_name::<T>(), e.inner());
+        let mut report = DecodeReport::decoded(None, Some(&path), message);
+        report.line = codex_app_protocol::framing::excerpt(text, 300).into_owned();
+        ClientError::Decode(report)
     })
 }
 
@@ -98,18 +95,13 @@ impl<T: DeserializeOwned> StructuredTurn<T> {
             items.iter().rev().find(|i| i["type"] == "agentMessage").and_then(|i| i["text"].as_str()).map(str::to_owned)
         });
         let text = self.last_message.take().or(from_items).ok_or_else(|| {
-            ClientError::Decode(DecodeReport {
-                line_number: None,
-                method: None,
-                path: None,
-                message: format!(
-                    "turn {} ended ({}) without an assistant message to decode as `{}`",
-                    self.turn.turn_id(),
-                    turn.get("status").unwrap_or(&Value::Null),
-                    std::any::type_name::<T>()
-                ),
-                line: String::new(),
-            })
+            let message = format!(
+                "turn {} ended ({}) without an assistant message to decode as `{}`",
+                self.turn.turn_id(),
+                turn.get("status").unwrap_or(&Value::Null),
+                std::any::type_name::<T>()
+            );
+            ClientError::Decode(DecodeReport::decoded(None, None, message))
         })?;
         decode_as::<T>("the final assistant message", &text)
     }

@@ -390,11 +390,5 @@ fn decode<T: serde::de::DeserializeOwned>(method: &str, path: &str, value: Value
 }
 
 fn decode_error(method: &str, path: &str, message: String) -> ClientError {
-    ClientError::Decode(DecodeReport {
-        line_number: None,
-        method: Some(method.to_owned()),
-        path: Some(path.to_owned()),
-        message,
-        line: String::new(),
-    })
+    ClientError::Decode(DecodeReport::decoded(Some(method), Some(path), message))
 }

@@ -199,13 +199,8 @@ impl TurnHandle {
         let params = json!({"threadId": self.thread_id, "expectedTurnId": self.turn_id, "input": input});
         let result = self.client.request_raw("turn/steer", params).await?;
         result.get("turnId").and_then(|t| t.as_str()).map(str::to_owned).ok_or_else(|| {
-            ClientError::Decode(DecodeReport {
-                line_number: None,
-                method: Some("turn/steer".into()),
-                path: Some("result.turnId".into()),
-                message: format!("the result of `turn/steer` has no `turnId`: {result}"),
-                line: String::new(),
-            })
+            let message = format!("the result of `turn/steer` has no `turnId`: {result}");
+            ClientError::Decode(DecodeReport::decoded(Some("turn/steer"), Some("result.turnId"), message))
         })
     }
 

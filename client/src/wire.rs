@@ -186,15 +186,8 @@ pub(crate) fn result_thread(result: &codex_app_protocol::ClientResponse) -> Opti
 
 /// A result received by method name, decoded into the release's response type of `M`.
 pub(crate) fn result<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Response, ClientError> {
-    serde_json::from_value(value).map_err(|e| {
-        ClientError::Decode(DecodeReport {
-            line_number: None,
-            method: Some(M::METHOD.to_owned()),
-            path: Some("result".into()),
-            message: e.to_string(),
-            line: String::new(),
-        })
-    })
+    serde_json::from_value(value)
+        .map_err(|e| ClientError::Decode(DecodeReport::decoded(Some(M::METHOD), Some("result"), e.to_string())))
 }
 
 /// What a notification means for the life of its turn.
