@@ -39,8 +39,9 @@ pub fn fixtures_dir() -> std::path::PathBuf {
 }
 
 /// Set (to anything but `0` or empty) to skip the tests that read the committed fixtures when
-/// none are recorded for `CODEX_VERSION` yet (right after a regen, before `cargo xtask record`).
-pub const SKIP_PINNED_TESTS_ENV: &str = "CODEX_APP_SKIP_PINNED_TESTS";
+/// none are recorded for `CODEX_VERSION` yet (right after a regen, before `cargo xtask record`):
+/// the protocol crate's variable for tests written against another release.
+pub const SKIP_PINNED_TESTS_ENV: &str = codex_app_protocol::__test_support::SKIP_PINNED_TESTS_ENV;
 
 /// The committed fixtures (`*.ndjson` in [`fixtures_dir`], sorted), or a message that says
 /// none are recorded for this codex version and how to record them.
@@ -77,7 +78,7 @@ pub fn fixture_files() -> Result<Vec<std::path::PathBuf>, String> {
 pub fn fixtures_for_test(test: &str) -> Option<Vec<std::path::PathBuf>> {
     match fixture_files() {
         Ok(files) => Some(files),
-        Err(message) if std::env::var(SKIP_PINNED_TESTS_ENV).is_ok_and(|v| !v.is_empty() && v != "0") => {
+        Err(message) if codex_app_protocol::__test_support::skipping_pinned_tests() => {
             eprintln!("SKIPPED {test}: {message}");
             None
         }

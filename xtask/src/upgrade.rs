@@ -404,7 +404,8 @@ fn upgrade(root: &Path, version: &str, codex: Option<&Path>) -> Report {
     steps.report
 }
 
-/// The variable that makes the pinned tests pass with a note; unset for the tests step.
+/// The variable that makes the pinned tests pass with a note; unset for the tests step. (The
+/// protocol crate's, which this build of xtask does not compile; a test holds them equal.)
 const SKIP_PINNED_TESTS_ENV: &str = "CODEX_APP_SKIP_PINNED_TESTS";
 
 /// A failed `xtask-traffic` run: the error it printed, or that it did not compile.
@@ -682,6 +683,12 @@ mod tests {
     use codex_app_codegen::decisions::{NullProposal, ResponseProposal};
 
     use super::*;
+
+    #[cfg(feature = "traffic")]
+    #[test]
+    fn the_variable_unset_for_the_tests_step_is_the_protocol_crates() {
+        assert_eq!(SKIP_PINNED_TESTS_ENV, codex_app_protocol::__test_support::SKIP_PINNED_TESTS_ENV);
+    }
 
     #[test]
     fn versions() {
