@@ -25,7 +25,7 @@ pub trait DecodeStruct: Sized {
 /// visitors, the method table's params decode), unlike the unions' and the string enums':
 /// out of line it made the release build a little smaller but the typed decode measurably
 /// slower, since the struct value then went back through more moves and calls (the figures:
-/// ARCHITECTURE.md, "Build cost").
+/// `docs/build-cost.md`).
 ///
 /// The visitor hands the value to the deserializer as `ManuallyDrop<T>`: serde_json drops a
 /// visitor's value when the object's end is missing after it, so with a plain `T` each
