@@ -3,7 +3,8 @@
 
 use crate::common;
 
-use crate::common::{bundle, methods, without_nulls, Minimal};
+use crate::common::{bundle, methods, Minimal};
+use codex_app_protocol::roundtrip;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 
@@ -15,7 +16,7 @@ fn check_round_trip<M>(
     let text = line.to_string();
     let message = decode(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
     let back: Value = serde_json::from_str(&encode(&message)).unwrap();
-    assert_eq!(without_nulls(back), without_nulls(line.clone()), "round trip of {text}");
+    assert!(roundtrip::equivalent(line, &back), "round trip of {text}: {:?}", roundtrip::differences(line, &back));
     message
 }
 
@@ -86,7 +87,7 @@ fn every_response_is_typed_by_its_method() {
         let typed = ClientResponse::decode(method, &response.result).unwrap_or_else(|e| panic!("{method}: {e}"));
         assert!(!matches!(typed, ClientResponse::Unrecognized(_)), "{method}");
         let back = serde_json::to_value(&typed).unwrap();
-        assert_eq!(without_nulls(back), without_nulls(result), "{method}");
+        assert!(roundtrip::equivalent(&result, &back), "{method}: {:?}", roundtrip::differences(&result, &back));
     }
 }
 

@@ -103,13 +103,3 @@ impl Minimal<'_> {
         out
     }
 }
-
-/// Drops object members whose value is `null`, recursively: the crate's rule for comparing a
-/// message with its re-encoding (see the crate docs on `null` and absent members).
-pub fn without_nulls(v: Value) -> Value {
-    match v {
-        Value::Object(m) => m.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, without_nulls(v))).collect(),
-        Value::Array(a) => a.into_iter().map(without_nulls).collect(),
-        v => v,
-    }
-}

@@ -37,8 +37,6 @@ pub type Item = (Kind, String);
 #[derive(Debug, Clone)]
 pub struct Instance {
     pub value: Value,
-    /// `value` with the optional member it set to `null` left out, when it did.
-    pub without_null: Option<Value>,
     pub covers: BTreeSet<Item>,
     /// Items of other definitions it holds (a union arm's definition): not counted as covered
     /// by this one, but what it holds all the same.
@@ -47,7 +45,7 @@ pub struct Instance {
 
 impl Instance {
     fn new(value: Value) -> Self {
-        Instance { value, without_null: None, covers: BTreeSet::new(), borrowed: BTreeSet::new() }
+        Instance { value, covers: BTreeSet::new(), borrowed: BTreeSet::new() }
     }
 
     fn covering(mut self, item: Item) -> Self {
@@ -255,21 +253,21 @@ impl<'a> Generator<'a> {
             members.push((name.clone(), required.contains(name.as_str()), of_member));
         }
         let mut base = Instance::new(Value::Object(Map::new()));
-        for (name, required, of_member) in &members {
+        for (name, _, of_member) in &members {
             if let Some(first) = of_member.first() {
-                base = set_member(&base, name, first, !required);
+                base = set_member(&base, name, first);
             }
         }
         let mut out = vec![base.clone()];
-        for (name, required, of_member) in &members {
+        for (name, _, of_member) in &members {
             for other in of_member.iter().skip(1) {
-                out.push(set_member(&base, name, other, !required));
+                out.push(set_member(&base, name, other));
             }
         }
         if members.iter().any(|(_, required, _)| !required) {
             let mut minimal = Instance::new(Value::Object(Map::new()));
             for (name, _, of_member) in members.iter().filter(|(_, required, _)| *required) {
-                minimal = set_member(&minimal, name, &of_member[0], false);
+                minimal = set_member(&minimal, name, &of_member[0]);
             }
             out.push(minimal);
         }
@@ -283,7 +281,7 @@ impl<'a> Generator<'a> {
             self.items.insert((Kind::Member, at.clone()));
             for other in self.instances(&schema, &at) {
                 let key = (0..).map(|i| format!("zz{i}")).find(|k| !properties.contains_key(k)).unwrap();
-                out.push(set_member(&base, &key, &other.covering((Kind::Member, at.clone())), true));
+                out.push(set_member(&base, &key, &other.covering((Kind::Member, at.clone()))));
             }
             if properties.is_empty() && out.len() > 1 {
                 // A map: the empty one is the base, the entries are the variants.
@@ -426,36 +424,18 @@ fn base_not_null(out: &mut [Instance]) {
 }
 
 fn wrap(inst: Instance, f: impl Fn(Value) -> Value) -> Instance {
-    Instance {
-        value: f(inst.value),
-        without_null: inst.without_null.map(&f),
-        covers: inst.covers,
-        borrowed: inst.borrowed,
-    }
+    Instance { value: f(inst.value), covers: inst.covers, borrowed: inst.borrowed }
 }
 
-/// `base` with `name` set to `member`. The variant without `null`s leaves out every optional
-/// member set to `null` (`base`'s and this one).
-fn set_member(base: &Instance, name: &str, member: &Instance, optional: bool) -> Instance {
+/// `base` with `name` set to `member`.
+fn set_member(base: &Instance, name: &str, member: &Instance) -> Instance {
     let mut value = base.value.clone();
     value[name] = member.value.clone();
-    let stripped = base.without_null.as_ref().unwrap_or(&base.value);
-    let without_null = if optional && member.value.is_null() {
-        let mut v = stripped.clone();
-        v.as_object_mut().unwrap().remove(name);
-        Some(v)
-    } else if member.without_null.is_some() || base.without_null.is_some() {
-        let mut v = stripped.clone();
-        v[name] = member.without_null.clone().unwrap_or_else(|| member.value.clone());
-        Some(v)
-    } else {
-        None
-    };
     let mut covers = base.covers.clone();
     covers.extend(member.covers.iter().cloned());
     let mut borrowed = base.borrowed.clone();
     borrowed.extend(member.borrowed.iter().cloned());
-    Instance { value, without_null, covers, borrowed }
+    Instance { value, covers, borrowed }
 }
 
 /// The members of both objects (`b`'s win); a non-object `a` stays as it is.
@@ -472,15 +452,11 @@ fn merge_values(a: &Value, b: &Value) -> Value {
 
 fn merge(a: &Instance, b: &Instance) -> Instance {
     let value = merge_values(&a.value, &b.value);
-    let without_null = match (&a.without_null, &b.without_null) {
-        (None, None) => None,
-        (x, y) => Some(merge_values(x.as_ref().unwrap_or(&a.value), y.as_ref().unwrap_or(&b.value))),
-    };
     let mut covers = a.covers.clone();
     covers.extend(b.covers.iter().cloned());
     let mut borrowed = a.borrowed.clone();
     borrowed.extend(b.borrowed.iter().cloned());
-    Instance { value, without_null, covers, borrowed }
+    Instance { value, covers, borrowed }
 }
 
 /// The instances of an `allOf`: each part's instances merged with the other parts' bases.
