@@ -13,7 +13,7 @@
 //! unknown members), and so is a server whose version cannot be read from `userAgent`: then
 //! nothing is checked (the client says so once, as a warning).
 
-use codex_app_protocol::availability::{self, Check, Release, Support, Unknown as Item};
+use codex_app_protocol::availability::{self, Check, Release, Unknown as Item};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -44,8 +44,9 @@ pub(crate) struct Server {
 
 impl Server {
     pub(crate) fn new(release: Option<Release>) -> Server {
-        let check = release.filter(|r| r.support() != Support::Newer).map(|r| Check::new(&r));
-        Server { check: check.filter(|c| !c.lacks_nothing()) }
+        // A release at least as new as the crate lacks nothing it knows: nothing to check.
+        let check = release.map(|r| Check::new(&r)).filter(|c| !c.lacks_nothing());
+        Server { check }
     }
 
     /// Checks `method` and its params before sending, by `policy`, and encodes the params to

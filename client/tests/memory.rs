@@ -611,6 +611,31 @@ async fn shutdown_closes_the_connection_and_dropping_the_client_too() {
     assert!(tokio::time::timeout(T, server.recv()).await.unwrap().is_none());
 }
 
+/// `shutdown` dropped after each of its polls (the first one joins the connection task): the
+/// shutdown goes on, and the next `shutdown` returns how the connection ended.
+#[tokio::test]
+async fn a_dropped_shutdown_future_leaves_the_shutdown_going_on() {
+    for polls in 0..4 {
+        let (client, mut server) = connect().await;
+        {
+            let mut shutdown = Box::pin(client.shutdown(Duration::from_secs(2)));
+            for _ in 0..polls {
+                let _ = std::future::Future::poll(shutdown.as_mut(), &mut std::task::Context::from_waker(std::task::Waker::noop()));
+                tokio::task::yield_now().await;
+            }
+        }
+        let end = async {
+            while server.recv().await.is_some() {}
+            drop(server);
+        };
+        let (exit, ()) = tokio::time::timeout(T, async { tokio::join!(client.shutdown(Duration::from_secs(2)), end) })
+            .await
+            .unwrap();
+        // Dropped before its first poll, the future never asked for the shutdown.
+        assert_eq!(exit.reason, ExitReason::Shutdown, "after {polls} polls: {exit}");
+    }
+}
+
 #[tokio::test]
 async fn arc_notifications_are_shared_between_streams() {
     let (client, server) = connect().await;
