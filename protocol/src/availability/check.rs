@@ -43,8 +43,6 @@ pub struct Check {
     plans: Box<[Option<Plan>]>,
     /// The methods whose params or result have something to look at: the rows of their plans.
     methods: HashMap<&'static str, (Option<usize>, Option<usize>), BuildHasherDefault<NameHasher>>,
-    /// No type has anything to look at.
-    nothing: bool,
 }
 
 /// What to look at in a value of one type.
@@ -106,9 +104,7 @@ fn find<'p>(steps: &'p [Step], lengths: u64, wire: &str) -> Option<&'p Step> {
     // The lengths first: the bytes are compared only for a name as long (a plan has a few
     // steps, and most names looked up are not among them).
     let first = wire.as_bytes().first();
-    steps.iter().find(|s| {
-        s.member.wire.len() == wire.len() && s.member.wire.as_bytes().first() == first && s.member.wire == wire
-    })
+    steps.iter().find(|s| s.wire.len() == wire.len() && s.wire.as_bytes().first() == first && s.wire == wire)
 }
 
 impl fmt::Debug for Check {
@@ -171,7 +167,7 @@ impl Check {
             .map(|m| (m.0, (plan_row(m.3), plan_row(m.4))))
             .filter(|(_, rows)| rows.0.is_some() || rows.1.is_some())
             .collect();
-        Check { release: release.clone(), nothing: plans.iter().all(Option::is_none), plans, methods }
+        Check { release: release.clone(), plans, methods }
     }
 
     /// The release checked against.
@@ -181,7 +177,7 @@ impl Check {
 
     /// Whether the release lacks nothing the crate knows (it is at least as new as the crate).
     pub fn lacks_nothing(&self) -> bool {
-        self.nothing
+        self.plans.iter().all(Option::is_none)
     }
 
     /// What the params of `method` use that the release does not have: members, enum values
