@@ -1027,7 +1027,7 @@ impl<T: Transport> Connection<T> {
                     ClientResponse::TurnStart(answer) => wire::turn_id(&answer.turn).is_some(),
                     _ => false,
                 };
-                if let Some(thread) = pending.turn_thread.clone().filter(|_| started) {
+                if let Some(thread) = started.then(|| pending.turn_thread.clone()).flatten() {
                     if self.threads.turn_started(&thread) {
                         // Not resumed after the last reconnect (it had no turns): now it can be.
                         self.resume(thread);
