@@ -1,10 +1,17 @@
 //! The availability of methods and members by release, and the check of what an older
 //! release lacks, on the generated tables (written against one release's members).
 
-use codex_app_protocol::availability::*;
-use serde_json::Value;
-
+// Everything below is written against one release's types: after a regen from another release
+// it is left out whole, imports and helpers included (nothing stays behind unused).
 codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+    use codex_app_protocol::availability::*;
+    use serde_json::Value;
+
+    fn sorted(mut found: Vec<Unknown>) -> Vec<Unknown> {
+        found.sort_by(|a, b| (&a.path, &a.item).cmp(&(&b.path, &b.item)));
+        found
+    }
+
     #[test]
     fn what_an_older_release_lacks_is_found_in_typed_params_in_a_value_and_in_text() {
         use codex_app_protocol::ThreadListParams;
@@ -98,9 +105,4 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         }
         assert!(compared > 0, "the releases of the range lack some of these params");
     }
-}
-
-fn sorted(mut found: Vec<Unknown>) -> Vec<Unknown> {
-    found.sort_by(|a, b| (&a.path, &a.item).cmp(&(&b.path, &b.item)));
-    found
 }
