@@ -75,7 +75,8 @@ fn small_objects(size: usize) -> String {
 
 #[test]
 fn peak_memory_of_a_decode_is_the_documented_multiple_of_the_line() {
-    let objects = small_objects(16 << 20);
+    // The peak is a multiple of the line at any size: 2 MiB is far above the fixed costs.
+    let objects = small_objects(2 << 20);
     let cases = [
         ("`Value` member (item/tool/call arguments)", format!(r#"{{"id":1,"method":"item/tool/call","params":{{"threadId":"t","turnId":"u","callId":"c","tool":"x","arguments":{objects}}}}}"#), 100.0),
         ("`Value` member (error.data)", format!(r#"{{"id":1,"error":{{"code":1,"message":"m","data":{objects}}}}}"#), 100.0),

@@ -1,9 +1,9 @@
 //! Every method of the schema, typed end to end: decoded from a minimal valid message into its
 //! own variant (not the catch-all) and encoded back to the same JSON value.
 
-use crate::common;
+use super::common;
 
-use crate::common::{bundle, methods, Minimal};
+use super::common::{bundle, methods, Minimal};
 use codex_app_protocol::roundtrip;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
