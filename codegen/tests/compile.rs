@@ -47,13 +47,20 @@ fn write_crate(root: &Path, scratch: &Path, bundle: &Path) -> String {
         std::fs::write(path, file.contents).unwrap();
     }
     let manifest = std::fs::read_to_string(protocol.join("Cargo.toml")).unwrap();
-    assert!(manifest.contains("[lib]\nname = \"codex_app_protocol\"\n"), "protocol/Cargo.toml's [lib] section changed");
-    // No tests or examples: the crate's own tests are written against the vendored schema.
-    let manifest =
-        manifest.replace("name = \"codex-app-protocol\"", &format!("name = \"{}\"", name.replace('_', "-"))).replace(
-            "[lib]\nname = \"codex_app_protocol\"\n",
-            &format!("[lib]\nname = \"{name}\"\ntest = false\ndoctest = false\n"),
-        );
+    // The `[lib]` section, whatever it holds, becomes the construct's: its name, and no tests
+    // or doc examples (the crate's own tests are written against the vendored schema).
+    let lib_start = manifest.find("\n[lib]\n").expect("protocol/Cargo.toml has a [lib] section") + 1;
+    let lib_end = manifest[lib_start + 1..].find("\n[").map_or(manifest.len(), |i| lib_start + 1 + i + 1);
+    assert!(
+        manifest[lib_start..lib_end].contains("name = \"codex_app_protocol\"\n"),
+        "protocol/Cargo.toml's [lib] section changed"
+    );
+    let manifest = format!(
+        "{}[lib]\nname = \"{name}\"\ntest = false\ndoctest = false\n\n{}",
+        &manifest[..lib_start],
+        &manifest[lib_end..]
+    )
+    .replace("name = \"codex-app-protocol\"", &format!("name = \"{}\"", name.replace('_', "-")));
     let manifest = manifest.split("[dev-dependencies]").next().unwrap().to_owned();
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     name
