@@ -72,6 +72,9 @@ fn cargo(scratch: &Path, args: &[&str]) {
         .current_dir(scratch)
         .args(args)
         .env("CARGO_TARGET_DIR", scratch.join("target"))
+        // As the workspace builds (its `[profile.dev]`): a check from scratch costs less without
+        // the incremental caches.
+        .env("CARGO_INCREMENTAL", "0")
         .env_remove("RUSTFLAGS")
         .output()
         .expect("cargo runs");
