@@ -37,8 +37,9 @@ set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(0.60.1 0.100.0 0.140.0 0.160.0 0.169.0 0.171.0)
-# Every target but the examples: they teach the types of the vendored release (README, "After
-# the regen"), as the pinned tests are written against them.
+# Every target but the example programs (the `codex-app-examples` package, left out of each
+# `--workspace` command): they teach the types of the vendored release (README, "After the
+# regen"), as the pinned tests are written against them.
 targets=(--lib --bins --tests --benches)
 scratch="${SCRATCH:-$(mktemp -d -t codex-versions.XXXXXX)}"
 installs="${CODEX_VERSIONS_DIR:-$scratch/codex}"
@@ -87,7 +88,7 @@ for v in "${versions[@]}"; do
     if step regen cargo xtask regen --codex "$bin"; then
         types=$(grep -o -E 'codex [^ ]+: [0-9]+ types' "$log" | tail -1 | awk '{print $3}')
         if [ -n "${COMPILE_ONLY:-}" ]; then
-            if step check cargo check --workspace "${targets[@]}" \
+            if step check cargo check --workspace --exclude codex-app-examples "${targets[@]}" \
                 && step check-stable cargo check -p codex-app-protocol "${targets[@]}" \
                 && step check-client cargo check -p codex-app-client "${targets[@]}" --all-features \
                 && step check-client-stable cargo check -p codex-app-client; then
@@ -95,7 +96,7 @@ for v in "${versions[@]}"; do
             else
                 build=FAILED status=FAILED
             fi
-        elif step build cargo build --workspace "${targets[@]}" \
+        elif step build cargo build --workspace --exclude codex-app-examples "${targets[@]}" \
             && step build-client cargo build -p codex-app-client "${targets[@]}" --all-features \
             && step build-client-stable cargo build -p codex-app-client; then
             build=ok
@@ -131,7 +132,7 @@ for v in "${versions[@]}"; do
         fi
         if [ -n "${COMPILE_ONLY:-}" ]; then
             :
-        elif step clippy cargo clippy --workspace "${targets[@]}" -- -D warnings \
+        elif step clippy cargo clippy --workspace --exclude codex-app-examples "${targets[@]}" -- -D warnings \
             && step clippy-stable cargo clippy -p codex-app-protocol "${targets[@]}" -- -D warnings \
             && step clippy-client cargo clippy -p codex-app-client "${targets[@]}" -- -D warnings \
             && step clippy-client-all cargo clippy -p codex-app-client "${targets[@]}" --all-features -- -D warnings; then

@@ -2,7 +2,7 @@
 //! turn's events, whatever order the server interleaves them in.
 //!
 //! ```text
-//! cargo run -p codex-app-client --example concurrent_turns
+//! cargo run -p codex-app-examples --bin concurrent_turns
 //! ```
 //!
 //! The binary is `$CODEX_BIN`, else `codex` on `PATH`.

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! codex app-server --listen ws://127.0.0.1:4500 --ws-auth capability-token --ws-token-file token.txt
-//! cargo run -p codex-app-client --example reconnect -- ws://127.0.0.1:4500 "$(cat token.txt)" "Count to 100 slowly"
+//! cargo run -p codex-app-examples --bin reconnect -- ws://127.0.0.1:4500 "$(cat token.txt)" "Count to 100 slowly"
 //! ```
 //!
 //! Cut the connection while it runs (restart a proxy, drop the network for a moment): the

@@ -1,7 +1,7 @@
 //! Deadlines: for connecting, for each request, for a whole turn, and for shutting down.
 //!
 //! ```text
-//! cargo run -p codex-app-client --example timeouts -- "Count slowly to 1000"
+//! cargo run -p codex-app-examples --bin timeouts -- "Count slowly to 1000"
 //! ```
 //!
 //! The binary is `$CODEX_BIN`, else `codex` on `PATH`.

@@ -1,7 +1,7 @@
 //! Ask codex once, print its final answer: the shortest complete program.
 //!
 //! ```text
-//! cargo run -p codex-app-client --example run -- "What is 2 + 2?"
+//! cargo run -p codex-app-examples --bin run -- "What is 2 + 2?"
 //! ```
 //!
 //! The binary is `$CODEX_BIN`, else `codex` on `PATH`; the server uses your codex

@@ -2,8 +2,8 @@
 //! streams, and every approval the server asks for is asked at the terminal.
 //!
 //! ```text
-//! cargo run -p codex-app-client --example turn -- "List the files here"
-//! cargo run -p codex-app-client --example turn -- --codex /path/to/codex -c model=\"o3\" "Run the tests"
+//! cargo run -p codex-app-examples --bin turn -- "List the files here"
+//! cargo run -p codex-app-examples --bin turn -- --codex /path/to/codex -c model=\"o3\" "Run the tests"
 //! ```
 //!
 //! The binary is `--codex PATH`, else `$CODEX_BIN`, else `codex` on `PATH`; the server uses

@@ -3,7 +3,7 @@
 //! JSON of that shape.
 //!
 //! ```text
-//! cargo run -p codex-app-client --features schemars --example structured -- "Rust, Go and Zig"
+//! cargo run -p codex-app-examples --bin structured -- "Rust, Go and Zig"
 //! ```
 //!
 //! The binary is `$CODEX_BIN`, else `codex` on `PATH`.

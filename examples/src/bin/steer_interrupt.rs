@@ -2,7 +2,7 @@
 //! (`turn/steer`) and stops it (`turn/interrupt`).
 //!
 //! ```text
-//! cargo run -p codex-app-client --example steer_interrupt -- "Write a long story about a lighthouse"
+//! cargo run -p codex-app-examples --bin steer_interrupt -- "Write a long story about a lighthouse"
 //! ```
 //!
 //! After the first words of the answer, the program asks the model to make the story about a

@@ -2,7 +2,7 @@
 //! waits until the login completes (or fails).
 //!
 //! ```text
-//! cargo run -p codex-app-client --example device_login
+//! cargo run -p codex-app-examples --bin device_login
 //! ```
 //!
 //! The server asks auth.openai.com for the code, so this needs the network.

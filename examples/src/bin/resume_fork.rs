@@ -2,7 +2,7 @@
 //! and forked into a branch that answers differently while the original keeps its history.
 //!
 //! ```text
-//! cargo run -p codex-app-client --example resume_fork
+//! cargo run -p codex-app-examples --bin resume_fork
 //! ```
 //!
 //! The binary is `$CODEX_BIN`, else `codex` on `PATH`.

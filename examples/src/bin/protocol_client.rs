@@ -2,7 +2,7 @@
 //! server sends until the thread has started.
 //!
 //! ```text
-//! cargo run -p codex-app-protocol --example client -- /path/to/codex
+//! cargo run -p codex-app-examples --bin protocol_client -- /path/to/codex
 //! ```
 
 use std::io::{BufReader, Write};
