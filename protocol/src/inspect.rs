@@ -32,7 +32,7 @@
 //! inspector.
 
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use serde_json::Value;
 
@@ -55,16 +55,7 @@ impl Step<'_> {
                 for (i, step) in self.0.iter().enumerate() {
                     match step {
                         Step::Index(n) => write!(f, "[{n}]")?,
-                        Step::Key(k)
-                            if !k.is_empty()
-                                && k.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-')) =>
-                        {
-                            if i > 0 {
-                                f.write_char('.')?;
-                            }
-                            f.write_str(k)?
-                        }
-                        Step::Key(k) => write!(f, "[{}]", Value::String((*k).to_owned()))?,
+                        Step::Key(k) => crate::roundtrip::write_key(f, k, i == 0)?,
                     }
                 }
                 Ok(())

@@ -94,26 +94,33 @@ pub fn same_number(a: &Number, b: &Number) -> bool {
     }
 }
 
-/// Appends member `key` to `path`: `.key` for a plain word (letters, digits, `_`, `$`, `-`),
-/// `["key"]` with JSON escapes for anything else.
+/// Appends member `key` to `path`: `.key` for a plain word (ASCII letters, digits, `_`, `$`,
+/// `-`), `["key"]` with JSON escapes for anything else (a `.`, `[`, `"`, space or non-ASCII
+/// letter; the empty key). Every path the crate and the drift check print is written by this
+/// rule (the crate writes it to formatters too, from the same function).
 pub fn push_key(path: &mut String, key: &str) {
-    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'));
-    if plain {
-        if !path.is_empty() {
-            path.push('.');
-        }
-        path.push_str(key);
-    } else {
-        path.push('[');
-        path.push_str(&serde_json::to_string(key).expect("a string always serializes"));
-        path.push(']');
-    }
+    let first = path.is_empty();
+    write_key(path, key, first).expect("writing to a String does not fail");
 }
 
 /// Appends array element `index` to `path`: `[index]`.
 pub fn push_index(path: &mut String, index: usize) {
     use std::fmt::Write as _;
     let _ = write!(path, "[{index}]");
+}
+
+/// Writes member `key` as [`push_key`] appends it; `first` for the first step of a path (no
+/// `.` before a plain word).
+pub(crate) fn write_key<W: std::fmt::Write>(out: &mut W, key: &str, first: bool) -> std::fmt::Result {
+    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'));
+    if plain {
+        if !first {
+            out.write_char('.')?;
+        }
+        out.write_str(key)
+    } else {
+        write!(out, "[{}]", serde_json::to_string(key).expect("a string always serializes"))
+    }
 }
 
 // `serde_json` bounds the nesting of a `Value` it parses (128 levels), which bounds this
@@ -194,6 +201,40 @@ mod tests {
         push_key(&mut p, "a b");
         push_key(&mut p, "");
         assert_eq!(p, r#"params[0]["a b"][""]"#);
+    }
+
+    /// The one quoting rule, with the keys that need it: a `.`, `[`, `"`, a space, a slash,
+    /// the empty key and a non-ASCII letter are quoted; a leading digit is not (an index is
+    /// always in brackets, so `.0a` cannot be read as one). A path from the text of a decode
+    /// error ([`crate::codec`]'s `path_at`) and a path of the round trip are written alike.
+    #[test]
+    fn keys_that_need_quoting() {
+        type Nested = std::collections::HashMap<String, std::collections::HashMap<String, String>>;
+        let cases = [
+            ("a.b", r#"x["a.b"]"#),
+            ("a[0]", r#"x["a[0]"]"#),
+            ("say \"hi\"", r#"x["say \"hi\""]"#),
+            ("src/a b.rs", r#"x["src/a b.rs"]"#),
+            ("", r#"x[""]"#),
+            ("café", r#"x["café"]"#),
+            ("0a-b_$", "x.0a-b_$"),
+        ];
+        for (key, want) in cases {
+            let mut path = "x".to_owned();
+            push_key(&mut path, key);
+            assert_eq!(path, want, "{key}");
+            let (object, empty) = (json!({ "x": { key: null } }), json!({"x": {}}));
+            let found = differences(&object, &empty);
+            assert_eq!(found[0].path(), want, "{key}: the round trip's path");
+            let text = format!(r#"{{"x":{{{}:7}}}}"#, serde_json::to_string(key).unwrap());
+            let error = serde_json::from_str::<Nested>(&text).unwrap_err();
+            let at = crate::codec::path_at(&text, crate::codec::error_offset(&text, &error));
+            assert_eq!(at, want, "{key}: the decode error's path");
+        }
+        // An escaped key is named as it reads.
+        let text = r#"{"x":{"a\u0020b":7}}"#;
+        let error = serde_json::from_str::<Nested>(text).unwrap_err();
+        assert_eq!(crate::codec::path_at(text, crate::codec::error_offset(text, &error)), r#"x["a b"]"#);
     }
 
     #[test]

@@ -377,3 +377,27 @@ fn null_policy() {
         "a float in an integer member does not decode: {found:?}"
     );
 }
+
+codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+
+/// One syntax for every path of a report: a member that does not decode and an unknown member,
+/// both under a key that needs quoting (a file path with a slash, a space and a dot), are
+/// reported at paths written alike.
+#[test]
+fn every_kind_of_finding_writes_its_path_alike() {
+    let undecodable = r#"{"id":0,"method":"applyPatchApproval","params":{"callId":"c","conversationId":"t","fileChanges":{"src/a b.rs":{"type":"add","content":7}}}}"#;
+    let unknown = r#"{"id":1,"method":"applyPatchApproval","params":{"callId":"c","conversationId":"t","fileChanges":{"src/a b.rs":{"type":"add","content":"x","zz":1}}}}"#;
+    let entries = [Entry::new(Dir::S2c, undecodable), Entry::new(Dir::S2c, unknown)];
+    let report = drift::check(&entries, Format::Transcript);
+    let found: Vec<(Kind, Option<&str>)> = report.drift().map(|f| (f.kind, f.path.as_deref())).collect();
+    assert_eq!(
+        found,
+        [
+            (Kind::Undecodable, Some(r#"params.fileChanges["src/a b.rs"].content"#)),
+            (Kind::UnknownField, Some(r#"params.fileChanges["src/a b.rs"].zz"#)),
+        ],
+        "{report:?}"
+    );
+}
+
+}

@@ -17,7 +17,8 @@ pub fn error_offset(text: &str, e: &serde_json::Error) -> usize {
 }
 
 /// The JSON path (`thread.turns[0].id`, empty at the top) of the value that ends before byte
-/// `end` of the JSON `text` ([`error_offset`] of an error).
+/// `end` of the JSON `text` ([`error_offset`] of an error), its keys unescaped and written by
+/// the crate's one rule ([`push_key`](crate::roundtrip::push_key): `files["src/a b.rs"]`).
 ///
 /// serde_json reports a type error at the last byte of the offending value and a missing
 /// member at the end of its object, so scanning the text up to there gives the path of what
@@ -51,7 +52,15 @@ pub fn path_at(text: &str, end: usize) -> String {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
                 if let Some(Frame::Object { key: key @ None }) = stack.last_mut() {
-                    *key = Some(text.get(start..i.min(bytes.len())).unwrap_or_default().to_owned());
+                    let raw = text.get(start..i.min(bytes.len())).unwrap_or_default();
+                    // A key with escapes is read as JSON reads it (the path names the member
+                    // as its type knows it); one that does not read is kept as written.
+                    let unescaped = if raw.contains('\\') {
+                        text.get(start - 1..=i).and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
+                    } else {
+                        None
+                    };
+                    *key = Some(unescaped.unwrap_or_else(|| raw.to_owned()));
                 }
             }
             _ => {}
@@ -61,14 +70,9 @@ pub fn path_at(text: &str, end: usize) -> String {
     let mut path = String::new();
     for frame in &stack {
         match frame {
-            Frame::Object { key: Some(key) } => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(key);
-            }
+            Frame::Object { key: Some(key) } => crate::roundtrip::push_key(&mut path, key),
             Frame::Object { key: None } => {}
-            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+            Frame::Array { index } => crate::roundtrip::push_index(&mut path, *index),
         }
     }
     path
