@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use codex_app_protocol::path::JsonPath;
 use codex_app_protocol::*;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -592,7 +593,7 @@ impl Client {
             ClientResponse::Unrecognized(raw) => raw.to_value(),
             typed => serde_json::to_value(typed),
         };
-        decoded.map_err(|e| ClientError::Decode(DecodeReport::decoded(Some(method), Some("result"), e.to_string())))
+        decoded.map_err(|e| ClientError::Decode(DecodeReport::result(method, &e)))
     }
 
     /// Sends a notification.
@@ -806,7 +807,7 @@ where
 {
     result.into_result::<M>().ok_or_else(|| {
         let message = format!("the result of `{}` was not decoded as its response type", M::METHOD);
-        ClientError::Decode(DecodeReport::decoded(Some(M::METHOD), Some("result"), message))
+        ClientError::Decode(DecodeReport::decoded(Some(M::METHOD), Some(JsonPath::root().key("result")), message))
     })
 }
 

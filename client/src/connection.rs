@@ -1105,7 +1105,7 @@ impl<T: Transport> Connection<T> {
         tracing::warn!(
             line_number = report.line_number,
             method = report.method.as_deref(),
-            path = report.path.as_deref(),
+            path = report.path.as_ref().map(tracing::field::display),
             error = %report.message,
             "a server line did not decode"
         );

@@ -5,7 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use codex_app_protocol::jsonrpc::ErrorObject;
+use codex_app_protocol::framing::excerpt;
+use codex_app_protocol::jsonrpc::{DecodeError, ErrorObject};
+use codex_app_protocol::path::JsonPath;
 
 /// Why a request (or the connection, or a turn) failed.
 #[derive(Debug, Clone)]
@@ -397,8 +399,8 @@ pub struct DecodeReport {
     pub line_number: Option<u64>,
     /// The method of the message (or of the request a response answers).
     pub method: Option<String>,
-    /// The serde path inside the message (`params.thread.id`), when known.
-    pub path: Option<String>,
+    /// Where in the message (`params.thread.id`), when known.
+    pub path: Option<JsonPath>,
     /// What went wrong.
     pub message: String,
     /// The start of the line (at most 300 bytes).
@@ -408,14 +410,25 @@ pub struct DecodeReport {
 impl DecodeReport {
     /// A report of what the client decodes itself (a result, a value the turn carried), which
     /// no line of its own stands for: `method` and `path` name it.
-    pub(crate) fn decoded(method: Option<&str>, path: Option<&str>, message: String) -> DecodeReport {
+    pub(crate) fn decoded(method: Option<&str>, path: Option<JsonPath>, message: String) -> DecodeReport {
+        DecodeReport { line_number: None, method: method.map(str::to_owned), path, message, line: String::new() }
+    }
+
+    /// The report of server line `number`, `line`, that did not decode with `error`.
+    pub(crate) fn of_line(number: u64, line: &str, error: &DecodeError) -> DecodeReport {
         DecodeReport {
-            line_number: None,
-            method: method.map(str::to_owned),
-            path: path.map(str::to_owned),
-            message,
-            line: String::new(),
+            line_number: Some(number),
+            method: error.method.clone(),
+            path: error.path(),
+            message: error.to_string(),
+            line: excerpt(line, 300).into_owned(),
         }
+    }
+
+    /// The report of a `result` of `method` that the client decodes itself and that did not
+    /// decode (or encode) with `error`.
+    pub(crate) fn result(method: &str, error: &serde_json::Error) -> DecodeReport {
+        DecodeReport::decoded(Some(method), Some(JsonPath::root().key("result")), error.to_string())
     }
 }
 

@@ -14,6 +14,7 @@
 //! nothing is checked (the client says so once, as a warning).
 
 use codex_app_protocol::availability::{self, Check, Release, Unknown as Item};
+use codex_app_protocol::path::{JsonPath, Step};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -127,69 +128,28 @@ fn strip(release: &Release, method: &str, value: &mut Value, items: &[Item]) {
     for item in items {
         tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
     }
-    // The longest paths first, so a removal never shifts a path still to come (array indices
-    // of one array are removed from the last).
-    let mut paths: Vec<&str> = items.iter().map(|i| i.path.as_str()).collect();
-    paths.sort_by(|a, b| b.len().cmp(&a.len()).then(b.cmp(a)));
-    paths.dedup();
-    for path in paths {
-        let steps = steps(path.strip_prefix("params").or_else(|| path.strip_prefix("result")).unwrap_or(path));
+    for path in removal_order(items.iter().map(|i| &i.path)) {
+        // Below `params` or `result`, which `value` is.
+        let steps: Vec<Step<'_>> = path.steps().skip(1).collect();
         remove(value, &steps);
     }
 }
 
-#[derive(Debug, PartialEq)]
-enum Step {
-    Key(String),
-    Index(usize),
+/// The longest paths first, so a removal never shifts a path still to come (array indices of
+/// one array are removed from the last); each once.
+fn removal_order<'p>(paths: impl Iterator<Item = &'p JsonPath>) -> Vec<&'p JsonPath> {
+    let mut paths: Vec<&JsonPath> = paths.collect();
+    paths.sort_by(|a, b| b.len().cmp(&a.len()).then(b.cmp(a)));
+    paths.dedup();
+    paths
 }
 
-/// `.a.b[0]["c d"]` as steps (the syntax of `codex_app_protocol::roundtrip::push_key`).
-fn steps(path: &str) -> Vec<Step> {
-    let mut out = Vec::new();
-    let mut rest = path;
-    while let Some(c) = rest.chars().next() {
-        match c {
-            '.' => {
-                let end = rest[1..].find(['.', '[']).map_or(rest.len(), |i| i + 1);
-                out.push(Step::Key(rest[1..end].to_owned()));
-                rest = &rest[end..];
-            }
-            '[' if rest[1..].starts_with('"') => {
-                // A JSON string, then `]`.
-                let mut stream = serde_json::Deserializer::from_str(&rest[1..]).into_iter::<String>();
-                match stream.next() {
-                    Some(Ok(key)) => {
-                        let used = 1 + stream.byte_offset();
-                        out.push(Step::Key(key));
-                        rest = rest[used..].strip_prefix(']').unwrap_or(&rest[used..]);
-                    }
-                    _ => return out,
-                }
-            }
-            '[' => {
-                let Some(end) = rest.find(']') else { return out };
-                if let Ok(i) = rest[1..end].parse() {
-                    out.push(Step::Index(i));
-                }
-                rest = &rest[end + 1..];
-            }
-            _ => {
-                let end = rest.find(['.', '[']).unwrap_or(rest.len());
-                out.push(Step::Key(rest[..end].to_owned()));
-                rest = &rest[end..];
-            }
-        }
-    }
-    out
-}
-
-fn remove(value: &mut Value, steps: &[Step]) {
+fn remove(value: &mut Value, steps: &[Step<'_>]) {
     let Some((last, parents)) = steps.split_last() else { return };
     let mut at = value;
     for step in parents {
         let next = match (step, at) {
-            (Step::Key(k), Value::Object(map)) => map.get_mut(k),
+            (Step::Key(k), Value::Object(map)) => map.get_mut(*k),
             (Step::Index(i), Value::Array(items)) => items.get_mut(*i),
             _ => None,
         };
@@ -200,7 +160,7 @@ fn remove(value: &mut Value, steps: &[Step]) {
     }
     match (last, at) {
         (Step::Key(k), Value::Object(map)) => {
-            map.remove(k);
+            map.remove(*k);
         }
         (Step::Index(i), Value::Array(items)) if *i < items.len() => {
             items.remove(*i);
@@ -214,14 +174,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paths_read_back_as_steps() {
-        assert_eq!(
-            steps(".a[2][\"b.c\"].d"),
-            vec![Step::Key("a".into()), Step::Index(2), Step::Key("b.c".into()), Step::Key("d".into())]
-        );
-        let mut v = serde_json::json!({"a": [1, {"x": 1, "y": 2}], "b": 3});
-        remove(&mut v, &steps(".a[1].x"));
-        remove(&mut v, &steps(".b"));
-        assert_eq!(v, serde_json::json!({"a": [1, {"y": 2}]}));
+    fn removes_what_paths_name() {
+        let mut v = serde_json::json!({"a": [1, {"x": 1, "y": 2}, 3, 4], "b": 3, "c d": {"e": 1}});
+        let path = |steps: &[Step<'_>]| JsonPath::from_steps(steps);
+        remove(&mut v, &[Step::Key("a"), Step::Index(1), Step::Key("x")]);
+        remove(&mut v, &[Step::Key("b")]);
+        remove(&mut v, &[Step::Key("c d"), Step::Key("e")]);
+        assert_eq!(v, serde_json::json!({"a": [1, {"y": 2}, 3, 4], "c d": {}}));
+        // Indices of one array go from the last, whatever order they came in.
+        let a = |i| path(&[Step::Key("params"), Step::Key("a"), Step::Index(i)]);
+        let paths = [a(2), path(&[Step::Key("params"), Step::Key("b")]), a(10), a(3), a(2)];
+        let order: Vec<String> = removal_order(paths.iter()).iter().map(|p| p.to_string()).collect();
+        assert_eq!(order, ["params.a[10]", "params.a[3]", "params.a[2]", "params.b"]);
     }
 }

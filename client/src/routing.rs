@@ -383,13 +383,8 @@ mod tests {
 
     /// The report of a line that did not decode, where only its being one matters.
     fn bad_line() -> Arc<DecodeReport> {
-        Arc::new(DecodeReport {
-            line_number: Some(1),
-            method: None,
-            path: None,
-            message: "bad".into(),
-            line: String::new(),
-        })
+        let error = codex_app_protocol::ServerMessage::from_line("{").unwrap_err();
+        Arc::new(DecodeReport::of_line(1, "{", &error))
     }
 
     fn router() -> TurnRouter {
@@ -465,13 +460,9 @@ mod tests {
         r.expect("t");
         let a = r.started("t", "a");
         let line = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"a","items":"not a list","status":"completed"}}}"#;
-        let report = Arc::new(DecodeReport {
-            line_number: Some(7),
-            method: Some("turn/completed".into()),
-            path: Some("params.turn.items".into()),
-            message: "invalid type".into(),
-            line: line.into(),
-        });
+        let report =
+            Arc::new(DecodeReport::of_line(7, line, &codex_app_protocol::ServerMessage::from_line(line).unwrap_err()));
+        assert_eq!(report.path.as_ref().map(ToString::to_string).as_deref(), Some("params.turn.items"));
         r.undecodable(line, &report);
         assert_eq!(drain(&a), (vec!["undecodable".into()], true));
         assert!(matches!(a.failure(), Some(ClientError::Decode(r)) if r.line_number == Some(7)));

@@ -10,6 +10,7 @@
 
 use std::marker::PhantomData;
 
+use codex_app_protocol::path::JsonPath;
 use codex_app_protocol::*;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -28,10 +29,10 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 /// Decodes `text` (JSON) into `T`; the error names the type and the serde path.
 pub fn decode_as<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, ClientError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let message = format!("{what} does not fit `{}` at `{path}`: {}", std::any::type_name::<T>(), e.inner());
-        let mut report = DecodeReport::decoded(None, Some(&path), message);
+    T::deserialize(&mut de).and_then(|value| de.end().map(|()| value)).map_err(|e| {
+        let path = JsonPath::of_error(text, &e);
+        let message = format!("{what} does not fit `{}` at `{path}`: {e}", std::any::type_name::<T>());
+        let mut report = DecodeReport::decoded(None, Some(path), message);
         report.line = codex_app_protocol::framing::excerpt(text, 300).into_owned();
         ClientError::Decode(report)
     })

@@ -26,6 +26,7 @@
 //! the wire's JSON and decoded into the release's types, so the handles build against the crate
 //! generated from any release; a server without the method answers an error.
 
+use codex_app_protocol::path::Step;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 
@@ -206,7 +207,7 @@ impl ThreadHandle {
                     let params = wire_json(notification)?;
                     items.push(decode::<ThreadItem>(
                         "item/completed",
-                        "params.item",
+                        &["params", "item"],
                         params["params"]["item"].clone(),
                     )?);
                 }
@@ -240,7 +241,7 @@ impl ThreadHandle {
     pub async fn read(&mut self, include_turns: bool) -> Result<&Thread, ClientError> {
         let result =
             self.client.request_raw("thread/read", json!({"threadId": self.id, "includeTurns": include_turns})).await?;
-        self.thread = decode::<Thread>("thread/read", "result.thread", result["thread"].clone())?;
+        self.thread = decode::<Thread>("thread/read", &["result", "thread"], result["thread"].clone())?;
         Ok(&self.thread)
     }
 
@@ -281,7 +282,8 @@ impl Client {
     /// on.
     pub async fn thread_start(&self, params: ThreadStartParams) -> Result<ThreadHandle, ClientError> {
         let response = self.request::<request::ThreadStart>(params).await?;
-        let result = serde_json::to_value(&response).map_err(|e| decode_error("thread/start", "result", e.to_string()));
+        let result =
+            serde_json::to_value(&response).map_err(|e| decode_error("thread/start", &["result"], e.to_string()));
         self.thread_handle("thread/start", result)
     }
 
@@ -368,7 +370,7 @@ impl Client {
             method: method.to_owned(),
             why: "the answer has no thread id (`result.thread.id`)".into(),
         })?;
-        let thread = decode::<Thread>(method, "result.thread", result["thread"].clone())?;
+        let thread = decode::<Thread>(method, &["result", "thread"], result["thread"].clone())?;
         Ok(ThreadHandle { client: self.clone(), thread, id })
     }
 }
@@ -381,14 +383,16 @@ fn to_json<P: serde::Serialize + ?Sized>(method: &str, params: &P) -> Result<Val
 
 /// A notification as its wire JSON.
 fn wire_json(notification: &ServerNotification) -> Result<Value, ClientError> {
-    serde_json::to_value(notification).map_err(|e| decode_error(notification.method(), "params", e.to_string()))
+    serde_json::to_value(notification).map_err(|e| decode_error(notification.method(), &["params"], e.to_string()))
 }
 
 /// Decodes `value` (at `path` of a `method` message) into the release's type.
-fn decode<T: serde::de::DeserializeOwned>(method: &str, path: &str, value: Value) -> Result<T, ClientError> {
+fn decode<T: serde::de::DeserializeOwned>(method: &str, path: &[&str], value: Value) -> Result<T, ClientError> {
     serde_json::from_value(value).map_err(|e| decode_error(method, path, e.to_string()))
 }
 
-fn decode_error(method: &str, path: &str, message: String) -> ClientError {
+/// `path`: the members from the message to the value.
+fn decode_error(method: &str, path: &[&str], message: String) -> ClientError {
+    let path = path.iter().map(|key| Step::Key(key)).collect();
     ClientError::Decode(DecodeReport::decoded(Some(method), Some(path), message))
 }

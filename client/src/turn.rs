@@ -3,6 +3,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use codex_app_protocol::path::JsonPath;
 use codex_app_protocol::*;
 
 use serde_json::json;
@@ -200,7 +201,8 @@ impl TurnHandle {
         let result = self.client.request_raw("turn/steer", params).await?;
         result.get("turnId").and_then(|t| t.as_str()).map(str::to_owned).ok_or_else(|| {
             let message = format!("the result of `turn/steer` has no `turnId`: {result}");
-            ClientError::Decode(DecodeReport::decoded(Some("turn/steer"), Some("result.turnId"), message))
+            let path = JsonPath::root().key("result").key("turnId");
+            ClientError::Decode(DecodeReport::decoded(Some("turn/steer"), Some(path), message))
         })
     }
 

@@ -2,7 +2,6 @@
 //! is decoded and encoded, how a request is checked against the experimental opt-in, and how
 //! a notification's thread and turn are found.
 
-use codex_app_protocol::framing::excerpt;
 use codex_app_protocol::jsonrpc::{ErrorObject, ErrorResponse, Parts};
 use codex_app_protocol::{
     ClientMessage, ClientNotification, ClientRequest, RawJson, RequestId, Response, ServerNotification,
@@ -36,14 +35,7 @@ pub(crate) fn decode_server_line<M: AsRef<str>>(
             .ok()
             .filter(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some()))
             .and_then(|p| p.id);
-        let report = DecodeReport {
-            line_number: Some(number),
-            method: e.method.clone(),
-            path: e.path(),
-            message: e.to_string(),
-            line: excerpt(line, 300).into_owned(),
-        };
-        Box::new(Undecodable { report, response })
+        Box::new(Undecodable { report: DecodeReport::of_line(number, line, &e), response })
     })
 }
 
@@ -186,8 +178,7 @@ pub(crate) fn result_thread(result: &codex_app_protocol::ClientResponse) -> Opti
 
 /// A result received by method name, decoded into the release's response type of `M`.
 pub(crate) fn result<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Response, ClientError> {
-    serde_json::from_value(value)
-        .map_err(|e| ClientError::Decode(DecodeReport::decoded(Some(M::METHOD), Some("result"), e.to_string())))
+    serde_json::from_value(value).map_err(|e| ClientError::Decode(DecodeReport::result(M::METHOD, &e)))
 }
 
 /// What a notification means for the life of its turn.

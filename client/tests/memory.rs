@@ -187,7 +187,7 @@ async fn a_result_that_does_not_fit_its_type_is_a_decode_error_with_its_path() {
     match call.await.unwrap() {
         Err(ClientError::Decode(report)) => {
             assert_eq!(report.method.as_deref(), Some("thread/list"));
-            assert_eq!(report.path.as_deref(), Some("result.data"), "{report}");
+            assert_eq!(report.path.as_ref().map(ToString::to_string).as_deref(), Some("result.data"), "{report}");
         }
         other => panic!("expected a decode error, got {other:?}"),
     }
@@ -235,7 +235,7 @@ async fn undecodable_lines_are_reported_and_the_client_goes_on() {
     let Event::Undecodable(report) = second else { panic!("expected undecodable, got {second:?}") };
     assert_eq!(report.line_number, Some(3));
     assert_eq!(report.method.as_deref(), Some("thread/archived"));
-    assert_eq!(report.path.as_deref(), Some("params.threadId"));
+    assert_eq!(report.path.as_ref().map(ToString::to_string).as_deref(), Some("params.threadId"));
     let third = events.next().await.unwrap();
     let Event::Undecodable(report) = third else { panic!("expected undecodable, got {third:?}") };
     assert_eq!(report.method.as_deref(), Some("item/tool/call"));
@@ -806,7 +806,7 @@ async fn what_an_older_server_lacks_is_refused_stripped_or_sent() {
         panic!("expected a refusal, got {refused:?}")
     };
     assert_eq!((method.as_str(), release.as_str()), ("thread/list", "0.169.0"));
-    assert_eq!(items.iter().map(|i| (i.path.as_str(), i.availability.since)).collect::<Vec<_>>(), [("params.includedThreadIds", "0.171.0")]);
+    assert_eq!(items.iter().map(|i| (i.path.to_string(), i.availability.since)).collect::<Vec<_>>(), [("params.includedThreadIds".to_owned(), "0.171.0")]);
     let unavailable = client.request::<request::ModelProviderDefaultSet>(ModelProviderDefaultSetParams { provider_id: "p".into() }).await;
     assert!(matches!(unavailable, Err(ClientError::Unavailable { .. })), "{unavailable:?}");
     // Nothing was sent: the next line the server reads is the next request's.

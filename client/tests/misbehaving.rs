@@ -500,7 +500,7 @@ async fn a_turn_ends_with_the_decode_error_when_its_turn_completed_does_not_deco
     match outcome {
         Err(ClientError::Decode(report)) => {
             assert_eq!(report.method.as_deref(), Some("turn/completed"), "{report}");
-            assert!(report.path.as_deref().unwrap_or_default().contains("items"), "{report}");
+            assert!(report.path.as_ref().map(ToString::to_string).as_deref().unwrap_or_default().contains("items"), "{report}");
         }
         other => panic!("expected the decode error, got {other:?}"),
     }

@@ -52,7 +52,7 @@ async fn structured_output_is_decoded_into_the_type() {
     let turn = client.start_structured_turn::<Forecast>(text_turn(&thread, "Again?")).await.unwrap();
     match tokio::time::timeout(T, turn.result()).await.unwrap() {
         Err(ClientError::Decode(report)) => {
-            assert_eq!(report.path.as_deref(), Some("temperature"), "{report}");
+            assert_eq!(report.path.as_ref().map(ToString::to_string).as_deref(), Some("temperature"), "{report}");
             assert!(report.message.contains("Forecast"), "{report}");
         }
         other => panic!("expected a decode error, got {other:?}"),

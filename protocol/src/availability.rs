@@ -242,7 +242,7 @@ pub fn at(method: &str, path: &str) -> Option<Availability> {
 pub struct Unknown {
     /// Where, as a JSON path into the message (`params.includedThreadIds`,
     /// `params.input[0].type`).
-    pub path: String,
+    pub path: crate::path::JsonPath,
     /// What: `Type.member`, or `Type::value` for an enum value or union arm.
     pub item: String,
     pub availability: Availability,

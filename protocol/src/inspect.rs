@@ -9,6 +9,7 @@
 //!
 //! ```
 //! use codex_app_protocol::inspect::{Inspect, Inspector, Step};
+//! use codex_app_protocol::path::JsonPath;
 //! use codex_app_protocol::ServerNotification;
 //!
 //! #[derive(Default)]
@@ -16,7 +17,7 @@
 //!
 //! impl Inspector for Unknowns {
 //!     fn unrecognized(&mut self, path: &[Step<'_>], ty: &'static str) {
-//!         self.0.push(format!("{ty} at {}", Step::display(path)));
+//!         self.0.push(format!("{ty} at {}", JsonPath::from_steps(path)));
 //!     }
 //! }
 //!
@@ -32,38 +33,12 @@
 //! inspector.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde_json::Value;
 
 use crate::RawJson;
 
-/// One step of a JSON path: an object member or an array index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-impl Step<'_> {
-    /// The path as the drift report prints it: `params.items[0].type`, with a key that is not
-    /// a plain word (letters, digits, `_`, `$`, `-`) quoted (`config["a b"]`).
-    pub fn display<'p>(path: &'p [Step<'p>]) -> impl fmt::Display + 'p {
-        struct Path<'p>(&'p [Step<'p>]);
-        impl fmt::Display for Path<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                for (i, step) in self.0.iter().enumerate() {
-                    match step {
-                        Step::Index(n) => write!(f, "[{n}]")?,
-                        Step::Key(k) => crate::roundtrip::write_key(f, k, i == 0)?,
-                    }
-                }
-                Ok(())
-            }
-        }
-        Path(path)
-    }
-}
+pub use crate::path::Step;
 
 /// What a walk reports. Every method has a default that ignores the report.
 pub trait Inspector {

@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::codec;
 pub use crate::codec::ParamsError;
 use crate::framing::{FramingError, LineReader};
+use crate::path::JsonPath;
 use crate::side::{MethodEnum, ResultEnum};
 use crate::{
     ClientNotification, ClientRequest, ClientResponse, Request, RequestId, ServerNotification, ServerRequest,
@@ -388,7 +389,7 @@ impl<'de> Deserialize<'de> for BorrowedStr<'de> {
 }
 
 fn request_id(p: &Parts<'_>) -> Result<RequestId, ParamsError> {
-    p.id.clone().ok_or_else(|| ParamsError { path: String::new(), source: de::Error::missing_field("id") })
+    p.id.clone().ok_or_else(|| ParamsError { path: JsonPath::root(), source: de::Error::missing_field("id") })
 }
 
 macro_rules! request_from_parts {
@@ -466,12 +467,12 @@ impl DecodeError {
         DecodeError { line: None, id: None, method: None, kind }
     }
 
-    /// The serde path of a member error, prefixed by the member (`params.thread.id`,
-    /// `params[0]`).
-    pub fn path(&self) -> Option<String> {
+    /// Where in the message a member error is: the member, then the path inside it
+    /// (`params.thread.id`, `params[0]`, `emittedAtMs`).
+    pub fn path(&self) -> Option<JsonPath> {
         match &self.kind {
-            DecodeErrorKind::Member { member, error } if error.path == "." => Some((*member).to_owned()),
-            DecodeErrorKind::Member { member, error } => Some(codec::join_path(member, &error.path)),
+            DecodeErrorKind::Member { member: ENVELOPE_MEMBER, error } => Some(error.path.clone()),
+            DecodeErrorKind::Member { member, error } => Some(JsonPath::root().key(member).join(&error.path)),
             _ => None,
         }
     }
@@ -897,6 +898,6 @@ mod tests {
         let error =
             TypedServerMessage::from_line_with(r#"{"method":"thread/archived","params":{"threadId":7}}"#, method_of)
                 .unwrap_err();
-        assert_eq!(error.path().as_deref(), Some("params.threadId"));
+        assert_eq!(error.path().map(|p| p.to_string()).as_deref(), Some("params.threadId"));
     }
 }

@@ -153,6 +153,7 @@ pub mod framing;
 pub mod inspect;
 pub mod jsonrpc;
 mod method;
+pub mod path;
 pub mod roundtrip;
 pub mod side;
 // Which macros (and presence modules) the generated code uses depends on the schema it was

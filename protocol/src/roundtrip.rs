@@ -8,15 +8,14 @@
 //!   except where the type is `Option<Option<T>>`. [`differences`] reports each such pair as
 //!   [`Difference::NullOrAbsent`], so a caller that knows the types (the drift check) can
 //!   tell the exception; [`equivalent`] takes them as equal.
-//! - **Numbers** are compared by value ([`same_number`]): integers exactly; anything else as
+//! - **Numbers** are compared by value: integers exactly; anything else as
 //!   `f64`, a few units in the last place apart allowed, because `serde_json` without its
 //!   `float_roundtrip` feature (which this crate does not turn on for its users) may read a
 //!   float's text back one unit in the last place off. `1` equals `1.0`.
 //! - **The top-level `jsonrpc` member** is not compared: the crate reads it and does not
 //!   write it (`jsonrpc` inside `params` is compared like any member).
 //!
-//! Paths are written as the drift check prints them: `params.thread.turns[0].items[2].status`
-//! ([`push_key`], [`push_index`]).
+//! Each difference names where it is with a [`JsonPath`] (`params.thread.turns[0].status`).
 //!
 //! ```
 //! use codex_app_protocol::roundtrip::{differences, equivalent, Difference};
@@ -33,26 +32,28 @@
 
 use serde_json::{Number, Value};
 
+use crate::path::{JsonPath, Step};
+
 /// Where a message and its re-encoding differ, under the rules of the [module](self).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Difference<'a> {
     /// A member of the original that the re-encoding does not have (and that is not `null`):
     /// a member the types do not know.
-    Missing { path: String, original: &'a Value },
+    Missing { path: JsonPath, original: &'a Value },
     /// A member the re-encoding adds (and that is not `null`).
-    Added { path: String, reencoded: &'a Value },
+    Added { path: JsonPath, reencoded: &'a Value },
     /// An array re-encoded with another number of elements.
-    Length { path: String, original: usize, reencoded: usize },
+    Length { path: JsonPath, original: usize, reencoded: usize },
     /// A value re-encoded as another.
-    Changed { path: String, original: &'a Value, reencoded: &'a Value },
+    Changed { path: JsonPath, original: &'a Value, reencoded: &'a Value },
     /// `null` on one side, absent on the other: equal, unless the member is an
     /// `Option<Option<T>>`. `original_null`: the original had the `null`.
-    NullOrAbsent { path: String, original_null: bool },
+    NullOrAbsent { path: JsonPath, original_null: bool },
 }
 
 impl Difference<'_> {
-    /// The JSON path of the difference (`""` for the whole message).
-    pub fn path(&self) -> &str {
+    /// Where the difference is ([`JsonPath::root`] for the whole message).
+    pub fn path(&self) -> &JsonPath {
         match self {
             Difference::Missing { path, .. }
             | Difference::Added { path, .. }
@@ -68,7 +69,7 @@ impl Difference<'_> {
 /// `serde_json::Map`.
 pub fn differences<'a>(original: &'a Value, reencoded: &'a Value) -> Vec<Difference<'a>> {
     let mut out = Vec::new();
-    compare(original, reencoded, &mut String::new(), true, &mut out);
+    compare(original, reencoded, &mut Vec::new(), &mut out);
     out
 }
 
@@ -81,7 +82,7 @@ pub fn equivalent(original: &Value, reencoded: &Value) -> bool {
 /// Whether two JSON numbers are the same value: integers exactly, anything else (floats, and
 /// integers beyond 64 bits, which a `Value` holds as floats) as `f64`, up to 4 units in the
 /// last place apart.
-pub fn same_number(a: &Number, b: &Number) -> bool {
+fn same_number(a: &Number, b: &Number) -> bool {
     match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
         (Some(x), Some(y), _, _) => x == y,
         (_, _, Some(x), Some(y)) => x == y,
@@ -94,82 +95,49 @@ pub fn same_number(a: &Number, b: &Number) -> bool {
     }
 }
 
-/// Appends member `key` to `path`: `.key` for a plain word (ASCII letters, digits, `_`, `$`,
-/// `-`), `["key"]` with JSON escapes for anything else (a `.`, `[`, `"`, space or non-ASCII
-/// letter; the empty key). Every path the crate and the drift check print is written by this
-/// rule (the crate writes it to formatters too, from the same function).
-pub fn push_key(path: &mut String, key: &str) {
-    let first = path.is_empty();
-    write_key(path, key, first).expect("writing to a String does not fail");
-}
-
-/// Appends array element `index` to `path`: `[index]`.
-pub fn push_index(path: &mut String, index: usize) {
-    use std::fmt::Write as _;
-    let _ = write!(path, "[{index}]");
-}
-
-/// Writes member `key` as [`push_key`] appends it; `first` for the first step of a path (no
-/// `.` before a plain word).
-pub(crate) fn write_key<W: std::fmt::Write>(out: &mut W, key: &str, first: bool) -> std::fmt::Result {
-    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'));
-    if plain {
-        if !first {
-            out.write_char('.')?;
-        }
-        out.write_str(key)
-    } else {
-        write!(out, "[{}]", serde_json::to_string(key).expect("a string always serializes"))
-    }
-}
-
 // `serde_json` bounds the nesting of a `Value` it parses (128 levels), which bounds this
 // recursion.
-fn compare<'a>(original: &'a Value, reencoded: &'a Value, path: &mut String, top: bool, out: &mut Vec<Difference<'a>>) {
+fn compare<'a>(original: &'a Value, reencoded: &'a Value, path: &mut Vec<Step<'a>>, out: &mut Vec<Difference<'a>>) {
+    let here = |path: &[Step<'_>]| JsonPath::from_steps(path);
     match (original, reencoded) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, av) in a {
-                if top && key == "jsonrpc" {
+                if path.is_empty() && key == "jsonrpc" {
                     continue;
                 }
-                let len = path.len();
-                push_key(path, key);
+                path.push(Step::Key(key));
                 match (av, b.get(key)) {
-                    (_, Some(bv)) => compare(av, bv, path, false, out),
-                    (Value::Null, None) => {
-                        out.push(Difference::NullOrAbsent { path: path.clone(), original_null: true })
-                    }
-                    (_, None) => out.push(Difference::Missing { path: path.clone(), original: av }),
+                    (_, Some(bv)) => compare(av, bv, path, out),
+                    (Value::Null, None) => out.push(Difference::NullOrAbsent { path: here(path), original_null: true }),
+                    (_, None) => out.push(Difference::Missing { path: here(path), original: av }),
                 }
-                path.truncate(len);
+                path.pop();
             }
             for (key, bv) in b {
                 if a.contains_key(key) {
                     continue;
                 }
-                let len = path.len();
-                push_key(path, key);
+                path.push(Step::Key(key));
                 out.push(match bv {
-                    Value::Null => Difference::NullOrAbsent { path: path.clone(), original_null: false },
-                    _ => Difference::Added { path: path.clone(), reencoded: bv },
+                    Value::Null => Difference::NullOrAbsent { path: here(path), original_null: false },
+                    _ => Difference::Added { path: here(path), reencoded: bv },
                 });
-                path.truncate(len);
+                path.pop();
             }
         }
         (Value::Array(a), Value::Array(b)) if a.len() != b.len() => {
-            out.push(Difference::Length { path: path.clone(), original: a.len(), reencoded: b.len() })
+            out.push(Difference::Length { path: here(path), original: a.len(), reencoded: b.len() })
         }
         (Value::Array(a), Value::Array(b)) => {
             for (i, (av, bv)) in a.iter().zip(b).enumerate() {
-                let len = path.len();
-                push_index(path, i);
-                compare(av, bv, path, false, out);
-                path.truncate(len);
+                path.push(Step::Index(i));
+                compare(av, bv, path, out);
+                path.pop();
             }
         }
         (Value::Number(a), Value::Number(b)) if same_number(a, b) => {}
         (a, b) if a == b => {}
-        (a, b) => out.push(Difference::Changed { path: path.clone(), original: a, reencoded: b }),
+        (a, b) => out.push(Difference::Changed { path: here(path), original: a, reencoded: b }),
     }
 }
 
@@ -184,7 +152,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "a": {"x": 1, "gone": [1], "nil": null}, "n": [1, 2.5], "f": 1, "s": "x"});
         let reencoded = json!({"a": {"x": 1.0, "new": true, "also": null}, "n": [1, 2.5, 3], "f": 2, "s": "x"});
         let found = differences(&original, &reencoded);
-        let paths: Vec<&str> = found.iter().map(Difference::path).collect();
+        let paths: Vec<String> = found.iter().map(|d| d.path().to_string()).collect();
         assert_eq!(paths, ["a.gone", "a.nil", "a.also", "a.new", "f", "n"]);
         assert!(matches!(found[0], Difference::Missing { original, .. } if original == &json!([1])));
         assert!(matches!(found[1], Difference::NullOrAbsent { original_null: true, .. }));
@@ -195,37 +163,19 @@ mod tests {
         assert_eq!(differences(&a, &b).len(), 1);
         assert!(equivalent(&json!({"a": null, "b": [1, {"c": null}]}), &json!({"b": [1.0, {}], "d": null})));
         assert!(!equivalent(&json!({"a": 1}), &json!({"a": 1, "b": 0})));
-        let mut p = String::new();
-        push_key(&mut p, "params");
-        push_index(&mut p, 0);
-        push_key(&mut p, "a b");
-        push_key(&mut p, "");
-        assert_eq!(p, r#"params[0]["a b"][""]"#);
     }
 
-    /// The one quoting rule, with the keys that need it: a `.`, `[`, `"`, a space, a slash,
-    /// the empty key and a non-ASCII letter are quoted; a leading digit is not (an index is
-    /// always in brackets, so `.0a` cannot be read as one). A path from the text of a decode
-    /// error ([`crate::codec`]'s `path_at`) and a path of the round trip are written alike.
+    /// A path of the round trip and one from the text of a decode error ([`crate::codec`]'s
+    /// `path_at`) name the same place alike, for keys that need quoting (the rule itself:
+    /// [`crate::path`]'s tests).
     #[test]
-    fn keys_that_need_quoting() {
+    fn paths_of_keys_that_need_quoting() {
         type Nested = std::collections::HashMap<String, std::collections::HashMap<String, String>>;
-        let cases = [
-            ("a.b", r#"x["a.b"]"#),
-            ("a[0]", r#"x["a[0]"]"#),
-            ("say \"hi\"", r#"x["say \"hi\""]"#),
-            ("src/a b.rs", r#"x["src/a b.rs"]"#),
-            ("", r#"x[""]"#),
-            ("café", r#"x["café"]"#),
-            ("0a-b_$", "x.0a-b_$"),
-        ];
-        for (key, want) in cases {
-            let mut path = "x".to_owned();
-            push_key(&mut path, key);
-            assert_eq!(path, want, "{key}");
+        for key in ["a.b", "a[0]", "say \"hi\"", "src/a b.rs", "", "café", "0a-b_$"] {
+            let want = JsonPath::root().key("x").key(key);
             let (object, empty) = (json!({ "x": { key: null } }), json!({"x": {}}));
             let found = differences(&object, &empty);
-            assert_eq!(found[0].path(), want, "{key}: the round trip's path");
+            assert_eq!(found[0].path(), &want, "{key}: the round trip's path");
             let text = format!(r#"{{"x":{{{}:7}}}}"#, serde_json::to_string(key).unwrap());
             let error = serde_json::from_str::<Nested>(&text).unwrap_err();
             let at = crate::codec::path_at(&text, crate::codec::error_offset(&text, &error));

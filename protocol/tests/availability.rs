@@ -40,8 +40,8 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         let sort = r#"{"sortDirection":"asc"}"#;
         let floor = Check::new(&Release::parse(FLOOR).unwrap());
         let at_floor = floor.params_text("thread/list", sort).unwrap();
-        let items: Vec<(&str, &str)> = at_floor.iter().map(|u| (u.path.as_str(), u.item.as_str())).collect();
-        assert!(items.contains(&("params.sortDirection", "ThreadListParams.sortDirection")), "{items:?}");
+        let items: Vec<(String, &str)> = at_floor.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect();
+        assert!(items.contains(&("params.sortDirection".into(), "ThreadListParams.sortDirection")), "{items:?}");
         assert!(at_floor.iter().all(|u| u.availability.since == "0.122.0"), "{at_floor:?}");
         let typed: ThreadListParams = serde_json::from_str(sort).unwrap();
         assert_eq!(sorted(floor.params("thread/list", &typed).unwrap()), sorted(at_floor), "typed and text agree");
@@ -60,12 +60,12 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         let result = r#"{"success":true,"contentItems":[{"type":"inputText","text":"a"},{"type":"inputAudio","audioUrl":"x"}]}"#;
         let check = Check::new(&Release::parse("0.140.0").unwrap());
         let found = check.result_text("item/tool/call", result).unwrap();
-        let items: Vec<(&str, &str)> = found.iter().map(|u| (u.path.as_str(), u.item.as_str())).collect();
+        let items: Vec<(String, &str)> = found.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect();
         assert_eq!(
             items,
             [
-                ("result.contentItems[1]", "DynamicToolCallOutputContentItem::inputAudio"),
-                ("result.contentItems[1].audioUrl", "InputAudioDynamicToolCallOutputContentItem.audioUrl"),
+                ("result.contentItems[1]".into(), "DynamicToolCallOutputContentItem::inputAudio"),
+                ("result.contentItems[1].audioUrl".into(), "InputAudioDynamicToolCallOutputContentItem.audioUrl"),
             ],
             "an arm is found at its object, and its members at theirs"
         );

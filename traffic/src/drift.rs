@@ -44,6 +44,7 @@ use std::path::Path;
 use codex_app_protocol::framing::excerpt;
 use codex_app_protocol::inspect::{Inspect, Step};
 use codex_app_protocol::jsonrpc::{DecodeError, DecodeErrorKind, Parts};
+use codex_app_protocol::path::JsonPath;
 use codex_app_protocol::roundtrip::{self, Difference};
 use codex_app_protocol::side::{self, MessageOf, MethodEnum, ResultEnum, Side};
 use codex_app_protocol::{ClientNotification, ClientRequest, Message, RequestId};
@@ -51,7 +52,6 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::path::{push_index, push_key, split_last};
 use crate::transcript::{self, Dir, Entry, Format, TranscriptError};
 use crate::unrecognized;
 
@@ -118,7 +118,7 @@ pub struct Finding {
     /// The method of the message (for a response: of its request), when known.
     pub method: Option<String>,
     /// Where in the message (`params.thread.status`), when the finding is about one place.
-    pub path: Option<String>,
+    pub path: Option<JsonPath>,
     pub detail: String,
     /// Found on a line marked `bad`: reported, but not drift.
     pub expected: bool,
@@ -130,8 +130,10 @@ impl fmt::Display for Finding {
         if let Some(method) = &self.method {
             write!(f, " `{method}`")?;
         }
-        if let Some(path) = &self.path {
-            write!(f, " at {}", if path.is_empty() { "(top level)" } else { path })?;
+        match &self.path {
+            Some(path) if path.is_root() => f.write_str(" at (top level)")?,
+            Some(path) => write!(f, " at {path}")?,
+            None => {}
         }
         write!(f, ": {}", self.detail)?;
         if self.expected {
@@ -310,7 +312,7 @@ impl Checker {
         Checker { one_sided, pending: Default::default(), report: Report::default() }
     }
 
-    fn find(&mut self, e: &Entry, kind: Kind, method: Option<&str>, path: Option<String>, detail: impl Into<String>) {
+    fn find(&mut self, e: &Entry, kind: Kind, method: Option<&str>, path: Option<JsonPath>, detail: impl Into<String>) {
         self.report.findings.push(Finding {
             number: e.number,
             dir: e.dir,
@@ -413,7 +415,7 @@ impl Checker {
                             e,
                             Kind::Undecodable,
                             Some(&method),
-                            Some(join_result(&err.path)),
+                            Some(JsonPath::root().key("result").join(&err.path)),
                             err.source.to_string(),
                         );
                         false
@@ -442,7 +444,7 @@ impl Checker {
                 self.seen(e.dir, MessageKind::Response, "?");
                 let id = serde_json::to_string(id).unwrap_or_default();
                 let detail = format!("no earlier {} request has id {id}", e.dir.opposite());
-                self.find(e, Kind::OrphanResponse, None, Some("id".into()), detail);
+                self.find(e, Kind::OrphanResponse, None, Some(JsonPath::root().key("id")), detail);
                 None
             }
         }
@@ -454,7 +456,7 @@ impl Checker {
         if let (Some(id), None, false) = (&err.id, &method, self.one_sided) {
             let id = serde_json::to_string(id).unwrap_or_default();
             let detail = format!("an error response, but no earlier {} request has id {id}", e.dir.opposite());
-            self.find(e, Kind::OrphanResponse, None, Some("id".into()), detail);
+            self.find(e, Kind::OrphanResponse, None, Some(JsonPath::root().key("id")), detail);
         }
         let message = Message::<ClientRequest, ClientNotification>::Error(err);
         let reencoded = match serde_json::to_value(&message) {
@@ -495,7 +497,7 @@ impl Checker {
                 kept.swap_remove(i);
                 continue;
             }
-            let path = literal.parse::<f64>().ok().and_then(|f| path_of_float(original, f, &mut String::new()));
+            let path = literal.parse::<f64>().ok().and_then(|f| path_of_float(original, f, &mut Vec::new()));
             let detail =
                 format!("the integer {} does not fit 64 bits; it was re-encoded as a float", excerpt(literal, 60));
             self.find(e, Kind::RoundTrip, method, path, detail);
@@ -566,7 +568,10 @@ impl Checker {
         }
         for (path, original_null) in diffs.null_gaps {
             let Some(strukt) = found.null_meaningful.get(&path) else { continue };
-            let member = split_last(&path).map_or(path.as_str(), |(_, m)| m);
+            let member = match path.last() {
+                Some(Step::Key(member)) => member.to_owned(),
+                _ => path.to_string(),
+            };
             let detail = if original_null {
                 format!("`{strukt}.{member}` is Option<Option<T>>: an explicit null was re-encoded as absent")
             } else {
@@ -616,32 +621,22 @@ fn big_integer_literals(text: &str) -> Vec<&str> {
 }
 
 /// The path of the first number in `v` that is the float `f`.
-fn path_of_float(v: &Value, f: f64, path: &mut String) -> Option<String> {
+fn path_of_float<'v>(v: &'v Value, f: f64, path: &mut Vec<Step<'v>>) -> Option<JsonPath> {
     match v {
-        Value::Number(n) if n.is_f64() && n.as_f64() == Some(f) => Some(path.clone()),
+        Value::Number(n) if n.is_f64() && n.as_f64() == Some(f) => Some(JsonPath::from_steps(path)),
         Value::Object(m) => m.iter().find_map(|(k, x)| {
-            let len = path.len();
-            push_key(path, k);
+            path.push(Step::Key(k));
             let found = path_of_float(x, f, path);
-            path.truncate(len);
+            path.pop();
             found
         }),
         Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| {
-            let len = path.len();
-            push_index(path, i);
+            path.push(Step::Index(i));
             let found = path_of_float(x, f, path);
-            path.truncate(len);
+            path.pop();
             found
         }),
         _ => None,
-    }
-}
-
-fn join_result(path: &str) -> String {
-    if path.is_empty() || path == "." {
-        "result".to_owned()
-    } else {
-        format!("result.{path}")
     }
 }
 
@@ -649,12 +644,12 @@ fn join_result(path: &str) -> String {
 #[derive(Default)]
 struct Diffs {
     /// Members with a non-null value that the re-encoding does not have.
-    lost: Vec<(String, Value)>,
+    lost: Vec<(JsonPath, Value)>,
     /// Other differences, described.
-    changed: Vec<(String, String)>,
+    changed: Vec<(JsonPath, String)>,
     /// Members that are `null` on one side and absent on the other (equal unless the member
     /// is `Option<Option<T>>`); `true` when the original had the `null`.
-    null_gaps: Vec<(String, bool)>,
+    null_gaps: Vec<(JsonPath, bool)>,
 }
 
 impl Diffs {
@@ -764,11 +759,12 @@ mod tests {
             json!({"jsonrpc": "2.0", "a": {"x": 1, "gone": [1], "nil": null}, "n": [1, 2.5], "f": 1, "s": "x"}),
             json!({"a": {"x": 1.0, "new": true, "also": null}, "n": [1, 2.5, 3], "f": 2, "s": "x"}),
         );
-        assert_eq!(d.lost, [("a.gone".to_owned(), json!([1]))]);
-        let changed: Vec<&str> = d.changed.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(d.lost, [(JsonPath::root().key("a").key("gone"), json!([1]))]);
+        let changed: Vec<String> = d.changed.iter().map(|(p, _)| p.to_string()).collect();
         assert_eq!(changed, ["a.new", "f", "n"]);
         assert_eq!(d.changed[2].1, "2 elements re-encoded as 3");
-        assert_eq!(d.null_gaps, [("a.nil".to_owned(), true), ("a.also".to_owned(), false)]);
+        let gaps: Vec<(String, bool)> = d.null_gaps.iter().map(|(p, null)| (p.to_string(), *null)).collect();
+        assert_eq!(gaps, [("a.nil".to_owned(), true), ("a.also".to_owned(), false)]);
         // `jsonrpc` is only dropped at the top.
         let d = diffs(json!({"p": {"jsonrpc": "2.0"}}), json!({"p": {}}));
         assert_eq!(d.lost.len(), 1);
@@ -793,11 +789,11 @@ mod tests {
         // An explicit null re-encoded as absent: drift for `branch`.
         let found = run(plain.clone(), json!({"params": {"branch": null}}), json!({"params": {}}));
         assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!((found[0].kind, found[0].path.as_deref()), (Kind::RoundTrip, Some("params.branch")));
+        assert_eq!((found[0].kind, found[0].path.as_ref().map(JsonPath::to_string)), (Kind::RoundTrip, Some("params.branch".to_owned())));
         assert!(found[0].detail.contains("`ThreadMetadataGitInfoUpdateParams.branch` is Option<Option<T>>"), "{}", found[0]);
         // Absent re-encoded as null: drift too.
         let found = run(plain.clone(), json!({"params": {}}), json!({"params": {"sha": null}}));
-        assert_eq!(found.iter().map(|f| f.path.as_deref()).collect::<Vec<_>>(), [Some("params.sha")]);
+        assert_eq!(found.iter().map(|f| f.path.as_ref().map(JsonPath::to_string)).collect::<Vec<_>>(), [Some("params.sha".to_owned())]);
         // Kept apart: no drift.
         let kept = ThreadMetadataGitInfoUpdateParams { branch: Some(None), ..plain };
         assert_eq!(run(kept, json!({"params": {"branch": null}}), json!({"params": {"branch": null}})), []);
@@ -815,8 +811,12 @@ mod tests {
             root: &[],
         };
         c.check_typed(&e, Some("x"), &(), t);
-        let found: Vec<(Kind, Option<&str>)> = c.report.findings.iter().map(|f| (f.kind, f.path.as_deref())).collect();
-        assert_eq!(found, [(Kind::RoundTrip, Some("params.a")), (Kind::RoundTrip, Some("params.added"))]);
+        let found: Vec<(Kind, Option<String>)> =
+            c.report.findings.iter().map(|f| (f.kind, f.path.as_ref().map(JsonPath::to_string))).collect();
+        assert_eq!(
+            found,
+            [(Kind::RoundTrip, Some("params.a".to_owned())), (Kind::RoundTrip, Some("params.added".to_owned()))]
+        );
         assert_eq!(c.report.findings[0].detail, r#""b" re-encoded as "c""#);
     }
 }

@@ -24,7 +24,6 @@
 //! ```
 
 pub mod drift;
-pub mod path;
 pub mod summary;
 pub mod transcript;
 pub mod unrecognized;

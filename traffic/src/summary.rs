@@ -36,10 +36,10 @@ use crate::unrecognized;
 /// crate generates (`ClientRequest::ThreadStart`, `ClientResponse::Unrecognized`).
 fn variant_name<T: Inspect + ?Sized>(value: &T, root: &[Step<'_>]) -> String {
     let found = unrecognized::inspect(value, root, None);
-    let root_text = unrecognized::path_text(root);
+    let root_path = codex_app_protocol::path::JsonPath::from_steps(root);
     match (found.root_variant, found.unrecognized.first()) {
         (Some((ty, rust)), _) => format!("{ty}::{rust}"),
-        (None, Some((path, ty, _))) if *path == root_text => format!("{ty}::Unrecognized"),
+        (None, Some((path, ty, _))) if *path == root_path => format!("{ty}::Unrecognized"),
         _ => "?".to_owned(),
     }
 }

@@ -3,28 +3,27 @@
 //!
 //! An `Unrecognized` variant (an unknown enum value, union arm or method) round-trips
 //! unchanged, so only the types can tell it is there; and an `Option<Option<T>>` member looks
-//! like any optional member on the wire. The walk reports both with their JSON paths, built
-//! with [`crate::path`] so they equal the paths of every other finding.
+//! like any optional member on the wire. The walk reports both with their JSON paths
+//! ([`JsonPath`], as every other finding's).
 
 use codex_app_protocol::framing::excerpt;
 use std::collections::{HashMap, HashSet};
 
 use codex_app_protocol::inspect::{Inspect, Inspector, Step};
+use codex_app_protocol::path::JsonPath;
 use serde_json::Value;
-
-use crate::path::{push_index, push_key};
 
 /// What the walk of one decoded value found.
 #[derive(Debug, Default)]
 pub struct Found<'j> {
     /// `(path, Rust type, description)` of each `Unrecognized` value, in the order of the walk.
-    pub unrecognized: Vec<(String, &'static str, String)>,
+    pub unrecognized: Vec<(JsonPath, &'static str, String)>,
     /// Paths of `Option<Option<T>>` members (present or not) -> the struct that has them.
-    pub null_meaningful: HashMap<String, &'static str>,
+    pub null_meaningful: HashMap<JsonPath, &'static str>,
     /// The first variant reported at the root: `(Rust type, Rust variant)`.
     pub root_variant: Option<(&'static str, &'static str)>,
     /// The paths in `unrecognized`, so each is reported once (a line can have thousands).
-    seen: HashSet<String>,
+    seen: HashSet<JsonPath>,
     root_len: usize,
     /// The message as JSON (its re-encoding), where each unknown value is looked up by its
     /// path to describe it.
@@ -40,24 +39,12 @@ pub fn inspect<'a, 'j, T: Inspect + ?Sized>(value: &'a T, root: &[Step<'a>], jso
     found
 }
 
-/// A path as the drift report prints it.
-pub fn path_text(path: &[Step<'_>]) -> String {
-    let mut out = String::new();
-    for step in path {
-        match step {
-            Step::Key(k) => push_key(&mut out, k),
-            Step::Index(i) => push_index(&mut out, *i),
-        }
-    }
-    out
-}
-
 impl Inspector for Found<'_> {
     fn unrecognized(&mut self, path: &[Step<'_>], ty: &'static str) {
-        let text = path_text(path);
-        if self.seen.insert(text.clone()) {
+        let here = JsonPath::from_steps(path);
+        if self.seen.insert(here.clone()) {
             let detail = describe(ty, self.json.and_then(|json| at(json, path)));
-            self.unrecognized.push((text, ty, detail));
+            self.unrecognized.push((here, ty, detail));
         }
     }
 
@@ -68,7 +55,7 @@ impl Inspector for Found<'_> {
     }
 
     fn null_meaningful(&mut self, path: &[Step<'_>], ty: &'static str) {
-        self.null_meaningful.insert(path_text(path), ty);
+        self.null_meaningful.insert(JsonPath::from_steps(path), ty);
     }
 }
 
@@ -95,7 +82,7 @@ pub fn describe(ty: &str, json: Option<&Value>) -> String {
     }
 }
 
-/// The value at `path` (as [`path_text`] prints it, from the steps) inside `json`.
+/// The value at `path` (steps from the root) inside `json`.
 pub fn at<'v>(json: &'v Value, path: &[Step<'_>]) -> Option<&'v Value> {
     path.iter().try_fold(json, |v, step| match step {
         Step::Key(k) => v.get(*k),
@@ -109,11 +96,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn keys_of_maps_are_quoted_in_paths() {
-        assert_eq!(
-            path_text(&[Step::Key("result"), Step::Key("a \"b\""), Step::Index(2), Step::Key("c")]),
-            r#"result["a \"b\""][2].c"#
-        );
+    fn describes_and_locates_unknown_values() {
         assert_eq!(
             describe("X", Some(&json!({"other": {}}))),
             "unknown union variant `other` (single-key object) of `X`"
@@ -136,8 +119,8 @@ mod tests {
         let Ok(Message::Notification(n)) = ServerMessage::from_line(line) else { panic!("{line}") };
         let json = serde_json::to_value(&n).unwrap();
         let found = inspect(&n, &[], Some(&json));
-        let paths: Vec<(&str, &str)> = found.unrecognized.iter().map(|(p, t, _)| (p.as_str(), *t)).collect();
-        assert_eq!(paths, [("params.turn.items[1]", "ThreadItem"), ("params.turn.status", "TurnStatus")]);
+        let paths: Vec<(String, &str)> = found.unrecognized.iter().map(|(p, t, _)| (p.to_string(), *t)).collect();
+        assert_eq!(paths, [("params.turn.items[1]".to_owned(), "ThreadItem"), ("params.turn.status".to_owned(), "TurnStatus")]);
         assert_eq!(found.unrecognized[0].2, "unknown union variant `type: \"hologram\"` of `ThreadItem`");
         assert_eq!(found.root_variant, Some(("ServerNotification", "TurnCompleted")));
     }

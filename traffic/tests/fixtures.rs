@@ -55,13 +55,13 @@ fn protocol_errors_bad_lines_are_expected_findings() {
     };
     let entries = transcript::read_file(&path, Format::Transcript).unwrap();
     let report = drift::check(&entries, Format::Transcript);
-    let found: Vec<(Kind, Option<&str>, bool)> =
-        report.findings.iter().map(|f| (f.kind, f.path.as_deref(), f.expected)).collect();
+    let found: Vec<(Kind, Option<String>, bool)> =
+        report.findings.iter().map(|f| (f.kind, f.path.as_ref().map(ToString::to_string), f.expected)).collect();
     assert_eq!(
         found,
         [
             (Kind::UnknownMethod, None, true),
-            (Kind::Undecodable, Some("params.threadId"), true),
+            (Kind::Undecodable, Some("params.threadId".into()), true),
             (Kind::NotJson, None, true)
         ],
         "{}",

@@ -41,7 +41,7 @@ fn assert_one(found: &[Finding], kind: Kind, path: Option<&str>, detail: &str) {
     let rendered: Vec<String> = found.iter().map(ToString::to_string).collect();
     assert_eq!(found.len(), 1, "expected one finding, got {rendered:#?}");
     let f = &found[0];
-    assert_eq!((f.kind, f.path.as_deref()), (kind, path), "{f}");
+    assert_eq!((f.kind, f.path.as_ref().map(ToString::to_string).as_deref()), (kind, path), "{f}");
     assert!(f.detail.contains(detail), "`{detail}` not in: {f}");
 }
 
@@ -389,12 +389,12 @@ fn every_kind_of_finding_writes_its_path_alike() {
     let unknown = r#"{"id":1,"method":"applyPatchApproval","params":{"callId":"c","conversationId":"t","fileChanges":{"src/a b.rs":{"type":"add","content":"x","zz":1}}}}"#;
     let entries = [Entry::new(Dir::S2c, undecodable), Entry::new(Dir::S2c, unknown)];
     let report = drift::check(&entries, Format::Transcript);
-    let found: Vec<(Kind, Option<&str>)> = report.drift().map(|f| (f.kind, f.path.as_deref())).collect();
+    let found: Vec<(Kind, Option<String>)> = report.drift().map(|f| (f.kind, f.path.as_ref().map(ToString::to_string))).collect();
     assert_eq!(
         found,
         [
-            (Kind::Undecodable, Some(r#"params.fileChanges["src/a b.rs"].content"#)),
-            (Kind::UnknownField, Some(r#"params.fileChanges["src/a b.rs"].zz"#)),
+            (Kind::Undecodable, Some(r#"params.fileChanges["src/a b.rs"].content"#.into())),
+            (Kind::UnknownField, Some(r#"params.fileChanges["src/a b.rs"].zz"#.into())),
         ],
         "{report:?}"
     );

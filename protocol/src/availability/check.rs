@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::{owner_row, Kind, Member, Owner, Release, Unknown};
 use crate::generated::availability::{METHODS, OWNERS};
+use crate::path::JsonPath;
 
 /// What one codex release lacks of the crate's protocol, ready to check messages against.
 ///
@@ -231,7 +232,7 @@ impl Check {
     ) -> Result<Vec<Unknown>, serde_json::Error> {
         let mut out = Vec::new();
         let Some(plan) = plan else { return Ok(out) };
-        let mut path = String::new();
+        let mut path = JsonPath::root();
         let mut at = At { check: self, root, path: &mut path, out: &mut out };
         if plan.whole() {
             at.value(plan, &serde_json::to_value(value)?, 0);
@@ -245,7 +246,7 @@ impl Check {
     fn text(&self, plan: Option<&Plan>, root: &'static str, text: &str) -> Result<Vec<Unknown>, serde_json::Error> {
         let mut out = Vec::new();
         let Some(plan) = plan else { return Ok(out) };
-        let mut path = String::new();
+        let mut path = JsonPath::root();
         let mut de = serde_json::Deserializer::from_str(text);
         let at = At { check: self, root, path: &mut path, out: &mut out };
         serde::de::DeserializeSeed::deserialize(Stream { at, plan, depth: 0 }, &mut de)?;
@@ -290,7 +291,7 @@ impl NameHasher {
 struct At<'a> {
     check: &'a Check,
     root: &'static str,
-    path: &'a mut String,
+    path: &'a mut JsonPath,
     out: &'a mut Vec<Unknown>,
 }
 
@@ -305,10 +306,9 @@ impl At<'_> {
         }
         let m = step.member;
         if let Some(availability) = m.availability() {
-            let dot = if self.path.is_empty() || self.path.starts_with('[') { "" } else { "." };
             let sep = if m.value { "::" } else { "." };
             self.out.push(Unknown {
-                path: format!("{}{dot}{}", self.root, self.path),
+                path: JsonPath::root().key(self.root).join(self.path),
                 item: format!("{}{sep}{}", plan.owner.name, m.wire),
                 availability,
                 is_value: m.value,
@@ -321,13 +321,12 @@ impl At<'_> {
         if depth > MAX_DEPTH {
             return;
         }
-        let len = self.path.len();
         match value {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    crate::roundtrip::push_index(self.path, i);
+                    self.path.push_index(i);
                     self.value(plan, item, depth + 1);
-                    self.path.truncate(len);
+                    self.path.pop();
                 }
             }
             Value::String(s) => {
@@ -349,12 +348,12 @@ impl At<'_> {
                         continue;
                     }
                     if let Some(step) = plan.member(key) {
-                        crate::roundtrip::push_key(self.path, key);
+                        self.path.push_key(key);
                         self.report(plan, step);
                         if let Some(child) = step.child {
                             self.value(self.check.plan(child), v, depth + 1);
                         }
-                        self.path.truncate(len);
+                        self.path.pop();
                     }
                 }
             }
@@ -434,14 +433,13 @@ impl<'de> serde::de::Visitor<'de> for Stream<'_, '_> {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        let len = self.at.path.len();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             let Some(step) = self.plan.member(&key) else {
                 // Nothing the release lacks is in it: skipped unread.
                 map.next_value::<serde::de::IgnoredAny>()?;
                 continue;
             };
-            crate::roundtrip::push_key(self.at.path, &key);
+            self.at.path.push_key(&key);
             self.at.report(self.plan, step);
             match step.child {
                 Some(child) => {
@@ -452,18 +450,17 @@ impl<'de> serde::de::Visitor<'de> for Stream<'_, '_> {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
-            self.at.path.truncate(len);
+            self.at.path.pop();
         }
         Ok(())
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
-        let len = self.at.path.len();
         for i in 0.. {
-            crate::roundtrip::push_index(self.at.path, i);
+            self.at.path.push_index(i);
             let more =
                 seq.next_element_seed(Stream { at: self.at.reborrow(), plan: self.plan, depth: self.depth + 1 })?;
-            self.at.path.truncate(len);
+            self.at.path.pop();
             if more.is_none() {
                 break;
             }
@@ -637,11 +634,10 @@ impl ser::SerializeSeq for Items<'_, '_> {
 
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
         let at = &mut self.walker.at;
-        let len = at.path.len();
-        crate::roundtrip::push_index(at.path, self.index);
+        at.path.push_index(self.index);
         self.index += 1;
         let walked = value.serialize(Walker { at: at.reborrow(), plan: self.walker.plan });
-        at.path.truncate(len);
+        at.path.pop();
         walked
     }
 
@@ -679,14 +675,13 @@ impl<'p> Members<'_, 'p> {
     fn member<T: Serialize + ?Sized>(&mut self, step: &'p Step, value: &T) -> Result<(), serde_json::Error> {
         let plan = self.walker.plan;
         let at = &mut self.walker.at;
-        let len = at.path.len();
-        crate::roundtrip::push_key(at.path, step.member.wire);
+        at.path.push_key(step.member.wire);
         at.report(plan, step);
         let walked = match step.child {
             Some(child) => at.child(child, value),
             None => Ok(()),
         };
-        at.path.truncate(len);
+        at.path.pop();
         walked
     }
 }

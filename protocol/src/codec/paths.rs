@@ -4,6 +4,7 @@
 use serde::de;
 
 use super::trail::{self, Nested};
+use crate::path::JsonPath;
 
 /// The byte offset in `text` of serde_json's error position (its line and column: the
 /// column counts the bytes of the line before the position), so that multi-line and
@@ -16,15 +17,14 @@ pub fn error_offset(text: &str, e: &serde_json::Error) -> usize {
     line_start + e.column()
 }
 
-/// The JSON path (`thread.turns[0].id`, empty at the top) of the value that ends before byte
-/// `end` of the JSON `text` ([`error_offset`] of an error), its keys unescaped and written by
-/// the crate's one rule ([`push_key`](crate::roundtrip::push_key): `files["src/a b.rs"]`).
+/// The path (`thread.turns[0].id`, the root at the top) of the value that ends before byte
+/// `end` of the JSON `text` ([`error_offset`] of an error), its keys unescaped.
 ///
 /// serde_json reports a type error at the last byte of the offending value and a missing
 /// member at the end of its object, so scanning the text up to there gives the path of what
 /// did not fit. This needs no second, path-tracking decode (which would compile every
 /// type's deserializer twice).
-pub fn path_at(text: &str, end: usize) -> String {
+pub fn path_at(text: &str, end: usize) -> JsonPath {
     enum Frame {
         Object { key: Option<String> },
         Array { index: usize },
@@ -67,12 +67,12 @@ pub fn path_at(text: &str, end: usize) -> String {
         }
         i += 1;
     }
-    let mut path = String::new();
+    let mut path = JsonPath::root();
     for frame in &stack {
         match frame {
-            Frame::Object { key: Some(key) } => crate::roundtrip::push_key(&mut path, key),
+            Frame::Object { key: Some(key) } => path.push_key(key),
             Frame::Object { key: None } => {}
-            Frame::Array { index } => crate::roundtrip::push_index(&mut path, *index),
+            Frame::Array { index } => path.push_index(*index),
         }
     }
     path
@@ -86,10 +86,10 @@ pub fn path_at(text: &str, end: usize) -> String {
 pub fn nested_error<E: de::Error>(text: &str, e: serde_json::Error) -> E {
     let here = path_at(text, error_offset(text, &e));
     let (path, message) = match trail::take_nested() {
-        Some(inner) => (join_path(&here, &inner.path), inner.message),
+        Some(inner) => (here.join(&inner.path), inner.message),
         None => (here, message_of(&e)),
     };
-    if path.is_empty() {
+    if path.is_root() {
         return E::custom(message);
     }
     let error = E::custom(format_args!("in `{path}`: {message}"));
@@ -108,16 +108,6 @@ pub(super) fn message_of(e: &serde_json::Error) -> String {
     match message.strip_suffix(&position) {
         Some(bare) => bare.to_owned(),
         None => message,
-    }
-}
-
-/// `outer` and `inner` paths joined (`a.b` + `[0].c` = `a.b[0].c`).
-pub fn join_path(outer: &str, inner: &str) -> String {
-    match (outer.is_empty(), inner.is_empty()) {
-        (_, true) => outer.to_owned(),
-        (true, false) => inner.to_owned(),
-        (false, false) if inner.starts_with('[') => format!("{outer}{inner}"),
-        (false, false) => format!("{outer}.{inner}"),
     }
 }
 

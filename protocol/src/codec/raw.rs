@@ -8,20 +8,21 @@ use serde::de::{self, DeserializeOwned};
 use serde_json::value::RawValue;
 
 use super::duplicates::resolve_duplicates;
-use super::paths::{error_offset, join_path, path_at};
+use super::paths::{error_offset, path_at};
 use super::trail;
+use crate::path::JsonPath;
 
 /// Why `params` (or a `result`, or an envelope member) did not decode.
 #[derive(Debug)]
 pub struct ParamsError {
-    /// Where in the value decoding failed (`thread.turns[0].items`), empty at the top.
-    pub path: String,
+    /// Where in the value decoding failed (`thread.turns[0].items`; the root at the top).
+    pub path: JsonPath,
     pub source: serde_json::Error,
 }
 
 impl fmt::Display for ParamsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
+        if self.path.is_root() {
             write!(f, "{}", self.source)
         } else {
             write!(f, "at `{}`: {}", self.path, self.source)
@@ -82,7 +83,7 @@ fn params_error(text: &str, source: serde_json::Error) -> ParamsError {
     let here = path_at(text, error_offset(text, &source));
     match trail::take_nested() {
         None => ParamsError { path: here, source },
-        Some(inner) => ParamsError { path: join_path(&here, &inner.path), source: de::Error::custom(inner.message) },
+        Some(inner) => ParamsError { path: here.join(&inner.path), source: de::Error::custom(inner.message) },
     }
 }
 
@@ -91,7 +92,7 @@ pub fn member<T: DeserializeOwned>(extra: &[(Cow<'_, str>, &RawValue)], name: &s
     match extra.iter().rev().find(|(k, _)| k == name) {
         None => Ok(None),
         Some((_, raw)) => params::<Option<T>>(Some(raw)).map_err(|mut e| {
-            e.path = if e.path.is_empty() { name.to_owned() } else { format!("{name}.{}", e.path) };
+            e.path = JsonPath::root().key(name).join(&e.path);
             e
         }),
     }

@@ -24,7 +24,7 @@ use std::cell::RefCell;
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Nested {
     /// `thread.turns[0].id`, relative to the buffered value.
-    pub(super) path: String,
+    pub(super) path: crate::path::JsonPath,
     /// The error's message, without the path or a position.
     pub(super) message: String,
 }
