@@ -776,7 +776,7 @@ impl Client {
             return Ok(());
         }
         match wire::experimental_reason(line) {
-            Some(reason) => Err(ClientError::Refused(wire::experimental_error_message(reason))),
+            Some(reason) => Err(ClientError::Refused(reason.error_message())),
             None => Ok(()),
         }
     }

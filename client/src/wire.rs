@@ -117,18 +117,12 @@ pub(crate) fn error_line(id: Option<RequestId>, error: ErrorObject) -> String {
 /// (`thread/start.dynamicTools`), or `None`. A line that does not decode as a client request
 /// (a method newer than the crate) uses none that the crate knows of.
 #[cfg(feature = "experimental")]
-pub(crate) fn experimental_reason(line: &str) -> Option<&'static str> {
+pub(crate) fn experimental_reason(line: &str) -> Option<codex_app_protocol::ExperimentalReason> {
     use codex_app_protocol::{ExperimentalApi, Message};
     match ClientMessage::from_line(line) {
         Ok(Message::Request(request)) => request.experimental_reason(),
         _ => None,
     }
-}
-
-/// The error message the server gives for experimental use without the opt-in.
-#[cfg(feature = "experimental")]
-pub(crate) fn experimental_error_message(reason: &str) -> String {
-    codex_app_protocol::experimental_error_message(reason)
 }
 
 /// The id of a turn (`Turn`, as `turn/start` and `turn/completed` carry it), read from its

@@ -6,14 +6,71 @@
 //! before it sends: the descriptor of the first experimental surface a value uses, worded as
 //! the server words it (`mock/experimentalMethod`, `thread/start.dynamicTools`).
 
+use std::fmt;
+
+use crate::path::JsonPath;
+
 /// Implemented for `ClientRequest` and every client request params type.
 pub trait ExperimentalApi {
-    /// The server's descriptor of the first experimental method or member this value uses
-    /// (a member counts when it is present and not `null`), or `None` for a stable value.
-    fn experimental_reason(&self) -> Option<&'static str>;
+    /// The first experimental method or member this value uses (a member counts when it is
+    /// present and not `null`), or `None` for a stable value.
+    fn experimental_reason(&self) -> Option<ExperimentalReason>;
 }
 
-/// The message the server answers with when `reason` is used without the capability.
+/// The experimental surface a request uses: its method, when the method is experimental, or
+/// the member of its params that is, with the members that lead to it.
+///
+/// It displays as the server's descriptor (`mock/experimentalMethod`,
+/// `thread/start.dynamicTools`, `thread/items/list.deferOutput.commandExecution`: the method,
+/// then the members' wire names joined with `.`), which
+/// [`error_message`](Self::error_message) puts in the server's error.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ExperimentalReason {
+    method: &'static str,
+    members: Vec<&'static str>,
+}
+
+impl ExperimentalReason {
+    /// The method of the request.
+    pub fn method(&self) -> &'static str {
+        self.method
+    }
+
+    /// The wire names of the members from the params down to the experimental one (outermost
+    /// first); empty when the method itself is experimental.
+    pub fn members(&self) -> &[&'static str] {
+        &self.members
+    }
+
+    /// Where in the request the experimental member is (`params.dynamicTools`); `params` when
+    /// the method itself is experimental.
+    pub fn path(&self) -> JsonPath {
+        self.members.iter().fold(JsonPath::root().key("params"), |path, member| path.key(member))
+    }
+
+    /// The message the server answers with when this is used without the capability.
+    pub fn error_message(&self) -> String {
+        experimental_error_message(&self.to_string())
+    }
+
+    /// An experimental method.
+    pub(crate) fn method_itself(method: &'static str) -> ExperimentalReason {
+        ExperimentalReason { method, members: Vec::new() }
+    }
+}
+
+impl fmt::Display for ExperimentalReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.method)?;
+        for member in &self.members {
+            write!(f, ".{member}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The message the server answers with when the surface its descriptor `reason` names is used
+/// without the capability.
 pub fn experimental_error_message(reason: &str) -> String {
     format!("{reason} requires experimentalApi capability")
 }
@@ -30,31 +87,10 @@ pub trait Surface {
     fn experimental_path(&self, path: &mut Vec<&'static str>) -> bool;
 }
 
-/// The server's descriptor of the first experimental surface `params` of `method` uses:
-/// the method, then the wire path (`thread/start.dynamicTools`).
-///
-/// A descriptor with a path is made once and kept for the life of the process: there are
-/// as many as the schema has experimental members below a method's params, a bounded set.
-pub(crate) fn reason<T: Surface + ?Sized>(method: &'static str, params: &T) -> Option<&'static str> {
-    use std::collections::BTreeSet;
-    use std::sync::Mutex;
-
-    static DESCRIPTORS: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut path = Vec::new();
-    if !params.experimental_path(&mut path) {
-        return None;
-    }
-    if path.is_empty() {
-        return Some(method);
-    }
-    let descriptor = format!("{method}.{}", path.join("."));
-    let mut known = DESCRIPTORS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = known.get(descriptor.as_str()) {
-        return Some(known);
-    }
-    let descriptor: &'static str = Box::leak(descriptor.into_boxed_str());
-    known.insert(descriptor);
-    Some(descriptor)
+/// The first experimental surface `params` of `method` uses.
+pub(crate) fn reason<T: Surface + ?Sized>(method: &'static str, params: &T) -> Option<ExperimentalReason> {
+    let mut members = Vec::new();
+    params.experimental_path(&mut members).then_some(ExperimentalReason { method, members })
 }
 
 /// Types that hold no experimental surface of their own.

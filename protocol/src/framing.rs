@@ -185,12 +185,17 @@ fn memchr(bytes: &[u8]) -> Option<usize> {
 /// The start of `text` for a message or a log: at most `max_chars` characters, with `...`
 /// when it was cut (cut between characters, never inside one).
 ///
+/// Hidden, not API: the one truncation the workspace's crates share (the client's reports, the
+/// drift check, the recorder), here because they all depend on this crate; it may change in
+/// any release.
+///
 /// ```
 /// use codex_app_protocol::framing::excerpt;
 /// assert_eq!(excerpt("thread/started", 6), "thread...");
 /// assert_eq!(excerpt("héllo", 2), "hé...");
 /// assert_eq!(excerpt("short", 5), "short");
 /// ```
+#[doc(hidden)]
 pub fn excerpt(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => format!("{}...", &text[..end]).into(),

@@ -189,7 +189,7 @@ mod generated {
 }
 
 #[cfg(feature = "experimental")]
-pub use experimental::{experimental_error_message, ExperimentalApi};
+pub use experimental::{experimental_error_message, ExperimentalApi, ExperimentalReason};
 
 /// Test support, not API: what this workspace's tests (and those of crates built on this one)
 /// use to pin tests to the codex release they were written for. Hidden from the docs, and

@@ -104,12 +104,12 @@ macro_rules! wire_requests {
             }
 
             /// Decodes a request from its id, method and raw `params` (absent and `null` are the same).
-            pub fn from_parts(id: $crate::RequestId, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<Self, $crate::codec::ParamsError> {
+            pub(crate) fn from_parts(id: $crate::RequestId, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<Self, $crate::jsonrpc::ParamsError> {
                 $crate::codec::decode_raw(params, |params| Self::deserialize_params(id.clone(), method, params))
             }
 
             /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
-            pub fn deserialize_params<'de, D: serde::Deserializer<'de>>(id: $crate::RequestId, method: &str, params: D) -> Result<Self, D::Error> {
+            pub(crate) fn deserialize_params<'de, D: serde::Deserializer<'de>>(id: $crate::RequestId, method: &str, params: D) -> Result<Self, D::Error> {
                 Ok(match method {
                     $(
                         $(#[cfg($cfg)])?
@@ -154,13 +154,13 @@ macro_rules! wire_requests {
         impl $response {
             /// Decodes the `result` of a response to a request of `method` (a client keeps
             /// `id -> method` for the requests it sent).
-            pub fn decode(method: &str, result: &serde_json::value::RawValue) -> Result<Self, $crate::codec::ParamsError> {
+            pub fn decode(method: &str, result: &serde_json::value::RawValue) -> Result<Self, $crate::jsonrpc::ParamsError> {
                 $crate::codec::decode_raw(Some(result), |result| Self::deserialize_result(method, result))
             }
 
             /// Decodes the `result` of a response to a request of `method` straight from
             /// `result`.
-            pub fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
+            pub(crate) fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
                 // Boxed as `params::required::decode` boxes params.
                 Ok(match method {
                     $($(#[cfg($cfg)])? $wire => Self::$variant($crate::wire_methods::params::boxed(result)?),)*
@@ -169,7 +169,7 @@ macro_rules! wire_requests {
             }
 
             /// The typed result of a request of `R`: `Some` when this is the result of a method
-            /// whose response type is `R::Response` (as [`Self::deserialize_result`] typed it by
+            /// whose response type is `R::Response` (as [`Self::decode`] typed it by
             /// the request's method), without decoding it again; `None` otherwise (another
             /// method, or `Unrecognized`).
             pub fn into_result<R: $crate::Request>(self) -> Option<R::Response>
@@ -212,7 +212,7 @@ macro_rules! wire_requests {
         impl $crate::ExperimentalApi for $name {
             // An experimental method's params are not looked at.
             #[allow(unused_variables)]
-            fn experimental_reason(&self) -> Option<&'static str> {
+            fn experimental_reason(&self) -> Option<$crate::ExperimentalReason> {
                 match self {
                     $(
                         $(#[cfg($cfg)])?
@@ -324,11 +324,11 @@ macro_rules! wire_notifications {
             }
 
             /// Decodes a notification from its method, raw `params` (absent and `null` are the same) and other members.
-            pub fn from_parts(
+            pub(crate) fn from_parts(
                 method: &str,
                 params: Option<&serde_json::value::RawValue>,
                 extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)],
-            ) -> Result<Self, $crate::codec::ParamsError> {
+            ) -> Result<Self, $crate::jsonrpc::ParamsError> {
                 // The envelope members first, and the message is never dropped here (not
                 // even if a panic unwinds through): that would compile the drop code of every
                 // notification's params into this function (ARCHITECTURE.md, "Build cost").
@@ -345,7 +345,7 @@ macro_rules! wire_notifications {
             }
 
             /// Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
-            pub fn deserialize_params<'de, D: serde::Deserializer<'de>>(method: &str, params: D) -> Result<Self, D::Error> {
+            pub(crate) fn deserialize_params<'de, D: serde::Deserializer<'de>>(method: &str, params: D) -> Result<Self, D::Error> {
                 Ok(match method {
                     $(
                         $(#[cfg($cfg)])?
@@ -360,7 +360,7 @@ macro_rules! wire_notifications {
 
             /// Sets the envelope members every notification may carry from the message's
             /// members other than `method` and `params`.
-            pub fn set_envelope(&mut self, extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)]) -> Result<(), $crate::codec::ParamsError> {
+            pub(crate) fn set_envelope(&mut self, extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)]) -> Result<(), $crate::jsonrpc::ParamsError> {
                 let _ = extra;
                 let ($($env,)*) = self.envelope_mut();
                 $(*$env = $crate::codec::member(extra, $env_wire)?;)*
@@ -582,7 +582,7 @@ pub mod params {
     /// method is experimental), else what its params use.
     macro_rules! reason {
         ([$cfg:meta] $wire:literal $($kind:ident $params:ident)?) => {
-            Some($wire)
+            Some($crate::ExperimentalReason::method_itself($wire))
         };
         ([] $wire:literal) => {
             None
@@ -601,7 +601,7 @@ pub mod params {
             #[cfg(feature = "experimental")]
             $(#[cfg($cfg)])?
             impl $crate::ExperimentalApi for $params {
-                fn experimental_reason(&self) -> Option<&'static str> {
+                fn experimental_reason(&self) -> Option<$crate::ExperimentalReason> {
                     $crate::experimental::reason($wire, self)
                 }
             }
@@ -665,7 +665,7 @@ pub mod params {
         pub fn experimental_reason<T: crate::experimental::Surface + ?Sized>(
             method: &'static str,
             params: &T,
-        ) -> Option<&'static str> {
+        ) -> Option<crate::ExperimentalReason> {
             crate::experimental::reason(method, params)
         }
     }
@@ -710,7 +710,7 @@ pub mod params {
         pub fn experimental_reason<T: crate::experimental::Surface>(
             method: &'static str,
             params: &Option<Box<T>>,
-        ) -> Option<&'static str> {
+        ) -> Option<crate::ExperimentalReason> {
             params.as_deref().and_then(|params| crate::experimental::reason(method, params))
         }
     }

@@ -243,21 +243,25 @@ mod experimental {
         assert_eq!(stable.experimental_reason(), None);
 
         let tools = ThreadStartParams { dynamic_tools: Some(vec![]), ..Default::default() };
-        assert_eq!(tools.experimental_reason(), Some("thread/start.dynamicTools"));
+        assert_eq!(tools.experimental_reason().map(|r| r.to_string()).as_deref(), Some("thread/start.dynamicTools"));
         let mock = ThreadStartParams { mock_experimental_field: Some("x".into()), ..Default::default() };
-        assert_eq!(mock.experimental_reason(), Some("thread/start.mockExperimentalField"));
+        assert_eq!(mock.experimental_reason().map(|r| r.to_string()).as_deref(), Some("thread/start.mockExperimentalField"));
 
         // Nested: the server's descriptor names the whole path.
         let nested: ThreadItemsListParams =
             serde_json::from_value(json!({"threadId": "t", "deferOutput": {"commandExecution": true}})).unwrap();
-        assert_eq!(nested.experimental_reason(), Some("thread/items/list.deferOutput.commandExecution"));
+        let reason = nested.experimental_reason().unwrap();
+        assert_eq!(reason.to_string(), "thread/items/list.deferOutput.commandExecution");
+        assert_eq!((reason.method(), reason.members()), ("thread/items/list", &["deferOutput", "commandExecution"][..]));
+        assert_eq!(reason.path(), "params.deferOutput.commandExecution");
+        assert_eq!(reason.error_message(), "thread/items/list.deferOutput.commandExecution requires experimentalApi capability");
         let empty: ThreadItemsListParams = serde_json::from_value(json!({"threadId": "t", "deferOutput": {}})).unwrap();
         assert_eq!(empty.experimental_reason(), None);
 
         let request = ClientRequest::MockExperimentalMethod { id: RequestId::Integer(1), params: Default::default() };
-        assert_eq!(request.experimental_reason(), Some("mock/experimentalMethod"));
+        assert_eq!(request.experimental_reason().map(|r| r.to_string()).as_deref(), Some("mock/experimentalMethod"));
         let request = ClientRequest::ThreadStart { id: RequestId::Integer(2), params: Box::new(tools) };
-        assert_eq!(request.experimental_reason(), Some("thread/start.dynamicTools"));
+        assert_eq!(request.experimental_reason().map(|r| r.to_string()).as_deref(), Some("thread/start.dynamicTools"));
         let request = ClientRequest::ThreadStart { id: RequestId::Integer(3), params: Box::new(stable) };
         assert_eq!(request.experimental_reason(), None);
 
