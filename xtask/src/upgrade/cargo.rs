@@ -44,7 +44,7 @@ struct Diagnostic {
 /// What cargo's messages said about a build.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Build {
-    /// `build-finished`'s `success`; `None`: cargo never got that far (or is older than 1.44).
+    /// `build-finished`'s `success`; `None`: cargo never got that far.
     pub success: Option<bool>,
     /// The targets with errors (`NAME (KIND)`), in the order they came, each once.
     pub failed_targets: Vec<String>,
@@ -110,11 +110,16 @@ pub fn run(cmd: &mut Command, mut other: impl FnMut(&str)) -> anyhow::Result<(Ex
     let mut child = cmd.stdout(Stdio::piped()).spawn().with_context(|| format!("cannot run {cmd:?}"))?;
     let stdout = child.stdout.take().context("no stdout")?;
     let mut build = Build::default();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.context("reading cargo's output")?;
-        if !build.take(&line) {
-            other(&line);
+    let mut reader = BufReader::new(stdout);
+    let mut bytes = Vec::new();
+    // A test may print anything, valid UTF-8 or not: each line is read to the end.
+    while reader.read_until(b'\n', &mut bytes).context("reading cargo's output")? > 0 {
+        let line = String::from_utf8_lossy(&bytes);
+        let line = line.trim_end_matches(['\n', '\r']);
+        if !build.take(line) {
+            other(line);
         }
+        bytes.clear();
     }
     Ok((child.wait()?, build))
 }

@@ -44,7 +44,7 @@ struct MetadataTarget {
     name: String,
     kind: Vec<String>,
     src_path: PathBuf,
-    /// Absent before cargo 1.71; `cargo test` ran every target by default then too.
+    /// Absent from older cargos' output: then taken as tested.
     #[serde(default = "yes")]
     test: bool,
 }
