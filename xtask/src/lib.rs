@@ -26,8 +26,14 @@ pub mod traffic;
 pub mod upgrade;
 
 use std::path::PathBuf;
+use std::process::Command;
 
 /// The workspace root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is in the workspace").to_owned()
+}
+
+/// The cargo that runs this program (`$CARGO`), else `cargo` from `PATH`.
+pub fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }

@@ -19,7 +19,7 @@ enum Command {
     Diff(diff::Args),
     /// Clean rebuild and check times of the protocol crate, dependencies prebuilt.
     BuildTimes(build_times::Args),
-    /// Record real app-server traffic into traffic/fixtures/<codex version>/<scenario>.ndjson
+    /// Record real app-server traffic into traffic/fixtures/VERSION/SCENARIO.ndjson
     /// (`cargo xtask record --help` for its options).
     Record(traffic::Forwarded),
     /// Check recorded traffic against the typed crate; exits non-zero on drift

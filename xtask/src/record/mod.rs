@@ -30,7 +30,7 @@ use normalize::Normalizer;
 use scenarios::{Session, SCENARIOS};
 use server::AppServer;
 
-use crate::traffic::RecordLine;
+use crate::traffic::{RecordSummary, ScenarioResult};
 
 /// How long `finish` waits for the server to exit after stdin is closed.
 const FINISH: Duration = Duration::from_secs(5);
@@ -40,7 +40,7 @@ pub struct Args {
     /// The codex binary to run (default: $CODEX_BIN, the pinned .codex-bin install, then PATH).
     #[arg(long)]
     codex: Option<PathBuf>,
-    /// Where to write the transcripts (default: traffic/fixtures/<codex version>).
+    /// Where to write the transcripts (default: traffic/fixtures/VERSION, VERSION the codex release).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Scenarios to record (default: all).
@@ -54,6 +54,10 @@ pub struct Args {
     /// diff). Fails on the first difference, after printing it.
     #[arg(long, value_name = "RUNS", conflicts_with = "out")]
     repeat: Option<usize>,
+    /// Also write each scenario's result (the fixture written, or the error) as JSON to FILE,
+    /// also when scenarios fail (what `cargo xtask upgrade` reads).
+    #[arg(long, value_name = "FILE", conflicts_with = "repeat")]
+    summary: Option<PathBuf>,
 }
 
 /// What one recorded scenario produced.
@@ -103,6 +107,7 @@ pub fn run(args: Args) -> Result<()> {
 
     let mut failed = Vec::new();
     let mut written = Vec::new();
+    let mut results = Vec::new();
     for name in selected {
         match record(name, &codex, &debug_dir) {
             Ok(r) => {
@@ -113,17 +118,24 @@ pub fn run(args: Args) -> Result<()> {
                 let (c2s, s2c) =
                     (r.entries.iter().filter(|e| e.dir == codex_app_traffic::Dir::C2s).count(), r.entries.len());
                 let detail = format!("{c2s:>3} c2s {:>4} s2c  {:>6.2}s", s2c - c2s, r.duration.as_secs_f64());
-                println!("{}", RecordLine::Recorded { scenario: name.to_owned(), detail, path: path.clone() }.render());
+                let result = ScenarioResult::Recorded { scenario: name.to_owned(), detail, path: path.clone() };
+                println!("{}", result.render());
                 for note in &r.notes {
                     println!("    {note}");
                 }
                 written.push(path);
+                results.push(result);
             }
             Err(e) => {
-                println!("{}", RecordLine::Failed { scenario: name.to_owned(), error: format!("{e:#}") }.render());
+                let result = ScenarioResult::Failed { scenario: name.to_owned(), error: format!("{e:#}") };
+                println!("{}", result.render());
                 failed.push(name);
+                results.push(result);
             }
         }
+    }
+    if let Some(file) = &args.summary {
+        RecordSummary { codex_version: version.clone(), scenarios: results }.write(file)?;
     }
 
     if !written.is_empty() {

@@ -1,0 +1,350 @@
+//! `cargo xtask upgrade [VERSION]`: the whole codex upgrade in one command.
+//!
+//! The steps of README's "Upgrading codex", each printed as it runs with its wall time:
+//!
+//! 1. the version: VERSION, else the latest release on npm (`npm view @openai/codex version`);
+//! 2. install it (`CODEX_VERSION=VERSION scripts/install-codex.sh`), unless `--codex PATH`;
+//! 3. regen ([`crate::regen`]): when the schema needs decisions, print them and stop there (the
+//!    regen writes nothing, so the rerun after adding them does the whole upgrade);
+//! 4. record: build `xtask-traffic` with cargo ([`cargo::build_traffic_binary`]: this binary
+//!    never builds the protocol crate), then run its `record --summary FILE`, whose JSON
+//!    ([`crate::traffic::RecordSummary`]) says which fixtures it wrote and which scenarios
+//!    failed;
+//! 5. the drift check (`xtask-traffic drift`) on the fixtures written;
+//! 6. the tests an upgrade is expected to change: the traffic crate's (fixtures, snapshots) and
+//!    the test targets holding a `pinned_to_codex!` ([`workspace`]: targets from `cargo
+//!    metadata`), with `INSTA_UPDATE=new` (pending snapshots are written as `.snap.new`, never
+//!    accepted), without `CODEX_APP_SKIP_PINNED_TESTS` and with the tests that need the codex
+//!    binary (`--include-ignored`).
+//!
+//! What the subprocesses report is read as data: cargo's JSON messages ([`cargo`]), exit
+//! statuses and the record summary; only the names of failed tests come from libtest's text
+//! ([`cargo::failed_tests`]).
+//!
+//! A failed step does not stop the ones that can still run (after a failed record, drift runs
+//! on what was written and the tests run). Then a report of what needs a person ([`report`]):
+//! failed steps, decisions to add, scenarios that no longer fit, pinned tests to move,
+//! snapshots to review, failing tests.
+
+pub mod cargo;
+pub mod report;
+mod steps;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context as _};
+
+use crate::traffic::RecordSummary;
+use crate::{codex, regen};
+pub use report::Report;
+pub use steps::{Outcome, Step};
+use steps::{Steps, Stop};
+use workspace::Workspace;
+
+/// The npm package of the codex CLI.
+pub const NPM_PACKAGE: &str = "@openai/codex";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The codex release to upgrade to (default: the latest on npm).
+    version: Option<String>,
+    /// Use this codex binary instead of installing VERSION (its `--version` must be VERSION,
+    /// when given).
+    #[arg(long)]
+    codex: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let root = crate::root();
+    let version = match &args.version {
+        Some(v) => check_version(v)?,
+        None => {
+            println!("upgrade: asking npm for the latest {NPM_PACKAGE}");
+            latest_on_npm()?
+        }
+    };
+    println!("upgrade: to codex {version}");
+    let workspace = Workspace::load(&root).context("cannot read the workspace's targets")?;
+    let report = upgrade(&workspace, &version, args.codex.as_deref());
+    print!("{}", report.render());
+    if !report.is_done() {
+        bail!("the upgrade to codex {version} needs a person (see the report above)");
+    }
+    Ok(())
+}
+
+/// The traffic crate (`traffic/`): its fixture and snapshot tests change with every release.
+pub const TRAFFIC_PACKAGE: &str = "codex-app-traffic";
+
+/// Every step that can run; what each found goes to the report.
+fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report {
+    let root = workspace.root.as_path();
+    // Static, so known before anything runs: which test targets to run.
+    let pinned = workspace.scan_pinned();
+    let test_runs = workspace.test_runs(&pinned);
+    let mut steps =
+        Steps { report: Report { version: version.to_owned(), ..Report::default() }, total: 4 + test_runs.len() };
+
+    let codex = match codex {
+        Some(path) => steps.run("check codex", || {
+            println!("{}", path.display());
+            let found = codex::version(path)?;
+            if found != version {
+                bail!("{} is codex {found}, not {version}", path.display());
+            }
+            Ok(path.to_owned())
+        }),
+        None => steps.run(&format!("install codex {version}"), || install_codex(root, version)),
+    };
+
+    let mut missing = None;
+    let regenerated = match &codex {
+        None => {
+            steps.skip("regen", "no codex to run");
+            false
+        }
+        Some(codex) => {
+            let changes = steps.run("regen", || {
+                let started = Instant::now();
+                let set = regen::from_codex(codex)?;
+                if set.codex_version != version {
+                    bail!("{} says it is codex {}, not {version}", codex.display(), set.codex_version);
+                }
+                match regen::regen(root, Some(set), &codex_app_codegen::Settings::codex()?) {
+                    Ok(plan) => {
+                        regen::print_summary(&plan.set, &plan.summary, started);
+                        Ok(plan.changes)
+                    }
+                    Err(e) => match e
+                        .downcast_ref::<codex_app_codegen::Error>()
+                        .and_then(|e| e.missing_decisions.as_deref())
+                    {
+                        Some(m) => {
+                            println!("\n{}", m.render());
+                            missing = Some(m.clone());
+                            Err(Stop(format!("{} decision(s) to add; nothing was written", m.len())).into())
+                        }
+                        None => Err(e.context(
+                            "regen stopped; nothing was written (a generator error: a schema construct it does not \
+                             handle needs a change in codegen/)",
+                        )),
+                    },
+                }
+            });
+            match changes {
+                Some(changes) => {
+                    steps.report.changes = changes;
+                    true
+                }
+                None => false,
+            }
+        }
+    };
+    steps.report.decisions = missing;
+
+    if let (true, Some(codex)) = (regenerated, codex.as_deref()) {
+        let summary_file = workspace.target_directory.join("upgrade/record-summary.json");
+        let mut traffic_binary = None;
+        let mut summary = None;
+        steps.run("record", || {
+            println!(
+                "building xtask-traffic first (release; minutes when the protocol crate changed), then every scenario"
+            );
+            let binary = cargo::build_traffic_binary()?;
+            traffic_binary = Some(binary.clone());
+            // Whatever an earlier run left is not this run's.
+            let _ = std::fs::remove_file(&summary_file);
+            let status = Command::new(&binary)
+                .current_dir(root)
+                .arg("record")
+                .arg("--codex")
+                .arg(codex)
+                .arg("--summary")
+                .arg(&summary_file)
+                .status()
+                .with_context(|| format!("cannot run {}", binary.display()))?;
+            summary = summary_file.exists().then(|| RecordSummary::read(&summary_file)).transpose()?;
+            record_outcome(status, summary.as_ref())
+        });
+        let written: Vec<PathBuf> =
+            summary.as_ref().map(|s| s.fixtures().into_iter().map(Path::to_owned).collect()).unwrap_or_default();
+        steps.report.scenarios = summary
+            .as_ref()
+            .map(|s| {
+                s.failures()
+                    .into_iter()
+                    .map(|(name, error)| (name.to_owned(), report::first_line(error).to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+
+        match traffic_binary.filter(|_| !written.is_empty()) {
+            None => steps.skip("drift", "record wrote no fixture"),
+            Some(binary) => {
+                steps.run("drift", || {
+                    let status = Command::new(&binary)
+                        .current_dir(root)
+                        .arg("drift")
+                        .args(&written)
+                        .status()
+                        .with_context(|| format!("cannot run {}", binary.display()))?;
+                    if !status.success() {
+                        bail!(
+                            "drift in the recorded traffic, or a fixture it could not read (`xtask-traffic drift` \
+                             exited with {status}; its table and error are above)"
+                        );
+                    }
+                    Ok(())
+                });
+            }
+        }
+
+        for run in &test_runs {
+            let mut failed = Vec::new();
+            steps.run(&format!("tests {}", run.package), || {
+                let args = run.cargo_args();
+                println!("cargo {}", args.join(" "));
+                let mut cmd = crate::cargo();
+                cmd.current_dir(root).args(&args).env("INSTA_UPDATE", "new").env_remove(SKIP_PINNED_TESTS_ENV);
+                let (status, build, failed_tests) = cargo::test(&mut cmd)?;
+                failed = failed_tests;
+                build.check().context("the tests do not compile")?;
+                match (status.success(), failed.len()) {
+                    (true, _) => Ok(()),
+                    (false, 0) => bail!("`cargo test` failed ({status}) and named no failing test (see above)"),
+                    (false, n) => bail!("{n} test(s) failed"),
+                }
+            });
+            steps.report.failed_tests.extend(failed.into_iter().map(|t| format!("{}: {t}", run.package)));
+        }
+    } else {
+        let why = "regen did not finish: the protocol crate is still generated from the previous release";
+        steps.skip("record", why);
+        steps.skip("drift", why);
+        for run in &test_runs {
+            steps.skip(&format!("tests {}", run.package), why);
+        }
+    }
+
+    steps.report.pinned = pinned.into_iter().filter(|p| p.version != version).collect();
+    steps.report.snapshots = workspace.pending_snapshots();
+    steps.report
+}
+
+/// The variable that makes the pinned tests pass with a note; unset for the tests step. (The
+/// protocol crate's, which this build of xtask does not compile; a test holds them equal.)
+const SKIP_PINNED_TESTS_ENV: &str = "CODEX_APP_SKIP_PINNED_TESTS";
+
+/// The record step's outcome, from `xtask-traffic record`'s exit status and the summary it
+/// wrote (if it got that far).
+fn record_outcome(status: ExitStatus, summary: Option<&RecordSummary>) -> anyhow::Result<()> {
+    let failed: Vec<&str> =
+        summary.map(|s| s.failures().into_iter().map(|(name, _)| name).collect()).unwrap_or_default();
+    match (status.success(), summary) {
+        (true, Some(_)) => Ok(()),
+        (true, None) => bail!("`xtask-traffic record` succeeded but wrote no summary"),
+        (false, Some(_)) if !failed.is_empty() => bail!("{} scenario(s) failed: {}", failed.len(), failed.join(", ")),
+        (false, Some(_)) => {
+            bail!("`xtask-traffic record` failed ({status}) after recording every scenario (its error is above)")
+        }
+        (false, None) => {
+            bail!("`xtask-traffic record` failed ({status}) before writing its summary (its error is above)")
+        }
+    }
+}
+
+/// The version as npm and the install script take it: `1.2.3`, `1.2.3-alpha.4`.
+fn check_version(v: &str) -> anyhow::Result<String> {
+    let v = v.trim();
+    let (core, pre) = match v.split_once(['-', '+']) {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (v, None),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    let core_ok = parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    let pre_ok = pre
+        .is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')));
+    if !core_ok || !pre_ok {
+        bail!("`{v}` is not a codex version (like 0.171.0 or 0.172.0-alpha.1)");
+    }
+    Ok(v.to_owned())
+}
+
+fn latest_on_npm() -> anyhow::Result<String> {
+    let out = Command::new("npm").args(["view", NPM_PACKAGE, "version"]).output().context(
+        "cannot run npm (needed to find the latest codex; or pass the version: `cargo xtask upgrade 0.171.0`)",
+    )?;
+    if !out.status.success() {
+        bail!("`npm view {NPM_PACKAGE} version` failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    check_version(&String::from_utf8_lossy(&out.stdout)).context("npm answered something else than a version")
+}
+
+/// `CODEX_VERSION=<version> scripts/install-codex.sh`; its last line of output is the binary.
+fn install_codex(root: &Path, version: &str) -> anyhow::Result<PathBuf> {
+    let script = root.join("scripts/install-codex.sh");
+    let out = Command::new(&script)
+        .env("CODEX_VERSION", version)
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot run {}", script.display()))?;
+    if !out.status.success() {
+        bail!("{} failed ({})", script.display(), out.status);
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let bin = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
+    if !bin.is_file() {
+        bail!("{} did not print the path of the codex it installed (got {:?})", script.display(), stdout.trim());
+    }
+    Ok(bin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "traffic")]
+    #[test]
+    fn the_variable_unset_for_the_tests_step_is_the_protocol_crates() {
+        assert_eq!(SKIP_PINNED_TESTS_ENV, codex_app_protocol::__test_support::SKIP_PINNED_TESTS_ENV);
+    }
+
+    #[test]
+    fn versions() {
+        for good in ["0.171.0", " 0.171.0\n", "1.2.3-alpha.4", "10.0.12+build.1"] {
+            assert_eq!(check_version(good).unwrap(), good.trim());
+        }
+        for bad in ["", "latest", "0.171", "0.171.0.1", "v0.171.0", "0.171.0-", "0.171.0; rm -rf", "0..1"] {
+            let err = check_version(bad).expect_err(bad).to_string();
+            assert!(err.contains("is not a codex version"), "{err}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_record_step_from_exit_status_and_summary() {
+        use crate::traffic::ScenarioResult;
+        use std::os::unix::process::ExitStatusExt as _;
+        let (ok, failed) = (ExitStatus::from_raw(0), ExitStatus::from_raw(1 << 8));
+        let recorded = |name: &str| ScenarioResult::Recorded {
+            scenario: name.into(),
+            detail: String::new(),
+            path: format!("/w/{name}.ndjson").into(),
+        };
+        let all = RecordSummary { codex_version: "0.171.0".into(), scenarios: vec![recorded("lifecycle")] };
+        let mut some = all.clone();
+        for name in ["dynamic_tool", "interrupt"] {
+            some.scenarios.push(ScenarioResult::Failed { scenario: name.into(), error: "x\ny".into() });
+        }
+        let err = |status, summary| record_outcome(status, summary).unwrap_err().to_string();
+
+        assert!(record_outcome(ok, Some(&all)).is_ok());
+        assert_eq!(err(failed, Some(&some)), "2 scenario(s) failed: dynamic_tool, interrupt");
+        assert!(err(failed, Some(&all)).contains("after recording every scenario"));
+        assert!(err(failed, None).contains("before writing its summary"));
+        assert!(err(ok, None).contains("wrote no summary"));
+    }
+}
