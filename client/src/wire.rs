@@ -9,7 +9,7 @@ use codex_app_protocol::{
 };
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::error::{ClientError, DecodeReport};
@@ -68,11 +68,7 @@ pub(crate) struct RawRoute {
 /// Reads the method and the route of a server line that did not decode as its type.
 pub(crate) fn raw_route(line: &str) -> Option<RawRoute> {
     let parts = Parts::parse(line).ok()?;
-    let key = parts
-        .params
-        .and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok())
-        .map(UnknownParams::key)
-        .unwrap_or_default();
+    let key = parts.params.map(|p| raw_key(p.get())).unwrap_or_default();
     Some(RawRoute { method: parts.method.map(Cow::into_owned), key })
 }
 
@@ -212,11 +208,9 @@ pub(crate) struct RouteKey<'a> {
 /// Finds the thread and turn of a notification.
 pub(crate) fn route_key(notification: &ServerNotification) -> RouteKey<'_> {
     match notification {
-        ServerNotification::Unrecognized { params, .. } => params
-            .as_ref()
-            .and_then(|p| serde_json::from_str::<UnknownParams>(p.get()).ok())
-            .map(UnknownParams::key)
-            .unwrap_or_default(),
+        ServerNotification::Unrecognized { params, .. } => {
+            params.as_ref().map(|p| raw_key(p.get())).unwrap_or_default()
+        }
         known => RouteKey {
             thread: known.thread_id().map(Cow::Borrowed),
             turn: known.turn_id().map(Cow::Borrowed),
@@ -225,49 +219,14 @@ pub(crate) fn route_key(notification: &ServerNotification) -> RouteKey<'_> {
     }
 }
 
-/// The members of an unknown notification's params that route it (other members, and these
-/// when they are not strings, are ignored).
-#[derive(serde::Deserialize)]
-struct UnknownParams<'a> {
-    #[serde(rename = "threadId", default, borrow, deserialize_with = "string_or_none")]
-    thread_id: Option<Cow<'a, str>>,
-    #[serde(rename = "turnId", default, borrow, deserialize_with = "string_or_none")]
-    turn_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    turn: Option<IdOnly<'a>>,
-    #[serde(default, borrow)]
-    item: Option<IdOnly<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct IdOnly<'a> {
-    #[serde(default, borrow, deserialize_with = "string_or_none")]
-    id: Option<Cow<'a, str>>,
-}
-
-impl UnknownParams<'_> {
-    fn key(self) -> RouteKey<'static> {
-        let owned = |s: Option<Cow<'_, str>>| s.map(|s| Cow::Owned(s.into_owned()));
-        RouteKey {
-            thread: owned(self.thread_id),
-            turn: owned(self.turn_id.or(self.turn.and_then(|t| t.id))),
-            item: owned(self.item.and_then(|i| i.id)),
-        }
+/// The route of raw params, by the members that route every typed notification.
+fn raw_key(params: &str) -> RouteKey<'static> {
+    let route = codex_app_protocol::jsonrpc::RawRoute::of_params(params);
+    RouteKey {
+        thread: route.thread.map(Cow::Owned),
+        turn: route.turn.map(Cow::Owned),
+        item: route.item.map(Cow::Owned),
     }
-}
-
-/// A string, or `None` for any other JSON value.
-fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum StrOr<'a> {
-        Str(#[serde(borrow)] Cow<'a, str>),
-        Other(serde::de::IgnoredAny),
-    }
-    Ok(match StrOr::deserialize(d)? {
-        StrOr::Str(s) => Some(s),
-        StrOr::Other(_) => None,
-    })
 }
 
 #[cfg(test)]

@@ -264,4 +264,120 @@ mod tests {
             }
         }
     }
+
+    /// Each rule of the workspace, by what stating it takes, and the one file that states it:
+    /// `(rule, home, signatures)`. A signature is text only a statement of the rule has.
+    const RULES: &[(&str, &str, &[&str])] = &[
+        (
+            "the members that route a notification (read raw through the generated `ROUTES`)",
+            "codegen/src/settings.rs",
+            &[
+                r#"= "threadId""#,
+                r#"= "turnId""#,
+                r#"("threadId")"#,
+                r#"["threadId"]"#,
+                r#"["turnId"]"#,
+                r#""/threadId"#,
+                r#""/turnId"#,
+            ],
+        ),
+        ("when a member of each presence is used", "protocol/src/wire_macros.rs", &["fn used<"]),
+        (
+            "the null rule: `null` equals absent, except for `Option<Option<T>>`",
+            "protocol/src/roundtrip.rs",
+            &["(Value::Null, None)", "fn equivalent(", "fn same_number("],
+        ),
+        ("the quoting rule of JSON paths", "protocol/src/path.rs", &["b'_' | b'$' | b'-'"]),
+        (
+            "the server's experimental error message",
+            "protocol/src/experimental.rs",
+            &["requires experimentalApi capability"],
+        ),
+        ("the variable that skips pinned tests", "protocol/src/lib.rs", &[r#""CODEX_APP_SKIP_PINNED_TESTS""#]),
+        (
+            "the client's report of what did not decode",
+            "client/src/error.rs",
+            &["DecodeReport {\n", "DecodeReport { line_number"],
+        ),
+        ("the truncation of text for messages and logs", "protocol/src/framing.rs", &["char_indices().nth("]),
+    ];
+
+    /// Files that restate a rule on purpose, each with the test that holds them to it.
+    const RESTATED: &[(&str, &str)] = &[
+        // The upgrade routine does not build the protocol crate; its test
+        // `the_variable_unset_for_the_tests_step_is_the_protocol_crates` compares the two.
+        ("xtask/src/upgrade/mod.rs", r#""CODEX_APP_SKIP_PINNED_TESTS""#),
+    ];
+
+    /// The hand-written Rust of the workspace (not generated code, not tests): `(path from the
+    /// workspace root, text)`.
+    fn workspace_sources() -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+        let mut out = Vec::new();
+        for krate in ["codegen", "protocol", "client", "traffic", "xtask", "mock", "examples"] {
+            let mut files = Vec::new();
+            collect(&root.join(krate).join("src"), &mut files);
+            for path in files {
+                let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+                if rel.contains("/generated/") || rel.ends_with("tests.rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                // Without the unit tests (`#[cfg(test)] mod tests`), which state rules to check them.
+                out.push((rel, text.split("#[cfg(test)]\nmod ").next().unwrap_or_default().to_owned()));
+            }
+        }
+        assert!(out.len() > 100, "{} sources under {}", out.len(), root.display());
+        out
+    }
+
+    fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                collect(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The files that state a rule other than its home (and the restatements listed).
+    fn second_statements(sources: &[(String, String)]) -> Vec<String> {
+        let mut found = Vec::new();
+        for (rule, home, signatures) in RULES {
+            for (path, code) in sources {
+                if path == home {
+                    continue;
+                }
+                for signature in signatures.iter().map(|s| s.replace("\\n", "\n")) {
+                    if code.contains(&signature) && !RESTATED.contains(&(path.as_str(), signature.as_str())) {
+                        found.push(format!("{path} states {rule} (`{signature}`); its home is {home}"));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Each rule is stated once in the workspace: a second statement of one fails here, naming
+    /// the file, the rule and where it lives. Every rule's home does state it.
+    #[test]
+    fn each_rule_is_stated_once_in_the_workspace() {
+        let sources = workspace_sources();
+        let found = second_statements(&sources);
+        assert!(found.is_empty(), "rules stated twice:\n{}", found.join("\n"));
+        for (rule, home, signatures) in RULES {
+            let code = &sources.iter().find(|(path, _)| path == home).unwrap_or_else(|| panic!("{home}")).1;
+            let stated = signatures.iter().any(|s| code.contains(&s.replace("\\n", "\n")));
+            assert!(stated, "{home} no longer states {rule}: update RULES");
+        }
+        // A planted copy is found.
+        let mut planted = sources.clone();
+        planted.push((
+            "client/src/planted.rs".to_owned(),
+            "fn f(v: &Value) -> bool { matches!((v, None::<()>), (Value::Null, None)) }".to_owned(),
+        ));
+        assert_eq!(second_statements(&planted).len(), 1);
+    }
 }

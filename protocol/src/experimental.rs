@@ -142,50 +142,6 @@ macro_rules! tuple_surface {
 
 tuple_surface!((A 0) (A 0, B 1) (A 0, B 1, C 2) (A 0, B 1, C 2, D 3) (A 0, B 1, C 2, D 3, E 4) (A 0, B 1, C 2, D 3, E 4, F 5));
 
-/// Whether a member of each presence is used (present and not `null`), and its value when it
-/// is, for the walks the wire macros write. Which of them a schema uses depends on its
-/// experimental members.
-#[allow(dead_code, unused_imports)]
-pub mod presence {
-    pub mod required {
-        #[inline]
-        pub fn used<T>(_: &T) -> bool {
-            true
-        }
-
-        #[inline]
-        pub fn value<T>(value: &T) -> Option<&T> {
-            Some(value)
-        }
-    }
-
-    pub mod optional {
-        #[inline]
-        pub fn used<T>(value: &Option<T>) -> bool {
-            value.is_some()
-        }
-
-        #[inline]
-        pub fn value<T>(value: &Option<T>) -> Option<&T> {
-            value.as_ref()
-        }
-    }
-
-    pub use optional as required_nullable;
-
-    pub mod optional_nullable {
-        #[inline]
-        pub fn used<T>(value: &Option<Option<T>>) -> bool {
-            matches!(value, Some(Some(_)))
-        }
-
-        #[inline]
-        pub fn value<T>(value: &Option<Option<T>>) -> Option<&T> {
-            value.as_ref().and_then(Option::as_ref)
-        }
-    }
-}
-
 /// The walk of a member or arm marked `experimental inside`: its value's surface, under its
 /// wire name (a union arm adds no name: `None`).
 // Used by the wire macros where a line is marked so; a schema may have none.

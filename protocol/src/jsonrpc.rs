@@ -303,6 +303,53 @@ mod private {
     pub trait Sealed {}
 }
 
+/// Where a notification belongs (its thread, turn and item), read from its raw params by the
+/// members that route every notification the crate types: for a notification of a method this
+/// version of the crate does not know (`ServerNotification::Unrecognized`), or one whose
+/// params did not decode. A typed notification says the same through
+/// `ServerNotification::thread_id`, `turn_id` and `item_id`.
+///
+/// ```
+/// use codex_app_protocol::jsonrpc::RawRoute;
+///
+/// let route = RawRoute::of_params(r#"{"threadId":"t","turn":{"id":"u"},"later":1}"#);
+/// assert_eq!((route.thread.as_deref(), route.turn.as_deref(), route.item), (Some("t"), Some("u"), None));
+/// ```
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RawRoute {
+    pub thread: Option<String>,
+    pub turn: Option<String>,
+    pub item: Option<String>,
+}
+
+impl RawRoute {
+    /// The route of `params` (JSON text): for each of thread, turn and item, the first of its
+    /// members that the params have as a string. A member of another type routes nothing, and
+    /// neither does text that is not a JSON object.
+    pub fn of_params(params: &str) -> RawRoute {
+        let Ok(Value::Object(params)) = serde_json::from_str::<Value>(params) else { return RawRoute::default() };
+        let params = Value::Object(params);
+        let first = |paths: &[&[&str]]| {
+            paths.iter().find_map(|path| {
+                let at = path.iter().try_fold(&params, |value, member| value.get(member))?;
+                at.as_str().map(str::to_owned)
+            })
+        };
+        let paths = &crate::generated::access::ROUTES;
+        RawRoute { thread: first(paths.thread), turn: first(paths.turn), item: first(paths.item) }
+    }
+}
+
+/// The members of a notification's params that route it, per accessor: paths from the params
+/// to a string, tried in order (written by the generator from its settings).
+#[doc(hidden)]
+pub struct RoutePaths {
+    pub thread: &'static [&'static [&'static str]],
+    pub turn: &'static [&'static [&'static str]],
+    pub item: &'static [&'static [&'static str]],
+}
+
 /// The members of one message, with `params` and `result` still raw.
 #[derive(Debug, Default)]
 pub struct Parts<'a> {

@@ -153,13 +153,13 @@ macro_rules! wire_struct {
                 $(
                     $(
                         #[cfg($cfg)]
-                        if $crate::experimental::presence::$presence::used(&self.$field) {
+                        if $crate::wire_macros::$presence::used(&self.$field).is_some() {
                             path.push($wire);
                             return true;
                         }
                     )?
                     $(
-                        if $crate::experimental::$inside($crate::experimental::presence::$presence::value(&self.$field), Some($wire), path) {
+                        if $crate::experimental::$inside($crate::wire_macros::$presence::used(&self.$field), Some($wire), path) {
                             return true;
                         }
                     )?
@@ -695,6 +695,14 @@ pub mod required {
     ) {
         crate::inspect::member(path, inspector, wire, value)
     }
+
+    /// The member's value when the member is used (present and not `null`), for the
+    /// experimental walk: always.
+    #[cfg(feature = "experimental")]
+    #[inline]
+    pub fn used<T>(value: &T) -> Option<&T> {
+        Some(value)
+    }
 }
 
 /// A member that may be absent, where `null` is the same as absent: the field is
@@ -750,6 +758,13 @@ pub mod optional {
 
     #[cfg(feature = "inspect")]
     pub use super::required::inspect;
+
+    /// The member's value when it is used: when present (`null` reads as absent).
+    #[cfg(feature = "experimental")]
+    #[inline]
+    pub fn used<T>(value: &Option<T>) -> Option<&T> {
+        value.as_ref()
+    }
 }
 
 /// A member that must be present but may be `null`: the field is `Option<T>`, always written
@@ -768,6 +783,8 @@ pub mod required_nullable {
         map.serialize_entry(wire, value)
     }
 
+    #[cfg(feature = "experimental")]
+    pub use super::optional::used;
     pub(crate) use super::optional::{check, initial, read, take, Slot};
     #[cfg(feature = "inspect")]
     pub use super::required::inspect;
@@ -783,6 +800,13 @@ pub mod optional_nullable {
     /// A present member is `Some`, and its `null` is `Some(None)`: the read of a required
     /// member whose value is an `Option<T>`.
     pub use super::required::read;
+
+    /// The member's value when it is used: present and not `null`.
+    #[cfg(feature = "experimental")]
+    #[inline]
+    pub fn used<T>(value: &Option<Option<T>>) -> Option<&T> {
+        value.as_ref().and_then(Option::as_ref)
+    }
 
     /// Reports the member as one whose `null` is not its absence, then walks it.
     #[cfg(feature = "inspect")]

@@ -81,11 +81,34 @@ pub fn emit_access(ir: &Ir, settings: &Settings) -> Result<TokenStream, Error> {
     let unions: Vec<TokenStream> =
         item_unions(ir, &settings.routes).iter().map(|union| union_id(ir, union, &catch_all)).collect();
     let types = (!unions.is_empty()).then(|| quote! { use super::types::*; });
+    let raw = raw_routes(&settings.routes);
     Ok(quote! {
         #types
 
+        #raw
+
         #(#unions)*
     })
+}
+
+/// `ROUTES`: each accessor's wire paths in the params (a union member's `id` last), which
+/// `jsonrpc::RawRoute` reads from the params of a notification the crate does not type, so
+/// that the members that route a notification are stated once, in [`Settings::routes`].
+fn raw_routes(routes: &[Route]) -> TokenStream {
+    let fields = routes.iter().map(|route| {
+        let accessor = format_ident!("{}", route.accessor);
+        let union_id = route.union_member.iter().map(|m| vec![m.clone(), "id".to_owned()]);
+        let mut paths: Vec<Vec<String>> = route.paths.clone();
+        paths.extend(union_id.filter(|p| !route.paths.contains(p)));
+        let paths = paths.iter().map(|p| quote! { &[#(#p),*] });
+        quote! { #accessor: &[#(#paths),*], }
+    });
+    quote! {
+        /// The members of a notification's params that route it, tried in order: what
+        /// `thread_id()`, `turn_id()` and `item_id()` read of the typed notifications, for
+        /// [`RawRoute`](crate::jsonrpc::RawRoute) to read from raw params.
+        pub(crate) const ROUTES: crate::jsonrpc::RoutePaths = crate::jsonrpc::RoutePaths { #(#fields)* };
+    }
 }
 
 /// A path that reads a string, and whether it goes through an experimental member.

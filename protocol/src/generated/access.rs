@@ -3,6 +3,14 @@
 // experimental/codex_app_server_protocol.schemas.json sha256 fe3f0cc67ec5f581743c802ee6e1369c32328d24f91faf4c6f5c697935db642c
 
 use super::types::*;
+/// The members of a notification's params that route it, tried in order: what
+/// `thread_id()`, `turn_id()` and `item_id()` read of the typed notifications, for
+/// [`RawRoute`](crate::jsonrpc::RawRoute) to read from raw params.
+pub(crate) const ROUTES: crate::jsonrpc::RoutePaths = crate::jsonrpc::RoutePaths {
+    thread: &[&["threadId"]],
+    turn: &[&["turnId"], &["turn", "id"]],
+    item: &[&["item", "id"]],
+};
 impl ThreadItem {
     /// The item's `id`; for a `type` this crate does not know, its `id` member if that is a string.
     pub fn id(&self) -> Option<&str> {
