@@ -300,6 +300,7 @@ mod tests {
             &["DecodeReport {\n", "DecodeReport { line_number"],
         ),
         ("the truncation of text for messages and logs", "protocol/src/framing.rs", &["char_indices().nth("]),
+        ("a scan of JSON text (the string escapes it skips)", "protocol/src/codec/scan.rs", &[r"== b'\\'"]),
     ];
 
     /// Files that restate a rule on purpose, each with the test that holds them to it.

@@ -152,6 +152,37 @@ fn error_object_members_given_twice_keep_the_last_value() {
     assert!(err.to_string().contains("missing field `code`"), "{err}");
 }
 
+/// Issue 34: a repeated union tag changes nothing but that tag. An earlier duplicate of
+/// another member is judged alike with and without the repeated tag elsewhere in the params
+/// (the fallback rewrote the whole params, so its first, mistyped value was no longer read),
+/// and an error after the tag names the position in the text as sent, not in a rewrite.
+#[test]
+fn a_repeated_tag_changes_nothing_else() {
+    let line = |input: &str, rest: &str| format!(r#"{{"id":1,"method":"turn/start","params":{{"input":{input},{rest}}}}}"#);
+    let once = r#"[{"type":"text","text":"x"}]"#;
+    let twice = r#"[{"type":"image","type":"text","text":"x"}]"#;
+    // The same duplicate `threadId`, mistyped first: rejected either way, with the same error.
+    let mistyped = r#""threadId":5,"threadId":"t""#;
+    let errors: Vec<String> = [once, twice]
+        .iter()
+        .map(|input| ClientMessage::from_line(&line(input, mistyped)).unwrap_err().path().unwrap().to_string())
+        .collect();
+    assert_eq!(errors, ["params.threadId", "params.threadId"]);
+    // Well typed: accepted either way, the last values kept.
+    for input in [once, twice] {
+        let m = ClientMessage::from_line(&line(input, r#""threadId":"s","threadId":"t""#)).unwrap();
+        let back: Value = serde_json::from_str(&m.to_line()).unwrap();
+        assert_eq!((&back["params"]["threadId"], &back["params"]["input"][0]["type"]), (&json!("t"), &json!("text")));
+    }
+    // An error after the repeated tag: its column is that of the line's params as sent.
+    let params = r#"{"input":[{"type":"image","type":"text","text":7}],"threadId":"t"}"#;
+    let err = ClientMessage::from_line(&format!(r#"{{"id":1,"method":"turn/start","params":{params}}}"#)).unwrap_err();
+    let jsonrpc::DecodeErrorKind::Member { error, .. } = &err.kind else { panic!("{err}") };
+    assert_eq!(error.path.to_string(), "input[0].text", "{err}");
+    let seven = params.find(":7").unwrap() + 2;
+    assert_eq!((error.source.line(), error.source.column()), (1, seven), "{err}");
+}
+
 /// Done means 3: error paths count lines, not only columns: a newline inside `params` (and
 /// pretty-printed JSON through serde) gave `params.zz[2]` / `params.zz[1]`.
 #[test]

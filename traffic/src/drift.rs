@@ -37,6 +37,7 @@
 //! Lines marked `"bad": true` are checked the same way, but what is found on them is reported
 //! as expected and is not drift.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::path::Path;
@@ -483,24 +484,22 @@ impl Checker {
         &mut self,
         e: &Entry,
         method: Option<&str>,
-        original: &Value,
         reencoded: impl FnOnce() -> serde_json::Result<String>,
     ) {
-        let big = big_integer_literals(&e.line);
+        let big = big_integers(&e.line);
         if big.is_empty() {
             return;
         }
         let Ok(text) = reencoded() else { return };
-        let mut kept = big_integer_literals(&text);
-        for literal in big {
+        let mut kept: Vec<&str> = big_integers(&text).into_iter().map(|(_, literal)| literal).collect();
+        for (path, literal) in big {
             if let Some(i) = kept.iter().position(|k| *k == literal) {
                 kept.swap_remove(i);
                 continue;
             }
-            let path = literal.parse::<f64>().ok().and_then(|f| path_of_float(original, f, &mut Vec::new()));
             let detail =
                 format!("the integer {} does not fit 64 bits; it was re-encoded as a float", excerpt(literal, 60));
-            self.find(e, Kind::RoundTrip, method, path, detail);
+            self.find(e, Kind::RoundTrip, method, Some(path), detail);
         }
     }
 
@@ -508,7 +507,7 @@ impl Checker {
         match serde_json::to_value(typed) {
             Ok(reencoded) => {
                 self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, root: &[] });
-                self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
+                self.big_integers(e, Some(method), || serde_json::to_string(typed));
                 true
             }
             Err(err) => {
@@ -539,7 +538,7 @@ impl Checker {
                     typed,
                     Typed { original: value, reencoded, root: &[Step::Key("result")] },
                 );
-                self.big_integers(e, Some(method), value, || serde_json::to_string(typed));
+                self.big_integers(e, Some(method), || serde_json::to_string(typed));
                 true
             }
             Err(err) => {
@@ -589,55 +588,60 @@ impl Inspect for NoVariants {
     fn inspect<'a>(&'a self, _: &mut Vec<Step<'a>>, _: &mut dyn codex_app_protocol::inspect::Inspector) {}
 }
 
-/// The integer literals of a JSON text (outside strings) that fit neither `i64` nor `u64`.
-fn big_integer_literals(text: &str) -> Vec<&str> {
-    let b = text.as_bytes();
+/// The integer literals of a JSON text that fit neither `i64` nor `u64`, each with its path,
+/// as serde_json reads them: each value is taken as its text (`RawValue`), so a number is the
+/// literal as written, and an object or array is read again for its members (no scanner of our
+/// own). A text without a run of 19 digits has none and is not read; nesting is followed to
+/// serde_json's own limit of 128 levels, past which no line decodes.
+fn big_integers(text: &str) -> Vec<(JsonPath, &str)> {
+    /// An object's members in order, each value as its text.
+    struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+    impl<'de> serde::Deserialize<'de> for Members<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                    let mut members = Vec::new();
+                    while let Some((key, value)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
+                        members.push((key, value));
+                    }
+                    Ok(Members(members))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
+    let digits = text.as_bytes().split(|b| !b.is_ascii_digit()).any(|run| run.len() >= 19);
+    let Some(whole) = digits.then(|| serde_json::from_str::<&RawValue>(text).ok()).flatten() else { return out };
+    let mut stack = vec![(JsonPath::root(), whole)];
+    while let Some((path, raw)) = stack.pop() {
+        let literal = raw.get();
+        match literal.as_bytes().first() {
+            _ if path.len() >= 128 => {}
+            Some(b'{') => {
+                let Ok(Members(members)) = serde_json::from_str::<Members<'_>>(literal) else { continue };
+                stack.extend(members.into_iter().rev().map(|(key, value)| (path.clone().key(&key), value)));
             }
-            c if c == b'-' || c.is_ascii_digit() => {
-                let start = i;
-                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
-                    i += 1;
-                }
-                let literal = &text[start..i];
+            Some(b'[') => {
+                let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(literal) else { continue };
+                stack.extend(items.into_iter().enumerate().rev().map(|(i, value)| (path.clone().index(i), value)));
+            }
+            Some(b'-' | b'0'..=b'9') => {
                 let integer = !literal.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'));
-                if integer && literal.len() > 18 && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
-                    out.push(literal);
+                if integer && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+                    out.push((path, literal));
                 }
             }
-            _ => i += 1,
+            _ => {}
         }
     }
     out
-}
-
-/// The path of the first number in `v` that is the float `f`.
-fn path_of_float<'v>(v: &'v Value, f: f64, path: &mut Vec<Step<'v>>) -> Option<JsonPath> {
-    match v {
-        Value::Number(n) if n.is_f64() && n.as_f64() == Some(f) => Some(JsonPath::from_steps(path)),
-        Value::Object(m) => m.iter().find_map(|(k, x)| {
-            path.push(Step::Key(k));
-            let found = path_of_float(x, f, path);
-            path.pop();
-            found
-        }),
-        Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| {
-            path.push(Step::Index(i));
-            let found = path_of_float(x, f, path);
-            path.pop();
-            found
-        }),
-        _ => None,
-    }
 }
 
 /// Differences between a line and its re-encoding.

@@ -1,196 +1,101 @@
-//! Duplicate members: the last one counts. Most decoders take the last value in their one
-//! pass; a union's tag given again with another value is resolved here, by rewriting the text.
+//! Duplicate members: the last one counts. Every decoder takes the last value in its one pass
+//! (each occurrence type-checked), but for a union's tag given again with another value after
+//! the arm was chosen; that one is resolved here, in the text, and decoded again.
 
-use std::borrow::Cow;
+use super::scan::{string_at, Scanner, Token};
 
 /// The message of the error the tagged decoder raises for a tag given again with another
-/// value (it also tells [`super::trail`], which is what `decode_raw` decides on).
+/// value (it also tells [`super::trail`] which tag, which is what `decode_raw` decides on).
 pub(super) const DUPLICATE_MEMBERS: &str = "a member is given twice with different values";
 
-/// `text` with every object's duplicate members resolved as `serde_json::Value` resolves them:
-/// the last value counts, at the place of the first. Values are copied as text (numbers
-/// stay exact, whitespace is kept). `None` when nothing is duplicated (or `text` is no JSON).
+/// `text` with every occurrence but the last of the member `tag` blanked, in each object that
+/// gives it more than once with string values (a tagged union's tag given again with another
+/// value); `None` when there is none.
 ///
-/// Untrusted input: one iterative scan over the bytes (an explicit stack, no recursion, so
-/// any depth runs in bounded stack), then one copy of the text with the duplicates' edits
-/// applied: `O(n log n)` in all, whatever the nesting.
-pub fn resolve_duplicates(text: &str) -> Option<String> {
-    let edits = duplicate_edits(text)?;
-    if edits.is_empty() {
-        return None;
-    }
-    // Each range of the text is copied once: either where it stands or, for the last value of
-    // a member given twice, in place of the first value.
-    let mut out = String::with_capacity(text.len());
-    let mut ranges = vec![(0, text.len())];
-    while let Some((cursor, end)) = ranges.pop() {
-        let next = edits.partition_point(|e| e.start < cursor);
-        match edits.get(next) {
-            Some(edit) if edit.start < end => {
-                out.push_str(text.get(cursor..edit.start)?);
-                ranges.push((edit.end, end));
-                if let Some(with) = edit.with {
-                    ranges.push(with);
-                }
-            }
-            _ => out.push_str(text.get(cursor..end)?),
-        }
-    }
-    Some(out)
-}
-
-/// A change [`resolve_duplicates`] makes: the text `start..end` dropped (a later occurrence of
-/// a member, from the comma before it) or replaced by the text `with` (the first occurrence's
-/// value, by the last occurrence's). Edits nest or are disjoint, never overlap otherwise.
-struct Edit {
-    start: usize,
-    end: usize,
-    with: Option<(usize, usize)>,
-}
-
-/// The [`Edit`]s that resolve `text`'s duplicate members, sorted by start; `None` when `text`
-/// is no JSON the scan can follow.
-fn duplicate_edits(text: &str) -> Option<Vec<Edit>> {
-    use std::collections::HashMap;
-
-    /// A member whose value is being read.
-    struct Member<'a> {
-        key: Cow<'a, str>,
-        /// The comma before the member (`None` for the first).
+/// Only that member changes, so every other member is decoded (and type-checked) as in the
+/// first pass, whatever else the text holds; and the blanked occurrences (from the key to the
+/// comma after the value) become spaces, newlines kept, so every byte, line and column of the
+/// text is where it was in the text as sent: an error of the second decode points into that.
+///
+/// Untrusted input: one pass over the tokens, an explicit stack (any depth in bounded stack),
+/// linear in the text.
+pub fn blank_repeated_tag(text: &str, tag: &str) -> Option<String> {
+    /// An occurrence of `tag` in an object: where its key starts, whether its value is a
+    /// string, and the comma after it (a later occurrence means there is one).
+    struct Occurrence {
+        start: usize,
+        string: bool,
         comma: Option<usize>,
-        value: usize,
     }
-    enum Frame<'a> {
-        Object {
-            id: usize,
-            comma: Option<usize>,
-            /// After a key: the member, `value` set at its `:`.
-            member: Option<Member<'a>>,
-        },
+    struct Object {
+        /// After a key, before its value: whether the key is `tag`.
+        key: Option<(usize, bool)>,
+        occurrences: Vec<Occurrence>,
+    }
+    enum Frame {
+        Object(Object),
         Array,
     }
-    /// The first occurrence of each (object, key): its value's range and the range of the
-    /// last occurrence's value, once there is one.
-    struct First {
-        value: (usize, usize),
-        last: Option<(usize, usize)>,
-    }
 
-    /// The scan's state.
-    struct Scan<'a> {
-        stack: Vec<Frame<'a>>,
-        firsts: Vec<First>,
-        index: HashMap<(usize, Cow<'a, str>), usize>,
-        edits: Vec<Edit>,
-    }
-    impl Scan<'_> {
-        /// A value of the innermost object ended at `end`: its member is complete.
-        fn member_done(&mut self, end: usize) -> Option<()> {
-            let Some(Frame::Object { id, member, .. }) = self.stack.last_mut() else { return Some(()) };
-            let m = member.take()?;
-            match self.index.entry((*id, m.key)) {
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(self.firsts.len());
-                    self.firsts.push(First { value: (m.value, end), last: None });
-                }
-                std::collections::hash_map::Entry::Occupied(slot) => {
-                    self.firsts[*slot.get()].last = Some((m.value, end));
-                    self.edits.push(Edit { start: m.comma?, end, with: None });
-                }
+    /// A value of the innermost object ended (`string`: it was a string).
+    fn value_done(stack: &mut [Frame], string: bool) {
+        if let Some(Frame::Object(object)) = stack.last_mut() {
+            if let Some((start, true)) = object.key.take() {
+                object.occurrences.push(Occurrence { start, string, comma: None });
             }
-            Some(())
         }
     }
 
-    let bytes = text.as_bytes();
-    let mut scan = Scan { stack: Vec::new(), firsts: Vec::new(), index: HashMap::new(), edits: Vec::new() };
-    let mut objects = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match b {
-            b' ' | b'\t' | b'\n' | b'\r' => {}
-            b'{' | b'[' => {
-                if let Some(Frame::Object { member: Some(m), .. }) = scan.stack.last_mut() {
-                    m.value = i;
-                }
-                scan.stack.push(if b == b'{' {
-                    objects += 1;
-                    Frame::Object { id: objects, comma: None, member: None }
-                } else {
-                    Frame::Array
-                });
-            }
-            b'}' | b']' => {
-                scan.stack.pop()?;
-                scan.member_done(i + 1)?;
-            }
-            b',' => {
-                if let Some(Frame::Object { comma, .. }) = scan.stack.last_mut() {
-                    *comma = Some(i);
-                }
-            }
-            b':' => {}
-            b'"' => {
-                let start = i;
-                let mut escaped = false;
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        escaped = true;
-                        i += 1;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut blanks: Vec<(usize, usize)> = Vec::new();
+    for token in Scanner::new(text) {
+        match token {
+            Token::Open { object, .. } => stack.push(if object {
+                Frame::Object(Object { key: None, occurrences: Vec::new() })
+            } else {
+                Frame::Array
+            }),
+            Token::Close { .. } => {
+                if let Some(Frame::Object(object)) = stack.pop() {
+                    let all_strings = object.occurrences.iter().all(|o| o.string);
+                    if let Some((_, earlier)) = object.occurrences.split_last().filter(|_| all_strings) {
+                        for o in earlier {
+                            blanks.push((o.start, o.comma? + 1));
+                        }
                     }
-                    i += 1;
                 }
-                if i >= bytes.len() {
-                    return None;
-                }
-                match scan.stack.last_mut() {
-                    // A key.
-                    Some(Frame::Object { comma, member: member @ None, .. }) => {
-                        let inner = text.get(start + 1..i)?;
-                        let key = if escaped {
-                            Cow::Owned(serde_json::from_str::<String>(text.get(start..=i)?).ok()?)
-                        } else {
-                            Cow::Borrowed(inner)
-                        };
-                        *member = Some(Member { key, comma: comma.take(), value: i + 1 });
+                value_done(&mut stack, false);
+            }
+            Token::Comma { at } => {
+                if let Some(Frame::Object(object)) = stack.last_mut() {
+                    if let Some(last @ Occurrence { comma: None, .. }) = object.occurrences.last_mut() {
+                        last.comma = Some(at);
                     }
-                    Some(Frame::Object { member: Some(m), .. }) => {
-                        m.value = start;
-                        scan.member_done(i + 1)?;
-                    }
-                    _ => {}
                 }
             }
-            _ => {
-                // A number, `true`, `false` or `null`.
-                let start = i;
-                while i + 1 < bytes.len()
-                    && !matches!(
-                        bytes[i + 1],
-                        b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b':' | b'"' | b'{' | b'['
-                    )
-                {
-                    i += 1;
+            Token::Str { start, end, escaped } => match stack.last_mut() {
+                Some(Frame::Object(object)) if object.key.is_none() => {
+                    object.key = Some((start, string_at(text, start, end, escaped) == tag));
                 }
-                if let Some(Frame::Object { member: Some(m), .. }) = scan.stack.last_mut() {
-                    m.value = start;
-                    scan.member_done(i + 1)?;
-                }
-            }
+                _ => value_done(&mut stack, true),
+            },
+            Token::Scalar { .. } => value_done(&mut stack, false),
+            Token::Colon { .. } => {}
         }
-        i += 1;
     }
-    if !scan.stack.is_empty() {
+    if blanks.is_empty() {
         return None;
     }
-    let mut edits = scan.edits;
-    edits.extend(
-        scan.firsts.into_iter().filter_map(|f| Some(Edit { start: f.value.0, end: f.value.1, with: Some(f.last?) })),
-    );
-    edits.sort_unstable_by_key(|e| e.start);
-    Some(edits)
+    let mut bytes = text.as_bytes().to_vec();
+    for (start, end) in blanks {
+        for b in bytes.get_mut(start..end)? {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Whole UTF-8 sequences were blanked (from a `"` to a `,`), so the text is still UTF-8.
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]
@@ -199,44 +104,50 @@ mod tests {
 
     use super::*;
 
-    /// Duplicates resolved as `Value` resolves them (last value, first place), in any object
-    /// at any depth, keys compared unescaped, whitespace and number texts kept.
+    /// Only the repeated tag changes, its last value kept, every byte where it was.
     #[test]
-    fn resolve_duplicates_keeps_the_last_value_at_the_first_place() {
+    fn blanks_all_but_the_last_occurrence_of_the_tag() {
         let cases = [
-            (r#"{"a":1,"b":2,"a":3}"#, Some(r#"{"a":3,"b":2}"#)),
-            (r#"{"a":{"x":1,"x":2},"a":{"y":[1,{"z":1,"z":2}],"y":0}}"#, Some(r#"{"a":{"y":0}}"#)),
-            (r#"[{"k":1,"k":2},{"k":3}]"#, Some(r#"[{"k":2},{"k":3}]"#)),
-            (r#"{"a":1,"\u0061":2}"#, Some(r#"{"a":2}"#)),
-            ("{ \"a\" : 1 ,\n \"b\" : \"}\" ,\n \"a\" : 1.50 }", Some("{ \"a\" : 1.50 ,\n \"b\" : \"}\"  }")),
-            (r#"{"a":1,"b":2}"#, None),
-            (r#"{"a":"#, None),
+            (r#"{"type":"a","x":1,"type":"b"}"#, Some(r#"{           "x":1,"type":"b"}"#)),
+            // Nested objects, and keys compared unescaped; other duplicates are left alone.
+            (
+                r#"[{"t":0,"t":1,"type":"a","\u0074ype":"b"},{"type":"c"}]"#,
+                Some(r#"[{"t":0,"t":1,           "\u0074ype":"b"},{"type":"c"}]"#),
+            ),
+            // Pretty text keeps its lines; non-ASCII is blanked whole.
+            ("{ \"type\" :\n \"é\" ,\n \"type\":\"b\"}", Some("{         \n       \n \"type\":\"b\"}")),
+            // Not all strings: the decoder's type check answers that, as in the first pass.
+            (r#"{"type":"a","type":5}"#, None),
+            (r#"{"type":"a","x":{"type":"b"}}"#, None),
+            (r#"{"type":"a""#, None),
         ];
         for (text, want) in cases {
-            assert_eq!(resolve_duplicates(text).as_deref(), want, "{text}");
-            if let Some(want) = want {
+            let got = blank_repeated_tag(text, "type");
+            assert_eq!(got.as_deref(), want, "{text}");
+            if let Some(got) = got {
+                assert_eq!(got.len(), text.len());
                 assert_eq!(
                     serde_json::from_str::<Value>(text).unwrap(),
-                    serde_json::from_str::<Value>(want).unwrap(),
-                    "{text}"
+                    serde_json::from_str::<Value>(&got).unwrap(),
+                    "the same value: {text}"
                 );
             }
         }
     }
 
-    /// Any depth, in bounded stack: 100,000 levels, each object with its key twice, on a 256 KiB
+    /// Any depth, in bounded stack: 100,000 levels, each object with the tag twice, on a 256 KiB
     /// stack (a recursive rewrite overflows it a few thousand levels down).
     #[test]
-    fn resolve_duplicates_is_iterative() {
+    fn blank_repeated_tag_is_iterative() {
         let depth = 100_000;
-        let text = format!("{}0{}", r#"{"a":0,"a":"#.repeat(depth), "}".repeat(depth));
-        let resolved = std::thread::Builder::new()
+        let text = format!("{}0{}", r#"{"t":"a","t":"b","x":"#.repeat(depth), "}".repeat(depth));
+        let blanked = std::thread::Builder::new()
             .stack_size(256 * 1024)
-            .spawn(move || resolve_duplicates(&text))
+            .spawn(move || blank_repeated_tag(&text, "t"))
             .unwrap()
             .join()
             .unwrap()
             .unwrap();
-        assert_eq!(resolved, format!("{}0{}", r#"{"a":"#.repeat(depth), "}".repeat(depth)));
+        assert_eq!(blanked, format!("{}0{}", r#"{        "t":"b","x":"#.repeat(depth), "}".repeat(depth)));
     }
 }

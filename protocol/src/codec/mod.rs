@@ -12,9 +12,9 @@
 //!   buffered value) travels beside the error, in [`trail`], never in its message's text.
 //!
 //! Files by concern: `structs`, `enums`, `tagged`, `external`, `untagged`, `scalar` (the
-//! decoders), `duplicates` (last-wins rewrite of the text), `raw` (`decode_raw`,
-//! `ParamsError`), `paths` (error positions to paths), `trail`, `writer` (a message's
-//! `Serialize`).
+//! decoders), `duplicates` (a repeated union tag blanked in the text), `raw` (`decode_raw`,
+//! `ParamsError`), `paths` (error positions to paths), `scan` (the one scanner of JSON text,
+//! which `paths` and `duplicates` walk), `trail`, `writer` (a message's `Serialize`).
 
 mod duplicates;
 mod enums;
@@ -22,6 +22,7 @@ mod external;
 mod paths;
 mod raw;
 mod scalar;
+mod scan;
 mod structs;
 mod tagged;
 mod trail;

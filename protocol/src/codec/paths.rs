@@ -3,6 +3,9 @@
 
 use serde::de;
 
+use std::borrow::Cow;
+
+use super::scan::{string_at, Scanner, Token};
 use super::trail::{self, Nested};
 use crate::path::JsonPath;
 
@@ -25,47 +28,31 @@ pub fn error_offset(text: &str, e: &serde_json::Error) -> usize {
 /// did not fit. This needs no second, path-tracking decode (which would compile every
 /// type's deserializer twice).
 pub fn path_at(text: &str, end: usize) -> JsonPath {
-    enum Frame {
-        Object { key: Option<String> },
+    enum Frame<'a> {
+        Object { key: Option<Cow<'a, str>> },
         Array { index: usize },
     }
-    let bytes = text.as_bytes();
-    let end = end.min(bytes.len());
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut i = 0;
-    while i < end {
-        match bytes[i] {
-            b'{' => stack.push(Frame::Object { key: None }),
-            b'[' => stack.push(Frame::Array { index: 0 }),
-            b'}' | b']' => {
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    for token in Scanner::new(text).take_while(|t| t.start() < end) {
+        match token {
+            Token::Open { object: true, .. } => stack.push(Frame::Object { key: None }),
+            Token::Open { object: false, .. } => stack.push(Frame::Array { index: 0 }),
+            Token::Close { .. } => {
                 stack.pop();
             }
-            b',' => match stack.last_mut() {
+            Token::Comma { .. } => match stack.last_mut() {
                 Some(Frame::Array { index }) => *index += 1,
                 Some(Frame::Object { key }) => *key = None,
                 None => {}
             },
-            b'"' => {
-                let start = i + 1;
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
+            // A key is read as JSON reads it (the path names the member as its type knows it).
+            Token::Str { start, end, escaped } => {
                 if let Some(Frame::Object { key: key @ None }) = stack.last_mut() {
-                    let raw = text.get(start..i.min(bytes.len())).unwrap_or_default();
-                    // A key with escapes is read as JSON reads it (the path names the member
-                    // as its type knows it); one that does not read is kept as written.
-                    let unescaped = if raw.contains('\\') {
-                        text.get(start - 1..=i).and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
-                    } else {
-                        None
-                    };
-                    *key = Some(unescaped.unwrap_or_else(|| raw.to_owned()));
+                    *key = Some(string_at(text, start, end, escaped));
                 }
             }
-            _ => {}
+            Token::Colon { .. } | Token::Scalar { .. } => {}
         }
-        i += 1;
     }
     let mut path = JsonPath::root();
     for frame in &stack {

@@ -7,7 +7,7 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned};
 use serde_json::value::RawValue;
 
-use super::duplicates::resolve_duplicates;
+use super::duplicates::blank_repeated_tag;
 use super::paths::{error_offset, path_at};
 use super::trail;
 use crate::path::JsonPath;
@@ -55,26 +55,34 @@ pub fn decode_raw<T>(
     let run = |text: &str| {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         // Never dropped here, even when text is left after it (not reached: the text is one
-        // JSON value, a `RawValue`'s or that with duplicates resolved, and every decoder
+        // JSON value, a `RawValue`'s or that with a tag blanked, and every decoder
         // reads a whole value) or `end` unwinds: that would compile the drop code of every
         // params type once more here (ARCHITECTURE.md, "Build cost").
         let value = std::mem::ManuallyDrop::new(decode(&mut deserializer)?);
         deserializer.end().map(|()| std::mem::ManuallyDrop::into_inner(value))
     };
     trail::reset();
-    match run(text) {
-        Ok(value) => Ok(value),
-        // A member given twice with different values where the one-pass decode could not
-        // take the last one (a union's tag): decode the text with duplicates resolved.
-        Err(source) if trail::take_duplicate() => match resolve_duplicates(text) {
-            Some(resolved) => {
-                trail::reset();
-                run(&resolved).map_err(|e| params_error(&resolved, e))
-            }
-            None => Err(params_error(text, source)),
-        },
-        Err(source) => Err(params_error(text, source)),
+    let mut source = match run(text) {
+        Ok(value) => return Ok(value),
+        Err(source) => source,
+    };
+    // A union's tag given again with another value, which the one-pass decode cannot take
+    // (the arm was chosen): decode again with that tag's earlier occurrences blanked, once per
+    // tag name. The blanked text has every other byte where it was, so its error is one of the
+    // text as sent.
+    let mut blanked: Option<String> = None;
+    let mut tags: Vec<&'static str> = Vec::new();
+    while let Some(tag) = trail::take_duplicate().filter(|tag| !tags.contains(tag)) {
+        tags.push(tag);
+        let Some(next) = blank_repeated_tag(blanked.as_deref().unwrap_or(text), tag) else { break };
+        trail::reset();
+        match run(&next) {
+            Ok(value) => return Ok(value),
+            Err(e) => source = e,
+        }
+        blanked = Some(next);
     }
+    Err(params_error(blanked.as_deref().unwrap_or(text), source))
 }
 
 /// The [`ParamsError`] of an error at the position of `source` in `text`, with the path of a value

@@ -109,7 +109,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for TagGuard<'_, A> {
             let Some(Str(key)) = self.map.next_key::<Str<'de>>()? else { return Ok(None) };
             if key == self.name {
                 if self.map.next_value::<Str<'de>>()?.0 != self.tag {
-                    trail::note_duplicate();
+                    trail::note_duplicate(self.name);
                     return Err(de::Error::custom(DUPLICATE_MEMBERS));
                 }
                 continue;

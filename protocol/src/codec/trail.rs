@@ -4,9 +4,9 @@
 //! generic over the error type, so facts the caller decides on travel here instead, from where
 //! the error is raised to where it is reported, never through the message's text:
 //!
-//! - that a union's tag was given twice with different values ([`note_duplicate`], set by the
-//!   tagged decoder; [`decode_raw`](super::decode_raw) then decodes the text again with
-//!   duplicates resolved), and
+//! - that a union's tag was given twice with different values, and which tag
+//!   ([`note_duplicate`], set by the tagged decoder; [`decode_raw`](super::decode_raw) then
+//!   decodes the text again with that tag's earlier occurrences blanked), and
 //! - the path inside a value decoded from buffered text (a union's), with the message without
 //!   its position ([`Nested`], set by [`nested_error`](super::nested_error), extended by each
 //!   enclosing buffered decode, joined to the outer path by `decode_raw`).
@@ -31,7 +31,7 @@ pub(super) struct Nested {
 
 #[derive(Default)]
 struct Trail {
-    duplicate: bool,
+    duplicate: Option<&'static str>,
     nested: Option<Nested>,
 }
 
@@ -46,13 +46,13 @@ pub(super) fn reset() {
 
 /// A member was given twice with different values where the one-pass decode cannot take the
 /// last one (a union's tag, after the arm was chosen).
-pub(super) fn note_duplicate() {
-    TRAIL.with(|t| t.borrow_mut().duplicate = true);
+pub(super) fn note_duplicate(tag: &'static str) {
+    TRAIL.with(|t| t.borrow_mut().duplicate = Some(tag));
 }
 
-/// Whether [`note_duplicate`] was called since the last [`reset`]; clears it.
-pub(super) fn take_duplicate() -> bool {
-    TRAIL.with(|t| std::mem::take(&mut t.borrow_mut().duplicate))
+/// The tag [`note_duplicate`] was called with since the last [`reset`]; clears it.
+pub(super) fn take_duplicate() -> Option<&'static str> {
+    TRAIL.with(|t| t.borrow_mut().duplicate.take())
 }
 
 /// The error being raised came from a buffered decode, at `nested.path` inside it.
