@@ -208,32 +208,16 @@ impl Settings {
 mod tests {
     use std::path::Path;
 
-    /// Every source file of the generator but `skip`, without its unit tests: `(path, text)`.
+    /// Every source file of the generator but `skip` (paths from `codegen/src`), without its
+    /// unit tests: `(path, text)`.
     fn sources(skip: &[&str]) -> Vec<(String, String)> {
-        fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    walk(&path, out);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    out.push(path);
-                }
-            }
-        }
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut paths = Vec::new();
-        walk(&src, &mut paths);
-        assert!(paths.len() > 20, "{} sources under {}", paths.len(), src.display());
-        paths
+        let generator: Vec<(String, String)> = workspace_sources()
             .into_iter()
-            .map(|p| (p.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/"), p))
-            .filter(|(rel, _)| !skip.contains(&rel.as_str()) && !rel.ends_with("tests.rs"))
-            .map(|(rel, p)| {
-                let text = std::fs::read_to_string(&p).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap_or_default().to_owned();
-                (rel, code)
-            })
-            .collect()
+            .filter_map(|(path, code)| Some((path.strip_prefix("codegen/src/")?.to_owned(), code)))
+            .filter(|(path, _)| !skip.contains(&path.as_str()))
+            .collect();
+        assert!(generator.len() > 20, "{} sources of the generator", generator.len());
+        generator
     }
 
     /// Only `naming.rs` converts case (ARCHITECTURE.md: only `naming.rs` makes identifiers).
