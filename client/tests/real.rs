@@ -176,7 +176,14 @@ async fn server_killed_mid_request() {
         let client = client.clone();
         async move { client.request::<request::ThreadList>(ThreadListParams::default()).await }
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The request is pending once the spawned task has sent it (on a loaded machine, that can
+    // take longer than any fixed pause).
+    let sent = tokio::time::timeout(T, async {
+        while client.pending_requests() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    sent.await.expect("the request was never sent");
     assert_eq!(client.pending_requests(), 1);
     signal("-KILL");
     // A real process on a loaded machine: a generous bound on the wall clock that only guards
