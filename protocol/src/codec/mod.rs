@@ -13,12 +13,14 @@
 //!
 //! Files by concern: `structs`, `enums`, `tagged`, `external`, `untagged`, `scalar` (the
 //! decoders), `duplicates` (last-wins rewrite of the text), `raw` (`decode_raw`,
-//! `ParamsError`), `paths` (error positions to paths), `trail`, `writer` (a message's
+//! `ParamsError`), `held` (a decoded value a generic decoder holds, dropped with its type's
+//! code), `paths` (error positions to paths), `trail`, `writer` (a message's
 //! `Serialize`).
 
 mod duplicates;
 mod enums;
 mod external;
+mod held;
 mod paths;
 mod raw;
 mod scalar;
@@ -40,6 +42,8 @@ use serde::Deserialize;
 pub use enums::*;
 #[allow(unused_imports)]
 pub use external::*;
+#[allow(unused_imports)]
+pub use held::*;
 #[allow(unused_imports)]
 pub use paths::*;
 #[allow(unused_imports)]
