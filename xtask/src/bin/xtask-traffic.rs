@@ -18,7 +18,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Record real app-server traffic into traffic/fixtures/<codex version>/<scenario>.ndjson.
+    /// Record real app-server traffic into `traffic/fixtures/<codex version>/<scenario>.ndjson`.
     Record(record::Args),
     /// Check recorded traffic against the typed crate; exits non-zero on drift.
     Drift(drift::Args),

@@ -40,7 +40,7 @@ pub struct Args {
     /// The codex binary to run (default: $CODEX_BIN, the pinned .codex-bin install, then PATH).
     #[arg(long)]
     codex: Option<PathBuf>,
-    /// Where to write the transcripts (default: traffic/fixtures/<codex version>).
+    /// Where to write the transcripts (default: `traffic/fixtures/<codex version>`).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Scenarios to record (default: all).
