@@ -1,5 +1,6 @@
-//! A decoded value held by a decoder that is generic over many types, dropped by code compiled
-//! with the value's type rather than where it is held.
+//! Where a decoder generic over many types holds a decoded value, so that no error path leaks
+//! it and its drop code is not compiled again in every decoder that holds one: a visitor's
+//! [`Slot`], and the [`Held`] message of `decode_raw` and the notification table.
 
 use std::mem::ManuallyDrop;
 
@@ -20,41 +21,17 @@ pub trait Discard: Sized {
 
 impl<T> Discard for T {}
 
-/// A value a decoder holds: filled by [`new`](Self::new) or [`put`](Self::put), taken by
-/// [`take`](Self::take), and dropped, if it is still held, by [`Discard::discard`] (also on
-/// an error path or when a panic unwinds through the holder).
-///
-/// The struct and tagged union visitors write into one (their serde `Value` is `()`), so the
-/// deserializer's copy of `deserialize_map` never holds a decoded value, and a deserializer
-/// that fails after the visitor returned leaves it here, where it is dropped.
+/// A value a decoder holds: made by [`new`](Self::new), taken by
+/// [`into_inner`](Self::into_inner), and dropped, if it is still held (text after it, a panic
+/// unwinding through the holder), by [`Discard::discard`]. For the few types whose drop code
+/// is the largest: the message enums (`decode_raw`, the notification table), whose drop code
+/// holds that of every params type.
 pub struct Held<T>(ManuallyDrop<Option<T>>);
 
 impl<T> Held<T> {
     #[inline]
-    pub fn empty() -> Self {
-        Held(ManuallyDrop::new(None))
-    }
-
-    #[inline]
     pub fn new(value: T) -> Self {
         Held(ManuallyDrop::new(Some(value)))
-    }
-
-    /// Holds `value`. Called once, on an empty holder (a visitor is consumed by its visit).
-    #[inline(always)]
-    pub fn put(&mut self, value: T) {
-        // The holder is empty: the `None` given back has nothing to drop.
-        std::mem::forget(self.0.replace(value));
-    }
-
-    /// The value, or an error when a deserializer returned `Ok` without running the visitor
-    /// that puts it (none does: the visitor's `()` is the only way to make its value).
-    #[inline(always)]
-    pub fn take<E: de::Error>(mut self) -> Result<T, E> {
-        match self.0.take() {
-            Some(value) => Ok(value),
-            None => Err(not_decoded()),
-        }
     }
 
     /// The value held since [`new`](Self::new).
@@ -89,6 +66,37 @@ impl<T> Drop for Held<T> {
 #[inline(never)]
 fn made_empty() -> ! {
     unreachable!("`Held::get_mut` and `Held::into_inner` are only called on a holder made by `Held::new`")
+}
+
+/// A slot a visitor writes its value into (its serde `Value` is `()`): the deserializer's copy
+/// of `deserialize_map` never holds a decoded value, so it compiles no drop code of its type,
+/// and a deserializer that fails after the visitor returned leaves the value in the slot, which
+/// its owner drops.
+pub struct Slot<T>(Option<T>);
+
+impl<T> Slot<T> {
+    #[inline(always)]
+    pub fn empty() -> Self {
+        Slot(None)
+    }
+
+    /// Holds `value`. Called once, on an empty slot (a visitor is consumed by its visit).
+    #[inline(always)]
+    pub fn put(&mut self, value: T) {
+        // The slot is empty: the `None` given back has nothing to drop (and `forget` compiles
+        // no drop code into the deserializer's copy, as an assignment would).
+        std::mem::forget(self.0.replace(value));
+    }
+
+    /// The value, or an error when a deserializer returned `Ok` without running the visitor
+    /// that puts it (none does: the visitor's `()` is the only way to make its value).
+    #[inline(always)]
+    pub fn take<E: de::Error>(self) -> Result<T, E> {
+        match self.0 {
+            Some(value) => Ok(value),
+            None => Err(not_decoded()),
+        }
+    }
 }
 
 #[cold]

@@ -13,8 +13,7 @@
 //!
 //! Files by concern: `structs`, `enums`, `tagged`, `external`, `untagged`, `scalar` (the
 //! decoders), `duplicates` (last-wins rewrite of the text), `raw` (`decode_raw`,
-//! `ParamsError`), `held` (a decoded value a generic decoder holds, dropped with its type's
-//! code), `paths` (error positions to paths), `trail`, `writer` (a message's
+//! `ParamsError`), `held` (`Slot`, `Held`: where a generic decoder holds a decoded value), `paths` (error positions to paths), `trail`, `writer` (a message's
 //! `Serialize`).
 
 mod duplicates;

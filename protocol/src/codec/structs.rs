@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
-use super::{Held, Str};
+use super::{Slot, Str};
 
 /// A struct (a JSON object with known members), decoded member by member from a map.
 ///
@@ -23,13 +23,11 @@ pub trait DecodeStruct: Sized {
 /// visitors, the method table's params decode), unlike the unions' and the string enums':
 /// out of line, the struct value went back through more moves and calls.
 ///
-/// The visitor writes the struct into a [`Held`] of this function (its serde `Value` is
-/// `()`): the deserializer's copy of `deserialize_map` never holds a struct, so it compiles
-/// no drop code of it (and of every type inside it), and a deserializer that fails after the
-/// visitor returned leaves the struct in the holder, which drops it.
+/// The visitor writes the struct into a [`Slot`] of this function: a deserializer that fails
+/// after the visitor returned leaves the struct there, and it is dropped here.
 #[inline]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
-    struct StructVisitor<'h, T>(&'h mut Held<T>);
+    struct StructVisitor<'h, T>(&'h mut Slot<T>);
 
     impl<'de, T: DecodeStruct> Visitor<'de> for StructVisitor<'_, T> {
         type Value = ();
@@ -49,9 +47,9 @@ pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializ
         }
     }
 
-    let mut held = Held::empty();
-    deserializer.deserialize_map(StructVisitor(&mut held))?;
-    held.take()
+    let mut slot = Slot::empty();
+    deserializer.deserialize_map(StructVisitor(&mut slot))?;
+    slot.take()
 }
 
 /// The next member name of a struct, borrowed from the input when it has no escapes.

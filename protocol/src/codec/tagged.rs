@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::duplicates::DUPLICATE_MEMBERS;
 use super::paths::nested_error;
 use super::trail;
-use super::{Held, Str};
+use super::{Slot, Str};
 
 /// A union of objects told apart by a tag member.
 pub trait TaggedUnion: Sized {
@@ -37,10 +37,10 @@ pub fn unrecognized_arm<'de, D: Deserializer<'de>>(
 
 /// A tagged union's `Deserialize`. Out of line: a caller holds a call, not one more copy of
 /// the deserializer's map code (inlined, it decoded no faster). The visitor writes the union
-/// into a [`Held`], as [`deserialize_struct`](super::deserialize_struct)'s does.
+/// into a [`Slot`], as [`deserialize_struct`](super::deserialize_struct)'s does.
 #[inline(never)]
 pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
-    struct TaggedVisitor<'h, T>(&'h mut Held<T>);
+    struct TaggedVisitor<'h, T>(&'h mut Slot<T>);
 
     impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<'_, T> {
         type Value = ();
@@ -73,9 +73,9 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
         }
     }
 
-    let mut held = Held::empty();
-    deserializer.deserialize_map(TaggedVisitor(&mut held))?;
-    held.take()
+    let mut slot = Slot::empty();
+    deserializer.deserialize_map(TaggedVisitor(&mut slot))?;
+    slot.take()
 }
 
 /// The rest of an object whose first member (`first`) is not the tag, written back as text
