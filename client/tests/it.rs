@@ -25,23 +25,28 @@ pub static HEAP_IN_USE: std::sync::atomic::AtomicUsize = std::sync::atomic::Atom
 struct Counting;
 
 // SAFETY: every call is the system allocator's, with the same arguments; the counter is only
-// arithmetic on the sizes it was given.
+// arithmetic on the sizes it was given. Exercised by every test of this binary.
 unsafe impl std::alloc::GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         HEAP_IN_USE.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: the caller's guarantees for `alloc` are `System.alloc`'s.
         unsafe { std::alloc::System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         HEAP_IN_USE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: `ptr` came from this allocator, that is from `System`, with `layout`.
         unsafe { std::alloc::System.dealloc(ptr, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
         HEAP_IN_USE.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: the caller's guarantees for `alloc_zeroed` are `System.alloc_zeroed`'s.
         unsafe { std::alloc::System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
         HEAP_IN_USE.fetch_add(new_size, std::sync::atomic::Ordering::Relaxed);
         HEAP_IN_USE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: `ptr` came from `System` with `layout`; the caller's guarantees for
+        // `new_size` are `System.realloc`'s.
         unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
     }
 }

@@ -28,7 +28,7 @@ pub struct Settings {
     /// Names the generated code (and the protocol crate's macros, which resolve names where
     /// they expand) uses unqualified, and the protocol crate's own items next to the generated
     /// types: a schema type of one of these names would shadow them, so it gets the suffix
-    /// `Type` ([`crate::naming`]). The std prelude, what the generated files import, the
+    /// `Type` (`naming::type_name`). The std prelude, what the generated files import, the
     /// crate's re-exports.
     pub reserved_type_names: Vec<String>,
     /// The prefix of the top-level one of two different definitions of one name (codex 0.60.1

@@ -136,7 +136,9 @@ impl InstallLock {
         {
             use std::os::unix::io::AsRawFd;
             loop {
-                // SAFETY: flock on a descriptor this function owns for the lock's lifetime.
+                // SAFETY: flock takes a descriptor and a flag and touches no memory; the
+                // descriptor is `file`'s, open for the lock's lifetime. Exercised by
+                // `tests::the_install_lock_is_exclusive`.
                 if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
                     break;
                 }
@@ -162,6 +164,31 @@ mod tests {
         let error = find_or_install("0.0.0-not-a-release", Some(empty.path().as_os_str().to_owned())).unwrap_err();
         assert!(error.contains("npm is not on PATH: install Node.js"), "{error}");
         assert!(!error.contains('\n'), "{error}");
+    }
+
+    /// The install lock (the `unsafe` `flock`) is held by one holder at a time.
+    #[cfg(unix)]
+    #[test]
+    fn the_install_lock_is_exclusive() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let first = InstallLock::take(&path).unwrap();
+        let (taken, when_taken) = mpsc::channel();
+        let second = std::thread::spawn({
+            let path = path.clone();
+            move || {
+                let lock = InstallLock::take(&path).unwrap();
+                taken.send(()).unwrap();
+                drop(lock);
+            }
+        });
+        assert!(when_taken.recv_timeout(Duration::from_millis(300)).is_err(), "taken while held");
+        drop(first);
+        when_taken.recv_timeout(Duration::from_secs(10)).expect("taken once released");
+        second.join().unwrap();
     }
 
     /// A binary that prints another version is not taken for the release asked for.

@@ -329,19 +329,19 @@ macro_rules! wire_notifications {
                 params: Option<&serde_json::value::RawValue>,
                 extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)],
             ) -> Result<Self, $crate::jsonrpc::ParamsError> {
-                // The envelope members first, and the message is never dropped here (not
-                // even if a panic unwinds through): that would compile the drop code of every
-                // notification's params into this function (ARCHITECTURE.md, "Build cost").
+                // The envelope members first, and the message is held by a `codec::Held`
+                // (which drops it, if a panic unwinds through, with its type's code): no path
+                // here compiles the drop code of every notification's params.
                 struct Envelope {
                     $($env: Option<$env_ty>,)*
                 }
                 let _ = extra;
                 let envelope = Envelope { $($env: $crate::codec::member(extra, $env_wire)?,)* };
-                let mut message = std::mem::ManuallyDrop::new($crate::codec::decode_raw(params, |params| Self::deserialize_params(method, params))?);
-                let ($($env,)*) = message.envelope_mut();
+                let mut message = $crate::codec::Held::new($crate::codec::decode_raw(params, |params| Self::deserialize_params(method, params))?);
+                let ($($env,)*) = message.get_mut().envelope_mut();
                 $(*$env = envelope.$env;)*
                 let _ = envelope;
-                Ok(std::mem::ManuallyDrop::into_inner(message))
+                Ok(message.into_inner())
             }
 
             /// Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
@@ -615,8 +615,7 @@ pub mod params {
     /// Not `Box::new(value)`: its allocation may unwind while it holds the value, so each
     /// call compiles the value's drop code (and that of every type inside it) into the
     /// caller's codegen unit once more, for every params and result type of the method table.
-    /// Here no `T` is held while allocating, and a failed decode only frees the empty box
-    /// (ARCHITECTURE.md, "Build cost").
+    /// Here no `T` is held while allocating, and a failed decode only frees the empty box.
     #[inline]
     pub fn boxed<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
         deserializer: D,

@@ -98,8 +98,8 @@ fn repeated_tags_next_to_deep_nesting_decode_on_a_small_stack() {
 }
 
 /// Done means 1: the duplicate-member fallback is linear: a line 100,000 levels deep decodes
-/// in far less than the quadratic fallback took at 16,000 (1.36 s, optimized; at 100,000 it
-/// would take about 39 times that, some 53 s optimized and many minutes in a debug build). The bound on the wall clock is generous
+/// in far less than the quadratic fallback it replaced took at a sixth of that depth (its
+/// times: `docs/build-cost.md`). The bound on the wall clock is generous
 /// (a debug build on a loaded machine) and tells linear from quadratic without comparing two
 /// timings, which other work on the machine skews; the times by depth are printed
 /// (`--nocapture`).

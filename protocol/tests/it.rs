@@ -11,8 +11,10 @@ mod availability;
 mod common;
 #[path = "conformance/main.rs"]
 mod conformance;
+pub(crate) mod counting;
 mod fuzz_findings;
 mod hostile_lines;
+mod leaks;
 mod memory;
 mod methods;
 mod wire;

@@ -1,7 +1,6 @@
 //! Peak heap of a decode, as a multiple of the line (issue 21, point 5): the figures the crate
-//! docs state ("What decoding keeps, and its limits", **Memory**). The counting allocator
-//! counts per thread, so the other tests of this binary, running at the same time on their own
-//! threads, do not change the figures (a decode runs on the caller's thread).
+//! docs state ("What decoding keeps, and its limits", **Memory**), counted per thread by the
+//! binary's allocator (`counting.rs`).
 //!
 //! `cargo test -p codex-app-protocol --release --test it memory -- --nocapture` prints them.
 //!
@@ -9,51 +8,16 @@
 
 codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use codex_app_protocol::ServerMessage;
 
-struct Counting;
-
-thread_local! {
-    // `const` and without a destructor: reading them never allocates, so the allocator can.
-    static CURRENT: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-/// Adds `delta` to this thread's count (a block freed on another thread than the one that
-/// allocated it makes one count lower and the other higher; a decode frees its own).
-fn count(delta: isize) {
-    let _ = CURRENT.try_with(|current| {
-        let now = current.get().wrapping_add(delta);
-        current.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        System.alloc(layout)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as isize));
-        System.dealloc(ptr, layout)
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+use super::counting;
 
 /// The peak heap of decoding `line` on this thread (the decoded message kept until the end),
 /// over its length.
 fn factor(line: &str) -> f64 {
-    let before = CURRENT.with(Cell::get);
-    PEAK.with(|peak| peak.set(before));
+    let before = counting::start_peak();
     let message = ServerMessage::from_line(line).unwrap_or_else(|e| panic!("{e}"));
-    let peak = PEAK.with(Cell::get) - before;
+    let peak = counting::peak() - before;
     drop(message);
     peak as f64 / line.len() as f64
 }

@@ -289,7 +289,10 @@ impl ProcessGroup {
     fn kill(&self) {
         #[cfg(unix)]
         if let Some(id) = self.0.and_then(|id| libc::pid_t::try_from(id).ok()) {
-            // SAFETY: killpg only sends a signal; the group is the one this transport made.
+            // SAFETY: killpg takes two integers and only sends a signal: no memory is
+            // involved. The group is the one `spawn` made (`process_group(0)`: its id is the
+            // child's pid, held until the transport is dropped). Exercised by
+            // `tests::dropping_the_process_group_kills_every_process_in_it`.
             unsafe {
                 libc::killpg(id, libc::SIGKILL);
             }
@@ -409,6 +412,38 @@ impl LineReceiver for StdioReceiver {
 #[cfg(test)]
 mod tests {
     use super::strip_ansi;
+
+    /// The `unsafe` `killpg` of `ProcessGroup::kill`: dropping the group kills the server and
+    /// what it started (as the npm `codex` starts the native binary).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn dropping_the_process_group_kills_every_process_in_it() {
+        use std::io::BufRead;
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        use std::time::{Duration, Instant};
+
+        let mut server = std::process::Command::new("sh")
+            .args(["-c", "sleep 60 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let started: u32 = line.trim().parse().unwrap();
+
+        drop(super::ProcessGroup(Some(server.id())));
+        assert_eq!(server.wait().unwrap().signal(), Some(libc::SIGKILL));
+        // What the server started is gone too (or a zombie until init reaps it).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Ok(stat) = std::fs::read_to_string(format!("/proc/{started}/stat")) {
+            if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the server's child is still running: {stat}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 
     #[test]
     fn ansi_escapes_are_stripped() {

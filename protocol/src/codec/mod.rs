@@ -13,12 +13,14 @@
 //!
 //! Files by concern: `structs`, `enums`, `tagged`, `external`, `untagged`, `scalar` (the
 //! decoders), `duplicates` (a repeated union tag blanked in the text), `raw` (`decode_raw`,
-//! `ParamsError`), `paths` (error positions to paths), `scan` (the one scanner of JSON text,
-//! which `paths` and `duplicates` walk), `trail`, `writer` (a message's `Serialize`).
+//! `ParamsError`), `held` (`Slot`, `Held`: where a generic decoder holds a decoded value),
+//! `paths` (error positions to paths), `scan` (the one scanner of JSON text, which `paths` and
+//! `duplicates` walk), `trail`, `writer` (a message's `Serialize`).
 
 mod duplicates;
 mod enums;
 mod external;
+mod held;
 mod paths;
 mod raw;
 mod scalar;
@@ -41,6 +43,8 @@ use serde::Deserialize;
 pub use enums::*;
 #[allow(unused_imports)]
 pub use external::*;
+#[allow(unused_imports)]
+pub use held::*;
 #[allow(unused_imports)]
 pub use paths::*;
 #[allow(unused_imports)]

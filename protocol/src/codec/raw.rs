@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use super::duplicates::blank_repeated_tag;
 use super::paths::{error_offset, path_at};
+use super::Held;
 use super::trail;
 use crate::path::JsonPath;
 
@@ -52,14 +53,14 @@ pub fn decode_raw<T>(
     decode: impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
 ) -> Result<T, ParamsError> {
     let text = raw.map_or("null", RawValue::get);
-    let run = |text: &str| {
+    let run = |text: &str| -> serde_json::Result<T> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        // Never dropped here, even when text is left after it (not reached: the text is one
-        // JSON value, a `RawValue`'s or that with a tag blanked, and every decoder
-        // reads a whole value) or `end` unwinds: that would compile the drop code of every
-        // params type once more here (ARCHITECTURE.md, "Build cost").
-        let value = std::mem::ManuallyDrop::new(decode(&mut deserializer)?);
-        deserializer.end().map(|()| std::mem::ManuallyDrop::into_inner(value))
+        // Held, so that text left after the value (not reached: the text is one JSON value,
+        // a `RawValue`'s or that with a tag blanked, and every decoder reads a whole
+        // value) drops it where its type's drop code is compiled anyway, not here.
+        let value = Held::new(decode(&mut deserializer)?);
+        deserializer.end()?;
+        Ok(value.into_inner())
     };
     trail::reset();
     let mut source = match run(text) {
@@ -160,6 +161,21 @@ mod tests {
             let plain = serde_json::from_str::<FunctionCallOutputBody>(text).unwrap_err().to_string();
             assert!(plain.starts_with(&format!("in `{path}`: invalid type")), "{text}: {plain}");
         }
+    }
+
+    /// Text left after the decoded value (which no caller gives: every decoder reads a whole
+    /// value) is an error, and the value is dropped, not leaked (counted by the test binary's
+    /// allocator, per thread).
+    #[test]
+    fn a_value_with_text_after_it_is_dropped() {
+        use crate::integration_tests::counting::in_use;
+
+        let raw: Box<RawValue> = serde_json::from_str("1").unwrap();
+        let before = in_use();
+        let e = decode_raw(Some(&raw), |_| Ok(vec![String::from("decoded without reading the text")])).unwrap_err();
+        assert!(e.source.to_string().starts_with("trailing characters"), "{e}");
+        drop(e);
+        assert_eq!(in_use(), before, "(bytes, blocks) left allocated after the error");
     }
 
     /// What an abandoned decode left behind (a plain `serde_json` call, whose trail nobody

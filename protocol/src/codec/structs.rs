@@ -2,12 +2,10 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
-use super::Str;
+use super::{Slot, Str};
 
 /// A struct (a JSON object with known members), decoded member by member from a map.
 ///
@@ -23,22 +21,16 @@ pub trait DecodeStruct: Sized {
 
 /// A struct's `Deserialize`. Inlined into its callers (a member's read, the `Option` and `Vec`
 /// visitors, the method table's params decode), unlike the unions' and the string enums':
-/// out of line it made the release build a little smaller but the typed decode measurably
-/// slower, since the struct value then went back through more moves and calls (the figures:
-/// `docs/build-cost.md`).
+/// out of line, the struct value went back through more moves and calls.
 ///
-/// The visitor hands the value to the deserializer as `ManuallyDrop<T>`: serde_json drops a
-/// visitor's value when the object's end is missing after it, so with a plain `T` each
-/// struct's drop code (and that of every type inside it) would be compiled again into the
-/// deserializer's copy of `deserialize_map`, in another codegen unit. A deserializer that
-/// failed after the visitor returned would leak the value instead of dropping it; serde_json's
-/// (from text or from a `Value`) cannot, since the visitor reads up to the object's end.
+/// The visitor writes the struct into a [`Slot`] of this function: a deserializer that fails
+/// after the visitor returned leaves the struct there, and it is dropped here.
 #[inline]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
-    struct StructVisitor<T>(PhantomData<T>);
+    struct StructVisitor<'h, T>(&'h mut Slot<T>);
 
-    impl<'de, T: DecodeStruct> Visitor<'de> for StructVisitor<T> {
-        type Value = ManuallyDrop<T>;
+    impl<'de, T: DecodeStruct> Visitor<'de> for StructVisitor<'_, T> {
+        type Value = ();
 
         // Both inlined into the deserializer's copy, so that they are not one more function
         // for each struct.
@@ -48,12 +40,16 @@ pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializ
         }
 
         #[inline(always)]
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ManuallyDrop<T>, A::Error> {
-            T::visit_members(map).map(ManuallyDrop::new)
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+            let value = T::visit_members(map)?;
+            self.0.put(value);
+            Ok(())
         }
     }
 
-    deserializer.deserialize_map(StructVisitor(PhantomData)).map(ManuallyDrop::into_inner)
+    let mut slot = Slot::empty();
+    deserializer.deserialize_map(StructVisitor(&mut slot))?;
+    slot.take()
 }
 
 /// The next member name of a struct, borrowed from the input when it has no escapes.

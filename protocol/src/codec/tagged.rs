@@ -3,8 +3,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -14,7 +12,7 @@ use serde_json::{Map, Value};
 use super::duplicates::DUPLICATE_MEMBERS;
 use super::paths::nested_error;
 use super::trail;
-use super::Str;
+use super::{Slot, Str};
 
 /// A union of objects told apart by a tag member.
 pub trait TaggedUnion: Sized {
@@ -38,41 +36,46 @@ pub fn unrecognized_arm<'de, D: Deserializer<'de>>(
 }
 
 /// A tagged union's `Deserialize`. Out of line: a caller holds a call, not one more copy of
-/// the deserializer's map code (inlined, it decoded no faster; ARCHITECTURE.md, "Build cost").
+/// the deserializer's map code (inlined, it decoded no faster). The visitor writes the union
+/// into a [`Slot`], as [`deserialize_struct`](super::deserialize_struct)'s does.
 #[inline(never)]
 pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
-    struct TaggedVisitor<T>(PhantomData<T>);
+    struct TaggedVisitor<'h, T>(&'h mut Slot<T>);
 
-    impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<T> {
-        // Not dropped by the deserializer, as in `deserialize_struct`.
-        type Value = ManuallyDrop<T>;
+    impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<'_, T> {
+        type Value = ();
 
         #[inline]
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str(T::EXPECTING)
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ManuallyDrop<T>, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
             let Some(first) = map.next_key::<Str<'de>>()? else {
                 return Err(de::Error::missing_field(T::TAG));
             };
             if first.0 == T::TAG {
                 let tag = map.next_value::<Str<'de>>()?;
                 let guard = TagGuard { map, name: T::TAG, tag: &tag.0 };
-                return T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(guard)).map(ManuallyDrop::new);
+                let value = T::deserialize_arm(&tag.0, de::value::MapAccessDeserializer::new(guard))?;
+                self.0.put(value);
+                return Ok(());
             }
             // The tag is not first: keep the members as raw JSON, write them back with the
             // tag first and decode that through the path above. (Decoding the buffered members
             // with any other deserializer would compile every arm's deserializer again.)
             let text = buffer_tag_first(first, &mut map, T::TAG)?;
             trail::clear_nested();
-            deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text))
-                .map(ManuallyDrop::new)
-                .map_err(|e| nested_error(&text, e))
+            let value = deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text))
+                .map_err(|e| nested_error(&text, e))?;
+            self.0.put(value);
+            Ok(())
         }
     }
 
-    deserializer.deserialize_map(TaggedVisitor(PhantomData)).map(ManuallyDrop::into_inner)
+    let mut slot = Slot::empty();
+    deserializer.deserialize_map(TaggedVisitor(&mut slot))?;
+    slot.take()
 }
 
 /// The rest of an object whose first member (`first`) is not the tag, written back as text
