@@ -21,6 +21,16 @@ pub trait Discard: Sized {
 
 impl<T> Discard for T {}
 
+/// Drops `value` by [`Discard::discard`]: for a decoder that has a value it must drop on a rare
+/// path, without compiling the value's drop code there.
+#[inline]
+pub fn discard<T>(value: T) {
+    // `discard` leaves `None`, which has nothing to drop: `ManuallyDrop` compiles no drop
+    // code of `T` here.
+    let mut slot = ManuallyDrop::new(Some(value));
+    T::discard(&mut slot);
+}
+
 /// A value a decoder holds: made by [`new`](Self::new), taken by
 /// [`into_inner`](Self::into_inner), and dropped, if it is still held (text after it, a panic
 /// unwinding through the holder), by [`Discard::discard`]. For the few types whose drop code

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 
 use super::duplicates::blank_repeated_tag;
 use super::paths::{error_offset, path_at};
-use super::Held;
+use super::discard;
 use super::trail;
 use crate::path::JsonPath;
 
@@ -55,12 +55,17 @@ pub fn decode_raw<T>(
     let text = raw.map_or("null", RawValue::get);
     let run = |text: &str| -> serde_json::Result<T> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        // Held, so that text left after the value (not reached: the text is one JSON value,
-        // a `RawValue`'s or that with a tag blanked, and every decoder reads a whole
-        // value) drops it where its type's drop code is compiled anyway, not here.
-        let value = Held::new(decode(&mut deserializer)?);
-        deserializer.end()?;
-        Ok(value.into_inner())
+        let value = decode(&mut deserializer)?;
+        match deserializer.end() {
+            Ok(()) => Ok(value),
+            // Text left after the value (not reached: the text is one JSON value, a
+            // `RawValue`'s or that with a tag blanked, and every decoder reads a whole value):
+            // the value is dropped out of line, not by drop code compiled here.
+            Err(e) => {
+                discard(value);
+                Err(e)
+            }
+        }
     };
     trail::reset();
     let mut source = match run(text) {
