@@ -53,36 +53,52 @@ pub fn decode_raw<T>(
     decode: impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
 ) -> Result<T, ParamsError> {
     let text = raw.map_or("null", RawValue::get);
-    let run = |text: &str| -> serde_json::Result<T> {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let value = decode(&mut deserializer)?;
-        match deserializer.end() {
-            Ok(()) => Ok(value),
-            // Text left after the value (not reached: the text is one JSON value, a
-            // `RawValue`'s or that with a tag blanked, and every decoder reads a whole value):
-            // the value is dropped out of line, not by drop code compiled here.
-            Err(e) => {
-                discard(value);
-                Err(e)
-            }
-        }
-    };
     trail::reset();
-    let mut source = match run(text) {
-        Ok(value) => return Ok(value),
-        Err(source) => source,
-    };
-    // A union's tag given again with another value, which the one-pass decode cannot take
-    // (the arm was chosen): decode again with that tag's earlier occurrences blanked, once per
-    // tag name. The blanked text has every other byte where it was, so its error is one of the
-    // text as sent.
+    match run(text, &decode) {
+        Ok(value) => Ok(value),
+        Err(source) => retry_without_repeated_tags(text, source, &decode),
+    }
+}
+
+/// `decode` on `text`, which it must consume whole.
+#[inline]
+fn run<T>(
+    text: &str,
+    decode: &impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
+) -> serde_json::Result<T> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = decode(&mut deserializer)?;
+    match deserializer.end() {
+        Ok(()) => Ok(value),
+        // Text left after the value (not reached: the text is one JSON value, a `RawValue`'s
+        // or that with a tag blanked, and every decoder reads a whole value): the value is
+        // dropped out of line, not by drop code compiled here.
+        Err(e) => {
+            discard(value);
+            Err(e)
+        }
+    }
+}
+
+/// After `decode` failed on `text` with `source`: when the failure was a union's tag given
+/// again with another value, which the one-pass decode cannot take (the arm was chosen),
+/// decodes again with that tag's earlier occurrences blanked, once per tag name. The blanked
+/// text has every other byte where it was, so its error is one of the text as sent. Out of the
+/// way of the decode every line takes.
+#[cold]
+#[inline(never)]
+fn retry_without_repeated_tags<T>(
+    text: &str,
+    mut source: serde_json::Error,
+    decode: &impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
+) -> Result<T, ParamsError> {
     let mut blanked: Option<String> = None;
     let mut tags: Vec<&'static str> = Vec::new();
     while let Some(tag) = trail::take_duplicate().filter(|tag| !tags.contains(tag)) {
         tags.push(tag);
         let Some(next) = blank_repeated_tag(blanked.as_deref().unwrap_or(text), tag) else { break };
         trail::reset();
-        match run(&next) {
+        match run(&next, decode) {
             Ok(value) => return Ok(value),
             Err(e) => source = e,
         }
