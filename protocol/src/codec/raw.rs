@@ -7,9 +7,9 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned};
 use serde_json::value::RawValue;
 
+use super::discard;
 use super::duplicates::blank_repeated_tag;
 use super::paths::{error_offset, path_at};
-use super::discard;
 use super::trail;
 use crate::path::JsonPath;
 
