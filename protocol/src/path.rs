@@ -24,8 +24,8 @@
 
 use std::fmt::{self, Write as _};
 
-/// One step of a path: an object member or an array index, borrowed (the walk of
-/// [`inspect`](crate::inspect) and [`JsonPath::steps`] hand these out).
+/// One step of a path: an object member or an array index, borrowed (the `inspect` walk and
+/// [`JsonPath::steps`] hand these out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Step<'a> {
     Key(&'a str),
