@@ -461,7 +461,7 @@ macro_rules! notification_from_parts {
             /// The params only: the envelope members are set apart (`set_envelope`), so that
             /// their errors are not reported inside `params`.
             fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
-                <$t>::from_parts(p.method.as_deref().unwrap_or_default(), p.params, &[])
+                <$t>::from_parts(p.method.as_deref().unwrap_or_default(), p.params)
             }
 
             fn deserialize_params<'de, D: Deserializer<'de>>(_id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error> {

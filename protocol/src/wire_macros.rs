@@ -91,7 +91,7 @@ macro_rules! wire_struct {
             // members, not with their square.
             #[allow(unused_mut, unused_variables, deprecated)]
             #[allow(clippy::match_single_binding)]
-            fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+            fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A, into: &mut $crate::codec::Slot<Self>) -> Result<(), A::Error> {
                 struct Slots {
                     $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::Slot<$ty>,)*
                 }
@@ -117,13 +117,14 @@ macro_rules! wire_struct {
                 if let Some(name) = missing {
                     return Err(serde::de::Error::missing_field(name));
                 }
-                Ok(Self {
+                into.put(Self {
                     $(
                         $(#[cfg($cfg)])?
                         $field: $crate::wire_macros::$presence::take!(slots.$field),
                     )*
                     $($extra,)?
-                })
+                });
+                Ok(())
             }
         }
 

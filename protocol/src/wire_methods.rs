@@ -323,25 +323,13 @@ macro_rules! wire_notifications {
                 }
             }
 
-            /// Decodes a notification from its method, raw `params` (absent and `null` are the same) and other members.
+            /// Decodes a notification from its method and raw `params` (absent and `null` are the
+            /// same); the envelope members are left unset (see `set_envelope`).
             pub(crate) fn from_parts(
                 method: &str,
                 params: Option<&serde_json::value::RawValue>,
-                extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)],
             ) -> Result<Self, $crate::jsonrpc::ParamsError> {
-                // The envelope members first, and the message is held by a `codec::Held`
-                // (which drops it, if a panic unwinds through, with its type's code): no path
-                // here compiles the drop code of every notification's params.
-                struct Envelope {
-                    $($env: Option<$env_ty>,)*
-                }
-                let _ = extra;
-                let envelope = Envelope { $($env: $crate::codec::member(extra, $env_wire)?,)* };
-                let mut message = $crate::codec::Held::new($crate::codec::decode_raw(params, |params| Self::deserialize_params(method, params))?);
-                let ($($env,)*) = message.get_mut().envelope_mut();
-                $(*$env = envelope.$env;)*
-                let _ = envelope;
-                Ok(message.into_inner())
+                $crate::codec::decode_raw(params, |params| Self::deserialize_params(method, params))
             }
 
             /// Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).

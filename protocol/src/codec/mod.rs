@@ -13,18 +13,18 @@
 //!
 //! Files by concern: `structs`, `enums`, `tagged`, `external`, `untagged`, `scalar` (the
 //! decoders), `duplicates` (a repeated union tag blanked in the text), `raw` (`decode_raw`,
-//! `ParamsError`), `held` (`Slot`, `Held`: where a generic decoder holds a decoded value),
+//! `ParamsError`), `slot` (`Slot`: where a visitor puts its value),
 //! `paths` (error positions to paths), `scan` (the one scanner of JSON text, which `paths` and
 //! `duplicates` walk), `trail`, `writer` (a message's `Serialize`).
 
 mod duplicates;
 mod enums;
 mod external;
-mod held;
 mod paths;
 mod raw;
 mod scalar;
 mod scan;
+mod slot;
 mod structs;
 mod tagged;
 mod trail;
@@ -44,13 +44,13 @@ pub use enums::*;
 #[allow(unused_imports)]
 pub use external::*;
 #[allow(unused_imports)]
-pub use held::*;
-#[allow(unused_imports)]
 pub use paths::*;
 #[allow(unused_imports)]
 pub use raw::*;
 #[allow(unused_imports)]
 pub use scalar::*;
+#[allow(unused_imports)]
+pub use slot::*;
 #[allow(unused_imports)]
 pub use structs::*;
 #[allow(unused_imports)]

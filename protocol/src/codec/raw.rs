@@ -7,7 +7,6 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned};
 use serde_json::value::RawValue;
 
-use super::discard;
 use super::duplicates::blank_repeated_tag;
 use super::paths::{error_offset, path_at};
 use super::trail;
@@ -60,7 +59,14 @@ pub fn decode_raw<T>(
     }
 }
 
-/// `decode` on `text`, which it must consume whole.
+/// `decode` on `text`.
+///
+/// The text is one JSON value (a `RawValue`'s, or that with a tag's earlier occurrences
+/// blanked), and a decode that returns `Ok` has read one whole value (serde_json checks that an
+/// object or array ends where its visitor stopped reading), so no text is left after it. That
+/// is asserted in debug builds (every test's decode checks it) and not in release builds: a
+/// check there would hold the value across a call, which compiles the drop code of every message
+/// type (of every params type inside it) into this function, for a path no input takes.
 #[inline]
 fn run<T>(
     text: &str,
@@ -68,16 +74,8 @@ fn run<T>(
 ) -> serde_json::Result<T> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = decode(&mut deserializer)?;
-    match deserializer.end() {
-        Ok(()) => Ok(value),
-        // Text left after the value (not reached: the text is one JSON value, a `RawValue`'s
-        // or that with a tag blanked, and every decoder reads a whole value): the value is
-        // dropped out of line, not by drop code compiled here.
-        Err(e) => {
-            discard(value);
-            Err(e)
-        }
-    }
+    debug_assert!(deserializer.end().is_ok(), "a decoder returned before the end of its value: {text}");
+    Ok(value)
 }
 
 /// After `decode` failed on `text` with `source`: when the failure was a union's tag given
@@ -184,19 +182,39 @@ mod tests {
         }
     }
 
-    /// Text left after the decoded value (which no caller gives: every decoder reads a whole
-    /// value) is an error, and the value is dropped, not leaked (counted by the test binary's
-    /// allocator, per thread).
+    /// A decoder that returns before the end of its value (none does: a `RawValue` is one
+    /// value, and serde_json checks that an object or array ends where its visitor stopped) is
+    /// caught by the debug builds' assertion, which every test's decode runs.
     #[test]
-    fn a_value_with_text_after_it_is_dropped() {
-        use crate::integration_tests::counting::in_use;
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a decoder returned before the end of its value: [1]")]
+    fn a_decoder_that_stops_early_fails_the_debug_assertion() {
+        let raw: Box<RawValue> = serde_json::from_str("[1]").unwrap();
+        let _ = decode_raw(Some(&raw), |_| Ok(()));
+    }
 
-        let raw: Box<RawValue> = serde_json::from_str("1").unwrap();
-        let before = in_use();
-        let e = decode_raw(Some(&raw), |_| Ok(vec![String::from("decoded without reading the text")])).unwrap_err();
-        assert!(e.source.to_string().starts_with("trailing characters"), "{e}");
-        drop(e);
-        assert_eq!(in_use(), before, "(bytes, blocks) left allocated after the error");
+    /// serde_json itself rejects a visitor that stops before an object's or array's end, so
+    /// a decoder built of visitors cannot stop early.
+    #[test]
+    fn serde_json_rejects_a_visitor_that_stops_early() {
+        struct First;
+        impl<'de> serde::de::Visitor<'de> for First {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("anything")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                seq.next_element::<serde::de::IgnoredAny>().map(|_| ())
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>().map(|_| ())
+            }
+        }
+        for text in ["[1,2]", r#"{"a":1,"b":2}"#] {
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let e = serde::Deserializer::deserialize_any(&mut deserializer, First).unwrap_err();
+            assert!(e.to_string().starts_with("trailing"), "{text}: {e}");
+        }
     }
 
     /// What an abandoned decode left behind (a plain `serde_json` call, whose trail nobody

@@ -16,7 +16,9 @@ use super::{Slot, Str};
 /// struct.
 pub trait DecodeStruct: Sized {
     const EXPECTING: &'static str;
-    fn visit_members<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+    /// Reads the members from `map` and puts the struct into `into` (built in place there,
+    /// not returned and moved).
+    fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Slot<Self>) -> Result<(), A::Error>;
 }
 
 /// A struct's `Deserialize`. Inlined into its callers (a member's read, the `Option` and `Vec`
@@ -24,7 +26,7 @@ pub trait DecodeStruct: Sized {
 /// out of line, the struct value went back through more moves and calls.
 ///
 /// The visitor writes the struct into a [`Slot`] of this function: a deserializer that fails
-/// after the visitor returned leaves the struct there, and it is dropped here.
+/// after the visitor returned leaves the struct there, and [`Slot::finish`] drops it.
 #[inline]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
     struct StructVisitor<'h, T>(&'h mut Slot<T>);
@@ -41,15 +43,13 @@ pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializ
 
         #[inline(always)]
         fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-            let value = T::visit_members(map)?;
-            self.0.put(value);
-            Ok(())
+            T::visit_members(map, self.0)
         }
     }
 
     let mut slot = Slot::empty();
-    deserializer.deserialize_map(StructVisitor(&mut slot))?;
-    slot.take()
+    let result = deserializer.deserialize_map(StructVisitor(&mut slot));
+    slot.finish(result)
 }
 
 /// The next member name of a struct, borrowed from the input when it has no escapes.

@@ -74,8 +74,8 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
     }
 
     let mut slot = Slot::empty();
-    deserializer.deserialize_map(TaggedVisitor(&mut slot))?;
-    slot.take()
+    let result = deserializer.deserialize_map(TaggedVisitor(&mut slot));
+    slot.finish(result)
 }
 
 /// The rest of an object whose first member (`first`) is not the tag, written back as text

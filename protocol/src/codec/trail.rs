@@ -36,7 +36,9 @@ struct Trail {
 }
 
 thread_local! {
-    static TRAIL: RefCell<Trail> = RefCell::default();
+    // Initialized as a constant: every `decode_raw` resets it, and a lazily initialized one
+    // would check its state first.
+    static TRAIL: RefCell<Trail> = const { RefCell::new(Trail { duplicate: None, nested: None }) };
 }
 
 /// Forgets everything (a decode of a whole text starts).
