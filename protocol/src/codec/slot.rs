@@ -32,14 +32,14 @@ impl<T> Slot<T> {
     /// Dropped as `T` (a drop of `T` is compiled where a value of `T` is read anyway), not as
     /// the slot: drop code of a slot would be one more function per type.
     #[inline(always)]
-    pub fn finish<E: de::Error>(self, result: Result<(), E>) -> Result<T, E> {
-        let value = ManuallyDrop::into_inner(self.0);
-        match result {
-            Ok(()) => value.ok_or_else(not_decoded),
-            Err(e) => {
-                if let Some(value) = value {
-                    drop(value);
-                }
+    pub fn finish<E: de::Error>(&mut self, result: Result<(), E>) -> Result<T, E> {
+        let value = self.0.take();
+        match (result, value) {
+            (Ok(()), Some(value)) => Ok(value),
+            (Ok(()), None) => Err(not_decoded()),
+            (Err(e), None) => Err(e),
+            (Err(e), Some(value)) => {
+                drop(value);
                 Err(e)
             }
         }
