@@ -41,8 +41,8 @@ pub fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, ParamsEr
     decode_raw(raw, |deserializer| T::deserialize(deserializer))
 }
 
-/// Runs `decode` on raw text (absent reads as `null`), which must be consumed whole; an error
-/// gets the path of where it happened.
+/// Runs `decode` on raw text (absent reads as `null`), which it reads as one whole value; an
+/// error gets the path of where it happened.
 ///
 /// `decode` is called with the same deserializer type as the one-pass decode of a whole line
 /// (`&mut serde_json::Deserializer<StrRead>`), so both paths share one instantiation of every
