@@ -7,9 +7,10 @@ use serde::de;
 /// A slot a visitor writes its value into (its serde `Value` is `()`): the deserializer's copy
 /// of `deserialize_map` never holds a decoded value, so it compiles no drop code of its type,
 /// and a deserializer that fails after the visitor returned leaves the value in the slot, which
-/// [`finish`](Self::finish) drops. (A panic that unwinds through the deserializer after the
-/// visitor forgets the value instead: dropping it there would compile the slot's drop code,
-/// one more function per type, for a deserializer that panics.)
+/// [`finish`](Self::finish) has dropped by the type's own `discard`. (A panic that unwinds
+/// through the deserializer after the visitor forgets the value instead: dropping it there
+/// would compile the slot's drop code, one more function per type, for a deserializer that
+/// panics.)
 pub struct Slot<T>(ManuallyDrop<Option<T>>);
 
 impl<T> Slot<T> {
@@ -27,22 +28,26 @@ impl<T> Slot<T> {
     }
 
     /// The value, after the deserializer ran the visitor with `result`; on an error, a value
-    /// the visitor put is dropped.
+    /// the visitor put is dropped by `discard` (the type's
+    /// [`DecodeStruct::discard`](super::DecodeStruct::discard) or
+    /// [`TaggedUnion::discard`](super::TaggedUnion::discard)).
     ///
-    /// Dropped as `T` (a drop of `T` is compiled where a value of `T` is read anyway), not as
-    /// the slot: drop code of a slot would be one more function per type.
+    /// Not dropped here: this is inlined into every reader of a struct, and each would compile
+    /// the type's drop code once more (with that of every type inside it) for a path that
+    /// serde_json's deserializers never take.
     #[inline(always)]
-    pub fn finish<E: de::Error>(&mut self, result: Result<(), E>) -> Result<T, E> {
-        let value = self.0.take();
-        match (result, value) {
-            (Ok(()), Some(value)) => Ok(value),
-            (Ok(()), None) => Err(not_decoded()),
-            (Err(e), None) => Err(e),
-            (Err(e), Some(value)) => {
-                drop(value);
-                Err(e)
-            }
+    pub fn finish<E: de::Error>(&mut self, result: Result<(), E>, discard: fn(&mut Self)) -> Result<T, E> {
+        if let Err(e) = result {
+            discard(self);
+            return Err(e);
         }
+        self.0.take().ok_or_else(not_decoded)
+    }
+
+    /// Drops the value the slot holds, in place (it is not moved out first).
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        *self.0 = None;
     }
 }
 

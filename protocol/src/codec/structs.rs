@@ -19,6 +19,15 @@ pub trait DecodeStruct: Sized {
     /// Reads the members from `map` and puts the struct into `into` (built in place there,
     /// not returned and moved).
     fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Slot<Self>) -> Result<(), A::Error>;
+
+    /// Drops the struct a deserializer left in `slot` when it failed after the visitor (see
+    /// [`Slot::finish`]). Out of line and provided, so it is compiled once per struct, in the
+    /// codegen unit of the struct's module, where the drop code of its members already is.
+    #[cold]
+    #[inline(never)]
+    fn discard(slot: &mut Slot<Self>) {
+        slot.clear();
+    }
 }
 
 /// A struct's `Deserialize`. Inlined into its callers (a member's read, the `Option` and `Vec`
@@ -26,7 +35,7 @@ pub trait DecodeStruct: Sized {
 /// out of line, the struct value went back through more moves and calls.
 ///
 /// The visitor writes the struct into a [`Slot`] of this function: a deserializer that fails
-/// after the visitor returned leaves the struct there, and [`Slot::finish`] drops it.
+/// after the visitor returned leaves the struct there, and [`DecodeStruct::discard`] drops it.
 #[inline]
 pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
     struct StructVisitor<'h, T>(&'h mut Slot<T>);
@@ -49,7 +58,7 @@ pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializ
 
     let mut slot = Slot::empty();
     let result = deserializer.deserialize_map(StructVisitor(&mut slot));
-    slot.finish(result)
+    slot.finish(result, T::discard)
 }
 
 /// The next member name of a struct, borrowed from the input when it has no escapes.

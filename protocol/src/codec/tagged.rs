@@ -22,6 +22,14 @@ pub trait TaggedUnion: Sized {
     /// Decodes the arm for `tag` from the object's other members; an unknown tag keeps them
     /// with [`unrecognized_arm`].
     fn deserialize_arm<'de, D: Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error>;
+
+    /// Drops the union a deserializer left in `slot` when it failed after the visitor, as
+    /// [`DecodeStruct::discard`](super::DecodeStruct::discard) does for a struct.
+    #[cold]
+    #[inline(never)]
+    fn discard(slot: &mut Slot<Self>) {
+        slot.clear();
+    }
 }
 
 /// The whole object of an unknown tagged arm: its other members plus the tag.
@@ -75,7 +83,7 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
 
     let mut slot = Slot::empty();
     let result = deserializer.deserialize_map(TaggedVisitor(&mut slot));
-    slot.finish(result)
+    slot.finish(result, T::discard)
 }
 
 /// The rest of an object whose first member (`first`) is not the tag, written back as text
