@@ -340,11 +340,11 @@ macro_rules! wire_tagged {
             const TAG: &'static str = $tag;
             const EXPECTING: &'static str = concat!("`", stringify!($name), "` (a JSON object with a `", $tag, "` member)");
 
-            fn deserialize_arm<'de, D: serde::Deserializer<'de>>(tag: &str, payload: D) -> Result<Self, D::Error> {
+            fn deserialize_arm<'de, A: serde::de::MapAccess<'de>>(tag: &str, payload: A) -> Result<Self, A::Error> {
                 Ok(match tag {
                     $(
                         $(#[cfg($cfg)])?
-                        $wire => Self::$variant(serde::Deserialize::deserialize(payload)?),
+                        $wire => Self::$variant($crate::codec::decode_arm(payload)?),
                     )*
                     _ => Self::Unrecognized($crate::codec::unrecognized_arm(Self::TAG, tag, payload)?),
                 })

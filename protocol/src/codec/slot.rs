@@ -44,6 +44,13 @@ impl<T> Slot<T> {
         self.0.take().ok_or_else(not_decoded)
     }
 
+    /// The value a visitor put, when nothing can fail after it (its error left the slot
+    /// empty).
+    #[inline(always)]
+    pub fn into_value<E: de::Error>(mut self) -> Result<T, E> {
+        self.0.take().ok_or_else(not_decoded)
+    }
+
     /// Drops the value the slot holds, in place (it is not moved out first).
     #[inline(always)]
     pub fn clear(&mut self) {

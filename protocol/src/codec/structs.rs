@@ -17,7 +17,7 @@ use super::{Slot, Str};
 pub trait DecodeStruct: Sized {
     const EXPECTING: &'static str;
     /// Reads the members from `map` and puts the struct into `into` (built in place there,
-    /// not returned and moved).
+    /// not returned and moved), as its last step: on an error, `into` is left empty.
     fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Slot<Self>) -> Result<(), A::Error>;
 
     /// Drops the struct a deserializer left in `slot` when it failed after the visitor (see
@@ -59,6 +59,30 @@ pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializ
     let mut slot = Slot::empty();
     let result = deserializer.deserialize_map(StructVisitor(&mut slot));
     slot.finish(result, T::discard)
+}
+
+/// A boxed struct (a tagged union's arm whose payload holds the union) reads its members as
+/// the struct does.
+impl<T: DecodeStruct> DecodeStruct for Box<T> {
+    const EXPECTING: &'static str = T::EXPECTING;
+
+    #[inline]
+    fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Slot<Self>) -> Result<(), A::Error> {
+        let mut inner = Slot::empty();
+        T::visit_members(map, &mut inner)?;
+        into.put(Box::new(inner.into_value()?));
+        Ok(())
+    }
+}
+
+/// A tagged union's arm, read from the members after the tag by its struct's `visit_members`
+/// itself: no deserializer runs after it, so the struct is never left to be dropped late (no
+/// `discard`), and the arm compiles no copy of a deserializer's map code.
+#[inline]
+pub fn decode_arm<'de, A: MapAccess<'de>, T: DecodeStruct>(map: A) -> Result<T, A::Error> {
+    let mut slot = Slot::empty();
+    T::visit_members(map, &mut slot)?;
+    slot.into_value()
 }
 
 /// The next member name of a struct, borrowed from the input when it has no escapes.
