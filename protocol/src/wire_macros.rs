@@ -344,7 +344,7 @@ macro_rules! wire_tagged {
                 Ok(match tag {
                     $(
                         $(#[cfg($cfg)])?
-                        $wire => Self::$variant($crate::codec::decode_arm(payload)?),
+                        $wire => Self::$variant($crate::codec::decode_payload(payload)?),
                     )*
                     _ => Self::Unrecognized($crate::codec::unrecognized_arm(Self::TAG, tag, payload)?),
                 })

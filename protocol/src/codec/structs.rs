@@ -79,7 +79,7 @@ impl<T: DecodeStruct> DecodeStruct for Box<T> {
 /// itself: no deserializer runs after it, so the struct is never left to be dropped late (no
 /// `discard`), and the arm compiles no copy of a deserializer's map code.
 #[inline]
-pub fn decode_arm<'de, A: MapAccess<'de>, T: DecodeStruct>(map: A) -> Result<T, A::Error> {
+pub fn decode_payload<'de, A: MapAccess<'de>, T: DecodeStruct>(map: A) -> Result<T, A::Error> {
     let mut slot = Slot::empty();
     T::visit_members(map, &mut slot)?;
     slot.into_value()
