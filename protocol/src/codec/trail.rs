@@ -29,21 +29,25 @@ pub(super) struct Nested {
     pub(super) message: String,
 }
 
-#[derive(Default)]
 struct Trail {
     duplicate: Option<&'static str>,
     nested: Option<Nested>,
 }
 
+impl Trail {
+    /// Nothing noted: what the thread starts with and what `reset` puts back.
+    const EMPTY: Trail = Trail { duplicate: None, nested: None };
+}
+
 thread_local! {
     // Initialized as a constant: every `decode_raw` resets it, and a lazily initialized one
     // would check its state first.
-    static TRAIL: RefCell<Trail> = const { RefCell::new(Trail { duplicate: None, nested: None }) };
+    static TRAIL: RefCell<Trail> = const { RefCell::new(Trail::EMPTY) };
 }
 
 /// Forgets everything (a decode of a whole text starts).
 pub(super) fn reset() {
-    TRAIL.with(|t| *t.borrow_mut() = Trail::default());
+    TRAIL.with(|t| *t.borrow_mut() = Trail::EMPTY);
 }
 
 /// A member was given twice with different values where the one-pass decode cannot take the
