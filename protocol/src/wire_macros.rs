@@ -91,7 +91,7 @@ macro_rules! wire_struct {
             // members, not with their square.
             #[allow(unused_mut, unused_variables, deprecated)]
             #[allow(clippy::match_single_binding)]
-            fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A, into: &mut $crate::codec::Slot<Self>) -> Result<(), A::Error> {
+            fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A, into: &mut Option<Self>) -> Result<(), A::Error> {
                 struct Slots {
                     $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::Slot<$ty>,)*
                 }
@@ -117,7 +117,7 @@ macro_rules! wire_struct {
                 if let Some(name) = missing {
                     return Err(serde::de::Error::missing_field(name));
                 }
-                into.put(Self {
+                $crate::codec::put(into, Self {
                     $(
                         $(#[cfg($cfg)])?
                         $field: $crate::wire_macros::$presence::take!(slots.$field),
@@ -132,6 +132,13 @@ macro_rules! wire_struct {
             #[inline]
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::codec::deserialize_struct(deserializer)
+            }
+        }
+
+        impl<'de> $crate::codec::Decode<'de> for $name {
+            #[inline]
+            fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
+                $crate::codec::decode_struct(deserializer, into)
             }
         }
 
@@ -196,6 +203,20 @@ macro_rules! constructor {
                     $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::initial!($field),)*
                     $($extra: Default::default(),)?
                 }
+            }
+        }
+    };
+}
+
+/// `codec::Decode` for a type decoded by value (a string enum, an untagged or externally
+/// tagged union: their visitors return the value, which serde's deserializers drop on their
+/// own error paths).
+macro_rules! decode_by_value {
+    ($name:ident) => {
+        impl<'de> $crate::codec::Decode<'de> for $name {
+            #[inline]
+            fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
+                $crate::codec::by_value(deserializer, into)
             }
         }
     };
@@ -282,6 +303,8 @@ macro_rules! wire_enum {
             }
         }
 
+        $crate::wire_macros::decode_by_value!($name);
+
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
@@ -358,6 +381,13 @@ macro_rules! wire_tagged {
             }
         }
 
+        impl<'de> $crate::codec::Decode<'de> for $name {
+            #[inline]
+            fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
+                $crate::codec::decode_tagged(deserializer, into)
+            }
+        }
+
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
@@ -425,6 +455,8 @@ macro_rules! wire_untagged {
                 $crate::codec::deserialize_untagged(deserializer)
             }
         }
+
+        $crate::wire_macros::decode_by_value!($name);
 
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
@@ -525,6 +557,8 @@ macro_rules! wire_external {
             }
         }
 
+        $crate::wire_macros::decode_by_value!($name);
+
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
@@ -592,10 +626,13 @@ macro_rules! union_surface {
 }
 
 pub(crate) use {
-    constructor, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged,
+    constructor, decode_by_value, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged,
+    wire_untagged,
 };
 
-use serde::de::{self, Deserialize, MapAccess};
+use serde::de::{self, MapAccess};
+
+use crate::codec::{Decode, Nullable, Place};
 use serde::ser::{Serialize, SerializeMap};
 
 #[cfg(feature = "inspect")]
@@ -606,23 +643,27 @@ use crate::inspect::{Inspect, Inspector, Step};
 /// generated type is read in the unit that holds the decoders of the structs it is a member
 /// of, and its drop code (a member given twice drops its earlier value) is not compiled once
 /// more in a unit of its own.
-pub trait ReadMember<'de>: Deserialize<'de> {
+///
+/// The value is decoded into the member's slot ([`Decode`]): a value a deserializer failed
+/// after stays there, and the struct's error path drops it with its other members.
+pub trait ReadMember<'de>: Decode<'de> {
     /// See [`required::read`].
     #[inline(never)]
     fn read_required<A: MapAccess<'de>>(map: &mut A, slot: &mut Option<Self>) -> Result<(), A::Error> {
-        *slot = Some(map.next_value()?);
-        Ok(())
+        // A member given twice: the earlier value goes before the later one is read.
+        *slot = None;
+        map.next_value_seed(Place(slot))
     }
 
     /// See [`optional::read`].
     #[inline(never)]
     fn read_optional<A: MapAccess<'de>>(map: &mut A, slot: &mut Option<Self>) -> Result<(), A::Error> {
-        *slot = map.next_value()?;
-        Ok(())
+        *slot = None;
+        map.next_value_seed(Nullable(slot))
     }
 }
 
-impl<'de, T: Deserialize<'de>> ReadMember<'de> for T {}
+impl<'de, T: Decode<'de>> ReadMember<'de> for T {}
 
 /// A member that must be present: the field is `T`.
 pub mod required {
@@ -651,10 +692,7 @@ pub mod required {
     /// per member type, which every struct with a member of that type and presence calls
     /// (inlined, each struct would compile it again).
     #[inline]
-    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
-        map: &mut A,
-        slot: &mut Option<T>,
-    ) -> Result<(), A::Error> {
+    pub fn read<'de, A: MapAccess<'de>, T: Decode<'de>>(map: &mut A, slot: &mut Option<T>) -> Result<(), A::Error> {
         T::read_required(map, slot)
     }
 
@@ -736,10 +774,7 @@ pub mod optional {
 
     /// Reads the member's value, `null` as `None`; the last of a member given twice counts.
     #[inline]
-    pub fn read<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
-        map: &mut A,
-        slot: &mut Option<T>,
-    ) -> Result<(), A::Error> {
+    pub fn read<'de, A: MapAccess<'de>, T: Decode<'de>>(map: &mut A, slot: &mut Option<T>) -> Result<(), A::Error> {
         T::read_optional(map, slot)
     }
 

@@ -262,12 +262,19 @@ pub fn ident(name: &str) -> Ident {
     }
 }
 
-/// `Deserialize` for a named type through its `codec` function (`via(deserializer)`).
+/// `Deserialize` for a named type through its `codec` function (`via(deserializer)`), and
+/// its `codec::Decode` (a member's read) by value.
 fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
     quote! {
         impl<'de> Deserialize<'de> for #name {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 #via(deserializer)
+            }
+        }
+        impl<'de> codec::Decode<'de> for #name {
+            #[inline]
+            fn decode<D: Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
+                codec::by_value(deserializer, into)
             }
         }
     }

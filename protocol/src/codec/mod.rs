@@ -13,7 +13,7 @@
 //!
 //! Files by concern: `structs`, `enums`, `tagged`, `external`, `untagged`, `scalar` (the
 //! decoders), `duplicates` (a repeated union tag blanked in the text), `raw` (`decode_raw`,
-//! `ParamsError`), `slot` (`Slot`: where a visitor puts its value),
+//! `ParamsError`), `place` (`Decode`: a value decoded into the place its reader owns),
 //! `paths` (error positions to paths), `scan` (the one scanner of JSON text, which `paths` and
 //! `duplicates` walk), `trail`, `writer` (a message's `Serialize`).
 
@@ -21,10 +21,10 @@ mod duplicates;
 mod enums;
 mod external;
 mod paths;
+mod place;
 mod raw;
 mod scalar;
 mod scan;
-mod slot;
 mod structs;
 mod tagged;
 mod trail;
@@ -46,11 +46,11 @@ pub use external::*;
 #[allow(unused_imports)]
 pub use paths::*;
 #[allow(unused_imports)]
+pub use place::*;
+#[allow(unused_imports)]
 pub use raw::*;
 #[allow(unused_imports)]
 pub use scalar::*;
-#[allow(unused_imports)]
-pub use slot::*;
 #[allow(unused_imports)]
 pub use structs::*;
 #[allow(unused_imports)]

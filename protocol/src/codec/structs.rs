@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
-use super::{Slot, Str};
+use super::{built, decoded, put, Str};
 
 /// A struct (a JSON object with known members), decoded member by member from a map.
 ///
@@ -16,29 +16,21 @@ use super::{Slot, Str};
 /// struct.
 pub trait DecodeStruct: Sized {
     const EXPECTING: &'static str;
-    /// Reads the members from `map` and puts the struct into `into` (built in place there,
-    /// not returned and moved), as its last step: on an error, `into` is left empty.
-    fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Slot<Self>) -> Result<(), A::Error>;
-
-    /// Drops the struct a deserializer left in `slot` when it failed after the visitor (see
-    /// [`Slot::finish`]). Out of line and provided, so it is compiled once per struct, in the
-    /// codegen unit of the struct's module, where the drop code of its members already is.
-    #[cold]
-    #[inline(never)]
-    fn discard(slot: &mut Slot<Self>) {
-        slot.clear();
-    }
+    /// Reads the members from `map` and puts the struct into the empty place `into` (built
+    /// there, not returned and moved), as its last step: on an error, `into` is left empty.
+    fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Option<Self>) -> Result<(), A::Error>;
 }
 
-/// A struct's `Deserialize`. Inlined into its callers (a member's read, the `Option` and `Vec`
-/// visitors, the method table's params decode), unlike the unions' and the string enums':
-/// out of line, the struct value went back through more moves and calls.
-///
-/// The visitor writes the struct into a [`Slot`] of this function: a deserializer that fails
-/// after the visitor returned leaves the struct there, and [`DecodeStruct::discard`] drops it.
+/// A struct's [`Decode`](super::Decode): the visitor puts the struct into `into`, where a
+/// deserializer that fails after the visitor returned leaves it for the caller to drop.
+/// Inlined into its callers (the member reads, the list and map reads): out of line, the
+/// struct value went back through more moves and calls.
 #[inline]
-pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
-    struct StructVisitor<'h, T>(&'h mut Slot<T>);
+pub fn decode_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(
+    deserializer: D,
+    into: &mut Option<T>,
+) -> Result<(), D::Error> {
+    struct StructVisitor<'p, T>(&'p mut Option<T>);
 
     impl<'de, T: DecodeStruct> Visitor<'de> for StructVisitor<'_, T> {
         type Value = ();
@@ -56,9 +48,16 @@ pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializ
         }
     }
 
-    let mut slot = Slot::empty();
-    let result = deserializer.deserialize_map(StructVisitor(&mut slot));
-    slot.finish(result, T::discard)
+    deserializer.deserialize_map(StructVisitor(into))
+}
+
+/// A struct's `Deserialize`: [`decode_struct`] into a place of its own, dropped with a value
+/// a deserializer left there when it failed after the visitor.
+#[inline]
+pub fn deserialize_struct<'de, D: Deserializer<'de>, T: DecodeStruct>(deserializer: D) -> Result<T, D::Error> {
+    let mut place = None;
+    let result = decode_struct(deserializer, &mut place);
+    decoded(result, place)
 }
 
 /// A boxed struct (a tagged union's arm whose payload holds the union) reads its members as
@@ -67,22 +66,22 @@ impl<T: DecodeStruct> DecodeStruct for Box<T> {
     const EXPECTING: &'static str = T::EXPECTING;
 
     #[inline]
-    fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Slot<Self>) -> Result<(), A::Error> {
-        let mut inner = Slot::empty();
-        T::visit_members(map, &mut inner)?;
-        into.put(Box::new(inner.into_value()?));
+    fn visit_members<'de, A: MapAccess<'de>>(map: A, into: &mut Option<Self>) -> Result<(), A::Error> {
+        let mut inner = None;
+        let result = T::visit_members(map, &mut inner);
+        put(into, Box::new(built(result, inner)?));
         Ok(())
     }
 }
 
 /// A tagged union's arm, read from the members after the tag by its struct's `visit_members`
-/// itself: no deserializer runs after it, so the struct is never left to be dropped late (no
-/// `discard`), and the arm compiles no copy of a deserializer's map code.
+/// itself: no deserializer runs after it, so the struct is never left in a place to be
+/// dropped late, and the arm compiles no copy of a deserializer's map code.
 #[inline]
 pub fn decode_payload<'de, A: MapAccess<'de>, T: DecodeStruct>(map: A) -> Result<T, A::Error> {
-    let mut slot = Slot::empty();
-    T::visit_members(map, &mut slot)?;
-    slot.into_value()
+    let mut place = None;
+    let result = T::visit_members(map, &mut place);
+    built(result, place)
 }
 
 /// The next member name of a struct, borrowed from the input when it has no escapes.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::duplicates::DUPLICATE_MEMBERS;
 use super::paths::nested_error;
 use super::trail;
-use super::{Slot, Str};
+use super::{decoded, put, Str};
 
 /// A union of objects told apart by a tag member.
 pub trait TaggedUnion: Sized {
@@ -22,14 +22,6 @@ pub trait TaggedUnion: Sized {
     /// Decodes the arm for `tag` from the object's other members; an unknown tag keeps them
     /// with [`unrecognized_arm`].
     fn deserialize_arm<'de, A: MapAccess<'de>>(tag: &str, payload: A) -> Result<Self, A::Error>;
-
-    /// Drops the union a deserializer left in `slot` when it failed after the visitor, as
-    /// [`DecodeStruct::discard`](super::DecodeStruct::discard) does for a struct.
-    #[cold]
-    #[inline(never)]
-    fn discard(slot: &mut Slot<Self>) {
-        slot.clear();
-    }
 }
 
 /// The whole object of an unknown tagged arm: its other members plus the tag.
@@ -43,12 +35,23 @@ pub fn unrecognized_arm<'de, A: MapAccess<'de>>(
     Ok(object)
 }
 
-/// A tagged union's `Deserialize`. Out of line: a caller holds a call, not one more copy of
-/// the deserializer's map code (inlined, it decoded no faster). The visitor writes the union
-/// into a [`Slot`], as [`deserialize_struct`](super::deserialize_struct)'s does.
-#[inline(never)]
+/// A tagged union's `Deserialize`: [`decode_tagged`] into a place of its own, dropped with a
+/// value a deserializer left there when it failed after the visitor.
 pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserializer: D) -> Result<T, D::Error> {
-    struct TaggedVisitor<'h, T>(&'h mut Slot<T>);
+    let mut place = None;
+    let result = decode_tagged(deserializer, &mut place);
+    decoded(result, place)
+}
+
+/// A tagged union's [`Decode`](super::Decode): the visitor puts the union into `into`, as a
+/// struct's does ([`decode_struct`](super::decode_struct)). Out of line: a caller holds a
+/// call, not one more copy of the deserializer's map code (inlined, it decoded no faster).
+#[inline(never)]
+pub fn decode_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(
+    deserializer: D,
+    into: &mut Option<T>,
+) -> Result<(), D::Error> {
+    struct TaggedVisitor<'p, T>(&'p mut Option<T>);
 
     impl<'de, T: TaggedUnion> Visitor<'de> for TaggedVisitor<'_, T> {
         type Value = ();
@@ -65,25 +68,20 @@ pub fn deserialize_tagged<'de, D: Deserializer<'de>, T: TaggedUnion>(deserialize
             if first.0 == T::TAG {
                 let tag = map.next_value::<Str<'de>>()?;
                 let guard = TagGuard { map, name: T::TAG, tag: &tag.0 };
-                let value = T::deserialize_arm(&tag.0, guard)?;
-                self.0.put(value);
+                put(self.0, T::deserialize_arm(&tag.0, guard)?);
                 return Ok(());
             }
             // The tag is not first: keep the members as raw JSON, write them back with the
-            // tag first and decode that through the path above. (Decoding the buffered members
-            // with any other deserializer would compile every arm's deserializer again.)
+            // tag first and decode that through the path above, into the same place.
+            // (Decoding the buffered members with any other deserializer would compile every
+            // arm's deserializer again.)
             let text = buffer_tag_first(first, &mut map, T::TAG)?;
             trail::clear_nested();
-            let value = deserialize_tagged::<_, T>(&mut serde_json::Deserializer::from_str(&text))
-                .map_err(|e| nested_error(&text, e))?;
-            self.0.put(value);
-            Ok(())
+            decode_tagged(&mut serde_json::Deserializer::from_str(&text), self.0).map_err(|e| nested_error(&text, e))
         }
     }
 
-    let mut slot = Slot::empty();
-    let result = deserializer.deserialize_map(TaggedVisitor(&mut slot));
-    slot.finish(result, T::discard)
+    deserializer.deserialize_map(TaggedVisitor(into))
 }
 
 /// The rest of an object whose first member (`first`) is not the tag, written back as text

@@ -8207,6 +8207,15 @@ impl<'de> Deserialize<'de> for RequestId {
         codec::deserialize_scalar_union(deserializer)
     }
 }
+impl<'de> codec::Decode<'de> for RequestId {
+    #[inline]
+    fn decode<D: Deserializer<'de>>(
+        deserializer: D,
+        into: &mut Option<Self>,
+    ) -> Result<(), D::Error> {
+        codec::by_value(deserializer, into)
+    }
+}
 #[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for RequestId {
     fn inspect<'a>(
