@@ -208,17 +208,19 @@ macro_rules! constructor {
     };
 }
 
-/// `codec::Decode` for a type decoded by value (a string enum, an untagged or externally
-/// tagged union: their visitors return the value, which serde's deserializers drop on their
-/// own error paths).
+/// `codec::Decode` for types decoded by value (a string enum, a scalar union, an untagged or
+/// externally tagged union, the scalars of `codec`: their visitors return the value, which
+/// serde's deserializers drop on their own error paths).
 macro_rules! decode_by_value {
-    ($name:ident) => {
-        impl<'de> $crate::codec::Decode<'de> for $name {
-            #[inline]
-            fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
-                $crate::codec::by_value(deserializer, into)
+    ($($t:ty),+) => {
+        $(
+            impl<'de> $crate::codec::Decode<'de> for $t {
+                #[inline]
+                fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
+                    $crate::codec::by_value(deserializer, into)
+                }
             }
-        }
+        )+
     };
 }
 

@@ -54,11 +54,12 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     let ser = uses("Serializer").then(|| quote! { use serde::ser::{SerializeMap, Serializer}; });
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let codec = uses("codec").then(|| quote! { use crate::codec; });
-    let macros: Vec<Ident> = ["wire_enum", "wire_external", "wire_struct", "wire_tagged", "wire_untagged"]
-        .into_iter()
-        .filter(|w| uses(w))
-        .map(|w| format_ident!("{w}"))
-        .collect();
+    let macros: Vec<Ident> =
+        ["decode_by_value", "wire_enum", "wire_external", "wire_struct", "wire_tagged", "wire_untagged"]
+            .into_iter()
+            .filter(|w| uses(w))
+            .map(|w| format_ident!("{w}"))
+            .collect();
     let macros = (!macros.is_empty()).then(|| quote! { use crate::wire_macros::{#(#macros),*}; });
     parts.insert(
         0,
@@ -263,7 +264,7 @@ pub fn ident(name: &str) -> Ident {
 }
 
 /// `Deserialize` for a named type through its `codec` function (`via(deserializer)`), and
-/// its `codec::Decode` (a member's read) by value.
+/// its `codec::Decode` (a member's read) by value (`decode_by_value!`).
 fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
     quote! {
         impl<'de> Deserialize<'de> for #name {
@@ -271,12 +272,7 @@ fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
                 #via(deserializer)
             }
         }
-        impl<'de> codec::Decode<'de> for #name {
-            #[inline]
-            fn decode<D: Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
-                codec::by_value(deserializer, into)
-            }
-        }
+        decode_by_value!(#name);
     }
 }
 

@@ -120,20 +120,7 @@ impl<'de, T: Decode<'de>> Visitor<'de> for OptionVisitor<'_, T> {
     }
 }
 
-macro_rules! by_value {
-    ($($t:ty),*) => {
-        $(
-            impl<'de> Decode<'de> for $t {
-                #[inline]
-                fn decode<D: Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
-                    by_value(deserializer, into)
-                }
-            }
-        )*
-    };
-}
-
-by_value!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, String, Value, ());
+crate::wire_macros::decode_by_value!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, String, Value, ());
 
 macro_rules! tuples {
     ($(($($t:ident),+))*) => {

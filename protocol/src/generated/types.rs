@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use crate::codec;
 use crate::wire_macros::{
-    wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged,
+    decode_by_value, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged,
 };
 /// A path that is guaranteed to be absolute and normalized (though it is not guaranteed to be canonicalized or exist on the filesystem).
 ///
@@ -8207,15 +8207,7 @@ impl<'de> Deserialize<'de> for RequestId {
         codec::deserialize_scalar_union(deserializer)
     }
 }
-impl<'de> codec::Decode<'de> for RequestId {
-    #[inline]
-    fn decode<D: Deserializer<'de>>(
-        deserializer: D,
-        into: &mut Option<Self>,
-    ) -> Result<(), D::Error> {
-        codec::by_value(deserializer, into)
-    }
-}
+decode_by_value!(RequestId);
 #[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for RequestId {
     fn inspect<'a>(
