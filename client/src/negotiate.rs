@@ -103,7 +103,7 @@ impl Server {
             return Ok(result);
         }
         let release = check.release();
-        let items = match check.result_text(method, result.get()) {
+        let items = match check.result(method, &*result) {
             Ok(items) if !items.is_empty() => items,
             _ => return Ok(result),
         };

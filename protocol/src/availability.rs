@@ -193,40 +193,71 @@ pub fn releases() -> &'static [&'static str] {
 
 /// A method of either direction, by its wire name; `None` when the crate does not know it.
 pub fn method(wire: &str) -> Option<Availability> {
-    find_method(wire).map(|m| Availability::new(m.1, m.2))
+    find_method(wire).map(method_availability)
 }
 
+/// A row of the methods' table: wire name, since, until, params type, result type.
+pub(crate) type MethodRow = (&'static str, &'static str, Option<&'static str>, &'static str, &'static str);
+
 /// The methods' table is sorted by wire name.
-fn find_method(
-    wire: &str,
-) -> Option<&'static (&'static str, &'static str, Option<&'static str>, &'static str, &'static str)> {
+fn find_method(wire: &str) -> Option<&'static MethodRow> {
     METHODS.binary_search_by(|m| m.0.cmp(wire)).ok().map(|i| &METHODS[i])
 }
 
-/// `Type.member` or `Type::value` (wire names). `Some` for what is not in every release of the
-/// range (added after [`FLOOR`], removed, or always sent only since a later release); `None`
-/// for what every release of the range has, and for what the crate does not know.
-pub fn member(path: &str) -> Option<Availability> {
-    let (owner, wire, value) = match path.split_once("::") {
-        Some((o, w)) => (o, w, true),
-        None => {
-            let (o, w) = path.split_once('.')?;
-            (o, w, false)
-        }
-    };
-    let owner = find_owner(owner)?;
-    owner.members.iter().find(|m| m.wire == wire && m.value == value).and_then(Member::availability)
+fn method_availability(row: &MethodRow) -> Availability {
+    Availability::new(row.1, row.2)
 }
 
-/// The availability of what a JSON path in a method's params names: `at("thread/list",
-/// "params.includedThreadIds")`, array indices as `[0]`. `None` when the path names something
-/// every release of the range has, or nothing the crate knows.
-pub fn at(method: &str, path: &str) -> Option<Availability> {
+/// `Type.member` or `Type::value` (an enum value or union arm), by what the schema calls them:
+/// a definition's name (`ThreadListParams.includedThreadIds`, `AskForApproval::on-failure`),
+/// and a place inside one by the wire names on the way to it (`LoginAccountParams::chatgpt.appBrand`:
+/// the member `appBrand` of the `chatgpt` arm of `LoginAccountParams`), as [`Unknown::item`]
+/// names them. `Some` for what is not in every release of the range (added after [`FLOOR`],
+/// removed, or always sent only since a later release); `None` for what every release of the
+/// range has, and for what the crate does not know.
+pub fn member(name: &str) -> Option<Availability> {
+    // The type is what comes before a `.` or `::`, from the last one back (a type's own name
+    // may hold both; a value may hold a `.`).
+    let mut end = name.len();
+    while let Some(i) = name[..end].rfind(['.', ':']) {
+        let (owner, value, wire) = match name[..i].strip_suffix(':') {
+            Some(owner) if &name[i..i + 1] == ":" => (owner, true, &name[i + 1..]),
+            _ => (&name[..i], false, &name[i + 1..]),
+        };
+        if let Some(found) =
+            find_owner(owner).and_then(|o| o.members.iter().find(|m| m.wire == wire && m.value == value))
+        {
+            return found.availability();
+        }
+        end = owner.len();
+    }
+    None
+}
+
+/// The availability of what a path in a method's params names (from `params`, as
+/// [`Unknown::path`] and the drift check write them; array indices are passed over):
+///
+/// ```
+/// use codex_app_protocol::availability::at;
+/// use codex_app_protocol::path::{JsonPath, Step};
+///
+/// let path = JsonPath::from_steps(&[Step::Key("params"), Step::Key("includedThreadIds")]);
+/// assert_eq!(at("thread/list", &path).map(|a| a.since), Some("0.171.0"));
+/// ```
+///
+/// `None` when the path names something every release of the range has, or nothing the crate
+/// knows.
+pub fn at(method: &str, path: &crate::path::JsonPath) -> Option<Availability> {
+    use crate::path::Step;
     let entry = find_method(method)?;
     let mut owner = find_owner(entry.3)?;
-    let rest = path.strip_prefix("params").unwrap_or(path);
+    let mut steps = path.steps().peekable();
+    if steps.peek() == Some(&Step::Key("params")) {
+        steps.next();
+    }
     let mut found = None;
-    for step in rest.split(['.', '[']).filter(|s| !s.is_empty() && !s.ends_with(']')) {
+    for step in steps {
+        let Step::Key(step) = step else { continue };
         let m = owner.members.iter().find(|m| m.wire == step && !m.value)?;
         found = m.availability();
         match find_owner(m.child) {
@@ -288,6 +319,8 @@ pub(crate) struct Owner {
 pub(crate) enum Kind {
     Struct,
     Enum,
+    /// Strings and single-key objects (serde's externally tagged form).
+    External,
     Tagged,
     Untagged,
 }
@@ -339,8 +372,9 @@ pub(crate) const fn v(
 }
 
 impl Member {
+    /// `None` for what every release of the range has.
     fn availability(&self) -> Option<Availability> {
-        (!self.since.is_empty() || self.always_since.is_some()).then_some(Availability {
+        (!self.since.is_empty() || self.until.is_some() || self.always_since.is_some()).then_some(Availability {
             since: if self.since.is_empty() { FLOOR } else { self.since },
             until: self.until,
             always_since: self.always_since,

@@ -7,6 +7,11 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
     use codex_app_protocol::availability::*;
     use serde_json::Value;
 
+    /// JSON text as a check reads it: a `RawValue` serializes as the text it holds.
+    fn text_of(text: &str) -> Box<serde_json::value::RawValue> {
+        serde_json::value::RawValue::from_string(text.to_owned()).unwrap()
+    }
+
     fn sorted(mut found: Vec<Unknown>) -> Vec<Unknown> {
         found.sort_by(|a, b| (&a.path, &a.item).cmp(&(&b.path, &b.item)));
         found
@@ -17,7 +22,7 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         use codex_app_protocol::ThreadListParams;
         let check = Check::new(&Release::parse("0.169.0").unwrap());
         let text = r#"{"archived":false,"includedThreadIds":["a"],"limit":2,"cwd":"/x"}"#;
-        let found = check.params_text("thread/list", text).unwrap();
+        let found = check.params("thread/list", &text_of(text)).unwrap();
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, "params.includedThreadIds");
         assert_eq!(found[0].item, "ThreadListParams.includedThreadIds");
@@ -30,26 +35,57 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         let without = ThreadListParams { included_thread_ids: None, ..typed };
         assert_eq!(check.params("thread/list", &without).unwrap(), vec![]);
 
-        // The crate's own release and a newer one lack nothing; the floor lacks more.
+        // The crate's own release and a newer one have what the crate added last, and lack
+        // what codex removed before them; the floor lacks more.
         for newer in [codex_app_protocol::CODEX_VERSION, "9.0.0"] {
             let check = Check::new(&Release::parse(newer).unwrap());
-            assert!(check.lacks_nothing());
-            assert!(check.params_text("thread/list", text).unwrap().is_empty());
+            assert!(!check.lacks_nothing(), "{newer} lacks what codex removed");
+            assert!(check.params("thread/list", &text_of(text)).unwrap().is_empty());
         }
         // The member (since 0.122.0) and its value, of a type as new.
         let sort = r#"{"sortDirection":"asc"}"#;
         let floor = Check::new(&Release::parse(FLOOR).unwrap());
-        let at_floor = floor.params_text("thread/list", sort).unwrap();
+        let at_floor = floor.params("thread/list", &text_of(sort)).unwrap();
         let items: Vec<(String, &str)> = at_floor.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect();
         assert!(items.contains(&("params.sortDirection".into(), "ThreadListParams.sortDirection")), "{items:?}");
         assert!(at_floor.iter().all(|u| u.availability.since == "0.122.0"), "{at_floor:?}");
         let typed: ThreadListParams = serde_json::from_str(sort).unwrap();
         assert_eq!(sorted(floor.params("thread/list", &typed).unwrap()), sorted(at_floor), "typed and text agree");
 
-        assert!(check.params_text("thread/list", "{not json").is_err());
         assert_eq!(method("currentTime/read").map(|a| (a.since, a.until)), Some(("0.142.0", Some("0.169.0"))));
         assert_eq!(member("ThreadListParams.includedThreadIds").map(|a| a.since), Some("0.171.0"));
-        assert_eq!(at("thread/list", "params.includedThreadIds").map(|a| a.since), Some("0.171.0"));
+        let path = codex_app_protocol::path::JsonPath::from_steps(&[
+            codex_app_protocol::path::Step::Key("params"),
+            codex_app_protocol::path::Step::Key("includedThreadIds"),
+        ]);
+        assert_eq!(at("thread/list", &path).map(|a| a.since), Some("0.171.0"));
+    }
+
+    /// What codex removed is lacked by every release after it, the crate's own and newer ones
+    /// included: a method, a member and an enum value, each as the schema names it.
+    #[test]
+    fn what_codex_removed_is_lacked_by_the_newest_release_and_newer_ones() {
+        use codex_app_protocol::{AskForApproval, ThreadStartParams};
+        let rollback = method("thread/rollback").unwrap();
+        let pinned = member("ThreadListParams.isPinned").unwrap();
+        let on_failure = member("AskForApproval::on-failure").unwrap();
+        assert_eq!(on_failure.until, Some("0.142.5"));
+        for newer in [codex_app_protocol::CODEX_VERSION, "0.172.0", "9.0.0"] {
+            let release = Release::parse(newer).unwrap();
+            assert!(!rollback.in_release(&release) && !pinned.in_release(&release) && !on_failure.in_release(&release));
+            let check = Check::new(&release);
+            let found = check.params("thread/list", &text_of(r#"{"isPinned":true,"limit":1}"#)).unwrap();
+            assert_eq!(found.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect::<Vec<_>>(), [("params.isPinned".to_owned(), "ThreadListParams.isPinned")]);
+            let typed = ThreadStartParams { approval_policy: Some(AskForApproval::OnFailure), ..Default::default() };
+            let found = check.params("thread/start", &typed).unwrap();
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!((found[0].path.to_string(), found[0].item.as_str(), found[0].is_value), ("params.approvalPolicy".to_owned(), "AskForApproval::on-failure", true));
+        }
+        // In the releases that had them, nothing is lacked.
+        let old = Check::new(&Release::parse("0.142.5").unwrap());
+        let typed = ThreadStartParams { approval_policy: Some(AskForApproval::OnFailure), ..Default::default() };
+        assert!(old.params("thread/start", &typed).unwrap().is_empty());
+        assert!(rollback.in_release(&Release::parse("0.150.0").unwrap()));
     }
 
     #[test]
@@ -59,13 +95,13 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         use codex_app_protocol::DynamicToolCallResponse;
         let result = r#"{"success":true,"contentItems":[{"type":"inputText","text":"a"},{"type":"inputAudio","audioUrl":"x"}]}"#;
         let check = Check::new(&Release::parse("0.140.0").unwrap());
-        let found = check.result_text("item/tool/call", result).unwrap();
+        let found = check.result("item/tool/call", &text_of(result)).unwrap();
         let items: Vec<(String, &str)> = found.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect();
         assert_eq!(
             items,
             [
                 ("result.contentItems[1]".into(), "DynamicToolCallOutputContentItem::inputAudio"),
-                ("result.contentItems[1].audioUrl".into(), "InputAudioDynamicToolCallOutputContentItem.audioUrl"),
+                ("result.contentItems[1].audioUrl".into(), "DynamicToolCallOutputContentItem::inputAudio.audioUrl"),
             ],
             "an arm is found at its object, and its members at theirs"
         );
@@ -73,13 +109,13 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         let typed: DynamicToolCallResponse = serde_json::from_str(result).unwrap();
         assert_eq!(sorted(check.result("item/tool/call", &typed).unwrap()), sorted(found));
         let check = Check::new(&Release::parse("0.145.0").unwrap());
-        assert!(check.result_text("item/tool/call", result).unwrap().is_empty());
+        assert!(check.result("item/tool/call", &text_of(result)).unwrap().is_empty());
     }
 
     /// On every release of the range: the typed walk of params, the walk of their `Value` and
     /// the one-pass read of their text find the same.
     #[test]
-    fn the_typed_walk_and_the_text_read_agree() {
+    fn typed_params_their_value_and_their_text_are_checked_alike() {
         use codex_app_protocol::{ThreadListParams, ThreadStartParams, TurnStartParams};
         let params = [
             ("thread/list", r#"{"sortDirection":"asc","includedThreadIds":["a"],"sourceKinds":["cli","exec"],"limit":1}"#),
@@ -90,7 +126,7 @@ codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
         for release in releases() {
             let check = Check::new(&Release::parse(release).unwrap());
             for (method, text) in params {
-                let from_text = sorted(check.params_text(method, text).unwrap());
+                let from_text = sorted(check.params(method, &text_of(text)).unwrap());
                 let value: Value = serde_json::from_str(text).unwrap();
                 // Each in the order it has the members: a `Value` sorts them, the text does not.
                 assert_eq!(sorted(check.params(method, &value).unwrap()), from_text, "{method} at {release}");
