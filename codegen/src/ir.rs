@@ -33,6 +33,8 @@ pub struct Ir {
     /// What is not in every release of the range, by [`crate::history::keys`]: since when,
     /// until when, since when a member is always present.
     pub availability: BTreeMap<String, crate::history::Availability>,
+    /// The same of types, by schema name ([`TypeDef::schema`]).
+    pub type_availability: BTreeMap<String, crate::history::Availability>,
 }
 
 /// A named Rust type.
@@ -41,6 +43,14 @@ pub struct TypeDef {
     pub name: String,
     /// JSON pointer of the schema it came from.
     pub pointer: String,
+    /// What the schema calls it ([`crate::schema_name`]): the name the range's facts are kept
+    /// by (`LoginAccountParams::chatgpt`), whatever `name` the generator gives it.
+    #[serde(default)]
+    pub schema: String,
+    /// The name the generator gave it before codex's namespace was taken off its title
+    /// (`Chatgptv2LoginAccountParams`): kept as a deprecated alias.
+    #[serde(default)]
+    pub former_name: Option<String>,
     pub doc: Option<String>,
     /// Only in the experimental bundle.
     pub experimental: bool,

@@ -35,8 +35,10 @@ mod naming;
 pub mod pairing;
 mod recursion;
 pub mod refusal;
+pub mod releases;
 pub mod render;
 pub mod schema;
+pub mod schema_name;
 pub mod settings;
 pub mod vendor;
 
@@ -50,7 +52,7 @@ pub use settings::{Route, Settings};
 pub const BUNDLE_FILE: &str = "codex_app_server_protocol.schemas.json";
 
 /// A `stable/` bundle and an optional `experimental/` one, as printed by one codex release.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaSet {
     pub stable: String,
     pub experimental: Option<String>,

@@ -69,7 +69,18 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
             Schema::Bool(false) => TypeKind::Alias(cx.fallback(&def.pointer, "a `false` schema (no value is valid)")),
             Schema::Object(o) => cx.lower_kind(&name, o)?,
         };
-        cx.types.insert(name.clone(), TypeDef { name, pointer: def.pointer.clone(), doc, experimental: false, kind });
+        cx.types.insert(
+            name.clone(),
+            TypeDef {
+                name,
+                pointer: def.pointer.clone(),
+                schema: String::new(),
+                former_name: None,
+                doc,
+                experimental: false,
+                kind,
+            },
+        );
     }
     let mut ir = Ir {
         types: BTreeMap::new(),
@@ -82,6 +93,7 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
         floor: None,
         releases: Vec::new(),
         availability: Default::default(),
+        type_availability: Default::default(),
         warnings: Vec::new(),
     };
     for direction in Direction::ALL {
@@ -100,11 +112,35 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
     ensure_request_id(&mut cx.types, &mut cx.warnings);
     recursion::break_alias_cycles(&mut cx.types, &mut cx.warnings);
     recursion::box_recursive_positions(&mut cx.types);
+    name_by_schema(bundle, &cx.names, &mut cx.types);
     ir.types = cx.types;
     cx.warnings.sort();
     cx.warnings.dedup();
     ir.warnings = cx.warnings;
     Ok(ir)
+}
+
+/// What the schema calls each type ([`crate::schema_name`]): by its pointer, and the object
+/// of a tagged union's arm by the union and the arm's tag (`LoginAccountParams::chatgpt`),
+/// which its pointer does not always say (a union of one arm shares its pointer with it).
+fn name_by_schema(bundle: &Bundle, definitions: &BTreeMap<String, String>, types: &mut BTreeMap<String, TypeDef>) {
+    for def in types.values_mut() {
+        def.schema = crate::schema_name::of_pointer(bundle, &def.pointer);
+    }
+    let defined: BTreeSet<&str> = definitions.values().map(String::as_str).collect();
+    let mut arms = Vec::new();
+    for def in types.values() {
+        if let TypeKind::Tagged(t) = &def.kind {
+            for arm in t.arms.iter().filter(|a| !defined.contains(a.payload.as_str())) {
+                arms.push((arm.payload.clone(), format!("{}::{}", def.schema, arm.wire)));
+            }
+        }
+    }
+    for (payload, schema) in arms {
+        if let Some(def) = types.get_mut(&payload) {
+            def.schema = schema;
+        }
+    }
 }
 
 struct Lowerer<'b> {
@@ -256,6 +292,25 @@ impl<'b> Lowerer<'b> {
     fn fallback(&mut self, pointer: &str, why: &str) -> Ty {
         self.warnings.push(Warning::new(pointer, format!("{why}: typed as `serde_json::Value`")));
         Ty::Any
+    }
+
+    /// The namespaces of the bundle's definitions (`v2` of `#/definitions/v2/X`).
+    fn namespaces(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self
+            .bundle
+            .definitions
+            .keys()
+            .filter_map(|p| p.strip_prefix("#/definitions/")?.split_once('/').map(|(ns, _)| ns))
+            .filter(|ns| !ns.is_empty())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The type name a title gives ([`naming::without_namespace`], then [`naming::type_name`]).
+    fn title_name(&self, title: &str) -> String {
+        naming::type_name(self.settings, &naming::without_namespace(title, &self.namespaces()))
     }
 
     fn name_of(&self, reference: &str, from: &str) -> Result<String, Error> {
@@ -538,9 +593,27 @@ impl<'b> Lowerer<'b> {
     /// schema's title, else `hint`; a name taken by a different type falls back to `hint`,
     /// then to `hint` with a number. An identical type under the same name is reused.
     fn intern(&mut self, o: &SchemaObject, hint: &str) -> Result<String, Error> {
+        let name = self.intern_named(o, hint)?;
+        self.note_former_name(o, &name);
+        Ok(name)
+    }
+
+    /// Records the name `o`'s title gave before [`naming::without_namespace`], when `name`
+    /// (the type's name now) is what the title gives now and the two differ.
+    fn note_former_name(&mut self, o: &SchemaObject, name: &str) {
+        let Some(title) = &o.title else { return };
+        let former = naming::type_name(self.settings, title);
+        if former != name && self.title_name(title) == name && !self.types.contains_key(&former) {
+            if let Some(def) = self.types.get_mut(name) {
+                def.former_name = Some(former);
+            }
+        }
+    }
+
+    fn intern_named(&mut self, o: &SchemaObject, hint: &str) -> Result<String, Error> {
         let mut candidates = Vec::new();
         if let Some(title) = &o.title {
-            candidates.push(naming::type_name(self.settings, title));
+            candidates.push(self.title_name(title));
         }
         candidates.push(naming::type_name(self.settings, hint));
         let kind = self.lower_kind(candidates.last().expect("hint"), o)?;
@@ -552,8 +625,15 @@ impl<'b> Lowerer<'b> {
                 Some(_) => continue,
                 None if reserved(self, name) => continue,
                 None => {
-                    let def =
-                        TypeDef { name: name.clone(), pointer: o.pointer.clone(), doc, experimental: false, kind };
+                    let def = TypeDef {
+                        name: name.clone(),
+                        pointer: o.pointer.clone(),
+                        schema: String::new(),
+                        former_name: None,
+                        doc,
+                        experimental: false,
+                        kind,
+                    };
                     self.types.insert(name.clone(), def);
                     return Ok(name.clone());
                 }
@@ -564,7 +644,15 @@ impl<'b> Lowerer<'b> {
         loop {
             let name = naming::numbered(&hint, n);
             if !self.types.contains_key(&name) && !reserved(self, &name) {
-                let def = TypeDef { name: name.clone(), pointer: o.pointer.clone(), doc, experimental: false, kind };
+                let def = TypeDef {
+                    name: name.clone(),
+                    pointer: o.pointer.clone(),
+                    schema: String::new(),
+                    former_name: None,
+                    doc,
+                    experimental: false,
+                    kind,
+                };
                 self.types.insert(name.clone(), def);
                 return Ok(name);
             }
@@ -821,16 +909,29 @@ impl<'b> Lowerer<'b> {
 
     /// Inserts an already lowered struct under its title, else `fallback`.
     fn intern_struct(&mut self, a: &SchemaObject, fallback: &str, s: Struct) -> Result<String, Error> {
+        let name = self.intern_struct_named(a, fallback, s)?;
+        self.note_former_name(a, &name);
+        Ok(name)
+    }
+
+    fn intern_struct_named(&mut self, a: &SchemaObject, fallback: &str, s: Struct) -> Result<String, Error> {
         let kind = TypeKind::Struct(s);
         let fallback = naming::type_name(self.settings, fallback);
-        let mut candidates: Vec<String> = a.title.iter().map(|t| naming::type_name(self.settings, t)).collect();
+        let mut candidates: Vec<String> = a.title.iter().map(|t| self.title_name(t)).collect();
         candidates.push(fallback.clone());
         let numbered = (2..).map(|n| naming::numbered(&fallback, n));
         for name in candidates.into_iter().chain(numbered) {
             let taken = self.types.contains_key(&name) || self.names.values().any(|d| *d == name);
             if !taken {
-                let def =
-                    TypeDef { name: name.clone(), pointer: a.pointer.clone(), doc: None, experimental: false, kind };
+                let def = TypeDef {
+                    name: name.clone(),
+                    pointer: a.pointer.clone(),
+                    schema: String::new(),
+                    former_name: None,
+                    doc: None,
+                    experimental: false,
+                    kind,
+                };
                 self.types.insert(name.clone(), def);
                 return Ok(name);
             }
@@ -857,8 +958,10 @@ impl<'b> Lowerer<'b> {
             } else if is_single_key(a) {
                 let (key, schema) = a.properties.iter().next().expect("single key");
                 let rust = naming::pascal(key);
-                let hint =
-                    a.title.as_deref().map(naming::pascal).unwrap_or_else(|| naming::inline(name, Inline::Arm(&rust)));
+                let hint = match a.title.as_deref() {
+                    Some(title) => naming::pascal(&naming::without_namespace(title, &self.namespaces())),
+                    None => naming::inline(name, Inline::Arm(&rust)),
+                };
                 let (ty, nullable) = self.ty_of(schema, &hint)?;
                 let ty = if nullable { Ty::Option(Box::new(ty)) } else { ty };
                 let doc = a.description.clone().or_else(|| field_doc(schema));
@@ -874,7 +977,25 @@ impl<'b> Lowerer<'b> {
     }
 
     fn lower_untagged(&mut self, name: &str, arms: &[Arm]) -> Result<TypeKind, Error> {
-        let hints: Vec<ArmHint> = arms.iter().map(Arm::hint).collect();
+        // Titles without the namespace codex glues to them, as type names are.
+        let namespaces = self.namespaces();
+        let titles: Vec<Option<String>> = arms
+            .iter()
+            .map(|a| match a.hint() {
+                ArmHint::Schema { title: Some(t), .. } => Some(naming::without_namespace(t, &namespaces)),
+                _ => None,
+            })
+            .collect();
+        let hints: Vec<ArmHint> = arms
+            .iter()
+            .zip(&titles)
+            .map(|(a, title)| match a.hint() {
+                ArmHint::Schema { key, json_type, .. } if title.is_some() => {
+                    ArmHint::Schema { title: title.as_deref(), key, json_type }
+                }
+                hint => hint,
+            })
+            .collect();
         let names = naming::untagged_variants(&hints, name, &self.settings.catch_all);
         let mut out = Vec::new();
         for (arm, rust) in arms.iter().zip(names) {
@@ -1091,6 +1212,8 @@ fn ensure_request_id(types: &mut BTreeMap<String, TypeDef>, warnings: &mut Vec<W
             let def = TypeDef {
                 name: REQUEST_ID.to_owned(),
                 pointer: format!("#/definitions/{REQUEST_ID}"),
+                schema: String::new(),
+                former_name: None,
                 doc: Some("A JSON-RPC request id: a string or an integer, kept exactly as it came.".to_owned()),
                 experimental: false,
                 kind: standard,

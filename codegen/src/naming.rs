@@ -50,6 +50,16 @@ pub fn type_name(settings: &Settings, wire: &str) -> String {
     }
 }
 
+/// A title without the namespace codex glues to its first part: `Chatgptv2::LoginAccountParams`
+/// (an arm `Chatgpt` of the `v2` definition `LoginAccountParams`) -> `ChatgptLoginAccountParams`.
+/// Only a namespace of the bundle's definitions (`namespaces`) is taken off, and only where it
+/// ends the part before a `::`.
+pub fn without_namespace(title: &str, namespaces: &[&str]) -> String {
+    let Some((head, tail)) = title.split_once("::") else { return title.to_owned() };
+    let head = namespaces.iter().find_map(|ns| head.strip_suffix(ns).filter(|h| !h.is_empty())).unwrap_or(head);
+    format!("{head}{tail}")
+}
+
 /// A PascalCase type or variant name from any wire string (`thread/start` -> `ThreadStart`,
 /// `on-request` -> `OnRequest`, `Sessionsv2::Foo` -> `Sessionsv2Foo`).
 pub fn pascal(wire: &str) -> String {

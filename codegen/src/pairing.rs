@@ -144,6 +144,8 @@ mod tests {
                 let def = TypeDef {
                     name: (*n).to_owned(),
                     pointer: format!("#/definitions/{n}"),
+                    schema: String::new(),
+                    former_name: None,
                     doc: None,
                     kind: TypeKind::Alias(Ty::Any),
                     experimental: false,

@@ -290,6 +290,8 @@ mod tests {
             TypeDef {
                 name: name.into(),
                 pointer: format!("#/definitions/{name}"),
+                schema: String::new(),
+                former_name: None,
                 doc: None,
                 experimental: false,
                 kind,
@@ -332,6 +334,7 @@ mod tests {
             floor: None,
             releases: Vec::new(),
             availability: Default::default(),
+            type_availability: Default::default(),
             warnings: vec![],
         }
     }

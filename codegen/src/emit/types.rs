@@ -108,7 +108,7 @@ pub fn note_text(a: &crate::history::Availability, floor: Option<&str>) -> Optio
         None if Some(a.since.as_str()) != floor => parts.push(format!("Since codex {}", a.since)),
         None => {}
     }
-    if let Some(r) = &a.required_since {
+    if let Some(r) = &a.always_since {
         parts.push(format!("always sent since codex {r}; an older codex may leave it out"));
     }
     if parts.is_empty() {
@@ -176,7 +176,7 @@ fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching, notes: &Notes) ->
     for f in &s.fields {
         out.push_str(&doc_comment(&doc_lines(f.doc.as_deref(), f.experimental), "        "));
         // The availability note is a doc attribute: it goes before `#[deprecated]`.
-        let mut note = notes.member(&def.name, &f.wire);
+        let mut note = notes.member(&def.schema, &f.wire);
         if let Some(deprecated) = deprecation(f.doc.as_deref()) {
             let _ = writeln!(out, "        {note}#[deprecated(note = {deprecated:?})]");
             note.clear();
@@ -220,7 +220,7 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum, notes: &Notes) -> String {
         let _ = writeln!(
             out,
             "        {}{}{} = {:?},",
-            notes.value(&def.name, &v.wire),
+            notes.value(&def.schema, &v.wire),
             gate_text(v.experimental),
             v.rust,
             v.wire
@@ -233,6 +233,21 @@ fn string_enum_text(def: &TypeDef, e: &StringEnum, notes: &Notes) -> String {
 /// One named type: structs, string enums and unions as wire-macro text, scalar unions and
 /// aliases as tokens.
 fn emit_type(def: &TypeDef, reaching: &Reaching, notes: &Notes) -> Vec<Part> {
+    let mut parts = emit_type_itself(def, reaching, notes);
+    if let Some(former) = &def.former_name {
+        let (old, new, gate) = (ident(former), ident(&def.name), gate(def.experimental));
+        let doc = format!(" The former name of [`{}`], which had codex's namespace in it.", def.name);
+        let note = format!("renamed to `{}`", def.name);
+        parts.push(Part::Tokens(quote! {
+            #[doc = #doc]
+            #[deprecated(note = #note)]
+            #gate pub type #old = #new;
+        }));
+    }
+    parts
+}
+
+fn emit_type_itself(def: &TypeDef, reaching: &Reaching, notes: &Notes) -> Vec<Part> {
     let docs = doc_attrs(def.doc.as_deref(), def.experimental);
     let gate = gate(def.experimental);
     let name = ident(&def.name);
@@ -295,7 +310,7 @@ fn tagged_text(def: &TypeDef, t: &Tagged, reaching: &Reaching, notes: &Notes) ->
         let _ = writeln!(
             out,
             "        {}{}{}({payload}) = {:?}{mark},",
-            notes.value(&def.name, &a.wire),
+            notes.value(&def.schema, &a.wire),
             gate_text(a.experimental),
             a.rust,
             a.wire
@@ -313,7 +328,7 @@ fn external_text(def: &TypeDef, e: &External, reaching: &Reaching, notes: &Notes
     out.push_str("    #[derive(Debug, Clone, PartialEq)]\n");
     let arm = |out: &mut String, a: &ExternalArm| {
         out.push_str(&doc_comment(&doc_lines(a.doc.as_deref(), a.experimental), "        "));
-        let gate = format!("{}{}", notes.value(&def.name, &a.wire), gate_text(a.experimental));
+        let gate = format!("{}{}", notes.value(&def.schema, &a.wire), gate_text(a.experimental));
         match &a.payload {
             None => {
                 let _ = writeln!(out, "        {gate}{} = {:?},", a.rust, a.wire);
@@ -356,7 +371,7 @@ fn untagged_text(def: &TypeDef, u: &Untagged, reaching: &Reaching, notes: &Notes
         let _ = writeln!(
             out,
             "        {}{}{}({}) = {i}{mark} if {},",
-            notes.value(&def.name, &a.rust),
+            notes.key(&crate::history::keys::untagged_arm(notes.0, &def.schema, a)),
             gate_text(a.experimental),
             a.rust,
             render::ty(&a.ty),
