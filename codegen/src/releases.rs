@@ -1,0 +1,528 @@
+//! The schema bundles of every codex release the range can reach, kept in the repository:
+//! `vendor-schemas/releases/VERSION.json`, one file per release older than the vendored one.
+//!
+//! A file holds what its release's bundles differ by from those of the next newer release
+//! (its `base`): the JSON values to set and the members to remove, by JSON pointer, down to the
+//! member that changed (`/definitions/v2/ThreadListParams/properties/isPinned`; an array is set
+//! whole). The newest base is the vendored set
+//! (`vendor-schemas/{stable,experimental}/`), which is the bytes codex printed. A release is
+//! read back by applying the files from the vendored set down to it, so an upgrade adds one
+//! file (the release it replaces, against the new one) and leaves the others as they are. A
+//! release whose binary does not run (some publish no Linux binary) has a file that says why,
+//! and no bundles.
+//!
+//! What is read back is each bundle as a JSON value: the same value codex printed (the
+//! generator reads values, never bytes; [`read`] checks each file's `sha256` of the value it
+//! gives, as compact JSON).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::history::{version_cmp, History};
+use crate::ir::Ir;
+use crate::vendor::sha256_hex;
+use crate::{build_ir_with, SchemaSet, Settings};
+
+/// Where the files are, relative to the workspace root.
+pub const RELEASES_DIR: &str = "vendor-schemas/releases";
+
+/// How deep a difference is looked for in nested objects (deeper than any bundle nests them; a
+/// bound, so that a hostile file cannot recurse without end).
+const DEPTH: usize = 16;
+
+/// One release of the archive.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Release {
+    /// Its bundles, as they read back.
+    Bundles(SchemaSet),
+    /// Why it has none.
+    Skipped(String),
+}
+
+/// What a bundle differs by from its base: values set and members removed, by pointer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Delta {
+    pub set: BTreeMap<String, Value>,
+    pub remove: Vec<String>,
+}
+
+/// The difference that turns `base` into `target`.
+pub fn delta(base: &Value, target: &Value) -> Delta {
+    fn walk(base: &Value, target: &Value, pointer: &mut String, depth: usize, out: &mut Delta) {
+        match (base, target) {
+            (Value::Object(b), Value::Object(t)) if depth < DEPTH => {
+                for key in b.keys().filter(|k| !t.contains_key(*k)) {
+                    out.remove.push(format!("{pointer}/{}", escape(key)));
+                }
+                for (key, value) in t {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&escape(key));
+                    match b.get(key) {
+                        Some(old) if old == value => {}
+                        Some(old) => walk(old, value, pointer, depth + 1, out),
+                        None => {
+                            out.set.insert(pointer.clone(), value.clone());
+                        }
+                    }
+                    pointer.truncate(len);
+                }
+            }
+            _ if base == target => {}
+            _ => {
+                out.set.insert(pointer.clone(), target.clone());
+            }
+        }
+    }
+    let mut out = Delta::default();
+    walk(base, target, &mut String::new(), 0, &mut out);
+    out.remove.sort();
+    out
+}
+
+/// `base` with `delta` applied. An error names a pointer whose parent is not an object.
+pub fn apply(base: &Value, delta: &Delta) -> Result<Value, String> {
+    let mut value = base.clone();
+    for pointer in &delta.remove {
+        let (parent, key) = split(pointer)?;
+        match value.pointer_mut(parent).and_then(Value::as_object_mut) {
+            Some(map) => {
+                map.remove(&key);
+            }
+            None => return Err(format!("`{pointer}`: nothing to remove there")),
+        }
+    }
+    for (pointer, v) in &delta.set {
+        if pointer.is_empty() {
+            value = v.clone();
+            continue;
+        }
+        let (parent, key) = split(pointer)?;
+        let mut at = &mut value;
+        for segment in parent.split('/').skip(1) {
+            let map = at.as_object_mut().ok_or_else(|| format!("`{pointer}`: `{segment}` is not in an object"))?;
+            at = map.entry(unescape(segment)).or_insert_with(|| Value::Object(Map::new()));
+        }
+        at.as_object_mut().ok_or_else(|| format!("`{pointer}`: its parent is not an object"))?.insert(key, v.clone());
+    }
+    Ok(value)
+}
+
+fn split(pointer: &str) -> Result<(&str, String), String> {
+    let (parent, key) = pointer.rsplit_once('/').ok_or_else(|| format!("`{pointer}` is not a JSON pointer"))?;
+    Ok((parent, unescape(key)))
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
+/// One file of the archive, as written.
+#[derive(Debug, Clone, PartialEq)]
+struct File {
+    version: String,
+    body: Body,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Body {
+    Skipped(String),
+    Bundles {
+        base: String,
+        stable: Delta,
+        /// `None`: the release printed no experimental bundle.
+        experimental: Option<Delta>,
+        /// The sha256 of each bundle read back, as compact JSON.
+        sha256: BTreeMap<String, String>,
+    },
+}
+
+impl File {
+    /// One line per pointer, sorted, so a review reads what changed between two releases.
+    fn to_text(&self) -> String {
+        fn line<T: serde::Serialize + ?Sized>(v: &T) -> String {
+            serde_json::to_string(v).expect("JSON values serialize")
+        }
+        fn delta(out: &mut String, name: &str, d: &Delta, last: bool) {
+            out.push_str(&format!("  {}: {{\n    \"remove\": {},\n    \"set\": {{", line(name), line(&d.remove)));
+            let entries: Vec<String> = d.set.iter().map(|(k, v)| format!("\n      {}: {}", line(k), line(v))).collect();
+            out.push_str(&entries.join(","));
+            out.push_str(if d.set.is_empty() { "}\n  }" } else { "\n    }\n  }" });
+            out.push_str(if last { "\n" } else { ",\n" });
+        }
+        let mut out = format!("{{\n  \"version\": {},\n", line(&self.version));
+        match &self.body {
+            Body::Skipped(why) => out.push_str(&format!("  \"skipped\": {}\n", line(why))),
+            Body::Bundles { base, stable, experimental, sha256 } => {
+                out.push_str(&format!("  \"base\": {},\n  \"sha256\": {},\n", line(base), line(sha256)));
+                match experimental {
+                    Some(e) => {
+                        delta(&mut out, "stable", stable, false);
+                        delta(&mut out, "experimental", e, true);
+                    }
+                    None => {
+                        delta(&mut out, "stable", stable, false);
+                        out.push_str("  \"experimental\": null\n");
+                    }
+                }
+            }
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    fn from_text(text: &str) -> Result<File, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let str_of = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        let version = str_of("version").ok_or("no `version`")?;
+        if let Some(why) = str_of("skipped") {
+            return Ok(File { version, body: Body::Skipped(why) });
+        }
+        let delta = |v: &Value| -> Result<Delta, String> {
+            let remove = v.get("remove").and_then(Value::as_array).ok_or("a delta without `remove`")?;
+            let set = v.get("set").and_then(Value::as_object).ok_or("a delta without `set`")?;
+            Ok(Delta {
+                remove: remove
+                    .iter()
+                    .map(|r| r.as_str().map(str::to_owned).ok_or("a pointer is not a string"))
+                    .collect::<Result<_, _>>()?,
+                set: set.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            })
+        };
+        let base = str_of("base").ok_or("neither `base` nor `skipped`")?;
+        let stable = delta(value.get("stable").ok_or("no `stable`")?)?;
+        let experimental = match value.get("experimental") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(delta(v)?),
+        };
+        let sha256 =
+            serde_json::from_value(value.get("sha256").cloned().unwrap_or_default()).map_err(|e| e.to_string())?;
+        Ok(File { version, body: Body::Bundles { base, stable, experimental, sha256 } })
+    }
+}
+
+/// The archive's files, by version: `dir` and what each file holds.
+fn read_files(dir: &Path) -> Result<BTreeMap<String, (PathBuf, File)>, String> {
+    let mut out = BTreeMap::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = File::from_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        if stem != file.version {
+            return Err(format!("{}: holds codex {}, not {stem}", path.display(), file.version));
+        }
+        out.insert(file.version.clone(), (path, file));
+    }
+    Ok(out)
+}
+
+/// The versions the archive in `dir` holds, oldest first.
+pub fn versions(dir: &Path) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = read_files(dir)?.into_keys().collect();
+    out.sort_by(|a, b| version_cmp(a, b));
+    Ok(out)
+}
+
+/// Every release of the archive in `dir` from `from` on (oldest first), read back from
+/// `newest`, the vendored set. Every problem is reported at once: a file that does not read, a
+/// base that is not in the archive, a bundle whose `sha256` is not what the file says.
+pub fn read(dir: &Path, newest: &SchemaSet, from: &str) -> Result<Vec<(String, Release)>, String> {
+    let files = read_files(dir)?;
+    let parse = |text: &str| serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
+    let mut bundles: BTreeMap<String, (Value, Option<Value>)> = BTreeMap::new();
+    bundles.insert(
+        newest.codex_version.clone(),
+        (parse(&newest.stable)?, newest.experimental.as_deref().map(parse).transpose()?),
+    );
+    let mut problems = Vec::new();
+    let mut out = Vec::new();
+    // Newest first: each base is read back before the releases made from it.
+    let mut order: Vec<&String> = files.keys().collect();
+    order.sort_by(|a, b| version_cmp(b, a));
+    for version in order {
+        if version_cmp(version, from).is_lt() {
+            // Older than asked for: nothing asked for is made from it.
+            break;
+        }
+        let (path, file) = &files[version];
+        let release = match &file.body {
+            Body::Skipped(why) => Release::Skipped(why.clone()),
+            Body::Bundles { base, stable, experimental, sha256 } => {
+                let Some((base_stable, base_experimental)) = bundles.get(base) else {
+                    problems.push(format!("{}: its base, codex {base}, is not in the archive", path.display()));
+                    continue;
+                };
+                let empty = Value::Object(Map::new());
+                let read = (|| -> Result<(Value, Option<Value>), String> {
+                    let s = apply(base_stable, stable)?;
+                    let e = match experimental {
+                        Some(d) => Some(apply(base_experimental.as_ref().unwrap_or(&empty), d)?),
+                        None => None,
+                    };
+                    Ok((s, e))
+                })();
+                let (s, e) = match read {
+                    Ok(pair) => pair,
+                    Err(why) => {
+                        problems.push(format!("{}: {why}", path.display()));
+                        continue;
+                    }
+                };
+                let text = |v: &Value| serde_json::to_string(v).expect("JSON values serialize");
+                let set =
+                    SchemaSet { stable: text(&s), experimental: e.as_ref().map(text), codex_version: version.clone() };
+                if sums(&set) != *sha256 {
+                    problems.push(format!(
+                        "{}: the bundles it gives are not the ones it was written from (sha256)",
+                        path.display()
+                    ));
+                    continue;
+                }
+                bundles.insert(version.clone(), (s, e));
+                Release::Bundles(set)
+            }
+        };
+        if version_cmp(version, &newest.codex_version).is_lt() {
+            out.push((version.clone(), release));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(format!("{RELEASES_DIR}: {} problem(s):\n  {}", problems.len(), problems.join("\n  ")));
+    }
+    out.sort_by(|a, b| version_cmp(&a.0, &b.0));
+    Ok(out)
+}
+
+fn sums(set: &SchemaSet) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    out.insert("stable".to_owned(), sha256_hex(set.stable.as_bytes()));
+    if let Some(e) = &set.experimental {
+        out.insert("experimental".to_owned(), sha256_hex(e.as_bytes()));
+    }
+    out
+}
+
+/// The files of an archive that holds `releases` (any order; each bundle as JSON text) below
+/// `newest`, the vendored set: path (relative to the workspace root) and text. Each release is
+/// written against the next newer one that has bundles.
+pub fn write(releases: &[(String, Release)], newest: &SchemaSet) -> Result<Vec<(PathBuf, String)>, String> {
+    let parse = |text: &str| serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
+    let mut sorted: Vec<&(String, Release)> = releases.iter().collect();
+    sorted.sort_by(|a, b| version_cmp(&b.0, &a.0));
+    let mut base =
+        (newest.codex_version.clone(), parse(&newest.stable)?, newest.experimental.as_deref().map(parse).transpose()?);
+    let mut out = Vec::new();
+    for (version, release) in sorted {
+        let body = match release {
+            Release::Skipped(why) => Body::Skipped(why.clone()),
+            Release::Bundles(set) => {
+                let stable = parse(&set.stable)?;
+                let experimental = set.experimental.as_deref().map(parse).transpose()?;
+                // Read back as compact JSON, which is what the sums are of.
+                let compact = |v: &Value| serde_json::to_string(v).expect("JSON values serialize");
+                let read_back = SchemaSet {
+                    stable: compact(&stable),
+                    experimental: experimental.as_ref().map(compact),
+                    codex_version: version.clone(),
+                };
+                let empty = Value::Object(Map::new());
+                let body = Body::Bundles {
+                    base: base.0.clone(),
+                    stable: delta(&base.1, &stable),
+                    experimental: experimental.as_ref().map(|e| delta(base.2.as_ref().unwrap_or(&empty), e)),
+                    sha256: sums(&read_back),
+                };
+                base = (version.clone(), stable, experimental);
+                body
+            }
+        };
+        let file = File { version: version.clone(), body };
+        out.push((Path::new(RELEASES_DIR).join(format!("{version}.json")), file.to_text()));
+    }
+    Ok(out)
+}
+
+/// The surface history of the range from `floor` to `newest` (the vendored set, or the set a
+/// regen vendors), from the archive in `dir` and `between` (releases not yet in the archive:
+/// the set an upgrade replaces). Every release is lowered with `settings`, as many at a time as
+/// the machine has cores; every problem of every release is reported at once.
+pub fn history(
+    dir: &Path,
+    newest: &SchemaSet,
+    floor: &str,
+    between: &[(String, Release)],
+    settings: &Settings,
+) -> Result<History, String> {
+    // The archive reads back from the oldest of `between` (the previously vendored set).
+    let reader = between
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Release::Bundles(set) => Some(set),
+            Release::Skipped(_) => None,
+        })
+        .min_by(|a, b| version_cmp(&a.codex_version, &b.codex_version))
+        .unwrap_or(newest);
+    let mut releases = read(dir, reader, floor)?;
+    releases.extend(between.iter().filter(|(v, _)| version_cmp(v, floor).is_ge()).cloned());
+    releases.sort_by(|a, b| version_cmp(&a.0, &b.0));
+    if version_cmp(floor, &newest.codex_version).is_lt() && !releases.iter().any(|(v, _)| v == floor) {
+        let oldest = versions(dir)?.first().cloned().unwrap_or_else(|| "nothing".to_owned());
+        return Err(format!(
+            "the floor {floor} is not a release of {RELEASES_DIR} (its oldest is {oldest}); \
+             `cargo xtask history --from {floor}` adds the releases from it"
+        ));
+    }
+    let sets: Vec<&SchemaSet> = releases
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Release::Bundles(set) => Some(set),
+            Release::Skipped(_) => None,
+        })
+        .chain([newest])
+        .collect();
+    let mut irs = Vec::new();
+    let mut problems = Vec::new();
+    for (set, result) in sets.iter().zip(lower_all(&sets, settings)) {
+        match result {
+            Ok(ir) => irs.push((set.codex_version.clone(), ir)),
+            Err(e) => problems.push(format!("codex {}: {e}", set.codex_version)),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(format!("{} release(s) did not lower:\n  {}", problems.len(), problems.join("\n  ")));
+    }
+    let Some(((first, _), rest)) = irs.split_first() else { return Err("no release lowered".to_owned()) };
+    let mut history = History::start(first);
+    let mut prev = &irs[0].1;
+    for (version, ir) in rest {
+        history.extend(prev, ir, version);
+        prev = ir;
+    }
+    for (version, release) in &releases {
+        if let Release::Skipped(why) = release {
+            history.skip(version, why);
+        }
+    }
+    Ok(history)
+}
+
+/// Each set lowered, in order; a release that printed the same bundles as the one before it
+/// (many patch releases do) is lowered once.
+fn lower_all(all: &[&SchemaSet], settings: &Settings) -> Vec<Result<Ir, crate::Error>> {
+    let same = |a: &SchemaSet, b: &SchemaSet| a.stable == b.stable && a.experimental == b.experimental;
+    let mut sets: Vec<&SchemaSet> = Vec::new();
+    let mut of: Vec<usize> = Vec::new();
+    for set in all {
+        if !sets.last().is_some_and(|last| same(last, set)) {
+            sets.push(set);
+        }
+        of.push(sets.len() - 1);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sets.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Ir, crate::Error>>>> = Mutex::new(sets.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(set) = sets.get(i) else { return };
+                let ir = build_ir_with(set, settings);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(ir);
+            });
+        }
+    });
+    let lowered: Vec<Result<Ir, crate::Error>> = results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every set is lowered by a thread of the scope"))
+        .collect();
+    of.into_iter().map(|i| lowered[i].clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_delta_applied_to_its_base_gives_the_target() {
+        let base = json!({"definitions": {"A": {"type": "string"}, "v2": {"B": {"type": "object"}, "C": {"enum": ["x"]}}}, "title": "t"});
+        let target = json!({"definitions": {"A": {"type": "integer"}, "v2": {"C": {"enum": ["x", "y"]}, "D/E": true}}, "oneOf": []});
+        let d = delta(&base, &target);
+        assert_eq!(d.remove, ["/definitions/v2/B", "/title"]);
+        assert_eq!(
+            d.set.keys().collect::<Vec<_>>(),
+            ["/definitions/A/type", "/definitions/v2/C/enum", "/definitions/v2/D~1E", "/oneOf"]
+        );
+        assert_eq!(apply(&base, &d).unwrap(), target);
+        assert_eq!(delta(&target, &target), Delta::default());
+        assert!(apply(&json!({"a": 1}), &Delta { remove: vec!["/a/b".into()], set: BTreeMap::new() }).is_err());
+    }
+
+    #[test]
+    fn an_archive_reads_back_what_was_written_and_says_what_is_wrong() {
+        let set = |v: &str, s: Value, e: Option<Value>| SchemaSet {
+            stable: s.to_string(),
+            experimental: e.map(|e| e.to_string()),
+            codex_version: v.into(),
+        };
+        let newest = set(
+            "1.2.0",
+            json!({"definitions": {"A": {}, "B": {}}}),
+            Some(json!({"definitions": {"A": {}, "B": {}, "X": {}}})),
+        );
+        let releases = vec![
+            (
+                "1.0.0".to_owned(),
+                Release::Bundles(set("1.0.0", json!({"definitions": {"A": {"type": "string"}}}), None)),
+            ),
+            ("1.1.0".to_owned(), Release::Skipped("no binary".into())),
+            (
+                "1.1.1".to_owned(),
+                Release::Bundles(set(
+                    "1.1.1",
+                    json!({"definitions": {"A": {}}}),
+                    Some(json!({"definitions": {"A": {}, "Y": {}}})),
+                )),
+            ),
+        ];
+        let dir = std::env::temp_dir().join(format!("codex-releases-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let files = write(&releases, &newest).unwrap();
+        for (path, text) in &files {
+            let path = dir.join(path.file_name().unwrap());
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let back = read(&dir, &newest, "1.0.0").unwrap();
+        assert_eq!(back, releases);
+        assert_eq!(read(&dir, &newest, "1.1.0").unwrap().len(), 2, "from a floor on");
+        assert_eq!(versions(&dir).unwrap(), ["1.0.0", "1.1.0", "1.1.1"]);
+        // A file edited by hand is named, as is one whose base is gone.
+        let edited = dir.join("1.0.0.json");
+        std::fs::write(&edited, std::fs::read_to_string(&edited).unwrap().replace("string", "integer")).unwrap();
+        std::fs::remove_file(dir.join("1.1.1.json")).unwrap();
+        let err = read(&dir, &newest, "1.0.0").unwrap_err();
+        assert!(err.contains("1.0.0.json: its base, codex 1.1.1, is not in the archive"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
