@@ -53,10 +53,10 @@ pub struct Availability {
     /// The last release that had it, when the newest release lacks it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
-    /// A member: the first release from which every release required it (`None`: optional in
-    /// the newest release).
+    /// A member: the first release from which every release always sends it (`None`: optional
+    /// in the newest release).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub required_since: Option<String>,
+    pub always_since: Option<String>,
     /// A member: the last release whose type for it had values the newer type does not accept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub widened_until: Option<String>,
@@ -65,16 +65,16 @@ pub struct Availability {
 impl Availability {
     /// In every release from `since` on.
     fn since(since: &str) -> Availability {
-        Availability { since: since.to_owned(), until: None, required_since: None, widened_until: None }
+        Availability { since: since.to_owned(), until: None, always_since: None, widened_until: None }
     }
 }
 
 /// Something the newest release no longer has, as the last release that had it lowered it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// A member, value or arm names its owner by schema name. Kept in memory only: the history is
+/// rebuilt from the archived bundles of its releases, never read back with these.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Retired {
     Method { direction: Direction, method: Method },
-    Type(TypeDef),
     Field { owner: String, field: Field },
     Value { owner: String, value: EnumValue },
     TaggedArm { owner: String, arm: TaggedArm },
@@ -89,10 +89,17 @@ pub struct History {
     pub floor: String,
     /// Every release of the range, oldest first, the newest last.
     pub releases: Vec<ReleaseEntry>,
+    /// Types that were not in every release of the range, by schema name.
+    #[serde(default)]
+    pub types: BTreeMap<String, Availability>,
     /// Items that were not in every release of the range, by key ([`keys`]).
     pub items: BTreeMap<String, Availability>,
     /// What the newest release lacks, by key.
+    #[serde(skip)]
     pub retired: BTreeMap<String, Retired>,
+    /// The types the newest release lacks, by schema name.
+    #[serde(skip)]
+    pub retired_types: BTreeMap<String, TypeDef>,
 }
 
 /// Compares release versions (semver, pre-releases before their release).
@@ -103,11 +110,13 @@ pub fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// The keys of an IR's items: `dir:method` for methods (`ClientRequest:thread/list`), `Type`,
-/// `Type.member` (wire name), `Type::value` for enum values and union arms (the tag, key or,
-/// for an untagged arm, its variant name), `ServerNotification.emittedAtMs` for the envelope.
+/// The keys of an IR's items, by what the schema calls them ([`crate::schema_name`]), never
+/// by the generator's names: `dir:method` for methods (`ClientRequest:thread/list`),
+/// `Type.member` (wire name), `Type::value` for enum values and union arms (the tag or key;
+/// an untagged arm by [`keys::untagged_arm`]), `ServerNotification.emittedAtMs` for the
+/// envelope. A type is kept apart, by its schema name (`LoginAccountParams::chatgpt`).
 pub mod keys {
-    use crate::ir::Direction;
+    use crate::ir::{Direction, Ir, Ty, UntaggedArm};
 
     pub fn method(direction: Direction, wire: &str) -> String {
         format!("{}:{wire}", direction.union_name())
@@ -118,13 +127,42 @@ pub mod keys {
     pub fn value(owner: &str, wire: &str) -> String {
         format!("{owner}::{wire}")
     }
+    /// An untagged union's arm, by what its schema is: a type's schema name (the union's own
+    /// arm `Union::x` as it is, a definition as `Union::Definition`), else its JSON type
+    /// (`Union::string`).
+    pub fn untagged_arm(ir: &Ir, owner: &str, arm: &UntaggedArm) -> String {
+        format!("{owner}::{}", untagged_arm_name(ir, owner, arm))
+    }
+    /// [`untagged_arm`] without the union's name.
+    pub fn untagged_arm_name(ir: &Ir, owner: &str, arm: &UntaggedArm) -> String {
+        fn word(ir: &Ir, owner: &str, ty: &Ty) -> String {
+            match ty {
+                Ty::Named(n) => match ir.types.get(n) {
+                    Some(def) => {
+                        let prefix = format!("{owner}::");
+                        def.schema.strip_prefix(&prefix).unwrap_or(&def.schema).to_owned()
+                    }
+                    None => n.clone(),
+                },
+                Ty::Option(t) | Ty::Boxed(t) => word(ir, owner, t),
+                Ty::String => "string".into(),
+                Ty::Bool => "boolean".into(),
+                Ty::Int(_) => "integer".into(),
+                Ty::Float => "number".into(),
+                Ty::Vec(_) | Ty::Tuple(_) => "array".into(),
+                Ty::Map(_) => "object".into(),
+                Ty::Unit => "null".into(),
+                Ty::Any => "any".into(),
+            }
+        }
+        word(ir, owner, &arm.ty)
+    }
 }
 
-/// One item of an IR's surface.
+/// One item of an IR's surface. A member, value or arm has its owner's Rust name (the IR's key).
 #[derive(Debug, Clone, Copy)]
 enum Item<'a> {
     Method(Direction, &'a Method),
-    Type(&'a TypeDef),
     Field(&'a str, &'a Field),
     Value(&'a str, &'a EnumValue),
     TaggedArm(&'a str, &'a TaggedArm),
@@ -134,64 +172,115 @@ enum Item<'a> {
 
 const ENVELOPE: &str = "ServerNotification";
 
-fn surface(ir: &Ir) -> BTreeMap<String, Item<'_>> {
-    let mut out = BTreeMap::new();
+/// The surface of an IR by schema key: its items, and apart from them its types (a type and
+/// the union arm it is the object of share a schema name).
+struct Surface<'a> {
+    items: BTreeMap<String, Item<'a>>,
+    types: BTreeMap<String, &'a TypeDef>,
+}
+
+fn surface(ir: &Ir) -> Surface<'_> {
+    let mut items = BTreeMap::new();
+    let mut types = BTreeMap::new();
     for direction in Direction::ALL {
         for m in ir.methods(direction) {
-            out.insert(keys::method(direction, &m.wire), Item::Method(direction, m));
+            items.insert(keys::method(direction, &m.wire), Item::Method(direction, m));
         }
     }
     for f in &ir.notification_envelope {
-        out.insert(keys::member(ENVELOPE, &f.wire), Item::Field(ENVELOPE, f));
+        items.insert(keys::member(ENVELOPE, &f.wire), Item::Field(ENVELOPE, f));
     }
     for (name, def) in &ir.types {
-        out.insert(name.clone(), Item::Type(def));
+        types.insert(def.schema.clone(), def);
         let owner = name.as_str();
+        let key = def.schema.as_str();
         match &def.kind {
             TypeKind::Alias(_) => {}
             TypeKind::Struct(s) => {
                 for f in &s.fields {
-                    out.insert(keys::member(owner, &f.wire), Item::Field(owner, f));
+                    items.insert(keys::member(key, &f.wire), Item::Field(owner, f));
                 }
             }
             TypeKind::StringEnum(e) => {
                 for v in &e.values {
-                    out.insert(keys::value(owner, &v.wire), Item::Value(owner, v));
+                    items.insert(keys::value(key, &v.wire), Item::Value(owner, v));
                 }
             }
             TypeKind::Tagged(t) => {
                 for a in &t.arms {
-                    out.insert(keys::value(owner, &a.wire), Item::TaggedArm(owner, a));
+                    items.insert(keys::value(key, &a.wire), Item::TaggedArm(owner, a));
                 }
             }
             TypeKind::External(e) => {
                 for a in &e.arms {
-                    out.insert(keys::value(owner, &a.wire), Item::ExternalArm(owner, a));
+                    items.insert(keys::value(key, &a.wire), Item::ExternalArm(owner, a));
                 }
             }
             TypeKind::Untagged(u) => {
                 for a in &u.arms {
-                    out.insert(keys::value(owner, &a.rust), Item::UntaggedArm(owner, a));
+                    items.insert(keys::untagged_arm(ir, key, a), Item::UntaggedArm(owner, a));
                 }
             }
         }
     }
-    out
+    Surface { items, types }
 }
 
-fn retire(item: Item<'_>) -> Retired {
+/// One item of an IR's surface as listings show it: its key ([`keys`]), what it is (`client
+/// request`, `member`, `value`, `arm`, ...) and whether it is experimental.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub key: String,
+    pub kind: &'static str,
+    pub experimental: bool,
+}
+
+/// Every method, member, enum value and union arm of `ir`, by key.
+pub fn listing(ir: &Ir) -> Vec<Listed> {
+    let in_experimental = |o: &str| ir.types.get(o).is_some_and(|d| d.experimental);
+    surface(ir)
+        .items
+        .into_iter()
+        .map(|(key, item)| {
+            let (kind, experimental) = match item {
+                Item::Method(d, m) => (
+                    match d {
+                        Direction::ClientRequest => "client request",
+                        Direction::ServerRequest => "server request",
+                        Direction::ServerNotification => "server notification",
+                        Direction::ClientNotification => "client notification",
+                    },
+                    m.experimental,
+                ),
+                Item::Field(o, f) => ("member", f.experimental || in_experimental(o)),
+                Item::Value(o, v) => ("value", v.experimental || in_experimental(o)),
+                Item::TaggedArm(o, a) => ("arm", a.experimental || in_experimental(o)),
+                Item::ExternalArm(o, a) => ("arm", a.experimental || in_experimental(o)),
+                Item::UntaggedArm(o, a) => ("arm", a.experimental || in_experimental(o)),
+            };
+            Listed { key, kind, experimental }
+        })
+        .collect()
+}
+
+/// The schema name of the type `rust` names in `ir` (the envelope is `ServerNotification`).
+fn schema_of<'a>(ir: &'a Ir, rust: &'a str) -> &'a str {
+    ir.types.get(rust).map_or(rust, |d| d.schema.as_str())
+}
+
+fn retire(ir: &Ir, item: Item<'_>) -> Retired {
+    let owner = |o: &str| schema_of(ir, o).to_owned();
     match item {
         Item::Method(direction, m) => Retired::Method { direction, method: m.clone() },
-        Item::Type(t) => Retired::Type(t.clone()),
-        Item::Field(o, f) => Retired::Field { owner: o.to_owned(), field: f.clone() },
-        Item::Value(o, v) => Retired::Value { owner: o.to_owned(), value: v.clone() },
-        Item::TaggedArm(o, a) => Retired::TaggedArm { owner: o.to_owned(), arm: a.clone() },
-        Item::ExternalArm(o, a) => Retired::ExternalArm { owner: o.to_owned(), arm: a.clone() },
-        Item::UntaggedArm(o, a) => Retired::UntaggedArm { owner: o.to_owned(), arm: a.clone() },
+        Item::Field(o, f) => Retired::Field { owner: owner(o), field: f.clone() },
+        Item::Value(o, v) => Retired::Value { owner: owner(o), value: v.clone() },
+        Item::TaggedArm(o, a) => Retired::TaggedArm { owner: owner(o), arm: a.clone() },
+        Item::ExternalArm(o, a) => Retired::ExternalArm { owner: owner(o), arm: a.clone() },
+        Item::UntaggedArm(o, a) => Retired::UntaggedArm { owner: owner(o), arm: a.clone() },
     }
 }
 
-/// The item's owner type, for members, values and arms.
+/// The item's owner type (its Rust name), for members, values and arms.
 fn owner<'a>(item: &Item<'a>) -> Option<&'a str> {
     match item {
         Item::Field(o, _)
@@ -199,7 +288,7 @@ fn owner<'a>(item: &Item<'a>) -> Option<&'a str> {
         | Item::TaggedArm(o, _)
         | Item::ExternalArm(o, _)
         | Item::UntaggedArm(o, _) => Some(o),
-        Item::Method(..) | Item::Type(_) => None,
+        Item::Method(..) => None,
     }
 }
 
@@ -209,8 +298,10 @@ impl History {
         History {
             floor: version.to_owned(),
             releases: vec![ReleaseEntry { version: version.to_owned(), skipped: None }],
+            types: BTreeMap::new(),
             items: BTreeMap::new(),
             retired: BTreeMap::new(),
+            retired_types: BTreeMap::new(),
         }
     }
 
@@ -236,14 +327,14 @@ impl History {
         let newest = self.newest().to_owned();
         let before = surface(prev);
         let after = surface(next);
-        for (key, item) in &after {
-            match before.get(key) {
+        for (key, item) in &after.items {
+            match before.items.get(key) {
                 None => {
                     let entry = self.items.entry(key.clone()).or_insert_with(|| Availability::since(version));
                     entry.until = None;
                     self.retired.remove(key);
                     if let Item::Field(_, f) = item {
-                        entry.required_since = f.required.then(|| version.to_owned());
+                        entry.always_since = f.required.then(|| version.to_owned());
                     }
                 }
                 Some(old) => {
@@ -252,12 +343,12 @@ impl History {
                         let widened = !accepts(prev, &a.ty, next, &b.ty);
                         let entry = self.items.get(key).cloned();
                         let mut entry = entry.unwrap_or_else(|| Availability {
-                            required_since: was_required.then(|| self.floor.clone()),
+                            always_since: was_required.then(|| self.floor.clone()),
                             ..Availability::since(&self.floor)
                         });
-                        entry.required_since = match (b.required, was_required) {
+                        entry.always_since = match (b.required, was_required) {
                             (false, _) => None,
-                            (true, true) => entry.required_since.or_else(|| Some(self.floor.clone())),
+                            (true, true) => entry.always_since.or_else(|| Some(self.floor.clone())),
                             (true, false) => Some(version.to_owned()),
                         };
                         if widened {
@@ -268,43 +359,62 @@ impl History {
                 }
             }
         }
-        for (key, item) in &before {
-            if after.contains_key(key) {
+        for (key, item) in &before.items {
+            if after.items.contains_key(key) {
                 continue;
             }
             let entry = self.items.entry(key.clone()).or_insert_with(|| Availability::since(&self.floor));
             entry.until = Some(newest.clone());
-            entry.required_since = None;
+            entry.always_since = None;
             // A member, value or arm of a type that went as a whole comes back with its type.
-            if owner(item).is_some_and(|o| !next.types.contains_key(o)) {
+            if owner(item).is_some_and(|o| o != ENVELOPE && !after.types.contains_key(schema_of(prev, o))) {
                 continue;
             }
-            self.retired.insert(key.clone(), retire(*item));
+            self.retired.insert(key.clone(), retire(prev, *item));
+        }
+        for key in after.types.keys() {
+            if !before.types.contains_key(key) {
+                self.types.entry(key.clone()).or_insert_with(|| Availability::since(version)).until = None;
+                self.retired_types.remove(key);
+            }
+        }
+        for (key, def) in &before.types {
+            if !after.types.contains_key(key) {
+                self.types.entry(key.clone()).or_insert_with(|| Availability::since(&self.floor)).until =
+                    Some(newest.clone());
+                self.retired_types.insert(key.clone(), (*def).clone());
+            }
         }
         // Members, values and arms of a retired type are kept with it, not on their own.
-        let whole: BTreeSet<String> =
-            self.retired.iter().filter(|(_, r)| matches!(r, Retired::Type(_))).map(|(k, _)| k.clone()).collect();
-        self.retired.retain(|_, r| retired_owner(r).is_none_or(|o| !whole.contains(o)));
+        let whole = &self.retired_types;
+        self.retired.retain(|_, r| retired_owner(r).is_none_or(|o| !whole.contains_key(o)));
         self.releases.push(ReleaseEntry { version: version.to_owned(), skipped: None });
         self.sort_releases();
         self.compact();
     }
 
-    /// Drops the items that are plain (in every release of the range, required since the floor
-    /// where required): the committed form does not list them.
+    /// Drops the items that are plain (in every release of the range, always present since the
+    /// floor where required): the committed form does not list them.
     fn compact(&mut self) {
         let floor = self.floor.clone();
-        self.items.retain(|_, a| {
-            a.since != floor
-                || a.until.is_some()
-                || a.widened_until.is_some()
-                || a.required_since.as_ref().is_some_and(|r| *r != floor)
-        });
+        let plain = |a: &Availability| {
+            a.since == floor
+                && a.until.is_none()
+                && a.widened_until.is_none()
+                && a.always_since.as_ref().is_none_or(|r| *r == floor)
+        };
+        self.items.retain(|_, a| !plain(a));
+        self.types.retain(|_, a| !plain(a));
     }
 
     /// The availability of an item of the newest release's IR (or a retired one).
     pub fn availability(&self, key: &str) -> Availability {
         self.items.get(key).cloned().unwrap_or_else(|| Availability::since(&self.floor))
+    }
+
+    /// The availability of a type, by schema name.
+    pub fn type_availability(&self, schema: &str) -> Availability {
+        self.types.get(schema).cloned().unwrap_or_else(|| Availability::since(&self.floor))
     }
 
     /// The committed form: one item per line, sorted, so a review reads the diff.
@@ -316,10 +426,10 @@ impl History {
         out.push_str(&format!("  \"floor\": {},\n", line(&self.floor)));
         out.push_str("  \"releases\": [\n");
         push_lines(&mut out, self.releases.iter().map(line));
-        out.push_str("  ],\n  \"items\": {\n");
+        out.push_str("  ],\n  \"types\": {\n");
+        push_lines(&mut out, self.types.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
+        out.push_str("  },\n  \"items\": {\n");
         push_lines(&mut out, self.items.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
-        out.push_str("  },\n  \"retired\": {\n");
-        push_lines(&mut out, self.retired.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
         out.push_str("  }\n}\n");
         out
     }
@@ -335,11 +445,7 @@ impl History {
         if !self.releases.iter().any(|r| r.version == floor) {
             return Err(Error::new(
                 "",
-                format!(
-                    "the floor {floor} is not a release of the history ({} to {}); run `cargo xtask history --floor {floor}`",
-                    self.floor,
-                    self.newest()
-                ),
+                format!("the floor {floor} is not a release of the history ({} to {})", self.floor, self.newest()),
             ));
         }
         let in_range = |a: &Availability| a.until.as_deref().is_none_or(|u| version_cmp(u, &floor).is_ge());
@@ -348,19 +454,31 @@ impl History {
         }
         let mut warnings = Vec::new();
         // Whole types first, so their members, values and arms find them.
-        let mut retired: Vec<(&String, &Retired)> = self.retired.iter().collect();
-        retired.sort_by_key(|(_, r)| !matches!(r, Retired::Type(_)));
-        for (key, r) in retired {
-            if !in_range(&self.availability(key)) {
-                continue;
+        for (key, def) in &self.retired_types {
+            if in_range(&self.type_availability(key)) {
+                ir.types.entry(def.name.clone()).or_insert_with(|| def.clone());
             }
-            restore(ir, r, &mut warnings);
+        }
+        for (key, r) in &self.retired {
+            if in_range(&self.availability(key)) {
+                restore(ir, r, &mut warnings);
+            }
         }
         // Relax and widen members; record every item's availability.
         let received = received_types(ir);
         let mut availability = BTreeMap::new();
-        let keys: Vec<String> = surface(ir).into_keys().collect();
-        for key in keys {
+        let entries: Vec<(String, Option<String>)> = surface(ir)
+            .items
+            .into_iter()
+            .map(|(key, item)| {
+                let owner = match item {
+                    Item::Field(o, _) => Some(o.to_owned()),
+                    _ => None,
+                };
+                (key, owner)
+            })
+            .collect();
+        for (key, field_owner) in entries {
             let mut a = self.availability(&key);
             if !in_range(&a) {
                 continue;
@@ -368,23 +486,27 @@ impl History {
             if version_cmp(&a.since, &floor).is_lt() {
                 a.since = floor.clone();
             }
-            // Required since a release after the floor and after its type came: an older
+            // Always sent since a release after the floor and after its type came: an older
             // release that had the type may leave the member out.
-            let owner_since = key.split_once('.').map(|(o, _)| self.availability(o).since);
-            let relax = after(&a.required_since, &floor)
+            let owner_since = field_owner
+                .as_deref()
+                .filter(|o| *o != ENVELOPE)
+                .map(|o| self.type_availability(schema_of(ir, o)).since);
+            let relax = after(&a.always_since, &floor)
                 .filter(|r| owner_since.as_deref().is_none_or(|o| version_cmp(r, o).is_gt()))
                 .map(str::to_owned);
             // Only what the client receives must decode whatever an older release sent.
             let widen = a.widened_until.as_deref().is_some_and(|w| version_cmp(w, &floor).is_ge())
-                && key.split_once('.').is_some_and(|(o, _)| o == ENVELOPE || received.contains(o));
+                && field_owner.as_deref().is_some_and(|o| o == ENVELOPE || received.contains(o));
             if relax.is_some() || widen {
-                if let Some(field) = field_mut(ir, &key) {
+                if let Some(field) = field_owner.as_deref().and_then(|o| field_mut(ir, o, &key)) {
                     if relax.is_some() {
                         field.required = false;
                     }
                     if widen && field.ty != Ty::Any {
+                        let pointer = key.rsplit_once('.').map_or(key.as_str(), |(o, _)| o);
                         warnings.push(Warning::new(
-                            format!("#/definitions/{}", key.split('.').next().unwrap_or_default()),
+                            format!("#/definitions/{pointer}"),
                             format!(
                                 "member `{key}` had values of another JSON type until codex {} (in the supported range): typed as any JSON value",
                                 a.widened_until.as_deref().unwrap_or_default()
@@ -395,15 +517,29 @@ impl History {
                 }
             }
             if a.since != floor || a.until.is_some() || relax.is_some() {
-                a.required_since = relax;
+                a.always_since = relax;
                 a.widened_until = None;
                 availability.insert(key, a);
             }
         }
-        prune_unreachable(ir, &self.retired);
+        prune_unreachable(ir, &self.retired_types);
         let kept = surface(ir);
-        availability.retain(|k, _| kept.contains_key(k));
+        availability.retain(|k, _| kept.items.contains_key(k));
+        let kept_types: Vec<String> = kept.types.into_keys().collect();
         ir.availability = availability;
+        ir.type_availability = kept_types
+            .into_iter()
+            .filter_map(|k| {
+                let mut a = self.type_availability(&k);
+                if !in_range(&a) {
+                    return None;
+                }
+                if version_cmp(&a.since, &floor).is_lt() {
+                    a.since = floor.clone();
+                }
+                (a.since != floor || a.until.is_some()).then_some((k, a))
+            })
+            .collect();
         ir.floor = Some(floor);
         ir.releases = self
             .releases
@@ -425,11 +561,12 @@ fn retired_owner(r: &Retired) -> Option<&str> {
         | Retired::TaggedArm { owner, .. }
         | Retired::ExternalArm { owner, .. }
         | Retired::UntaggedArm { owner, .. } => Some(owner),
-        Retired::Method { .. } | Retired::Type(_) => None,
+        Retired::Method { .. } => None,
     }
 }
 
-/// Puts a retired item back into the IR, unless something of its name is there.
+/// Puts a retired item back into the IR, unless something of its name is there. Its owner is
+/// found by schema name.
 fn restore(ir: &mut Ir, r: &Retired, warnings: &mut Vec<Warning>) {
     let mismatch = |owner: &str, what: &str| {
         Warning::new(
@@ -440,72 +577,73 @@ fn restore(ir: &mut Ir, r: &Retired, warnings: &mut Vec<Warning>) {
             ),
         )
     };
-    match r {
-        Retired::Method { direction, method } => {
-            let methods = ir.methods_mut(*direction);
-            if !methods.iter().any(|m| m.wire == method.wire) {
-                methods.push(method.clone());
+    if let Retired::Method { direction, method } = r {
+        let methods = ir.methods_mut(*direction);
+        if !methods.iter().any(|m| m.wire == method.wire) {
+            methods.push(method.clone());
+        }
+        return;
+    }
+    let owner = retired_owner(r).unwrap_or_default();
+    if let Retired::Field { field, .. } = r {
+        if owner == ENVELOPE {
+            if !ir.notification_envelope.iter().any(|f| f.wire == field.wire) {
+                let mut field = field.clone();
+                field.required = false;
+                ir.notification_envelope.push(field);
+            }
+            return;
+        }
+    }
+    let Some(def) = ir.types.values_mut().find(|d| d.schema == owner) else {
+        warnings.push(Warning::new(
+            format!("#/definitions/{owner}"),
+            format!("`{owner}` is not in the range's types: what an older release had in it is left out"),
+        ));
+        return;
+    };
+    match (r, &mut def.kind) {
+        (Retired::Field { field, .. }, TypeKind::Struct(s)) => {
+            if !s.fields.iter().any(|f| f.wire == field.wire || f.rust == field.rust) {
+                let mut field = field.clone();
+                field.required = false;
+                s.fields.push(field);
+                s.fields.sort_by(|a, b| a.wire.cmp(&b.wire));
             }
         }
-        Retired::Type(def) => {
-            ir.types.entry(def.name.clone()).or_insert_with(|| def.clone());
-        }
-        Retired::Field { owner, field } => {
-            let mut field = field.clone();
-            field.required = false;
-            if owner == ENVELOPE {
-                if !ir.notification_envelope.iter().any(|f| f.wire == field.wire) {
-                    ir.notification_envelope.push(field);
-                }
-                return;
-            }
-            match ir.types.get_mut(owner).map(|d| &mut d.kind) {
-                Some(TypeKind::Struct(s)) => {
-                    if !s.fields.iter().any(|f| f.wire == field.wire || f.rust == field.rust) {
-                        s.fields.push(field);
-                        s.fields.sort_by(|a, b| a.wire.cmp(&b.wire));
-                    }
-                }
-                _ => warnings.push(mismatch(owner, "member")),
+        (Retired::Value { value, .. }, TypeKind::StringEnum(e)) => {
+            if !e.values.iter().any(|v| v.wire == value.wire || v.rust == value.rust) {
+                e.values.push(value.clone());
             }
         }
-        Retired::Value { owner, value } => match ir.types.get_mut(owner).map(|d| &mut d.kind) {
-            Some(TypeKind::StringEnum(e)) => {
-                if !e.values.iter().any(|v| v.wire == value.wire || v.rust == value.rust) {
-                    e.values.push(value.clone());
-                }
+        (Retired::TaggedArm { arm, .. }, TypeKind::Tagged(t)) => {
+            if !t.arms.iter().any(|a| a.wire == arm.wire || a.rust == arm.rust) {
+                t.arms.push(arm.clone());
             }
-            _ => warnings.push(mismatch(owner, "value")),
-        },
-        Retired::TaggedArm { owner, arm } => match ir.types.get_mut(owner).map(|d| &mut d.kind) {
-            Some(TypeKind::Tagged(t)) => {
-                if !t.arms.iter().any(|a| a.wire == arm.wire || a.rust == arm.rust) {
-                    t.arms.push(arm.clone());
-                }
+        }
+        (Retired::ExternalArm { arm, .. }, TypeKind::External(t)) => {
+            if !t.arms.iter().any(|a| a.wire == arm.wire || a.rust == arm.rust) {
+                t.arms.push(arm.clone());
             }
-            _ => warnings.push(mismatch(owner, "union arm")),
-        },
-        Retired::ExternalArm { owner, arm } => match ir.types.get_mut(owner).map(|d| &mut d.kind) {
-            Some(TypeKind::External(t)) => {
-                if !t.arms.iter().any(|a| a.wire == arm.wire || a.rust == arm.rust) {
-                    t.arms.push(arm.clone());
-                }
+        }
+        (Retired::UntaggedArm { arm, .. }, TypeKind::Untagged(t)) => {
+            if !t.arms.iter().any(|a| a.rust == arm.rust) {
+                t.arms.push(arm.clone());
             }
-            _ => warnings.push(mismatch(owner, "union arm")),
-        },
-        Retired::UntaggedArm { owner, arm } => match ir.types.get_mut(owner).map(|d| &mut d.kind) {
-            Some(TypeKind::Untagged(t)) => {
-                if !t.arms.iter().any(|a| a.rust == arm.rust) {
-                    t.arms.push(arm.clone());
-                }
-            }
-            _ => warnings.push(mismatch(owner, "union arm")),
-        },
+        }
+        (Retired::Field { .. }, _) => warnings.push(mismatch(owner, "member")),
+        (Retired::Value { .. }, _) => warnings.push(mismatch(owner, "value")),
+        _ => warnings.push(mismatch(owner, "union arm")),
     }
 }
 
-fn field_mut<'a>(ir: &'a mut Ir, key: &str) -> Option<&'a mut Field> {
-    let (owner, wire) = key.split_once('.')?;
+/// The member `key` names of the type whose Rust name is `owner`.
+fn field_mut<'a>(ir: &'a mut Ir, owner: &str, key: &str) -> Option<&'a mut Field> {
+    let wire = match owner {
+        ENVELOPE => key.strip_prefix("ServerNotification.")?,
+        _ => key.strip_prefix(ir.types.get(owner)?.schema.as_str())?.strip_prefix('.')?,
+    }
+    .to_owned();
     if owner == ENVELOPE {
         return ir.notification_envelope.iter_mut().find(|f| f.wire == wire);
     }
@@ -517,7 +655,7 @@ fn field_mut<'a>(ir: &'a mut Ir, key: &str) -> Option<&'a mut Field> {
 
 /// Retired types that nothing in the IR refers to any more (an inline type the generator now
 /// names otherwise, a type only a retired method used, when that method is out of range) go.
-fn prune_unreachable(ir: &mut Ir, retired: &BTreeMap<String, Retired>) {
+fn prune_unreachable(ir: &mut Ir, retired: &BTreeMap<String, TypeDef>) {
     let mut seen = BTreeSet::new();
     let mut stack: Vec<String> = Vec::new();
     let push_ty = |ty: &Ty, stack: &mut Vec<String>| named_in(ty, &mut |n| stack.push(n.to_owned()));
@@ -536,7 +674,7 @@ fn prune_unreachable(ir: &mut Ir, retired: &BTreeMap<String, Retired>) {
     }
     // Every type of the newest release stays (it is the schema's); only retired ones may go.
     for (name, def) in &ir.types {
-        if !matches!(retired.get(name), Some(Retired::Type(d)) if d == def) {
+        if retired.get(&def.schema).is_none_or(|d| d != def) {
             stack.push(name.clone());
         }
     }
@@ -702,8 +840,13 @@ mod tests {
         let mut history = History::start("1.0.0");
         history.extend(&v1, &v2, "1.1.0");
         assert_eq!(history.newest(), "1.1.0");
-        // The committed form reads back as it was written.
-        assert_eq!(History::from_json(&history.to_json()).unwrap(), history);
+        // The committed form reads back as it was written, but for what was retired (rebuilt
+        // from the archive, never read back).
+        let back = History::from_json(&history.to_json()).unwrap();
+        assert_eq!(
+            History { retired: history.retired.clone(), retired_types: history.retired_types.clone(), ..back },
+            history
+        );
 
         let mut range = v2.clone();
         history.apply(&mut range, None).unwrap();
@@ -713,7 +856,7 @@ mod tests {
         assert_eq!(range.availability["ClientRequest:new/m"].since, "1.1.0");
         // `P.y`: required now, absent in 1.0.0, which had `P`.
         assert!(!field(&range, "P", "y").required);
-        assert_eq!(range.availability["P.y"].required_since.as_deref(), Some("1.1.0"));
+        assert_eq!(range.availability["P.y"].always_since.as_deref(), Some("1.1.0"));
         assert!(field(&range, "P", "x").required);
         // `S.v` was a boolean: what the client receives accepts both.
         assert_eq!(field(&range, "S", "v").ty, Ty::Any);

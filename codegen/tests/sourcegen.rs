@@ -8,12 +8,21 @@ use std::path::Path;
 fn generated_code_is_fresh() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let set = codex_app_codegen::vendor::read_vendored(&root.join("vendor-schemas")).unwrap();
-    // As regen generates it: the vendored release with the history of the supported range.
-    let history = std::fs::read_to_string(root.join(codex_app_codegen::history::HISTORY_FILE)).unwrap();
-    let settings = codex_app_codegen::Settings {
-        history: Some(codex_app_codegen::history::History::from_json(&history).unwrap()),
-        ..codex_app_codegen::Settings::codex().unwrap()
-    };
+    // As regen generates it: the vendored release with the history of the supported range,
+    // folded from the archive of releases from the committed floor, which is what the committed
+    // history says.
+    let text = std::fs::read_to_string(root.join(codex_app_codegen::history::HISTORY_FILE)).unwrap();
+    let floor = codex_app_codegen::history::History::from_json(&text).unwrap().floor;
+    let plain = codex_app_codegen::Settings::codex().unwrap().proposing();
+    let archive = root.join(codex_app_codegen::releases::RELEASES_DIR);
+    let history = codex_app_codegen::releases::history(&archive, &set, &floor, &[], &plain).unwrap();
+    assert!(
+        history.to_json() == text,
+        "{} is not what the archive gives: run `cargo xtask regen`",
+        codex_app_codegen::history::HISTORY_FILE
+    );
+    let settings =
+        codex_app_codegen::Settings { history: Some(history), ..codex_app_codegen::Settings::codex().unwrap() };
     let (files, _) = codex_app_codegen::generate_with(&set, "cargo xtask regen", &settings).unwrap();
     let mut stale = Vec::new();
     for file in &files {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use codex_app_codegen::history::{keys, Availability};
-use codex_app_codegen::ir::{Direction, Ir, TypeKind};
+use codex_app_codegen::ir::{Direction, Ir};
 use serde::Serialize;
 
 #[derive(clap::Args)]
@@ -40,62 +40,25 @@ pub fn rows(ir: &Ir) -> Vec<Row> {
     let floor = ir.floor.clone().unwrap_or_default();
     let get = |key: &str| -> (Span, Option<String>) {
         match ir.availability.get(key) {
-            Some(Availability { since, until, required_since, .. }) => {
-                (Span { since: since.clone(), until: until.clone() }, required_since.clone())
+            Some(Availability { since, until, always_since, .. }) => {
+                (Span { since: since.clone(), until: until.clone() }, always_since.clone())
             }
             None => (Span { since: floor.clone(), until: None }, None),
         }
     };
-    let mut out = Vec::new();
-    for direction in Direction::ALL {
-        for m in ir.methods(direction) {
-            let (span, _) = get(&keys::method(direction, &m.wire));
-            out.push(Row {
-                kind: direction_kind(direction),
-                name: m.wire.clone(),
-                span,
-                experimental: m.experimental,
-                always_since: None,
-            });
-        }
-    }
-    for f in &ir.notification_envelope {
-        let name = keys::member("ServerNotification", &f.wire);
-        let (span, always) = get(&name);
-        out.push(Row { kind: "member", name, span, experimental: f.experimental, always_since: always });
-    }
-    for (owner, def) in &ir.types {
-        let mut push = |kind: &'static str, name: String, experimental: bool| {
-            let (span, always) = get(&name);
-            out.push(Row { kind, name, span, experimental: experimental || def.experimental, always_since: always });
-        };
-        match &def.kind {
-            TypeKind::Alias(_) => {}
-            TypeKind::Struct(s) => {
-                s.fields.iter().for_each(|f| push("member", keys::member(owner, &f.wire), f.experimental))
-            }
-            TypeKind::StringEnum(e) => {
-                e.values.iter().for_each(|v| push("value", keys::value(owner, &v.wire), v.experimental))
-            }
-            TypeKind::Tagged(t) => t.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.wire), a.experimental)),
-            TypeKind::External(e) => {
-                e.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.wire), a.experimental))
-            }
-            TypeKind::Untagged(u) => {
-                u.arms.iter().for_each(|a| push("arm", keys::value(owner, &a.rust), a.experimental))
-            }
-        }
-    }
-    out
-}
-
-fn direction_kind(d: Direction) -> &'static str {
-    match d {
-        Direction::ClientRequest => "client request",
-        Direction::ServerRequest => "server request",
-        Direction::ServerNotification => "server notification",
-        Direction::ClientNotification => "client notification",
-    }
+    codex_app_codegen::history::listing(ir)
+        .into_iter()
+        .map(|item| {
+            let (span, always) = get(&item.key);
+            // A method's row is named by its wire name alone.
+            let method = item.kind.ends_with("request") || item.kind.ends_with("notification");
+            let name = match item.key.split_once(':') {
+                Some((_, wire)) if method => wire.to_owned(),
+                _ => item.key,
+            };
+            Row { kind: item.kind, name, span, experimental: item.experimental, always_since: always }
+        })
+        .collect()
 }
 
 /// The `--json` shape: one entry per method (both directions) and per member.

@@ -1,14 +1,16 @@
-//! `cargo xtask history`: the protocol surface of every codex release of the supported range,
-//! folded into `vendor-schemas/history.json` (see `codex_app_codegen::history`).
+//! `cargo xtask history`: adds to the archive of every release's schema bundles
+//! (`vendor-schemas/releases/`, see `codex_app_codegen::releases`) the published releases it
+//! lacks; and [`build`]: the surface history of the supported range
+//! (`codex_app_codegen::history`), folded from that archive and the vendored set, which regen
+//! does every time (so `vendor-schemas/history.json` is what the repository's inputs give, and
+//! `regen --check` says when it is not).
 //!
 //! Every version `npm view @openai/codex versions` lists (without the platform-suffixed
-//! packages, pre-releases included) from the floor to the vendored release is installed once,
-//! its two schema bundles kept in a cache (`.codex-bin/history/VERSION/`, git-ignored) and the
-//! install deleted. A rerun installs only what the cache lacks, so an interrupted run resumes.
-//! A release that cannot be installed or whose binary does not run (some publish no Linux
-//! binary) is named and skipped, and the history says so. Then every release's bundles are
-//! lowered as regen lowers them, in order, and folded; every problem of every release is
-//! reported at once, and nothing is written unless all of them lowered.
+//! packages, pre-releases included) from `--from` to the vendored release that the archive
+//! lacks is installed once, its two schema bundles kept in a cache (`.codex-bin/history/VERSION/`,
+//! git-ignored) and the install deleted. A rerun installs only what the cache lacks, so an
+//! interrupted run resumes. A release that cannot be installed or whose binary does not run
+//! (some publish no Linux binary) is named and kept in the archive as skipped, with why.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,21 +20,22 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
-use codex_app_codegen::{build_ir_with, SchemaSet, Settings, BUNDLE_FILE};
+use codex_app_codegen::releases::{self, Release, RELEASES_DIR};
+use codex_app_codegen::{SchemaSet, Settings, BUNDLE_FILE};
 
 use crate::codex;
 
 /// Where the bundles of each release are kept between runs, relative to the workspace root.
 pub const CACHE_DIR: &str = ".codex-bin/history";
 
-/// The release the committed crate's range starts at, when the history does not name one yet.
-pub const DEFAULT_FLOOR: &str = "0.120.0";
+/// The oldest release the archive starts at when it is empty (the oldest the generator reads).
+pub const DEFAULT_FROM: &str = "0.60.1";
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The oldest release of the range (default: the committed history's floor).
+    /// The oldest release to add (default: the archive's oldest, else 0.60.1).
     #[arg(long)]
-    floor: Option<String>,
+    from: Option<String>,
     /// Installs at once.
     #[arg(long, default_value_t = 2)]
     jobs: usize,
@@ -41,101 +44,73 @@ pub struct Args {
     offline: bool,
 }
 
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let root = crate::root();
+    let started = Instant::now();
+    let newest =
+        codex_app_codegen::vendor::read_vendored(&root.join(crate::regen::VENDOR_DIR)).map_err(anyhow::Error::msg)?;
+    let archive_dir = root.join(RELEASES_DIR);
+    let archived = releases::versions(&archive_dir).map_err(anyhow::Error::msg)?;
+    let from = args.from.clone().or_else(|| archived.first().cloned()).unwrap_or_else(|| DEFAULT_FROM.to_owned());
+    let cache = root.join(CACHE_DIR);
+    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
+    let listed = if args.offline { cached_versions(&cache)? } else { published_versions()? };
+    let missing: Vec<String> = listed
+        .into_iter()
+        .filter(|v| version_cmp(v, &from).is_ge() && version_cmp(v, &newest.codex_version).is_lt())
+        .filter(|v| !archived.contains(v))
+        .collect();
+    if missing.is_empty() {
+        println!("history: the archive has every release from {from} to {} ({RELEASES_DIR})", newest.codex_version);
+        return Ok(());
+    }
+    println!("history: {} release(s) from {from} on are not in the archive", missing.len());
+    if !args.offline {
+        fetch_all(&cache, &missing, args.jobs.max(1))?;
+    }
+    let mut all = releases::read(&archive_dir, &newest, "0.0.0").map_err(anyhow::Error::msg)?;
+    for version in &missing {
+        let release = match load(&cache, version) {
+            Fetched::Bundles(set) => Release::Bundles(set),
+            Fetched::Skipped(why) => {
+                println!("history: warning: codex {version} skipped: {why}");
+                Release::Skipped(why)
+            }
+        };
+        all.push((version.clone(), release));
+    }
+    let files = releases::write(&all, &newest).map_err(anyhow::Error::msg)?;
+    let mut written = 0;
+    for (path, text) in files {
+        let full = root.join(&path);
+        if std::fs::read_to_string(&full).ok().as_deref() != Some(text.as_str()) {
+            std::fs::create_dir_all(full.parent().expect("a file of a folder"))?;
+            std::fs::write(&full, text).with_context(|| full.display().to_string())?;
+            written += 1;
+        }
+    }
+    println!(
+        "history: {written} file(s) of {RELEASES_DIR} written in {:.0?}; `cargo xtask regen` folds them into {HISTORY_FILE}",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+/// The history of the range from `floor` to `newest` (the vendored set, or the set a regen
+/// vendors), from the archive in `root` and `between` (releases not yet in the archive: the set
+/// an upgrade replaces): [`releases::history`].
+pub fn build(root: &Path, newest: &SchemaSet, floor: &str, between: &[(String, Release)]) -> anyhow::Result<History> {
+    let settings = Settings::codex()?.proposing();
+    releases::history(&root.join(RELEASES_DIR), newest, floor, between, &settings).map_err(anyhow::Error::msg)
+}
+
 /// What one release gave.
 enum Fetched {
     Bundles(SchemaSet),
     Skipped(String),
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let root = crate::root();
-    let started = Instant::now();
-    let committed = read_committed(&root)?;
-    let floor = args
-        .floor
-        .clone()
-        .or_else(|| committed.as_ref().map(|h| h.floor.clone()))
-        .unwrap_or_else(|| DEFAULT_FLOOR.to_owned());
-    let newest = crate::regen::vendored_version(&root)?;
-    let cache = root.join(CACHE_DIR);
-    std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
-
-    let versions = if args.offline { cached_versions(&cache)? } else { published_versions()? };
-    let versions: Vec<String> =
-        versions.into_iter().filter(|v| version_cmp(v, &floor).is_ge() && version_cmp(v, &newest).is_lt()).collect();
-    println!("history: {} releases from {floor} to {newest} (the vendored one)", versions.len() + 1);
-    if !args.offline {
-        fetch_all(&cache, &versions, args.jobs.max(1))?;
-    }
-
-    // Lower every release; every problem of every release is one report.
-    let settings = Settings::codex()?.proposing();
-    let mut irs = Vec::new();
-    let mut problems = Vec::new();
-    let mut skipped = Vec::new();
-    for version in &versions {
-        match load(&cache, version) {
-            Fetched::Skipped(why) => {
-                println!("history: warning: codex {version} skipped: {why}");
-                skipped.push((version.clone(), why));
-            }
-            Fetched::Bundles(set) => match build_ir_with(&set, &settings) {
-                Ok(ir) => irs.push((version.clone(), ir)),
-                Err(e) => problems.push(format!("codex {version}: {e}")),
-            },
-        }
-    }
-    let vendored = SchemaSet::read_dir(&root.join(crate::regen::VENDOR_DIR), &newest)?;
-    match build_ir_with(&vendored, &settings) {
-        Ok(ir) => irs.push((newest.clone(), ir)),
-        Err(e) => problems.push(format!("codex {newest} (vendor-schemas/): {e}")),
-    }
-    if !problems.is_empty() {
-        bail!(
-            "history: {} release(s) did not lower; nothing was written:\n  {}",
-            problems.len(),
-            problems.join("\n  ")
-        );
-    }
-    // What the generator repaired or typed loosely in an older release: said, not hidden.
-    for (version, ir) in &irs {
-        for w in &ir.warnings {
-            println!("history: codex {version}: warning: {w}");
-        }
-    }
-    let history = fold(&irs, &skipped)?;
-    let text = history.to_json();
-    let path = root.join(HISTORY_FILE);
-    std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;
-    let warnings: usize = irs.iter().map(|(_, ir)| ir.warnings.len()).sum();
-    println!(
-        "history: {} releases folded ({} skipped), {} items not in every release, {} retired; \
-         {HISTORY_FILE} is {} KiB; {warnings} generator warnings over all releases; {:.0?}",
-        irs.len(),
-        skipped.len(),
-        history.items.len(),
-        history.retired.len(),
-        text.len() / 1024,
-        started.elapsed()
-    );
-    Ok(())
-}
-
-/// Folds the releases' IRs, oldest first, into a history.
-pub fn fold(irs: &[(String, codex_app_codegen::ir::Ir)], skipped: &[(String, String)]) -> anyhow::Result<History> {
-    let Some(((first, _), rest)) = irs.split_first() else { bail!("no release lowered") };
-    let mut history = History::start(first);
-    let mut prev = &irs[0].1;
-    for (version, ir) in rest {
-        history.extend(prev, ir, version);
-        prev = ir;
-    }
-    for (version, why) in skipped {
-        history.skip(version, why);
-    }
-    Ok(history)
-}
-
+/// The committed history, for its floor.
 pub fn read_committed(root: &Path) -> anyhow::Result<Option<History>> {
     let path = root.join(HISTORY_FILE);
     match std::fs::read_to_string(&path) {

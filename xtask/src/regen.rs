@@ -17,6 +17,7 @@ use codex_app_codegen::vendor::{self, Manifest, MANIFEST_FILE};
 use codex_app_codegen::{generate_from_ir, GeneratedFile, SchemaSet, Settings, Summary, BUNDLE_FILE};
 
 use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
+use codex_app_codegen::releases::{Release, RELEASES_DIR};
 
 use crate::codex;
 
@@ -40,9 +41,14 @@ pub struct Args {
     /// The `generate-json-schema --experimental` output folder that goes with `--stable`.
     #[arg(long, requires = "stable")]
     experimental: Option<PathBuf>,
-    /// The codex version that printed `--stable` (for the manifest and file headers).
-    #[arg(long, requires = "stable", default_value = "unknown")]
-    codex_version: String,
+    /// The codex release that printed `--stable` (`0.171.0`): the manifest, the file headers
+    /// and the supported range are keyed by it. Required with `--stable`.
+    #[arg(long, requires = "stable")]
+    codex_version: Option<String>,
+    /// Moves the oldest release of the supported range (a release of `vendor-schemas/releases/`
+    /// or the vendored one); `vendor-schemas/history.json` keeps it.
+    #[arg(long)]
+    floor: Option<String>,
     /// Write nothing; fail with a diff if the committed files are not what the vendored
     /// schema gives (or, when a codex is found, if the vendored schema is not what it prints).
     #[arg(long)]
@@ -54,8 +60,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
 
     let fresh = if let Some(stable) = &args.stable {
+        let Some(version) = args.codex_version.as_deref().filter(|v| semver::Version::parse(v).is_ok()) else {
+            bail!(
+                "regen --stable {}: name the codex release that printed it with `--codex-version VERSION` \
+                 (`codex --version` of that binary, such as 0.171.0){}: the supported range, the manifest and \
+                 the changelog are keyed by it",
+                stable.display(),
+                args.codex_version.as_deref().map(|v| format!("; `{v}` is not a release number")).unwrap_or_default()
+            );
+        };
         println!("regen: schema from {}", stable.display());
-        Some(SchemaSet::read(stable, args.experimental.as_deref(), &args.codex_version)?)
+        Some(SchemaSet::read(stable, args.experimental.as_deref(), version)?)
     } else if let Some(codex) = codex::find(args.codex.as_deref()) {
         println!("regen: running {}", codex.display());
         Some(from_codex(&codex)?)
@@ -63,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("regen: no codex found (--codex, $CODEX_BIN, .codex-bin/, PATH); using vendor-schemas/");
         None
     };
-    let settings = Settings::codex()?;
+    let settings = Settings { floor: args.floor.clone(), ..Settings::codex()? };
     if args.check {
         return check(&root, fresh, &settings, started);
     }
@@ -124,7 +139,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
         None => (vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?, None),
     };
     let mut notes = Vec::new();
-    let (with_history, history_text) = with_history(root, &set, previous.as_ref(), settings, &mut notes)?;
+    let (with_history, history_files) = with_history(root, &set, previous.as_ref(), settings, &mut notes)?;
     let ir = codex_app_codegen::build_ir_with(&set, &with_history).map_err(anyhow::Error::new)?;
     let (files, summary) = generate_from_ir(&ir, &set, COMMAND, &with_history).map_err(anyhow::Error::new)?;
 
@@ -132,8 +147,8 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
     for file in &files {
         write_if_changed(&mut actions, root, &file.path, &file.contents);
     }
-    if let Some(text) = history_text {
-        write_if_changed(&mut actions, root, Path::new(HISTORY_FILE), &text);
+    for (path, text) in &history_files {
+        write_if_changed(&mut actions, root, path, text);
     }
     if let Some(history) = &with_history.history {
         // README's table of the supported range, between its markers.
@@ -189,48 +204,50 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
     Ok(Plan { set, summary, actions, notes, changes })
 }
 
-/// `settings` with the surface history of the supported range (`vendor-schemas/history.json`),
-/// when `set` is its newest release or the next one (then the history is extended with it, and
-/// its new text returned to be written with the rest). A set older than the history's newest
-/// release (a rehearsal of another release) is generated alone, as is a workspace without a
-/// history.
+/// `settings` with the surface history of the supported range, folded from the archive of
+/// releases (`vendor-schemas/releases/`) from the floor (`--floor`, else the committed
+/// history's) to `set`, and the files that go with it: `vendor-schemas/history.json` and, when
+/// `set` is newer than the vendored release it replaces, that release's archive file. A set
+/// older than the vendored one (a rehearsal of another release) is generated alone, as is a
+/// workspace without a history.
 fn with_history(
     root: &Path,
     set: &SchemaSet,
     previous: Option<&Result<SchemaSet, String>>,
     settings: &Settings,
     notes: &mut Vec<String>,
-) -> anyhow::Result<(Settings, Option<String>)> {
-    let Some(mut history) = crate::history::read_committed(root)? else {
-        return Ok((settings.clone(), None));
+) -> anyhow::Result<(Settings, Vec<(PathBuf, String)>)> {
+    let committed = crate::history::read_committed(root)?;
+    let Some(floor) = settings.floor.clone().or_else(|| committed.map(|h| h.floor)) else {
+        return Ok((settings.clone(), Vec::new()));
     };
-    let newest = history.newest().to_owned();
-    let mut text = None;
-    match version_cmp(&set.codex_version, &newest) {
-        std::cmp::Ordering::Equal => {}
-        std::cmp::Ordering::Greater => {
-            let Some(Ok(prev)) = previous.filter(|p| p.as_ref().is_ok_and(|p| p.codex_version == newest)) else {
-                bail!(
-                    "{HISTORY_FILE} ends at codex {newest}, but the vendored schema is not that release's; \
-                     run `cargo xtask history` first"
-                );
-            };
-            let plain = settings.clone().proposing();
-            let prev_ir = codex_app_codegen::build_ir_with(prev, &plain).map_err(anyhow::Error::new)?;
-            let next_ir = codex_app_codegen::build_ir_with(set, &plain).map_err(anyhow::Error::new)?;
-            history.extend(&prev_ir, &next_ir, &set.codex_version);
-            notes.push(format!("{HISTORY_FILE}: codex {} added to the supported range", set.codex_version));
-            text = Some(history.to_json());
-        }
-        std::cmp::Ordering::Less => {
-            notes.push(format!(
-                "codex {} is older than the newest release of {HISTORY_FILE} ({newest}): generated from it alone",
-                set.codex_version
-            ));
-            return Ok((settings.clone(), None));
-        }
-    }
-    Ok((Settings { history: Some(history), ..settings.clone() }, text))
+    let mut files = Vec::new();
+    let between = match previous {
+        None => Vec::new(),
+        Some(Err(e)) => bail!("no vendored schema to extend the supported range from ({e})"),
+        Some(Ok(prev)) => match version_cmp(&set.codex_version, &prev.codex_version) {
+            std::cmp::Ordering::Equal => Vec::new(),
+            std::cmp::Ordering::Greater => {
+                let replaced = vec![(prev.codex_version.clone(), Release::Bundles(prev.clone()))];
+                files.extend(codex_app_codegen::releases::write(&replaced, set).map_err(anyhow::Error::msg)?);
+                notes.push(format!(
+                    "codex {} added to the supported range; codex {} archived in {RELEASES_DIR}",
+                    set.codex_version, prev.codex_version
+                ));
+                replaced
+            }
+            std::cmp::Ordering::Less => {
+                notes.push(format!(
+                    "codex {} is older than the vendored release ({}): generated from it alone",
+                    set.codex_version, prev.codex_version
+                ));
+                return Ok((settings.clone(), Vec::new()));
+            }
+        },
+    };
+    let history = crate::history::build(root, set, &floor, &between)?;
+    files.push((PathBuf::from(HISTORY_FILE), history.to_json()));
+    Ok((Settings { history: Some(history), floor: None, ..settings.clone() }, files))
 }
 
 /// The codex release of the vendored schema (`vendor-schemas/manifest.json`).
@@ -242,9 +259,10 @@ pub fn vendored_version(root: &Path) -> anyhow::Result<String> {
 /// The vendored history applied to the vendored schema: the IR of the supported range.
 pub fn range_ir(root: &Path) -> anyhow::Result<(codex_app_codegen::ir::Ir, History)> {
     let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
-    let Some(history) = crate::history::read_committed(root)? else {
-        bail!("no {HISTORY_FILE}; run `cargo xtask history`");
+    let Some(committed) = crate::history::read_committed(root)? else {
+        bail!("no {HISTORY_FILE}; run `cargo xtask regen --floor VERSION`");
     };
+    let history = crate::history::build(root, &set, &committed.floor, &[])?;
     let settings = Settings { history: Some(history.clone()), ..Settings::codex()? };
     Ok((codex_app_codegen::build_ir_with(&set, &settings).map_err(anyhow::Error::new)?, history))
 }

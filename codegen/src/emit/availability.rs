@@ -54,8 +54,12 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
     let get = |key: &str| ir.availability.get(key).cloned();
 
     // Every type's rows: its items, each with its availability (if not plain) and child type.
+    // Rows by the schema name of their type, as the facts are kept ([`keys`]); the members'
+    // child types by theirs.
+    let schema = |n: String| ir.types.get(&n).map_or(n, |d| d.schema.clone());
     let mut rows: BTreeMap<&str, (&'static str, String, Vec<Row>)> = BTreeMap::new();
-    for (name, def) in &ir.types {
+    for def in ir.types.values() {
+        let name = def.schema.as_str();
         let (kind, tag, items): (&str, String, Vec<Row>) = match &def.kind {
             TypeKind::Struct(s) => (
                 "Struct",
@@ -66,7 +70,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: f.wire.clone(),
                         value: false,
                         availability: get(&keys::member(name, &f.wire)),
-                        child: child(ir, &f.ty, 0),
+                        child: child(ir, &f.ty, 0).map(schema),
                     })
                     .collect(),
             ),
@@ -92,12 +96,12 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: a.wire.clone(),
                         value: true,
                         availability: get(&keys::value(name, &a.wire)),
-                        child: child(ir, &Ty::Named(a.payload.clone()), 0),
+                        child: child(ir, &Ty::Named(a.payload.clone()), 0).map(schema),
                     })
                     .collect(),
             ),
             TypeKind::External(e) => (
-                "Struct",
+                "External",
                 String::new(),
                 e.arms
                     .iter()
@@ -105,7 +109,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: a.wire.clone(),
                         value: a.payload.is_none(),
                         availability: get(&keys::value(name, &a.wire)),
-                        child: a.payload.as_ref().and_then(|t| child(ir, t, 0)),
+                        child: a.payload.as_ref().and_then(|t| child(ir, t, 0)).map(schema),
                     })
                     .collect(),
             ),
@@ -115,10 +119,10 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                 u.arms
                     .iter()
                     .map(|a| Row {
-                        wire: a.rust.clone(),
+                        wire: keys::untagged_arm_name(ir, name, a),
                         value: true,
-                        availability: get(&keys::value(name, &a.rust)),
-                        child: child(ir, &a.ty, 0),
+                        availability: get(&keys::untagged_arm(ir, name, a)),
+                        child: child(ir, &a.ty, 0).map(schema),
                     })
                     .collect(),
             ),
@@ -164,8 +168,9 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
             let a = get(&keys::method(d, &m.wire));
             let since = a.as_ref().map_or(floor.clone(), |a| a.since.clone());
             let until = a.as_ref().and_then(|a| a.until.clone());
-            let params = m.params.ty().and_then(|t| child(ir, t, 0)).filter(|p| kept.contains(p.as_str()));
-            let result = m.response.as_ref().and_then(|t| child(ir, t, 0)).filter(|p| kept.contains(p.as_str()));
+            let params = m.params.ty().and_then(|t| child(ir, t, 0)).map(schema).filter(|p| kept.contains(p.as_str()));
+            let result =
+                m.response.as_ref().and_then(|t| child(ir, t, 0)).map(schema).filter(|p| kept.contains(p.as_str()));
             methods.entry(m.wire.clone()).or_insert_with(|| {
                 format!(
                     "    ({:?}, {since:?}, {}, {:?}, {:?}),\n",
@@ -207,7 +212,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                 let (since, until, always) = match &r.availability {
                     Some(a) => {
                         let since = if a.since == floor { String::new() } else { a.since.clone() };
-                        (since, a.until.clone(), a.required_since.clone())
+                        (since, a.until.clone(), a.always_since.clone())
                     }
                     None => (String::new(), None, None),
                 };

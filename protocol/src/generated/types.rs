@@ -23,7 +23,7 @@ wire_struct! {
 wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct AccessKeysv2BedrockSetupParams {
+    pub struct AccessKeysBedrockSetupParams {
         #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub access_key_id: String = "accessKeyId" (required),
         #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub region: String = "region" (required),
         #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub secret_access_key: String = "secretAccessKey" (required),
@@ -31,6 +31,10 @@ wire_struct! {
     }
     fn new(access_key_id: String, region: String, secret_access_key: String);
 }
+/// The former name of [`AccessKeysBedrockSetupParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `AccessKeysBedrockSetupParams`")]
+#[cfg(feature = "experimental")]
+pub type AccessKeysv2BedrockSetupParams = AccessKeysBedrockSetupParams;
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum Account (tag = "type") {
@@ -155,7 +159,7 @@ wire_untagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum AccountSessionsSwitchResponse {
-        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Sessionsv2(Sessionsv2AccountSessionsSwitchResponse) = 0 (experimental inside) if codec::Match::Object {
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] Sessions(SessionsAccountSessionsSwitchResponse) = 0 (experimental inside) if codec::Match::Object {
             required: &["sessions"],
             members: &[
                 ("activeSessionId", codec::Match::Types(&[codec::JsonType::String, codec::JsonType::Null])),
@@ -426,7 +430,7 @@ wire_enum! {
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct AmazonBedrockAccessKeysv2LoginAccountParams {
+    pub struct AmazonBedrockAccessKeysLoginAccountParams {
         #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub access_key_id: String = "accessKeyId" (required),
         #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub region: String = "region" (required),
         #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub secret_access_key: String = "secretAccessKey" (required),
@@ -434,6 +438,9 @@ wire_struct! {
     }
     fn new(access_key_id: String, region: String, secret_access_key: String);
 }
+/// The former name of [`AmazonBedrockAccessKeysLoginAccountParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `AmazonBedrockAccessKeysLoginAccountParams`")]
+pub type AmazonBedrockAccessKeysv2LoginAccountParams = AmazonBedrockAccessKeysLoginAccountParams;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AmazonBedrockAccount {
@@ -452,15 +459,21 @@ wire_enum! {
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct AmazonBedrockv2LoginAccountParams {
+    pub struct AmazonBedrockLoginAccountParams {
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub api_key: String = "apiKey" (required),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub region: String = "region" (required),
     }
 }
+/// The former name of [`AmazonBedrockLoginAccountParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `AmazonBedrockLoginAccountParams`")]
+pub type AmazonBedrockv2LoginAccountParams = AmazonBedrockLoginAccountParams;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct AmazonBedrockv2LoginAccountResponse {}
+    pub struct AmazonBedrockLoginAccountResponse {}
 }
+/// The former name of [`AmazonBedrockLoginAccountResponse`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `AmazonBedrockLoginAccountResponse`")]
+pub type AmazonBedrockv2LoginAccountResponse = AmazonBedrockLoginAccountResponse;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct AnalyticsConfig {
@@ -486,14 +499,20 @@ wire_struct! {
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct ApiKeyv2LoginAccountParams {
+    pub struct ApiKeyLoginAccountParams {
         pub api_key: String = "apiKey" (required),
     }
 }
+/// The former name of [`ApiKeyLoginAccountParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ApiKeyLoginAccountParams`")]
+pub type ApiKeyv2LoginAccountParams = ApiKeyLoginAccountParams;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct ApiKeyv2LoginAccountResponse {}
+    pub struct ApiKeyLoginAccountResponse {}
 }
+/// The former name of [`ApiKeyLoginAccountResponse`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ApiKeyLoginAccountResponse`")]
+pub type ApiKeyv2LoginAccountResponse = ApiKeyLoginAccountResponse;
 wire_struct! {
     /// EXPERIMENTAL - app metadata returned by app-list APIs.
     #[derive(Debug, Clone, PartialEq)]
@@ -1028,9 +1047,9 @@ wire_tagged! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
     pub enum BedrockSetupParams (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Profile(Profilev2BedrockSetupParams) = "profile" (experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Environment(Environmentv2BedrockSetupParams) = "environment" (experimental inside),
-        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] AccessKeys(AccessKeysv2BedrockSetupParams) = "accessKeys" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Profile(ProfileBedrockSetupParams) = "profile" (experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] Environment(EnvironmentBedrockSetupParams) = "environment" (experimental inside),
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] AccessKeys(AccessKeysBedrockSetupParams) = "accessKeys" (experimental inside),
     }
 }
 #[cfg(feature = "experimental")]
@@ -1186,6 +1205,30 @@ wire_struct! {
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
+    pub struct ChatgptAuthTokensLoginAccountParams {
+        /// Access token (JWT) supplied by the client. This token is used for backend API requests and email extraction.
+        pub access_token: String = "accessToken" (required),
+        /// Workspace/account identifier supplied by the client.
+        pub chatgpt_account_id: String = "chatgptAccountId" (required),
+        /// Optional plan type supplied by the client.
+        ///
+        /// When `null`, Codex attempts to derive the plan type from access-token claims. If unavailable, the plan defaults to `unknown`.
+        pub chatgpt_plan_type: Option<String> = "chatgptPlanType" (optional),
+    }
+    fn new(access_token: String, chatgpt_account_id: String);
+}
+/// The former name of [`ChatgptAuthTokensLoginAccountParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ChatgptAuthTokensLoginAccountParams`")]
+pub type ChatgptAuthTokensv2LoginAccountParams = ChatgptAuthTokensLoginAccountParams;
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct ChatgptAuthTokensLoginAccountResponse {}
+}
+/// The former name of [`ChatgptAuthTokensLoginAccountResponse`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ChatgptAuthTokensLoginAccountResponse`")]
+pub type ChatgptAuthTokensv2LoginAccountResponse = ChatgptAuthTokensLoginAccountResponse;
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
     pub struct ChatgptAuthTokensRefreshParams {
         /// Workspace/account identifier that Codex was previously using.
         ///
@@ -1214,30 +1257,15 @@ wire_struct! {
     fn new(access_token: String, chatgpt_account_id: String);
 }
 wire_struct! {
-    #[derive(Debug, Clone, PartialEq)]
-    pub struct ChatgptAuthTokensv2LoginAccountParams {
-        /// Access token (JWT) supplied by the client. This token is used for backend API requests and email extraction.
-        pub access_token: String = "accessToken" (required),
-        /// Workspace/account identifier supplied by the client.
-        pub chatgpt_account_id: String = "chatgptAccountId" (required),
-        /// Optional plan type supplied by the client.
-        ///
-        /// When `null`, Codex attempts to derive the plan type from access-token claims. If unavailable, the plan defaults to `unknown`.
-        pub chatgpt_plan_type: Option<String> = "chatgptPlanType" (optional),
-    }
-    fn new(access_token: String, chatgpt_account_id: String);
-}
-wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct ChatgptAuthTokensv2LoginAccountResponse {}
+    pub struct ChatgptDeviceCodeLoginAccountParams {}
 }
-wire_struct! {
-    #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct ChatgptDeviceCodev2LoginAccountParams {}
-}
+/// The former name of [`ChatgptDeviceCodeLoginAccountParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ChatgptDeviceCodeLoginAccountParams`")]
+pub type ChatgptDeviceCodev2LoginAccountParams = ChatgptDeviceCodeLoginAccountParams;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct ChatgptDeviceCodev2LoginAccountResponse {
+    pub struct ChatgptDeviceCodeLoginAccountResponse {
         pub login_id: String = "loginId" (required),
         /// One-time code the user must enter after signing in.
         pub user_code: String = "userCode" (required),
@@ -1245,22 +1273,31 @@ wire_struct! {
         pub verification_url: String = "verificationUrl" (required),
     }
 }
+/// The former name of [`ChatgptDeviceCodeLoginAccountResponse`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ChatgptDeviceCodeLoginAccountResponse`")]
+pub type ChatgptDeviceCodev2LoginAccountResponse = ChatgptDeviceCodeLoginAccountResponse;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct Chatgptv2LoginAccountParams {
+    pub struct ChatgptLoginAccountParams {
         #[doc = ""] #[doc = " *Since codex 0.144.0.*"] pub app_brand: Option<LoginAppBrand> = "appBrand" (optional),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub codex_streamlined_login: Option<bool> = "codexStreamlinedLogin" (optional),
         #[doc = ""] #[doc = " *Since codex 0.144.0.*"] pub use_hosted_login_success_page: Option<bool> = "useHostedLoginSuccessPage" (optional),
     }
 }
+/// The former name of [`ChatgptLoginAccountParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ChatgptLoginAccountParams`")]
+pub type Chatgptv2LoginAccountParams = ChatgptLoginAccountParams;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct Chatgptv2LoginAccountResponse {
+    pub struct ChatgptLoginAccountResponse {
         /// URL the client should open in a browser to initiate the OAuth flow.
         pub auth_url: String = "authUrl" (required),
         pub login_id: String = "loginId" (required),
     }
 }
+/// The former name of [`ChatgptLoginAccountResponse`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ChatgptLoginAccountResponse`")]
+pub type Chatgptv2LoginAccountResponse = ChatgptLoginAccountResponse;
 wire_enum! {
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum CliAuthCredentialsStoreMode {
@@ -2572,6 +2609,20 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct EnvironmentAddResponse {}
 }
+#[cfg(feature = "experimental")]
+wire_struct! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct EnvironmentBedrockSetupParams {
+        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub credential_type: Option<AwsCredentialType> = "credentialType" (optional, experimental inside),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: String = "region" (required),
+    }
+    fn new(region: String);
+}
+/// The former name of [`EnvironmentBedrockSetupParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `EnvironmentBedrockSetupParams`")]
+#[cfg(feature = "experimental")]
+pub type Environmentv2BedrockSetupParams = EnvironmentBedrockSetupParams;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct EnvironmentCapabilityRootLocation {
@@ -2673,16 +2724,6 @@ wire_struct! {
     pub struct EnvironmentVariableGatewayAuth {
         #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub env_key: String = "envKey" (required),
     }
-}
-#[cfg(feature = "experimental")]
-wire_struct! {
-    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-    #[derive(Debug, Clone, PartialEq)]
-    pub struct Environmentv2BedrockSetupParams {
-        #[doc = ""] #[doc = " *In codex 0.149.0 to 0.149.1 (not in later releases).*"] pub credential_type: Option<AwsCredentialType> = "credentialType" (optional, experimental inside),
-        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: String = "region" (required),
-    }
-    fn new(region: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -4693,25 +4734,25 @@ wire_enum! {
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum LoginAccountParams (tag = "type") {
-        ApiKey(ApiKeyv2LoginAccountParams) = "apiKey",
-        Chatgpt(Chatgptv2LoginAccountParams) = "chatgpt",
-        ChatgptDeviceCode(ChatgptDeviceCodev2LoginAccountParams) = "chatgptDeviceCode",
+        ApiKey(ApiKeyLoginAccountParams) = "apiKey",
+        Chatgpt(ChatgptLoginAccountParams) = "chatgpt",
+        ChatgptDeviceCode(ChatgptDeviceCodeLoginAccountParams) = "chatgptDeviceCode",
         /// \[UNSTABLE\] FOR OPENAI INTERNAL USE ONLY - DO NOT USE. The access token must contain the same scopes that Codex-managed ChatGPT auth tokens have.
-        ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountParams) = "chatgptAuthTokens",
+        ChatgptAuthTokens(ChatgptAuthTokensLoginAccountParams) = "chatgptAuthTokens",
         /// \[UNSTABLE\] Managed Amazon Bedrock login is experimental.
-        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AmazonBedrock(AmazonBedrockv2LoginAccountParams) = "amazonBedrock",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AmazonBedrock(AmazonBedrockLoginAccountParams) = "amazonBedrock",
         /// \[UNSTABLE\] Managed Amazon Bedrock AWS access key login is experimental.
-        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] AmazonBedrockAccessKeys(AmazonBedrockAccessKeysv2LoginAccountParams) = "amazonBedrockAccessKeys",
+        #[doc = ""] #[doc = " *Since codex 0.150.0.*"] AmazonBedrockAccessKeys(AmazonBedrockAccessKeysLoginAccountParams) = "amazonBedrockAccessKeys",
     }
 }
 wire_tagged! {
     #[derive(Debug, Clone, PartialEq)]
     pub enum LoginAccountResponse (tag = "type") {
-        ApiKey(ApiKeyv2LoginAccountResponse) = "apiKey",
-        Chatgpt(Chatgptv2LoginAccountResponse) = "chatgpt",
-        ChatgptDeviceCode(ChatgptDeviceCodev2LoginAccountResponse) = "chatgptDeviceCode",
-        ChatgptAuthTokens(ChatgptAuthTokensv2LoginAccountResponse) = "chatgptAuthTokens",
-        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AmazonBedrock(AmazonBedrockv2LoginAccountResponse) = "amazonBedrock",
+        ApiKey(ApiKeyLoginAccountResponse) = "apiKey",
+        Chatgpt(ChatgptLoginAccountResponse) = "chatgpt",
+        ChatgptDeviceCode(ChatgptDeviceCodeLoginAccountResponse) = "chatgptDeviceCode",
+        ChatgptAuthTokens(ChatgptAuthTokensLoginAccountResponse) = "chatgptAuthTokens",
+        #[doc = ""] #[doc = " *Since codex 0.145.0.*"] AmazonBedrock(AmazonBedrockLoginAccountResponse) = "amazonBedrock",
     }
 }
 wire_enum! {
@@ -5941,9 +5982,9 @@ wire_tagged! {
     /// Structured JSON-RPC error data. Unknown errors must retain the client's normal fallback.
     #[derive(Debug, Clone, PartialEq)]
     pub enum ModelProviderError (tag = "type") {
-        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderMismatch(ModelProviderMismatchv2ModelProviderError) = "modelProviderMismatch",
-        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderNotConfigured(ModelProviderNotConfiguredv2ModelProviderError) = "modelProviderNotConfigured",
-        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderPolicyConflict(ModelProviderPolicyConflictv2ModelProviderError) = "modelProviderPolicyConflict",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderMismatch(ModelProviderMismatchModelProviderError) = "modelProviderMismatch",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderNotConfigured(ModelProviderNotConfiguredModelProviderError) = "modelProviderNotConfigured",
+        #[doc = ""] #[doc = " *Since codex 0.166.0.*"] ModelProviderPolicyConflict(ModelProviderPolicyConflictModelProviderError) = "modelProviderPolicyConflict",
     }
 }
 wire_struct! {
@@ -5960,24 +6001,33 @@ wire_struct! {
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct ModelProviderMismatchv2ModelProviderError {
+    pub struct ModelProviderMismatchModelProviderError {
         #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub current_model_provider: String = "currentModelProvider" (required),
         #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub model_provider: String = "modelProvider" (required),
     }
 }
+/// The former name of [`ModelProviderMismatchModelProviderError`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ModelProviderMismatchModelProviderError`")]
+pub type ModelProviderMismatchv2ModelProviderError = ModelProviderMismatchModelProviderError;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct ModelProviderNotConfiguredv2ModelProviderError {
+    pub struct ModelProviderNotConfiguredModelProviderError {
         #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub model_provider: String = "modelProvider" (required),
     }
 }
+/// The former name of [`ModelProviderNotConfiguredModelProviderError`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ModelProviderNotConfiguredModelProviderError`")]
+pub type ModelProviderNotConfiguredv2ModelProviderError = ModelProviderNotConfiguredModelProviderError;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
-    pub struct ModelProviderPolicyConflictv2ModelProviderError {
+    pub struct ModelProviderPolicyConflictModelProviderError {
         #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub model_provider: String = "modelProvider" (required),
         #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub required_model_provider: String = "requiredModelProvider" (required),
     }
 }
+/// The former name of [`ModelProviderPolicyConflictModelProviderError`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ModelProviderPolicyConflictModelProviderError`")]
+pub type ModelProviderPolicyConflictv2ModelProviderError = ModelProviderPolicyConflictModelProviderError;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct ModelProviderSummary {
@@ -6241,27 +6291,6 @@ wire_struct! {
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
     pub struct OpenaiFormMcpServerElicitationRequestParams {
-        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub meta: Option<Value> = "_meta" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub message: String = "message" (required),
-        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub requested_schema: Value = "requestedSchema" (required),
-        /// Registration scope, not necessarily the server's execution environment.
-        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
-        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub server_name: String = "serverName" (required),
-        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub thread_id: String = "threadId" (required),
-        /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
-        ///
-        /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
-        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub turn_id: Option<String> = "turnId" (optional),
-    }
-    fn new(message: String, requested_schema: Value, server_name: String, thread_id: String);
-}
-wire_struct! {
-    #[derive(Debug, Clone, PartialEq, Default)]
-    pub struct OpenaiProviderSettings {}
-}
-wire_struct! {
-    #[derive(Debug, Clone, PartialEq)]
-    pub struct OpenaiSlashFormMcpServerElicitationRequestParams {
         #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub meta: Option<Value> = "_meta" (optional),
         #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub message: String = "message" (required),
         #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub requested_schema: Value = "requestedSchema" (required),
@@ -6273,6 +6302,27 @@ wire_struct! {
         ///
         /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
         #[doc = ""] #[doc = " *Since codex 0.152.0.*"] pub turn_id: Option<String> = "turnId" (optional),
+    }
+    fn new(message: String, requested_schema: Value, server_name: String, thread_id: String);
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq, Default)]
+    pub struct OpenaiProviderSettings {}
+}
+wire_struct! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct OpenaiSlashFormMcpServerElicitationRequestParams {
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub meta: Option<Value> = "_meta" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub message: String = "message" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub requested_schema: Value = "requestedSchema" (required),
+        /// Registration scope, not necessarily the server's execution environment.
+        #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub environment_id: Option<String> = "environmentId" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub server_name: String = "serverName" (required),
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub thread_id: String = "threadId" (required),
+        /// Active Codex turn when this elicitation was observed, if app-server could correlate one.
+        ///
+        /// This is nullable because MCP models elicitation as a standalone server-to-client request identified by the MCP server request id. It may be triggered during a turn, but turn context is app-server correlation rather than part of the protocol identity of the elicitation itself.
+        #[doc = ""] #[doc = " *Since codex 0.142.0.*"] pub turn_id: Option<String> = "turnId" (optional),
     }
     fn new(message: String, requested_schema: Value, server_name: String, thread_id: String);
 }
@@ -7345,6 +7395,19 @@ wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ProcessWriteStdinResponse {}
 }
+#[cfg(feature = "experimental")]
+wire_struct! {
+    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ProfileBedrockSetupParams {
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub profile: String = "profile" (required),
+        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: String = "region" (required),
+    }
+}
+/// The former name of [`ProfileBedrockSetupParams`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `ProfileBedrockSetupParams`")]
+#[cfg(feature = "experimental")]
+pub type Profilev2BedrockSetupParams = ProfileBedrockSetupParams;
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct ProfileV2 {
@@ -7361,15 +7424,6 @@ wire_struct! {
         #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub tools: Option<ToolsV2> = "tools" (optional),
         #[doc = ""] #[doc = " *In codex releases up to 0.133.0 (not in later ones).*"] pub web_search: Option<WebSearchMode> = "web_search" (optional),
         ..pub extra: BTreeMap<String, Value>
-    }
-}
-#[cfg(feature = "experimental")]
-wire_struct! {
-    /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
-    #[derive(Debug, Clone, PartialEq)]
-    pub struct Profilev2BedrockSetupParams {
-        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub profile: String = "profile" (required),
-        #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: String = "region" (required),
     }
 }
 wire_struct! {
@@ -8654,12 +8708,16 @@ wire_external! {
 wire_struct! {
     /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
     #[derive(Debug, Clone, PartialEq)]
-    pub struct Sessionsv2AccountSessionsSwitchResponse {
+    pub struct SessionsAccountSessionsSwitchResponse {
         #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub active_session_id: Option<String> = "activeSessionId" (optional),
         #[doc = ""] #[doc = " *Since codex 0.166.0.*"] pub sessions: Vec<AccountSession> = "sessions" (required),
     }
     fn new(sessions: Vec<AccountSession>);
 }
+/// The former name of [`SessionsAccountSessionsSwitchResponse`], which had codex's namespace in it.
+#[deprecated(note = "renamed to `SessionsAccountSessionsSwitchResponse`")]
+#[cfg(feature = "experimental")]
+pub type Sessionsv2AccountSessionsSwitchResponse = SessionsAccountSessionsSwitchResponse;
 wire_struct! {
     /// Settings for a collaboration mode.
     #[derive(Debug, Clone, PartialEq)]
