@@ -301,6 +301,7 @@ impl ClientBuilder {
         deadline: Instant,
     ) -> Result<Client, ClientError> {
         let version_policy = self.version_policy;
+        let client_name = self.client_name.clone();
         let handshake_timeout = self.handshake_timeout;
         let mut capabilities = self.capabilities.clone().map_err(ClientError::Refused)?;
         match self.experimental_api {
@@ -348,7 +349,7 @@ impl ClientBuilder {
                 return Err(e);
             }
         };
-        let check = VersionCheck::new(&response.user_agent);
+        let check = VersionCheck::for_client(&client_name, &response.user_agent);
         if !check.matches() {
             match version_policy {
                 VersionPolicy::Warn => {
