@@ -83,7 +83,9 @@ pub enum ClientError {
     LoginFailed(String),
     /// The connection dropped before the answer came and the client reconnects
     /// ([`ClientBuilder::reconnect`](crate::ClientBuilder::reconnect)): send the request
-    /// again ([`is_retryable`](Self::is_retryable)).
+    /// again ([`is_retryable`](Self::is_retryable)). Also a request checked against the
+    /// server's release before a reconnect to another release, and not sent: sent again, it
+    /// is checked against the new one.
     Disconnected,
     /// The client was shut down (or dropped) before the answer came.
     Closed,
