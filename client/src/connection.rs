@@ -643,6 +643,7 @@ impl<T: Transport> Connection<T> {
         self.outgoing.clear();
         self.internal.clear();
         self.write_failed = None;
+        self.end_writer().await;
         let mut attempt = 0;
         while let Some(delay) = policy.delay(attempt) {
             attempt += 1;
@@ -664,10 +665,11 @@ impl<T: Transport> Connection<T> {
             let (sender, receiver) = transport.split();
             let mut old = std::mem::replace(&mut self.receiver, receiver);
             let _ = old.exit(Duration::ZERO).await;
+            // The writer of the attempt before, if it failed, is joined too.
+            self.end_writer().await;
             let (to_writer, writer) = spawn_writer(sender, self.tap.clone());
             self.to_writer = to_writer;
-            // The old writer ends with its channel; it is not waited for.
-            std::mem::replace(&mut self.writer, writer).abort();
+            self.writer = writer;
             self.writer_state = WriterState::Open;
             let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
             let resumed = match self.handshake(id, &initialize, batch, Some(HANDSHAKE_TIMEOUT)).await {
@@ -687,6 +689,24 @@ impl<T: Transport> Connection<T> {
             }
         }
         false
+    }
+
+    /// Joins the writer of a connection that dropped: its channel is closed, so it ends once it
+    /// has handed on what it holds; a write stuck on the dead stream is stopped after
+    /// [`WRITER_GRACE`]. Nothing of the old connection runs on while the next one starts.
+    async fn end_writer(&mut self) {
+        // A channel nothing writes to, until the next connection's writer.
+        let (closed, _) = mpsc::channel(1);
+        drop(std::mem::replace(&mut self.to_writer, closed));
+        if self.writer_state == WriterState::Ended {
+            return;
+        }
+        self.writer_state = WriterState::Ended;
+        if tokio::time::timeout(WRITER_GRACE, &mut self.writer).await.is_err() {
+            self.writer.abort();
+            let _ = (&mut self.writer).await;
+            tracing::debug!("the old connection's writer did not end in time; stopped");
+        }
     }
 
     /// The one handshake, first and after every reconnect: `initialize` (with `id`), the
