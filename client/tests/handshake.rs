@@ -244,3 +244,86 @@ async fn a_reconnect_to_another_release_is_checked_against_the_new_one_and_said(
     assert!(matches!(unavailable().await, Err(ClientError::Unavailable { .. })));
     client.shutdown(Duration::from_secs(1)).await;
 }
+
+/// A request checked against the release before a reconnect, and still waiting to be sent
+/// when the connection is back: sent when the release is the same, failed with `Disconnected`
+/// (retryable, nothing sent) when it changed; sent again, it is checked against the new one.
+#[tokio::test]
+async fn a_request_checked_against_the_release_before_a_reconnect_is_not_sent_to_another() {
+    for new_release in ["0.169.0", protocol::CODEX_VERSION] {
+        let name = "My App";
+        let (first, first_server) = MemoryTransport::pair(64);
+        let (second, mut second_server) = MemoryTransport::pair(64);
+        let transports = Arc::new(Mutex::new(vec![second]));
+        // The reconnect's connect says it was called, then waits for the gate.
+        let (called, mut calls) = tokio::sync::mpsc::unbounded_channel();
+        let (gate, gates) = tokio::sync::watch::channel(false);
+        let connect = move || {
+            let (transports, called, mut gates) = (transports.clone(), called.clone(), gates.clone());
+            async move {
+                let _ = called.send(());
+                let _ = gates.wait_for(|open| *open).await;
+                let next = transports.lock().unwrap().pop();
+                next.ok_or_else(|| TransportError::new("connecting", "no more connections"))
+            }
+        };
+        let connect = {
+            let first = Mutex::new(Some(first));
+            move || {
+                let taken = first.lock().unwrap().take();
+                let then = connect();
+                async move {
+                    match taken {
+                        Some(first) => Ok(first),
+                        None => then.await,
+                    }
+                }
+            }
+        };
+        let policy = RetryPolicy::default().max_retries(3).initial_delay(Duration::from_millis(5));
+        let builder = Client::builder().client_info(name, "1.0").reconnect(policy);
+        let mut first_server = first_server;
+        let (client, _) = tokio::join!(
+            builder.connect_with(connect),
+            handshake(&mut first_server, full_result(&user_agent(name, "0.169.0")))
+        );
+        let client = client.expect("connect");
+        drop(first_server);
+        // The connection dropped and the client is connecting again (its pending requests
+        // already failed): a request now is checked against 0.169.0 and waits.
+        tokio::time::timeout(T, calls.recv()).await.expect("reconnecting").unwrap();
+        let waiting = tokio::spawn({
+            let client = client.clone();
+            async move { client.request_raw("thread/list", json!({})).await }
+        });
+        tokio::time::timeout(T, async {
+            while client.pending_requests() == 0 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the request waits");
+        gate.send_replace(true);
+        let init = recv(&mut second_server).await;
+        let result = full_result(&user_agent(name, new_release));
+        second_server.send(json!({"id": init["id"], "result": result}).to_string()).await.unwrap();
+        assert_eq!(recv(&mut second_server).await["method"], "initialized");
+        if new_release == "0.169.0" {
+            let request = recv(&mut second_server).await;
+            assert_eq!(request["method"], "thread/list");
+            second_server.send(json!({"id": request["id"], "result": {}}).to_string()).await.unwrap();
+            waiting.await.unwrap().expect("sent to the same release");
+        } else {
+            let outcome = tokio::time::timeout(T, waiting).await.unwrap().unwrap();
+            assert!(matches!(outcome, Err(ClientError::Disconnected)), "{outcome:?}");
+            // Sent again, it is checked against the new release (and sent).
+            let (again, ()) = tokio::join!(client.request_raw("thread/list", list_with_a_member_of_0_171()), async {
+                let request = recv(&mut second_server).await;
+                assert_eq!(request["params"], list_with_a_member_of_0_171(), "the first was not sent");
+                second_server.send(json!({"id": request["id"], "result": {}}).to_string()).await.unwrap();
+            });
+            again.expect("answered");
+        }
+        client.shutdown(Duration::from_secs(1)).await;
+    }
+}
