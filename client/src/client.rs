@@ -21,6 +21,7 @@ use crate::connection::{self, Answer, Command, ConnectionStats, Control, Status}
 use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, VersionCheck};
 use crate::events::{Abandoned, EventQueue, Notifications};
 use crate::handler::{DefaultHandler, DynHandler, ServerRequestHandler};
+use crate::negotiate::{Current, Session};
 use crate::retry::RetryPolicy;
 use crate::tap::Tap;
 use crate::transport::stdio::CodexCommand;
@@ -37,15 +38,23 @@ pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 /// ([`codex_app_protocol::availability::FLOOR`] to [`CODEX_VERSION`]), or cannot be read.
 /// Within the range every release is supported: each request is checked against the server's
 /// release before it is sent ([`ClientBuilder::unknown_to_server`]).
+///
+/// The release is read from `initialize`'s `userAgent` before anything else of the answer has
+/// to decode, at every handshake: the first and each reconnect's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VersionPolicy {
-    /// Log a warning (a `tracing` event) and go on (the default): an older release's messages
-    /// may not decode; a newer release's additions are passed over; an unknown release is
-    /// sent requests without the check. [`Client::version_check`] has the details either way.
+    /// Log a warning (a `tracing` event that names the supported range) and go on (the
+    /// default): an older release's messages may not decode (below the range, not even its
+    /// `initialize` result: [`Client::initialize_response`] is `None` then and
+    /// [`Client::initialize_result`] has it as JSON); a newer release's additions are passed
+    /// over; an unknown release is sent requests without the check.
+    /// [`Client::version_check`] has the details either way.
     #[default]
     Warn,
-    /// Fail the connection with [`ClientError::VersionMismatch`] when the release is outside
-    /// the range or cannot be read.
+    /// Fail the connection with [`ClientError::VersionMismatch`] (whose message names the
+    /// supported range) when the release is outside the range or cannot be read. After a
+    /// reconnect to such a release, that attempt fails like a refused handshake and the
+    /// client tries again as its reconnect policy allows.
     Error,
     /// Go on silently.
     Ignore,
@@ -300,7 +309,6 @@ impl ClientBuilder {
         connector: Option<connection::Connector<T>>,
         deadline: Instant,
     ) -> Result<Client, ClientError> {
-        let version_policy = self.version_policy;
         let handshake_timeout = self.handshake_timeout;
         let mut capabilities = self.capabilities.clone().map_err(ClientError::Refused)?;
         match self.experimental_api {
@@ -331,8 +339,7 @@ impl ClientBuilder {
                 None => answered.await,
             };
             match answered {
-                Ok(Ok(result)) => wire::result::<request::Initialize>(result),
-                Ok(Err(e)) => Err(e),
+                Ok(answer) => answer,
                 // The connection ended first: why it ended.
                 Err(_) => Err(client.ended().await),
             }
@@ -341,30 +348,11 @@ impl ClientBuilder {
             tracing::warn!(timeout = ?handshake_timeout, "the server did not answer `initialize` in time");
             Err(ClientError::Timeout(handshake_timeout))
         });
-        let response = match outcome {
-            Ok(response) => response,
-            Err(e) => {
-                client.shutdown(Duration::from_millis(200)).await;
-                return Err(e);
-            }
-        };
-        let check = VersionCheck::new(&response.user_agent);
-        if !check.matches() {
-            match version_policy {
-                VersionPolicy::Warn => {
-                    tracing::warn!(supported_up_to = check.expected, server = check.server.as_deref(), "{check}")
-                }
-                VersionPolicy::Error => {
-                    client.shutdown(Duration::from_secs(1)).await;
-                    return Err(ClientError::VersionMismatch(check));
-                }
-                VersionPolicy::Ignore => {}
-            }
+        // The connection read the release, ran the version policy and made the session current.
+        if let Err(e) = outcome {
+            client.shutdown(Duration::from_secs(1)).await;
+            return Err(e);
         }
-        let server = crate::negotiate::Server::new(check.release.clone());
-        let _ = client.inner.peer.set((server.clone(), client.inner.unknown_to_server));
-        let session = Session { initialize: response, version: check, server };
-        let _ = client.inner.session.set(session);
         Ok(client)
     }
 
@@ -385,7 +373,7 @@ impl ClientBuilder {
         let (commands, command_receiver) = mpsc::unbounded_channel();
         let (control, control_receiver) = watch::channel(Control::Run);
         let status = Arc::new(Status::new());
-        let peer = crate::negotiate::Shared::default();
+        let session = Arc::new(Current::default());
         let settings = connection::Settings {
             handler: self.handler,
             tap: self.tap,
@@ -393,7 +381,11 @@ impl ClientBuilder {
             late_grace: self.late_grace,
             subscribers: self.subscribers,
             commands: commands.downgrade(),
-            peer: peer.clone(),
+            negotiation: crate::negotiate::Negotiation {
+                current: session.clone(),
+                version_policy: self.version_policy,
+                unknown: self.unknown_to_server,
+            },
         };
         let task = connection::start(
             transport,
@@ -415,20 +407,11 @@ impl ClientBuilder {
                 retry: self.retry,
                 experimental_api: self.experimental_api,
                 unknown_to_server: self.unknown_to_server,
-                peer,
-                session: std::sync::OnceLock::new(),
+                session,
                 task: std::sync::Mutex::new(Some(task)),
             }),
         }
     }
-}
-
-/// What `initialize` told us.
-#[derive(Debug)]
-struct Session {
-    initialize: InitializeResponse,
-    version: VersionCheck,
-    server: crate::negotiate::Server,
 }
 
 /// A connection to `codex app-server`. Cheap to clone; the connection (and a spawned server)
@@ -456,9 +439,9 @@ pub(crate) struct Inner {
     retry: RetryPolicy,
     experimental_api: bool,
     unknown_to_server: crate::negotiate::Unknown,
-    /// The server's release for the connection's answers (set with the session).
-    peer: crate::negotiate::Shared,
-    session: std::sync::OnceLock<Session>,
+    /// What the connection's last handshake read (swapped by every handshake, a reconnect's
+    /// included).
+    session: Arc<Current>,
     /// The connection task, until a [`Client::shutdown`] joins it.
     task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -500,32 +483,45 @@ impl Client {
         let _ = self.inner.commands.send(command);
     }
 
-    /// The `initialize` response (after the handshake; `None` for a client made with
-    /// [`ClientBuilder::start`]).
-    pub fn initialize_response(&self) -> Option<&InitializeResponse> {
-        self.inner.session.get().map(|s| &s.initialize)
+    /// The `initialize` response of the current connection (after a reconnect, the new
+    /// server's). `None` for a client made with [`ClientBuilder::start`], and when the result
+    /// does not decode as the crate's type: a release below the supported range lacks members
+    /// it requires (with [`VersionPolicy::Warn`] the client connects to it anyway);
+    /// [`initialize_result`](Self::initialize_result) has the result as it came.
+    pub fn initialize_response(&self) -> Option<InitializeResponse> {
+        self.inner.session.get().and_then(|s| s.response.clone())
     }
 
-    /// The server's version against the supported range (after the handshake).
-    pub fn version_check(&self) -> Option<&VersionCheck> {
-        self.inner.session.get().map(|s| &s.version)
+    /// The `initialize` result of the current connection as JSON, as the server sent it
+    /// (`None` for a client made with [`ClientBuilder::start`]).
+    pub fn initialize_result(&self) -> Option<serde_json::Value> {
+        self.inner.session.get().map(|s| s.initialize.clone())
     }
 
-    /// The server's codex release, from `initialize`'s `userAgent` (after the handshake);
-    /// `None` when it cannot be read (see [`VersionPolicy`]).
-    pub fn server_version(&self) -> Option<&codex_app_protocol::availability::Release> {
-        self.inner.session.get().and_then(|s| s.version.release.as_ref())
+    /// The server's version against the supported range, read by the current connection's
+    /// handshake (after a reconnect, the new server's: see
+    /// [`Event::ReleaseChanged`](crate::Event::ReleaseChanged)).
+    pub fn version_check(&self) -> Option<VersionCheck> {
+        self.inner.session.get().map(|s| s.version.clone())
+    }
+
+    /// The server's codex release, from `initialize`'s `userAgent` (of the current
+    /// connection); `None` when it cannot be read (see [`VersionPolicy`]).
+    pub fn server_version(&self) -> Option<codex_app_protocol::availability::Release> {
+        self.inner.session.get().and_then(|s| s.version.release.clone())
     }
 
     /// Checks a message's method and params against the server's release (nothing before the
-    /// handshake ends) and encodes the params to send.
+    /// handshake ends) and encodes the params to send; with the session checked against.
     fn encode<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: &P,
-    ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
-        let server = self.inner.session.get().map(|s| &s.server);
-        crate::negotiate::Server::encode(server, method, params, self.inner.unknown_to_server)
+    ) -> Result<(Box<serde_json::value::RawValue>, Option<Arc<Session>>), ClientError> {
+        let session = self.inner.session.get();
+        let server = session.as_ref().map(|s| &s.server);
+        let params = crate::negotiate::Server::encode(server, method, params, self.inner.unknown_to_server)?;
+        Ok((params, session))
     }
 
     /// Whether this session opted into the experimental API.
@@ -600,7 +596,7 @@ impl Client {
     ///
     /// Cancel safe: the line is queued when the future first runs (it does not wait).
     pub async fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ClientError> {
-        let params = self.encode(N::METHOD, &params)?;
+        let (params, _) = self.encode(N::METHOD, &params)?;
         let line = wire::notification_line(N::METHOD, &params)
             .map_err(|e| ClientError::Refused(format!("cannot encode `{}`: {e}", N::METHOD)))?;
         self.send_line(line).await
@@ -710,7 +706,7 @@ impl Client {
         params: &P,
         turn_thread: Option<String>,
     ) -> Result<(Answer, RequestId), ClientError> {
-        let params = self.encode(method, params)?;
+        let (params, checked) = self.encode(method, params)?;
         let mut retry = 0;
         loop {
             let id = RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
@@ -719,7 +715,8 @@ impl Client {
                 self.check_experimental(&line)?;
             }
             let span = tracing::debug_span!("request", method, id = %id_text(&id), retry);
-            let outcome = self.call_once(id, method, typed, line, turn_thread.clone()).instrument(span).await;
+            let outcome =
+                self.call_once(id, method, typed, line, turn_thread.clone(), checked.clone()).instrument(span).await;
             match outcome {
                 Err(ClientError::Server(error)) if error.code == jsonrpc::ErrorObject::SERVER_OVERLOADED => {
                     let Some(delay) = self.inner.retry.delay(retry) else {
@@ -741,13 +738,14 @@ impl Client {
         typed: Option<&'static str>,
         line: String,
         turn_thread: Option<String>,
+        checked: Option<Arc<Session>>,
     ) -> Result<(Answer, RequestId), ClientError> {
         if let Some(closed) = self.closed() {
             return Err(closed);
         }
         let (reply, answer) = oneshot::channel();
         let request =
-            connection::Request { id: id.clone(), method: method.to_owned(), typed, line, turn_thread, reply };
+            connection::Request { id: id.clone(), method: method.to_owned(), typed, line, turn_thread, checked, reply };
         if self.inner.commands.send(Command::Request(request)).is_err() {
             return Err(self.closed().unwrap_or(ClientError::Closed));
         }

@@ -42,8 +42,9 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::error::{ClientError, ExitReason, ServerExit, TransportError};
-use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan, TurnQueue};
+use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan, ReleaseChange, TurnQueue};
 use crate::handler::{panic_message, DynHandler};
+use crate::negotiate::{Negotiation, Session};
 use crate::reconnect::{Internal, Refusal, Threads};
 use crate::retry::RetryPolicy;
 use crate::routing::TurnRouter;
@@ -106,11 +107,12 @@ impl Phase {
 }
 
 /// The first handshake, done by the connection ([`Connection::handshake`], the same as after
-/// a reconnect): its request id, its params, and where its result goes.
+/// a reconnect): its request id, its params, and where to say it is done (the session it read
+/// is the connection's current one then).
 pub(crate) struct Handshake {
     pub id: RequestId,
     pub initialize: Value,
-    pub answer: oneshot::Sender<Result<Value, ClientError>>,
+    pub answer: oneshot::Sender<Result<(), ClientError>>,
 }
 
 /// Why a handshake did not complete.
@@ -118,6 +120,9 @@ pub(crate) struct Handshake {
 enum HandshakeFailure {
     /// The server answered `initialize` with an error.
     Refused(ErrorObject),
+    /// The answer to `initialize` cannot be used: a release the version policy refuses, or a
+    /// result that does not decode.
+    Rejected(ClientError),
     /// The `initialize` params do not encode.
     Encode(String),
     /// The stream ended (or a write or read failed) first.
@@ -132,6 +137,7 @@ impl std::fmt::Display for HandshakeFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HandshakeFailure::Refused(e) => write!(f, "`initialize` was refused: {}", e.message),
+            HandshakeFailure::Rejected(e) => write!(f, "{e}"),
             HandshakeFailure::Encode(e) => write!(f, "cannot encode `initialize`: {e}"),
             HandshakeFailure::Ended(reason) => write!(f, "the connection ended: {reason}"),
             HandshakeFailure::TimedOut(after) => write!(f, "no answer within {after:?}"),
@@ -202,6 +208,10 @@ pub(crate) struct Request {
     pub line: String,
     /// `turn/start` on this thread: the answer carries the turn's queue.
     pub turn_thread: Option<String>,
+    /// The session the params were checked against (a request checked against the release
+    /// before a reconnect to another one is not sent: it fails with
+    /// [`ClientError::Disconnected`], to be sent again).
+    pub checked: Option<Arc<Session>>,
     pub reply: oneshot::Sender<Result<Answer, ClientError>>,
 }
 
@@ -323,8 +333,8 @@ pub(crate) struct Settings {
     pub subscribers: Vec<Arc<EventQueue>>,
     /// The handles' command channel, for the turn routes the connection hands out.
     pub commands: mpsc::WeakUnboundedSender<Command>,
-    /// The server's release, once the handshake has read it: answers are checked against it.
-    pub peer: crate::negotiate::Shared,
+    /// The session each handshake reads (answers are checked against it) and the policies.
+    pub negotiation: Negotiation,
 }
 
 struct Pending {
@@ -402,7 +412,7 @@ pub(crate) fn start<T: Transport>(
         router: TurnRouter::new(settings.turn_buffer, settings.late_grace),
         handlers: JoinSet::new(),
         handler: settings.handler,
-        peer: settings.peer,
+        negotiation: settings.negotiation,
         subscribers: settings.subscribers,
         own_commands: settings.commands,
         outbox: Vec::new(),
@@ -477,7 +487,8 @@ struct Connection<T: Transport> {
     router: TurnRouter,
     handlers: JoinSet<String>,
     handler: Arc<dyn DynHandler>,
-    peer: crate::negotiate::Shared,
+    /// The current session (swapped by each handshake) and the client's policies.
+    negotiation: Negotiation,
     subscribers: Vec<Arc<EventQueue>>,
     own_commands: mpsc::WeakUnboundedSender<Command>,
     /// The events of the batch of lines being read, delivered to the streams at its end.
@@ -508,8 +519,9 @@ impl<T: Transport> Connection<T> {
         let mut batch = Vec::with_capacity(BATCH);
         if let Some(Handshake { id, initialize, answer }) = self.first.take() {
             match self.handshake(id, &initialize, &mut batch, None).await {
-                Ok(result) => drop(answer.send(Ok(result))),
+                Ok(()) => drop(answer.send(Ok(()))),
                 Err(HandshakeFailure::Refused(e)) => drop(answer.send(Err(ClientError::from_server(e)))),
+                Err(HandshakeFailure::Rejected(e)) => drop(answer.send(Err(e))),
                 Err(HandshakeFailure::Encode(e)) => drop(answer.send(Err(ClientError::Refused(e)))),
                 // The handshake's caller reads why from the connection's end.
                 Err(HandshakeFailure::Ended(reason)) => return reason,
@@ -631,6 +643,7 @@ impl<T: Transport> Connection<T> {
         self.outgoing.clear();
         self.internal.clear();
         self.write_failed = None;
+        self.end_writer().await;
         let mut attempt = 0;
         while let Some(delay) = policy.delay(attempt) {
             attempt += 1;
@@ -652,10 +665,11 @@ impl<T: Transport> Connection<T> {
             let (sender, receiver) = transport.split();
             let mut old = std::mem::replace(&mut self.receiver, receiver);
             let _ = old.exit(Duration::ZERO).await;
+            // The writer of the attempt before, if it failed, is joined too.
+            self.end_writer().await;
             let (to_writer, writer) = spawn_writer(sender, self.tap.clone());
             self.to_writer = to_writer;
-            // The old writer ends with its channel; it is not waited for.
-            std::mem::replace(&mut self.writer, writer).abort();
+            self.writer = writer;
             self.writer_state = WriterState::Open;
             let id = RequestId::String(format!("reconnect-{attempt}-initialize"));
             let resumed = match self.handshake(id, &initialize, batch, Some(HANDSHAKE_TIMEOUT)).await {
@@ -677,16 +691,37 @@ impl<T: Transport> Connection<T> {
         false
     }
 
+    /// Joins the writer of a connection that dropped: its channel is closed, so it ends once it
+    /// has handed on what it holds; a write stuck on the dead stream is stopped after
+    /// [`WRITER_GRACE`]. Nothing of the old connection runs on while the next one starts.
+    async fn end_writer(&mut self) {
+        // A channel nothing writes to, until the next connection's writer.
+        let (closed, _) = mpsc::channel(1);
+        drop(std::mem::replace(&mut self.to_writer, closed));
+        if self.writer_state == WriterState::Ended {
+            return;
+        }
+        self.writer_state = WriterState::Ended;
+        if tokio::time::timeout(WRITER_GRACE, &mut self.writer).await.is_err() {
+            self.writer.abort();
+            let _ = (&mut self.writer).await;
+            tracing::debug!("the old connection's writer did not end in time; stopped");
+        }
+    }
+
     /// The one handshake, first and after every reconnect: `initialize` (with `id`), the
-    /// lines before its answer handled as usual, then `initialized`. Returns the `initialize`
-    /// result. `timeout`: how long it waits for each read.
+    /// lines before its answer handled as usual; then the server's release is read from the
+    /// answer, the version policy run, and the session made the connection's current one
+    /// (what the handles and the answers to server requests are checked against), saying so
+    /// when the release changed; then `initialized`. `timeout`: how long it waits for each
+    /// read.
     async fn handshake(
         &mut self,
         id: RequestId,
         initialize: &Value,
         batch: &mut Vec<String>,
         timeout: Option<Duration>,
-    ) -> Result<Value, HandshakeFailure> {
+    ) -> Result<(), HandshakeFailure> {
         let params =
             serde_json::value::to_raw_value(initialize).map_err(|e| HandshakeFailure::Encode(e.to_string()))?;
         self.send_now(wire::request_line(&id, "initialize", &params)).await?;
@@ -698,8 +733,24 @@ impl<T: Transport> Connection<T> {
             Some(Err(error)) => return Err(HandshakeFailure::Refused(error)),
             None => unreachable!("read until it came"),
         };
+        let client_name = initialize.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or_default();
+        let session = Session::read(client_name, result).map_err(HandshakeFailure::Rejected)?;
+        session.admit(self.negotiation.version_policy).map_err(HandshakeFailure::Rejected)?;
+        let session = Arc::new(session);
+        if let Some(previous) = self.negotiation.current.replace(session.clone()) {
+            if previous.version.server != session.version.server {
+                let (from, to) = (&previous.version, &session.version);
+                tracing::warn!(
+                    from = from.server.as_deref(),
+                    to = to.server.as_deref(),
+                    "the server's codex release changed: what is sent is checked against the new one"
+                );
+                let change = ReleaseChange { previous: from.clone(), current: to.clone() };
+                self.publish(Event::ReleaseChanged(Arc::new(change)));
+            }
+        }
         self.send_now(wire::initialized_line()).await?;
-        Ok(result)
+        Ok(())
     }
 
     /// After a reconnect's handshake: `thread/resume` of every subscribed thread (the
@@ -780,6 +831,14 @@ impl<T: Transport> Connection<T> {
                     let _ = request.reply.send(Err(closed));
                     return;
                 }
+                if self.checked_against_another_release(request.checked.as_ref()) {
+                    tracing::debug!(
+                        method = request.method,
+                        "checked against the release before the reconnect; not sent"
+                    );
+                    let _ = request.reply.send(Err(ClientError::Disconnected));
+                    return;
+                }
                 if let Some(thread) = &request.turn_thread {
                     if let Some(message) = self.status.detached(thread) {
                         let _ =
@@ -788,7 +847,7 @@ impl<T: Transport> Connection<T> {
                     }
                     self.router.expect(thread);
                 }
-                let Request { id, method, typed, line, turn_thread, reply } = request;
+                let Request { id, method, typed, line, turn_thread, reply, .. } = request;
                 self.pending.insert(id, Pending { reply, method, typed, turn_thread });
                 self.outgoing.push_back(Out::Line(line));
             }
@@ -839,6 +898,16 @@ impl<T: Transport> Connection<T> {
         match self.phase {
             Phase::Closing { .. } | Phase::Closed => Some(ClientError::Closed),
             Phase::Connecting | Phase::Ready | Phase::Reconnecting => self.status.closed(),
+        }
+    }
+
+    /// Whether a request's params were checked against another release than the current
+    /// connection's.
+    fn checked_against_another_release(&self, checked: Option<&Arc<Session>>) -> bool {
+        let Some(checked) = checked else { return false };
+        match self.negotiation.current.get() {
+            Some(current) => !Arc::ptr_eq(checked, &current) && checked.version.server != current.version.server,
+            None => false,
         }
     }
 
@@ -1149,12 +1218,13 @@ impl<T: Transport> Connection<T> {
             return;
         }
         let handler = self.handler.clone();
-        let peer = self.peer.get().cloned();
+        let session = self.negotiation.current.get();
+        let policy = self.negotiation.unknown;
         self.handlers.spawn(async move {
             let outcome = std::panic::AssertUnwindSafe(handler.dispatch(request)).catch_unwind().await;
             match outcome {
-                Ok(Ok(result)) => match peer {
-                    Some((server, policy)) => match server.check_answer(&method, result, policy) {
+                Ok(Ok(result)) => match session {
+                    Some(session) => match session.server.check_answer(&method, result, policy) {
                         Ok(result) => wire::response_line(id, &result),
                         Err(why) => wire::error_line(Some(id), ErrorObject::new(ErrorObject::INTERNAL_ERROR, why)),
                     },

@@ -83,7 +83,9 @@ pub enum ClientError {
     LoginFailed(String),
     /// The connection dropped before the answer came and the client reconnects
     /// ([`ClientBuilder::reconnect`](crate::ClientBuilder::reconnect)): send the request
-    /// again ([`is_retryable`](Self::is_retryable)).
+    /// again ([`is_retryable`](Self::is_retryable)). Also a request checked against the
+    /// server's release before a reconnect to another release, and not sent: sent again, it
+    /// is checked against the new one.
     Disconnected,
     /// The client was shut down (or dropped) before the answer came.
     Closed,
@@ -463,14 +465,32 @@ pub struct VersionCheck {
 }
 
 impl VersionCheck {
-    /// Reads the version from a `userAgent` (`<client name>/<codex version> (...)`).
+    /// Reads the version from a `userAgent` without knowing the client's name: the first
+    /// word after a `/` that is a release number (`<client name>/<codex version> (...)`).
+    /// When the name is known, [`for_client`](Self::for_client) reads any name.
     pub fn new(user_agent: &str) -> Self {
-        let server = user_agent
-            .split_whitespace()
-            .next()
-            .and_then(|first| first.rsplit_once('/'))
-            .map(|(_, version)| version.to_owned())
+        Self::from_version(user_agent, guess_version(user_agent))
+    }
+
+    /// Reads the version from a `userAgent` that codex wrote for the client named
+    /// `client_name` (`clientInfo.name` of `initialize`): codex writes
+    /// `<clientInfo.name>/<codex version> (<os>; <arch>) ...` with the name as it was sent
+    /// (spaces, slashes and non-ASCII included), so the version is what follows the name and
+    /// `/`, up to the first space. When the `userAgent` does not start with the name, the
+    /// version is read as [`new`](Self::new) reads it.
+    pub fn for_client(client_name: &str, user_agent: &str) -> Self {
+        let after_name = user_agent
+            .strip_prefix(client_name)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .map(|rest| rest.split(char::is_whitespace).next().unwrap_or_default())
             .filter(|v| !v.is_empty());
+        match after_name {
+            Some(version) => Self::from_version(user_agent, Some(version.to_owned())),
+            None => Self::new(user_agent),
+        }
+    }
+
+    fn from_version(user_agent: &str, server: Option<String>) -> Self {
         let release = server.as_deref().and_then(codex_app_protocol::availability::Release::parse);
         VersionCheck { expected: codex_app_protocol::CODEX_VERSION, server, release, user_agent: user_agent.to_owned() }
     }
@@ -512,9 +532,49 @@ impl fmt::Display for VersionCheck {
     }
 }
 
+/// The version in a `userAgent` of an unknown client name: the first word after a `/` that is
+/// a release number; else the last `/`-part of the first word (which may be no release).
+fn guess_version(user_agent: &str) -> Option<String> {
+    let word_after = |i: usize| user_agent[i + 1..].split(char::is_whitespace).next().unwrap_or_default();
+    let release = user_agent
+        .match_indices('/')
+        .map(|(i, _)| word_after(i))
+        .find(|word| codex_app_protocol::availability::Release::parse(word).is_some());
+    release
+        .or_else(|| user_agent.split_whitespace().next().and_then(|first| first.rsplit_once('/')).map(|(_, v)| v))
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn version_after_any_client_name() {
+        let agent =
+            |name: &str, version: &str| format!("{name}/{version} (Debian 12.0.0; x86_64) xterm ({name}; 0.0.0)");
+        for name in ["My App", "a/b/c", "Äpp ünïcode 名前", "x/1.2.3 (y)", "trailing/", "", " lead", "v/0.1.0 z"] {
+            for version in ["0.171.0", "0.100.0", "0.128.0-alpha.1"] {
+                let check = VersionCheck::for_client(name, &agent(name, version));
+                assert_eq!(check.server.as_deref(), Some(version), "{name:?}");
+                assert_eq!(check.release.as_ref().map(ToString::to_string).as_deref(), Some(version), "{name:?}");
+            }
+        }
+        // The name the real codex 0.100.0 echoed for `My Äpp/x`.
+        let check =
+            VersionCheck::for_client("My Äpp/x", "My Äpp/x/0.100.0 (Debian 12.0.0; x86_64) xterm (My Äpp/x; 1.0)");
+        assert_eq!(check.server.as_deref(), Some("0.100.0"));
+        // Without the name: the first release number after a `/`.
+        assert_eq!(VersionCheck::new(&agent("My App", "0.171.0")).server.as_deref(), Some("0.171.0"));
+        assert_eq!(VersionCheck::new(&agent("a/b/c", "0.169.0")).server.as_deref(), Some("0.169.0"));
+        // A userAgent that does not start with the name is read as without it.
+        let other = VersionCheck::for_client("mine", &agent("theirs", "0.150.0"));
+        assert_eq!(other.server.as_deref(), Some("0.150.0"));
+        // A name followed by no version reads none.
+        let none = VersionCheck::for_client("n", "n/ (x)");
+        assert_eq!(none.release, None);
+    }
 
     #[test]
     fn version_from_user_agent() {

@@ -59,6 +59,22 @@ pub enum Event {
         /// The server's message.
         message: String,
     },
+    /// A reconnect's handshake found another codex release than the connection before (codex
+    /// was updated and restarted, say): from now on what the client sends is checked against
+    /// the new release ([`Client::version_check`](crate::Client::version_check) has it), and
+    /// the version policy was run again. Comes before the [`Reconnected`](Self::Reconnected)
+    /// of that reconnect.
+    ReleaseChanged(Arc<ReleaseChange>),
+}
+
+/// The server's release before and after a reconnect; see [`Event::ReleaseChanged`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ReleaseChange {
+    /// The release before, as its handshake read it.
+    pub previous: crate::VersionCheck,
+    /// The release now.
+    pub current: crate::VersionCheck,
 }
 
 /// A response without a pending request; see [`Event::Orphan`].

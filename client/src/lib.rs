@@ -88,7 +88,7 @@ pub use connection::ConnectionStats;
 pub use error::{
     ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnFailure, VersionCheck,
 };
-pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan};
+pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan, ReleaseChange};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
 pub use login::LoginHandle;
 pub use retry::RetryPolicy;

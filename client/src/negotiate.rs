@@ -19,7 +19,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::error::ClientError;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use codex_app_protocol::InitializeResponse;
+
+use crate::client::VersionPolicy;
+use crate::error::{ClientError, DecodeReport, VersionCheck};
 
 /// What to do with params that use what the server's release does not have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,7 +41,7 @@ pub enum Unknown {
 }
 
 /// The server's release as the handshake read it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Server {
     /// `None`: nothing to check (the release could not be read, or it is at least as new as
     /// the crate).
@@ -118,9 +123,85 @@ impl Server {
     }
 }
 
-/// The server's release and the policy, as the connection's handler tasks read them: set once
-/// the handshake has read the release.
-pub(crate) type Shared = std::sync::Arc<std::sync::OnceLock<(Server, Unknown)>>;
+/// What a handshake read from the server: its `initialize` result, its release against the
+/// supported range, and what to check messages against. Every handshake (a reconnect's
+/// included) makes one; the connection's [`Current`] holds the one of its connection.
+#[derive(Debug)]
+pub(crate) struct Session {
+    /// The `initialize` result as it came.
+    pub initialize: Value,
+    /// That result as the crate's type, `None` when it does not decode (a release below the
+    /// range lacks members the type requires).
+    pub response: Option<InitializeResponse>,
+    pub version: VersionCheck,
+    pub server: Server,
+}
+
+impl Session {
+    /// Reads an `initialize` result for the client `client_name`: the release first (from
+    /// `userAgent`, before anything has to decode), then the typed response. A result that
+    /// does not decode fails only when the release is one the crate supports; outside the
+    /// range (or unknown) it is kept raw and the version policy decides.
+    pub(crate) fn read(client_name: &str, initialize: Value) -> Result<Session, ClientError> {
+        let user_agent = initialize.get("userAgent").and_then(Value::as_str).unwrap_or_default();
+        let version = VersionCheck::for_client(client_name, user_agent);
+        let response = match serde_json::from_value::<InitializeResponse>(initialize.clone()) {
+            Ok(response) => Some(response),
+            Err(e) if version.matches() => {
+                return Err(ClientError::Decode(DecodeReport::result("initialize", &e)));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, server = version.server.as_deref(), "the `initialize` result of a release outside the supported range does not decode; kept as JSON");
+                None
+            }
+        };
+        let server = Server::new(version.release.clone());
+        Ok(Session { initialize, response, version, server })
+    }
+
+    /// Whether `policy` lets the client go on with this server: `Warn` says why not (a
+    /// `tracing` warning that names the supported range) and goes on, `Error` fails with
+    /// [`ClientError::VersionMismatch`].
+    pub(crate) fn admit(&self, policy: VersionPolicy) -> Result<(), ClientError> {
+        let check = &self.version;
+        if check.matches() {
+            return Ok(());
+        }
+        match policy {
+            VersionPolicy::Warn => {
+                tracing::warn!(supported_up_to = check.expected, server = check.server.as_deref(), "{check}");
+                Ok(())
+            }
+            VersionPolicy::Error => Err(ClientError::VersionMismatch(check.clone())),
+            VersionPolicy::Ignore => Ok(()),
+        }
+    }
+}
+
+/// What the connection needs to read a handshake and check its answers: the session it swaps
+/// at each handshake, and the client's policies.
+pub(crate) struct Negotiation {
+    pub current: Arc<Current>,
+    pub version_policy: VersionPolicy,
+    pub unknown: Unknown,
+}
+
+/// The session of the connection, shared by the handles (which check what they send against
+/// it) and the connection (which checks its answers against it, and swaps it at every
+/// handshake). Read as an `Arc`: nothing is copied per message.
+#[derive(Debug, Default)]
+pub(crate) struct Current(RwLock<Option<Arc<Session>>>);
+
+impl Current {
+    pub(crate) fn get(&self) -> Option<Arc<Session>> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Makes `session` the current one; returns the one before.
+    pub(crate) fn replace(&self, session: Arc<Session>) -> Option<Arc<Session>> {
+        self.0.write().unwrap_or_else(PoisonError::into_inner).replace(session)
+    }
+}
 
 /// Removes what each item's path names (the member that holds a value, or the array item),
 /// each a warning.

@@ -252,11 +252,14 @@ impl TurnRouter {
         self.turns.retain(|_, turns| !turns.is_empty());
     }
 
-    /// The answer to a `thread/resume` after a reconnect lists the thread's `turns` (JSON):
-    /// a routed turn it reports finished (any status but `inProgress`) gets the completed
-    /// items the answer carries that its stream did not have, as `item/completed`, then its
-    /// `turn/completed`, as the server would have sent them; so its handle ends with that
-    /// status. A turn still in progress goes on with the events that follow.
+    /// The answer to a `thread/resume` after a reconnect lists the thread's `turns` (JSON), each
+    /// with the items it completed: a routed turn gets those its stream did not have, as
+    /// `item/completed`, as the server would have sent them (the server sent them to no
+    /// connection: they completed while the client was away, or, for a thread resumed after
+    /// its turn started, before the resume subscribed the connection). A turn the answer
+    /// reports finished (any status but `inProgress`) then gets its `turn/completed`, so its
+    /// handle ends with that status; a turn still in progress goes on with the events that
+    /// follow (an `item/completed` of an item it already has is not delivered twice).
     pub(crate) fn reconcile(&mut self, thread: &str, turns: &serde_json::Value) {
         let Some(routed) = self.turns.get(thread) else { return };
         let mut lines = Vec::new();
@@ -264,10 +267,13 @@ impl TurnRouter {
             let Some(id) = wire::turn_id(turn) else { continue };
             let Some(route) = routed.get(&id) else { continue };
             let status = turn.get("status").and_then(|s| s.as_str()).unwrap_or("inProgress");
-            if status == "inProgress" || route.completed_at.is_some() {
+            if route.completed_at.is_some() {
                 continue;
             }
-            tracing::info!(thread, turn = id, status, "a turn ended while the connection was down");
+            let finished = status != "inProgress";
+            if finished {
+                tracing::info!(thread, turn = id, status, "a turn ended while the connection was down");
+            }
             for item in turn.get("items").and_then(|i| i.as_array()).into_iter().flatten() {
                 let item_id = item.get("id").and_then(|i| i.as_str()).unwrap_or_default();
                 if !route.completed_items.contains(item_id) {
@@ -276,7 +282,9 @@ impl TurnRouter {
                     lines.push(serde_json::json!({"method": "item/completed", "params": params}));
                 }
             }
-            lines.push(serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}}));
+            if finished {
+                lines.push(serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}}));
+            }
         }
         for line in lines {
             match wire::decode_server_line(&line.to_string(), 0, |_| None::<&str>) {
@@ -339,7 +347,10 @@ fn apply(route: &mut Route, event: TurnEvent, late_grace: Duration) -> Option<Tu
                 }
                 (Lifecycle::ItemCompleted, Some(id)) => {
                     route.open_items.remove(&id);
-                    route.completed_items.insert(id);
+                    if !route.completed_items.insert(id) {
+                        // Already delivered (from a resume's answer): once is enough.
+                        return None;
+                    }
                 }
                 (Lifecycle::TurnCompleted, _) => route.completed_at = Some(Instant::now()),
                 _ => {}

@@ -464,22 +464,12 @@ async fn a_panic_in_the_connection_loop_or_its_writer_ends_every_handle_at_once_
         assert!(matches!(&exit.reason, ExitReason::Panicked(_)), "reader {reader}: {exit:?}");
     }
 }
-/// A sink that takes 5 ms per write: a slow disk.
-struct SlowDisk;
-
-impl std::io::Write for SlowDisk {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        std::thread::sleep(Duration::from_millis(5));
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn a_slow_tap_never_holds_up_the_connection_and_what_it_drops_is_counted() {
-    let tap = Tap::new(SlowDisk);
+    // A sink that does not write until the session is over: however fast or slow the machine
+    // runs the session, the tap's queue fills.
+    let stuck = std::sync::Arc::new((std::sync::Mutex::new(true), std::sync::Condvar::new()));
+    let tap = Tap::new(StuckDisk(stuck.clone()));
     let (client, mut server) = connect_with(Client::builder().tap(tap.clone())).await;
     let started = std::time::Instant::now();
     let (answer, ()) = tokio::join!(client.request_raw("x/y", json!({})), async {
@@ -490,10 +480,26 @@ async fn a_slow_tap_never_holds_up_the_connection_and_what_it_drops_is_counted()
         server.send(json!({"id": request["id"], "result": {}}).to_string()).await.unwrap();
     });
     answer.unwrap();
-    // The sink takes 5 ms per write (of its buffer); the loop never waits for it.
+    // The loop never waits for the sink.
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     let stats = client.connection_stats().await.unwrap();
     assert!(stats.tap_dropped > 0, "{stats:?}");
     assert_eq!(stats.tap_dropped, tap.dropped());
+    *stuck.0.lock().unwrap() = false;
+    stuck.1.notify_all();
+}
+
+/// A sink whose writes wait while its flag is set: a disk that stopped.
+struct StuckDisk(std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+
+impl std::io::Write for StuckDisk {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let (stuck, changed) = &*self.0;
+        let _open = changed.wait_while(stuck.lock().unwrap(), |stuck| *stuck).unwrap();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 }

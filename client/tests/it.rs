@@ -9,6 +9,7 @@ mod common;
 }
 mod cancel;
 mod embedding;
+mod handshake;
 mod memory;
 mod misbehaving;
 mod older_release;

@@ -129,7 +129,14 @@ async fn version_mismatch_is_reported_or_an_error() {
     assert_eq!(check.expected, CODEX_VERSION);
 
     let (transport, mut server) = MemoryTransport::pair(8);
-    let (client, _) = tokio::join!(Client::builder().version_policy(VersionPolicy::Error).connect(transport), handshake(&mut server, "0.1.0"));
+    // Refused before `initialized`: the client only closes the connection.
+    let refuse = async {
+        let init = server.recv_json().await.expect("initialize");
+        let result = json!({"userAgent": user_agent("0.1.0"), "codexHome": "/tmp/h", "platformFamily": "unix", "platformOs": "linux"});
+        server.send(json!({"id": init["id"], "result": result}).to_string()).await.unwrap();
+        assert_eq!(server.recv().await, None, "no `initialized`");
+    };
+    let (client, ()) = tokio::join!(Client::builder().version_policy(VersionPolicy::Error).connect(transport), refuse);
     match client {
         Err(ClientError::VersionMismatch(check)) => assert!(check.to_string().contains("0.1.0")),
         other => panic!("expected a version mismatch, got {other:?}"),

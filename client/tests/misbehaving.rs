@@ -288,7 +288,9 @@ async fn late_answers_after_a_timeout_or_a_dropped_future_are_events_that_name_t
             _ = call => panic!("answered before the server saw it"),
             request = server.request("dropped/one") => request,
         };
-        tokio::time::sleep(Duration::from_millis(20)).await; // the `Abandon` reaches the connection
+        // The `Abandon` was sent when the call was dropped; the connection handles commands in
+        // order, so it has handled it once it answers this.
+        client.connection_stats().await.unwrap();
         match error {
             false => server.answer(&request, json!({})).await,
             true => server.error(&request, json!({"code": -32603, "message": "late"})).await,
@@ -402,7 +404,14 @@ async fn every_server_request_of_a_flood_is_answered_while_the_server_does_not_r
         let client = client.clone();
         async move { client.request_raw("after/flood", Value::Null).await }
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Once its task sent it (on a busy machine, that can take longer than any fixed pause).
+    tokio::time::timeout(T, async {
+        while client.pending_requests() == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the request was sent");
     server.reading.send_replace(true);
     let mut answered = HashSet::new();
     let mut request = None;
@@ -562,7 +571,13 @@ async fn a_half_closed_websocket_ends_the_connection_its_requests_and_its_turns(
         let client = client.clone();
         async move { client.request_raw("never/answered", Value::Null).await }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::timeout(T, async {
+        while client.pending_requests() == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the request was sent");
     // The server's side of the socket ends without a close frame; its reading side stays open.
     ws.get_mut().shutdown().await.unwrap();
     let exit = server::exited(tokio::time::timeout(T, pending).await.unwrap().unwrap());
@@ -641,6 +656,8 @@ async fn a_server_that_will_not_exit_is_killed_and_the_exit_says_how_long_the_cl
 /// Answers approvals after a while, and never answers tool calls (noting when it is dropped).
 struct SlowHandler {
     dropped: Arc<AtomicBool>,
+    /// How many requests the handler began.
+    began: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 struct SetOnDrop(Arc<AtomicBool>);
@@ -653,12 +670,14 @@ impl Drop for SetOnDrop {
 
 impl ServerRequestHandler for SlowHandler {
     async fn item_command_execution_request_approval(&self, _: CommandExecutionRequestApprovalParams) -> HandlerResult<CommandExecutionRequestApprovalResponse> {
+        self.began.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(100)).await;
         Ok(CommandExecutionRequestApprovalResponse { decision: CommandExecutionApprovalDecision::Decline })
     }
 
     async fn item_tool_call(&self, _: DynamicToolCallParams) -> HandlerResult<DynamicToolCallResponse> {
         let _flag = SetOnDrop(self.dropped.clone());
+        self.began.fetch_add(1, Ordering::SeqCst);
         std::future::pending().await
     }
 }
@@ -666,7 +685,8 @@ impl ServerRequestHandler for SlowHandler {
 #[tokio::test]
 async fn shutdown_awaits_the_handlers_answers_then_cancels_what_is_left() {
     let dropped = Arc::new(AtomicBool::new(false));
-    let builder = Client::builder().handler(SlowHandler { dropped: dropped.clone() });
+    let began = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let builder = Client::builder().handler(SlowHandler { dropped: dropped.clone(), began: began.clone() });
     let (client, mut server) = Misbehaving::connect(builder, &[]).await;
     let approval = json!({"id": 7, "method": "item/commandExecution/requestApproval",
         "params": {"threadId": "t", "turnId": "u", "itemId": "c", "startedAtMs": 0, "command": "ls", "cwd": "/w", "reason": null}});
@@ -674,7 +694,14 @@ async fn shutdown_awaits_the_handlers_answers_then_cancels_what_is_left() {
         "params": {"threadId": "t", "turnId": "u", "callId": "k", "tool": "x", "arguments": {}}});
     server.send(&approval.to_string()).await;
     server.send(&tool.to_string()).await;
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // Both are with the handler (however long the connection takes to read them).
+    tokio::time::timeout(T, async {
+        while began.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("both requests reach the handler");
     let shutdown = client.shutdown(Duration::from_millis(500));
     let play = async {
         // The answer in progress is sent before the client's side closes ...

@@ -68,4 +68,27 @@ async fn codex_0_169_is_sent_only_what_it_knows() {
     client.shutdown(std::time::Duration::from_secs(5)).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary: installs codex 0.100.0 with npm"]
+async fn codex_0_100_below_the_floor_warn_connects_and_error_names_the_range() {
+    let setup = Setup::new(release("0.100.0"));
+    // Its `initialize` result is only `userAgent`: read before anything has to decode.
+    let client = setup.connect(Client::builder().client_info("My App", "1.0")).await;
+    let check = client.version_check().unwrap();
+    assert_eq!(check.server.as_deref(), Some("0.100.0"));
+    assert_eq!(check.support(), Some(availability::Support::Older));
+    assert!(client.initialize_response().is_none(), "0.100.0 lacks `codexHome`");
+    assert!(client.initialize_result().unwrap()["userAgent"].as_str().unwrap().starts_with("My App/0.100.0 "));
+    // The session goes on as far as 0.100.0's messages allow: `thread/start` is answered.
+    let started = client.request_raw("thread/start", serde_json::json!({})).await.expect("thread/start answered");
+    assert!(started["thread"]["id"].is_string(), "{started}");
+    client.shutdown(std::time::Duration::from_secs(5)).await;
+
+    let refused = Client::builder().version_policy(VersionPolicy::Error).spawn(&setup.command).await.unwrap_err();
+    let ClientError::VersionMismatch(check) = &refused else { panic!("{refused:?}") };
+    assert_eq!(check.server.as_deref(), Some("0.100.0"));
+    let range = format!("codex {} to {}", availability::FLOOR, CODEX_VERSION);
+    assert!(refused.to_string().contains(&range), "{refused}");
+}
+
 }

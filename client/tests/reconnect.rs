@@ -268,4 +268,43 @@ async fn a_first_turn_whose_resume_is_refused_while_it_runs_is_ended_by_the_resu
     assert_eq!(run.final_response, "Hello");
     assert!(thread.is_attached());
 }
+
+/// The flake of `real::a_fresh_thread_survives_a_reconnect_...`, in memory: after a reconnect a
+/// fresh thread's first turn starts while the connection is not subscribed to the thread; the
+/// client resumes the thread once `turn/start` is answered, and the real codex, on a busy
+/// machine, answers that resume after the turn's agent message completed (sent to no
+/// connection) but before the turn ended: the answer lists the turn in progress, with that
+/// message among its items. Its handle gets the items the answer lists that its stream did not
+/// have, each once (also when the server sends the item's `item/completed` after all).
+#[tokio::test]
+async fn a_turn_in_progress_in_the_resume_answer_gets_the_items_it_completed_before_it() {
+    for completed_again in [false, true] {
+        let (client, mut server1, mut server2, mut events) = connect().await;
+        let thread = start_thread(&client, &mut server1, "t").await;
+        let resume = cut(server1, &mut server2, "t").await;
+        server2.send(json!({"id": resume["id"], "error": {"code": -32600, "message": "no rollout found"}}).to_string()).await.unwrap();
+        assert!(matches!(next_reconnect_event(&mut events).await, Event::Reconnected(1)));
+        let running = tokio::spawn({
+            let thread = thread.clone();
+            async move { thread.run("Are you there?").await }
+        });
+        let request = recv(&mut server2).await;
+        assert_eq!(request["method"], "turn/start");
+        answer(&mut server2, &request, json!({"turn": turn_json("u", "inProgress", json!([]))})).await;
+        let resume = recv(&mut server2).await;
+        assert_eq!(resume["method"], "thread/resume");
+        let user = json!({"type": "userMessage", "id": "q", "clientId": null, "content": [{"type": "text", "text": "Are you there?", "text_elements": []}], "startedAtMs": 0, "completedAtMs": 0});
+        let items = json!([user, agent_message("m", "still here")]);
+        answer(&mut server2, &resume, thread_result("t", json!([turn_json("u", "inProgress", items)]))).await;
+        if completed_again {
+            let params = json!({"threadId": "t", "turnId": "u", "item": agent_message("m", "still here"), "completedAtMs": 0});
+            server2.send(json!({"method": "item/completed", "params": params}).to_string()).await.unwrap();
+        }
+        server2.send(turn_completed("t", "u")).await.unwrap();
+        let run = tokio::time::timeout(T, running).await.expect("run ends").unwrap().unwrap();
+        assert_eq!(run.final_response, "still here", "completed again: {completed_again}");
+        assert_eq!(run.items.len(), 2, "each item once: {:?}", run.items);
+        assert_eq!(run.turn.status, TurnStatus::Completed);
+    }
+}
 }
