@@ -452,4 +452,88 @@ trait T { fn declared(&self); }
         assert_eq!(snake("ThreadList"), "thread_list");
         assert_eq!(snake("Initialize"), "initialize");
     }
+
+    fn change(path: &str, kind: Kind) -> Change {
+        use codex_app_codegen::diff::{Effect, FiledUnder, Severity};
+        Change {
+            filed_under: FiledUnder::Unused { name: path.split('.').next().unwrap().into(), experimental: false },
+            path: path.into(),
+            kind,
+            experimental: false,
+            severity: Severity::Breaking,
+            sends: Some(Effect { breaking: true, why: String::new() }),
+            receives: None,
+        }
+    }
+
+    /// The names come from the IR of the vendored range: a member, a value, a method, a type.
+    #[test]
+    fn the_names_of_a_change_in_the_vendored_range() {
+        let (ir, _) = crate::regen::range_ir(&crate::root()).unwrap();
+        let field = || Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() };
+        assert_eq!((words(&change("ThreadListParams.limit", field()), &ir)), [["ThreadListParams", "limit"]]);
+        let added = Kind::FieldAdded { ty: "String".into(), presence: "required".into() };
+        assert_eq!((words(&change("ThreadListParams.projectId", added), &ir)), [["ThreadListParams"]]);
+        let value = Kind::ValueRemoved { value: "created_at".into() };
+        assert_eq!((words(&change("ThreadSortKey", value), &ir)), [["ThreadSortKey", "CreatedAt"]]);
+        assert_eq!(
+            (words(&change("thread/list", Kind::MethodRemoved), &ir)),
+            [vec!["\"thread/list\""], vec!["ThreadList"], vec!["thread_list"]]
+        );
+        let shape = Kind::ShapeChanged { old: "struct".into(), new: "tagged union".into() };
+        assert_eq!((words(&change("AgentMessageDisplay", shape), &ir)), [["AgentMessageDisplay"]]);
+    }
+
+    /// The functions that name a change, innermost, with their file, line and test mark.
+    #[test]
+    fn functions_that_use_a_change() {
+        let (ir, _) = crate::regen::range_ir(&crate::root()).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("client/tests")).unwrap();
+        std::fs::write(root.path().join("client/tests/a.rs"), SOURCE).unwrap();
+        std::fs::write(
+            root.path().join("client/tests/b.rs"),
+            "fn limited() -> ThreadListParams {\n    ThreadListParams { limit: Some(5), ..Default::default() }\n}\n\
+             fn unrelated() { let limit = 3; }\n",
+        )
+        .unwrap();
+        let report = codex_app_codegen::diff::Report {
+            old_version: "0.171.0".into(),
+            new_version: "0.172.0".into(),
+            old_has_experimental: true,
+            new_has_experimental: true,
+            counts: Default::default(),
+            changes: vec![
+                change(
+                    "ThreadListParams.limit",
+                    Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() },
+                ),
+                change("thread/list", Kind::MethodRemoved),
+                change("ThreadSortKey", Kind::ValueRemoved { value: "created_at".into() }),
+            ],
+            types: Default::default(),
+        };
+        let files = [PathBuf::from("client/tests/a.rs"), PathBuf::from("client/tests/b.rs")];
+        let found: Vec<(String, Vec<String>)> = broken(&report, &ir, root.path(), &files)
+            .into_iter()
+            .map(|b| {
+                let uses = b
+                    .uses
+                    .iter()
+                    .map(|u| {
+                        format!("{}:{} {}{}", u.file.display(), u.line, u.function, if u.test { " (test)" } else { "" })
+                    })
+                    .collect();
+                (b.change, uses)
+            })
+            .collect();
+        assert_eq!(
+            found[0].0,
+            "ThreadListParams.limit: field `ThreadListParams.limit` removed (was `Option<u32>`) — breaks senders"
+        );
+        assert_eq!(found[0].1, ["client/tests/b.rs:1 limited"]);
+        // `helper` holds `inner`, which names it: only `inner`.
+        assert_eq!(found[1].1, ["client/tests/a.rs:6 lists_by_cursor (test)", "client/tests/a.rs:13 inner"]);
+        assert_eq!(found[2].1, ["client/tests/a.rs:18 other (test)"]);
+    }
 }
