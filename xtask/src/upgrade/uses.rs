@@ -126,8 +126,10 @@ pub fn words(change: &Change, ir: &Ir) -> Vec<Words> {
             }
             out
         }
-        // A required member added: every value of the type a client sends must carry it.
+        // A required member added, or a member that became required: every value of the type
+        // a client sends must carry it, and the code that builds one need not name it.
         (Kind::FieldAdded { .. }, _) => vec![vec![owner]],
+        (Kind::PresenceChanged { new, .. }, _) if new.starts_with("required") => vec![vec![owner]],
         // A member of the owner, or of a type named from it (an inline type).
         (_, Some(member)) => {
             let mut out: Vec<Words> = Vec::new();
@@ -471,17 +473,31 @@ trait T { fn declared(&self); }
     fn the_names_of_a_change_in_the_vendored_range() {
         let (ir, _) = crate::regen::range_ir(&crate::root()).unwrap();
         let field = || Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() };
-        assert_eq!((words(&change("ThreadListParams.limit", field()), &ir)), [["ThreadListParams", "limit"]]);
+        assert_eq!(words(&change("ThreadListParams.limit", field()), &ir), [["ThreadListParams", "limit"]]);
         let added = Kind::FieldAdded { ty: "String".into(), presence: "required".into() };
-        assert_eq!((words(&change("ThreadListParams.projectId", added), &ir)), [["ThreadListParams"]]);
+        assert_eq!(words(&change("ThreadListParams.projectId", added), &ir), [["ThreadListParams"]]);
+        let required = Kind::PresenceChanged {
+            old: "optional".into(),
+            new: "required".into(),
+            old_ty: "Option<u32>".into(),
+            new_ty: "u32".into(),
+        };
+        assert_eq!(words(&change("ThreadListParams.limit", required), &ir), [["ThreadListParams"]]);
+        let optional = Kind::PresenceChanged {
+            old: "required".into(),
+            new: "optional".into(),
+            old_ty: "String".into(),
+            new_ty: "Option<String>".into(),
+        };
+        assert_eq!(words(&change("ThreadListParams.limit", optional), &ir), [["ThreadListParams", "limit"]]);
         let value = Kind::ValueRemoved { value: "created_at".into() };
-        assert_eq!((words(&change("ThreadSortKey", value), &ir)), [["ThreadSortKey", "CreatedAt"]]);
+        assert_eq!(words(&change("ThreadSortKey", value), &ir), [["ThreadSortKey", "CreatedAt"]]);
         assert_eq!(
             (words(&change("thread/list", Kind::MethodRemoved), &ir)),
             [vec!["\"thread/list\""], vec!["ThreadList"], vec!["thread_list"]]
         );
         let shape = Kind::ShapeChanged { old: "struct".into(), new: "tagged union".into() };
-        assert_eq!((words(&change("AgentMessageDisplay", shape), &ir)), [["AgentMessageDisplay"]]);
+        assert_eq!(words(&change("AgentMessageDisplay", shape), &ir), [["AgentMessageDisplay"]]);
     }
 
     /// The functions that name a change, innermost, with their file, line and test mark.
