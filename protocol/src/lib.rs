@@ -197,9 +197,9 @@ pub use experimental::{experimental_error_message, ExperimentalApi, Experimental
 /// it may change in any release.
 ///
 /// It lives in this crate, not a dev-only one, because `written_for_codex!` must compare the
-/// release a test names with the releases of the range ([`availability::releases`]) while the
-/// macro expands: the generator writes them into the macro as literals, next to the types they
-/// match.
+/// release a test names with the releases of the range ([`crate::availability::releases`])
+/// while the macro expands: the generator writes them into the macro as literals, next to the
+/// types they match.
 #[doc(hidden)]
 pub mod __test_support {
     use crate::availability::FLOOR;
