@@ -6,8 +6,9 @@
 #   2. cargo xtask regen --codex <it>           vendor its schema, regenerate the crate
 #   3. build the whole workspace, every target but the examples (xtask and its xtask-traffic
 #      binary included), and codex-app-client with all its features and without (its
-#      server-request handler is generated; its tests are pinned to the vendored release, see
-#      `pinned_to_codex!`; its examples teach the vendored release's types and are left out)
+#      server-request handler is generated; its tests are written for the vendored release,
+#      and a regen from a release out of the range leaves them out, see `written_for_codex!`;
+#      its examples teach the vendored release's types and are left out)
 #   4. cargo xtask record --codex <it>          record every scenario into traffic/fixtures/<v>/
 #   5. cargo xtask drift traffic/fixtures/<v>/*   zero drift expected on what was recorded
 #   6. clippy -D warnings, with `experimental` (workspace) and without (the protocol crate and the

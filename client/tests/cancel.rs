@@ -10,9 +10,9 @@
 //! - A panic in the connection's loop or writer ends every handle at once; a slow tap never
 //!   holds up the connection.
 //!
-//! Written against the types of the vendored codex release (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release (see `written_for_codex!`).
 
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::future::Future;
 use std::pin::Pin;

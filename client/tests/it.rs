@@ -4,7 +4,7 @@
 //! `tests/` is compiled only once it is listed here.
 
 // `common` writes this release's types (its turn helper): pinned like the tests that use it.
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 mod common;
 }
 mod cancel;

@@ -1,10 +1,10 @@
 //! The client against a server played by the test over the in-memory transport: handshake,
 //! requests, errors, routing, handlers, failure and load.
 //!
-//! Written against the types of the vendored codex release; after a regen from another release
-//! these tests are left out and one test says so (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release; after a regen from a release out
+//! of the range these tests are left out and one test says so (see `written_for_codex!`).
 
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::sync::Arc;
 use std::time::Duration;

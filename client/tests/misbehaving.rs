@@ -3,10 +3,10 @@
 //! valid id, floods, overload and draining errors, turns whose end cannot be read, sockets
 //! closed half way, a process that dies or will not exit. Public API only.
 //!
-//! Written against the types of the vendored codex release; after a regen from another release
-//! these tests are left out and one test says so (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release; after a regen from a release out
+//! of the range these tests are left out and one test says so (see `written_for_codex!`).
 
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -6,7 +6,7 @@
 //! The release is installed on first use into `.codex-bin/releases/0.169.0/` (npm, through
 //! `scripts/install-codex.sh`).
 
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,9 +2,9 @@
 //! the resume's answer reconciles the turns that ended while the connection was down, and what
 //! becomes of a thread without turns that the server cannot resume. Public API only.
 //!
-//! Written against the types of the vendored codex release (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release (see `written_for_codex!`).
 
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,11 +1,11 @@
 //! Typed structured output and typed dynamic tools against the real codex (the `schemars`
 //! feature; tools also need `experimental`).
 //!
-//! Written against the types of the vendored codex release; after a regen from another release
-//! these tests are left out and one test says so (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release; after a regen from a release out
+//! of the range these tests are left out and one test says so (see `written_for_codex!`).
 #![cfg(feature = "schemars")]
 
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 
 use std::time::Duration;

@@ -2,10 +2,10 @@
 //! and a real session recorded through it has no drift: what a user runs in CI
 //! (`cargo xtask drift` over their own sessions).
 //!
-//! Written against the types of the vendored codex release; after a regen from another release
-//! these tests are left out and one test says so (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release; after a regen from a release out
+//! of the range these tests are left out and one test says so (see `written_for_codex!`).
 
-codex_app_client::protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::time::Duration;
 

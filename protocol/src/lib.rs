@@ -192,24 +192,26 @@ mod generated {
 pub use experimental::{experimental_error_message, ExperimentalApi, ExperimentalReason};
 
 /// Test support, not API: what this workspace's tests (and those of crates built on this one)
-/// use to pin tests to the codex release they were written for. Hidden from the docs, and
-/// named `__test_support` so that no one mistakes it for part of the protocol; it may change
-/// in any release.
+/// use to tie tests to the codex release whose types they were written against. Hidden from
+/// the docs, and named `__test_support` so that no one mistakes it for part of the protocol;
+/// it may change in any release.
 ///
-/// It lives in this crate, not a dev-only one, because `pinned_to_codex!` must compare the
-/// release a test names with [`CODEX_VERSION`] while the macro expands: the generator writes
-/// that version into the macro as a literal, next to the types it matches.
+/// It lives in this crate, not a dev-only one, because `written_for_codex!` must compare the
+/// release a test names with the releases of the range ([`crate::availability::releases`])
+/// while the macro expands: the generator writes them into the macro as literals, next to the
+/// types they match.
 #[doc(hidden)]
 pub mod __test_support {
+    use crate::availability::FLOOR;
     use crate::CODEX_VERSION;
 
-    /// Keeps the items after the version when this crate was generated from that codex
-    /// release; otherwise one failing test says they were left out (see the generated
-    /// `__pinned_to_codex!`).
-    pub use crate::__test_support_pinned_to_codex as pinned_to_codex;
+    /// Keeps the items after the version when that codex release is in the range this crate
+    /// was generated for; otherwise one failing test says they were left out (see the
+    /// generated `__written_for_codex!`).
+    pub use crate::__test_support_written_for_codex as written_for_codex;
 
-    /// The variable that, set to anything but empty or `0`, has the tests written for another
-    /// codex release pass with a note (and the traffic tests skip missing fixtures).
+    /// The variable that, set to anything but empty or `0`, has the tests written for a codex
+    /// release out of the range pass with a note (and the traffic tests skip missing fixtures).
     pub const SKIP_PINNED_TESTS_ENV: &str = "CODEX_APP_SKIP_PINNED_TESTS";
 
     /// Whether [`SKIP_PINNED_TESTS_ENV`] is set (to anything but empty or `0`).
@@ -217,15 +219,15 @@ pub mod __test_support {
         std::env::var(SKIP_PINNED_TESTS_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
     }
 
-    /// The body of the test that `pinned_to_codex!` puts in place of tests written for
-    /// another codex release: fails, saying which release they were written for and which one
-    /// the crate is generated from, or passes with that note when `CODEX_APP_SKIP_PINNED_TESTS`
-    /// is set (to anything but empty or `0`).
-    pub fn pinned_tests_left_out(written_for: &str) {
+    /// The body of the test that `written_for_codex!` puts in place of tests written for a
+    /// codex release out of the range: fails, saying which release they were written for and
+    /// which range the crate is generated for, or passes with that note when
+    /// `CODEX_APP_SKIP_PINNED_TESTS` is set (to anything but empty or `0`).
+    pub fn tests_left_out(written_for: &str) {
         let message = format!(
-            "tests written against the types of codex {written_for} are left out: this crate is generated from codex \
-             {CODEX_VERSION}. Check them against the new types and change the version in their `pinned_to_codex!`, or set \
-             {SKIP_PINNED_TESTS_ENV}=1 to skip them"
+            "tests written against the types of codex {written_for} are left out: this crate is generated for codex \
+             {FLOOR} to {CODEX_VERSION}, which does not include it. Check them against the types of a release of the \
+             range and change the version in their `written_for_codex!`, or set {SKIP_PINNED_TESTS_ENV}=1 to skip them"
         );
         if skipping_pinned_tests() {
             eprintln!("SKIPPED: {message}");
@@ -235,14 +237,14 @@ pub mod __test_support {
     }
 }
 
-/// `__test_support::pinned_to_codex!`: the generated `__pinned_to_codex!` (whose version is
-/// a literal the generator writes), under a name this crate can re-export from
+/// `__test_support::written_for_codex!`: the generated `__written_for_codex!` (whose releases
+/// are literals the generator writes), under a name this crate can re-export from
 /// `__test_support` (a `#[macro_export]` macro of the generated module cannot be).
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __test_support_pinned_to_codex {
+macro_rules! __test_support_written_for_codex {
     ($version:tt, $($item:tt)*) => {
-        $crate::__pinned_to_codex! { $version, $($item)* }
+        $crate::__written_for_codex! { $version, $($item)* }
     };
 }
 

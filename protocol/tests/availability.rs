@@ -3,7 +3,7 @@
 
 // Everything below is written against one release's types: after a regen from another release
 // it is left out whole, imports and helpers included (nothing stays behind unused).
-codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
     use codex_app_protocol::availability::*;
     use serde_json::Value;
 

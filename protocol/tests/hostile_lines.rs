@@ -7,9 +7,9 @@
 //! - Duplicated keys keep the last value in externally tagged unions and `error` objects.
 //! - Error paths in multi-line JSON and in envelope members.
 //!
-//! Written against the types of the vendored codex release (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release (see `written_for_codex!`).
 
-codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::time::{Duration, Instant};
 

@@ -3,9 +3,9 @@
 //! so whatever a deserializer does after the visitor, the value is dropped with that place.
 //! Counted by the binary's allocator (`counting.rs`), per thread.
 //!
-//! Written against the types of the vendored codex release (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release (see `written_for_codex!`).
 
-codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
 use std::cell::Cell;
 use std::collections::BTreeMap;

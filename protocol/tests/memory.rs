@@ -4,9 +4,9 @@
 //!
 //! `cargo test -p codex-app-protocol --release --test it memory -- --nocapture` prints them.
 //!
-//! Written against the types of the vendored codex release (see `pinned_to_codex!`).
+//! Written against the types of the vendored codex release (see `written_for_codex!`).
 
-codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
 use codex_app_protocol::ServerMessage;
 

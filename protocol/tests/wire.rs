@@ -1,9 +1,9 @@
 //! The envelope, framing, unknown data and the `null` policy, on hand-picked lines.
 //!
-//! The lines and types are those of the vendored codex release; after a regen from another
-//! release these tests are left out and one test says so (see `pinned_to_codex!`).
+//! The lines and types are those of the vendored codex release; after a regen from a
+//! release out of the range these tests are left out and one test says so (see `written_for_codex!`).
 
-codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;

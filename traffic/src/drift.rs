@@ -774,8 +774,8 @@ mod tests {
         assert_eq!(d.lost.len(), 1);
     }
 
-    // Written against a type of the vendored release (see `pinned_to_codex!`).
-    codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+    // Written against a type of the vendored release (see `written_for_codex!`).
+    codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
     use codex_app_protocol::ThreadMetadataGitInfoUpdateParams;
 
     /// The exception of the null policy, as it would show if a decoder lost the difference

@@ -107,8 +107,8 @@ mod tests {
         assert_eq!(at(&v, &[Step::Key("a"), Step::Index(3)]), None);
     }
 
-    // Written against types of the vendored release (see `pinned_to_codex!`).
-    codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+    // Written against types of the vendored release (see `written_for_codex!`).
+    codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
     use codex_app_protocol::{Message, ServerMessage};
 
     /// Unknown values found by the generated walk, with their paths and types; a string that

@@ -378,7 +378,7 @@ fn null_policy() {
     );
 }
 
-codex_app_protocol::__test_support::pinned_to_codex! { "0.171.0",
+codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
 /// One syntax for every path of a report: a member that does not decode and an unknown member,
 /// both under a key that needs quoting (a file path with a slash, a space and a dot), are

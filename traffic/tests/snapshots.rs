@@ -3,8 +3,9 @@
 //! (`cargo xtask record`), `cargo insta review` shows what changed on the wire, message by
 //! message.
 //!
-//! Snapshots are named by scenario, not by codex version, so an upgrade is a diff of the same
-//! snapshot.
+//! Snapshots are named by scenario, not by codex version, and hold no release number: an
+//! upgrade is a diff of the same snapshot, empty when the new release behaves as the previous
+//! one did.
 
 use codex_app_traffic::summary::summarize;
 use codex_app_traffic::transcript;
@@ -15,7 +16,7 @@ fn summary(scenario: &str) -> Option<String> {
     let path = fixture_for_test(scenario, scenario)?;
     let entries =
         transcript::read_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    Some(format!("codex {}\n{}", codex_app_protocol::CODEX_VERSION, summarize(&entries)))
+    Some(summarize(&entries))
 }
 
 macro_rules! snapshot {

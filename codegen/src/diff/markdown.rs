@@ -266,6 +266,16 @@ fn same_list_kind(a: &Kind, b: &Kind) -> bool {
     )
 }
 
+impl Change {
+    /// The change as one line of plain text, as the changelog lists it: what changed and, for
+    /// a breaking change, whom it breaks (`field \`Project.position\` removed (was \`i64\`) — breaks
+    /// receivers (...)`).
+    pub fn sentence(&self) -> String {
+        let experimental = if self.experimental { " (experimental)" } else { "" };
+        format!("{}{}{experimental}", describe(self), effects(self)).replace("**", "")
+    }
+}
+
 /// What changed, as a sentence fragment.
 fn describe(c: &Change) -> String {
     let p = &c.path;

@@ -44,6 +44,9 @@ pub fn emit_methods(ir: &Ir, codex_version: &str, settings: &Settings) -> Result
         .flat_map(|line| line.split(|c: char| !(c.is_alphanumeric() || c == '_')))
         .collect();
     let types = ir.types.keys().any(|name| row_words.contains(name.as_str())).then(|| quote! { use super::types::*; });
+    // The releases of the range: tests written for any of them are kept.
+    let releases: Vec<&str> =
+        if ir.releases.is_empty() { vec![codex_version] } else { ir.releases.iter().map(String::as_str).collect() };
     let head = quote! {
         #map
         #value
@@ -54,31 +57,36 @@ pub fn emit_methods(ir: &Ir, codex_version: &str, settings: &Settings) -> Result
         /// The codex release whose schema this crate was generated from.
         pub const CODEX_VERSION: &str = #codex_version;
 
-        /// Test support, not API: use it as `codex_app_protocol::__test_support::pinned_to_codex!`.
+        /// Test support, not API: use it as `codex_app_protocol::__test_support::written_for_codex!`.
         ///
-        /// Keeps the items after the version when this crate was generated from that codex
-        /// release ([`CODEX_VERSION`]); otherwise puts in their place one test that fails and
-        /// says why.
+        /// Keeps the items after the version when that codex release is one of the range this
+        /// crate was generated for (`availability::releases`); otherwise puts in their place
+        /// one test that fails and says why.
         ///
-        /// For tests written against one release's types, which name types, members and
-        /// variants another release may not have: after `cargo xtask regen` from another
-        /// release they still compile, and the failing test asks for them to be checked
-        /// against the new types (and the version they name changed). Set
+        /// For tests written against the types of one release, which name types, members and
+        /// variants another release may not have. A release of the range keeps them: what a
+        /// later release removed stays in the types (marked with its last release), so they
+        /// still compile, and `cargo xtask upgrade` names those that use what the newest
+        /// release broke. After `cargo xtask regen` from a release outside the range (an older
+        /// one) they still compile, and the failing test asks for them to be checked against
+        /// the new types (and the version they name changed). Set
         /// `CODEX_APP_SKIP_PINNED_TESTS=1` to have it pass with a note instead.
         ///
         /// ```
-        /// codex_app_protocol::__test_support::pinned_to_codex! { "0.0.0-not-this-one",
+        /// codex_app_protocol::__test_support::written_for_codex! { "0.0.0-not-this-one",
         ///     fn uses_types_of_another_release() {}
         /// }
         /// ```
         #[doc(hidden)]
         #[macro_export]
-        macro_rules! __pinned_to_codex {
-            (#codex_version, $($item:item)*) => { $($item)* };
+        macro_rules! __written_for_codex {
+            #(
+                (#releases, $($item:item)*) => { $($item)* };
+            )*
             ($version:literal, $($item:item)*) => {
                 #[test]
-                fn pinned_to_another_codex_release() {
-                    $crate::__test_support::pinned_tests_left_out($version);
+                fn written_for_a_codex_release_out_of_range() {
+                    $crate::__test_support::tests_left_out($version);
                 }
             };
         }

@@ -6,29 +6,41 @@
 //! 2. install it (`CODEX_VERSION=VERSION scripts/install-codex.sh`), unless `--codex PATH`;
 //! 3. regen ([`crate::regen`]): when the schema needs decisions, print them and stop there (the
 //!    regen writes nothing, so the rerun after adding them does the whole upgrade);
-//! 4. record: build `xtask-traffic` with cargo ([`cargo::build_traffic_binary`]: this binary
+//! 4. when the changelog of the regen finds breaking changes: which functions of the workspace
+//!    use each of them ([`uses`]: tests, examples and library code, by name);
+//! 5. record: build `xtask-traffic` with cargo ([`cargo::build_traffic_binary`]: this binary
 //!    never builds the protocol crate), then run its `record --summary FILE`, whose JSON
 //!    ([`crate::traffic::RecordSummary`]) says which fixtures it wrote and which scenarios
 //!    failed;
-//! 5. the drift check (`xtask-traffic drift`) on the fixtures written;
-//! 6. the tests an upgrade is expected to change: the traffic crate's (fixtures, snapshots) and
-//!    the test targets holding a `pinned_to_codex!` ([`workspace`]: targets from `cargo
-//!    metadata`), with `INSTA_UPDATE=new` (pending snapshots are written as `.snap.new`, never
-//!    accepted), without `CODEX_APP_SKIP_PINNED_TESTS` and with the tests that need the codex
-//!    binary (`--include-ignored`).
+//! 6. the drift check (`xtask-traffic drift`) on the fixtures written;
+//! 7. the tests an upgrade is expected to change: the traffic crate's (fixtures, snapshots) and
+//!    the test targets holding a `written_for_codex!` ([`workspace`]: targets from `cargo
+//!    metadata`), with `INSTA_UPDATE=unseen` (a snapshot the new release adds, such as the
+//!    drift of the traffic of the release it leaves behind, is written; a changed one is left
+//!    as `.snap.new` for review, never accepted), without `CODEX_APP_SKIP_PINNED_TESTS` and with
+//!    the tests that need the codex binary (`--include-ignored`), which drive the codex upgraded
+//!    to (`CODEX_BIN`).
+//!
+//! Tests are written for a release of the supported range (`written_for_codex!`), not pinned
+//! to the newest one: a release that only adds keeps every one of them compiling and running,
+//! and the upgrade ends with a tree to commit. A release that breaks something still types
+//! what it removed (the range keeps it, with its last release), so the tests compile and run,
+//! and the report names each breaking change with the functions that use it.
 //!
 //! What the subprocesses report is read as data: cargo's JSON messages ([`cargo`]), exit
 //! statuses and the record summary; only the names of failed tests come from libtest's text
 //! ([`cargo::failed_tests`]).
 //!
 //! A failed step does not stop the ones that can still run (after a failed record, drift runs
-//! on what was written and the tests run). Then a report of what needs a person ([`report`]):
-//! failed steps, decisions to add, scenarios that no longer fit, pinned tests to move,
-//! snapshots to review, failing tests.
+//! on what was written and the tests run). Then a report ([`report`]): what the release added,
+//! what its traffic showed, and what needs a person: failed steps, decisions to add, breaking
+//! changes and what uses them, scenarios that no longer fit, snapshots to review, failing
+//! tests.
 
 pub mod cargo;
 pub mod report;
 mod steps;
+pub mod uses;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -79,14 +91,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// The traffic crate (`traffic/`): its fixture and snapshot tests change with every release.
 pub const TRAFFIC_PACKAGE: &str = "codex-app-traffic";
 
+/// The generated code, left out of the search for what uses a breaking change.
+const GENERATED_DIR: &str = "protocol/src/generated";
+
 /// Every step that can run; what each found goes to the report.
 fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report {
     let root = workspace.root.as_path();
     // Static, so known before anything runs: which test targets to run.
-    let pinned = workspace.scan_pinned();
-    let test_runs = workspace.test_runs(&pinned);
+    let written_for = workspace.scan_written_for();
+    let test_runs = workspace.test_runs(&written_for);
     let mut steps =
-        Steps { report: Report { version: version.to_owned(), ..Report::default() }, total: 4 + test_runs.len() };
+        Steps { report: Report { version: version.to_owned(), ..Report::default() }, total: 5 + test_runs.len() };
+    // The release the upgrade leaves: the changelog compares with it.
+    let previous = codex_app_codegen::vendor::read_vendored(&root.join(regen::VENDOR_DIR));
 
     let codex = match codex {
         Some(path) => steps.run("check codex", || {
@@ -101,6 +118,8 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
     };
 
     let mut missing = None;
+    let mut changelog = None;
+    let mut steps_broken = Vec::new();
     let regenerated = match &codex {
         None => {
             steps.skip("regen", "no codex to run");
@@ -113,9 +132,16 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
                 if set.codex_version != version {
                     bail!("{} says it is codex {}, not {version}", codex.display(), set.codex_version);
                 }
-                match regen::regen(root, Some(set), &codex_app_codegen::Settings::codex()?) {
+                let settings = codex_app_codegen::Settings::codex()?;
+                match regen::regen(root, Some(set.clone()), &settings) {
                     Ok(plan) => {
                         regen::print_summary(&plan.set, &plan.summary, started);
+                        // The changelog's changes one by one (regen wrote them as text).
+                        if let Ok(previous) = &previous {
+                            if (&previous.stable, &previous.experimental) != (&set.stable, &set.experimental) {
+                                changelog = Some(codex_app_codegen::diff::diff_sets_with(previous, &set, &settings)?);
+                            }
+                        }
                         Ok(plan.changes)
                     }
                     Err(e) => match e
@@ -144,6 +170,32 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
         }
     };
     steps.report.decisions = missing;
+    if let Some(changelog) = &changelog {
+        steps.report.added = changelog
+            .changes
+            .iter()
+            .filter(|c| c.severity == codex_app_codegen::diff::Severity::Compatible)
+            .map(|c| format!("{}: {}", c.path, c.sentence()))
+            .collect();
+    }
+    match changelog.filter(|c| c.counts.breaking > 0) {
+        Some(changelog) => {
+            steps.run(report::NOTHING_BREAKING.0, || {
+                let (ir, _) = regen::range_ir(root)?;
+                let files: Vec<PathBuf> =
+                    workspace.source_files().into_iter().filter(|f| !f.starts_with(GENERATED_DIR)).collect();
+                let broken = uses::broken(&changelog, &ir, root, &files);
+                for b in &broken {
+                    println!("{}: used by {} function(s)", b.change, b.uses.len());
+                }
+                steps_broken = broken;
+                Ok(())
+            });
+        }
+        None if regenerated => steps.skip(report::NOTHING_BREAKING.0, report::NOTHING_BREAKING.1),
+        None => steps.skip(report::NOTHING_BREAKING.0, "regen did not finish"),
+    }
+    steps.report.broken = std::mem::take(&mut steps_broken);
 
     if let (true, Some(codex)) = (regenerated, codex.as_deref()) {
         let summary_file = workspace.target_directory.join("upgrade/record-summary.json");
@@ -171,6 +223,20 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
         });
         let written: Vec<PathBuf> =
             summary.as_ref().map(|s| s.fixtures().into_iter().map(Path::to_owned).collect()).unwrap_or_default();
+        steps.report.recorded = summary
+            .as_ref()
+            .map(|s| {
+                s.scenarios
+                    .iter()
+                    .filter_map(|r| match r {
+                        crate::traffic::ScenarioResult::Recorded { scenario, detail, .. } => {
+                            Some(format!("{scenario:<18} {}", detail.trim()))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         steps.report.scenarios = summary
             .as_ref()
             .map(|s| {
@@ -199,16 +265,24 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
                     }
                     Ok(())
                 });
+                steps.report.drift_free = steps.report.steps.last().is_some_and(|s| s.outcome == Outcome::Ok);
             }
         }
 
+        let snapshots_before = workspace.snapshots();
         for run in &test_runs {
             let mut failed = Vec::new();
             steps.run(&format!("tests {}", run.package), || {
                 let args = run.cargo_args();
                 println!("cargo {}", args.join(" "));
                 let mut cmd = crate::cargo();
-                cmd.current_dir(root).args(&args).env("INSTA_UPDATE", "new").env_remove(SKIP_PINNED_TESTS_ENV);
+                // The tests that drive a real codex drive the release upgraded to (`CODEX_BIN`:
+                // else they would install the release the crate is now generated from).
+                cmd.current_dir(root)
+                    .args(&args)
+                    .env("INSTA_UPDATE", "unseen")
+                    .env("CODEX_BIN", codex)
+                    .env_remove(SKIP_PINNED_TESTS_ENV);
                 let (status, build, failed_tests) = cargo::test(&mut cmd)?;
                 failed = failed_tests;
                 build.check().context("the tests do not compile")?;
@@ -220,6 +294,8 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
             });
             steps.report.failed_tests.extend(failed.into_iter().map(|t| format!("{}: {t}", run.package)));
         }
+        steps.report.new_snapshots =
+            workspace.snapshots().into_iter().filter(|s| !snapshots_before.contains(s)).collect();
     } else {
         let why = "regen did not finish: the protocol crate is still generated from the previous release";
         steps.skip("record", why);
@@ -229,7 +305,6 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
         }
     }
 
-    steps.report.pinned = pinned.into_iter().filter(|p| p.version != version).collect();
     steps.report.snapshots = workspace.pending_snapshots();
     steps.report
 }

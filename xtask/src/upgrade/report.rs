@@ -1,4 +1,5 @@
-//! The report at the end of an upgrade: the steps and what needs a person.
+//! The report at the end of an upgrade: the steps, what the release added and what its
+//! traffic showed, and what needs a person.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -6,7 +7,7 @@ use std::time::Duration;
 use codex_app_codegen::decisions::Missing;
 
 use super::steps::{Outcome, Step};
-use super::workspace::Pinned;
+use super::uses::Broken;
 
 /// What a run found: the steps, and what needs a person.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -17,8 +18,17 @@ pub struct Report {
     pub decisions: Option<Missing>,
     /// `vendor-schemas/CHANGES.md` was written: the release it compares with and its summary.
     pub changes: Option<(String, String)>,
-    /// Pinned tests that name another release than [`Report::version`].
-    pub pinned: Vec<Pinned>,
+    /// The changelog's compatible changes, one line each.
+    pub added: Vec<String>,
+    /// The changelog's breaking changes, each with the functions that use it.
+    pub broken: Vec<Broken>,
+    /// The scenarios `record` recorded: name and what it counted.
+    pub recorded: Vec<String>,
+    /// `drift` ran on the recorded fixtures and found none.
+    pub drift_free: bool,
+    /// Snapshots the tests wrote that were not there before (a new release's own), relative to
+    /// the workspace root.
+    pub new_snapshots: Vec<PathBuf>,
     /// Pending snapshots (`.snap.new`, `.pending-snap`), relative to the workspace root.
     pub snapshots: Vec<PathBuf>,
     /// Scenarios `record` could not record: name and the first line of the error.
@@ -28,11 +38,12 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether every step ran and succeeded, and nothing needs a person.
+    /// Whether every step ran and succeeded (or was skipped because there was nothing to do
+    /// for it), and nothing needs a person: no breaking change.
     pub fn is_done(&self) -> bool {
-        self.steps.iter().all(|s| s.outcome == Outcome::Ok)
+        self.steps.iter().all(|s| s.outcome == Outcome::Ok || s.name == NOTHING_BREAKING.0)
             && self.decisions.is_none()
-            && self.pinned.is_empty()
+            && self.broken.is_empty()
             && self.snapshots.is_empty()
             && self.scenarios.is_empty()
     }
@@ -51,6 +62,34 @@ impl Report {
         }
         if let Some((previous, summary)) = &self.changes {
             out.push_str(&format!("\nchangelog since codex {previous} in vendor-schemas/CHANGES.md: {summary}\n"));
+        }
+        if !self.added.is_empty() {
+            out.push_str(&format!("\nadded by codex {v} ({}, compatible):\n", self.added.len()));
+            for line in &self.added {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+        if !self.recorded.is_empty() {
+            out.push_str(&format!(
+                "\ntraffic of codex {v}: {} scenario(s) recorded into traffic/fixtures/{v}/, {}\n",
+                self.recorded.len(),
+                if self.drift_free { "no drift" } else { "drift or an unreadable fixture (see the drift step)" }
+            ));
+            for line in &self.recorded {
+                out.push_str(&format!("    {line}\n"));
+            }
+            let ran_tests = self
+                .steps
+                .iter()
+                .any(|s| s.name.starts_with("tests ") && matches!(s.outcome, Outcome::Ok | Outcome::Failed(_)));
+            if ran_tests && self.snapshots.is_empty() {
+                out.push_str(
+                    "    snapshots: every existing one unchanged (the traffic reads as the previous release's did)\n",
+                );
+            }
+            for s in &self.new_snapshots {
+                out.push_str(&format!("    new snapshot: {}\n", s.display()));
+            }
         }
         if self.is_done() {
             out.push_str(&format!(
@@ -82,16 +121,28 @@ impl Report {
                 out.push_str(&format!("    {name}: {error}\n"));
             }
         }
-        if !self.pinned.is_empty() {
-            let regenerated = self.steps.iter().any(|s| s.name == "regen" && s.outcome == Outcome::Ok);
+        if !self.broken.is_empty() {
+            let used = self.broken.iter().filter(|b| !b.uses.is_empty()).count();
             out.push_str(&format!(
-                "- pinned tests to move ({}){}: check them against the types of codex {v} and change the version in their \
-                 `pinned_to_codex!`\n",
-                self.pinned.len(),
-                if regenerated { "" } else { ", once regen goes through" },
+                "- breaking changes in codex {v} ({}, {used} used here; vendor-schemas/CHANGES.md says what each breaks): \
+                 the types still have what codex {v} removed, for the older releases of the range, so the code below \
+                 compiles; change it to what codex {v} has (or keep it for older releases), then commit\n",
+                self.broken.len()
             ));
-            for p in &self.pinned {
-                out.push_str(&format!("    {}:{}: pinned to codex {}\n", p.file.display(), p.line, p.version));
+            for b in &self.broken {
+                out.push_str(&format!("    {}\n", b.change));
+                if b.uses.is_empty() {
+                    out.push_str("        used by no function of the workspace\n");
+                }
+                for u in &b.uses {
+                    out.push_str(&format!(
+                        "        {}:{}: {} {}\n",
+                        u.file.display(),
+                        u.line,
+                        if u.test { "test" } else { "fn" },
+                        u.function
+                    ));
+                }
             }
         }
         if !self.snapshots.is_empty() {
@@ -117,6 +168,10 @@ impl Report {
     }
 }
 
+/// The step that looks for what uses the breaking changes, and why it is skipped when there
+/// is nothing to look for.
+pub const NOTHING_BREAKING: (&str, &str) = ("what uses the breaking changes", "the changelog finds nothing breaking");
+
 pub(super) fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
@@ -133,6 +188,7 @@ pub(super) fn seconds(d: Duration) -> String {
 mod tests {
     use codex_app_codegen::decisions::{NullProposal, ResponseProposal};
 
+    use super::super::uses::Use;
     use super::*;
 
     fn step(name: &str, outcome: Outcome) -> Step {
@@ -159,7 +215,16 @@ mod tests {
                 step("record", Outcome::Skipped("regen did not finish".into())),
             ],
             decisions: Some(missing),
-            pinned: vec![Pinned { file: "protocol/tests/wire.rs".into(), line: 6, version: "0.169.0".into() }],
+            broken: vec![Broken {
+                change: "ThreadListParams.cursor: field `ThreadListParams.cursor` removed (was `Option<String>`) — breaks senders"
+                    .into(),
+                uses: vec![Use {
+                    file: "client/tests/typed.rs".into(),
+                    line: 40,
+                    function: "lists_by_cursor".into(),
+                    test: true,
+                }],
+            }],
             ..Report::default()
         };
         assert!(!report.is_done());
@@ -168,7 +233,8 @@ mod tests {
             "  regen                            1.5s  stopped: 2 decision(s) to add; nothing was written",
             "  record                           1.5s  skipped: regen did not finish",
             "- decisions to add: 2 (listed above, with the lines to paste into vendor-schemas/decisions.json); add them, then run `cargo xtask upgrade 0.171.0` again",
-            "    protocol/tests/wire.rs:6: pinned to codex 0.169.0",
+            "- breaking changes in codex 0.171.0 (1, 1 used here;",
+            "    ThreadListParams.cursor: field `ThreadListParams.cursor` removed (was `Option<String>`) — breaks senders\n        client/tests/typed.rs:40: test lists_by_cursor\n",
         ] {
             assert!(text.contains(expected), "{expected:?} not in:\n{text}");
         }
@@ -182,16 +248,27 @@ mod tests {
             steps: ["install codex 0.171.0", "regen", "record", "drift", "tests codex-app-traffic"]
                 .map(|s| step(s, Outcome::Ok))
                 .into(),
-            changes: Some(("0.169.0".into(), "3 breaking, 10 compatible".into())),
+            changes: Some(("0.169.0".into(), "0 breaking, 1 compatible".into())),
+            added: vec!["thread/list: new optional field `ThreadListParams.x`: `Option<String>`".into()],
+            recorded: vec!["lifecycle           12 c2s   40 s2c    3.21s".into()],
+            drift_free: true,
+            new_snapshots: vec!["traffic/tests/snapshots/it__older_servers__drift@0.169.0.snap".into()],
             ..Report::default()
         };
-        assert!(report.is_done());
+        report.steps.insert(2, step(NOTHING_BREAKING.0, Outcome::Skipped(NOTHING_BREAKING.1.into())));
+        assert!(report.is_done(), "nothing breaking is nothing to do");
         let text = report.render();
-        assert!(text.contains("nothing needs a person"), "{text}");
-        assert!(
-            text.contains("changelog since codex 0.169.0 in vendor-schemas/CHANGES.md: 3 breaking, 10 compatible"),
-            "{text}"
-        );
+        for expected in [
+            "changelog since codex 0.169.0 in vendor-schemas/CHANGES.md: 0 breaking, 1 compatible",
+            "added by codex 0.171.0 (1, compatible):\n    thread/list: new optional field `ThreadListParams.x`",
+            "traffic of codex 0.171.0: 1 scenario(s) recorded into traffic/fixtures/0.171.0/, no drift\n    lifecycle  ",
+            "    snapshots: every existing one unchanged",
+            "    new snapshot: traffic/tests/snapshots/it__older_servers__drift@0.169.0.snap",
+            "nothing needs a person",
+        ] {
+            assert!(text.contains(expected), "{expected:?} not in:\n{text}");
+        }
+        report.steps.remove(2);
 
         report.steps[2].outcome = Outcome::Failed("2 scenario(s) failed: dynamic_tool, lifecycle\nmore".into());
         report.scenarios = vec![("dynamic_tool".into(), "request `thread/start`: does not fit".into())];

@@ -1,18 +1,18 @@
 //! What the upgrade needs to know of the workspace before anything runs: its test targets,
-//! the tests pinned to a codex release and which targets hold them, and the snapshots insta
-//! left for review.
+//! the tests written for a codex release and which targets hold them, and the snapshots (those
+//! insta left for review among them).
 //!
 //! The packages and their targets are cargo's data: `cargo metadata --format-version 1
 //! --no-deps` gives each target's kind, name, root file (`src_path`) and whether `cargo test`
 //! runs it (`test`); no `Cargo.toml` is read here.
 //!
-//! Where `pinned_to_codex!` is invoked, and with which release, is in the sources only: it is a
-//! `macro_rules!` macro, and no compiler output says where a macro was invoked. (After a regen
-//! from another release each stale invocation compiles to a test named
-//! `pinned_to_another_codex_release`, but only a build of every test target would list those,
-//! without the file and line a person needs, and not at all before regen goes through.) So
-//! [`Workspace::scan_pinned`] reads the `.rs` files under the targets' root folders for the
-//! invocation (`pinned_in`), and a file belongs to the targets whose root file is in the
+//! Where `written_for_codex!` is invoked, and with which release, is in the sources only: it is
+//! a `macro_rules!` macro, and no compiler output says where a macro was invoked. (After a regen
+//! from a release out of the range each invocation compiles to a test named
+//! `written_for_a_codex_release_out_of_range`, but only a build of every test target would list
+//! those, without the file and line a person needs, and not at all before regen goes through.)
+//! So [`Workspace::scan_written_for`] reads the `.rs` files under the targets' root folders for the
+//! invocation (`written_for_in`), and a file belongs to the targets whose root file is in the
 //! nearest folder above it: Rust's module layout (a crate's modules are the files under its
 //! root's folder), which a `#[path]` attribute pointing elsewhere would escape.
 
@@ -108,9 +108,9 @@ pub struct Workspace {
     pub targets: Vec<Target>,
 }
 
-/// A `pinned_to_codex!` invocation: where, and the release it names.
+/// A `written_for_codex!` invocation: where, and the release it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pinned {
+pub struct WrittenFor {
     /// Relative to the workspace root.
     pub file: PathBuf,
     pub line: usize,
@@ -197,22 +197,23 @@ impl Workspace {
         files.into_iter().collect()
     }
 
-    /// Every `pinned_to_codex!` invocation in [`Workspace::source_files`] (not in comments).
-    pub fn scan_pinned(&self) -> Vec<Pinned> {
+    /// Every `written_for_codex!` invocation in [`Workspace::source_files`] (not in comments).
+    pub fn scan_written_for(&self) -> Vec<WrittenFor> {
         let mut found = Vec::new();
         for file in self.source_files() {
             let Ok(text) = std::fs::read_to_string(self.root.join(&file)) else { continue };
-            for (line, version) in pinned_in(&text) {
-                found.push(Pinned { file: file.clone(), line, version });
+            for (line, version) in written_for_in(&text) {
+                found.push(WrittenFor { file: file.clone(), line, version });
             }
         }
         found
     }
 
-    /// The traffic crate, whole, and the tested targets that hold pinned tests, sorted.
-    pub fn test_runs(&self, pinned: &[Pinned]) -> Vec<TestRun> {
+    /// The traffic crate, whole, and the tested targets that hold tests written for a codex
+    /// release, sorted.
+    pub fn test_runs(&self, written_for: &[WrittenFor]) -> Vec<TestRun> {
         let mut runs = vec![TestRun { package: TRAFFIC_PACKAGE.to_owned(), targets: Vec::new() }];
-        for target in pinned.iter().flat_map(|p| self.owners(&p.file)).filter(|t| t.tested) {
+        for target in written_for.iter().flat_map(|p| self.owners(&p.file)).filter(|t| t.tested) {
             match runs.iter_mut().find(|r| r.package == target.package) {
                 // Every target already, or this one already.
                 Some(run) if run.targets.is_empty() || run.targets.contains(&target.selector) => {}
@@ -230,6 +231,11 @@ impl Workspace {
     /// Snapshots insta left for review (`*.snap.new`, `*.pending-snap`), relative to the root.
     pub fn pending_snapshots(&self) -> Vec<PathBuf> {
         files_under(&self.root, &|name| name.ends_with(".snap.new") || name.ends_with(".pending-snap"))
+    }
+
+    /// The snapshots (`*.snap`), relative to the root.
+    pub fn snapshots(&self) -> Vec<PathBuf> {
+        files_under(&self.root, &|name| name.ends_with(".snap"))
     }
 }
 
@@ -273,10 +279,10 @@ fn files_under(root: &Path, wanted: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
     out
 }
 
-/// `(line, version)` of each `pinned_to_codex! { "VERSION", ...` in `text` outside `//`
-/// comments: the one text scan of the upgrade (see the module docs for why).
-fn pinned_in(text: &str) -> Vec<(usize, String)> {
-    const MACRO: &str = "pinned_to_codex!";
+/// `(line, version)` of each `written_for_codex! { "VERSION", ...` in `text` outside `//`
+/// comments (see the module docs for why the sources are read).
+fn written_for_in(text: &str) -> Vec<(usize, String)> {
+    const MACRO: &str = "written_for_codex!";
     let mut found = Vec::new();
     for (at, _) in text.match_indices(MACRO) {
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -299,22 +305,22 @@ mod tests {
 
     /// The macro's name is spelled in pieces here, so that this file holds no invocation.
     fn invocation(version: &str) -> String {
-        format!("codex_app_protocol::__test_support::{}! {{ \"{version}\",", "pinned_to_codex")
+        format!("codex_app_protocol::__test_support::{}! {{ \"{version}\",", "written_for_codex")
     }
 
     #[test]
-    fn pinned_invocations_outside_comments() {
+    fn invocations_outside_comments() {
         let text = [
-            "//! Docs that mention `pinned_to_codex!`.".to_owned(),
+            "//! Docs that mention `written_for_codex!`.".to_owned(),
             invocation("0.169.0"),
             "fn a() {}".to_owned(),
             "}".to_owned(),
             format!("    /// {}", invocation("0.0.0-not-this-one")),
             format!("    {}", invocation("0.170.0").replace("{ ", "{\n        ")),
-            "    let s = \"pinned_to_codex!\";".to_owned(),
+            "    let s = \"written_for_codex!\";".to_owned(),
         ]
         .join("\n");
-        assert_eq!(pinned_in(&text), [(2, "0.169.0".to_owned()), (6, "0.170.0".to_owned())]);
+        assert_eq!(written_for_in(&text), [(2, "0.169.0".to_owned()), (6, "0.170.0".to_owned())]);
     }
 
     /// A real `cargo metadata --format-version 1 --no-deps` of this workspace (cargo 1.95; four
@@ -377,7 +383,7 @@ mod tests {
     }
 
     #[test]
-    fn pinned_tests_map_to_cargo_test_targets() {
+    fn tests_written_for_a_release_map_to_cargo_test_targets() {
         let root = tempfile::tempdir().unwrap();
         let write = |path: &str, text: &str| {
             let path = root.path().join(path);
@@ -396,8 +402,8 @@ mod tests {
         write("target/x.snap.new", "");
         let ws = metadata(root.path());
 
-        let pinned = ws.scan_pinned();
-        let files: Vec<_> = pinned.iter().map(|p| (p.file.to_str().unwrap(), p.version.as_str())).collect();
+        let written_for = ws.scan_written_for();
+        let files: Vec<_> = written_for.iter().map(|p| (p.file.to_str().unwrap(), p.version.as_str())).collect();
         assert_eq!(
             files,
             [
@@ -408,7 +414,7 @@ mod tests {
                 ("xtask/src/bin/xtask-traffic.rs", "0.169.0"),
             ]
         );
-        let runs = ws.test_runs(&pinned);
+        let runs = ws.test_runs(&written_for);
         assert_eq!(
             runs,
             [
@@ -425,21 +431,21 @@ mod tests {
         assert_eq!(ws.pending_snapshots(), [PathBuf::from("protocol/tests/snapshots/a.snap.new")]);
     }
 
-    /// The real workspace, through `cargo metadata`: the pinned tests are found and run by
-    /// their own targets.
+    /// The real workspace, through `cargo metadata`: the tests written for a release are found
+    /// and run by their own targets.
     #[test]
-    fn pinned_tests_of_this_workspace() {
+    fn tests_written_for_a_release_in_this_workspace() {
         let ws = Workspace::load(&crate::root()).unwrap();
         assert_eq!(ws.root, crate::root());
-        let pinned = ws.scan_pinned();
-        let wire = pinned
+        let written_for = ws.scan_written_for();
+        let wire = written_for
             .iter()
             .find(|p| p.file == Path::new("protocol/tests/wire.rs"))
-            .expect("protocol/tests/wire.rs is pinned");
+            .expect("protocol/tests/wire.rs is written for a release");
         assert_eq!(wire.line, 6);
-        let runs = ws.test_runs(&pinned);
+        let runs = ws.test_runs(&written_for);
         let commands: Vec<String> = runs.iter().map(|r| format!("cargo {}", r.cargo_args().join(" "))).collect();
-        eprintln!("{} pinned invocation(s); the tests step runs:\n{}", pinned.len(), commands.join("\n"));
+        eprintln!("{} invocation(s); the tests step runs:\n{}", written_for.len(), commands.join("\n"));
         for package in ["codex-app-protocol", "codex-app-client"] {
             let run = runs.iter().find(|r| r.package == package).unwrap_or_else(|| panic!("{package}: {runs:?}"));
             assert_eq!(run.targets, [Selector::Test("it".into())], "{package}");
