@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rehearse the whole upgrade routine (README, "Upgrading codex") for other codex releases, each
+# Rehearse the whole upgrade routine (docs/upgrading.md) for other codex releases, each
 # in a scratch copy of the repository (tracked files as they are in the work tree):
 #
 #   1. install that codex from npm (into a cache folder, reused across runs)
@@ -39,7 +39,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(0.60.1 0.100.0 0.140.0 0.160.0 0.169.0 0.171.0)
 # Every target but the example programs (the `codex-app-examples` package, left out of each
-# `--workspace` command): they teach the types of the vendored release (README, "After the
+# `--workspace` command): they teach the types of the vendored release (docs/upgrading.md, "After the
 # regen"), as the pinned tests are written against them.
 targets=(--lib --bins --tests --benches)
 scratch="${SCRATCH:-$(mktemp -d -t codex-versions.XXXXXX)}"

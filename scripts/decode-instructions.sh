@@ -2,7 +2,7 @@
 # The instructions the typed decode executes per line, counted by valgrind's callgrind: a
 # count that neither the load of a shared machine nor the code layout of one build moves, for
 # telling a change in what the decode does from the few percent that timings move between two
-# builds of the same code (README, "Performance").
+# builds of the same code (docs/performance.md).
 #
 # For each tree given (default: this one), it builds that tree's `xtask-traffic` in release,
 # runs `bench --rounds 1 --lines LINES` under callgrind three times (`--only "decode typed"`,

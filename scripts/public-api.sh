@@ -1,18 +1,41 @@
 #!/usr/bin/env bash
-# The public API of the protocol crate, one item a line (`kind path`; a type's own methods as
-# `function Type::method`), from rustdoc's JSON: what a user can name, without the items
-# hidden from the docs. For reviewing what a change adds to or takes from the API:
+# The public API of each published crate, one item a line (`kind path`; a type's own methods as
+# `function Type::method`), from rustdoc's JSON: what a user can name, without the items hidden
+# from the docs. The lists are committed in `public-api/<crate>.txt`, so that an addition to or
+# a removal from a crate's API is a decision a reviewer sees in the diff.
 #
-#   scripts/public-api.sh > /tmp/after.txt
-#   git stash; scripts/public-api.sh > /tmp/before.txt; git stash pop
-#   diff /tmp/before.txt /tmp/after.txt
+#   scripts/public-api.sh          # write public-api/*.txt
+#   scripts/public-api.sh --check  # fail (with the diff) when a list differs from the crate (CI)
 #
-# FEATURES (default `experimental,inspect`) are the crate's features to document. Needs the
+# Each crate is documented with every feature (the largest API a user can have). Needs the
 # nightly toolchain (rustdoc's JSON output is unstable) and python3; builds into
-# target/public-api so as not to disturb the stable builds.
+# target/public-api so as not to disturb the stable builds. The generated protocol types are
+# listed too: a regen that changes them changes `public-api/codex-app-protocol.txt` (regen it
+# with this script after `cargo xtask regen`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target="$root/target/public-api"
-CARGO_TARGET_DIR="$target" cargo +nightly rustdoc -q -p codex-app-protocol --features "${FEATURES:-experimental,inspect}" \
-    --manifest-path "$root/Cargo.toml" -- -Z unstable-options --output-format json
-python3 "$root/scripts/public-api.py" "$target/doc/codex_app_protocol.json"
+check=false
+case "${1:-}" in
+    --check) check=true ;;
+    "") ;;
+    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
+status=0
+for crate in codex-app-protocol codex-app-client codex-app-traffic; do
+    CARGO_TARGET_DIR="$target" cargo +nightly rustdoc -q -p "$crate" --all-features --lib \
+        --manifest-path "$root/Cargo.toml" -- -Z unstable-options --output-format json
+    list=$(python3 "$root/scripts/public-api.py" "$target/doc/${crate//-/_}.json")
+    file="$root/public-api/$crate.txt"
+    if $check; then
+        if ! diff -u --label "$file (committed)" --label "$crate (built)" "$file" <(printf '%s\n' "$list"); then
+            echo "$crate: its public API differs from public-api/$crate.txt; if the change is meant, run scripts/public-api.sh and commit the list" >&2
+            status=1
+        fi
+    else
+        mkdir -p "$root/public-api"
+        printf '%s\n' "$list" >"$file"
+        echo "$file: $(wc -l <"$file") items"
+    fi
+done
+exit $status

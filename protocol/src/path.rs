@@ -102,17 +102,12 @@ impl JsonPath {
         crate::codec::path_at(text, crate::codec::error_offset(text, error))
     }
 
-    /// Whether this is the path of the whole value.
-    pub fn is_root(&self) -> bool {
-        self.steps.is_empty()
-    }
-
     /// The number of steps.
     pub fn len(&self) -> usize {
         self.steps.len()
     }
 
-    /// Whether there are no steps (the root).
+    /// Whether there are no steps: the path of the whole value.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
     }
@@ -133,12 +128,8 @@ impl JsonPath {
         JsonPath { steps: self.steps[..n].to_vec() }
     }
 
-    /// Appends a step.
-    pub fn push(&mut self, step: Step<'_>) {
-        self.steps.push(step.into());
-    }
-
-    /// Appends member `key`.
+    /// Appends member `key` ([`key`](Self::key) is the same for a path built in one
+    /// expression).
     pub fn push_key(&mut self, key: &str) {
         self.steps.push(Owned::Key(key.into()));
     }
@@ -153,7 +144,8 @@ impl JsonPath {
         self.steps.pop().is_some()
     }
 
-    /// This path with member `key` appended.
+    /// This path with member `key` appended (a path being walked appends in place with
+    /// [`push_key`](Self::push_key)).
     #[must_use]
     pub fn key(mut self, key: &str) -> JsonPath {
         self.push_key(key);

@@ -28,7 +28,7 @@
 //!      `null`/absent change of an `Option<Option<T>>` member) is [`Kind::RoundTrip`].
 //! 5. `Unrecognized` variants anywhere inside the decoded value (unknown enum values and union
 //!    tags, which round-trip unchanged): [`Kind::UnknownVariant`], found by the walk the
-//!    protocol crate generates with every type ([`crate::unrecognized`]), which also says
+//!    protocol crate generates with every type (`codex_app_protocol::inspect`), which also says
 //!    where a member is `Option<Option<T>>`.
 //!
 //! Both directions go through one function, generic over the protocol crate's
@@ -132,7 +132,7 @@ impl fmt::Display for Finding {
             write!(f, " `{method}`")?;
         }
         match &self.path {
-            Some(path) if path.is_root() => f.write_str(" at (top level)")?,
+            Some(path) if path.is_empty() => f.write_str(" at (top level)")?,
             Some(path) => write!(f, " at {path}")?,
             None => {}
         }

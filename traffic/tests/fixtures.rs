@@ -1,9 +1,10 @@
 //! The drift check over every committed fixture: recorded traffic of the codex release the
 //! protocol crate was generated from must decode without drift.
 
+use crate::support::{fixture_for_test, fixtures_dir, fixtures_for_test};
 use codex_app_traffic::drift::{self, Kind};
 use codex_app_traffic::transcript::{self, Dir};
-use codex_app_traffic::{fixture_for_test, fixtures_dir, fixtures_for_test, Format};
+use codex_app_traffic::Format;
 
 /// The scenarios `cargo xtask record` records; each must have a committed fixture.
 const SCENARIOS: &[&str] = &[

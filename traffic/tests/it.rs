@@ -9,3 +9,4 @@ mod mutations;
 mod older_servers;
 mod one_pass;
 mod snapshots;
+mod support;

@@ -2,9 +2,10 @@
 //! field, an unknown method, enum value or union tag, ...) are each reported with the right
 //! kind, path and line, and nothing else is.
 
+use crate::support::{fixtures_dir, fixtures_for_test};
 use codex_app_traffic::drift::{self, Finding, Kind};
 use codex_app_traffic::transcript::{self, Dir, Entry};
-use codex_app_traffic::{fixtures_dir, fixtures_for_test, Format};
+use codex_app_traffic::Format;
 
 fn load(fixture: &str) -> Vec<Entry> {
     let path = fixtures_dir().join(format!("{fixture}.ndjson"));

@@ -6,13 +6,14 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 
+use crate::support::fixtures_for_test;
 use codex_app_protocol::jsonrpc::{FromParts, FromResult, Parts};
 use codex_app_protocol::{
     ClientNotification, ClientRequest, ClientResponse, Message, RequestId, ServerNotification, ServerRequest,
     ServerResponse, TypedResponse,
 };
 use codex_app_traffic::transcript::{self, Dir, Entry};
-use codex_app_traffic::{fixtures_for_test, Format};
+use codex_app_traffic::Format;
 use serde_json::value::RawValue;
 
 /// The top-level members of a JSON object line, in order, values as written.

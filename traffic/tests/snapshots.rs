@@ -7,9 +7,10 @@
 //! upgrade is a diff of the same snapshot, empty when the new release behaves as the previous
 //! one did.
 
+use crate::support::{fixture_for_test, fixtures_for_test};
 use codex_app_traffic::summary::summarize;
 use codex_app_traffic::transcript;
-use codex_app_traffic::{fixture_for_test, fixtures_for_test, Format};
+use codex_app_traffic::Format;
 
 /// The summary of the fixture of `scenario`; `None` when fixture tests are skipped.
 fn summary(scenario: &str) -> Option<String> {

@@ -369,9 +369,19 @@ impl Typed {
     }
 }
 
-/// The committed fixture transcripts, sorted.
+/// The committed fixture transcripts of the protocol crate's codex release
+/// (`traffic/fixtures/<CODEX_VERSION>/*.ndjson`), sorted.
 fn fixture_files() -> anyhow::Result<Vec<(PathBuf, Vec<Entry>)>> {
-    let paths = codex_app_traffic::fixture_files().map_err(anyhow::Error::msg)?;
+    let dir = crate::root().join("traffic/fixtures").join(codex_app_protocol::CODEX_VERSION);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e} (record it with `cargo xtask record`)", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        bail!("no fixtures in {} (record them with `cargo xtask record`)", dir.display());
+    }
     paths
         .into_iter()
         .map(|p| {

@@ -151,14 +151,14 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
         write_if_changed(&mut actions, root, path, text);
     }
     if let Some(history) = &with_history.history {
-        // README's table of the supported range, between its markers.
+        // The table of the supported range in docs/supported-releases.md, between its markers.
         let table = crate::availability::release_table(&ir, history);
-        let readme_path = root.join("README.md");
-        if let Ok(readme) = std::fs::read_to_string(&readme_path) {
+        let releases_doc = Path::new("docs/supported-releases.md");
+        if let Ok(readme) = std::fs::read_to_string(root.join(releases_doc)) {
             use crate::availability::{README_END, README_START};
             if let (Some(start), Some(end)) = (readme.find(README_START), readme.find(README_END)) {
                 let new = format!("{}{table}{}", &readme[..start], &readme[end + README_END.len()..]);
-                write_if_changed(&mut actions, root, Path::new("README.md"), &new);
+                write_if_changed(&mut actions, root, releases_doc, &new);
             }
         }
     }
@@ -319,7 +319,7 @@ fn check(
             ));
         }
     }
-    // What a regen from the vendored set would write (the history applied, README's table).
+    // What a regen from the vendored set would write (the history applied, the releases table).
     let plan = plan(root, None, settings)?;
     for action in &plan.actions {
         match action {

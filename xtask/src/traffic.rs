@@ -27,7 +27,7 @@ pub fn forward(command: &str, forwarded: Forwarded) -> anyhow::Result<()> {
         bail!(
             "`cargo xtask {command}` failed ({status}). It runs xtask-traffic, which is built with the generated protocol \
              crate: if cargo printed compile errors above, the generated code does not compile (`cargo xtask regen` \
-             still works; see README, \"Upgrading codex\")"
+             still works; see docs/upgrading.md)"
         );
     }
     Ok(())

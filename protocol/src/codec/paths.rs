@@ -76,7 +76,7 @@ pub fn nested_error<E: de::Error>(text: &str, e: serde_json::Error) -> E {
         Some(inner) => (here.join(&inner.path), inner.message),
         None => (here, message_of(&e)),
     };
-    if path.is_root() {
+    if path.is_empty() {
         return E::custom(message);
     }
     let error = E::custom(format_args!("in `{path}`: {message}"));

@@ -22,7 +22,7 @@ pub struct ParamsError {
 
 impl fmt::Display for ParamsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_root() {
+        if self.path.is_empty() {
             write!(f, "{}", self.source)
         } else {
             write!(f, "at `{}`: {}", self.path, self.source)
