@@ -57,41 +57,50 @@ pub fn emit_methods(ir: &Ir, codex_version: &str, settings: &Settings) -> Result
         /// The codex release whose schema this crate was generated from.
         pub const CODEX_VERSION: &str = #codex_version;
 
-        /// Test support, not API: use it as `codex_app_protocol::__test_support::written_for_codex!`.
-        ///
-        /// Keeps the items after the version when that codex release is one of the range this
-        /// crate was generated for (`availability::releases`); otherwise puts in their place
-        /// one test that fails and says why.
-        ///
-        /// For tests written against the types of one release, which name types, members and
-        /// variants another release may not have. A release of the range keeps them: what a
-        /// later release removed stays in the types (marked with its last release), so they
-        /// still compile, and `cargo xtask upgrade` names those that use what the newest
-        /// release broke. After `cargo xtask regen` from a release outside the range (an older
-        /// one) they still compile, and the failing test asks for them to be checked against
-        /// the new types (and the version they name changed). Set
-        /// `CODEX_APP_SKIP_PINNED_TESTS=1` to have it pass with a note instead.
-        ///
-        /// ```
-        /// codex_app_protocol::__test_support::written_for_codex! { "0.0.0-not-this-one",
-        ///     fn uses_types_of_another_release() {}
-        /// }
-        /// ```
-        #[doc(hidden)]
-        #[macro_export]
-        macro_rules! __written_for_codex {
-            #(
-                (#releases, $($item:item)*) => { $($item)* };
-            )*
-            ($version:literal, $($item:item)*) => {
-                #[test]
-                fn written_for_a_codex_release_out_of_range() {
-                    $crate::__test_support::tests_left_out($version);
-                }
-            };
-        }
     };
-    Ok(vec![Part::Tokens(head), Part::Text(tables)])
+    Ok(vec![Part::Tokens(head), Part::Text(written_for_codex(&releases)), Part::Text(tables)])
+}
+
+/// `__written_for_codex!`, one arm a release (written out: a formatter would spread each arm
+/// over three lines).
+fn written_for_codex(releases: &[&str]) -> String {
+    let mut arms = String::new();
+    for release in releases {
+        arms.push_str(&format!("    ({release:?}, $($item:item)*) => {{ $($item)* }};\n"));
+    }
+    format!(
+        r#"/// Test support, not API: use it as `codex_app_protocol::__test_support::written_for_codex!`.
+///
+/// Keeps the items after the version when that codex release is one of the range this
+/// crate was generated for (`availability::releases`); otherwise puts in their place
+/// one test that fails and says why.
+///
+/// For tests written against the types of one release, which name types, members and
+/// variants another release may not have. A release of the range keeps them: what a
+/// later release removed stays in the types (marked with its last release), so they
+/// still compile, and `cargo xtask upgrade` names those that use what the newest
+/// release broke. After `cargo xtask regen` from a release outside the range (an older
+/// one) they still compile, and the failing test asks for them to be checked against
+/// the new types (and the version they name changed). Set
+/// `CODEX_APP_SKIP_PINNED_TESTS=1` to have it pass with a note instead.
+///
+/// ```
+/// codex_app_protocol::__test_support::written_for_codex! {{ "0.0.0-not-this-one",
+///     fn uses_types_of_another_release() {{}}
+/// }}
+/// ```
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __written_for_codex {{
+{arms}    ($version:literal, $($item:item)*) => {{
+        #[test]
+        fn written_for_a_codex_release_out_of_range() {{
+            $crate::__test_support::tests_left_out($version);
+        }}
+    }};
+}}
+"#
+    )
 }
 
 /// The names and docs of one direction's items.

@@ -30,240 +30,88 @@ pub const CODEX_VERSION: &str = "0.171.0";
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __written_for_codex {
-    ("0.120.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.121.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.122.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.123.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.124.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.125.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.128.0-alpha.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.128.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.129.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.130.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.131.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.132.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.133.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.134.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.135.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.136.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.137.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.138.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.139.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.140.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.141.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.142.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.142.2", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.142.3", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.142.4", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.142.5", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.143.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.144.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.144.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.144.2", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.144.3", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.144.4", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.144.5", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.144.6", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.145.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.146.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.146.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.147.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.148.0-alpha.8", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.148.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.149.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.149.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.150.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.150.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.151.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.152.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.152.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.153.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.153.2", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.153.3", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.153.4", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.154.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.155.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.155.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.156.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.156.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.157.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.157.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.158.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.159.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.159.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.159.2", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.159.3", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.160.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.160.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.161.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.162.0-alpha.15", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.162.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.162.1", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.163.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.164.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.165.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.166.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.167.2", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.168.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.169.0", $($item:item)*) => {
-        $($item)*
-    };
-    ("0.171.0", $($item:item)*) => {
-        $($item)*
-    };
+    ("0.120.0", $($item:item)*) => { $($item)* };
+    ("0.121.0", $($item:item)*) => { $($item)* };
+    ("0.122.0", $($item:item)*) => { $($item)* };
+    ("0.123.0", $($item:item)*) => { $($item)* };
+    ("0.124.0", $($item:item)*) => { $($item)* };
+    ("0.125.0", $($item:item)*) => { $($item)* };
+    ("0.128.0-alpha.1", $($item:item)*) => { $($item)* };
+    ("0.128.0", $($item:item)*) => { $($item)* };
+    ("0.129.0", $($item:item)*) => { $($item)* };
+    ("0.130.0", $($item:item)*) => { $($item)* };
+    ("0.131.0", $($item:item)*) => { $($item)* };
+    ("0.132.0", $($item:item)*) => { $($item)* };
+    ("0.133.0", $($item:item)*) => { $($item)* };
+    ("0.134.0", $($item:item)*) => { $($item)* };
+    ("0.135.0", $($item:item)*) => { $($item)* };
+    ("0.136.0", $($item:item)*) => { $($item)* };
+    ("0.137.0", $($item:item)*) => { $($item)* };
+    ("0.138.0", $($item:item)*) => { $($item)* };
+    ("0.139.0", $($item:item)*) => { $($item)* };
+    ("0.140.0", $($item:item)*) => { $($item)* };
+    ("0.141.0", $($item:item)*) => { $($item)* };
+    ("0.142.0", $($item:item)*) => { $($item)* };
+    ("0.142.2", $($item:item)*) => { $($item)* };
+    ("0.142.3", $($item:item)*) => { $($item)* };
+    ("0.142.4", $($item:item)*) => { $($item)* };
+    ("0.142.5", $($item:item)*) => { $($item)* };
+    ("0.143.0", $($item:item)*) => { $($item)* };
+    ("0.144.0", $($item:item)*) => { $($item)* };
+    ("0.144.1", $($item:item)*) => { $($item)* };
+    ("0.144.2", $($item:item)*) => { $($item)* };
+    ("0.144.3", $($item:item)*) => { $($item)* };
+    ("0.144.4", $($item:item)*) => { $($item)* };
+    ("0.144.5", $($item:item)*) => { $($item)* };
+    ("0.144.6", $($item:item)*) => { $($item)* };
+    ("0.145.0", $($item:item)*) => { $($item)* };
+    ("0.146.0", $($item:item)*) => { $($item)* };
+    ("0.146.1", $($item:item)*) => { $($item)* };
+    ("0.147.0", $($item:item)*) => { $($item)* };
+    ("0.148.0-alpha.8", $($item:item)*) => { $($item)* };
+    ("0.148.0", $($item:item)*) => { $($item)* };
+    ("0.149.0", $($item:item)*) => { $($item)* };
+    ("0.149.1", $($item:item)*) => { $($item)* };
+    ("0.150.0", $($item:item)*) => { $($item)* };
+    ("0.150.1", $($item:item)*) => { $($item)* };
+    ("0.151.0", $($item:item)*) => { $($item)* };
+    ("0.152.0", $($item:item)*) => { $($item)* };
+    ("0.152.1", $($item:item)*) => { $($item)* };
+    ("0.153.0", $($item:item)*) => { $($item)* };
+    ("0.153.2", $($item:item)*) => { $($item)* };
+    ("0.153.3", $($item:item)*) => { $($item)* };
+    ("0.153.4", $($item:item)*) => { $($item)* };
+    ("0.154.0", $($item:item)*) => { $($item)* };
+    ("0.155.0", $($item:item)*) => { $($item)* };
+    ("0.155.1", $($item:item)*) => { $($item)* };
+    ("0.156.0", $($item:item)*) => { $($item)* };
+    ("0.156.1", $($item:item)*) => { $($item)* };
+    ("0.157.0", $($item:item)*) => { $($item)* };
+    ("0.157.1", $($item:item)*) => { $($item)* };
+    ("0.158.0", $($item:item)*) => { $($item)* };
+    ("0.159.0", $($item:item)*) => { $($item)* };
+    ("0.159.1", $($item:item)*) => { $($item)* };
+    ("0.159.2", $($item:item)*) => { $($item)* };
+    ("0.159.3", $($item:item)*) => { $($item)* };
+    ("0.160.0", $($item:item)*) => { $($item)* };
+    ("0.160.1", $($item:item)*) => { $($item)* };
+    ("0.161.0", $($item:item)*) => { $($item)* };
+    ("0.162.0-alpha.15", $($item:item)*) => { $($item)* };
+    ("0.162.0", $($item:item)*) => { $($item)* };
+    ("0.162.1", $($item:item)*) => { $($item)* };
+    ("0.163.0", $($item:item)*) => { $($item)* };
+    ("0.164.0", $($item:item)*) => { $($item)* };
+    ("0.165.0", $($item:item)*) => { $($item)* };
+    ("0.166.0", $($item:item)*) => { $($item)* };
+    ("0.167.2", $($item:item)*) => { $($item)* };
+    ("0.168.0", $($item:item)*) => { $($item)* };
+    ("0.169.0", $($item:item)*) => { $($item)* };
+    ("0.171.0", $($item:item)*) => { $($item)* };
     ($version:literal, $($item:item)*) => {
-        #[test] fn written_for_a_codex_release_out_of_range() {
-        $crate::__test_support::tests_left_out($version); }
+        #[test]
+        fn written_for_a_codex_release_out_of_range() {
+            $crate::__test_support::tests_left_out($version);
+        }
     };
 }
 
