@@ -57,6 +57,14 @@ pub struct TypeDef {
     pub kind: TypeKind,
 }
 
+impl TypeDef {
+    /// A type as lowering makes it: not experimental (the merge marks what is), its schema name
+    /// given once every type is lowered.
+    pub fn new(name: String, pointer: String, doc: Option<String>, kind: TypeKind) -> TypeDef {
+        TypeDef { name, pointer, schema: String::new(), former_name: None, doc, experimental: false, kind }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TypeKind {
     /// `pub type Name = Ty;` (a named primitive, array or map).

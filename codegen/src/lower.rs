@@ -69,18 +69,7 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
             Schema::Bool(false) => TypeKind::Alias(cx.fallback(&def.pointer, "a `false` schema (no value is valid)")),
             Schema::Object(o) => cx.lower_kind(&name, o)?,
         };
-        cx.types.insert(
-            name.clone(),
-            TypeDef {
-                name,
-                pointer: def.pointer.clone(),
-                schema: String::new(),
-                former_name: None,
-                doc,
-                experimental: false,
-                kind,
-            },
-        );
+        cx.types.insert(name.clone(), TypeDef::new(name, def.pointer.clone(), doc, kind));
     }
     let mut ir = Ir {
         types: BTreeMap::new(),
@@ -625,15 +614,7 @@ impl<'b> Lowerer<'b> {
                 Some(_) => continue,
                 None if reserved(self, name) => continue,
                 None => {
-                    let def = TypeDef {
-                        name: name.clone(),
-                        pointer: o.pointer.clone(),
-                        schema: String::new(),
-                        former_name: None,
-                        doc,
-                        experimental: false,
-                        kind,
-                    };
+                    let def = TypeDef::new(name.clone(), o.pointer.clone(), doc, kind);
                     self.types.insert(name.clone(), def);
                     return Ok(name.clone());
                 }
@@ -644,15 +625,7 @@ impl<'b> Lowerer<'b> {
         loop {
             let name = naming::numbered(&hint, n);
             if !self.types.contains_key(&name) && !reserved(self, &name) {
-                let def = TypeDef {
-                    name: name.clone(),
-                    pointer: o.pointer.clone(),
-                    schema: String::new(),
-                    former_name: None,
-                    doc,
-                    experimental: false,
-                    kind,
-                };
+                let def = TypeDef::new(name.clone(), o.pointer.clone(), doc, kind);
                 self.types.insert(name.clone(), def);
                 return Ok(name);
             }
@@ -923,15 +896,7 @@ impl<'b> Lowerer<'b> {
         for name in candidates.into_iter().chain(numbered) {
             let taken = self.types.contains_key(&name) || self.names.values().any(|d| *d == name);
             if !taken {
-                let def = TypeDef {
-                    name: name.clone(),
-                    pointer: a.pointer.clone(),
-                    schema: String::new(),
-                    former_name: None,
-                    doc: None,
-                    experimental: false,
-                    kind,
-                };
+                let def = TypeDef::new(name.clone(), a.pointer.clone(), None, kind);
                 self.types.insert(name.clone(), def);
                 return Ok(name);
             }
@@ -1209,15 +1174,13 @@ fn ensure_request_id(types: &mut BTreeMap<String, TypeDef>, warnings: &mut Vec<W
             def.kind = standard;
         }
         None => {
-            let def = TypeDef {
-                name: REQUEST_ID.to_owned(),
-                pointer: format!("#/definitions/{REQUEST_ID}"),
-                schema: String::new(),
-                former_name: None,
-                doc: Some("A JSON-RPC request id: a string or an integer, kept exactly as it came.".to_owned()),
-                experimental: false,
-                kind: standard,
-            };
+            let doc = "A JSON-RPC request id: a string or an integer, kept exactly as it came.";
+            let def = TypeDef::new(
+                REQUEST_ID.to_owned(),
+                format!("#/definitions/{REQUEST_ID}"),
+                Some(doc.to_owned()),
+                standard,
+            );
             types.insert(REQUEST_ID.to_owned(), def);
         }
     }
