@@ -240,8 +240,12 @@ async fn a_thread_without_turns_that_the_server_cannot_resume_stays_usable_and_i
     let stats = client.connection_stats().await.unwrap();
     assert_eq!((stats.internal_requests, stats.routed_turns, stats.subscribed_threads), (0, 0, 1), "{stats:?}");
 }
-#[tokio::test]
-async fn a_first_turn_whose_resume_is_refused_while_it_runs_is_ended_by_the_resume_sent_when_its_thread_is_idle() {
+/// A fresh thread whose connection was cut before its first turn (its resume refused: nothing
+/// was written for it yet), then a turn started on it, answered in progress: the thread, the
+/// new server end, the running turn and the `thread/resume` the client then sends.
+async fn first_turn_after_a_reconnect(
+    text: &'static str,
+) -> (Client, ThreadHandle, ServerEnd, tokio::task::JoinHandle<Result<RunResult, ClientError>>, Value) {
     let (client, mut server1, mut server2, mut events) = connect().await;
     let thread = start_thread(&client, &mut server1, "t").await;
     let resume = cut(server1, &mut server2, "t").await;
@@ -249,14 +253,20 @@ async fn a_first_turn_whose_resume_is_refused_while_it_runs_is_ended_by_the_resu
     assert!(matches!(next_reconnect_event(&mut events).await, Event::Reconnected(1)));
     let running = tokio::spawn({
         let thread = thread.clone();
-        async move { thread.run("hi").await }
+        async move { thread.run(text).await }
     });
     let request = recv(&mut server2).await;
     assert_eq!(request["method"], "turn/start");
     answer(&mut server2, &request, json!({"turn": turn_json("u", "inProgress", json!([]))})).await;
-    // Refused while the turn runs: the client waits for the thread to be idle.
     let resume = recv(&mut server2).await;
     assert_eq!(resume["method"], "thread/resume");
+    (client, thread, server2, running, resume)
+}
+
+#[tokio::test]
+async fn a_first_turn_whose_resume_is_refused_while_it_runs_is_ended_by_the_resume_sent_when_its_thread_is_idle() {
+    let (_client, thread, mut server2, running, resume) = first_turn_after_a_reconnect("hi").await;
+    // Refused while the turn runs: the client waits for the thread to be idle.
     server2.send(json!({"id": resume["id"], "error": {"code": -32600, "message": "list_turns is not supported yet"}}).to_string()).await.unwrap();
     let status = |status: &str| json!({"method": "thread/status/changed", "params": {"threadId": "t", "status": {"type": status, "activeFlags": []}}}).to_string();
     server2.send(status("active")).await.unwrap();
@@ -279,20 +289,7 @@ async fn a_first_turn_whose_resume_is_refused_while_it_runs_is_ended_by_the_resu
 #[tokio::test]
 async fn a_turn_in_progress_in_the_resume_answer_gets_the_items_it_completed_before_it() {
     for completed_again in [false, true] {
-        let (client, mut server1, mut server2, mut events) = connect().await;
-        let thread = start_thread(&client, &mut server1, "t").await;
-        let resume = cut(server1, &mut server2, "t").await;
-        server2.send(json!({"id": resume["id"], "error": {"code": -32600, "message": "no rollout found"}}).to_string()).await.unwrap();
-        assert!(matches!(next_reconnect_event(&mut events).await, Event::Reconnected(1)));
-        let running = tokio::spawn({
-            let thread = thread.clone();
-            async move { thread.run("Are you there?").await }
-        });
-        let request = recv(&mut server2).await;
-        assert_eq!(request["method"], "turn/start");
-        answer(&mut server2, &request, json!({"turn": turn_json("u", "inProgress", json!([]))})).await;
-        let resume = recv(&mut server2).await;
-        assert_eq!(resume["method"], "thread/resume");
+        let (_client, _thread, mut server2, running, resume) = first_turn_after_a_reconnect("Are you there?").await;
         let user = json!({"type": "userMessage", "id": "q", "clientId": null, "content": [{"type": "text", "text": "Are you there?", "text_elements": []}], "startedAtMs": 0, "completedAtMs": 0});
         let items = json!([user, agent_message("m", "still here")]);
         answer(&mut server2, &resume, thread_result("t", json!([turn_json("u", "inProgress", items)]))).await;
