@@ -304,4 +304,70 @@ async fn a_turn_in_progress_in_the_resume_answer_gets_the_items_it_completed_bef
         assert_eq!(run.turn.status, TurnStatus::Completed);
     }
 }
+
+/// A shutdown while a reconnect's connect does not complete ends the connection at once: the
+/// attempt is dropped, nothing waits for it, and what is asked afterwards fails as closed.
+#[tokio::test]
+async fn a_shutdown_while_a_reconnect_cannot_connect_ends_at_once() {
+    let (first, mut server1) = MemoryTransport::pair(64);
+    let first = Arc::new(Mutex::new(Some(first)));
+    let (called, mut calls) = tokio::sync::mpsc::unbounded_channel();
+    let connect = move || {
+        let (next, called) = (first.lock().unwrap().take(), called.clone());
+        async move {
+            match next {
+                Some(transport) => Ok(transport),
+                None => {
+                    let _ = called.send(());
+                    std::future::pending().await
+                }
+            }
+        }
+    };
+    let policy = RetryPolicy::default().max_retries(3).initial_delay(Duration::from_millis(5));
+    let (client, ()) = tokio::join!(Client::builder().reconnect(policy).connect_with(connect), handshake(&mut server1));
+    let client = client.unwrap();
+    drop(server1);
+    tokio::time::timeout(T, calls.recv()).await.expect("the reconnect connects").unwrap();
+    // A minute allowed: only an attempt that holds the shutdown up would take it.
+    let exit = tokio::time::timeout(T, client.shutdown(Duration::from_secs(60))).await.expect("ends at once");
+    assert_eq!(exit.reason, ExitReason::EndOfStream, "why the connection had dropped");
+    let after = client.thread_start(ThreadStartParams::default()).await;
+    assert!(matches!(after, Err(ClientError::Closed)), "{after:?}");
+}
+
+/// A reconnect's server that never answers `initialize` is given up on after the handshake's
+/// time, and the next attempt connects (time is paused: the wait takes none).
+#[tokio::test(start_paused = true)]
+async fn a_reconnect_whose_initialize_is_not_answered_is_given_up_and_the_next_attempt_connects() {
+    let (first, mut server1) = MemoryTransport::pair(64);
+    let (second, mut server2) = MemoryTransport::pair(64);
+    let (third, mut server3) = MemoryTransport::pair(64);
+    let transports = Arc::new(Mutex::new(vec![third, second, first]));
+    let connect = move || {
+        let next = transports.lock().unwrap().pop();
+        async move { next.ok_or_else(|| TransportError::new("connecting", "no more connections")) }
+    };
+    let policy = RetryPolicy::default().max_retries(3).initial_delay(Duration::from_millis(5));
+    let mut builder = Client::builder().reconnect(policy);
+    let mut events = builder.notifications();
+    let (client, ()) = tokio::join!(builder.connect_with(connect), handshake(&mut server1));
+    let client = client.unwrap();
+    drop(server1);
+    assert_eq!(recv(&mut server2).await["method"], "initialize");
+    // Unanswered: the client ends that connection once the handshake's time is up.
+    let long = Duration::from_secs(60);
+    assert_eq!(tokio::time::timeout(long, server2.recv()).await.expect("the client ends it"), None);
+    let init = tokio::time::timeout(long, server3.recv_json()).await.expect("the next attempt").unwrap();
+    assert_eq!(init["id"], "reconnect-2-initialize");
+    let result = json!({"userAgent": format!("test/{CODEX_VERSION} (test)"), "codexHome": "/tmp/h", "platformFamily": "unix", "platformOs": "linux"});
+    answer(&mut server3, &init, result).await;
+    assert_eq!(recv(&mut server3).await["method"], "initialized");
+    assert!(matches!(next_reconnect_event(&mut events).await, Event::Reconnected(2)));
+    let (listed, ()) = tokio::join!(client.request_raw("thread/list", json!({})), async {
+        let request = recv(&mut server3).await;
+        answer(&mut server3, &request, json!({"data": [], "nextCursor": null})).await;
+    });
+    assert!(listed.is_ok(), "{listed:?}");
+}
 }
