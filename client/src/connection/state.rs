@@ -158,8 +158,21 @@ impl<T: Transport> Connection<T> {
             if let Some(link) = self.state.link_mut() {
                 link.flush();
             }
-            let input = self.next().await;
-            if let Break(reason) = self.on(input).await {
+            let flow = match self.next().await {
+                // The inputs that may end a link (its end is awaited).
+                Input::Read(Ok(0)) => self.stream_ended(ExitReason::EndOfStream).await,
+                Input::Read(Err(e)) => self.stream_ended(ExitReason::ReadError(e.to_string())).await,
+                Input::Read(Ok(_)) => {
+                    self.read_batch();
+                    match self.state {
+                        State::Handshaking { .. } => self.handshake_progress().await,
+                        _ => Continue(()),
+                    }
+                }
+                Input::Deadline => self.deadline_passed().await,
+                input => self.on(input),
+            };
+            if let Break(reason) = flow {
                 return reason;
             }
         }
@@ -203,8 +216,8 @@ impl<T: Transport> Connection<T> {
         }
     }
 
-    /// What `input` does in the current state.
-    async fn on(&mut self, input: Input<T>) -> ControlFlow<ExitReason> {
+    /// What `input` does in the current state (the reads and deadlines are the loop's).
+    fn on(&mut self, input: Input<T>) -> ControlFlow<ExitReason> {
         match input {
             Input::Control(true) => {
                 let control = *self.handles.control.borrow_and_update();
@@ -253,15 +266,9 @@ impl<T: Transport> Connection<T> {
                 }
                 return Break(ExitReason::Panicked(format!("the writer task failed: {}", join_error(e))));
             }
-            Input::Read(Ok(0)) => return self.stream_ended(ExitReason::EndOfStream).await,
-            Input::Read(Ok(_)) => {
-                self.read_batch();
-                return self.handshake_progress().await;
-            }
-            Input::Read(Err(e)) => return self.stream_ended(ExitReason::ReadError(e.to_string())).await,
             Input::Connected(connected) => return self.connected(connected),
             Input::Grace => self.router.expire(Instant::now()),
-            Input::Deadline => return self.deadline_passed().await,
+            Input::Read(_) | Input::Deadline => {}
         }
         Continue(())
     }
