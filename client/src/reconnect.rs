@@ -5,7 +5,8 @@
 //! what becomes of it:
 //!
 //! - resumed: its turns are reconciled with the answer (a turn the answer reports finished
-//!   ends its handle with that status; see [`TurnRouter::reconcile`](crate::routing::TurnRouter::reconcile));
+//!   ends its handle with that status, one reported `interrupted` without an end only if no
+//!   event of it follows; see [`TurnRouter::reconcile`](crate::routing::TurnRouter::reconcile));
 //! - refused while the server has no turn of it (codex 0.171.0 answers "no rollout found" for
 //!   a thread without turns: nothing of it was written, and the server still knows it): nothing
 //!   was lost, so it stays usable, [`Subscription::Unresumed`]; its next `turn/start` is

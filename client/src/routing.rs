@@ -76,6 +76,11 @@ struct Route {
     completed_items: HashSet<String>,
     /// When `turn/completed` arrived.
     completed_at: Option<Instant>,
+    /// A resume's answer reported the turn interrupted without an end (no `completedAt`): its
+    /// `turn/completed` as reported, and when. codex reports a turn it accepted but has not
+    /// begun so; the turn ends as reported after the late grace period unless an event of it
+    /// comes first (see [`TurnRouter::reconcile`]).
+    reported_unended: Option<(Instant, serde_json::Value)>,
 }
 
 /// Routes server lines to turn handles; see the [module docs](self).
@@ -109,6 +114,7 @@ impl TurnRouter {
             open_items: HashSet::new(),
             completed_items: HashSet::new(),
             completed_at: None,
+            reported_unended: None,
         };
         self.turns.entry(thread.to_owned()).or_default().insert(turn.to_owned(), route);
         if let Some(error) = detached {
@@ -230,26 +236,40 @@ impl TurnRouter {
             || self.starting.contains_key(thread)
     }
 
-    /// When the first turn that waits for its late output ends (its late grace period is
-    /// over), if one does.
+    /// When the first turn that waits for its late output, or for events after a resume's
+    /// answer reported it interrupted without an end, ends (its late grace period is over), if
+    /// one does.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        let completed = self.turns.values().flat_map(HashMap::values).filter_map(|r| r.completed_at);
-        completed.min().map(|at| at + self.late_grace)
+        let routes = self.turns.values().flat_map(HashMap::values);
+        let waiting = routes.filter_map(|r| r.completed_at.or(r.reported_unended.as_ref().map(|(at, _)| *at)));
+        waiting.min().map(|at| at + self.late_grace)
     }
 
-    /// Ends the turns whose late grace period is over at `now`.
+    /// Ends the turns whose late grace period is over at `now`: as completed, or as the
+    /// resume's answer reported them.
     pub(crate) fn expire(&mut self, now: Instant) {
         let grace = self.late_grace;
-        for turns in self.turns.values_mut() {
-            turns.retain(|_, route| match route.completed_at {
-                Some(at) if at + grace <= now => {
+        let mut reported = Vec::new();
+        for (thread, turns) in &mut self.turns {
+            turns.retain(|_, route| match (route.completed_at, &mut route.reported_unended) {
+                (Some(at), _) if at + grace <= now => {
                     route.queue.end(TurnEnd::Completed);
                     false
+                }
+                (None, unended @ Some(_)) if unended.as_ref().is_some_and(|(at, _)| *at + grace <= now) => {
+                    if let Some((_, turn)) = unended.take() {
+                        reported.push(turn_completed(thread, turn));
+                    }
+                    true
                 }
                 _ => true,
             });
         }
         self.turns.retain(|_, turns| !turns.is_empty());
+        for (line, turn) in reported {
+            tracing::info!(turn, "no event of a turn a resume's answer reported interrupted came: it ends so");
+            self.replay(line);
+        }
     }
 
     /// The answer to a `thread/resume` after a reconnect lists the thread's `turns` (JSON), each
@@ -260,19 +280,21 @@ impl TurnRouter {
     /// reports finished (any status but `inProgress`) then gets its `turn/completed`, so its
     /// handle ends with that status; a turn still in progress goes on with the events that
     /// follow (an `item/completed` of an item it already has is not delivered twice).
+    ///
+    /// One report is not taken at its word: a turn `interrupted` without `completedAt`. codex
+    /// 0.171.0 reports so a turn it accepted and has not begun yet (a resume answered between
+    /// `turn/start` and `turn/started`), as well as a turn whose server went away before it
+    /// ended. The first goes on with its events, the second never sends one: the turn ends as
+    /// reported once the late grace period passes without an event of it.
     pub(crate) fn reconcile(&mut self, thread: &str, turns: &serde_json::Value) {
         let Some(routed) = self.turns.get(thread) else { return };
-        let mut lines = Vec::new();
+        let (mut lines, mut unended) = (Vec::new(), Vec::new());
         for turn in turns.as_array().into_iter().flatten() {
             let Some(id) = wire::turn_id(turn) else { continue };
             let Some(route) = routed.get(&id) else { continue };
             let status = turn.get("status").and_then(|s| s.as_str()).unwrap_or("inProgress");
             if route.completed_at.is_some() {
                 continue;
-            }
-            let finished = status != "inProgress";
-            if finished {
-                tracing::info!(thread, turn = id, status, "a turn ended while the connection was down");
             }
             for item in turn.get("items").and_then(|i| i.as_array()).into_iter().flatten() {
                 let item_id = item.get("id").and_then(|i| i.as_str()).unwrap_or_default();
@@ -282,20 +304,38 @@ impl TurnRouter {
                     lines.push(serde_json::json!({"method": "item/completed", "params": params}));
                 }
             }
-            if finished {
-                lines.push(serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}}));
+            let ended = turn.get("completedAt").is_some_and(|at| !at.is_null());
+            match status {
+                "inProgress" => {}
+                "interrupted" if !ended => unended.push((id, turn.clone())),
+                _ => {
+                    tracing::info!(thread, turn = id, status, "a turn ended while the connection was down");
+                    lines.push(turn_completed(thread, turn.clone()).0);
+                }
             }
         }
         for line in lines {
-            match wire::decode_server_line(&line.to_string(), 0, |_| None::<&str>) {
-                Ok(codex_app_protocol::Message::Notification(n)) => self.notification(&Arc::new(n)),
-                Ok(_) => {}
-                // The answer's turn does not decode as the release's notification: the turn
-                // ends with the decode error, as an undecodable `turn/completed` does.
-                Err(undecodable) => {
-                    let report = Arc::new(undecodable.report);
-                    self.undecodable(&line.to_string(), &report);
-                }
+            self.replay(line);
+        }
+        // After the answer's own items, which are no sign of life.
+        for (id, turn) in unended {
+            if let Some(route) = self.turns.get_mut(thread).and_then(|turns| turns.get_mut(&id)) {
+                tracing::debug!(thread, turn = id, "a resume's answer reports the turn interrupted without an end");
+                route.reported_unended = Some((Instant::now(), turn));
+            }
+        }
+    }
+
+    /// Routes a notification the client makes from what the server answered.
+    fn replay(&mut self, line: serde_json::Value) {
+        match wire::decode_server_line(&line.to_string(), 0, |_| None::<&str>) {
+            Ok(codex_app_protocol::Message::Notification(n)) => self.notification(&Arc::new(n)),
+            Ok(_) => {}
+            // The answer's turn does not decode as the release's notification: the turn ends
+            // with the decode error, as an undecodable `turn/completed` does.
+            Err(undecodable) => {
+                let report = Arc::new(undecodable.report);
+                self.undecodable(&line.to_string(), &report);
             }
         }
     }
@@ -336,11 +376,19 @@ impl TurnRouter {
     }
 }
 
+/// `turn/completed` of `turn` (JSON) on `thread`, and the turn's id.
+fn turn_completed(thread: &str, turn: serde_json::Value) -> (serde_json::Value, String) {
+    let id = wire::turn_id(&turn).unwrap_or_default();
+    (serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}}), id)
+}
+
 /// Applies an event to a routed turn; returns how the turn ends, when it does now: after
 /// `turn/completed` once no item is open, at once for an error.
 fn apply(route: &mut Route, event: TurnEvent, late_grace: Duration) -> Option<TurnEnd> {
     match event {
         TurnEvent::Event { event, lifecycle, item } => {
+            // The turn is alive: what a resume's answer reported of it is past.
+            route.reported_unended = None;
             match (lifecycle, item) {
                 (Lifecycle::ItemStarted, Some(id)) => {
                     route.open_items.insert(id);

@@ -305,6 +305,36 @@ async fn a_turn_in_progress_in_the_resume_answer_gets_the_items_it_completed_bef
     }
 }
 
+/// codex may answer the `thread/resume` the client sends after a fresh thread's first
+/// `turn/start` before it begins the turn: the answer lists the turn `interrupted` without
+/// `completedAt`, then `turn/started` and the turn's events follow. The turn goes on with them
+/// (it used to end at once, empty and interrupted, while the server ran it: recorded from codex
+/// 0.171.0 on a busy machine).
+#[tokio::test]
+async fn a_turn_a_resume_answer_reports_interrupted_before_it_began_goes_on_with_its_events() {
+    let (_client, _thread, mut server2, running, resume) = first_turn_after_a_reconnect("Are you there?").await;
+    answer(&mut server2, &resume, thread_result("t", json!([turn_json("u", "interrupted", json!([]))]))).await;
+    let started = json!({"method": "turn/started", "params": {"threadId": "t", "turn": turn_json("u", "inProgress", json!([]))}});
+    server2.send(started.to_string()).await.unwrap();
+    let params = json!({"threadId": "t", "turnId": "u", "item": agent_message("m", "still here"), "completedAtMs": 0});
+    server2.send(json!({"method": "item/completed", "params": params}).to_string()).await.unwrap();
+    server2.send(turn_completed("t", "u")).await.unwrap();
+    let run = tokio::time::timeout(T, running).await.expect("run ends").unwrap().unwrap();
+    assert_eq!((run.final_response.as_str(), run.turn.status), ("still here", TurnStatus::Completed));
+}
+
+/// A turn a resume's answer reports `interrupted` without `completedAt`, of which no event
+/// comes (its server went away before it ended), ends as reported once the late grace period
+/// is over (time is paused: the wait takes none).
+#[tokio::test(start_paused = true)]
+async fn a_turn_a_resume_answer_reports_interrupted_without_an_end_ends_so_when_nothing_of_it_follows() {
+    let (_client, _thread, mut server2, running, resume) = first_turn_after_a_reconnect("Are you there?").await;
+    let items = json!([agent_message("m", "half")]);
+    answer(&mut server2, &resume, thread_result("t", json!([turn_json("u", "interrupted", items)]))).await;
+    let run = tokio::time::timeout(Duration::from_secs(60), running).await.expect("run ends").unwrap().unwrap();
+    assert_eq!((run.final_response.as_str(), run.turn.status), ("half", TurnStatus::Interrupted));
+}
+
 /// A shutdown while a reconnect's connect does not complete ends the connection at once: the
 /// attempt is dropped, nothing waits for it, and what is asked afterwards fails as closed.
 #[tokio::test]
