@@ -251,23 +251,22 @@ impl TurnRouter {
         let grace = self.late_grace;
         let mut reported = Vec::new();
         for (thread, turns) in &mut self.turns {
-            turns.retain(|_, route| match (route.completed_at, &mut route.reported_unended) {
-                (Some(at), _) if at + grace <= now => {
+            turns.retain(|turn, route| {
+                if route.completed_at.is_some_and(|at| at + grace <= now) {
                     route.queue.end(TurnEnd::Completed);
-                    false
+                    return false;
                 }
-                (None, unended @ Some(_)) if unended.as_ref().is_some_and(|(at, _)| *at + grace <= now) => {
-                    if let Some((_, turn)) = unended.take() {
-                        reported.push(turn_completed(thread, turn));
+                if route.reported_unended.as_ref().is_some_and(|(at, _)| *at + grace <= now) {
+                    if let Some((_, reported_turn)) = route.reported_unended.take() {
+                        tracing::info!(thread, turn, "no event of a turn reported interrupted came: it ends so");
+                        reported.push(turn_completed(thread, reported_turn));
                     }
-                    true
                 }
-                _ => true,
+                true
             });
         }
         self.turns.retain(|_, turns| !turns.is_empty());
-        for (line, turn) in reported {
-            tracing::info!(turn, "no event of a turn a resume's answer reported interrupted came: it ends so");
+        for line in reported {
             self.replay(line);
         }
     }
@@ -310,7 +309,7 @@ impl TurnRouter {
                 "interrupted" if !ended => unended.push((id, turn.clone())),
                 _ => {
                     tracing::info!(thread, turn = id, status, "a turn ended while the connection was down");
-                    lines.push(turn_completed(thread, turn.clone()).0);
+                    lines.push(turn_completed(thread, turn.clone()));
                 }
             }
         }
@@ -376,10 +375,9 @@ impl TurnRouter {
     }
 }
 
-/// `turn/completed` of `turn` (JSON) on `thread`, and the turn's id.
-fn turn_completed(thread: &str, turn: serde_json::Value) -> (serde_json::Value, String) {
-    let id = wire::turn_id(&turn).unwrap_or_default();
-    (serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}}), id)
+/// `turn/completed` of `turn` (JSON) on `thread`.
+fn turn_completed(thread: &str, turn: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"method": TURN_COMPLETED, "params": {"threadId": thread, "turn": turn}})
 }
 
 /// Applies an event to a routed turn; returns how the turn ends, when it does now: after

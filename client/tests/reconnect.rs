@@ -335,20 +335,29 @@ async fn a_turn_a_resume_answer_reports_interrupted_without_an_end_ends_so_when_
     assert_eq!((run.final_response.as_str(), run.turn.status), ("half", TurnStatus::Interrupted));
 }
 
-/// A shutdown while a reconnect's connect does not complete ends the connection at once: the
-/// attempt is dropped, nothing waits for it, and what is asked afterwards fails as closed.
-#[tokio::test]
-async fn a_shutdown_while_a_reconnect_cannot_connect_ends_at_once() {
+/// Sends on its channel when dropped.
+struct DropSignal(tokio::sync::mpsc::UnboundedSender<&'static str>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        let _ = self.0.send("dropped");
+    }
+}
+
+/// A client whose connection dropped and whose reconnect's connect never completes, once it is
+/// connecting; the channel says "connecting", then "dropped" when the connect future is dropped.
+async fn reconnecting_forever() -> (Client, tokio::sync::mpsc::UnboundedReceiver<&'static str>) {
     let (first, mut server1) = MemoryTransport::pair(64);
     let first = Arc::new(Mutex::new(Some(first)));
-    let (called, mut calls) = tokio::sync::mpsc::unbounded_channel();
+    let (said, mut says) = tokio::sync::mpsc::unbounded_channel();
     let connect = move || {
-        let (next, called) = (first.lock().unwrap().take(), called.clone());
+        let (next, said) = (first.lock().unwrap().take(), said.clone());
         async move {
             match next {
                 Some(transport) => Ok(transport),
                 None => {
-                    let _ = called.send(());
+                    let _ = said.send("connecting");
+                    let _dropped = DropSignal(said);
                     std::future::pending().await
                 }
             }
@@ -356,14 +365,32 @@ async fn a_shutdown_while_a_reconnect_cannot_connect_ends_at_once() {
     };
     let policy = RetryPolicy::default().max_retries(3).initial_delay(Duration::from_millis(5));
     let (client, ()) = tokio::join!(Client::builder().reconnect(policy).connect_with(connect), handshake(&mut server1));
-    let client = client.unwrap();
     drop(server1);
-    tokio::time::timeout(T, calls.recv()).await.expect("the reconnect connects").unwrap();
+    assert_eq!(tokio::time::timeout(T, says.recv()).await.expect("the reconnect connects"), Some("connecting"));
+    (client.unwrap(), says)
+}
+
+/// A shutdown while a reconnect's connect does not complete ends the connection at once: the
+/// attempt is dropped, nothing waits for it, and what is asked afterwards fails as closed.
+#[tokio::test]
+async fn a_shutdown_while_a_reconnect_cannot_connect_ends_at_once() {
+    let (client, mut says) = reconnecting_forever().await;
     // A minute allowed: only an attempt that holds the shutdown up would take it.
     let exit = tokio::time::timeout(T, client.shutdown(Duration::from_secs(60))).await.expect("ends at once");
     assert_eq!(exit.reason, ExitReason::EndOfStream, "why the connection had dropped");
+    assert_eq!(says.recv().await, Some("dropped"), "the attempt is dropped");
     let after = client.thread_start(ThreadStartParams::default()).await;
     assert!(matches!(after, Err(ClientError::Closed)), "{after:?}");
+}
+
+/// Every handle dropped while a reconnect's connect does not complete: the connection ends
+/// and drops the attempt (nothing of it is left running).
+#[tokio::test]
+async fn dropping_the_client_while_a_reconnect_cannot_connect_drops_the_attempt() {
+    let (client, mut says) = reconnecting_forever().await;
+    drop(client);
+    let said = tokio::time::timeout(T, says.recv()).await.expect("the attempt is dropped");
+    assert_eq!(said, Some("dropped"));
 }
 
 /// A reconnect's server that never answers `initialize` is given up on after the handshake's

@@ -280,25 +280,13 @@ impl<T: Transport> Connection<T> {
             let reason = ExitReason::WriteError(message.to_owned());
             return self.stream_ended(reason).await;
         }
-        match std::mem::replace(&mut self.state, State::Closed) {
-            // The attempt's time came: open a transport.
-            State::Reconnecting { retry, at } if at <= now => match &self.reconnect {
-                Some(reconnect) => {
-                    self.state = State::Connecting { retry, connect: (reconnect.connect)() };
-                    Continue(())
-                }
-                None => Break(retry.dropped),
-            },
-            state => {
-                self.state = state;
-                match &self.state {
-                    State::Closing { deadline, .. } if *deadline <= now => Break(ExitReason::ShutdownTimedOut),
-                    State::Handshaking { deadline: Some(at), .. } if *at <= now => {
-                        self.handshake_failed(ClientError::Timeout(HANDSHAKE_TIMEOUT)).await
-                    }
-                    _ => Continue(()),
-                }
+        match &self.state {
+            State::Closing { deadline, .. } if *deadline <= now => Break(ExitReason::ShutdownTimedOut),
+            State::Handshaking { deadline: Some(at), .. } if *at <= now => {
+                self.handshake_failed(ClientError::Timeout(HANDSHAKE_TIMEOUT)).await
             }
+            State::Reconnecting { at, .. } if *at <= now => self.connect(),
+            _ => Continue(()),
         }
     }
 
@@ -390,27 +378,36 @@ impl<T: Transport> Connection<T> {
     /// closed once the server requests being answered are answered. Without a link (the
     /// stream had dropped) the connection ends with why it dropped.
     fn close(&mut self, started: Instant, deadline: Instant) -> ControlFlow<ExitReason> {
-        let (link, dropped) = match std::mem::replace(&mut self.state, State::Closed) {
+        match std::mem::replace(&mut self.state, State::Closed) {
             closing @ State::Closing { .. } => {
                 self.state = closing;
-                return Continue(());
+                Continue(())
             }
-            State::Handshaking { link, .. } | State::Ready { link } => (Some(link), None),
-            State::Reconnecting { retry, .. } | State::Connecting { retry, .. } => (None, Some(retry.dropped)),
-            State::Closed => (None, None),
-        };
+            State::Handshaking { link, .. } | State::Ready { link } => {
+                self.begin_closing(Some(link), started, deadline);
+                Continue(())
+            }
+            State::Reconnecting { retry, .. } | State::Connecting { retry, .. } => {
+                self.begin_closing(None, started, deadline);
+                Break(retry.dropped)
+            }
+            State::Closed => {
+                self.begin_closing(None, started, deadline);
+                Break(ExitReason::Shutdown)
+            }
+        }
+    }
+
+    /// Enters `Closing`: pending requests fail with [`ClientError::Closed`], and so does what
+    /// the handles ask from now on.
+    fn begin_closing(&mut self, link: Option<Link<T>>, started: Instant, deadline: Instant) {
         tracing::debug!(timeout = ?deadline.saturating_duration_since(started), "shutting the connection down");
         self.status.set_closed(ClientError::Closed);
         for (_, pending) in self.requests.pending.drain() {
             let _ = pending.reply.send(Err(ClientError::Closed));
         }
-        let linked = link.is_some();
         self.state = State::Closing { link, started, deadline };
-        if !linked {
-            return Break(dropped.unwrap_or(ExitReason::Shutdown));
-        }
         self.close_writer_when_done();
-        Continue(())
     }
 
     /// Sends `initialize` on `link`: the state of the handshake.
@@ -506,9 +503,9 @@ impl<T: Transport> Connection<T> {
         match std::mem::replace(&mut self.state, State::Closed) {
             State::Handshaking { link, attempt: Attempt::First(answer), .. } => {
                 let _ = answer.send(Err(why));
-                self.state = State::Ready { link };
                 let now = Instant::now();
-                self.close(now, now + EXIT_GRACE)
+                self.begin_closing(Some(link), now, now + EXIT_GRACE);
+                Continue(())
             }
             State::Handshaking { link, attempt: Attempt::Again(retry), .. } => {
                 tracing::warn!(attempt = retry.attempt, %why, "the handshake after reconnecting failed");
@@ -564,6 +561,21 @@ impl<T: Transport> Connection<T> {
         self.requests.internal.clear();
         self.handlers.shutdown().await;
         let _ = link.end(Duration::ZERO).await;
+    }
+
+    /// The attempt's time came: open a transport.
+    fn connect(&mut self) -> ControlFlow<ExitReason> {
+        match (std::mem::replace(&mut self.state, State::Closed), &self.reconnect) {
+            (State::Reconnecting { retry, .. }, Some(reconnect)) => {
+                self.state = State::Connecting { retry, connect: (reconnect.connect)() };
+                Continue(())
+            }
+            (State::Reconnecting { retry, .. }, None) => Break(retry.dropped),
+            (state, _) => {
+                self.state = state;
+                Continue(())
+            }
+        }
     }
 
     /// After `made` attempts: the next one at the policy's delay, or the end with why the
