@@ -13,7 +13,9 @@
 //! - [`at`]: a JSON path in the params of a method (`thread/list`, `params.includedThreadIds`);
 //! - [`Check`]: what a message uses that a given release does not have. An older codex
 //!   silently ignores a params member it does not know (and refuses an enum value it does not
-//!   know), so a client checks this before sending (`codex-app-client` does).
+//!   know), so a client checks this before sending (`codex-app-client` does);
+//! - [`experimental`]: which of what a message carries is codex's experimental API, in a build
+//!   without the `experimental` feature too.
 //!
 //! A release is compared as semver ([`Release`]), pre-releases before their release.
 
@@ -21,10 +23,12 @@ use std::cmp::Ordering;
 use std::fmt;
 
 mod check;
+pub mod experimental;
 
 pub use crate::generated::availability::FLOOR;
 use crate::generated::availability::{METHODS, OWNERS, RELEASES};
 pub use check::Check;
+use check::{Found, Plans};
 
 /// When something is in codex: since a release, and, when a later release removed it, until
 /// the last release that had it. Versions are written as codex writes them (`0.171.0`).
@@ -196,8 +200,8 @@ pub fn method(wire: &str) -> Option<Availability> {
     find_method(wire).map(method_availability)
 }
 
-/// A row of the methods' table: wire name, since, until, params type, result type.
-pub(crate) type MethodRow = (&'static str, &'static str, Option<&'static str>, &'static str, &'static str);
+/// A row of the methods' table: wire name, since, until, params type, result type, experimental.
+pub(crate) type MethodRow = (&'static str, &'static str, Option<&'static str>, &'static str, &'static str, bool);
 
 /// The methods' table is sorted by wire name.
 fn find_method(wire: &str) -> Option<&'static MethodRow> {
@@ -335,6 +339,8 @@ pub(crate) struct Member {
     pub since: &'static str,
     pub until: Option<&'static str>,
     pub always_since: Option<&'static str>,
+    /// Only codex's experimental API has it (a build without `experimental` lacks it).
+    pub experimental: bool,
     /// The type the member's value (or an array's items) is of, when it is in the tables.
     pub child: &'static str,
 }
@@ -356,7 +362,7 @@ pub(crate) const fn m(
     always_since: Option<&'static str>,
     child: &'static str,
 ) -> Member {
-    Member { wire, value: false, since, until, always_since, child }
+    Member { wire, value: false, since, until, always_since, experimental: false, child }
 }
 
 /// An enum value or union arm: the value (tag, key or arm name), since, until, payload type.
@@ -368,10 +374,17 @@ pub(crate) const fn v(
     until: Option<&'static str>,
     child: &'static str,
 ) -> Member {
-    Member { wire, value: true, since, until, always_since: None, child }
+    Member { wire, value: true, since, until, always_since: None, experimental: false, child }
 }
 
 impl Member {
+    /// The same row, of codex's experimental API.
+    // A schema without an experimental bundle has no such row.
+    #[allow(dead_code)]
+    pub(crate) const fn experimental(self) -> Member {
+        Member { experimental: true, ..self }
+    }
+
     /// `None` for what every release of the range has.
     fn availability(&self) -> Option<Availability> {
         (!self.since.is_empty() || self.until.is_some() || self.always_since.is_some()).then_some(Availability {

@@ -30,6 +30,15 @@
 //!    tags, which round-trip unchanged): [`Kind::UnknownVariant`], found by the walk the
 //!    protocol crate generates with every type (`codex_app_protocol::inspect`), which also says
 //!    where a member is `Option<Option<T>>`.
+//! 6. A method, member, enum value or union arm that the types lack because it belongs to
+//!    codex's experimental API and the build has no `experimental` feature is
+//!    [`Kind::Experimental`], not [`Kind::UnknownMethod`], [`Kind::UnknownField`] or
+//!    [`Kind::UnknownVariant`]: codex sends some of its experimental members to clients that did
+//!    not opt in, and a build with only the stable types rightly lacks them. What is
+//!    experimental is read from the protocol crate's tables
+//!    ([`codex_app_protocol::availability::experimental`]), which a build without the feature
+//!    has too. Such findings are reported apart and are not drift
+//!    ([`Report::experimental`]); a build with `experimental` never has them.
 //!
 //! Both directions go through one function, generic over the protocol crate's
 //! [`codex_app_protocol::side::Side`].
@@ -42,6 +51,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::path::Path;
 
+use codex_app_protocol::availability::experimental;
 use codex_app_protocol::framing::excerpt;
 use codex_app_protocol::inspect::{Inspect, Step};
 use codex_app_protocol::jsonrpc::{DecodeError, DecodeErrorKind, Parts};
@@ -75,10 +85,13 @@ pub enum Kind {
     RoundTrip,
     /// A response whose id matches no earlier request of the other side.
     OrphanResponse,
+    /// A method, member, enum value or union arm of codex's experimental API that this build's
+    /// types leave out (built without the `experimental` feature): not drift of the types.
+    Experimental,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::NotJson,
         Kind::NotAMessage,
         Kind::Undecodable,
@@ -87,6 +100,7 @@ impl Kind {
         Kind::UnknownField,
         Kind::RoundTrip,
         Kind::OrphanResponse,
+        Kind::Experimental,
     ];
 
     pub fn name(self) -> &'static str {
@@ -99,6 +113,7 @@ impl Kind {
             Kind::UnknownField => "unknown-field",
             Kind::RoundTrip => "round-trip",
             Kind::OrphanResponse => "orphan-response",
+            Kind::Experimental => "experimental",
         }
     }
 }
@@ -123,6 +138,14 @@ pub struct Finding {
     pub detail: String,
     /// Found on a line marked `bad`: reported, but not drift.
     pub expected: bool,
+}
+
+impl Finding {
+    /// Whether the finding is drift of the types: not on a line marked `bad`, and not
+    /// experimental API that the build leaves out ([`Kind::Experimental`]).
+    pub fn is_drift(&self) -> bool {
+        !self.expected && self.kind != Kind::Experimental
+    }
 }
 
 impl fmt::Display for Finding {
@@ -182,13 +205,26 @@ pub struct Report {
 }
 
 impl Report {
-    /// Findings that are drift (not on lines marked bad).
+    /// Findings that are drift ([`Finding::is_drift`]): not on lines marked bad, not
+    /// experimental API that the build leaves out.
     pub fn drift(&self) -> impl Iterator<Item = &Finding> {
-        self.findings.iter().filter(|f| !f.expected)
+        self.findings.iter().filter(|f| f.is_drift())
     }
 
     pub fn drift_count(&self) -> usize {
         self.drift().count()
+    }
+
+    /// Members, values, arms and methods of codex's experimental API that this build's types
+    /// leave out ([`Kind::Experimental`]; never in a build with the `experimental` feature).
+    /// Not drift: codex sends some of them to clients that did not opt in. To fail on them
+    /// too, assert that this is empty.
+    pub fn experimental(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| !f.expected && f.kind == Kind::Experimental)
+    }
+
+    pub fn experimental_count(&self) -> usize {
+        self.experimental().count()
     }
 }
 
@@ -285,6 +321,8 @@ fn shallow_value(line: &str) -> serde_json::Result<Value> {
 
 struct Checker {
     one_sided: bool,
+    /// The client's `initialize` asked for the experimental API.
+    opted_in: bool,
     /// Open requests of each direction: id -> method (index 0: c2s, 1: s2c).
     /// Requests waiting for a response, per direction (`1` and `"1"` are different ids).
     pending: [HashMap<RequestId, String>; 2],
@@ -310,7 +348,7 @@ struct Typed<'a> {
 
 impl Checker {
     fn new(one_sided: bool) -> Checker {
-        Checker { one_sided, pending: Default::default(), report: Report::default() }
+        Checker { one_sided, opted_in: false, pending: Default::default(), report: Report::default() }
     }
 
     fn find(&mut self, e: &Entry, kind: Kind, method: Option<&str>, path: Option<JsonPath>, detail: impl Into<String>) {
@@ -355,6 +393,9 @@ impl Checker {
         if let (Some(id), Some(method), None, None) = (&parts.id, &parts.method, parts.result, parts.error) {
             self.pending[slot(e.dir)].insert(id.clone(), method.to_string());
         }
+        if e.dir == Dir::C2s && parts.method.as_deref() == Some("initialize") {
+            self.opted_in = value.pointer("/params/capabilities/experimentalApi") == Some(&Value::Bool(true));
+        }
         let typed = match e.dir {
             Dir::C2s => self.line::<side::Client>(e, &value, parts),
             Dir::S2c => self.line::<side::Server>(e, &value, parts),
@@ -392,8 +433,11 @@ impl Checker {
                 let method = req.method().to_owned();
                 self.seen(e.dir, MessageKind::Request, &method);
                 if req.is_unrecognized() {
-                    let detail = format!("no such {} request in this version of the crate", S::NAME);
-                    self.find(e, Kind::UnknownMethod, Some(&method), None, detail);
+                    self.unknown_method(
+                        e,
+                        &method,
+                        format!("no such {} request in this version of the crate", S::NAME),
+                    );
                     return false;
                 }
                 self.typed_message(e, &method, value, &req)
@@ -403,7 +447,7 @@ impl Checker {
                 self.seen(e.dir, MessageKind::Notification, &method);
                 if n.is_unrecognized() {
                     let detail = format!("no such {} notification in this version of the crate", S::NAME);
-                    self.find(e, Kind::UnknownMethod, Some(&method), None, detail);
+                    self.unknown_method(e, &method, detail);
                     return false;
                 }
                 self.typed_message(e, &method, value, &n)
@@ -427,6 +471,27 @@ impl Checker {
             }
             Ok(Message::Error(err)) => self.error_response(e, value, err),
         }
+    }
+
+    /// A method the types do not know: of codex's experimental API (which this build leaves
+    /// out), or unknown.
+    fn unknown_method(&mut self, e: &Entry, method: &str, detail: String) {
+        if experimental::is_method(method) {
+            let detail = format!("a method {}", self.experimental_detail(e.dir));
+            self.find(e, Kind::Experimental, Some(method), None, detail);
+        } else {
+            self.find(e, Kind::UnknownMethod, Some(method), None, detail);
+        }
+    }
+
+    /// Why the types lack something of the experimental API, and who sent it.
+    fn experimental_detail(&self, dir: Dir) -> String {
+        let who = match (dir, self.opted_in) {
+            (Dir::S2c, false) => ", sent to a client that did not opt in",
+            (_, true) => " (the session opted in)",
+            (Dir::C2s, false) => ", sent without the opt-in",
+        };
+        format!("of codex's experimental API{who}; this build's types leave it out (no `experimental` feature)")
     }
 
     /// The method of the request a response answers; reports an orphan when there is none.
@@ -548,19 +613,46 @@ impl Checker {
         }
     }
 
-    /// Steps 4 and 5 of the module docs for one decoded message.
+    /// Steps 4 to 6 of the module docs for one decoded message.
     fn check_typed<T: Inspect + ?Sized>(&mut self, e: &Entry, method: Option<&str>, typed: &T, t: Typed<'_>) {
         let diffs = Diffs::of(t.original, &t.reencoded);
 
         let found = unrecognized::inspect(typed, t.root, Some(&t.reencoded));
+        // What of the message is experimental API, looked up only when the types lacked
+        // something.
+        let experimental = match method {
+            Some(method) if !found.unrecognized.is_empty() || !diffs.lost.is_empty() => {
+                experimental_items(method, t.original, t.root)
+            }
+            _ => Vec::new(),
+        };
+        let is_experimental = |path: &JsonPath, value: bool| {
+            experimental.iter().find(|item| item.is_value == value && &item.path == path)
+        };
         for (path, _, detail) in &found.unrecognized {
-            self.find(e, Kind::UnknownVariant, method, Some(path.clone()), detail.clone());
+            match is_experimental(path, true) {
+                Some(item) => {
+                    let detail = format!("`{}`: a value {}", item.item, self.experimental_detail(e.dir));
+                    self.find(e, Kind::Experimental, method, Some(path.clone()), detail)
+                }
+                None => self.find(e, Kind::UnknownVariant, method, Some(path.clone()), detail.clone()),
+            }
         }
 
         for (path, value) in &diffs.lost {
-            let detail =
-                format!("member not in the type (skipped by the decoder; it was {})", excerpt(&value.to_string(), 60));
-            self.find(e, Kind::UnknownField, method, Some(path.clone()), detail);
+            match is_experimental(path, false) {
+                Some(item) => {
+                    let detail = format!("`{}`: a member {}", item.item, self.experimental_detail(e.dir));
+                    self.find(e, Kind::Experimental, method, Some(path.clone()), detail)
+                }
+                None => {
+                    let detail = format!(
+                        "member not in the type (skipped by the decoder; it was {})",
+                        excerpt(&value.to_string(), 60)
+                    );
+                    self.find(e, Kind::UnknownField, method, Some(path.clone()), detail)
+                }
+            }
         }
         for (path, detail) in diffs.changed {
             self.find(e, Kind::RoundTrip, method, Some(path), detail);
@@ -579,6 +671,17 @@ impl Checker {
             self.find(e, Kind::RoundTrip, method, Some(path), detail);
         }
     }
+}
+
+/// The members, values and arms of codex's experimental API in a message of `method`: in its
+/// params (`root` empty: a request or notification) or its result (`root` is `result`).
+fn experimental_items(method: &str, original: &Value, root: &[Step<'_>]) -> Vec<experimental::Item> {
+    let found = match root {
+        [] => original.get("params").map(|params| experimental::in_params(method, params)),
+        _ => original.get("result").map(|result| experimental::in_result(method, result)),
+    };
+    // A `Value` always serializes.
+    found.and_then(Result::ok).unwrap_or_default()
 }
 
 /// An error response: no variants of the protocol's enums inside.
@@ -702,11 +805,31 @@ pub fn render(files: &[(String, Report)]) -> String {
 
     // Names are cut in the tables (a method name can be any length on the wire).
     let width = files.iter().map(|(n, _)| n.len().min(MAX_NAME)).max().unwrap_or(0).max(5);
-    let _ = writeln!(out, "{:<width$}  {:>7}  {:>7}  {:>5}  {:>8}", "file", "lines", "typed", "drift", "expected");
+    // The experimental column only where a build without `experimental` met some.
+    let experimental: usize = files.iter().map(|(_, r)| r.experimental_count()).sum();
+    let column = |n: usize| if experimental > 0 { format!("  {n:>12}") } else { String::new() };
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>7}  {:>7}  {:>5}  {:>8}{}",
+        "file",
+        "lines",
+        "typed",
+        "drift",
+        "expected",
+        if experimental > 0 { "  experimental" } else { "" }
+    );
     let (mut lines, mut typed, mut drift, mut expected, mut untyped) = (0, 0, 0, 0, 0);
     for (name, r) in files {
-        let (d, x) = (r.drift_count(), r.findings.len() - r.drift_count());
-        let _ = writeln!(out, "{:<width$}  {:>7}  {:>7}  {d:>5}  {x:>8}", excerpt(name, MAX_NAME), r.lines, r.typed);
+        let (d, p) = (r.drift_count(), r.experimental_count());
+        let x = r.findings.len() - d - p;
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>7}  {:>7}  {d:>5}  {x:>8}{}",
+            excerpt(name, MAX_NAME),
+            r.lines,
+            r.typed,
+            column(p)
+        );
         lines += r.lines;
         typed += r.typed;
         drift += d;
@@ -714,7 +837,12 @@ pub fn render(files: &[(String, Report)]) -> String {
         untyped += r.untyped_responses;
     }
     if files.len() > 1 {
-        let _ = writeln!(out, "{:<width$}  {lines:>7}  {typed:>7}  {drift:>5}  {expected:>8}", "total");
+        let _ = writeln!(
+            out,
+            "{:<width$}  {lines:>7}  {typed:>7}  {drift:>5}  {expected:>8}{}",
+            "total",
+            column(experimental)
+        );
     }
     if untyped > 0 {
         let _ = writeln!(
@@ -738,13 +866,20 @@ pub fn render(files: &[(String, Report)]) -> String {
 
     let _ = writeln!(out, "\ndrift by kind:");
     let _ = writeln!(out, "  {:<16}  {:>5}  {:>8}", "kind", "drift", "expected");
-    for kind in Kind::ALL {
+    for kind in Kind::ALL.into_iter().filter(|&k| k != Kind::Experimental) {
         let count = |expected: bool| {
             files.iter().flat_map(|(_, r)| &r.findings).filter(|f| f.kind == kind && f.expected == expected).count()
         };
         let _ = writeln!(out, "  {:<16}  {:>5}  {:>8}", kind.name(), count(false), count(true));
     }
     let _ = writeln!(out, "  {:<16}  {drift:>5}  {expected:>8}", "total");
+    if experimental > 0 {
+        let _ = writeln!(
+            out,
+            "\n{experimental} of codex's experimental API that this build's types leave out (no `experimental` \
+             feature): reported apart, not drift"
+        );
+    }
     out
 }
 

@@ -27,10 +27,11 @@
 //! The check reads with the types of the user's own build: this crate turns on the protocol
 //! crate's `inspect` (a walk that adds no variant or member) and nothing that changes the
 //! types, so a dev-dependency on it leaves the user's code compiling the same under
-//! `cargo build` and `cargo test`. With only the stable types, every member of the
-//! experimental API the server sends is reported as unknown (codex sends some without the
-//! opt-in). The feature `experimental` turns on `codex-app-protocol/experimental`, which gives
-//! the experimental types to every build that has this crate.
+//! `cargo build` and `cargo test`. With only the stable types, what codex sends of its
+//! experimental API (it sends some members to clients that did not opt in) is reported apart,
+//! as [`Kind::Experimental`] with its path ([`Report::experimental`]), and is not drift. The
+//! feature `experimental` turns on `codex-app-protocol/experimental`, which gives the
+//! experimental types to every build that has this crate.
 
 pub mod drift;
 pub mod summary;

@@ -42,6 +42,9 @@ fn no_drift_in_any_fixture() {
     }
     let drift: usize = reports.iter().map(|(_, r)| r.drift_count()).sum();
     assert_eq!(drift, 0, "drift in the committed fixtures:\n{}", drift::render(&reports));
+    // Read with the experimental types, nothing of the experimental API is left out.
+    let experimental: usize = reports.iter().map(|(_, r)| r.experimental_count()).sum();
+    assert_eq!(experimental, 0, "{}", drift::render(&reports));
     // Every line is typed except the three deliberately bad ones.
     let (lines, typed): (usize, usize) = reports.iter().fold((0, 0), |(l, t), (_, r)| (l + r.lines, t + r.typed));
     assert_eq!(lines - typed, 3, "{}", drift::render(&reports));

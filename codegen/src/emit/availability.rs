@@ -45,7 +45,16 @@ struct Row {
     wire: String,
     value: bool,
     availability: Option<Availability>,
+    /// Only the experimental bundle has it (a build without `experimental` lacks it).
+    experimental: bool,
     child: Option<String>,
+}
+
+impl Row {
+    /// Something the tables state about the row itself (not only where it leads).
+    fn stated(&self) -> bool {
+        self.availability.is_some() || self.experimental
+    }
 }
 
 pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
@@ -70,6 +79,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: f.wire.clone(),
                         value: false,
                         availability: get(&keys::member(name, &f.wire)),
+                        experimental: f.experimental,
                         child: child(ir, &f.ty, 0).map(schema),
                     })
                     .collect(),
@@ -83,6 +93,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: v.wire.clone(),
                         value: true,
                         availability: get(&keys::value(name, &v.wire)),
+                        experimental: v.experimental,
                         child: None,
                     })
                     .collect(),
@@ -96,6 +107,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: a.wire.clone(),
                         value: true,
                         availability: get(&keys::value(name, &a.wire)),
+                        experimental: a.experimental,
                         child: child(ir, &Ty::Named(a.payload.clone()), 0).map(schema),
                     })
                     .collect(),
@@ -109,6 +121,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: a.wire.clone(),
                         value: a.payload.is_none(),
                         availability: get(&keys::value(name, &a.wire)),
+                        experimental: a.experimental,
                         child: a.payload.as_ref().and_then(|t| child(ir, t, 0)).map(schema),
                     })
                     .collect(),
@@ -122,6 +135,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                         wire: keys::untagged_arm_name(ir, name, a),
                         value: true,
                         availability: get(&keys::untagged_arm(ir, name, a)),
+                        experimental: a.experimental,
                         child: child(ir, &a.ty, 0).map(schema),
                     })
                     .collect(),
@@ -130,9 +144,10 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
         };
         rows.insert(name, (kind, tag, items));
     }
-    // The types that have something not in every release, then those that lead to them.
+    // The types that have something not in every release or experimental, then those that
+    // lead to them.
     let mut kept: BTreeSet<&str> =
-        rows.iter().filter(|(_, (_, _, r))| r.iter().any(|r| r.availability.is_some())).map(|(n, _)| *n).collect();
+        rows.iter().filter(|(_, (_, _, r))| r.iter().any(Row::stated)).map(|(n, _)| *n).collect();
     loop {
         let more: Vec<&str> = rows
             .iter()
@@ -173,11 +188,12 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                 m.response.as_ref().and_then(|t| child(ir, t, 0)).map(schema).filter(|p| kept.contains(p.as_str()));
             methods.entry(m.wire.clone()).or_insert_with(|| {
                 format!(
-                    "    ({:?}, {since:?}, {}, {:?}, {:?}),\n",
+                    "    ({:?}, {since:?}, {}, {:?}, {:?}, {}),\n",
                     m.wire,
                     opt(&until),
                     params.unwrap_or_default(),
-                    result.unwrap_or_default()
+                    result.unwrap_or_default(),
+                    m.experimental
                 )
             });
             let gate = if m.experimental { format!("{EXPERIMENTAL_GATE} ") } else { String::new() };
@@ -192,21 +208,22 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
     }
     out.push_str(
         "/// Every method, sorted by wire name: since, until, the rows in [`OWNERS`] of its params\n\
-         /// type and of its result type.\n",
+         /// type and of its result type, and whether it is experimental.\n",
     );
-    out.push_str("pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str, &str)] = &[\n");
+    out.push_str("pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str, &str, bool)] = &[\n");
     methods.values().for_each(|row| out.push_str(row));
     out.push_str("];\n\n");
     out.push_str(
         "/// Per type, sorted by name: what is not in every release of the range (since, until,\n\
-         /// always sent since), and the members that lead to a type that has such a thing.\n",
+         /// always sent since) or is experimental, and the members that lead to a type that has\n\
+         /// such a thing.\n",
     );
     out.push_str("pub(crate) static OWNERS: &[Owner] = &[\n");
     for name in &kept {
         let (kind, tag, items) = &rows[name];
         let members: Vec<String> = items
             .iter()
-            .filter(|r| r.availability.is_some() || r.child.as_deref().is_some_and(|c| kept.contains(c)))
+            .filter(|r| r.stated() || r.child.as_deref().is_some_and(|c| kept.contains(c)))
             .map(|r| {
                 let child = r.child.as_deref().filter(|c| kept.contains(c)).unwrap_or_default();
                 let (since, until, always) = match &r.availability {
@@ -216,10 +233,15 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                     }
                     None => (String::new(), None, None),
                 };
-                if r.value {
+                let row = if r.value {
                     format!("v({:?}, {since:?}, {}, {child:?})", r.wire, opt(&until))
                 } else {
                     format!("m({:?}, {since:?}, {}, {}, {child:?})", r.wire, opt(&until), opt(&always))
+                };
+                if r.experimental {
+                    format!("{row}.experimental()")
+                } else {
+                    row
                 }
             })
             .collect();

@@ -38,20 +38,28 @@ use crate::path::JsonPath;
 #[derive(Clone)]
 pub struct Check {
     release: Release,
+    /// What the release lacks, and what leads to it.
+    plans: Plans,
+    /// The methods the release lacks.
+    lacked_methods: usize,
+}
+
+/// What a walk of a message looks at, for one question asked of every row of the tables (does
+/// the release lack it? is it experimental?).
+#[derive(Clone)]
+pub(crate) struct Plans {
     /// One per row of the owners' table: `None` when nothing reachable from the type is
-    /// missing from the release.
+    /// wanted.
     plans: Box<[Option<Plan>]>,
     /// The methods whose params or result have something to look at: the rows of their plans.
     methods: HashMap<&'static str, (Option<usize>, Option<usize>), BuildHasherDefault<NameHasher>>,
-    /// The methods the release lacks.
-    lacked_methods: usize,
 }
 
 /// What to look at in a value of one type.
 #[derive(Clone)]
 struct Plan {
     owner: &'static Owner,
-    /// Each member the release lacks or that leads to a type with something to look at.
+    /// Each member that is wanted or that leads to a type with something to look at.
     members: Box<[Step]>,
     /// The same of its enum values and union arms.
     values: Box<[Step]>,
@@ -60,8 +68,8 @@ struct Plan {
 #[derive(Clone, Copy)]
 struct Step {
     member: &'static Member,
-    /// The release lacks it.
-    lacked: bool,
+    /// The walk reports it.
+    wanted: bool,
     /// The plan (its row) of the type it leads to, when that type has something to look at.
     child: Option<usize>,
 }
@@ -76,9 +84,24 @@ impl Plan {
     }
 }
 
+/// Something a walk found: where, and the row of the tables it is.
+pub(crate) struct Found {
+    pub path: JsonPath,
+    pub owner: &'static Owner,
+    pub member: &'static Member,
+}
+
+impl Found {
+    /// `Type.member`, or `Type::value` for an enum value or union arm.
+    pub fn item(&self) -> String {
+        let sep = if self.member.value { "::" } else { "." };
+        format!("{}{sep}{}", self.owner.name, self.member.wire)
+    }
+}
+
 impl fmt::Debug for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let types = self.plans.iter().flatten().count();
+        let types = self.plans.plans.iter().flatten().count();
         f.debug_struct("Check")
             .field("release", &self.release)
             .field("types_to_look_at", &types)
@@ -92,15 +115,62 @@ impl Check {
     /// to have what the floor has; one newer than the crate, what the crate's own release has
     /// (what codex removed stays removed).
     pub fn new(release: &Release) -> Check {
-        let lacked: Vec<Vec<bool>> = OWNERS
-            .iter()
-            .map(|o| o.members.iter().map(|m| m.availability().is_some_and(|a| !a.in_release(release))).collect())
-            .collect();
+        let plans = Plans::new(|m| m.availability().is_some_and(|a| !a.in_release(release)));
+        let lacked_methods = METHODS.iter().filter(|m| !super::method_availability(m).in_release(release)).count();
+        Check { release: release.clone(), plans, lacked_methods }
+    }
+
+    /// The release checked against.
+    pub fn release(&self) -> &Release {
+        &self.release
+    }
+
+    /// Whether the release lacks nothing the crate knows: no method, member, enum value or
+    /// union arm of the crate is missing from it.
+    pub fn lacks_nothing(&self) -> bool {
+        self.lacked_methods == 0 && self.plans.plans.iter().all(Option::is_none)
+    }
+
+    /// What the params of `method` use that the release does not have: members, enum values
+    /// and union arms, each with its path (`params.includedThreadIds`; through objects,
+    /// arrays and unions; the values of a map of arbitrary keys are not looked into). `params`
+    /// is anything that serializes as the params do: the typed params, a `serde_json::Value`,
+    /// or JSON text as a `serde_json::value::RawValue`. Empty for a method the crate does not
+    /// know (whether the release has the method itself is [`super::method`]'s to say). An
+    /// error when `params` fails to serialize as JSON.
+    pub fn params<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Result<Vec<Unknown>, serde_json::Error> {
+        self.plans.params(method, params).map(unknowns)
+    }
+
+    /// [`Check::params`] for the result of a request (what a client answers a server request
+    /// with): paths start at `result`.
+    pub fn result<R: Serialize + ?Sized>(&self, method: &str, result: &R) -> Result<Vec<Unknown>, serde_json::Error> {
+        self.plans.result(method, result).map(unknowns)
+    }
+}
+
+/// What a release lacks, as [`Unknown`]s (what it lacks has an availability).
+fn unknowns(found: Vec<Found>) -> Vec<Unknown> {
+    let mut out: Vec<Unknown> = found
+        .into_iter()
+        .filter_map(|f| {
+            let availability = f.member.availability()?;
+            Some(Unknown { item: f.item(), path: f.path, availability, is_value: f.member.value })
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+impl Plans {
+    /// The plans that look for the members, values and arms `wanted` says yes to.
+    pub(crate) fn new(wanted: impl Fn(&Member) -> bool) -> Plans {
+        let wanted: Vec<Vec<bool>> = OWNERS.iter().map(|o| o.members.iter().map(&wanted).collect()).collect();
         let children: Vec<Vec<Option<usize>>> =
             OWNERS.iter().map(|o| o.members.iter().map(|m| owner_row(m.child)).collect()).collect();
-        // A type has something to look at when it lacks something itself or leads to a type
-        // that has (types may be recursive: grown until nothing changes).
-        let mut marked: Vec<bool> = lacked.iter().map(|l| l.contains(&true)).collect();
+        // A type has something to look at when it has something wanted itself or leads to a
+        // type that has (types may be recursive: grown until nothing changes).
+        let mut marked: Vec<bool> = wanted.iter().map(|l| l.contains(&true)).collect();
         loop {
             let mut grew = false;
             for (row, children) in children.iter().enumerate() {
@@ -124,9 +194,9 @@ impl Check {
                         .enumerate()
                         .filter_map(|(i, member)| {
                             let child = children[row][i].filter(|&c| marked[c]);
-                            (lacked[row][i] || child.is_some()).then_some(Step {
+                            (wanted[row][i] || child.is_some()).then_some(Step {
                                 member,
-                                lacked: lacked[row][i],
+                                wanted: wanted[row][i],
                                 child,
                             })
                         })
@@ -141,35 +211,24 @@ impl Check {
             .map(|m| (m.0, (plan_row(m.3), plan_row(m.4))))
             .filter(|(_, rows)| rows.0.is_some() || rows.1.is_some())
             .collect();
-        let lacked_methods = METHODS.iter().filter(|m| !super::method_availability(m).in_release(release)).count();
-        Check { release: release.clone(), plans, methods, lacked_methods }
+        Plans { plans, methods }
     }
 
-    /// The release checked against.
-    pub fn release(&self) -> &Release {
-        &self.release
-    }
-
-    /// Whether the release lacks nothing the crate knows: no method, member, enum value or
-    /// union arm of the crate is missing from it.
-    pub fn lacks_nothing(&self) -> bool {
-        self.lacked_methods == 0 && self.plans.iter().all(Option::is_none)
-    }
-
-    /// What the params of `method` use that the release does not have: members, enum values
-    /// and union arms, each with its path (`params.includedThreadIds`; through objects,
-    /// arrays and unions; the values of a map of arbitrary keys are not looked into). `params`
-    /// is anything that serializes as the params do: the typed params, a `serde_json::Value`,
-    /// or JSON text as a `serde_json::value::RawValue`. Empty for a method the crate does not
-    /// know (whether the release has the method itself is [`super::method`]'s to say). An
-    /// error when `params` fails to serialize as JSON.
-    pub fn params<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Result<Vec<Unknown>, serde_json::Error> {
+    /// What is wanted in the params of `method`, each with its path from `params`.
+    pub(crate) fn params<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<Vec<Found>, serde_json::Error> {
         self.walk(self.methods.get(method).and_then(|rows| rows.0), "params", params)
     }
 
-    /// [`Check::params`] for the result of a request (what a client answers a server request
-    /// with): paths start at `result`.
-    pub fn result<R: Serialize + ?Sized>(&self, method: &str, result: &R) -> Result<Vec<Unknown>, serde_json::Error> {
+    /// What is wanted in the result of `method`, each with its path from `result`.
+    pub(crate) fn result<R: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        result: &R,
+    ) -> Result<Vec<Found>, serde_json::Error> {
         self.walk(self.methods.get(method).and_then(|rows| rows.1), "result", result)
     }
 
@@ -182,14 +241,13 @@ impl Check {
         row: Option<usize>,
         root: &'static str,
         value: &T,
-    ) -> Result<Vec<Unknown>, serde_json::Error> {
+    ) -> Result<Vec<Found>, serde_json::Error> {
         let mut out = Vec::new();
         let Some(row) = row else { return Ok(out) };
         let value = serde_json::to_value(value)?;
         let mut path = JsonPath::root();
         path.push_key(root);
-        At { check: self, path: &mut path, out: &mut out }.value(self.plan(row), &value, 0);
-        out.dedup();
+        At { plans: self, path: &mut path, out: &mut out }.value(self.plan(row), &value, 0);
         Ok(out)
     }
 }
@@ -229,25 +287,15 @@ const MAX_DEPTH: usize = 64;
 
 /// Where a check is: its path so far, and what it found.
 struct At<'a> {
-    check: &'a Check,
+    plans: &'a Plans,
     path: &'a mut JsonPath,
-    out: &'a mut Vec<Unknown>,
+    out: &'a mut Vec<Found>,
 }
 
 impl At<'_> {
     fn report(&mut self, plan: &Plan, step: &Step) {
-        if !step.lacked {
-            return;
-        }
-        let m = step.member;
-        if let Some(availability) = m.availability() {
-            let sep = if m.value { "::" } else { "." };
-            self.out.push(Unknown {
-                path: self.path.clone(),
-                item: format!("{}{sep}{}", plan.owner.name, m.wire),
-                availability,
-                is_value: m.value,
-            });
+        if step.wanted {
+            self.out.push(Found { path: self.path.clone(), owner: plan.owner, member: step.member });
         }
     }
 
@@ -275,7 +323,7 @@ impl At<'_> {
                     // At the object's path: stripping an arm removes the whole object.
                     self.report(plan, arm);
                     if let Some(payload) = arm.child {
-                        self.value(self.check.plan(payload), value, depth + 1);
+                        self.value(self.plans.plan(payload), value, depth + 1);
                     }
                 }
                 for (key, v) in map {
@@ -286,7 +334,7 @@ impl At<'_> {
                         self.path.push_key(key);
                         self.report(plan, step);
                         if let Some(child) = step.child {
-                            self.value(self.check.plan(child), v, depth + 1);
+                            self.value(self.plans.plan(child), v, depth + 1);
                         }
                         self.path.pop();
                     }
@@ -298,7 +346,7 @@ impl At<'_> {
         if plan.owner.kind == Kind::Untagged && !value.is_array() {
             for step in plan.values.iter() {
                 if let Some(child) = step.child {
-                    self.value(self.check.plan(child), value, depth + 1);
+                    self.value(self.plans.plan(child), value, depth + 1);
                 }
             }
         }
