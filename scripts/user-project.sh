@@ -1,41 +1,45 @@
 #!/usr/bin/env bash
-# A user's project outside the workspace, built from the packaged crates: `codex-app-protocol`
-# without features as a dependency and `codex-app-traffic` as a dev-dependency. Checks that
-# adding the drift check changes nothing of the user's API (cargo unifies a dev-dependency's
-# features into the test builds):
+# A user's project outside the workspace, built from the packaged crates as an application
+# without the experimental API builds them: `codex-app-client` and `codex-app-protocol` at
+# their default features, `codex-app-traffic` as a dev-dependency. It checks:
 #
-# - an exhaustive `match` over the stable `ServerRequest` (every variant the stable surface
-#   has, no wildcard) compiles under `cargo build` and under `cargo test`;
-# - the drift check, in the user's test build, passes on a stable-only session (the pinned
-#   codex's recorded handshake, then messages of the stable schema).
+# - that adding the drift check changes nothing of the user's API (cargo unifies a
+#   dev-dependency's features into the test builds): an exhaustive `match` over the stable
+#   `ServerRequest` (every variant the stable surface has, no wildcard) compiles under
+#   `cargo build` and under `cargo test`;
+# - docs/drift-check.md's first two examples, as the user's own test files, on real sessions:
+#   the first records a session of the pinned codex with the client's tap and checks it; the
+#   second checks the sessions kept in `tests/sessions/`, here every session recorded without
+#   the experimental opt-in (by `cargo xtask record`, from the real codex) of the floor, a
+#   middle release and the newest release. Zero drift of the types; what codex sends of its
+#   experimental API is reported apart, by path (a test of the project's own says so).
 #
 # The crates are packaged without verification (`.ci/run` verifies the packages) and unpacked;
 # the project takes them through `[patch.crates-io]`, as it would take the published crates,
-# with the workspace's locked versions of the other dependencies. Everything goes under
-# target/user-project (WORK overrides). Usage: scripts/user-project.sh
+# with the workspace's locked versions of the other dependencies. The codex is the tests'
+# pinned one (`.codex-bin/`, installed with npm when missing; `$CODEX_BIN` overrides), run
+# with a throw-away CODEX_HOME. Everything goes under target/user-project (WORK overrides).
+# Usage: scripts/user-project.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${WORK:-$root/target/user-project}
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/protocol/Cargo.toml" | head -1)
 codex=$(sed -n 's/^pub const CODEX_VERSION: &str = "\(.*\)";$/\1/p' "$root"/protocol/src/generated/*.rs | head -1)
-[ -n "$version" ] && [ -n "$codex" ] || { echo "cannot read the crates' version or CODEX_VERSION" >&2; exit 1; }
-# The handshake as the pinned codex recorded it (without the experimental opt-in), then
-# messages of the stable schema written here: a whole recorded session is not stable-only, as
-# codex sends some experimental members (`thread/start`'s `multiAgentMode`, ...) to clients
-# that did not opt in (docs/drift-check.md).
-fixture="$root/traffic/fixtures/$codex/command_approval.ndjson"
-[ -f "$fixture" ] || { echo "no fixture $fixture (record it with \`cargo xtask record command_approval\`)" >&2; exit 1; }
-if head -3 "$fixture" | grep -q 'experimentalApi'; then
-    echo "$fixture's handshake opts into the experimental API: it is not a stable-only session" >&2
-    exit 1
-fi
+floor=$(sed -n 's/^pub const FLOOR: &str = "\(.*\)";$/\1/p' "$root"/protocol/src/generated/*.rs | head -1)
+[ -n "$version" ] && [ -n "$codex" ] && [ -n "$floor" ] || { echo "cannot read the crates' version, CODEX_VERSION or FLOOR" >&2; exit 1; }
 
-echo "packaging codex-app-protocol, codex-app-traffic $version"
+# The recorded releases to check: the floor, the newest, and the first one between them.
+middle=$(ls "$root/traffic/fixtures" | sort -V | awk -v f="$floor" -v c="$codex" '$0 != f && $0 != c' | head -1)
+for release in "$floor" "$codex"; do
+    [ -d "$root/traffic/fixtures/$release" ] || { echo "no fixtures of codex $release in traffic/fixtures (record them with \`cargo xtask record\`)" >&2; exit 1; }
+done
+
+echo "packaging codex-app-protocol, codex-app-client, codex-app-traffic $version"
 rm -rf "$work/pkg" "$work/app"
-mkdir -p "$work/pkg" "$work/app/src" "$work/app/tests"
+mkdir -p "$work/pkg" "$work/app/src" "$work/app/tests/sessions"
 cargo package -q --no-verify --allow-dirty --manifest-path "$root/Cargo.toml" --target-dir "$work/target" \
-    -p codex-app-protocol -p codex-app-traffic
-for crate in codex-app-protocol codex-app-traffic; do
+    -p codex-app-protocol -p codex-app-client -p codex-app-traffic
+for crate in codex-app-protocol codex-app-client codex-app-traffic; do
     tar -xzf "$work/target/package/$crate-$version.crate" -C "$work/pkg"
 done
 
@@ -64,13 +68,17 @@ edition = "2021"
 publish = false
 
 [dependencies]
+codex-app-client = "${version%.*}"
 codex-app-protocol = "${version%.*}"
 
 [dev-dependencies]
 codex-app-traffic = "${version%.*}"
+serde_json = "1"
+tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
 
 [patch.crates-io]
 codex-app-protocol = { path = "../pkg/codex-app-protocol-$version" }
+codex-app-client = { path = "../pkg/codex-app-client-$version" }
 codex-app-traffic = { path = "../pkg/codex-app-traffic-$version" }
 
 [workspace]
@@ -87,23 +95,63 @@ $arms
     }
 }
 EOF
-head -3 "$fixture" >"$work/app/tests/session.ndjson"
-cat >>"$work/app/tests/session.ndjson" <<'EOF'
-{"dir":"c2s","line":"{\"id\":2,\"method\":\"thread/archive\",\"params\":{\"threadId\":\"t-1\"}}"}
-{"dir":"s2c","line":"{\"id\":2,\"result\":{}}"}
-{"dir":"s2c","line":"{\"method\":\"thread/archived\",\"params\":{\"threadId\":\"t-1\"}}"}
-{"dir":"s2c","line":"{\"method\":\"item/commandExecution/requestApproval\",\"id\":0,\"params\":{\"threadId\":\"t-1\",\"turnId\":\"u-1\",\"itemId\":\"call-1\",\"command\":\"ls\"}}"}
-{"dir":"c2s","line":"{\"id\":0,\"result\":{\"decision\":\"decline\"}}"}
-EOF
-cat >"$work/app/tests/drift.rs" <<'EOF'
-use codex_app_traffic::{drift, Format};
+
+# The sessions: every recorded one that did not opt into the experimental API.
+for release in $floor $middle $codex; do
+    for session in "$root/traffic/fixtures/$release"/*.ndjson; do
+        if ! grep -q 'experimentalApi' "$session"; then
+            cp "$session" "$work/app/tests/sessions/$release-$(basename "$session")"
+        fi
+    done
+done
+count=$(ls "$work/app/tests/sessions" | wc -l)
+[ "$count" -gt 0 ] || { echo "no recorded session without the experimental opt-in" >&2; exit 1; }
+echo "sessions: $count, recorded without the experimental opt-in from codex $floor ${middle:+$middle }$codex"
+
+# docs/drift-check.md's Rust blocks, in order: the first two are whole test files.
+awk -v dir="$work/app/tests" '
+    /^```rust/ { block++; file = dir "/doc_example_" block ".rs"; next }
+    /^```/ { file = ""; next }
+    file != "" && block <= 2 { print > file }
+' "$root/docs/drift-check.md"
+for n in 1 2; do
+    [ -s "$work/app/tests/doc_example_$n.rs" ] || { echo "docs/drift-check.md has no Rust block $n" >&2; exit 1; }
+done
+
+cat >"$work/app/tests/stable_sessions.rs" <<'EOF'
+//! What the drift check says of real sessions in a build without the experimental API.
+use codex_app_traffic::{drift, Format, Kind};
 
 #[test]
-fn a_stable_session_has_no_drift() {
-    let transcript = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/session.ndjson");
-    let report = codex_app_traffic::check_file(&transcript, Format::Transcript).expect("the transcript reads");
-    assert_eq!(report.drift_count(), 0, "{}", drift::render(&[("session".into(), report.clone())]));
-    assert_eq!((report.lines, report.typed), (8, 8), "every line is typed");
+fn codex_leaks_are_reported_apart_by_path() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sessions");
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let report = codex_app_traffic::check_file(&path, Format::Transcript).unwrap();
+        reports.push((path.file_name().unwrap().to_string_lossy().into_owned(), report));
+    }
+    let text = drift::render(&reports);
+    println!("{text}");
+    for (name, report) in &reports {
+        assert_eq!(report.drift_count(), 0, "{name}: {text}");
+        // Only the deliberately bad lines of `protocol_errors` are not typed.
+        assert_eq!(report.lines - report.typed, report.bad, "{name}: {text}");
+        for f in report.experimental() {
+            assert_eq!(f.kind, Kind::Experimental);
+            assert!(f.method.is_some(), "{name}: {f}");
+        }
+    }
+    // The newest release sends members of its experimental API to clients that did not opt in
+    // (`thread/start`'s `result.multiAgentMode`, ...): each is named by its path.
+    let newest = std::env::var("NEWEST").unwrap();
+    let leaked: Vec<String> = reports
+        .iter()
+        .filter(|(name, _)| name.starts_with(&format!("{newest}-")))
+        .flat_map(|(_, r)| r.experimental())
+        .filter_map(|f| f.path.as_ref().map(ToString::to_string))
+        .collect();
+    assert!(leaked.iter().any(|p| p.starts_with("result.")), "no leaked member reported: {text}");
 }
 
 #[test]
@@ -114,13 +162,18 @@ fn the_match_is_the_stable_one() {
     assert_eq!(user_app::kind(&request), "Unrecognized");
 }
 EOF
-# serde_json for the test above, at the locked version.
-sed -i 's/^\[dev-dependencies\]$/[dev-dependencies]\nserde_json = "1"/' "$work/app/Cargo.toml"
+
+codex_bin=${CODEX_BIN:-$root/.codex-bin/node_modules/.bin/codex}
+if [ ! -x "$codex_bin" ]; then
+    codex_bin=$("$root/scripts/install-codex.sh" | tail -1)
+fi
+codex_home=$(mktemp -d)
+trap 'rm -rf "$codex_home"' EXIT
 
 cd "$work/app"
 export CARGO_TARGET_DIR="$work/target"
-echo "cargo build (the user's build: the protocol crate without features)"
+echo "cargo build (the user's build: the crates at their default features)"
 cargo build -q
-echo "cargo test (the user's test build: the drift check added as a dev-dependency)"
-cargo test -q
-echo "user project: the stable match compiles in both builds, the drift check passes"
+echo "cargo test (the user's test build, the drift check added as a dev-dependency; codex $codex_bin)"
+CODEX_BIN="$codex_bin" CODEX_HOME="$codex_home" NEWEST="$codex" cargo test -q
+echo "user project: the stable match compiles in both builds; docs/drift-check.md's examples and the recorded sessions have no drift"
