@@ -82,6 +82,7 @@ pub struct ClientBuilder {
     reconnect: Option<RetryPolicy>,
     tap: Option<Tap>,
     subscribers: Vec<Arc<EventQueue>>,
+    trace: Option<crate::trace::Provider>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -117,6 +118,7 @@ impl Default for ClientBuilder {
             reconnect: None,
             tap: None,
             subscribers: Vec::new(),
+            trace: None,
         }
     }
 }
@@ -228,6 +230,17 @@ impl ClientBuilder {
         let queue = Arc::new(EventQueue::new(self.notification_buffer));
         self.subscribers.push(queue.clone());
         Notifications::new(Some(queue))
+    }
+
+    /// Asks `context` for the W3C trace context of each request the client sends outside a
+    /// [`with_trace`](crate::trace::with_trace) scope (`None`: no `trace` member), in the
+    /// caller's task, so that it can read the caller's current span. See [`crate::trace`].
+    pub fn trace_context(
+        mut self,
+        context: impl Fn() -> Option<crate::trace::TraceContext> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace = Some(Arc::new(context));
+        self
     }
 
     /// Writes every line of the session to `tap` in the transcript format (see
@@ -407,6 +420,7 @@ impl ClientBuilder {
                 retry: self.retry,
                 experimental_api: self.experimental_api,
                 unknown_to_server: self.unknown_to_server,
+                trace: self.trace,
                 session,
                 task: std::sync::Mutex::new(Some(task)),
             }),
@@ -439,6 +453,8 @@ pub(crate) struct Inner {
     retry: RetryPolicy,
     experimental_api: bool,
     unknown_to_server: crate::negotiate::Unknown,
+    /// Where a request's W3C trace context comes from outside a `with_trace` scope.
+    trace: Option<crate::trace::Provider>,
     /// What the connection's last handshake read (swapped by every handshake, a reconnect's
     /// included).
     session: Arc<Current>,
@@ -707,10 +723,12 @@ impl Client {
         turn_thread: Option<String>,
     ) -> Result<(Answer, RequestId), ClientError> {
         let (params, checked) = self.encode(method, params)?;
+        // Read in the caller's task, before anything is awaited.
+        let trace = crate::trace::current(self.inner.trace.as_ref());
         let mut retry = 0;
         loop {
             let id = RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
-            let line = wire::request_line(&id, method, &params);
+            let line = wire::traced_request_line(&id, method, &params, trace.clone());
             if retry == 0 {
                 self.check_experimental(&line)?;
             }

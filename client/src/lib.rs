@@ -77,6 +77,7 @@ mod routing;
 pub mod structured;
 pub mod tap;
 pub mod thread;
+pub mod trace;
 pub mod transport;
 mod turn;
 mod wire;

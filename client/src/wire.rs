@@ -2,7 +2,7 @@
 //! is decoded and encoded, how a request is checked against the experimental opt-in, and how
 //! a notification's thread and turn are found.
 
-use codex_app_protocol::jsonrpc::{ErrorObject, ErrorResponse, Parts};
+use codex_app_protocol::jsonrpc::{ErrorObject, ErrorResponse, Parts, TraceContext};
 use codex_app_protocol::{
     ClientMessage, ClientNotification, ClientRequest, RawJson, RequestId, Response, ServerNotification,
     TypedServerMessage,
@@ -77,7 +77,18 @@ pub(crate) fn raw_route(line: &str) -> Option<RawRoute> {
 /// encoder (as the request of a method the crate does not type: the params are sent as they
 /// are); `params` is left out when it is `null` (methods without params).
 pub(crate) fn request_line(id: &RequestId, method: &str, params: &RawValue) -> String {
-    let request = ClientRequest::Unrecognized { id: id.clone(), method: method.to_owned(), params: raw_params(params) };
+    traced_request_line(id, method, params, None)
+}
+
+/// [`request_line`] with the envelope's `trace` when `trace` is given.
+pub(crate) fn traced_request_line(
+    id: &RequestId,
+    method: &str,
+    params: &RawValue,
+    trace: Option<TraceContext>,
+) -> String {
+    let request =
+        ClientRequest::Unrecognized { id: id.clone(), method: method.to_owned(), params: raw_params(params), trace };
     ClientMessage::Request(request).to_line()
 }
 
@@ -277,6 +288,11 @@ mod tests {
         assert_eq!(request_line(&id, "a/b", &raw("null")), r#"{"id":3,"method":"a/b"}"#);
         assert_eq!(request_line(&id, "a/b", &raw(r#"{"x":1}"#)), r#"{"id":3,"method":"a/b","params":{"x":1}}"#);
         assert_eq!(request_line(&id, "thread/start", &raw("{}")), r#"{"id":3,"method":"thread/start","params":{}}"#);
+        let trace = TraceContext { traceparent: Some("00-1-2-01".into()), tracestate: Some("k=v".into()) };
+        assert_eq!(
+            traced_request_line(&id, "a/b", &raw("{}"), Some(trace)),
+            r#"{"id":3,"method":"a/b","params":{},"trace":{"traceparent":"00-1-2-01","tracestate":"k=v"}}"#
+        );
         assert_eq!(notification_line("initialized", &()).unwrap(), r#"{"method":"initialized"}"#);
         assert_eq!(initialized_line(), r#"{"method":"initialized"}"#);
         assert_eq!(

@@ -17,6 +17,7 @@ mod real;
 mod reconnect;
 mod structured;
 mod tap_transcript;
+mod trace;
 mod typed;
 
 /// The heap bytes in use by this test binary, counted by its allocator (the system's): what

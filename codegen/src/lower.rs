@@ -56,7 +56,11 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
     let mut defs: Vec<_> = bundle.definitions.values().collect();
     defs.sort_by_key(|d| (d.pointer.matches('/').count() == 2, d.pointer.clone()));
     for def in defs {
-        if direction_unions.contains(def.name.as_str()) || settings.is_envelope_definition(&def.name) {
+        if settings.is_envelope_definition(&def.name) {
+            cx.check_envelope(def);
+            continue;
+        }
+        if direction_unions.contains(def.name.as_str()) {
             continue;
         }
         let name = cx.names[&def.pointer].clone();
@@ -1144,6 +1148,23 @@ impl<'b> Lowerer<'b> {
             self.lower_struct(direction.union_name(), o, None, None)?.fields
         };
         Ok((methods, envelope))
+    }
+}
+
+impl Lowerer<'_> {
+    /// An envelope definition is not lowered (the protocol crate writes the envelope by hand):
+    /// a member it gives that the hand-written envelope does not type is a warning.
+    fn check_envelope(&mut self, def: &crate::schema::Definition) {
+        let Some(known) = self.settings.envelope_members.get(&def.name) else { return };
+        let Schema::Object(o) = &def.schema else { return };
+        for member in o.properties.keys().filter(|m| !known.contains(m)) {
+            self.warnings.push(Warning::new(
+                format!("{}/properties/{member}", def.pointer),
+                format!(
+                    "`{member}` is a member of the JSON-RPC envelope that the protocol crate's hand-written envelope does not type: it decodes as an unknown envelope member"
+                ),
+            ));
+        }
     }
 }
 

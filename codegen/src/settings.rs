@@ -13,6 +13,8 @@
 //! [`Settings::codex`]'s gives code that crate cannot compile, which is what tests of the
 //! generator alone may want.
 
+use std::collections::BTreeMap;
+
 use crate::decisions::{Decisions, Undecided};
 use crate::Error;
 
@@ -40,6 +42,11 @@ pub struct Settings {
     /// (it must keep ids and unknown methods exactly), so they are not lowered, and a `$ref`
     /// to one is an error.
     pub envelope_prefix: String,
+    /// The members the protocol crate's hand-written envelope reads and writes, per envelope
+    /// definition (`jsonrpc.rs`: a request carries `trace`, a W3C trace context; `jsonrpc` is
+    /// accepted and dropped). A member a bundle gives one of these definitions beyond them is
+    /// a warning with its pointer: it decodes as an unknown envelope member.
+    pub envelope_members: BTreeMap<String, Vec<String>>,
     /// How deep the decoder's data of an untagged union's arm ([`crate::ir::ArmMatch`]) looks
     /// into members. A level of members costs a third of it and a `$ref`, `allOf` or union
     /// one, members are looked into below this depth, and nothing past it plus 16 (a schema
@@ -180,6 +187,16 @@ impl Settings {
             reserved_type_names: RESERVED_TYPE_NAMES.iter().map(|s| (*s).to_owned()).collect(),
             v1_prefix: "V1".to_owned(),
             envelope_prefix: "JSONRPC".to_owned(),
+            envelope_members: [
+                ("JSONRPCRequest", &["id", "method", "params", "trace", "jsonrpc"][..]),
+                ("JSONRPCNotification", &["method", "params", "jsonrpc"]),
+                ("JSONRPCResponse", &["id", "result", "jsonrpc"]),
+                ("JSONRPCError", &["id", "error", "jsonrpc"]),
+                ("JSONRPCErrorError", &["code", "message", "data"]),
+            ]
+            .into_iter()
+            .map(|(definition, members)| (definition.to_owned(), members.iter().map(|m| (*m).to_owned()).collect()))
+            .collect(),
             member_depth: 9,
             routes: vec![
                 Route::new("thread", &[&["threadId"]], None),

@@ -167,6 +167,42 @@ impl ErrorObject {
 }
 
 /// A successful response. `result` is kept raw until the caller, who knows which method the
+
+/// A W3C Trace Context (<https://www.w3.org/TR/trace-context/>), as a request carries it in
+/// its envelope's `trace` member (codex's `W3cTraceContext`): codex joins the spans it makes for
+/// the request to the trace it names. Both members are optional on the wire and written only
+/// when set; a `null` reads as absent.
+///
+/// ```
+/// use codex_app_protocol::jsonrpc::TraceContext;
+/// use codex_app_protocol::{ClientMessage, Message};
+///
+/// let line = r#"{"id":1,"method":"thread/list","params":{},"trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}"#;
+/// let Message::Request(request) = ClientMessage::from_line(line)? else { unreachable!() };
+/// assert_eq!(request.trace().and_then(|t| t.traceparent.as_deref()), Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+/// assert_eq!(Message::<_, codex_app_protocol::ClientNotification>::Request(request).to_line(), line);
+/// # Ok::<(), codex_app_protocol::jsonrpc::DecodeError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TraceContext {
+    /// The `traceparent` header's value: `version-traceid-parentid-flags`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
+    /// The `tracestate` header's value: vendors' entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracestate: Option<String>,
+}
+
+impl TraceContext {
+    /// The envelope member a request carries it in.
+    pub const MEMBER: &'static str = "trace";
+
+    /// A context with `traceparent` and no `tracestate`.
+    pub fn new(traceparent: impl Into<String>) -> TraceContext {
+        TraceContext { traceparent: Some(traceparent.into()), tracestate: None }
+    }
+}
+
 /// id belongs to, decodes it ([`Response::decode`], or `ClientResponse::decode`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Response {
@@ -246,7 +282,8 @@ pub trait FromParts: Sized + private::Sealed {
         params: D,
     ) -> Result<Self, D::Error>;
 
-    /// Sets the envelope members (`emittedAtMs`) from the message's other members.
+    /// Sets the envelope members (a notification's `emittedAtMs`, a request's `trace`) from the
+    /// message's other members.
     fn set_envelope(&mut self, _extra: &[(Cow<'_, str>, &RawValue)]) -> Result<(), ParamsError> {
         Ok(())
     }
@@ -442,6 +479,8 @@ fn request_id(p: &Parts<'_>) -> Result<RequestId, ParamsError> {
 macro_rules! request_from_parts {
     ($($t:ty),*) => {$(
         impl FromParts for $t {
+            /// The params only: the envelope members are set apart (`set_envelope`), so that
+            /// their errors are not reported inside `params`.
             fn from_parts(p: &Parts<'_>) -> Result<Self, ParamsError> {
                 <$t>::from_parts(request_id(p)?, p.method.as_deref().unwrap_or_default(), p.params)
             }
@@ -449,6 +488,10 @@ macro_rules! request_from_parts {
             fn deserialize_params<'de, D: Deserializer<'de>>(id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error> {
                 let id = id.ok_or_else(|| de::Error::missing_field("id"))?;
                 <$t>::deserialize_params(id, method, params)
+            }
+
+            fn set_envelope(&mut self, extra: &[(Cow<'_, str>, &RawValue)]) -> Result<(), ParamsError> {
+                <$t>::set_envelope(self, extra)
             }
         }
     )*};
@@ -610,7 +653,9 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
                 Err(not("a request with a `null` id (a notification has no `id`)"))
             }
             (Some(_), None, None) if parts.id.is_some() => {
-                Req::from_parts(&parts).map(Message::Request).map_err(|e| member("params", e))
+                let mut request = Req::from_parts(&parts).map_err(|e| member("params", e))?;
+                request.set_envelope(&parts.extra).map_err(|e| member(ENVELOPE_MEMBER, e))?;
+                Ok(Message::Request(request))
             }
             (Some(_), None, None) => {
                 let mut notification = Notif::from_parts(&parts).map_err(|e| member("params", e))?;
@@ -758,14 +803,22 @@ impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -
         }
         let not_null = || serde_json::Deserializer::from_str("null");
         match (body, method) {
-            (Some(Body::Request(request)), _) => Ok(Message::Request(request)),
+            (Some(Body::Request(mut request)), _) => {
+                request.set_envelope(&extra).map_err(|_| two_step::<A::Error>())?;
+                Ok(Message::Request(request))
+            }
             (Some(Body::Notification(mut notification)), _) => {
                 notification.set_envelope(&extra).map_err(|_| two_step::<A::Error>())?;
                 Ok(Message::Notification(notification))
             }
             // A method without params: decoded from `null`, as if `"params": null`.
             (None, Some(method)) => match id {
-                Some(Some(id)) => Req::deserialize_params(Some(id), &method, &mut not_null()).map(Message::Request),
+                Some(Some(id)) => {
+                    Req::deserialize_params(Some(id), &method, &mut not_null()).and_then(|mut request| {
+                        request.set_envelope(&extra).map_err(de::Error::custom)?;
+                        Ok(Message::Request(request))
+                    })
+                }
                 Some(None) => Err(two_step()),
                 None => Notif::deserialize_params(None, &method, &mut not_null()).and_then(|mut notification| {
                     notification.set_envelope(&extra).map_err(de::Error::custom)?;

@@ -77,14 +77,12 @@
 //!   that accepts it with unknown enum values, then to the one whose members fit, so a value
 //!   a later release added is kept and its error, if any, names the member.
 //! - **Unknown members** of a struct are skipped (an open object, `additionalProperties`,
-//!   keeps them), and so are envelope members other than `id`, `method`, `params`, `result`,
-//!   `error`, `jsonrpc` and the notification envelope (`emittedAtMs`). `ErrorObject` keeps
-//!   its unknown members. The drift check reports every skipped member as `unknown-field`.
-//!   One of the skipped envelope members is in the schema: `JSONRPCRequest.trace`, an optional
-//!   W3C trace context that any request may carry. The request enums hold a request's `id`
-//!   and `params`, as the server's method table defines them, not the envelope's tracing
-//!   metadata; a proxy that must pass `trace` on forwards the line itself or reads it with
-//!   [`jsonrpc::Parts::parse`], which keeps every envelope member as raw JSON.
+//!   keeps them), and so are envelope members other than those the schema gives the envelope:
+//!   `id`, `method`, `params`, `result`, `error`, `jsonrpc`, a notification's `emittedAtMs`
+//!   and a request's `trace` (a W3C trace context, [`jsonrpc::TraceContext`]), which are all
+//!   kept and written back. `ErrorObject` keeps its unknown members. The drift check reports
+//!   every skipped member as `unknown-field`; [`jsonrpc::Parts::parse`] keeps every envelope
+//!   member as raw JSON.
 //! - **A member given twice** keeps its last value everywhere (struct and envelope members,
 //!   union tags, the key of an externally tagged union, the members of `error`), as
 //!   `serde_json::Value` does; every occurrence must have the member's type. A union tag

@@ -75,7 +75,12 @@ macro_rules! wire_requests {
                 #[doc = ""]
                 $(#[doc = $method_doc])*
                 $(#[cfg($cfg)])?
-                $variant { id: $crate::RequestId, $(params: $crate::wire_methods::params::$kind::field!($params),)? },
+                $variant {
+                    id: $crate::RequestId,
+                    $(params: $crate::wire_methods::params::$kind::field!($params),)?
+                    /// The W3C trace context of the request (the envelope's `trace`).
+                    trace: Option<$crate::jsonrpc::TraceContext>,
+                },
             )*
             /// A method this version of the crate does not know, kept as it came.
             Unrecognized {
@@ -83,6 +88,8 @@ macro_rules! wire_requests {
                 method: String,
                 /// `params` as it came (`None` when absent or `null`).
                 params: Option<$crate::RawJson>,
+                /// The W3C trace context of the request (the envelope's `trace`).
+                trace: Option<$crate::jsonrpc::TraceContext>,
             },
         }
 
@@ -103,22 +110,47 @@ macro_rules! wire_requests {
                 }
             }
 
-            /// Decodes a request from its id, method and raw `params` (absent and `null` are the same).
+            /// The W3C trace context the request carries (the envelope's `trace`), with which
+            /// codex joins its own spans to the caller's trace.
+            pub fn trace(&self) -> Option<&$crate::jsonrpc::TraceContext> {
+                match self {
+                    $($(#[cfg($cfg)])? Self::$variant { trace, .. } => trace.as_ref(),)*
+                    Self::Unrecognized { trace, .. } => trace.as_ref(),
+                }
+            }
+
+            /// Sets the W3C trace context the request carries (`None`: no `trace` member).
+            pub fn set_trace(&mut self, context: Option<$crate::jsonrpc::TraceContext>) {
+                match self {
+                    $($(#[cfg($cfg)])? Self::$variant { trace, .. } => *trace = context,)*
+                    Self::Unrecognized { trace, .. } => *trace = context,
+                }
+            }
+
+            /// Sets the envelope members a request may carry (`trace`) from the message's
+            /// members other than `id`, `method` and `params`.
+            pub(crate) fn set_envelope(&mut self, extra: &[(std::borrow::Cow<'_, str>, &serde_json::value::RawValue)]) -> Result<(), $crate::jsonrpc::ParamsError> {
+                self.set_trace($crate::codec::member(extra, $crate::jsonrpc::TraceContext::MEMBER)?);
+                Ok(())
+            }
+
+            /// Decodes a request from its id, method and raw `params` (absent and `null` are the
+            /// same); the envelope members are left unset (see `set_envelope`).
             pub(crate) fn from_parts(id: $crate::RequestId, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<Self, $crate::jsonrpc::ParamsError> {
                 $crate::codec::decode_raw(params, |params| Self::deserialize_params(id.clone(), method, params))
             }
 
-            /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none).
+            /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
             pub(crate) fn deserialize_params<'de, D: serde::Deserializer<'de>>(id: $crate::RequestId, method: &str, params: D) -> Result<Self, D::Error> {
                 Ok(match method {
                     $(
                         $(#[cfg($cfg)])?
                         $wire => {
                             $crate::wire_methods::params::none!(params $($kind)?);
-                            Self::$variant { id, $(params: $crate::wire_methods::params::$kind::decode(params)?,)? }
+                            Self::$variant { id, $(params: $crate::wire_methods::params::$kind::decode(params)?,)? trace: None }
                         }
                     )*
-                    _ => Self::Unrecognized { id, method: method.to_owned(), params: serde::Deserialize::deserialize(params)? },
+                    _ => Self::Unrecognized { id, method: method.to_owned(), params: serde::Deserialize::deserialize(params)?, trace: None },
                 })
             }
 
@@ -134,7 +166,12 @@ macro_rules! wire_requests {
 
         $crate::wire_methods::message_impls!(
             $name,
-            |self, serializer| $crate::codec::MessageWriter::new(serializer, Some(self.id()), self.method(), |_| Ok(())),
+            |self, serializer| $crate::codec::MessageWriter::new(serializer, Some(self.id()), self.method(), |map: &mut S::SerializeMap| {
+                match self.trace() {
+                    Some(trace) => serde::ser::SerializeMap::serialize_entry(map, $crate::jsonrpc::TraceContext::MEMBER, trace),
+                    None => Ok(()),
+                }
+            }),
             $([$($cfg)?] $variant [$($kind)?])*
         );
 

@@ -18,6 +18,52 @@ fn same_json(a: &str, b: &str) {
     assert_eq!(a, b);
 }
 
+/// A request's envelope member `trace` (the schema's `JSONRPCRequest.trace`, a W3C trace
+/// context, as codex's own tests and other clients write it): typed in either direction and in
+/// any member order, with or without params, and written back; `null` reads as absent; a
+/// `trace` of the wrong type is an error at `trace`.
+#[test]
+fn a_requests_trace_is_typed_and_written_back() {
+    use codex_app_protocol::jsonrpc::TraceContext;
+    let traced = r#"{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"congo=t61rcWkgMzE"}"#;
+    let expected: TraceContext = serde_json::from_str(traced).unwrap();
+    for line in [
+        format!(r#"{{"id":1,"method":"thread/list","params":{{}},"trace":{traced}}}"#),
+        format!(r#"{{"trace":{traced},"method":"thread/list","id":1,"params":{{}}}}"#),
+        format!(r#"{{"id":1,"method":"configRequirements/read","trace":{traced}}}"#),
+        format!(r#"{{"id":1,"method":"some/later","params":[1],"trace":{traced}}}"#),
+    ] {
+        let message = ClientMessage::from_line(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        let Message::Request(request) = &message else { panic!("{line}") };
+        assert_eq!(request.trace(), Some(&expected), "{line}");
+        same_json(&message.to_line(), &line);
+    }
+    let line = format!(
+        r#"{{"id":0,"method":"item/commandExecution/requestApproval","params":{{"threadId":"t","turnId":"u","itemId":"i"}},"trace":{traced}}}"#
+    );
+    let message = server(&line);
+    let Message::Request(request) = &message else { panic!() };
+    assert_eq!(request.trace(), Some(&expected));
+    same_json(&message.to_line(), &line);
+
+    // Only a traceparent; an explicit null; none.
+    let line = r#"{"id":1,"method":"thread/list","params":{},"trace":{"traceparent":"00-1-2-01","tracestate":null}}"#;
+    let Message::Request(mut request) = ClientMessage::from_line(line).unwrap() else { panic!() };
+    assert_eq!(request.trace(), Some(&TraceContext::new("00-1-2-01")));
+    let Message::Request(none) = ClientMessage::from_line(r#"{"id":1,"method":"thread/list","params":{},"trace":null}"#).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(none.trace(), None);
+    request.set_trace(None);
+    assert_eq!(Message::<_, ClientNotification>::Request(request).to_line(), r#"{"id":1,"method":"thread/list","params":{}}"#);
+
+    for line in [r#"{"id":1,"method":"thread/list","params":{},"trace":5}"#, r#"{"trace":{"traceparent":1},"id":1,"method":"thread/list","params":{}}"#] {
+        let err = ClientMessage::from_line(line).unwrap_err();
+        assert!(err.path().is_some_and(|p| p.to_string().starts_with("trace")), "{line}: {err}");
+    }
+}
+
 #[test]
 fn ids_are_kept_exactly() {
     let line = r#"{"id":"abc","method":"thread/list","params":{}}"#;
@@ -229,7 +275,7 @@ fn requests_without_params() {
     }
     let e = ClientMessage::from_line(r#"{"id":1,"method":"configRequirements/read","params":{"a":1}}"#).unwrap_err();
     assert_eq!(e.path().map(|p| p.to_string()).as_deref(), Some("params"));
-    let m = ClientMessage::Request(ClientRequest::ConfigRequirementsRead { id: RequestId::Integer(1) });
+    let m = ClientMessage::Request(ClientRequest::ConfigRequirementsRead { id: RequestId::Integer(1), trace: None });
     assert_eq!(m.to_line(), r#"{"id":1,"method":"configRequirements/read"}"#);
 }
 
@@ -258,11 +304,11 @@ mod experimental {
         let empty: ThreadItemsListParams = serde_json::from_value(json!({"threadId": "t", "deferOutput": {}})).unwrap();
         assert_eq!(empty.experimental_reason(), None);
 
-        let request = ClientRequest::MockExperimentalMethod { id: RequestId::Integer(1), params: Default::default() };
+        let request = ClientRequest::MockExperimentalMethod { id: RequestId::Integer(1), params: Default::default(), trace: None };
         assert_eq!(request.experimental_reason().map(|r| r.to_string()).as_deref(), Some("mock/experimentalMethod"));
-        let request = ClientRequest::ThreadStart { id: RequestId::Integer(2), params: Box::new(tools) };
+        let request = ClientRequest::ThreadStart { id: RequestId::Integer(2), params: Box::new(tools), trace: None };
         assert_eq!(request.experimental_reason().map(|r| r.to_string()).as_deref(), Some("thread/start.dynamicTools"));
-        let request = ClientRequest::ThreadStart { id: RequestId::Integer(3), params: Box::new(stable) };
+        let request = ClientRequest::ThreadStart { id: RequestId::Integer(3), params: Box::new(stable), trace: None };
         assert_eq!(request.experimental_reason(), None);
 
         assert_eq!(

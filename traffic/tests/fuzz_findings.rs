@@ -91,3 +91,17 @@ fn big_integers_in_value_members_are_drift() {
     let line = r#"{"id":1,"method":"thread/start","params":{"config":{"n":18446744073709551615,"s":"123456789012345678901234567890"}}}"#;
     assert_eq!(check(Dir::C2s, &[line.to_owned()]).drift_count(), 0);
 }
+
+/// A request's W3C trace context (the envelope's `trace`) is typed: no drift, in either
+/// direction.
+#[test]
+fn a_requests_trace_is_no_drift() {
+    let trace =
+        r#""trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=b"}"#;
+    let report = check(Dir::C2s, &[format!(r#"{{"id":1,"method":"thread/list","params":{{}},{trace}}}"#)]);
+    assert_eq!(report.findings, [], "{:?}", report.findings);
+    let line = format!(
+        r#"{{"id":0,"method":"item/commandExecution/requestApproval","params":{{"threadId":"t","turnId":"u","itemId":"i"}},{trace}}}"#
+    );
+    assert_eq!(check(Dir::S2c, &[line]).findings, []);
+}

@@ -23,11 +23,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         params: Box::new(serde_json::from_value(
             serde_json::json!({"clientInfo": {"name": "example", "version": "0.1.0"}}),
         )?),
+        trace: None,
     }))?;
     send(Message::Notification(ClientNotification::Initialized {}))?;
     send(Message::Request(ClientRequest::ThreadStart {
         id: RequestId::Integer(2),
         params: Box::new(ThreadStartParams::default()),
+        trace: None,
     }))?;
 
     // The client keeps `id -> method`, so each response's result is typed as it is read.
