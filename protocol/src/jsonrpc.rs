@@ -166,8 +166,6 @@ impl ErrorObject {
     }
 }
 
-/// A successful response. `result` is kept raw until the caller, who knows which method the
-
 /// A W3C Trace Context (<https://www.w3.org/TR/trace-context/>), as a request carries it in
 /// its envelope's `trace` member (codex's `W3cTraceContext`): codex joins the spans it makes for
 /// the request to the trace it names. Both members are optional on the wire and written only
@@ -203,6 +201,7 @@ impl TraceContext {
     }
 }
 
+/// A successful response. `result` is kept raw until the caller, who knows which method the
 /// id belongs to, decodes it ([`Response::decode`], or `ClientResponse::decode`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Response {

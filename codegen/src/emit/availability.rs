@@ -163,7 +163,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
     }
 
     let mut out = String::new();
-    out.push_str("#[allow(unused_imports)]\nuse crate::availability::{m, o, v, Kind::*, Owner};\n");
+    out.push_str("#[allow(unused_imports)]\nuse crate::availability::{m, o, v, Kind::*, MethodRow, Owner};\n");
     out.push_str("#[allow(unused_imports)]\nuse super::methods::{client_notification, notification, request, server_request};\n\n");
     let _ = writeln!(out, "/// The oldest codex release of the range the crate was generated for.");
     let _ = writeln!(out, "pub const FLOOR: &str = {floor:?};");
@@ -210,7 +210,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
         "/// Every method, sorted by wire name: since, until, the rows in [`OWNERS`] of its params\n\
          /// type and of its result type, and whether it is experimental.\n",
     );
-    out.push_str("pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str, &str, bool)] = &[\n");
+    out.push_str("pub(crate) static METHODS: &[MethodRow] = &[\n");
     methods.values().for_each(|row| out.push_str(row));
     out.push_str("];\n\n");
     out.push_str(

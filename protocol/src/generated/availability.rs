@@ -3,7 +3,7 @@
 // experimental/codex_app_server_protocol.schemas.json sha256 fe3f0cc67ec5f581743c802ee6e1369c32328d24f91faf4c6f5c697935db642c
 
 #[allow(unused_imports)]
-use crate::availability::{m, o, v, Kind::*, Owner};
+use crate::availability::{m, o, v, Kind::*, MethodRow, Owner};
 #[allow(unused_imports)]
 use super::methods::{client_notification, notification, request, server_request};
 
@@ -25,7 +25,7 @@ pub(crate) static RELEASES: &[&str] = &[
 
 /// Every method, sorted by wire name: since, until, the rows in [`OWNERS`] of its params
 /// type and of its result type, and whether it is experimental.
-pub(crate) static METHODS: &[(&str, &str, Option<&str>, &str, &str, bool)] = &[
+pub(crate) static METHODS: &[MethodRow] = &[
     ("account/bedrock/checkGovCloudRequirements", "0.161.0", None, "", "BedrockCheckGovCloudRequirementsResponse", true),
     ("account/bedrock/discover", "0.149.0", None, "", "BedrockDiscoverResponse", true),
     ("account/bedrock/setup", "0.149.0", None, "BedrockSetupParams", "", true),
