@@ -5,16 +5,22 @@
 //! - `responses`: the response type of each request method that the naming convention
 //!   (`FooParams` -> `FooResponse`) does not pair, across every supported codex release
 //!   (see [`crate::pairing`]); `"any"` where the schema defines none.
-//! - `null_distinct_from_absent`: for each *candidate* member (optional, nullable, and its
-//!   description speaks of both `null` and omission), whether an explicit `null` means
-//!   something other than leaving the member out (`true`: the field is `Option<Option<T>>`,
-//!   three states) or not (`false`: `Option<T>`). Keys are `Type.wireMember`.
+//! - `null_distinct_from_absent`: for an optional, nullable member, whether an explicit `null`
+//!   means something other than leaving the member out (`distinct: true`: the field is
+//!   `Option<Option<T>>`, three states) or not (`false`: `Option<T>`), with why
+//!   ([`NullDecision`]). Keys are `Type.wireMember`. An entry is read for any optional nullable
+//!   member: one whose description speaks of both `null` and omission (a *candidate*), and one
+//!   that codex's own source declares `Option<Option<T>>` with double-option serde helpers,
+//!   which the schema prints like any other optional nullable member.
 //!
 //! A candidate without an entry, like a request the pairing cannot pair, is a [`Missing`]
 //! decision: with [`Undecided::Fail`] the generator stops with an error that lists every
 //! missing decision of the schema set at once, each with a proposal (for a member, read from
 //! its description by [`null_has_meaning`], with the description itself, so the reviewer
-//! decides with the text at hand), as entries to paste into the file.
+//! decides with the text at hand), as entries to paste into the file. An optional nullable
+//! member whose description says nothing of it does not stop the generator (it is
+//! `Option<T>`); when a release adds one, `cargo xtask upgrade` lists it for a decision
+//! ([`new_undecided_nullables`]), since only codex's declaration can settle it.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -41,9 +47,51 @@ pub struct Decisions {
     /// Request method (wire name) -> response type name, or `"any"`.
     #[serde(default)]
     pub responses: BTreeMap<String, String>,
-    /// `Type.wireMember` -> whether `null` means something other than absence.
+    /// `Type.wireMember` -> whether `null` means something other than absence, and why.
     #[serde(default)]
-    pub null_distinct_from_absent: BTreeMap<String, bool>,
+    pub null_distinct_from_absent: BTreeMap<String, NullDecision>,
+}
+
+/// One entry of `null_distinct_from_absent`: `{"distinct": true, "why": "..."}`. A bare boolean
+/// (the file's first format) is read as an entry without a reason.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "NullDecisionFormat")]
+pub struct NullDecision {
+    /// An explicit `null` means something other than absence: the field is `Option<Option<T>>`.
+    pub distinct: bool,
+    /// What settled it: codex's declaration (`codex declares ...`, with the file and commit read)
+    /// or the member's description (`description: ...`). Empty for a bare boolean.
+    pub why: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum NullDecisionFormat {
+    Bare(bool),
+    Reasoned(ReasonedNullDecision),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReasonedNullDecision {
+    distinct: bool,
+    why: String,
+}
+
+impl From<NullDecisionFormat> for NullDecision {
+    fn from(format: NullDecisionFormat) -> NullDecision {
+        match format {
+            NullDecisionFormat::Bare(distinct) => NullDecision { distinct, why: String::new() },
+            NullDecisionFormat::Reasoned(ReasonedNullDecision { distinct, why }) => NullDecision { distinct, why },
+        }
+    }
+}
+
+impl NullDecision {
+    /// The entry as a line of the file holds it (without the key).
+    pub fn to_json(&self) -> String {
+        format!("{{\"distinct\": {}, \"why\": {}}}", self.distinct, json_string(&self.why))
+    }
 }
 
 impl Decisions {
@@ -139,7 +187,8 @@ impl Missing {
         if !self.null_distinct_from_absent.is_empty() {
             out.push_str("  \"null_distinct_from_absent\": {\n");
             for n in &self.null_distinct_from_absent {
-                out.push_str(&format!("    {}: {},\n", json_string(&n.key), n.proposal));
+                let entry = NullDecision { distinct: n.proposal, why: format!("description: {}", n.doc) };
+                out.push_str(&format!("    {}: {},\n", json_string(&n.key), entry.to_json()));
             }
         }
         out
@@ -182,29 +231,103 @@ fn json_string(s: &str) -> String {
     serde_json::Value::from(s).to_string()
 }
 
-/// Sets `null_meaningful` on every candidate member from the decisions; a candidate they do not
-/// cover takes its proposal, and is returned.
+/// Sets `null_meaningful` on every optional nullable member the decisions hold; a candidate
+/// they do not cover ([`is_null_candidate`]) takes its proposal, and is returned. Any other
+/// member the decisions do not hold stays `Option<T>`.
 pub fn apply_null_decisions(ir: &mut Ir, decisions: &Decisions) -> Vec<NullProposal> {
     let mut missing = Vec::new();
     for def in ir.types.values_mut() {
         let TypeKind::Struct(s) = &mut def.kind else { continue };
         for f in &mut s.fields {
-            if !is_null_candidate(f) {
+            if f.required || !f.nullable {
                 continue;
             }
-            let key = format!("{}.{}", def.name, f.wire);
+            let key = null_key(&def.name, f);
             f.null_meaningful = match decisions.null_distinct_from_absent.get(&key) {
-                Some(decided) => *decided,
-                None => {
+                Some(decided) => decided.distinct,
+                None if is_null_candidate(f) => {
                     let proposal = null_has_meaning(f.doc.as_deref());
-                    let doc = f.doc.as_deref().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ");
-                    missing.push(NullProposal { key, proposal, doc });
+                    missing.push(NullProposal { key, proposal, doc: one_line(f.doc.as_deref()) });
                     proposal
                 }
+                None => false,
             };
         }
     }
     missing
+}
+
+/// The key of a member in `null_distinct_from_absent`: `Type.wireMember`.
+fn null_key(type_name: &str, f: &Field) -> String {
+    format!("{type_name}.{}", f.wire)
+}
+
+fn one_line(doc: Option<&str>) -> String {
+    doc.unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An optional nullable member that a release adds, that the decisions do not hold and whose
+/// description does not settle it (not a candidate): whether its `null` means something of its
+/// own is written only in codex's source (`Option<Option<T>>` with double-option serde helpers),
+/// so `cargo xtask upgrade` lists it for a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndecidedNullable {
+    /// `Type.wireMember`, the key in `null_distinct_from_absent`.
+    pub key: String,
+    /// The member's JSON pointer in the bundle (`#/definitions/v2/Type/properties/member`).
+    pub pointer: String,
+    /// The member's description, on one line (empty without one).
+    pub doc: String,
+}
+
+/// The optional nullable members of `new` that `previous` does not have (the member or its
+/// whole type is new), that the decisions do not hold and that are not candidates (a candidate
+/// without a decision stops the generator instead). Sorted by key.
+pub fn new_undecided_nullables(previous: &Ir, new: &Ir, decisions: &Decisions) -> Vec<UndecidedNullable> {
+    let before: std::collections::BTreeSet<String> = nullable_members(previous).map(|(key, _, _)| key).collect();
+    let mut out: Vec<UndecidedNullable> = nullable_members(new)
+        .filter(|(key, _, f)| {
+            !before.contains(key) && !decisions.null_distinct_from_absent.contains_key(key) && !is_null_candidate(f)
+        })
+        .map(|(key, def, f)| UndecidedNullable {
+            key,
+            pointer: format!("{}/properties/{}", def.pointer, f.wire.replace('~', "~0").replace('/', "~1")),
+            doc: one_line(f.doc.as_deref()),
+        })
+        .collect();
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+/// [`new_undecided_nullables`] of two releases' schema sets, each lowered on its own (without the
+/// supported range's history, taking the proposals for what the decisions do not hold).
+pub fn new_undecided_nullables_of_sets(
+    previous: &crate::SchemaSet,
+    new: &crate::SchemaSet,
+    settings: &crate::Settings,
+) -> Result<Vec<UndecidedNullable>, Error> {
+    let one_release = crate::Settings { history: None, floor: None, ..settings.clone().proposing() };
+    let in_version = |v: &str| {
+        let v = v.to_owned();
+        move |mut e: Error| {
+            e.message = format!("codex {v}: {}", e.message);
+            e
+        }
+    };
+    let previous_ir = crate::build_ir_with(previous, &one_release).map_err(in_version(&previous.codex_version))?;
+    let new_ir = crate::build_ir_with(new, &one_release).map_err(in_version(&new.codex_version))?;
+    Ok(new_undecided_nullables(&previous_ir, &new_ir, &settings.decisions))
+}
+
+/// Every optional nullable member of the structs of `ir`: its key, its type and itself.
+fn nullable_members(ir: &Ir) -> impl Iterator<Item = (String, &TypeDef, &Field)> {
+    ir.types.values().flat_map(|def| {
+        let fields: &[Field] = match &def.kind {
+            TypeKind::Struct(s) => &s.fields,
+            _ => &[],
+        };
+        fields.iter().filter(|f| !f.required && f.nullable).map(move |f| (null_key(&def.name, f), def, f))
+    })
 }
 
 fn words(doc: &str) -> Vec<String> {

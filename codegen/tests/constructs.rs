@@ -62,7 +62,12 @@ fn undecided_null_member_is_an_error_listing_the_entry_to_add() {
     );
     let err = generate(&set, "test").expect_err("Widget.branch is not decided");
     assert!(err.message.contains("vendor-schemas/decisions.json"), "{err}");
-    assert!(err.message.contains(r#""Widget.branch": true,"#), "{err}");
+    assert!(
+        err.message.contains(
+            r#""Widget.branch": {"distinct": true, "why": "description: Omit to leave unchanged, set to `null` to clear it."},"#
+        ),
+        "{err}"
+    );
 }
 
 /// Every decision a schema needs comes in one error (the members' and the responses'), each
@@ -86,9 +91,11 @@ fn every_missing_decision_is_listed_in_one_error() {
     let members: Vec<_> = missing.null_distinct_from_absent.iter().map(|n| (n.key.as_str(), n.proposal)).collect();
     assert_eq!(members, [("GadgetTuneParams.label", true)]);
     assert_eq!(missing.len(), 3);
-    for entry in
-        [r#""gadget/tune": "TuneGadgetResponse","#, r#""gadget/reset": "any","#, r#""GadgetTuneParams.label": true,"#]
-    {
+    for entry in [
+        r#""gadget/tune": "TuneGadgetResponse","#,
+        r#""gadget/reset": "any","#,
+        r#""GadgetTuneParams.label": {"distinct": true, "why": "description: "#,
+    ] {
         assert!(err.message.contains(entry), "{entry} not in:\n{err}");
     }
 
@@ -102,6 +109,112 @@ fn every_missing_decision_is_listed_in_one_error() {
     assert_eq!(ir.client_requests, proposed.client_requests);
     assert_eq!(ir.client_requests[0].response, Some(Ty::Named("TuneGadgetResponse".into())));
     assert_eq!(ir.client_requests[1].response, Some(Ty::Any));
+}
+
+/// A gadget's tune params in two releases: 1.0.0 has `label` (its description speaks of `null`
+/// and omission: a candidate) and `tier` (no description), 1.1.0 adds `budget` (no description)
+/// and `note` (a description that does not speak of `null`).
+fn gadget_release(version: &str, newer: bool) -> codex_app_codegen::SchemaSet {
+    let added = if newer {
+        r#", "budget": {"type": ["integer", "null"], "format": "int64"}, "note": {"type": ["string", "null"], "description": "A note kept with the gadget."}"#
+    } else {
+        ""
+    };
+    let stable = format!(
+        r##"{{"definitions": {{
+  "ClientRequest": {{"oneOf": [{{"type": "object", "required": ["id", "method", "params"], "properties": {{"id": {{"type": "integer"}}, "method": {{"enum": ["gadget/tune"], "type": "string"}}, "params": {{"$ref": "#/definitions/GadgetTuneParams"}}}}}}]}},
+  "GadgetTuneParams": {{"type": "object", "required": ["id"], "properties": {{
+    "id": {{"type": "string"}},
+    "label": {{"type": ["string", "null"], "description": "Omit to keep the label, set to `null` to remove it."}},
+    "tier": {{"type": ["string", "null"]}}{added}}}}},
+  "GadgetTuneResponse": {{"type": "object", "properties": {{}}}}}}}}"##
+    );
+    codex_app_codegen::SchemaSet { stable, experimental: None, codex_version: version.to_owned() }
+}
+
+/// A decision holds for any optional nullable member, whether its description hints at it
+/// (`label`) or only codex's declaration says so (`tier`); a member without either is
+/// `Option<T>` and does not stop the generator.
+#[test]
+fn a_decision_holds_for_a_member_no_description_hints_at() {
+    let decisions = Decisions::from_json(
+        r#"{"null_distinct_from_absent": {
+            "GadgetTuneParams.label": {"distinct": false, "why": "description: Omit to keep the label, set to `null` to remove it."},
+            "GadgetTuneParams.tier": {"distinct": true, "why": "codex declares Option<Option<String>> with double-option helpers"}
+        }}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        decisions.null_distinct_from_absent["GadgetTuneParams.tier"].why,
+        "codex declares Option<Option<String>> with double-option helpers"
+    );
+    let settings = Settings::with_decisions(decisions);
+    let set = gadget_release("1.1.0", true);
+    let (files, _) =
+        generate_with(&set, "test", &settings).unwrap_or_else(|e| panic!("undecided members stopped it: {e}"));
+    let types = &files.iter().find(|f| f.path.ends_with("types.rs")).expect("types.rs").contents;
+    for field in [
+        "pub tier: Option<Option<String>>",
+        "pub label: Option<String>",
+        "pub budget: Option<i64>",
+        "pub note: Option<String>",
+    ] {
+        assert!(types.contains(field), "{field} not in:\n{types}");
+    }
+
+    // The first format of the file, a bare boolean, still reads.
+    let bare = Decisions::from_json(r#"{"null_distinct_from_absent": {"GadgetTuneParams.tier": true}}"#).unwrap();
+    assert!(bare.null_distinct_from_absent["GadgetTuneParams.tier"].distinct);
+    assert!(bare.null_distinct_from_absent["GadgetTuneParams.tier"].why.is_empty());
+    // A reasoned entry takes no other member.
+    assert!(Decisions::from_json(
+        r#"{"null_distinct_from_absent": {"T.m": {"distinct": true, "why": "", "other": 1}}}"#
+    )
+    .is_err());
+}
+
+/// A release that adds optional nullable members no decision covers and no description settles
+/// (`budget`, `note`): listed for a decision with their JSON pointers, and no longer once
+/// decided; members the previous release had (`tier`) and candidates (`label`) are not.
+#[test]
+fn a_release_adding_undecided_nullable_members_lists_them_for_a_decision() {
+    use codex_app_codegen::decisions::new_undecided_nullables_of_sets;
+    let settings = Settings::with_decisions(
+        Decisions::from_json(
+            r#"{"null_distinct_from_absent": {"GadgetTuneParams.label": {"distinct": true, "why": "description"}}}"#,
+        )
+        .unwrap(),
+    );
+    let listed =
+        new_undecided_nullables_of_sets(&gadget_release("1.0.0", false), &gadget_release("1.1.0", true), &settings)
+            .unwrap_or_else(|e| panic!("{e}"));
+    let listed: Vec<_> = listed.iter().map(|n| (n.key.as_str(), n.pointer.as_str(), n.doc.as_str())).collect();
+    assert_eq!(
+        listed,
+        [
+            ("GadgetTuneParams.budget", "#/definitions/GadgetTuneParams/properties/budget", ""),
+            ("GadgetTuneParams.note", "#/definitions/GadgetTuneParams/properties/note", "A note kept with the gadget."),
+        ]
+    );
+
+    let mut decided = settings.clone();
+    decided.decisions = Decisions::from_json(
+        r#"{"null_distinct_from_absent": {
+            "GadgetTuneParams.label": {"distinct": true, "why": "description"},
+            "GadgetTuneParams.budget": {"distinct": true, "why": "codex declares Option<Option<i64>>"}
+        }}"#,
+    )
+    .unwrap();
+    let listed =
+        new_undecided_nullables_of_sets(&gadget_release("1.0.0", false), &gadget_release("1.1.0", true), &decided)
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(listed.iter().map(|n| n.key.as_str()).collect::<Vec<_>>(), ["GadgetTuneParams.note"]);
+
+    // The same release twice adds nothing.
+    let same =
+        new_undecided_nullables_of_sets(&gadget_release("1.1.0", true), &gadget_release("1.1.0", true), &settings)
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(same.is_empty(), "{same:?}");
 }
 
 /// Pastes each block of `entries` (an object's opening line, then its entries) right after the

@@ -221,6 +221,79 @@ fn null_that_means_something_is_kept() {
     assert_eq!(serde_json::to_value(&set).unwrap(), json!({"branch": "main"}));
 }
 
+/// Requests as others write them (codex's own docs: `null` clears the service tier of a thread
+/// or a turn), read and written back as they came: a `null` codex declares a request of its own
+/// stays `null`, and an absent member stays absent.
+#[test]
+fn requests_written_by_others_keep_the_null_that_means_something() {
+    let tier = |params: &Message<ClientRequest, ClientNotification>| match params {
+        Message::Request(ClientRequest::ThreadStart { params, .. }) => params.service_tier.clone(),
+        Message::Request(ClientRequest::ThreadResume { params, .. }) => params.service_tier.clone(),
+        Message::Request(ClientRequest::TurnStart { params, .. }) => params.service_tier.clone(),
+        other => panic!("not a request with a service tier: {other:?}"),
+    };
+    for (line, state) in [
+        (r#"{"id":1,"method":"thread/start","params":{"serviceTier":null}}"#, Some(None)),
+        (r#"{"id":2,"method":"thread/start","params":{}}"#, None),
+        (r#"{"id":3,"method":"thread/start","params":{"serviceTier":"flex"}}"#, Some(Some("flex".to_owned()))),
+        (r#"{"id":4,"method":"thread/resume","params":{"threadId":"t","serviceTier":null}}"#, Some(None)),
+        (r#"{"id":5,"method":"turn/start","params":{"threadId":"t","input":[],"serviceTier":null}}"#, Some(None)),
+        (r#"{"id":6,"method":"turn/start","params":{"threadId":"t","input":[]}}"#, None),
+    ] {
+        let message = ClientMessage::from_line(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert_eq!(tier(&message), state, "{line}");
+        same_json(&message.to_line(), line);
+    }
+
+    // Built by an application: the three states are three requests.
+    let start = |service_tier| {
+        ClientMessage::Request(ClientRequest::ThreadStart {
+            id: RequestId::Integer(1),
+            params: Box::new(ThreadStartParams { service_tier, ..Default::default() }),
+        })
+        .to_line()
+    };
+    assert_eq!(start(None), r#"{"id":1,"method":"thread/start","params":{}}"#);
+    assert_eq!(start(Some(None)), r#"{"id":1,"method":"thread/start","params":{"serviceTier":null}}"#);
+    assert_eq!(start(Some(Some("flex".into()))), r#"{"id":1,"method":"thread/start","params":{"serviceTier":"flex"}}"#);
+    let mut turn = TurnStartParams::new(Vec::new(), "t".into());
+    turn.service_tier = Some(None);
+    assert_eq!(serde_json::to_value(&turn).unwrap(), json!({"threadId": "t", "input": [], "serviceTier": null}));
+}
+
+#[cfg(feature = "experimental")]
+#[test]
+fn realtime_start_keeps_a_null_prompt_apart_from_none() {
+    // Absent: the default prompt; `null`: no prompt at all.
+    for (line, prompt) in [
+        (
+            r#"{"id":1,"method":"thread/realtime/start","params":{"threadId":"t","outputModality":"text","prompt":null}}"#,
+            Some(None),
+        ),
+        (r#"{"id":2,"method":"thread/realtime/start","params":{"threadId":"t","outputModality":"audio"}}"#, None),
+        (
+            r#"{"id":3,"method":"thread/realtime/start","params":{"threadId":"t","outputModality":"text","prompt":"Hi."}}"#,
+            Some(Some("Hi.".to_owned())),
+        ),
+    ] {
+        let message = ClientMessage::from_line(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        match &message {
+            Message::Request(ClientRequest::ThreadRealtimeStart { params, .. }) => {
+                assert_eq!(params.prompt, prompt, "{line}")
+            }
+            other => panic!("{line}: read as {other:?}"),
+        }
+        same_json(&message.to_line(), line);
+    }
+    let mut none = ThreadRealtimeStartParams::new("t".into());
+    none.output_modality = Some(RealtimeOutputModality::Text);
+    none.prompt = Some(None);
+    assert_eq!(
+        serde_json::to_value(&none).unwrap(),
+        json!({"threadId": "t", "outputModality": "text", "prompt": null})
+    );
+}
+
 #[test]
 fn optional_members_stay_absent() {
     let p = ThreadStartParams::default();

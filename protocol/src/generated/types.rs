@@ -1467,7 +1467,7 @@ wire_struct! {
         pub mode: Option<ModeKind> = "mode" (optional),
         pub model: Option<String> = "model" (optional),
         pub name: String = "name" (required),
-        pub reasoning_effort: Option<ReasoningEffort> = "reasoning_effort" (optional),
+        pub reasoning_effort: Option<Option<ReasoningEffort>> = "reasoning_effort" (optional_nullable),
     }
     fn new(name: String);
 }
@@ -9528,7 +9528,7 @@ wire_struct! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
-        pub service_tier: Option<String> = "serviceTier" (optional),
+        pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
         pub thread_id: String = "threadId" (required),
         /// Optional client-supplied analytics source classification for this forked thread.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
@@ -9644,7 +9644,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub origin: Option<ThreadGoalMutationOrigin> = "origin" (optional),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub status: Option<ThreadGoalStatus> = "status" (optional),
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
-        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub token_budget: Option<i64> = "tokenBudget" (optional),
+        #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub token_budget: Option<Option<i64>> = "tokenBudget" (optional_nullable),
     }
     fn new(thread_id: String);
 }
@@ -10625,7 +10625,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub model: Option<String> = "model" (optional),
         /// Selects text or audio output for the realtime session. Transport and voice stay independent so clients can choose how they connect separately from what the model emits.
         #[doc = ""] #[doc = " *Since codex 0.121.0; always sent since codex 0.121.0; an older codex may leave it out.*"] pub output_modality: Option<RealtimeOutputModality> = "outputModality" (optional),
-        pub prompt: Option<String> = "prompt" (optional),
+        pub prompt: Option<Option<String>> = "prompt" (optional_nullable),
         /// Developer instructions given to the backing Codex model when this realtime session ends.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub realtime_end_instructions: Option<String> = "realtimeEndInstructions" (optional),
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub realtime_session_id: Option<String> = "realtimeSessionId" (optional),
@@ -10794,7 +10794,7 @@ wire_struct! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] #[cfg(feature = "experimental")] pub runtime_workspace_roots: Option<Vec<AbsolutePathBuf>> = "runtimeWorkspaceRoots" (optional),
         pub sandbox: Option<SandboxMode> = "sandbox" (optional),
-        pub service_tier: Option<String> = "serviceTier" (optional),
+        pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
         pub thread_id: String = "threadId" (required),
     }
     fn new(thread_id: String);
@@ -11443,7 +11443,7 @@ wire_struct! {
         /// **Experimental**: the server rejects this unless `initialize` sent `capabilities.experimentalApi: true`. Needs the `experimental` feature.
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] #[cfg(feature = "experimental")] pub selected_capability_roots: Option<Vec<SelectedCapabilityRoot>> = "selectedCapabilityRoots" (optional),
         pub service_name: Option<String> = "serviceName" (optional),
-        pub service_tier: Option<String> = "serviceTier" (optional),
+        pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
         pub session_start_source: Option<ThreadStartSource> = "sessionStartSource" (optional),
         /// Optional client-supplied analytics source classification for this thread.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub thread_source: Option<ThreadSource> = "threadSource" (optional),
@@ -12136,7 +12136,7 @@ wire_struct! {
         /// Override the sandbox policy for this turn and subsequent turns.
         pub sandbox_policy: Option<SandboxPolicy> = "sandboxPolicy" (optional),
         /// Override the service tier for this turn and subsequent turns.
-        pub service_tier: Option<String> = "serviceTier" (optional),
+        pub service_tier: Option<Option<String>> = "serviceTier" (optional_nullable),
         /// Override the service tier only when this request starts a new turn. Use "default" for standard speed. Omitted or null inherits the thread's tier. Does not change the thread's tier or a turn being steered.
         #[doc = ""] #[doc = " *Since codex 0.151.0.*"] pub service_tier_for_turn: Option<String> = "serviceTierForTurn" (optional),
         /// Override the reasoning summary for this turn and subsequent turns.

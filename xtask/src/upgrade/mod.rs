@@ -5,7 +5,10 @@
 //! 1. the version: VERSION, else the latest release on npm (`npm view @openai/codex version`);
 //! 2. install it (`CODEX_VERSION=VERSION scripts/install-codex.sh`), unless `--codex PATH`;
 //! 3. regen ([`crate::regen`]): when the schema needs decisions, print them and stop there (the
-//!    regen writes nothing, so the rerun after adding them does the whole upgrade);
+//!    regen writes nothing, so the rerun after adding them does the whole upgrade); with the
+//!    changelog, the optional nullable members the release adds that no decision covers and no
+//!    description settles
+//!    ([`codex_app_codegen::decisions::new_undecided_nullables_of_sets`]), for a decision;
 //! 4. when the changelog of the regen finds breaking changes: which functions of the workspace
 //!    use each of them ([`uses`]: tests, examples and library code, by name);
 //! 5. record: build `xtask-traffic` with cargo ([`cargo::build_traffic_binary`]: this binary
@@ -33,9 +36,9 @@
 //!
 //! A failed step does not stop the ones that can still run (after a failed record, drift runs
 //! on what was written and the tests run). Then a report ([`report`]): what the release added,
-//! what its traffic showed, and what needs a person: failed steps, decisions to add, breaking
-//! changes and what uses them, scenarios that no longer fit, snapshots to review, failing
-//! tests.
+//! what its traffic showed, and what needs a person: failed steps, decisions to add, new
+//! optional nullable members to decide, breaking changes and what uses them, scenarios that no
+//! longer fit, snapshots to review, failing tests.
 
 pub mod cargo;
 pub mod report;
@@ -119,6 +122,7 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
 
     let mut missing = None;
     let mut changelog = None;
+    let mut undecided_nullables = Vec::new();
     let mut steps_broken = Vec::new();
     let regenerated = match &codex {
         None => {
@@ -140,6 +144,9 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
                         if let Ok(previous) = &previous {
                             if (&previous.stable, &previous.experimental) != (&set.stable, &set.experimental) {
                                 changelog = Some(codex_app_codegen::diff::diff_sets_with(previous, &set, &settings)?);
+                                undecided_nullables = codex_app_codegen::decisions::new_undecided_nullables_of_sets(
+                                    previous, &set, &settings,
+                                )?;
                             }
                         }
                         Ok(plan.changes)
@@ -170,6 +177,7 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
         }
     };
     steps.report.decisions = missing;
+    steps.report.undecided_nullables = undecided_nullables;
     if let Some(changelog) = &changelog {
         steps.report.added = changelog
             .changes

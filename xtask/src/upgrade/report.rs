@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use codex_app_codegen::decisions::Missing;
+use codex_app_codegen::decisions::{Missing, UndecidedNullable};
 
 use super::steps::{Outcome, Step};
 use super::uses::Broken;
@@ -16,6 +16,10 @@ pub struct Report {
     pub steps: Vec<Step>,
     /// The decisions the schema needs (regen stopped on them).
     pub decisions: Option<Missing>,
+    /// Optional nullable members the release adds that no decision covers and no description
+    /// settles: regen types them `Option<T>`; whether codex declares them `Option<Option<T>>`
+    /// is for a person to read in its source.
+    pub undecided_nullables: Vec<UndecidedNullable>,
     /// `vendor-schemas/CHANGES.md` was written: the release it compares with and its summary.
     pub changes: Option<(String, String)>,
     /// The changelog's compatible changes, one line each.
@@ -43,6 +47,7 @@ impl Report {
     pub fn is_done(&self) -> bool {
         self.steps.iter().all(|s| s.outcome == Outcome::Ok || s.name == NOTHING_BREAKING.0)
             && self.decisions.is_none()
+            && self.undecided_nullables.is_empty()
             && self.broken.is_empty()
             && self.snapshots.is_empty()
             && self.scenarios.is_empty()
@@ -110,6 +115,22 @@ impl Report {
                 missing.len(),
                 codex_app_codegen::decisions::DECISIONS_FILE
             ));
+        }
+        if !self.undecided_nullables.is_empty() {
+            out.push_str(&format!(
+                "- optional nullable members new in codex {v} ({}), for a decision: none is in {file} and no description \
+                 says what its `null` means, so each is `Option<T>` (an explicit `null` reads as absent). Read its \
+                 declaration in codex's protocol source (codex-rs/app-server-protocol/src/protocol/v2/, tag rust-v{v}): \
+                 `Option<Option<T>>` with double-option serde helpers is {{\"distinct\": true, \"why\": \"codex declares \
+                 ...\"}}, a plain `Option<T>` is {{\"distinct\": false, ...}}; add the entries to null_distinct_from_absent, \
+                 then `cargo xtask regen`\n",
+                self.undecided_nullables.len(),
+                file = codex_app_codegen::decisions::DECISIONS_FILE
+            ));
+            for n in &self.undecided_nullables {
+                let doc = if n.doc.is_empty() { "no description".to_owned() } else { n.doc.clone() };
+                out.push_str(&format!("    {} at {} ({doc})\n", n.key, n.pointer));
+            }
         }
         if !self.scenarios.is_empty() {
             out.push_str(&format!(
@@ -186,7 +207,7 @@ pub(super) fn seconds(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use codex_app_codegen::decisions::{NullProposal, ResponseProposal};
+    use codex_app_codegen::decisions::{NullProposal, ResponseProposal, UndecidedNullable};
 
     use super::super::uses::Use;
     use super::*;
@@ -239,6 +260,43 @@ mod tests {
             assert!(text.contains(expected), "{expected:?} not in:\n{text}");
         }
         assert!(!text.contains("failed"), "a stop is not a failure:\n{text}");
+    }
+
+    /// A release that adds optional nullable members no decision covers: regen went through,
+    /// and the report lists each one for a decision, with its JSON pointer.
+    #[test]
+    fn report_lists_new_optional_nullable_members_for_a_decision() {
+        let mut report = Report {
+            version: "0.172.0".into(),
+            steps: ["install codex 0.172.0", "regen", "record", "drift"].map(|s| step(s, Outcome::Ok)).into(),
+            drift_free: true,
+            undecided_nullables: vec![
+                UndecidedNullable {
+                    key: "ThreadStartParams.budget".into(),
+                    pointer: "#/definitions/v2/ThreadStartParams/properties/budget".into(),
+                    doc: String::new(),
+                },
+                UndecidedNullable {
+                    key: "TurnStartParams.note".into(),
+                    pointer: "#/definitions/v2/TurnStartParams/properties/note".into(),
+                    doc: "A note.".into(),
+                },
+            ],
+            ..Report::default()
+        };
+        assert!(!report.is_done(), "a decision is due");
+        let text = report.render();
+        for expected in [
+            "needs a person:\n- optional nullable members new in codex 0.172.0 (2), for a decision: none is in vendor-schemas/decisions.json",
+            "tag rust-v0.172.0",
+            "    ThreadStartParams.budget at #/definitions/v2/ThreadStartParams/properties/budget (no description)\n",
+            "    TurnStartParams.note at #/definitions/v2/TurnStartParams/properties/note (A note.)\n",
+        ] {
+            assert!(text.contains(expected), "{expected:?} not in:\n{text}");
+        }
+        report.undecided_nullables.clear();
+        assert!(report.is_done());
+        assert!(!report.render().contains("for a decision"));
     }
 
     #[test]
