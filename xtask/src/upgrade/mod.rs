@@ -36,9 +36,9 @@
 //!
 //! A failed step does not stop the ones that can still run (after a failed record, drift runs
 //! on what was written and the tests run). Then a report ([`report`]): what the release added,
-//! what its traffic showed, and what needs a person: failed steps, decisions to add, new
-//! optional nullable members to decide, breaking changes and what uses them, scenarios that no
-//! longer fit, snapshots to review, failing tests.
+//! what its traffic showed, the new optional nullable members to decide (listed; they hold
+//! nothing up), and what needs a person: failed steps, decisions to add, breaking changes and
+//! what uses them, scenarios that no longer fit, snapshots to review, failing tests.
 
 pub mod cargo;
 pub mod report;

@@ -47,7 +47,6 @@ impl Report {
     pub fn is_done(&self) -> bool {
         self.steps.iter().all(|s| s.outcome == Outcome::Ok || s.name == NOTHING_BREAKING.0)
             && self.decisions.is_none()
-            && self.undecided_nullables.is_empty()
             && self.broken.is_empty()
             && self.snapshots.is_empty()
             && self.scenarios.is_empty()
@@ -96,6 +95,24 @@ impl Report {
                 out.push_str(&format!("    new snapshot: {}\n", s.display()));
             }
         }
+        // To decide, but the upgrade stands without it: such a member is `Option<T>`, which
+        // reads and writes every value codex sends or takes, as codex's own `Option<T>` would.
+        if !self.undecided_nullables.is_empty() {
+            out.push_str(&format!(
+                "\noptional nullable members new in codex {v} ({}), for a decision: none is in {file} and no description \
+                 says what its `null` means, so each is `Option<T>` (an explicit `null` reads as absent). Read its \
+                 declaration in codex's protocol source (codex-rs/app-server-protocol/src/protocol/v2/, tag rust-v{v}): \
+                 `Option<Option<T>>` with double-option serde helpers is {{\"distinct\": true, \"why\": \"codex declares \
+                 ...\"}}, a plain `Option<T>` is {{\"distinct\": false, ...}}; add the entries to null_distinct_from_absent, \
+                 then `cargo xtask regen`\n",
+                self.undecided_nullables.len(),
+                file = codex_app_codegen::decisions::DECISIONS_FILE
+            ));
+            for n in &self.undecided_nullables {
+                let doc = if n.doc.is_empty() { "no description".to_owned() } else { n.doc.clone() };
+                out.push_str(&format!("    {} at {} ({doc})\n", n.key, n.pointer));
+            }
+        }
         if self.is_done() {
             out.push_str(&format!(
                 "\nnothing needs a person: review the diff (git status) and commit the upgrade to codex {v}\n"
@@ -115,22 +132,6 @@ impl Report {
                 missing.len(),
                 codex_app_codegen::decisions::DECISIONS_FILE
             ));
-        }
-        if !self.undecided_nullables.is_empty() {
-            out.push_str(&format!(
-                "- optional nullable members new in codex {v} ({}), for a decision: none is in {file} and no description \
-                 says what its `null` means, so each is `Option<T>` (an explicit `null` reads as absent). Read its \
-                 declaration in codex's protocol source (codex-rs/app-server-protocol/src/protocol/v2/, tag rust-v{v}): \
-                 `Option<Option<T>>` with double-option serde helpers is {{\"distinct\": true, \"why\": \"codex declares \
-                 ...\"}}, a plain `Option<T>` is {{\"distinct\": false, ...}}; add the entries to null_distinct_from_absent, \
-                 then `cargo xtask regen`\n",
-                self.undecided_nullables.len(),
-                file = codex_app_codegen::decisions::DECISIONS_FILE
-            ));
-            for n in &self.undecided_nullables {
-                let doc = if n.doc.is_empty() { "no description".to_owned() } else { n.doc.clone() };
-                out.push_str(&format!("    {} at {} ({doc})\n", n.key, n.pointer));
-            }
         }
         if !self.scenarios.is_empty() {
             out.push_str(&format!(
@@ -263,7 +264,8 @@ mod tests {
     }
 
     /// A release that adds optional nullable members no decision covers: regen went through,
-    /// and the report lists each one for a decision, with its JSON pointer.
+    /// and the report lists each one for a decision, with its JSON pointer; the upgrade is done
+    /// all the same (each member is `Option<T>` until decided).
     #[test]
     fn report_lists_new_optional_nullable_members_for_a_decision() {
         let mut report = Report {
@@ -284,18 +286,18 @@ mod tests {
             ],
             ..Report::default()
         };
-        assert!(!report.is_done(), "a decision is due");
+        assert!(report.is_done(), "the upgrade stands: each member is `Option<T>` until decided");
         let text = report.render();
         for expected in [
-            "needs a person:\n- optional nullable members new in codex 0.172.0 (2), for a decision: none is in vendor-schemas/decisions.json",
+            "\noptional nullable members new in codex 0.172.0 (2), for a decision: none is in vendor-schemas/decisions.json",
             "tag rust-v0.172.0",
             "    ThreadStartParams.budget at #/definitions/v2/ThreadStartParams/properties/budget (no description)\n",
             "    TurnStartParams.note at #/definitions/v2/TurnStartParams/properties/note (A note.)\n",
         ] {
             assert!(text.contains(expected), "{expected:?} not in:\n{text}");
         }
+        assert!(text.contains("nothing needs a person"), "{text}");
         report.undecided_nullables.clear();
-        assert!(report.is_done());
         assert!(!report.render().contains("for a decision"));
     }
 
