@@ -91,8 +91,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The traffic crate (`traffic/`): its fixture and snapshot tests change with every release.
-pub const TRAFFIC_PACKAGE: &str = "codex-app-traffic";
+/// The traffic crate (`traffic/`) and its stable build (`traffic-stable/`): their fixture and
+/// snapshot tests change with every release.
+pub const TRAFFIC_PACKAGES: [&str; 2] = ["codex-app-traffic", "codex-app-traffic-stable"];
 
 /// The generated code, left out of the search for what uses a breaking change.
 const GENERATED_DIR: &str = "protocol/src/generated";

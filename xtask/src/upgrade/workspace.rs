@@ -23,7 +23,7 @@ use std::process::Stdio;
 use anyhow::{bail, Context as _};
 use serde::Deserialize;
 
-use super::TRAFFIC_PACKAGE;
+use super::TRAFFIC_PACKAGES;
 
 /// `cargo metadata --format-version 1` (the fields used here).
 #[derive(Deserialize)]
@@ -212,7 +212,8 @@ impl Workspace {
     /// The traffic crate, whole, and the tested targets that hold tests written for a codex
     /// release, sorted.
     pub fn test_runs(&self, written_for: &[WrittenFor]) -> Vec<TestRun> {
-        let mut runs = vec![TestRun { package: TRAFFIC_PACKAGE.to_owned(), targets: Vec::new() }];
+        let mut runs: Vec<TestRun> =
+            TRAFFIC_PACKAGES.iter().map(|p| TestRun { package: (*p).to_owned(), targets: Vec::new() }).collect();
         for target in written_for.iter().flat_map(|p| self.owners(&p.file)).filter(|t| t.tested) {
             match runs.iter_mut().find(|r| r.package == target.package) {
                 // Every target already, or this one already.
@@ -421,7 +422,8 @@ mod tests {
                 // Not the untested library of the same folder; xtask-traffic is untested.
                 TestRun { package: "codex-app-protocol".into(), targets: vec![Selector::Test("it".into())] },
                 TestRun { package: "codex-app-protocol-stable".into(), targets: vec![Selector::Lib] },
-                TestRun { package: TRAFFIC_PACKAGE.into(), targets: vec![] },
+                TestRun { package: TRAFFIC_PACKAGES[0].into(), targets: vec![] },
+                TestRun { package: TRAFFIC_PACKAGES[1].into(), targets: vec![] },
             ]
         );
         assert_eq!(
@@ -450,8 +452,10 @@ mod tests {
             let run = runs.iter().find(|r| r.package == package).unwrap_or_else(|| panic!("{package}: {runs:?}"));
             assert_eq!(run.targets, [Selector::Test("it".into())], "{package}");
         }
-        let traffic = runs.iter().find(|r| r.package == TRAFFIC_PACKAGE).unwrap();
-        assert!(traffic.targets.is_empty(), "the traffic crate's every target");
+        for package in TRAFFIC_PACKAGES {
+            let traffic = runs.iter().find(|r| r.package == package).unwrap_or_else(|| panic!("{package}: {runs:?}"));
+            assert!(traffic.targets.is_empty(), "{package}: every target");
+        }
         assert!(
             ws.owners(Path::new("traffic/src/drift.rs")).iter().any(|t| t.selector == Selector::Lib && t.tested),
             "{:?}",
