@@ -133,9 +133,9 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
                     bail!("{} says it is codex {}, not {version}", codex.display(), set.codex_version);
                 }
                 let settings = codex_app_codegen::Settings::codex()?;
-                match regen::regen(root, Some(set.clone()), &settings) {
+                match regen::regen(root, Some(set.clone()), &settings, regen::Archived::Keep) {
                     Ok(plan) => {
-                        regen::print_summary(&plan.set, &plan.summary, started);
+                        regen::print_summary(&plan.set, &plan.summary, started, false);
                         // The changelog's changes one by one (regen wrote them as text).
                         if let Ok(previous) = &previous {
                             if (&previous.stable, &previous.experimental) != (&set.stable, &set.experimental) {
