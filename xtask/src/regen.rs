@@ -195,10 +195,15 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived
     let mut writes: Vec<(PathBuf, String)> = Vec::new();
     let mut removes = Vec::new();
     let mut changes_from = None;
+    let floor = floor(root, settings)?;
     let (set, releases) = match fresh {
         None => {
             let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
-            let releases = archive(root, &set)?;
+            // Only the range is read back: the older releases of the archive are not asked for.
+            let releases = match &floor {
+                Some(floor) => archive(root, &set, floor)?,
+                None => Vec::new(),
+            };
             (set, releases)
         }
         Some(fresh) => {
@@ -209,7 +214,10 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived
             (fresh, vendored.releases)
         }
     };
-    let history = range_history(root, &set, &releases, settings, &mut notes)?;
+    let history = match &floor {
+        Some(floor) => range_history(&set, &releases, floor, &mut notes)?,
+        None => None,
+    };
     let with_history = match &history {
         Some(history) => {
             writes.push((PathBuf::from(HISTORY_FILE), history.to_json()));
@@ -343,33 +351,34 @@ fn vendor(root: &Path, fresh: &SchemaSet, archived: Archived, notes: &mut Vec<St
     Ok(Vendored { files: out, removed, releases: held, changes_from })
 }
 
-/// Every release the archive at `root` holds but `vendored`'s, read back with it.
-fn archive(root: &Path, vendored: &SchemaSet) -> anyhow::Result<Vec<(String, Release)>> {
-    releases::read(&root.join(RELEASES_DIR), vendored, "0.0.0").map_err(anyhow::Error::msg)
+/// Every release from `from` on that the archive at `root` holds but `vendored`'s, read back
+/// with it.
+fn archive(root: &Path, vendored: &SchemaSet, from: &str) -> anyhow::Result<Vec<(String, Release)>> {
+    releases::read(&root.join(RELEASES_DIR), vendored, from).map_err(anyhow::Error::msg)
 }
 
-/// The surface history of the supported range, from the floor (`--floor`, else the committed
-/// history's) to `set`, folded from `releases`; `None` for a workspace without a history and
-/// for a set older than the floor, which is generated alone.
+/// The floor of the supported range: `--floor`, else the committed history's; `None` for a
+/// workspace without a history.
+fn floor(root: &Path, settings: &Settings) -> anyhow::Result<Option<String>> {
+    Ok(settings.floor.clone().or(crate::history::read_committed(root)?.map(|h| h.floor)))
+}
+
+/// The surface history of the supported range, from `floor` to `set`, folded from `releases`;
+/// `None` for a set older than the floor, which is generated alone.
 fn range_history(
-    root: &Path,
     set: &SchemaSet,
     releases: &[(String, Release)],
-    settings: &Settings,
+    floor: &str,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Option<History>> {
-    let committed = crate::history::read_committed(root)?;
-    let Some(floor) = settings.floor.clone().or_else(|| committed.map(|h| h.floor)) else {
-        return Ok(None);
-    };
-    if version_cmp(&set.codex_version, &floor).is_lt() {
+    if version_cmp(&set.codex_version, floor).is_lt() {
         notes.push(format!(
             "codex {} is older than the floor of the supported range ({floor}): generated from it alone",
             set.codex_version
         ));
         return Ok(None);
     }
-    Ok(Some(crate::history::build(releases, set, &floor)?))
+    Ok(Some(crate::history::build(releases, set, floor)?))
 }
 
 /// The codex release of the vendored schema (`vendor-schemas/manifest.json`).
@@ -384,7 +393,7 @@ pub fn range_ir(root: &Path) -> anyhow::Result<(codex_app_codegen::ir::Ir, Histo
     let Some(committed) = crate::history::read_committed(root)? else {
         bail!("no {HISTORY_FILE}; run `cargo xtask regen --floor VERSION`");
     };
-    let history = crate::history::build(&archive(root, &set)?, &set, &committed.floor)?;
+    let history = crate::history::build(&archive(root, &set, &committed.floor)?, &set, &committed.floor)?;
     let settings = Settings { history: Some(history.clone()), ..Settings::codex()? };
     Ok((codex_app_codegen::build_ir_with(&set, &settings).map_err(anyhow::Error::new)?, history))
 }
