@@ -96,6 +96,26 @@ pub fn words(change: &Change, ir: &Ir) -> Vec<Words> {
     }
     let owner = path.split(['.', ':', '[', '{']).next().unwrap_or(path).to_owned();
     let member = path.rsplit_once('.').map(|(_, m)| m.trim_end_matches(['[', ']', '{', '}']));
+    // The params of a client request: also the code that sends that method by its name (a
+    // handle whose params no release lacks is typed; the others are written as JSON).
+    let sent: Vec<Words> = ir
+        .client_requests
+        .iter()
+        .filter(|m| {
+            m.params.ty().is_some_and(|t| {
+                matches!(t, codex_app_codegen::ir::Ty::Named(n)
+                    if *n == owner || ir.types.get(n).is_some_and(|d| d.schema == owner))
+            })
+        })
+        .map(|m| vec![format!("{:?}", m.wire)])
+        .collect();
+    let mut out = of_type(change, ir, owner, member);
+    out.extend(sent);
+    out
+}
+
+/// The ways code names a change of the type `owner` (or of its `member`).
+fn of_type(change: &Change, ir: &Ir, owner: String, member: Option<&str>) -> Vec<Words> {
     match (&change.kind, member) {
         // A value or variant: the enum it is in, and its variant.
         (Kind::ValueRemoved { value } | Kind::ValueRenamed { old: value, .. } | Kind::VariantRemoved { value }, _) => {
@@ -473,23 +493,36 @@ trait T { fn declared(&self); }
     fn the_names_of_a_change_in_the_vendored_range() {
         let (ir, _) = crate::regen::range_ir(&crate::root()).unwrap();
         let field = || Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() };
-        assert_eq!(words(&change("ThreadListParams.limit", field()), &ir), [["ThreadListParams", "limit"]]);
+        let list = || vec!["\"thread/list\"".to_owned()];
+        assert_eq!(
+            words(&change("ThreadListParams.limit", field()), &ir),
+            [vec!["ThreadListParams".to_owned(), "limit".to_owned()], list()]
+        );
         let added = Kind::FieldAdded { ty: "String".into(), presence: "required".into() };
-        assert_eq!(words(&change("ThreadListParams.projectId", added), &ir), [["ThreadListParams"]]);
+        assert_eq!(
+            words(&change("ThreadListParams.projectId", added), &ir),
+            [vec!["ThreadListParams".to_owned()], list()]
+        );
         let required = Kind::PresenceChanged {
             old: "optional".into(),
             new: "required".into(),
             old_ty: "Option<u32>".into(),
             new_ty: "u32".into(),
         };
-        assert_eq!(words(&change("ThreadListParams.limit", required), &ir), [["ThreadListParams"]]);
+        assert_eq!(
+            words(&change("ThreadListParams.limit", required), &ir),
+            [vec!["ThreadListParams".to_owned()], list()]
+        );
         let optional = Kind::PresenceChanged {
             old: "required".into(),
             new: "optional".into(),
             old_ty: "String".into(),
             new_ty: "Option<String>".into(),
         };
-        assert_eq!(words(&change("ThreadListParams.limit", optional), &ir), [["ThreadListParams", "limit"]]);
+        assert_eq!(
+            words(&change("ThreadListParams.limit", optional), &ir),
+            [vec!["ThreadListParams".to_owned(), "limit".to_owned()], list()]
+        );
         let value = Kind::ValueRemoved { value: "created_at".into() };
         assert_eq!(words(&change("ThreadSortKey", value), &ir), [["ThreadSortKey", "CreatedAt"]]);
         assert_eq!(
@@ -547,9 +580,56 @@ trait T { fn declared(&self); }
             found[0].0,
             "ThreadListParams.limit: field `ThreadListParams.limit` removed (was `Option<u32>`) — breaks senders"
         );
-        assert_eq!(found[0].1, ["client/tests/b.rs:1 limited"]);
+        // `limited` names the member; the other two send `thread/list` by name, with params
+        // written as JSON that may hold it.
+        assert_eq!(
+            found[0].1,
+            ["client/tests/a.rs:6 lists_by_cursor (test)", "client/tests/a.rs:13 inner", "client/tests/b.rs:1 limited"]
+        );
         // `helper` holds `inner`, which names it: only `inner`.
         assert_eq!(found[1].1, ["client/tests/a.rs:6 lists_by_cursor (test)", "client/tests/a.rs:13 inner"]);
         assert_eq!(found[2].1, ["client/tests/a.rs:18 other (test)"]);
+    }
+
+    /// A simulated breaking release (0.171.0 without `ThreadListParams.limit`, with a required
+    /// `reason` in `ThreadArchiveParams`): the client's handle that sends `thread/archive` is
+    /// named, typed or not.
+    #[test]
+    fn a_breaking_release_names_the_handles_that_send_what_it_broke() {
+        use codex_app_codegen::SchemaSet;
+        let root = crate::root();
+        let old = codex_app_codegen::vendor::read_vendored(&root.join(crate::regen::VENDOR_DIR)).unwrap();
+        let edit = |text: &str| {
+            let mut bundle: serde_json::Value = serde_json::from_str(text).unwrap();
+            let list = bundle.pointer_mut("/definitions/v2/ThreadListParams/properties").unwrap();
+            list.as_object_mut().unwrap().remove("limit");
+            let archive = bundle.pointer_mut("/definitions/v2/ThreadArchiveParams").unwrap();
+            archive["properties"]["reason"] = serde_json::json!({"type": "string"});
+            archive["required"].as_array_mut().unwrap().push("reason".into());
+            serde_json::to_string_pretty(&bundle).unwrap()
+        };
+        let new = SchemaSet {
+            stable: edit(&old.stable),
+            experimental: old.experimental.as_deref().map(edit),
+            codex_version: "0.172.0".into(),
+        };
+        let settings = codex_app_codegen::Settings::codex().unwrap();
+        let report = codex_app_codegen::diff::diff_sets_with(&old, &new, &settings).unwrap();
+        let (ir, _) = crate::regen::range_ir(&root).unwrap();
+        let files: Vec<PathBuf> = std::fs::read_dir(root.join("client/src"))
+            .unwrap()
+            .map(|e| Path::new("client/src").join(e.unwrap().file_name()))
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .collect();
+        let found = broken(&report, &ir, &root, &files);
+        let uses_of = |path: &str| -> Vec<String> {
+            let b = found.iter().find(|b| b.change.starts_with(path)).unwrap_or_else(|| panic!("{path}: {found:#?}"));
+            b.uses.iter().map(|u| format!("{} {}", u.file.display(), u.function)).collect()
+        };
+        let archive = uses_of("ThreadArchiveParams.reason");
+        assert!(archive.iter().any(|u| u.ends_with("thread_archive")), "{archive:?}");
+        // The handle sends the params its caller built: what breaks is the caller's code.
+        let list = uses_of("ThreadListParams.limit");
+        assert!(!list.iter().any(|u| u.ends_with("thread_archive")), "{list:?}");
     }
 }
