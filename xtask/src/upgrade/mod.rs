@@ -62,7 +62,7 @@ pub const NPM_PACKAGE: &str = "@openai/codex";
 #[derive(clap::Args)]
 pub struct Args {
     /// The codex release to upgrade to (default: the latest on npm).
-    version: Option<String>,
+    version: Option<semver::Version>,
     /// Use this codex binary instead of installing VERSION (its `--version` must be VERSION,
     /// when given).
     #[arg(long)]
@@ -72,7 +72,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let root = crate::root();
     let version = match &args.version {
-        Some(v) => check_version(v)?,
+        Some(v) => v.to_string(),
         None => {
             println!("upgrade: asking npm for the latest {NPM_PACKAGE}");
             latest_on_npm()?
@@ -331,21 +331,11 @@ fn record_outcome(status: ExitStatus, summary: Option<&RecordSummary>) -> anyhow
     }
 }
 
-/// The version as npm and the install script take it: `1.2.3`, `1.2.3-alpha.4`.
-fn check_version(v: &str) -> anyhow::Result<String> {
-    let v = v.trim();
-    let (core, pre) = match v.split_once(['-', '+']) {
-        Some((core, pre)) => (core, Some(pre)),
-        None => (v, None),
-    };
-    let parts: Vec<&str> = core.split('.').collect();
-    let core_ok = parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-    let pre_ok = pre
-        .is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')));
-    if !core_ok || !pre_ok {
-        bail!("`{v}` is not a codex version (like 0.171.0 or 0.172.0-alpha.1)");
-    }
-    Ok(v.to_owned())
+/// The release npm printed (`npm view ... version`), as npm and the install script take it.
+fn npm_version(stdout: &str) -> anyhow::Result<String> {
+    let v = stdout.trim();
+    let version = semver::Version::parse(v).with_context(|| format!("`{v}` is not a codex version (like 0.171.0)"))?;
+    Ok(version.to_string())
 }
 
 fn latest_on_npm() -> anyhow::Result<String> {
@@ -355,7 +345,7 @@ fn latest_on_npm() -> anyhow::Result<String> {
     if !out.status.success() {
         bail!("`npm view {NPM_PACKAGE} version` failed: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
-    check_version(&String::from_utf8_lossy(&out.stdout)).context("npm answered something else than a version")
+    npm_version(&String::from_utf8_lossy(&out.stdout)).context("npm answered something else than a version")
 }
 
 /// `CODEX_VERSION=<version> scripts/install-codex.sh`; its last line of output is the binary.
@@ -390,12 +380,18 @@ mod tests {
     #[test]
     fn versions() {
         for good in ["0.171.0", " 0.171.0\n", "1.2.3-alpha.4", "10.0.12+build.1"] {
-            assert_eq!(check_version(good).unwrap(), good.trim());
+            assert_eq!(npm_version(good).unwrap(), good.trim());
         }
         for bad in ["", "latest", "0.171", "0.171.0.1", "v0.171.0", "0.171.0-", "0.171.0; rm -rf", "0..1"] {
-            let err = check_version(bad).expect_err(bad).to_string();
+            let err = npm_version(bad).expect_err(bad).to_string();
             assert!(err.contains("is not a codex version"), "{err}");
         }
+        // The command line takes the same releases.
+        let args = |v: &str| {
+            <Args as clap::Args>::augment_args(clap::Command::new("upgrade")).try_get_matches_from(["upgrade", v])
+        };
+        assert!(args("0.172.0-alpha.1").is_ok());
+        assert!(args("0.171").is_err());
     }
 
     #[cfg(unix)]
