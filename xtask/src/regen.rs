@@ -171,6 +171,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// `summary()` of the changelog written to `CHANGES.md`, with the previous release.
     pub changes: Option<(String, String)>,
+    /// The changelog written to `CHANGES.md`, change by change.
+    pub changelog: Option<codex_app_codegen::diff::Report>,
 }
 
 /// What a regen may do to a release the archive already holds when the schema it is given has
@@ -248,7 +250,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived
         actions.push(Action::Remove(path));
     }
 
-    let mut changes = None;
+    let (mut changes, mut changelog) = (None, None);
     if let Some(previous) = changes_from {
         let report = codex_app_codegen::diff::diff_sets_with(&previous, &set, settings).map_err(|e| {
             anyhow::anyhow!(
@@ -258,6 +260,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived
         })?;
         write_if_changed(&mut actions, root, &Path::new(VENDOR_DIR).join(CHANGES_FILE), &report.to_markdown());
         changes = Some((previous.codex_version, report.summary()));
+        changelog = Some(report);
     }
     // The vendored files last, `manifest.json` (what marks the vendored set) at the very end.
     writes.sort_by_key(|(path, _)| path.ends_with(MANIFEST_FILE));
@@ -265,7 +268,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived
         write_if_changed(&mut actions, root, path, text);
     }
     actions.extend(removes);
-    Ok(Plan { set, summary, actions, notes, changes })
+    Ok(Plan { set, summary, actions, notes, changes, changelog })
 }
 
 /// What vendoring a set changes: the files to write and remove, every release the workspace
