@@ -305,7 +305,7 @@ impl Client {
     /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume_with(&self, params: ThreadResumeParams) -> Result<ThreadHandle, ClientError> {
-        let result = self.request_raw("thread/resume", to_json("thread/resume", &params)?).await;
+        let result = self.request_sent::<request::ThreadResume>(&params).await;
         self.thread_handle("thread/resume", result)
     }
 
