@@ -608,6 +608,20 @@ impl Client {
         decoded.map_err(|e| ClientError::Decode(DecodeReport::result(method, &e)))
     }
 
+    /// Sends the request `M` with its typed params and returns the raw result: the handles'
+    /// requests, whose params the compiler checks against the release's types while their
+    /// results are read by member name (they differ between releases).
+    ///
+    /// Cancel safe, as [`Client::request_raw`].
+    pub(crate) async fn request_sent<M: Request>(&self, params: &M::Params) -> Result<serde_json::Value, ClientError> {
+        let (answer, _) = self.call(M::METHOD, None, params, None).await?;
+        let decoded = match &answer.result {
+            ClientResponse::Unrecognized(raw) => raw.to_value(),
+            typed => serde_json::to_value(typed),
+        };
+        decoded.map_err(|e| ClientError::Decode(DecodeReport::result(M::METHOD, &e)))
+    }
+
     /// Sends a notification.
     ///
     /// Cancel safe: the line is queued when the future first runs (it does not wait).

@@ -111,7 +111,8 @@ impl LoginHandle {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn cancel(self) -> Result<(), ClientError> {
-        self.client.request_raw("account/login/cancel", json!({"loginId": self.login_id})).await.map(drop)
+        let params = CancelLoginAccountParams::new(self.login_id.clone());
+        self.client.request_sent::<request::AccountLoginCancel>(&params).await.map(drop)
     }
 }
 
@@ -191,7 +192,7 @@ impl Client {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn models(&self) -> Result<<request::ModelList as Request>::Response, ClientError> {
-        let result = self.request_raw("model/list", json!({})).await?;
+        let result = self.request_sent::<request::ModelList>(&ModelListParams::default()).await?;
         crate::wire::result::<request::ModelList>(result)
     }
 }

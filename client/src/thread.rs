@@ -294,7 +294,7 @@ impl Client {
     /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume(&self, id: &str) -> Result<ThreadHandle, ClientError> {
-        let result = self.request_raw("thread/resume", json!({"threadId": id})).await;
+        let result = self.request_sent::<request::ThreadResume>(&ThreadResumeParams::new(id.to_owned())).await;
         self.thread_handle("thread/resume", result)
     }
 
@@ -305,7 +305,7 @@ impl Client {
     /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume_with(&self, params: ThreadResumeParams) -> Result<ThreadHandle, ClientError> {
-        let result = self.request_raw("thread/resume", to_json("thread/resume", &params)?).await;
+        let result = self.request_sent::<request::ThreadResume>(&params).await;
         self.thread_handle("thread/resume", result)
     }
 
@@ -349,7 +349,7 @@ impl Client {
     /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_archive(&self, id: &str) -> Result<(), ClientError> {
-        self.request_raw("thread/archive", json!({"threadId": id})).await.map(drop)
+        self.request_sent::<request::ThreadArchive>(&ThreadArchiveParams::new(id.to_owned())).await.map(drop)
     }
 
     /// `thread/unarchive` of the thread `id`, returning its handle.

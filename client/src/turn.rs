@@ -184,8 +184,7 @@ impl TurnHandle {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn interrupt(&self) -> Result<TurnInterruptResponse, ClientError> {
-        let params =
-            wire::params::<request::TurnInterrupt>(json!({"threadId": self.thread_id, "turnId": self.turn_id}))?;
+        let params = TurnInterruptParams::new(self.thread_id.clone(), self.turn_id.clone());
         self.client.request::<request::TurnInterrupt>(params).await
     }
 

@@ -150,16 +150,6 @@ pub(crate) fn turn_failure(thread_id: &str, turn: &impl Serialize) -> Option<cra
     Some(crate::error::TurnFailure { thread_id: thread_id.to_owned(), turn_id, message, turn })
 }
 
-/// The params of a request the client writes itself, given as JSON (wire member names) and
-/// decoded into the params type of the release this crate was generated from: code that
-/// builds them compiles whatever members a release adds, and a release whose params no
-/// longer fit fails here, naming the method and the member.
-pub(crate) fn params<M: codex_app_protocol::Request>(value: serde_json::Value) -> Result<M::Params, ClientError> {
-    serde_json::from_value(value).map_err(|e| {
-        ClientError::Refused(format!("the params of `{}` do not fit this release's types: {e}", M::METHOD))
-    })
-}
-
 /// Whether a `thread/status/changed` notification says the thread is active (`status.type`).
 pub(crate) fn thread_active(notification: &codex_app_protocol::ServerNotification) -> bool {
     let value = serde_json::to_value(notification).unwrap_or_default();

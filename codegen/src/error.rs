@@ -47,11 +47,19 @@ pub struct Warning {
     /// JSON pointer into the bundle of the construct it is about.
     pub pointer: String,
     pub message: String,
+    /// About what an older release of the supported range had (the history applied to the
+    /// newest release's types), not about the schema given: regen prints it with `--verbose`.
+    pub range: bool,
 }
 
 impl Warning {
     pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Warning { pointer: pointer.into(), message: message.into() }
+        Warning { pointer: pointer.into(), message: message.into(), range: false }
+    }
+
+    /// A warning about what an older release of the supported range had.
+    pub fn range(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Warning { range: true, ..Warning::new(pointer, message) }
     }
 }
 

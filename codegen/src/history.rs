@@ -505,7 +505,7 @@ impl History {
                     }
                     if widen && field.ty != Ty::Any {
                         let pointer = key.rsplit_once('.').map_or(key.as_str(), |(o, _)| o);
-                        warnings.push(Warning::new(
+                        warnings.push(Warning::range(
                             format!("#/definitions/{pointer}"),
                             format!(
                                 "member `{key}` had values of another JSON type until codex {} (in the supported range): typed as any JSON value",
@@ -569,7 +569,7 @@ fn retired_owner(r: &Retired) -> Option<&str> {
 /// found by schema name.
 fn restore(ir: &mut Ir, r: &Retired, warnings: &mut Vec<Warning>) {
     let mismatch = |owner: &str, what: &str| {
-        Warning::new(
+        Warning::range(
             format!("#/definitions/{owner}"),
             format!(
                 "`{owner}` is of another kind than when it had a {what} the newest release lacks: \
@@ -596,7 +596,7 @@ fn restore(ir: &mut Ir, r: &Retired, warnings: &mut Vec<Warning>) {
         }
     }
     let Some(def) = ir.types.values_mut().find(|d| d.schema == owner) else {
-        warnings.push(Warning::new(
+        warnings.push(Warning::range(
             format!("#/definitions/{owner}"),
             format!("`{owner}` is not in the range's types: what an older release had in it is left out"),
         ));

@@ -1,19 +1,24 @@
 //! The schema bundles of every codex release the range can reach, kept in the repository:
-//! `vendor-schemas/releases/VERSION.json`, one file per release older than the vendored one.
+//! `vendor-schemas/releases/VERSION.json`, one file per release but the vendored one when it
+//! is the newest.
 //!
 //! A file holds what its release's bundles differ by from those of the next newer release
 //! (its `base`): the JSON values to set and the members to remove, by JSON pointer, down to the
 //! member that changed (`/definitions/v2/ThreadListParams/properties/isPinned`; an array is set
-//! whole). The newest base is the vendored set
-//! (`vendor-schemas/{stable,experimental}/`), which is the bytes codex printed. A release is
-//! read back by applying the files from the vendored set down to it, so an upgrade adds one
-//! file (the release it replaces, against the new one) and leaves the others as they are. A
-//! release whose binary does not run (some publish no Linux binary) has a file that says why,
-//! and no bundles.
+//! whole). The chain's anchor is the newest release: the vendored set
+//! (`vendor-schemas/{stable,experimental}/`, the bytes codex printed) when it is the newest,
+//! else a file written whole (`"base": null`), so that vendoring an older release (a regen from
+//! it) never takes the anchor away. A release is read back by applying the files from the
+//! anchor down to it, so an upgrade adds one file (the release it replaces, against the new
+//! one) and leaves the others as they are; [`write`] gives the same files from the same
+//! releases whatever was vendored before. A release whose binary does not run (some publish no
+//! Linux binary) has a file that says why, and no bundles.
 //!
 //! What is read back is each bundle as a JSON value: the same value codex printed (the
 //! generator reads values, never bytes; [`read`] checks each file's `sha256` of the value it
-//! gives, as compact JSON).
+//! gives, as compact JSON). Codex prints a bundle as that value with sorted members, indented
+//! by two spaces ([`printed`]), so a release of the archive can be vendored again as the bytes
+//! codex printed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -137,7 +142,8 @@ struct File {
 enum Body {
     Skipped(String),
     Bundles {
-        base: String,
+        /// The next newer release with bundles; `None`: written whole (the anchor).
+        base: Option<String>,
         stable: Delta,
         /// `None`: the release printed no experimental bundle.
         experimental: Option<Delta>,
@@ -198,7 +204,11 @@ impl File {
                 set: set.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             })
         };
-        let base = str_of("base").ok_or("neither `base` nor `skipped`")?;
+        let base = match value.get("base") {
+            Some(Value::Null) => None,
+            Some(Value::String(base)) => Some(base.clone()),
+            _ => return Err("neither `base` nor `skipped`".to_owned()),
+        };
         let stable = delta(value.get("stable").ok_or("no `stable`")?)?;
         let experimental = match value.get("experimental") {
             None | Some(Value::Null) => None,
@@ -241,17 +251,17 @@ pub fn versions(dir: &Path) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// Every release of the archive in `dir` from `from` on (oldest first), read back from
-/// `newest`, the vendored set. Every problem is reported at once: a file that does not read, a
-/// base that is not in the archive, a bundle whose `sha256` is not what the file says.
-pub fn read(dir: &Path, newest: &SchemaSet, from: &str) -> Result<Vec<(String, Release)>, String> {
+/// Every release of the archive in `dir` from `from` on (oldest first), read back with
+/// `vendored` (the vendored set, which anchors the chain when it is the newest release), but
+/// the vendored release itself. Every problem is reported at once: a file that does not read,
+/// a base that is not in the archive, a bundle whose `sha256` is not what the file says, a file
+/// of the vendored release that holds other bundles than the vendored set.
+pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String, Release)>, String> {
     let files = read_files(dir)?;
     let parse = |text: &str| serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
     let mut bundles: BTreeMap<String, (Value, Option<Value>)> = BTreeMap::new();
-    bundles.insert(
-        newest.codex_version.clone(),
-        (parse(&newest.stable)?, newest.experimental.as_deref().map(parse).transpose()?),
-    );
+    let vendored_values = (parse(&vendored.stable)?, vendored.experimental.as_deref().map(parse).transpose()?);
+    bundles.insert(vendored.codex_version.clone(), vendored_values);
     let mut problems = Vec::new();
     let mut out = Vec::new();
     // Newest first: each base is read back before the releases made from it.
@@ -266,15 +276,21 @@ pub fn read(dir: &Path, newest: &SchemaSet, from: &str) -> Result<Vec<(String, R
         let release = match &file.body {
             Body::Skipped(why) => Release::Skipped(why.clone()),
             Body::Bundles { base, stable, experimental, sha256 } => {
-                let Some((base_stable, base_experimental)) = bundles.get(base) else {
-                    problems.push(format!("{}: its base, codex {base}, is not in the archive", path.display()));
-                    continue;
-                };
                 let empty = Value::Object(Map::new());
+                let (base_stable, base_experimental) = match base {
+                    None => (&empty, None),
+                    Some(base) => match bundles.get(base) {
+                        Some((s, e)) => (s, e.as_ref()),
+                        None => {
+                            problems.push(format!("{}: its base, codex {base}, is not in the archive", path.display()));
+                            continue;
+                        }
+                    },
+                };
                 let read = (|| -> Result<(Value, Option<Value>), String> {
                     let s = apply(base_stable, stable)?;
                     let e = match experimental {
-                        Some(d) => Some(apply(base_experimental.as_ref().unwrap_or(&empty), d)?),
+                        Some(d) => Some(apply(base_experimental.unwrap_or(&empty), d)?),
                         None => None,
                     };
                     Ok((s, e))
@@ -286,9 +302,11 @@ pub fn read(dir: &Path, newest: &SchemaSet, from: &str) -> Result<Vec<(String, R
                         continue;
                     }
                 };
-                let text = |v: &Value| serde_json::to_string(v).expect("JSON values serialize");
-                let set =
-                    SchemaSet { stable: text(&s), experimental: e.as_ref().map(text), codex_version: version.clone() };
+                let set = SchemaSet {
+                    stable: compact(&s),
+                    experimental: e.as_ref().map(compact),
+                    codex_version: version.clone(),
+                };
                 if sums(&set) != *sha256 {
                     problems.push(format!(
                         "{}: the bundles it gives are not the ones it was written from (sha256)",
@@ -296,11 +314,20 @@ pub fn read(dir: &Path, newest: &SchemaSet, from: &str) -> Result<Vec<(String, R
                     ));
                     continue;
                 }
+                if *version == vendored.codex_version {
+                    if !same_bundles(&set, vendored) {
+                        problems.push(format!(
+                            "{}: holds other bundles for codex {version} than vendor-schemas/ does",
+                            path.display()
+                        ));
+                    }
+                    continue;
+                }
                 bundles.insert(version.clone(), (s, e));
                 Release::Bundles(set)
             }
         };
-        if version_cmp(version, &newest.codex_version).is_lt() {
+        if *version != vendored.codex_version {
             out.push((version.clone(), release));
         }
     }
@@ -309,6 +336,11 @@ pub fn read(dir: &Path, newest: &SchemaSet, from: &str) -> Result<Vec<(String, R
     }
     out.sort_by(|a, b| version_cmp(&a.0, &b.0));
     Ok(out)
+}
+
+/// A JSON value as compact text, which is what the archive's sums are of.
+fn compact(value: &Value) -> String {
+    serde_json::to_string(value).expect("JSON values serialize")
 }
 
 fn sums(set: &SchemaSet) -> BTreeMap<String, String> {
@@ -320,15 +352,50 @@ fn sums(set: &SchemaSet) -> BTreeMap<String, String> {
     out
 }
 
-/// The files of an archive that holds `releases` (any order; each bundle as JSON text) below
-/// `newest`, the vendored set: path (relative to the workspace root) and text. Each release is
-/// written against the next newer one that has bundles.
-pub fn write(releases: &[(String, Release)], newest: &SchemaSet) -> Result<Vec<(PathBuf, String)>, String> {
+/// Whether two sets hold the same bundles as JSON values (whatever their text's layout).
+pub fn same_bundles(a: &SchemaSet, b: &SchemaSet) -> bool {
+    let values = |set: &SchemaSet| {
+        let parse = |text: &str| serde_json::from_str::<Value>(text).ok();
+        (parse(&set.stable), set.experimental.as_deref().map(parse))
+    };
+    (a.stable == b.stable && a.experimental == b.experimental) || {
+        let (x, y) = (values(a), values(b));
+        x.0.is_some() && x == y
+    }
+}
+
+/// `set` as codex prints its bundles: the value of each with its members sorted, indented by
+/// two spaces, without a final newline. What the archive reads back is vendored as this.
+pub fn printed(set: &SchemaSet) -> Result<SchemaSet, String> {
+    let print = |text: &str| -> Result<String, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| format!("codex {}: {e}", set.codex_version))?;
+        Ok(serde_json::to_string_pretty(&value).expect("JSON values serialize"))
+    };
+    Ok(SchemaSet {
+        stable: print(&set.stable)?,
+        experimental: set.experimental.as_deref().map(print).transpose()?,
+        codex_version: set.codex_version.clone(),
+    })
+}
+
+/// The files of an archive that holds `releases` (any order; each bundle as JSON text) and
+/// `vendored`, the vendored set: path (relative to the workspace root) and text. The newest
+/// release anchors the chain: the vendored set when it is the newest (it has no file), else
+/// that release's file, written whole. Every other release, the vendored one included, is
+/// written against the next newer one that has bundles. A release of `releases` with the
+/// vendored release's version is the vendored set.
+pub fn write(releases: &[(String, Release)], vendored: &SchemaSet) -> Result<Vec<(PathBuf, String)>, String> {
     let parse = |text: &str| serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
-    let mut sorted: Vec<&(String, Release)> = releases.iter().collect();
-    sorted.sort_by(|a, b| version_cmp(&b.0, &a.0));
-    let mut base =
-        (newest.codex_version.clone(), parse(&newest.stable)?, newest.experimental.as_deref().map(parse).transpose()?);
+    let mut sorted: Vec<(&String, &Release)> =
+        releases.iter().filter(|(v, _)| *v != vendored.codex_version).map(|(v, r)| (v, r)).collect();
+    let vendored_release = Release::Bundles(vendored.clone());
+    sorted.push((&vendored.codex_version, &vendored_release));
+    sorted.sort_by(|a, b| version_cmp(b.0, a.0));
+    let newest_is_vendored =
+        sorted.iter().find(|(_, r)| matches!(r, Release::Bundles(_))).map(|(v, _)| *v) == Some(&vendored.codex_version);
+    // The base of the next release down: its version (`None`: the anchor is yet to come) and
+    // bundles.
+    let mut base: (Option<String>, Value, Option<Value>) = (None, Value::Object(Map::new()), None);
     let mut out = Vec::new();
     for (version, release) in sorted {
         let body = match release {
@@ -336,8 +403,6 @@ pub fn write(releases: &[(String, Release)], newest: &SchemaSet) -> Result<Vec<(
             Release::Bundles(set) => {
                 let stable = parse(&set.stable)?;
                 let experimental = set.experimental.as_deref().map(parse).transpose()?;
-                // Read back as compact JSON, which is what the sums are of.
-                let compact = |v: &Value| serde_json::to_string(v).expect("JSON values serialize");
                 let read_back = SchemaSet {
                     stable: compact(&stable),
                     experimental: experimental.as_ref().map(compact),
@@ -350,43 +415,38 @@ pub fn write(releases: &[(String, Release)], newest: &SchemaSet) -> Result<Vec<(
                     experimental: experimental.as_ref().map(|e| delta(base.2.as_ref().unwrap_or(&empty), e)),
                     sha256: sums(&read_back),
                 };
-                base = (version.clone(), stable, experimental);
+                base = (Some(version.clone()), stable, experimental);
                 body
             }
         };
+        if *version == vendored.codex_version && newest_is_vendored {
+            continue; // the anchor, vendored as codex printed it
+        }
         let file = File { version: version.clone(), body };
         out.push((Path::new(RELEASES_DIR).join(format!("{version}.json")), file.to_text()));
     }
     Ok(out)
 }
 
-/// The surface history of the range from `floor` to `newest` (the vendored set, or the set a
-/// regen vendors), from the archive in `dir` and `between` (releases not yet in the archive:
-/// the set an upgrade replaces). Every release is lowered with `settings`, as many at a time as
-/// the machine has cores; every problem of every release is reported at once.
+/// The surface history of the range from `floor` to `newest` (the set the code is generated
+/// from), from `releases` (what [`read`] gives, with any release not yet in the archive; those
+/// outside the range are left out). Every release is lowered with `settings`, as many at a time
+/// as the machine has cores; every problem of every release is reported at once.
 pub fn history(
-    dir: &Path,
+    releases: &[(String, Release)],
     newest: &SchemaSet,
     floor: &str,
-    between: &[(String, Release)],
     settings: &Settings,
 ) -> Result<History, String> {
-    // The archive reads back from the oldest of `between` (the previously vendored set).
-    let reader = between
+    let mut releases: Vec<(String, Release)> = releases
         .iter()
-        .filter_map(|(_, r)| match r {
-            Release::Bundles(set) => Some(set),
-            Release::Skipped(_) => None,
-        })
-        .min_by(|a, b| version_cmp(&a.codex_version, &b.codex_version))
-        .unwrap_or(newest);
-    let mut releases = read(dir, reader, floor)?;
-    releases.extend(between.iter().filter(|(v, _)| version_cmp(v, floor).is_ge()).cloned());
+        .filter(|(v, _)| version_cmp(v, floor).is_ge() && version_cmp(v, &newest.codex_version).is_lt())
+        .cloned()
+        .collect();
     releases.sort_by(|a, b| version_cmp(&a.0, &b.0));
     if version_cmp(floor, &newest.codex_version).is_lt() && !releases.iter().any(|(v, _)| v == floor) {
-        let oldest = versions(dir)?.first().cloned().unwrap_or_else(|| "nothing".to_owned());
         return Err(format!(
-            "the floor {floor} is not a release of {RELEASES_DIR} (its oldest is {oldest}); \
+            "the floor {floor} is not a release of {RELEASES_DIR}; \
              `cargo xtask history --from {floor}` adds the releases from it"
         ));
     }
@@ -524,5 +584,71 @@ mod tests {
         let err = read(&dir, &newest, "1.0.0").unwrap_err();
         assert!(err.contains("1.0.0.json: its base, codex 1.1.1, is not in the archive"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The files `write` gives, in a folder of their own.
+    fn written(dir: &Path, files: &[(PathBuf, String)]) -> BTreeMap<String, String> {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).unwrap();
+        let mut out = BTreeMap::new();
+        for (path, text) in files {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            std::fs::write(dir.join(&name), text).unwrap();
+            out.insert(name, text.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn vendoring_an_older_release_keeps_the_newest_as_the_anchor_and_going_back_gives_the_same_files() {
+        let set = |v: &str, s: Value| SchemaSet { stable: s.to_string(), experimental: None, codex_version: v.into() };
+        let newest = set("1.2.0", json!({"definitions": {"A": {}, "B": {"type": "string"}}}));
+        let middle = set("1.1.0", json!({"definitions": {"A": {}, "B": {"type": "integer"}}}));
+        let oldest = set("1.0.0", json!({"definitions": {"A": {}}}));
+        let all = vec![
+            ("1.0.0".to_owned(), Release::Bundles(oldest.clone())),
+            ("1.1.0".to_owned(), Release::Bundles(middle.clone())),
+            ("1.2.0".to_owned(), Release::Bundles(newest.clone())),
+        ];
+        let dir = std::env::temp_dir().join(format!("codex-releases-anchor-{}", std::process::id()));
+        let committed = written(&dir, &write(&all, &newest).unwrap());
+        assert_eq!(
+            committed.keys().collect::<Vec<_>>(),
+            ["1.0.0.json", "1.1.0.json"],
+            "the vendored newest has no file"
+        );
+
+        // The middle release vendored: the newest is written whole, the others as they were.
+        let back = written(&dir, &write(&all, &middle).unwrap());
+        assert_eq!(back.keys().collect::<Vec<_>>(), ["1.0.0.json", "1.1.0.json", "1.2.0.json"]);
+        assert!(back["1.2.0.json"].contains("\"base\": null"), "{}", back["1.2.0.json"]);
+        assert_eq!((&back["1.0.0.json"], &back["1.1.0.json"]), (&committed["1.0.0.json"], &committed["1.1.0.json"]));
+        let read_back = read(&dir, &middle, "0.0.0").unwrap();
+        let versions: Vec<&str> = read_back.iter().map(|(v, _)| v.as_str()).collect();
+        assert_eq!(versions, ["1.0.0", "1.2.0"], "every release but the vendored one");
+        assert!(read_back.iter().all(|(v, r)| match r {
+            Release::Bundles(s) =>
+                all.iter().any(|(w, r)| w == v && matches!(r, Release::Bundles(t) if same_bundles(s, t))),
+            Release::Skipped(_) => false,
+        }));
+        // The vendored release with other bundles than its file is named.
+        let patched = set("1.1.0", json!({"definitions": {"A": {}, "B": {"type": "boolean"}}}));
+        let err = read(&dir, &patched, "0.0.0").unwrap_err();
+        assert!(err.contains("1.1.0.json: holds other bundles for codex 1.1.0"), "{err}");
+
+        // The newest vendored again: the files it was committed with.
+        assert_eq!(written(&dir, &write(&all, &newest).unwrap()), committed);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_release_read_back_prints_as_codex_printed_it() {
+        let text = "{\n  \"a\": [\n    1,\n    \"\\u001b é\"\n  ],\n  \"b\": {}\n}";
+        let set = SchemaSet {
+            stable: compact(&serde_json::from_str(text).unwrap()),
+            experimental: None,
+            codex_version: "1.0.0".into(),
+        };
+        assert_eq!(printed(&set).unwrap().stable, text);
     }
 }

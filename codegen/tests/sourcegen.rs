@@ -15,7 +15,8 @@ fn generated_code_is_fresh() {
     let floor = codex_app_codegen::history::History::from_json(&text).unwrap().floor;
     let plain = codex_app_codegen::Settings::codex().unwrap().proposing();
     let archive = root.join(codex_app_codegen::releases::RELEASES_DIR);
-    let history = codex_app_codegen::releases::history(&archive, &set, &floor, &[], &plain).unwrap();
+    let releases = codex_app_codegen::releases::read(&archive, &set, &floor).unwrap();
+    let history = codex_app_codegen::releases::history(&releases, &set, &floor, &plain).unwrap();
     assert!(
         history.to_json() == text,
         "{} is not what the archive gives: run `cargo xtask regen`",

@@ -96,12 +96,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The history of the range from `floor` to `newest` (the vendored set, or the set a regen
-/// vendors), from the archive in `root` and `between` (releases not yet in the archive: the set
-/// an upgrade replaces): [`releases::history`].
-pub fn build(root: &Path, newest: &SchemaSet, floor: &str, between: &[(String, Release)]) -> anyhow::Result<History> {
+/// The history of the range from `floor` to `newest` (the set the code is generated from),
+/// from `releases` (the archive's, and any it does not hold yet): [`releases::history`].
+pub fn build(releases: &[(String, Release)], newest: &SchemaSet, floor: &str) -> anyhow::Result<History> {
     let settings = Settings::codex()?.proposing();
-    releases::history(&root.join(RELEASES_DIR), newest, floor, between, &settings).map_err(anyhow::Error::msg)
+    releases::history(releases, newest, floor, &settings).map_err(anyhow::Error::msg)
 }
 
 /// What one release gave.

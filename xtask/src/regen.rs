@@ -17,7 +17,7 @@ use codex_app_codegen::vendor::{self, Manifest, MANIFEST_FILE};
 use codex_app_codegen::{generate_from_ir, GeneratedFile, SchemaSet, Settings, Summary, BUNDLE_FILE};
 
 use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
-use codex_app_codegen::releases::{Release, RELEASES_DIR};
+use codex_app_codegen::releases::{self, Release, RELEASES_DIR};
 
 use crate::codex;
 
@@ -42,9 +42,15 @@ pub struct Args {
     #[arg(long, requires = "stable")]
     experimental: Option<PathBuf>,
     /// The codex release that printed `--stable` (`0.171.0`): the manifest, the file headers
-    /// and the supported range are keyed by it. Required with `--stable`.
-    #[arg(long, requires = "stable")]
+    /// and the supported range are keyed by it. Required with `--stable`. Alone: regenerate
+    /// from that release as `vendor-schemas/` holds it (the vendored one or one of
+    /// `vendor-schemas/releases/`), without a codex.
+    #[arg(long, conflicts_with = "codex")]
     codex_version: Option<String>,
+    /// Let the schema given replace the bundles of a release `vendor-schemas/` already holds
+    /// under its version (a development or patched build of it); without it, such a regen stops.
+    #[arg(long)]
+    replace: bool,
     /// Moves the oldest release of the supported range (a release of `vendor-schemas/releases/`
     /// or the vendored one); `vendor-schemas/history.json` keeps it.
     #[arg(long)]
@@ -53,14 +59,32 @@ pub struct Args {
     /// schema gives (or, when a codex is found, if the vendored schema is not what it prints).
     #[arg(long)]
     check: bool,
+    /// Also print the generator's warnings about the types of older releases of the range.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let root = crate::root();
     let started = std::time::Instant::now();
+    let fresh = source(&root, &args)?;
+    let settings = Settings { floor: args.floor.clone(), ..Settings::codex()? };
+    if args.check {
+        return check(&root, fresh, &settings, started, args.verbose);
+    }
+    let archived = if args.replace { Archived::Replace } else { Archived::Keep };
+    let plan = regen(&root, fresh, &settings, archived).map_err(|e| e.context("regen stopped; nothing was written"))?;
+    print_summary(&plan.set, &plan.summary, started, args.verbose);
+    Ok(())
+}
 
-    let fresh = if let Some(stable) = &args.stable {
-        let Some(version) = args.codex_version.as_deref().filter(|v| semver::Version::parse(v).is_ok()) else {
+/// The schema set a regen is asked for: `--stable` (with `--codex-version`), a release
+/// `vendor-schemas/` holds (`--codex-version` alone), what the codex found prints, else `None`
+/// (the vendored set).
+fn source(root: &Path, args: &Args) -> anyhow::Result<Option<SchemaSet>> {
+    let release = |v: &str| semver::Version::parse(v).is_ok();
+    if let Some(stable) = &args.stable {
+        let Some(version) = args.codex_version.as_deref().filter(|v| release(v)) else {
             bail!(
                 "regen --stable {}: name the codex release that printed it with `--codex-version VERSION` \
                  (`codex --version` of that binary, such as 0.171.0){}: the supported range, the manifest and \
@@ -70,28 +94,53 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         };
         println!("regen: schema from {}", stable.display());
-        Some(SchemaSet::read(stable, args.experimental.as_deref(), version)?)
-    } else if let Some(codex) = codex::find(args.codex.as_deref()) {
-        println!("regen: running {}", codex.display());
-        Some(from_codex(&codex)?)
-    } else {
-        println!("regen: no codex found (--codex, $CODEX_BIN, .codex-bin/, PATH); using vendor-schemas/");
-        None
-    };
-    let settings = Settings { floor: args.floor.clone(), ..Settings::codex()? };
-    if args.check {
-        return check(&root, fresh, &settings, started);
+        return Ok(Some(SchemaSet::read(stable, args.experimental.as_deref(), version)?));
     }
-    let plan = regen(&root, fresh, &settings).map_err(|e| e.context("regen stopped; nothing was written"))?;
-    print_summary(&plan.set, &plan.summary, started);
-    Ok(())
+    if let Some(version) = &args.codex_version {
+        if !release(version) {
+            bail!("regen --codex-version {version}: not a release number (such as 0.171.0)");
+        }
+        println!("regen: codex {version} as {VENDOR_DIR}/ holds it");
+        return held(root, version).map(Some);
+    }
+    if let Some(codex) = codex::find(args.codex.as_deref()) {
+        println!("regen: running {}", codex.display());
+        return from_codex(&codex).map(Some);
+    }
+    println!("regen: no codex found (--codex, $CODEX_BIN, .codex-bin/, PATH); using {VENDOR_DIR}/");
+    Ok(None)
+}
+
+/// The bundles of `version` as the workspace at `root` holds them (the vendored set, or a
+/// release of the archive), as codex printed them.
+pub fn held(root: &Path, version: &str) -> anyhow::Result<SchemaSet> {
+    let vendored = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
+    if vendored.codex_version == version {
+        return Ok(vendored);
+    }
+    let archive = root.join(RELEASES_DIR);
+    let release = releases::read(&archive, &vendored, version).map_err(anyhow::Error::msg)?;
+    match release.into_iter().find(|(v, _)| v == version) {
+        Some((_, Release::Bundles(set))) => releases::printed(&set).map_err(anyhow::Error::msg),
+        Some((_, Release::Skipped(why))) => bail!("codex {version} has no bundles in {RELEASES_DIR} ({why})"),
+        None => {
+            let versions = releases::versions(&archive).map_err(anyhow::Error::msg)?;
+            bail!(
+                "codex {version} is neither vendored ({}) nor in {RELEASES_DIR} ({} to {}); \
+                 regen from it with `--codex PATH` or `--stable DIR --codex-version {version}`",
+                vendored.codex_version,
+                versions.first().map_or("empty", String::as_str),
+                versions.last().map_or("empty", String::as_str),
+            )
+        }
+    }
 }
 
 /// Regenerates the workspace at `root` from `fresh` (vendoring it), or from the vendored set
 /// when `fresh` is `None`: [`plan`], then [`Plan::apply`]. Writes nothing when planning fails
 /// (a decision `settings` do not hold, a generator error, a changelog that cannot be made).
-pub fn regen(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyhow::Result<Plan> {
-    let plan = plan(root, fresh, settings)?;
+pub fn regen(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived: Archived) -> anyhow::Result<Plan> {
+    let plan = plan(root, fresh, settings, archived)?;
     plan.apply(root)?;
     Ok(plan)
 }
@@ -122,24 +171,62 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// `summary()` of the changelog written to `CHANGES.md`, with the previous release.
     pub changes: Option<(String, String)>,
+    /// The changelog written to `CHANGES.md`, change by change.
+    pub changelog: Option<codex_app_codegen::diff::Report>,
+}
+
+/// What a regen may do to a release the archive already holds when the schema it is given has
+/// that release's version and other bundles (a development or patched build).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Archived {
+    /// Stop, and say so: nothing is written.
+    #[default]
+    Keep,
+    /// The given bundles become that release's (`--replace`).
+    Replace,
 }
 
 /// Computes a regen of the workspace at `root` without writing anything: reads the previously
-/// vendored set, generates every file with `settings` (a decision they do not hold is an
-/// error with [`codex_app_codegen::decisions::Undecided::Fail`]:
+/// vendored set and the archive of releases, generates every file with `settings` (a decision
+/// they do not hold is an error with [`codex_app_codegen::decisions::Undecided::Fail`]:
 /// [`codex_app_codegen::Error::missing_decisions`]), and, when `fresh` replaces the vendored
-/// set, the changelog from it and the vendored files.
-pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyhow::Result<Plan> {
-    let vendor_dir = root.join(VENDOR_DIR);
-    let (set, previous) = match fresh {
-        Some(set) => {
-            let previous = vendor::read_vendored(&vendor_dir);
-            (set, Some(previous))
-        }
-        None => (vendor::read_vendored(&vendor_dir).map_err(anyhow::Error::msg)?, None),
-    };
+/// set, the vendored files, the archive that holds every release it held and `fresh`
+/// ([`vendor`]), and the changelog of `fresh` from the release before it.
+pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived: Archived) -> anyhow::Result<Plan> {
     let mut notes = Vec::new();
-    let (with_history, history_files) = with_history(root, &set, previous.as_ref(), settings, &mut notes)?;
+    let mut writes: Vec<(PathBuf, String)> = Vec::new();
+    let mut removes = Vec::new();
+    let mut changes_from = None;
+    let floor = floor(root, settings)?;
+    let (set, releases) = match fresh {
+        None => {
+            let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
+            // Only the range is read back: the older releases of the archive are not asked for.
+            let releases = match &floor {
+                Some(floor) => archive(root, &set, floor)?,
+                None => Vec::new(),
+            };
+            (set, releases)
+        }
+        Some(fresh) => {
+            let vendored = vendor(root, &fresh, archived, &mut notes)?;
+            writes.extend(vendored.files);
+            removes.extend(vendored.removed);
+            changes_from = vendored.changes_from;
+            (fresh, vendored.releases)
+        }
+    };
+    let history = match &floor {
+        Some(floor) => range_history(&set, &releases, floor, &mut notes)?,
+        None => None,
+    };
+    let with_history = match &history {
+        Some(history) => {
+            writes.push((PathBuf::from(HISTORY_FILE), history.to_json()));
+            Settings { history: Some(history.clone()), floor: None, ..settings.clone() }
+        }
+        None => settings.clone(),
+    };
     let ir = codex_app_codegen::build_ir_with(&set, &with_history).map_err(anyhow::Error::new)?;
     let (files, summary) = generate_from_ir(&ir, &set, COMMAND, &with_history).map_err(anyhow::Error::new)?;
 
@@ -147,10 +234,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
     for file in &files {
         write_if_changed(&mut actions, root, &file.path, &file.contents);
     }
-    for (path, text) in &history_files {
-        write_if_changed(&mut actions, root, path, text);
-    }
-    if let Some(history) = &with_history.history {
+    if let Some(history) = &history {
         // The table of the supported range in docs/supported-releases.md, between its markers.
         let table = crate::availability::release_table(&ir, history);
         let releases_doc = Path::new("docs/supported-releases.md");
@@ -166,88 +250,138 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings) -> anyho
         actions.push(Action::Remove(path));
     }
 
-    let mut changes = None;
-    if let Some(previous) = previous {
-        match previous {
-            Err(e) => {
-                notes.push(format!("no previous vendored schema to compare with ({e}); {CHANGES_FILE} not written"))
-            }
-            Ok(p) if p.stable == set.stable && p.experimental == set.experimental => {
-                notes.push(format!("schema unchanged since codex {}; {CHANGES_FILE} left as it is", p.codex_version));
-            }
-            Ok(p) => {
-                let report = codex_app_codegen::diff::diff_sets_with(&p, &set, settings).map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot write the changelog from codex {} ({e}); nothing was written (vendoring without it would lose it)",
-                        p.codex_version
-                    )
-                })?;
-                write_if_changed(&mut actions, root, &Path::new(VENDOR_DIR).join(CHANGES_FILE), &report.to_markdown());
-                changes = Some((p.codex_version, report.summary()));
-            }
-        }
-        for (folder, text) in [("stable", Some(&set.stable)), ("experimental", set.experimental.as_ref())] {
-            let path = Path::new(VENDOR_DIR).join(folder);
-            match text {
-                Some(text) => write_if_changed(&mut actions, root, &path.join(BUNDLE_FILE), text),
-                None if root.join(&path).exists() => actions.push(Action::RemoveDir(path)),
-                None => {}
-            }
-        }
-        write_if_changed(
-            &mut actions,
-            root,
-            &Path::new(VENDOR_DIR).join(MANIFEST_FILE),
-            &Manifest::for_set(&set).to_json(),
-        );
+    let (mut changes, mut changelog) = (None, None);
+    if let Some(previous) = changes_from {
+        let report = codex_app_codegen::diff::diff_sets_with(&previous, &set, settings).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the changelog from codex {} ({e}); nothing was written (vendoring without it would lose it)",
+                previous.codex_version
+            )
+        })?;
+        write_if_changed(&mut actions, root, &Path::new(VENDOR_DIR).join(CHANGES_FILE), &report.to_markdown());
+        changes = Some((previous.codex_version, report.summary()));
+        changelog = Some(report);
     }
-    Ok(Plan { set, summary, actions, notes, changes })
+    // The vendored files last, `manifest.json` (what marks the vendored set) at the very end.
+    writes.sort_by_key(|(path, _)| path.ends_with(MANIFEST_FILE));
+    for (path, text) in &writes {
+        write_if_changed(&mut actions, root, path, text);
+    }
+    actions.extend(removes);
+    Ok(Plan { set, summary, actions, notes, changes, changelog })
 }
 
-/// `settings` with the surface history of the supported range, folded from the archive of
-/// releases (`vendor-schemas/releases/`) from the floor (`--floor`, else the committed
-/// history's) to `set`, and the files that go with it: `vendor-schemas/history.json` and, when
-/// `set` is newer than the vendored release it replaces, that release's archive file. A set
-/// older than the vendored one (a rehearsal of another release) is generated alone, as is a
+/// What vendoring a set changes: the files to write and remove, every release the workspace
+/// then holds but the vendored one, and the release the changelog is written from.
+struct Vendored {
+    files: Vec<(PathBuf, String)>,
+    removed: Vec<Action>,
+    releases: Vec<(String, Release)>,
+    changes_from: Option<SchemaSet>,
+}
+
+/// Vendoring `fresh` in the workspace at `root`: its bundles and manifest, and the archive
+/// written again so that it holds every release it held and the one vendored before
+/// ([`releases::write`]: the newest release anchors it, so vendoring an older one loses
+/// nothing, and vendoring the newest again gives the committed files). A release the archive
+/// holds with other bundles than `fresh` (same version) is replaced only with
+/// [`Archived::Replace`]. The changelog is from the newest release older than `fresh`.
+fn vendor(root: &Path, fresh: &SchemaSet, archived: Archived, notes: &mut Vec<String>) -> anyhow::Result<Vendored> {
+    let vendor_dir = root.join(VENDOR_DIR);
+    let archive_dir = root.join(RELEASES_DIR);
+    let on_disk = releases::versions(&archive_dir).map_err(anyhow::Error::msg)?;
+    let mut held: Vec<(String, Release)> = match vendor::read_vendored(&vendor_dir) {
+        Ok(previous) => {
+            let mut held = releases::read(&archive_dir, &previous, "0.0.0").map_err(anyhow::Error::msg)?;
+            held.push((previous.codex_version.clone(), Release::Bundles(previous)));
+            held
+        }
+        Err(e) if on_disk.is_empty() => {
+            notes.push(format!("no previous vendored schema ({e}); {CHANGES_FILE} not written"));
+            Vec::new()
+        }
+        Err(e) => bail!("{e}; the archive of releases ({RELEASES_DIR}) is read from the vendored set"),
+    };
+    let version = &fresh.codex_version;
+    match held.iter().position(|(v, _)| v == version) {
+        Some(i) => {
+            if let Release::Bundles(old) = &held[i].1 {
+                if releases::same_bundles(old, fresh) {
+                    notes.push(format!("codex {version}: the bundles {VENDOR_DIR}/ holds for it"));
+                } else if archived == Archived::Keep {
+                    bail!(
+                        "codex {version} prints other bundles than the codex {version} that {VENDOR_DIR}/ holds \
+                         (a development or patched build?): regen from the released codex {version}, or pass \
+                         `--replace` to make these its bundles (every other release is kept)"
+                    );
+                } else {
+                    notes.push(format!("codex {version}: its bundles replaced by the ones given (--replace)"));
+                }
+            }
+            held[i].1 = Release::Bundles(fresh.clone());
+        }
+        None => held.push((version.clone(), Release::Bundles(fresh.clone()))),
+    }
+    held.sort_by(|a, b| version_cmp(&a.0, &b.0));
+    let files = releases::write(&held, fresh).map_err(anyhow::Error::msg)?;
+    let mut removed: Vec<Action> = on_disk
+        .iter()
+        .map(|v| Path::new(RELEASES_DIR).join(format!("{v}.json")))
+        .filter(|path| !files.iter().any(|(p, _)| p == path))
+        .map(Action::Remove)
+        .collect();
+    let mut out: Vec<(PathBuf, String)> = files;
+    for (folder, text) in [("stable", Some(&fresh.stable)), ("experimental", fresh.experimental.as_ref())] {
+        let path = Path::new(VENDOR_DIR).join(folder);
+        match text {
+            Some(text) => out.push((path.join(BUNDLE_FILE), text.clone())),
+            None if root.join(&path).exists() => removed.push(Action::RemoveDir(path)),
+            None => {}
+        }
+    }
+    out.push((Path::new(VENDOR_DIR).join(MANIFEST_FILE), Manifest::for_set(fresh).to_json()));
+    let unchanged = vendor::read_vendored(&vendor_dir).is_ok_and(|v| v == *fresh);
+    let changes_from = if unchanged {
+        notes.push(format!("schema unchanged since codex {version}; {CHANGES_FILE} left as it is"));
+        None
+    } else {
+        held.iter().rev().filter(|(v, _)| version_cmp(v, version).is_lt()).find_map(|(_, r)| match r {
+            Release::Bundles(set) => Some(set.clone()),
+            Release::Skipped(_) => None,
+        })
+    };
+    held.retain(|(v, _)| v != version);
+    Ok(Vendored { files: out, removed, releases: held, changes_from })
+}
+
+/// Every release from `from` on that the archive at `root` holds but `vendored`'s, read back
+/// with it.
+fn archive(root: &Path, vendored: &SchemaSet, from: &str) -> anyhow::Result<Vec<(String, Release)>> {
+    releases::read(&root.join(RELEASES_DIR), vendored, from).map_err(anyhow::Error::msg)
+}
+
+/// The floor of the supported range: `--floor`, else the committed history's; `None` for a
 /// workspace without a history.
-fn with_history(
-    root: &Path,
+fn floor(root: &Path, settings: &Settings) -> anyhow::Result<Option<String>> {
+    Ok(settings.floor.clone().or(crate::history::read_committed(root)?.map(|h| h.floor)))
+}
+
+/// The surface history of the supported range, from `floor` to `set`, folded from `releases`;
+/// `None` for a set older than the floor, which is generated alone.
+fn range_history(
     set: &SchemaSet,
-    previous: Option<&Result<SchemaSet, String>>,
-    settings: &Settings,
+    releases: &[(String, Release)],
+    floor: &str,
     notes: &mut Vec<String>,
-) -> anyhow::Result<(Settings, Vec<(PathBuf, String)>)> {
-    let committed = crate::history::read_committed(root)?;
-    let Some(floor) = settings.floor.clone().or_else(|| committed.map(|h| h.floor)) else {
-        return Ok((settings.clone(), Vec::new()));
-    };
-    let mut files = Vec::new();
-    let between = match previous {
-        None => Vec::new(),
-        Some(Err(e)) => bail!("no vendored schema to extend the supported range from ({e})"),
-        Some(Ok(prev)) => match version_cmp(&set.codex_version, &prev.codex_version) {
-            std::cmp::Ordering::Equal => Vec::new(),
-            std::cmp::Ordering::Greater => {
-                let replaced = vec![(prev.codex_version.clone(), Release::Bundles(prev.clone()))];
-                files.extend(codex_app_codegen::releases::write(&replaced, set).map_err(anyhow::Error::msg)?);
-                notes.push(format!(
-                    "codex {} added to the supported range; codex {} archived in {RELEASES_DIR}",
-                    set.codex_version, prev.codex_version
-                ));
-                replaced
-            }
-            std::cmp::Ordering::Less => {
-                notes.push(format!(
-                    "codex {} is older than the vendored release ({}): generated from it alone",
-                    set.codex_version, prev.codex_version
-                ));
-                return Ok((settings.clone(), Vec::new()));
-            }
-        },
-    };
-    let history = crate::history::build(root, set, &floor, &between)?;
-    files.push((PathBuf::from(HISTORY_FILE), history.to_json()));
-    Ok((Settings { history: Some(history), floor: None, ..settings.clone() }, files))
+) -> anyhow::Result<Option<History>> {
+    if version_cmp(&set.codex_version, floor).is_lt() {
+        notes.push(format!(
+            "codex {} is older than the floor of the supported range ({floor}): generated from it alone",
+            set.codex_version
+        ));
+        return Ok(None);
+    }
+    Ok(Some(crate::history::build(releases, set, floor)?))
 }
 
 /// The codex release of the vendored schema (`vendor-schemas/manifest.json`).
@@ -262,7 +396,7 @@ pub fn range_ir(root: &Path) -> anyhow::Result<(codex_app_codegen::ir::Ir, Histo
     let Some(committed) = crate::history::read_committed(root)? else {
         bail!("no {HISTORY_FILE}; run `cargo xtask regen --floor VERSION`");
     };
-    let history = crate::history::build(root, &set, &committed.floor, &[])?;
+    let history = crate::history::build(&archive(root, &set, &committed.floor)?, &set, &committed.floor)?;
     let settings = Settings { history: Some(history.clone()), ..Settings::codex()? };
     Ok((codex_app_codegen::build_ir_with(&set, &settings).map_err(anyhow::Error::new)?, history))
 }
@@ -308,6 +442,7 @@ fn check(
     fresh: Option<SchemaSet>,
     settings: &Settings,
     started: std::time::Instant,
+    verbose: bool,
 ) -> anyhow::Result<()> {
     let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
     let mut stale = Vec::new();
@@ -320,7 +455,7 @@ fn check(
         }
     }
     // What a regen from the vendored set would write (the history applied, the releases table).
-    let plan = plan(root, None, settings)?;
+    let plan = plan(root, None, settings, Archived::Keep)?;
     for action in &plan.actions {
         match action {
             Action::Write { path, contents } => stale.extend(stale_diff(root, path, contents)),
@@ -329,7 +464,7 @@ fn check(
             }
         }
     }
-    print_summary(&set, &plan.summary, started);
+    print_summary(&set, &plan.summary, started, verbose);
     if !stale.is_empty() {
         for s in &stale {
             eprintln!("{s}");
@@ -340,8 +475,10 @@ fn check(
     Ok(())
 }
 
-/// The counts of a generated set, and the time since `started`.
-pub fn print_summary(set: &SchemaSet, summary: &Summary, started: std::time::Instant) {
+/// The counts of a generated set, the time since `started`, and the generator's warnings about
+/// the schema given (with `verbose`, also those about older releases of the range, which the
+/// schema given cannot change).
+pub fn print_summary(set: &SchemaSet, summary: &Summary, started: std::time::Instant, verbose: bool) {
     println!(
         "codex {}: {} types; methods: {} client requests, {} server requests, {} server notifications, {} client notifications",
         set.codex_version,
@@ -359,13 +496,20 @@ pub fn print_summary(set: &SchemaSet, summary: &Summary, started: std::time::Ins
         summary.lines,
         started.elapsed()
     );
-    if !summary.warnings.is_empty() {
+    let (range, own): (Vec<_>, Vec<_>) = summary.warnings.iter().partition(|w| w.range);
+    if !own.is_empty() {
         println!(
             "regen: {} construct(s) without a faithful Rust type (typed as they say; nothing is lost on the wire):",
-            summary.warnings.len()
+            own.len()
         );
-        for w in &summary.warnings {
+        for w in own {
             println!("  warning: {w}");
+        }
+    }
+    if verbose && !range.is_empty() {
+        println!("regen: {} note(s) on what older releases of the supported range had:", range.len());
+        for w in range {
+            println!("  note: {w}");
         }
     }
 }
@@ -488,7 +632,7 @@ mod tests {
     fn workspace() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(codex_app_codegen::GENERATED_DIR)).unwrap();
-        regen(dir.path(), Some(set("1.0.0", false)), &undecided()).unwrap();
+        regen(dir.path(), Some(set("1.0.0", false)), &undecided(), Archived::Keep).unwrap();
         assert!(dir.path().join("vendor-schemas/manifest.json").exists());
         dir
     }
@@ -525,7 +669,8 @@ mod tests {
     fn a_run_that_stops_on_missing_decisions_writes_nothing_and_the_rerun_writes_the_changelog() {
         let stopped = workspace();
         let before = files(stopped.path());
-        let err = regen(stopped.path(), Some(set("1.1.0", true)), &undecided()).expect_err("two decisions are missing");
+        let err = regen(stopped.path(), Some(set("1.1.0", true)), &undecided(), Archived::Keep)
+            .expect_err("two decisions are missing");
         let missing = err
             .downcast_ref::<codex_app_codegen::Error>()
             .and_then(|e| e.missing_decisions.as_deref())
@@ -538,9 +683,9 @@ mod tests {
         );
 
         // The decisions added, the rerun does what one run with them would have done.
-        regen(stopped.path(), Some(set("1.1.0", true)), &decided()).unwrap();
+        regen(stopped.path(), Some(set("1.1.0", true)), &decided(), Archived::Keep).unwrap();
         let straight = workspace();
-        regen(straight.path(), Some(set("1.1.0", true)), &decided()).unwrap();
+        regen(straight.path(), Some(set("1.1.0", true)), &decided(), Archived::Keep).unwrap();
         let after = files(stopped.path());
         assert_eq!(
             changed(&after, &files(straight.path())),
@@ -554,7 +699,7 @@ mod tests {
         );
 
         // Nothing left to do; CHANGES.md still describes the upgrade.
-        let again = plan(stopped.path(), Some(set("1.1.0", true)), &decided()).unwrap();
+        let again = plan(stopped.path(), Some(set("1.1.0", true)), &decided(), Archived::Keep).unwrap();
         assert_eq!(again.actions, []);
         assert!(again.notes.iter().any(|n| n.contains("schema unchanged since codex 1.1.0")), "{:?}", again.notes);
     }
@@ -566,8 +711,114 @@ mod tests {
         let mut broken = set("1.1.0", false);
         // Not valid JSON Schema (regen takes every valid construct): a `$ref` to nothing.
         broken.stable = broken.stable.replacen("#/definitions/GadgetGetParams", "#/definitions/NoSuchType", 1);
-        let err = regen(root.path(), Some(broken), &decided()).expect_err("a dangling `$ref`");
+        let err = regen(root.path(), Some(broken), &decided(), Archived::Keep).expect_err("a dangling `$ref`");
         assert!(err.to_string().contains("NoSuchType"), "{err}");
         assert_eq!(changed(&before, &files(root.path())), Vec::<PathBuf>::new(), "a failed run changed these files");
+    }
+
+    /// A workspace whose `vendor-schemas/` is a copy of the repository's (its archive of
+    /// releases included) without the history, so that a regen lowers only what it vendors.
+    fn repository_copy() -> tempfile::TempDir {
+        fn copy(from: &Path, to: &Path) {
+            std::fs::create_dir_all(to).unwrap();
+            for entry in std::fs::read_dir(from).unwrap() {
+                let path = entry.unwrap().path();
+                let target = to.join(path.file_name().unwrap());
+                if path.is_dir() {
+                    copy(&path, &target);
+                } else {
+                    std::fs::copy(&path, &target).unwrap();
+                }
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        copy(&crate::root().join(VENDOR_DIR), &dir.path().join(VENDOR_DIR));
+        std::fs::remove_file(dir.path().join(HISTORY_FILE)).unwrap();
+        std::fs::create_dir_all(dir.path().join(codex_app_codegen::GENERATED_DIR)).unwrap();
+        dir
+    }
+
+    /// Every release `root` holds, each with the sha256 of its bundles as compact JSON.
+    fn held_releases(root: &Path) -> BTreeMap<String, Option<String>> {
+        let vendored = vendor::read_vendored(&root.join(VENDOR_DIR)).unwrap();
+        let mut all = releases::read(&root.join(RELEASES_DIR), &vendored, "0.0.0").unwrap();
+        all.push((vendored.codex_version.clone(), Release::Bundles(vendored)));
+        all.into_iter()
+            .map(|(v, r)| {
+                let sum = match r {
+                    Release::Bundles(set) => {
+                        let compact = |t: &str| {
+                            serde_json::to_string(&serde_json::from_str::<serde_json::Value>(t).unwrap()).unwrap()
+                        };
+                        let text = format!("{}|{:?}", compact(&set.stable), set.experimental.as_deref().map(compact));
+                        Some(codex_app_codegen::vendor::sha256_hex(text.as_bytes()))
+                    }
+                    Release::Skipped(_) => None,
+                };
+                (v, sum)
+            })
+            .collect()
+    }
+
+    /// `root`'s vendored set with one member more in `ThreadArchiveParams` (as a patched build
+    /// of that release would print it).
+    fn with_one_member_more(set: &SchemaSet) -> SchemaSet {
+        let mut stable: serde_json::Value = serde_json::from_str(&set.stable).unwrap();
+        let params = stable.pointer_mut("/definitions/v2/ThreadArchiveParams/properties").expect("a params type");
+        params["reason"] = json!({"type": "string"});
+        SchemaSet { stable: serde_json::to_string_pretty(&stable).unwrap(), ..set.clone() }
+    }
+
+    #[test]
+    fn a_regen_from_an_older_release_and_back_loses_nothing_and_gives_the_same_files() {
+        let root = repository_copy();
+        let newest = vendored_version(root.path()).unwrap();
+        let settings = Settings::codex().unwrap();
+        // The files as a regen from the vendored set leaves them.
+        regen(root.path(), None, &settings, Archived::Keep).unwrap();
+        let committed = files(root.path());
+        let releases = held_releases(root.path());
+
+        // An older release (read from the archive, as a codex of it would print it) vendored:
+        // every release is still there, the newest one included.
+        let older = held(root.path(), "0.140.0").unwrap();
+        assert_ne!(older.codex_version, newest);
+        regen(root.path(), Some(older), &settings, Archived::Keep).unwrap();
+        assert_eq!(vendored_version(root.path()).unwrap(), "0.140.0");
+        assert_eq!(held_releases(root.path()), releases, "the releases held changed");
+        let archived_newest = root.path().join(RELEASES_DIR).join(format!("{newest}.json"));
+        assert!(archived_newest.exists(), "the newest release is not in the archive");
+
+        // Back to the newest, from the repository alone: the files as they were.
+        let back = held(root.path(), &newest).unwrap();
+        regen(root.path(), Some(back), &settings, Archived::Keep).unwrap();
+        assert_eq!(changed(&committed, &files(root.path())), Vec::<PathBuf>::new(), "not the files committed");
+    }
+
+    #[test]
+    fn a_held_release_with_other_bundles_stops_with_one_sentence_unless_replaced() {
+        let root = repository_copy();
+        let settings = Settings::codex().unwrap();
+        let before = files(root.path());
+        let releases = held_releases(root.path());
+        for version in [vendored_version(root.path()).unwrap(), "0.140.0".to_owned()] {
+            let patched = with_one_member_more(&held(root.path(), &version).unwrap());
+            let err = regen(root.path(), Some(patched), &settings, Archived::Keep).expect_err("other bundles");
+            let text = format!("{err:#}");
+            assert!(text.contains(&format!("prints other bundles than the codex {version} that")), "{text}");
+            assert!(text.contains("--replace"), "{text}");
+            assert_eq!(text.lines().count(), 1, "{text}");
+            assert_eq!(changed(&before, &files(root.path())), Vec::<PathBuf>::new(), "a stopped regen wrote files");
+        }
+
+        // Asked for, the patched bundles become the release's; every other release is kept.
+        let version = vendored_version(root.path()).unwrap();
+        let patched = with_one_member_more(&held(root.path(), &version).unwrap());
+        regen(root.path(), Some(patched.clone()), &settings, Archived::Replace).unwrap();
+        let after = held_releases(root.path());
+        assert_eq!(after.keys().collect::<Vec<_>>(), releases.keys().collect::<Vec<_>>());
+        let differ: Vec<&String> = after.keys().filter(|v| after[*v] != releases[*v]).collect();
+        assert_eq!(differ, [&version]);
+        assert!(releases::same_bundles(&held(root.path(), &version).unwrap(), &patched));
     }
 }

@@ -199,9 +199,13 @@ fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching, notes: &Notes) ->
     out.push_str("    }\n");
     // `new(required...)` for a struct with required members and others: the optional members
     // start absent. Without it such a struct can only be built by a literal naming every
-    // member, which also breaks when the `experimental` feature adds members.
+    // member, which also breaks when the `experimental` feature adds members. Params a client
+    // sends get one too when every member is required: code that must build against the crate
+    // of any release (the client's handles) builds them with it, so that a member a later
+    // release adds keeps that code compiling, and the code names the type it sends.
     let required: Vec<&Field> = s.fields.iter().filter(|f| presence_keyword(f) == "required").collect();
-    if !required.is_empty() && (required.len() < s.fields.len() || s.extra.is_some()) {
+    let sent = notes.0.client_requests.iter().any(|m| m.params.ty() == Some(&Ty::Named(def.name.clone())));
+    if !required.is_empty() && (required.len() < s.fields.len() || s.extra.is_some() || sent) {
         let params: Vec<String> = required.iter().map(|f| format!("{}: {}", f.rust, render::field_ty(f))).collect();
         let _ = writeln!(out, "    fn new({});", params.join(", "));
     }

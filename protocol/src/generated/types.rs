@@ -1163,6 +1163,7 @@ wire_struct! {
     pub struct CancelLoginAccountParams {
         pub login_id: String = "loginId" (required),
     }
+    fn new(login_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -1589,6 +1590,7 @@ wire_struct! {
         /// New PTY size in character cells.
         pub size: CommandExecTerminalSize = "size" (required),
     }
+    fn new(process_id: String, size: CommandExecTerminalSize);
 }
 wire_struct! {
     /// Empty success response for `command/exec/resize`.
@@ -1628,6 +1630,7 @@ wire_struct! {
         /// Client-supplied, connection-scoped `processId` from the original `command/exec` request.
         pub process_id: String = "processId" (required),
     }
+    fn new(process_id: String);
 }
 wire_struct! {
     /// Empty success response for `command/exec/terminate`.
@@ -2440,6 +2443,7 @@ wire_struct! {
     pub struct DeviceKeyPublicParams {
         #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub key_id: String = "keyId" (required),
     }
+    fn new(key_id: String);
 }
 wire_struct! {
     /// Device-key public metadata returned by `device/key/public`.
@@ -2459,6 +2463,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub key_id: String = "keyId" (required),
         #[doc = ""] #[doc = " *In codex 0.123.0 to 0.129.0 (not in later releases).*"] pub payload: DeviceKeySignPayload = "payload" (required),
     }
+    fn new(key_id: String, payload: DeviceKeySignPayload);
 }
 wire_tagged! {
     /// Structured payloads accepted by `device/key/sign`.
@@ -2645,6 +2650,7 @@ wire_struct! {
     pub struct EnvironmentInfoParams {
         #[doc = ""] #[doc = " *Since codex 0.143.0.*"] pub environment_id: String = "environmentId" (required),
     }
+    fn new(environment_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -2704,6 +2710,7 @@ wire_struct! {
         /// Environment id to inspect.
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub environment_id: String = "environmentId" (required),
     }
+    fn new(environment_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -2822,6 +2829,7 @@ wire_struct! {
         /// Only named features are updated. Omitted features are left unchanged. Send an empty map for a no-op.
         pub enablement: BTreeMap<String, bool> = "enablement" (required),
     }
+    fn new(enablement: BTreeMap<String, bool>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -2925,6 +2933,7 @@ wire_struct! {
         /// Opaque provider identifier for the externally completed import.
         #[doc = ""] #[doc = " *Since codex 0.146.0.*"] pub provider_id: String = "providerId" (required),
     }
+    fn new(item_type_results: Vec<ExternalAgentConfigImportHistoryRecordTypeResultParams>, provider_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -3381,6 +3390,7 @@ wire_struct! {
         /// Absolute path to inspect.
         pub path: AbsolutePathBuf = "path" (required),
     }
+    fn new(path: AbsolutePathBuf);
 }
 wire_struct! {
     /// Metadata returned by `fs/getMetadata`.
@@ -3418,6 +3428,7 @@ wire_struct! {
         /// Absolute directory path to read.
         pub path: AbsolutePathBuf = "path" (required),
     }
+    fn new(path: AbsolutePathBuf);
 }
 wire_struct! {
     /// Directory entries returned by `fs/readDirectory`.
@@ -3434,6 +3445,7 @@ wire_struct! {
         /// Absolute path to read.
         pub path: AbsolutePathBuf = "path" (required),
     }
+    fn new(path: AbsolutePathBuf);
 }
 wire_struct! {
     /// Base64-encoded file contents returned by `fs/readFile`.
@@ -3468,6 +3480,7 @@ wire_struct! {
         /// Watch identifier previously provided to `fs/watch`.
         pub watch_id: String = "watchId" (required),
     }
+    fn new(watch_id: String);
 }
 wire_struct! {
     /// Successful response for `fs/unwatch`.
@@ -3483,6 +3496,7 @@ wire_struct! {
         /// Connection-scoped watch identifier used for `fs/unwatch` and `fs/changed`.
         pub watch_id: String = "watchId" (required),
     }
+    fn new(path: AbsolutePathBuf, watch_id: String);
 }
 wire_struct! {
     /// Successful response for `fs/watch`.
@@ -3501,6 +3515,7 @@ wire_struct! {
         /// Absolute path to write.
         pub path: AbsolutePathBuf = "path" (required),
     }
+    fn new(data_base64: String, path: AbsolutePathBuf);
 }
 wire_struct! {
     /// Successful response for `fs/writeFile`.
@@ -3641,6 +3656,7 @@ wire_struct! {
         pub roots: Vec<String> = "roots" (required),
         pub session_id: String = "sessionId" (required),
     }
+    fn new(roots: Vec<String>, session_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -3655,6 +3671,7 @@ wire_struct! {
     pub struct FuzzyFileSearchSessionStopParams {
         pub session_id: String = "sessionId" (required),
     }
+    fn new(session_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -3670,6 +3687,7 @@ wire_struct! {
         pub query: String = "query" (required),
         pub session_id: String = "sessionId" (required),
     }
+    fn new(query: String, session_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -4834,6 +4852,7 @@ wire_struct! {
     pub struct MarketplaceRemoveParams {
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub marketplace_name: String = "marketplaceName" (required),
     }
+    fn new(marketplace_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -5431,6 +5450,7 @@ wire_struct! {
     pub struct McpServerEventStreamStopParams {
         #[doc = ""] #[doc = " *Since codex 0.150.0.*"] pub subscription_id: String = "subscriptionId" (required),
     }
+    fn new(subscription_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -5964,6 +5984,7 @@ wire_struct! {
     pub struct ModelProviderConfigWriteParams {
         #[doc = ""] #[doc = " *Since codex 0.168.0.*"] pub settings: ProviderSettingsPatch = "settings" (required),
     }
+    fn new(settings: ProviderSettingsPatch);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -5977,6 +5998,7 @@ wire_struct! {
         /// Configured provider to use by default for new threads and unscoped model lists.
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub provider_id: String = "providerId" (required),
     }
+    fn new(provider_id: String);
 }
 wire_tagged! {
     /// Structured JSON-RPC error data. Unknown errors must retain the client's normal fallback.
@@ -6982,6 +7004,7 @@ wire_struct! {
     pub struct PluginShareCheckoutParams {
         #[doc = ""] #[doc = " *Since codex 0.131.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
     }
+    fn new(remote_plugin_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -7017,6 +7040,7 @@ wire_struct! {
     pub struct PluginShareDeleteParams {
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
     }
+    fn new(remote_plugin_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -7142,6 +7166,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub remote_plugin_id: String = "remotePluginId" (required),
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub skill_name: String = "skillName" (required),
     }
+    fn new(remote_marketplace_name: String, remote_plugin_id: String, skill_name: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -7255,6 +7280,7 @@ wire_struct! {
         /// Client-supplied, connection-scoped `processHandle` from `process/spawn`.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub process_handle: String = "processHandle" (required),
     }
+    fn new(process_handle: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -7300,6 +7326,7 @@ wire_struct! {
         /// New PTY size in character cells.
         #[doc = ""] #[doc = " *Since codex 0.129.0.*"] pub size: ProcessTerminalSize = "size" (required),
     }
+    fn new(process_handle: String, size: ProcessTerminalSize);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -7489,6 +7516,7 @@ wire_struct! {
     pub struct ProjectDeleteParams {
         #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: String = "projectId" (required),
     }
+    fn new(project_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -7564,6 +7592,7 @@ wire_struct! {
     pub struct ProjectReadParams {
         #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub project_id: String = "projectId" (required),
     }
+    fn new(project_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -8115,6 +8144,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub client_id: String = "clientId" (required),
         #[doc = ""] #[doc = " *Since codex 0.137.0.*"] pub environment_id: String = "environmentId" (required),
     }
+    fn new(client_id: String, environment_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -8619,6 +8649,7 @@ wire_struct! {
     pub struct SendAddCreditsNudgeEmailParams {
         #[doc = ""] #[doc = " *Since codex 0.122.0.*"] pub credit_type: AddCreditsNudgeCreditType = "creditType" (required),
     }
+    fn new(credit_type: AddCreditsNudgeCreditType);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -8871,6 +8902,7 @@ wire_struct! {
     pub struct SkillsExtraRootsSetParams {
         #[doc = ""] #[doc = " *Since codex 0.136.0.*"] pub extra_roots: Vec<AbsolutePathBuf> = "extraRoots" (required),
     }
+    fn new(extra_roots: Vec<AbsolutePathBuf>);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -9183,6 +9215,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub event: Value = "event" (required),
         #[doc = ""] #[doc = " *Since codex 0.124.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(event: Value, thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -9193,6 +9226,7 @@ wire_struct! {
     pub struct ThreadArchiveParams {
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -9232,6 +9266,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub payload: Value = "payload" (required),
         #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(attachment_type: String, identity_key: String, payload: Value, thread_id: String);
 }
 wire_struct! {
     /// The created or existing attachment.
@@ -9307,6 +9342,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub identity_key: String = "identityKey" (required),
         #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(attachment_type: String, identity_key: String, thread_id: String);
 }
 wire_struct! {
     /// Successful deletion does not return additional attachment data.
@@ -9346,6 +9382,7 @@ wire_struct! {
     pub struct ThreadBackgroundTerminalsCleanParams {
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -9385,6 +9422,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub process_id: String = "processId" (required),
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(process_id: String, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -9405,6 +9443,7 @@ wire_struct! {
     pub struct ThreadCompactStartParams {
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -9420,6 +9459,7 @@ wire_struct! {
         /// Thread whose out-of-band elicitation counter should be decremented.
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -9439,6 +9479,7 @@ wire_struct! {
     pub struct ThreadDeleteParams {
         #[doc = ""] #[doc = " *Since codex 0.140.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -9621,6 +9662,7 @@ wire_struct! {
     pub struct ThreadGoalGetParams {
         #[doc = ""] #[doc = " *Since codex 0.128.0-alpha.1.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -9694,6 +9736,7 @@ wire_struct! {
     pub struct ThreadGuardianReviewParams {
         #[doc = ""] #[doc = " *Since codex 0.167.2.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -9724,6 +9767,7 @@ wire_struct! {
         /// Thread whose out-of-band elicitation counter should be incremented.
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -9745,6 +9789,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub items: Vec<Value> = "items" (required),
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(items: Vec<Value>, thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -9872,6 +9917,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub thread_id: String = "threadId" (required),
         #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub turn_id: String = "turnId" (required),
     }
+    fn new(item_ids: Vec<String>, thread_id: String, turn_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -9996,6 +10042,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub mode: ThreadMemoryMode = "mode" (required),
         #[doc = ""] #[doc = " *Since codex 0.121.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(mode: ThreadMemoryMode, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10011,6 +10058,7 @@ wire_struct! {
         /// The thread must already be started or resumed.
         #[doc = ""] #[doc = " *Since codex 0.165.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10083,6 +10131,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub source_turn_id: String = "sourceTurnId" (required),
         #[doc = ""] #[doc = " *Since codex 0.161.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(source_turn_id: String, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10171,6 +10220,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission_id: String = "queuedSubmissionId" (required),
         #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(queued_submission_id: String, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10212,6 +10262,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub queued_submission_ids: Vec<String> = "queuedSubmissionIds" (required),
         #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(queued_submission_ids: Vec<String>, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10311,6 +10362,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub operation: ThreadReadStateOperation = "operation" (required),
         #[doc = ""] #[doc = " *Since codex 0.163.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(expected_revision: String, operation: ThreadReadStateOperation, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10330,6 +10382,7 @@ wire_struct! {
         pub audio: ThreadRealtimeAudioChunk = "audio" (required),
         pub thread_id: String = "threadId" (required),
     }
+    fn new(audio: ThreadRealtimeAudioChunk, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10349,6 +10402,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub text: String = "text" (required),
         #[doc = ""] #[doc = " *Since codex 0.141.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(text: String, thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10679,6 +10733,7 @@ wire_struct! {
     pub struct ThreadRealtimeStopParams {
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10869,6 +10924,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub before_turn_id: String = "beforeTurnId" (required),
         #[doc = ""] #[doc = " *Since codex 0.148.0.*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(before_turn_id: String, thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -10902,6 +10958,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *In codex releases up to 0.155.1 (not in later ones).*"] pub num_turns: u32 = "numTurns" (required),
         #[doc = ""] #[doc = " *In codex releases up to 0.155.1 (not in later ones).*"] pub thread_id: String = "threadId" (required),
     }
+    fn new(num_turns: u32, thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -10919,6 +10976,7 @@ wire_struct! {
     pub struct ThreadSampleCancelParams {
         #[doc = ""] #[doc = " *Since codex 0.164.0.*"] pub request_id: RequestId = "requestId" (required),
     }
+    fn new(request_id: RequestId);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -10974,6 +11032,7 @@ wire_struct! {
     pub struct ThreadSearchCancelParams {
         #[doc = ""] #[doc = " *Since codex 0.171.0.*"] pub request_id: RequestId = "requestId" (required),
     }
+    fn new(request_id: RequestId);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -11156,6 +11215,7 @@ wire_struct! {
         /// The stable, server-generated identity of the section to delete.
         #[doc = ""] #[doc = " *Since codex 0.147.0.*"] pub section_id: String = "sectionId" (required),
     }
+    fn new(section_id: String);
 }
 wire_struct! {
     /// Successful deletion does not return additional section data.
@@ -11225,6 +11285,7 @@ wire_struct! {
         pub name: String = "name" (required),
         pub thread_id: String = "threadId" (required),
     }
+    fn new(name: String, thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -11641,6 +11702,7 @@ wire_struct! {
     pub struct ThreadUnarchiveParams {
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -11668,6 +11730,7 @@ wire_struct! {
     pub struct ThreadUnsubscribeParams {
         pub thread_id: String = "threadId" (required),
     }
+    fn new(thread_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq)]
@@ -11964,6 +12027,7 @@ wire_struct! {
         pub thread_id: String = "threadId" (required),
         pub turn_id: String = "turnId" (required),
     }
+    fn new(thread_id: String, turn_id: String);
 }
 wire_struct! {
     #[derive(Debug, Clone, PartialEq, Default)]
@@ -12370,6 +12434,7 @@ wire_struct! {
     pub struct UserVerificationCancelParams {
         #[doc = ""] #[doc = " *Since codex 0.155.0.*"] pub request_id: RequestId = "requestId" (required),
     }
+    fn new(request_id: RequestId);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {
@@ -12509,6 +12574,7 @@ wire_struct! {
         /// Display context already approved by the UI; 1–256 UTF-8 bytes.
         #[doc = ""] #[doc = " *Since codex 0.154.0.*"] pub title: String = "title" (required),
     }
+    fn new(challenge: String, description: String, title: String);
 }
 #[cfg(feature = "experimental")]
 wire_struct! {

@@ -65,7 +65,7 @@ pub const NPM_PACKAGE: &str = "@openai/codex";
 #[derive(clap::Args)]
 pub struct Args {
     /// The codex release to upgrade to (default: the latest on npm).
-    version: Option<String>,
+    version: Option<semver::Version>,
     /// Use this codex binary instead of installing VERSION (its `--version` must be VERSION,
     /// when given).
     #[arg(long)]
@@ -75,7 +75,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let root = crate::root();
     let version = match &args.version {
-        Some(v) => check_version(v)?,
+        Some(v) => v.to_string(),
         None => {
             println!("upgrade: asking npm for the latest {NPM_PACKAGE}");
             latest_on_npm()?
@@ -98,7 +98,8 @@ pub const TRAFFIC_PACKAGES: [&str; 2] = ["codex-app-traffic", "codex-app-traffic
 /// The generated code, left out of the search for what uses a breaking change.
 const GENERATED_DIR: &str = "protocol/src/generated";
 
-/// Every step that can run; what each found goes to the report.
+/// Every step that can run, in order, each a function of what it needs that returns what it
+/// found; the run's state is one value, the report [`Steps`] builds.
 fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report {
     let root = workspace.root.as_path();
     // Static, so known before anything runs: which test targets to run.
@@ -106,216 +107,254 @@ fn upgrade(workspace: &Workspace, version: &str, codex: Option<&Path>) -> Report
     let test_runs = workspace.test_runs(&written_for);
     let mut steps =
         Steps { report: Report { version: version.to_owned(), ..Report::default() }, total: 5 + test_runs.len() };
-    // The release the upgrade leaves: the changelog compares with it.
-    let previous = codex_app_codegen::vendor::read_vendored(&root.join(regen::VENDOR_DIR));
 
     let codex = match codex {
-        Some(path) => steps.run("check codex", || {
-            println!("{}", path.display());
-            let found = codex::version(path)?;
-            if found != version {
-                bail!("{} is codex {found}, not {version}", path.display());
-            }
-            Ok(path.to_owned())
-        }),
+        Some(path) => steps.run("check codex", || check_codex(path, version)),
         None => steps.run(&format!("install codex {version}"), || install_codex(root, version)),
     };
-
-    let mut missing = None;
-    let mut changelog = None;
-    let mut undecided_nullables = Vec::new();
-    let mut steps_broken = Vec::new();
     let regenerated = match &codex {
+        Some(codex) => regen_step(&mut steps, root, version, codex),
         None => {
             steps.skip("regen", "no codex to run");
-            false
-        }
-        Some(codex) => {
-            let changes = steps.run("regen", || {
-                let started = Instant::now();
-                let set = regen::from_codex(codex)?;
-                if set.codex_version != version {
-                    bail!("{} says it is codex {}, not {version}", codex.display(), set.codex_version);
-                }
-                let settings = codex_app_codegen::Settings::codex()?;
-                match regen::regen(root, Some(set.clone()), &settings) {
-                    Ok(plan) => {
-                        regen::print_summary(&plan.set, &plan.summary, started);
-                        // The changelog's changes one by one (regen wrote them as text).
-                        if let Ok(previous) = &previous {
-                            if (&previous.stable, &previous.experimental) != (&set.stable, &set.experimental) {
-                                changelog = Some(codex_app_codegen::diff::diff_sets_with(previous, &set, &settings)?);
-                                undecided_nullables = codex_app_codegen::decisions::new_undecided_nullables_of_sets(
-                                    previous, &set, &settings,
-                                )?;
-                            }
-                        }
-                        Ok(plan.changes)
-                    }
-                    Err(e) => match e
-                        .downcast_ref::<codex_app_codegen::Error>()
-                        .and_then(|e| e.missing_decisions.as_deref())
-                    {
-                        Some(m) => {
-                            println!("\n{}", m.render());
-                            missing = Some(m.clone());
-                            Err(Stop(format!("{} decision(s) to add; nothing was written", m.len())).into())
-                        }
-                        None => Err(e.context(
-                            "regen stopped; nothing was written (a generator error: a schema construct it does not \
-                             handle needs a change in codegen/)",
-                        )),
-                    },
-                }
-            });
-            match changes {
-                Some(changes) => {
-                    steps.report.changes = changes;
-                    true
-                }
-                None => false,
-            }
+            None
         }
     };
-    steps.report.decisions = missing;
-    steps.report.undecided_nullables = undecided_nullables;
-    if let Some(changelog) = &changelog {
-        steps.report.added = changelog
-            .changes
-            .iter()
-            .filter(|c| c.severity == codex_app_codegen::diff::Severity::Compatible)
-            .map(|c| format!("{}: {}", c.path, c.sentence()))
-            .collect();
+    uses_step(&mut steps, workspace, regenerated.as_ref());
+    match (regenerated, codex) {
+        (Some(_), Some(codex)) => {
+            let (binary, written) = record_step(&mut steps, workspace, &codex);
+            match binary.filter(|_| !written.is_empty()) {
+                None => steps.skip("drift", "record wrote no fixture"),
+                Some(binary) => {
+                    steps.run("drift", || drift(root, &binary, &written));
+                    steps.report.drift_free = steps.report.steps.last().is_some_and(|s| s.outcome == Outcome::Ok);
+                }
+            }
+            let snapshots_before = workspace.snapshots();
+            for run in &test_runs {
+                let failed = steps.run_with(&format!("tests {}", run.package), || tests(root, run, &codex));
+                steps.report.failed_tests.extend(failed.into_iter().map(|t| format!("{}: {t}", run.package)));
+            }
+            steps.report.new_snapshots =
+                workspace.snapshots().into_iter().filter(|s| !snapshots_before.contains(s)).collect();
+        }
+        _ => {
+            let why = "regen did not finish: the protocol crate is still generated from the previous release";
+            steps.skip("record", why);
+            steps.skip("drift", why);
+            for run in &test_runs {
+                steps.skip(&format!("tests {}", run.package), why);
+            }
+        }
     }
-    match changelog.filter(|c| c.counts.breaking > 0) {
-        Some(changelog) => {
-            steps.run(report::NOTHING_BREAKING.0, || {
-                let (ir, _) = regen::range_ir(root)?;
+    steps.report.snapshots = workspace.pending_snapshots();
+    steps.report
+}
+
+/// The codex given with `--codex`, when it is `version`.
+fn check_codex(path: &Path, version: &str) -> anyhow::Result<PathBuf> {
+    println!("{}", path.display());
+    let found = codex::version(path)?;
+    if found != version {
+        bail!("{} is codex {found}, not {version}", path.display());
+    }
+    Ok(path.to_owned())
+}
+
+/// A regen that went through: the changelog it wrote, change by change (`None`: the schema
+/// did not change).
+struct Regenerated {
+    changelog: Option<codex_app_codegen::diff::Report>,
+}
+
+/// The regen step: the schema `codex` prints vendored and the crate generated from it. Its
+/// changes, the decisions it stopped on, the compatible changes and the new optional nullable
+/// members to decide go to the report.
+fn regen_step(steps: &mut Steps, root: &Path, version: &str, codex: &Path) -> Option<Regenerated> {
+    let outcome = steps.run_with("regen", || match regen_from(root, version, codex) {
+        Ok(plan) => (Some(Ok(plan)), Ok(())),
+        Err(e) => match e.downcast_ref::<codex_app_codegen::Error>().and_then(|e| e.missing_decisions.as_deref()) {
+            Some(m) => {
+                println!("\n{}", m.render());
+                let why = Stop(format!("{} decision(s) to add; nothing was written", m.len()));
+                (Some(Err(m.clone())), Err(why.into()))
+            }
+            None => (
+                None,
+                Err(e.context(
+                    "regen stopped; nothing was written (a generator error: a schema construct it does not \
+                     handle needs a change in codegen/)",
+                )),
+            ),
+        },
+    });
+    match outcome? {
+        Ok((plan, undecided_nullables)) => {
+            steps.report.undecided_nullables = undecided_nullables;
+            steps.report.changes = plan.changes;
+            steps.report.added = plan
+                .changelog
+                .iter()
+                .flat_map(|c| &c.changes)
+                .filter(|c| c.severity == codex_app_codegen::diff::Severity::Compatible)
+                .map(|c| format!("{}: {}", c.path, c.sentence()))
+                .collect();
+            Some(Regenerated { changelog: plan.changelog })
+        }
+        Err(missing) => {
+            steps.report.decisions = Some(missing);
+            None
+        }
+    }
+}
+
+/// `cargo xtask regen` from `codex`, which must be `version`, and the optional nullable members
+/// it adds to the vendored release that no decision covers
+/// ([`codex_app_codegen::decisions::new_undecided_nullables_of_sets`]).
+fn regen_from(
+    root: &Path,
+    version: &str,
+    codex: &Path,
+) -> anyhow::Result<(regen::Plan, Vec<codex_app_codegen::decisions::UndecidedNullable>)> {
+    let started = Instant::now();
+    let set = regen::from_codex(codex)?;
+    if set.codex_version != version {
+        bail!("{} says it is codex {}, not {version}", codex.display(), set.codex_version);
+    }
+    let settings = codex_app_codegen::Settings::codex()?;
+    let previous = codex_app_codegen::vendor::read_vendored(&root.join(regen::VENDOR_DIR)).ok();
+    let undecided = match &previous {
+        Some(previous) if (&previous.stable, &previous.experimental) != (&set.stable, &set.experimental) => {
+            codex_app_codegen::decisions::new_undecided_nullables_of_sets(previous, &set, &settings)?
+        }
+        _ => Vec::new(),
+    };
+    let plan = regen::regen(root, Some(set), &settings, regen::Archived::Keep)?;
+    regen::print_summary(&plan.set, &plan.summary, started, false);
+    Ok((plan, undecided))
+}
+
+/// The step that names the functions of the workspace that use a breaking change of the
+/// changelog (skipped, and why, when there is none).
+fn uses_step(steps: &mut Steps, workspace: &Workspace, regenerated: Option<&Regenerated>) {
+    let (name, nothing) = report::NOTHING_BREAKING;
+    match regenerated.map(|r| r.changelog.as_ref().filter(|c| c.counts.breaking > 0)) {
+        Some(Some(changelog)) => {
+            let broken = steps.run(name, || {
+                let (ir, _) = regen::range_ir(&workspace.root)?;
                 let files: Vec<PathBuf> =
                     workspace.source_files().into_iter().filter(|f| !f.starts_with(GENERATED_DIR)).collect();
-                let broken = uses::broken(&changelog, &ir, root, &files);
+                let broken = uses::broken(changelog, &ir, &workspace.root, &files);
                 for b in &broken {
                     println!("{}: used by {} function(s)", b.change, b.uses.len());
                 }
-                steps_broken = broken;
-                Ok(())
+                Ok(broken)
             });
+            steps.report.broken = broken.unwrap_or_default();
         }
-        None if regenerated => steps.skip(report::NOTHING_BREAKING.0, report::NOTHING_BREAKING.1),
-        None => steps.skip(report::NOTHING_BREAKING.0, "regen did not finish"),
+        Some(None) => steps.skip(name, nothing),
+        None => steps.skip(name, "regen did not finish"),
     }
-    steps.report.broken = std::mem::take(&mut steps_broken);
+}
 
-    if let (true, Some(codex)) = (regenerated, codex.as_deref()) {
-        let summary_file = workspace.target_directory.join("upgrade/record-summary.json");
-        let mut traffic_binary = None;
-        let mut summary = None;
-        steps.run("record", || {
-            println!(
-                "building xtask-traffic first (release; minutes when the protocol crate changed), then every scenario"
-            );
-            let binary = cargo::build_traffic_binary()?;
-            traffic_binary = Some(binary.clone());
-            // Whatever an earlier run left is not this run's.
-            let _ = std::fs::remove_file(&summary_file);
-            let status = Command::new(&binary)
-                .current_dir(root)
-                .arg("record")
-                .arg("--codex")
-                .arg(codex)
-                .arg("--summary")
-                .arg(&summary_file)
-                .status()
-                .with_context(|| format!("cannot run {}", binary.display()))?;
-            summary = summary_file.exists().then(|| RecordSummary::read(&summary_file)).transpose()?;
-            record_outcome(status, summary.as_ref())
-        });
-        let written: Vec<PathBuf> =
-            summary.as_ref().map(|s| s.fixtures().into_iter().map(Path::to_owned).collect()).unwrap_or_default();
-        steps.report.recorded = summary
-            .as_ref()
-            .map(|s| {
-                s.scenarios
-                    .iter()
-                    .filter_map(|r| match r {
-                        crate::traffic::ScenarioResult::Recorded { scenario, detail, .. } => {
-                            Some(format!("{scenario:<18} {}", detail.trim()))
-                        }
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        steps.report.scenarios = summary
-            .as_ref()
-            .map(|s| {
-                s.failures()
-                    .into_iter()
-                    .map(|(name, error)| (name.to_owned(), report::first_line(error).to_owned()))
-                    .collect()
-            })
-            .unwrap_or_default();
-
-        match traffic_binary.filter(|_| !written.is_empty()) {
-            None => steps.skip("drift", "record wrote no fixture"),
-            Some(binary) => {
-                steps.run("drift", || {
-                    let status = Command::new(&binary)
-                        .current_dir(root)
-                        .arg("drift")
-                        .args(&written)
-                        .status()
-                        .with_context(|| format!("cannot run {}", binary.display()))?;
-                    if !status.success() {
-                        bail!(
-                            "drift in the recorded traffic, or a fixture it could not read (`xtask-traffic drift` \
-                             exited with {status}; its table and error are above)"
-                        );
-                    }
-                    Ok(())
-                });
-                steps.report.drift_free = steps.report.steps.last().is_some_and(|s| s.outcome == Outcome::Ok);
+/// The record step: `xtask-traffic record` with every scenario. Gives the binary it built and
+/// the fixtures it wrote (a record that failed on some scenarios wrote the others); what each
+/// scenario did goes to the report.
+fn record_step(steps: &mut Steps, workspace: &Workspace, codex: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
+    let summary_file = workspace.target_directory.join("upgrade/record-summary.json");
+    let (binary, summary) = steps.run_with("record", || match record(&workspace.root, codex, &summary_file) {
+        Ok((binary, status, summary)) => {
+            let verdict = record_outcome(status, summary.as_ref());
+            ((Some(binary), summary), verdict)
+        }
+        Err(e) => ((None, None), Err(e)),
+    });
+    let Some(summary) = summary else { return (binary, Vec::new()) };
+    steps.report.recorded = summary
+        .scenarios
+        .iter()
+        .filter_map(|r| match r {
+            crate::traffic::ScenarioResult::Recorded { scenario, detail, .. } => {
+                Some(format!("{scenario:<18} {}", detail.trim()))
             }
-        }
+            _ => None,
+        })
+        .collect();
+    steps.report.scenarios = summary
+        .failures()
+        .into_iter()
+        .map(|(name, error)| (name.to_owned(), report::first_line(error).to_owned()))
+        .collect();
+    (binary, summary.fixtures().into_iter().map(Path::to_owned).collect())
+}
 
-        let snapshots_before = workspace.snapshots();
-        for run in &test_runs {
-            let mut failed = Vec::new();
-            steps.run(&format!("tests {}", run.package), || {
-                let args = run.cargo_args();
-                println!("cargo {}", args.join(" "));
-                let mut cmd = crate::cargo();
-                // The tests that drive a real codex drive the release upgraded to (`CODEX_BIN`:
-                // else they would install the release the crate is now generated from).
-                cmd.current_dir(root)
-                    .args(&args)
-                    .env("INSTA_UPDATE", "unseen")
-                    .env("CODEX_BIN", codex)
-                    .env_remove(SKIP_PINNED_TESTS_ENV);
-                let (status, build, failed_tests) = cargo::test(&mut cmd)?;
-                failed = failed_tests;
-                build.check().context("the tests do not compile")?;
-                match (status.success(), failed.len()) {
-                    (true, _) => Ok(()),
-                    (false, 0) => bail!("`cargo test` failed ({status}) and named no failing test (see above)"),
-                    (false, n) => bail!("{n} test(s) failed"),
-                }
-            });
-            steps.report.failed_tests.extend(failed.into_iter().map(|t| format!("{}: {t}", run.package)));
-        }
-        steps.report.new_snapshots =
-            workspace.snapshots().into_iter().filter(|s| !snapshots_before.contains(s)).collect();
-    } else {
-        let why = "regen did not finish: the protocol crate is still generated from the previous release";
-        steps.skip("record", why);
-        steps.skip("drift", why);
-        for run in &test_runs {
-            steps.skip(&format!("tests {}", run.package), why);
-        }
+/// Builds `xtask-traffic` and records every scenario with `codex`: the binary, its exit status
+/// and the summary it wrote to `summary_file` (if it got that far).
+fn record(
+    root: &Path,
+    codex: &Path,
+    summary_file: &Path,
+) -> anyhow::Result<(PathBuf, ExitStatus, Option<RecordSummary>)> {
+    println!("building xtask-traffic first (release; minutes when the protocol crate changed), then every scenario");
+    let binary = cargo::build_traffic_binary()?;
+    // Whatever an earlier run left is not this run's.
+    let _ = std::fs::remove_file(summary_file);
+    let status = Command::new(&binary)
+        .current_dir(root)
+        .arg("record")
+        .arg("--codex")
+        .arg(codex)
+        .arg("--summary")
+        .arg(summary_file)
+        .status()
+        .with_context(|| format!("cannot run {}", binary.display()))?;
+    let summary = summary_file.exists().then(|| RecordSummary::read(summary_file)).transpose()?;
+    Ok((binary, status, summary))
+}
+
+/// `xtask-traffic drift` on the fixtures the record step wrote.
+fn drift(root: &Path, binary: &Path, written: &[PathBuf]) -> anyhow::Result<()> {
+    let status = Command::new(binary)
+        .current_dir(root)
+        .arg("drift")
+        .args(written)
+        .status()
+        .with_context(|| format!("cannot run {}", binary.display()))?;
+    if !status.success() {
+        bail!(
+            "drift in the recorded traffic, or a fixture it could not read (`xtask-traffic drift` exited with \
+             {status}; its table and error are above)"
+        );
     }
+    Ok(())
+}
 
-    steps.report.snapshots = workspace.pending_snapshots();
-    steps.report
+/// One test run of the tests an upgrade changes, with the release upgraded to: the tests that
+/// failed, and the verdict.
+fn tests(root: &Path, run: &workspace::TestRun, codex: &Path) -> (Vec<String>, anyhow::Result<()>) {
+    let args = run.cargo_args();
+    println!("cargo {}", args.join(" "));
+    let mut cmd = crate::cargo();
+    // The tests that drive a real codex drive the release upgraded to (`CODEX_BIN`: else they
+    // would install the release the crate is now generated from).
+    cmd.current_dir(root)
+        .args(&args)
+        .env("INSTA_UPDATE", "unseen")
+        .env("CODEX_BIN", codex)
+        .env_remove(SKIP_PINNED_TESTS_ENV);
+    let (status, build, failed) = match cargo::test(&mut cmd) {
+        Ok(ran) => ran,
+        Err(e) => return (Vec::new(), Err(e)),
+    };
+    let verdict = match (build.check().context("the tests do not compile"), status.success(), failed.len()) {
+        (Err(e), _, _) => Err(e),
+        (Ok(()), true, _) => Ok(()),
+        (Ok(()), false, 0) => {
+            Err(anyhow::anyhow!("`cargo test` failed ({status}) and named no failing test (see above)"))
+        }
+        (Ok(()), false, n) => Err(anyhow::anyhow!("{n} test(s) failed")),
+    };
+    (failed, verdict)
 }
 
 /// The variable that makes the pinned tests pass with a note; unset for the tests step. (The
@@ -340,21 +379,11 @@ fn record_outcome(status: ExitStatus, summary: Option<&RecordSummary>) -> anyhow
     }
 }
 
-/// The version as npm and the install script take it: `1.2.3`, `1.2.3-alpha.4`.
-fn check_version(v: &str) -> anyhow::Result<String> {
-    let v = v.trim();
-    let (core, pre) = match v.split_once(['-', '+']) {
-        Some((core, pre)) => (core, Some(pre)),
-        None => (v, None),
-    };
-    let parts: Vec<&str> = core.split('.').collect();
-    let core_ok = parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-    let pre_ok = pre
-        .is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')));
-    if !core_ok || !pre_ok {
-        bail!("`{v}` is not a codex version (like 0.171.0 or 0.172.0-alpha.1)");
-    }
-    Ok(v.to_owned())
+/// The release npm printed (`npm view ... version`), as npm and the install script take it.
+fn npm_version(stdout: &str) -> anyhow::Result<String> {
+    let v = stdout.trim();
+    let version = semver::Version::parse(v).with_context(|| format!("`{v}` is not a codex version (like 0.171.0)"))?;
+    Ok(version.to_string())
 }
 
 fn latest_on_npm() -> anyhow::Result<String> {
@@ -364,7 +393,7 @@ fn latest_on_npm() -> anyhow::Result<String> {
     if !out.status.success() {
         bail!("`npm view {NPM_PACKAGE} version` failed: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
-    check_version(&String::from_utf8_lossy(&out.stdout)).context("npm answered something else than a version")
+    npm_version(&String::from_utf8_lossy(&out.stdout)).context("npm answered something else than a version")
 }
 
 /// `CODEX_VERSION=<version> scripts/install-codex.sh`; its last line of output is the binary.
@@ -399,12 +428,18 @@ mod tests {
     #[test]
     fn versions() {
         for good in ["0.171.0", " 0.171.0\n", "1.2.3-alpha.4", "10.0.12+build.1"] {
-            assert_eq!(check_version(good).unwrap(), good.trim());
+            assert_eq!(npm_version(good).unwrap(), good.trim());
         }
         for bad in ["", "latest", "0.171", "0.171.0.1", "v0.171.0", "0.171.0-", "0.171.0; rm -rf", "0..1"] {
-            let err = check_version(bad).expect_err(bad).to_string();
+            let err = npm_version(bad).expect_err(bad).to_string();
             assert!(err.contains("is not a codex version"), "{err}");
         }
+        // The command line takes the same releases.
+        let args = |v: &str| {
+            <Args as clap::Args>::augment_args(clap::Command::new("upgrade")).try_get_matches_from(["upgrade", v])
+        };
+        assert!(args("0.172.0-alpha.1").is_ok());
+        assert!(args("0.171").is_err());
     }
 
     #[cfg(unix)]

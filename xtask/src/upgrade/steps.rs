@@ -45,17 +45,26 @@ pub(super) struct Steps {
 impl Steps {
     /// Runs `f` as the step `name`: `Err` is a failed step, whose message goes to the report.
     pub fn run<T>(&mut self, name: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Option<T> {
+        self.run_with(name, || match f() {
+            Ok(v) => (Some(v), Ok(())),
+            Err(e) => (None, Err(e)),
+        })
+    }
+
+    /// Runs `f` as the step `name`, which gives what it found whether it failed or not (the
+    /// traffic a record that failed on some scenarios wrote) and its verdict.
+    pub fn run_with<T>(&mut self, name: &str, f: impl FnOnce() -> (T, anyhow::Result<()>)) -> T {
         let n = self.report.steps.len() + 1;
         println!("\n==> [{n}/{}] {name}", self.total);
         let _ = std::io::stdout().flush();
         let started = Instant::now();
-        let result = f();
+        let (value, verdict) = f();
         let took = started.elapsed();
-        let (outcome, value) = match result {
-            Ok(v) => (Outcome::Ok, Some(v)),
+        let outcome = match verdict {
+            Ok(()) => Outcome::Ok,
             Err(e) => match e.downcast_ref::<Stop>() {
-                Some(Stop(why)) => (Outcome::Stopped(why.clone()), None),
-                None => (Outcome::Failed(format!("{e:#}")), None),
+                Some(Stop(why)) => Outcome::Stopped(why.clone()),
+                None => Outcome::Failed(format!("{e:#}")),
             },
         };
         let said = match &outcome {

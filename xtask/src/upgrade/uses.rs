@@ -5,10 +5,11 @@
 //!
 //! The range keeps tests written for an older release of it compiling (`written_for_codex!`):
 //! a member the new release removed is still a member, marked with its last release. So the
-//! compiler says nothing about them, and this reads the sources instead, as
-//! [`super::workspace`] does for the invocations: a function uses a change when its body names
-//! every word of one of the change's [`Words`] (the type and its member, the variant of a
-//! removed method or its wire name, ...). It finds a use through the Rust names the code
+//! compiler says nothing about them, and this parses the sources instead (`syn`: functions,
+//! methods as `Type::method`, functions inside functions and inside macros that hold items such
+//! as `written_for_codex!`): a function uses a change when its body names every word of one of
+//! the change's [`Words`] (the type and its member, the variant of a removed method or its wire
+//! name, the wire name of the method whose params it is, ...). It finds a use through the Rust names the code
 //! writes; a function that reaches a member without naming its type (`response.thread.status`)
 //! is found only through a change that names the member's type.
 
@@ -17,6 +18,10 @@ use std::path::{Path, PathBuf};
 
 use codex_app_codegen::diff::{Change, Kind, Report};
 use codex_app_codegen::ir::{Direction, Ir, TypeKind};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::{Attribute, Block, ImplItem, Item, Signature, Stmt, TraitItem, TraitItemFn};
 
 /// One way code names a change: every word must appear (identifiers, or a string literal
 /// written with its quotes).
@@ -96,6 +101,26 @@ pub fn words(change: &Change, ir: &Ir) -> Vec<Words> {
     }
     let owner = path.split(['.', ':', '[', '{']).next().unwrap_or(path).to_owned();
     let member = path.rsplit_once('.').map(|(_, m)| m.trim_end_matches(['[', ']', '{', '}']));
+    // The params of a client request: also the code that sends that method by its name (a
+    // handle whose params no release lacks is typed; the others are written as JSON).
+    let sent: Vec<Words> = ir
+        .client_requests
+        .iter()
+        .filter(|m| {
+            m.params.ty().is_some_and(|t| {
+                matches!(t, codex_app_codegen::ir::Ty::Named(n)
+                    if *n == owner || ir.types.get(n).is_some_and(|d| d.schema == owner))
+            })
+        })
+        .map(|m| vec![format!("{:?}", m.wire)])
+        .collect();
+    let mut out = of_type(change, ir, owner, member);
+    out.extend(sent);
+    out
+}
+
+/// The ways code names a change of the type `owner` (or of its `member`).
+fn of_type(change: &Change, ir: &Ir, owner: String, member: Option<&str>) -> Vec<Words> {
     match (&change.kind, member) {
         // A value or variant: the enum it is in, and its variant.
         (Kind::ValueRemoved { value } | Kind::ValueRenamed { old: value, .. } | Kind::VariantRemoved { value }, _) => {
@@ -166,26 +191,40 @@ fn snake(camel: &str) -> String {
     out
 }
 
-/// What a function's body names: its identifiers, and its text for string literals.
-#[derive(Debug)]
+/// What a function's body names: its identifiers, and its literals' text (a string literal
+/// written with its quotes).
+#[derive(Debug, Default)]
 struct Body {
     idents: BTreeSet<String>,
-    text: String,
+    literals: String,
 }
 
 impl Body {
-    fn new(text: &str) -> Body {
-        let idents = text
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .filter(|w| !w.is_empty())
-            .map(str::to_owned)
-            .collect();
-        Body { idents, text: text.to_owned() }
+    /// Every identifier and literal of `tokens`, macros' included (`json!({...})`).
+    fn of(tokens: TokenStream) -> Body {
+        fn walk(tokens: TokenStream, body: &mut Body) {
+            for tree in tokens {
+                match tree {
+                    TokenTree::Ident(ident) => {
+                        body.idents.insert(ident.unraw().to_string());
+                    }
+                    TokenTree::Literal(literal) => {
+                        body.literals.push_str(&literal.to_string());
+                        body.literals.push('\n');
+                    }
+                    TokenTree::Group(group) => walk(group.stream(), body),
+                    TokenTree::Punct(_) => {}
+                }
+            }
+        }
+        let mut body = Body::default();
+        walk(tokens, &mut body);
+        body
     }
 
     fn has(&self, word: &str) -> bool {
         if word.starts_with('"') {
-            self.text.contains(word)
+            self.literals.contains(word)
         } else {
             self.idents.contains(word)
         }
@@ -195,12 +234,13 @@ impl Body {
 /// A function of a source file.
 #[derive(Debug)]
 struct Function {
+    /// `name`, or `Type::name` for a method.
     name: String,
     /// The line of its `fn` (1-based).
     line: usize,
     test: bool,
-    /// Its body's byte range in the file.
-    span: (usize, usize),
+    /// Its body's start and end (line, column).
+    span: ((usize, usize), (usize, usize)),
     body: Body,
 }
 
@@ -210,187 +250,86 @@ impl Function {
     }
 }
 
-/// Every function with a body in `text`: `fn NAME`, its body from the first `{` after it to
-/// the matching `}` (braces in strings, chars and comments do not count), and whether an
-/// attribute right above it names `test`.
+/// Every function with a body in the Rust source `text`, as `syn` parses it: free functions,
+/// methods (of impls and traits), functions inside functions and modules, and the items of
+/// macro invocations that hold items (`written_for_codex! { "0.171.0", ... }`). A file that
+/// does not parse has none.
 fn functions(text: &str) -> Vec<Function> {
-    let code = blank_literals(text);
-    let bytes = code.as_bytes();
+    let Ok(file) = syn::parse_file(text) else { return Vec::new() };
     let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(found) = code[at..].find("fn ") {
-        let start = at + found;
-        at = start + 3;
-        let before_ok = start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_');
-        if !before_ok {
-            continue;
-        }
-        let rest = &code[start + 3..];
-        let name: String = rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        if name.is_empty() {
-            continue;
-        }
-        // The body: the first `{` before any `;` (a declaration without a body has none).
-        let Some(open) = code[start..].find(['{', ';']).map(|i| start + i).filter(|&i| bytes[i] == b'{') else {
-            continue;
-        };
-        let mut depth = 0usize;
-        let mut close = None;
-        for (i, b) in bytes.iter().enumerate().skip(open) {
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(close) = close else { continue };
-        let line = text[..start].matches('\n').count() + 1;
-        out.push(Function {
-            name,
-            line,
-            test: is_test(&code[..start]),
-            span: (open, close),
-            body: Body::new(&text[open..=close]),
-        });
-    }
+    items(&file.items, None, &mut out);
     out
 }
 
-/// Whether the attributes right before a `fn` (after the previous item) name a test.
-fn is_test(before: &str) -> bool {
-    let mut lines = before.lines().rev();
-    // The `fn` line's own start (`pub async `), then the lines of attributes above it.
-    let first = lines.next().unwrap_or_default();
-    let attrs = std::iter::once(first)
-        .chain(lines.take_while(|l| {
-            let l = l.trim();
-            l.starts_with("#[") || l.starts_with("#![") || l.is_empty() || l.ends_with(")]") || l.ends_with(',')
-        }))
-        .collect::<Vec<_>>()
-        .join("\n");
-    attrs.contains("test]") || attrs.contains("test(") || attrs.contains("::test")
+fn items(items: &[Item], owner: Option<&str>, out: &mut Vec<Function>) {
+    for item in items {
+        match item {
+            Item::Fn(f) => function(&f.attrs, &f.sig, &f.block, owner, out),
+            Item::Impl(imp) => {
+                let ty = imp.self_ty.to_token_stream().to_string().replace(' ', "");
+                for item in &imp.items {
+                    if let ImplItem::Fn(f) = item {
+                        function(&f.attrs, &f.sig, &f.block, Some(&ty), out);
+                    }
+                }
+            }
+            Item::Trait(t) => {
+                for item in &t.items {
+                    if let TraitItem::Fn(TraitItemFn { attrs, sig, default: Some(block), .. }) = item {
+                        function(attrs, sig, block, Some(&t.ident.to_string()), out);
+                    }
+                }
+            }
+            Item::Mod(m) => {
+                if let Some((_, content)) = &m.content {
+                    self::items(content, None, out);
+                }
+            }
+            Item::Macro(m) => self::items(&in_macro(m.mac.tokens.clone()), owner, out),
+            _ => {}
+        }
+    }
 }
 
-/// `text` with the contents of comments, string and char literals replaced by spaces (same
-/// length, same lines), so braces and `fn` in them do not count.
-fn blank_literals(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    // Pushes `c` blanked but keeping its UTF-8 length (so byte offsets match the text).
-    let push_blank = |out: &mut String, c: char| {
-        if c == '\n' {
-            out.push('\n');
-        } else {
-            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+/// The items among a macro invocation's tokens: each token tree that does not start an item
+/// is skipped.
+fn in_macro(tokens: TokenStream) -> Vec<Item> {
+    let parser = |input: syn::parse::ParseStream| {
+        let mut found = Vec::new();
+        while !input.is_empty() {
+            if input.fork().parse::<Item>().is_ok() {
+                found.push(input.parse::<Item>()?);
+            } else {
+                input.parse::<TokenTree>()?;
+            }
         }
+        Ok(found)
     };
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                push_blank(&mut out, chars[i]);
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    out.push_str("  ");
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    out.push_str("  ");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    push_blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-        } else if c == 'r' && (next == Some('"') || next == Some('#')) && !ident_before(&chars, i) {
-            // A raw string: r"..." or r#"..."#.
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while chars.get(j) == Some(&'#') {
-                hashes += 1;
-                j += 1;
-            }
-            if chars.get(j) != Some(&'"') {
-                out.push(c);
-                i += 1;
-                continue;
-            }
-            let end: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
-            let rest: String = chars[j + 1..].iter().collect();
-            let len = rest.find(&end).map_or(chars.len() - j - 1, |k| rest[..k].chars().count());
-            for &ch in &chars[i..j + 1] {
-                out.push(ch);
-            }
-            for &ch in &chars[j + 1..j + 1 + len] {
-                push_blank(&mut out, ch);
-            }
-            i = j + 1 + len;
-            // The closing quote and hashes, when there.
-            for _ in 0..=hashes {
-                if i < chars.len() {
-                    out.push(chars[i]);
-                    i += 1;
-                }
-            }
-        } else if c == '"' {
-            out.push('"');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' && i + 1 < chars.len() {
-                    push_blank(&mut out, chars[i]);
-                    i += 1;
-                }
-                push_blank(&mut out, chars[i]);
-                i += 1;
-            }
-            if i < chars.len() {
-                out.push('"');
-                i += 1;
-            }
-        } else if c == '\'' && (chars.get(i + 2) == Some(&'\'') || next == Some('\\')) {
-            // A char literal ('{', '\n', '\u{7b}'); a lifetime has no closing quote.
-            out.push('\'');
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                if chars[i] == '\\' {
-                    push_blank(&mut out, chars[i]);
-                    i += 1;
-                }
-                if i < chars.len() {
-                    push_blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-            if i < chars.len() {
-                out.push('\'');
-                i += 1;
-            }
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
+    syn::parse::Parser::parse2(parser, tokens).unwrap_or_default()
 }
 
-fn ident_before(chars: &[char], i: usize) -> bool {
-    i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_')
+fn function(attrs: &[Attribute], sig: &Signature, block: &Block, owner: Option<&str>, out: &mut Vec<Function>) {
+    let name = match owner {
+        Some(owner) => format!("{owner}::{}", sig.ident),
+        None => sig.ident.to_string(),
+    };
+    let span = block.brace_token.span;
+    let (open, close) = (span.open().start(), span.close().end());
+    out.push(Function {
+        name,
+        line: sig.fn_token.span.start().line,
+        test: attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "test")),
+        span: ((open.line, open.column), (close.line, close.column)),
+        body: Body::of(block.to_token_stream()),
+    });
+    // Functions declared in its body, and in the macros of its statements.
+    for stmt in &block.stmts {
+        match stmt {
+            Stmt::Item(item) => items(std::slice::from_ref(item), None, out),
+            Stmt::Macro(m) => items(&in_macro(m.mac.tokens.clone()), None, out),
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -441,12 +380,23 @@ trait T { fn declared(&self); }
     }
 
     #[test]
-    fn blanked_literals_keep_offsets() {
-        let text = "let s = \"é{\"; // }\nlet c = '}';";
-        let blanked = blank_literals(text);
-        assert_eq!(blanked.len(), text.len());
-        assert!(!blanked.contains('{') && !blanked.contains('}'), "{blanked}");
-        assert_eq!(blanked.lines().count(), 2);
+    fn methods_and_the_items_of_macros() {
+        let text = "impl Client {\n    pub async fn archive(&self) { send(\"thread/archive\") }\n}\n\
+                    trait T { fn given(&self) { r#\"x\"#; } }\n\
+                    written_for_codex! { \"0.171.0\",\n#[tokio::test]\nasync fn in_a_macro() { let r#type = 1; }\n}\n";
+        let found: Vec<(String, usize, bool)> = functions(text).into_iter().map(|f| (f.name, f.line, f.test)).collect();
+        assert_eq!(
+            found,
+            [
+                ("Client::archive".to_owned(), 2, false),
+                ("T::given".to_owned(), 4, false),
+                ("in_a_macro".to_owned(), 7, true)
+            ]
+        );
+        let f = functions(text);
+        assert!(f[0].body.has("\"thread/archive\"") && f[0].body.has("send") && !f[0].body.has("archive"));
+        assert!(f[2].body.has("type"), "a raw identifier by its name");
+        assert!(functions("fn broken( {").is_empty());
     }
 
     #[test]
@@ -473,23 +423,36 @@ trait T { fn declared(&self); }
     fn the_names_of_a_change_in_the_vendored_range() {
         let (ir, _) = crate::regen::range_ir(&crate::root()).unwrap();
         let field = || Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() };
-        assert_eq!(words(&change("ThreadListParams.limit", field()), &ir), [["ThreadListParams", "limit"]]);
+        let list = || vec!["\"thread/list\"".to_owned()];
+        assert_eq!(
+            words(&change("ThreadListParams.limit", field()), &ir),
+            [vec!["ThreadListParams".to_owned(), "limit".to_owned()], list()]
+        );
         let added = Kind::FieldAdded { ty: "String".into(), presence: "required".into() };
-        assert_eq!(words(&change("ThreadListParams.projectId", added), &ir), [["ThreadListParams"]]);
+        assert_eq!(
+            words(&change("ThreadListParams.projectId", added), &ir),
+            [vec!["ThreadListParams".to_owned()], list()]
+        );
         let required = Kind::PresenceChanged {
             old: "optional".into(),
             new: "required".into(),
             old_ty: "Option<u32>".into(),
             new_ty: "u32".into(),
         };
-        assert_eq!(words(&change("ThreadListParams.limit", required), &ir), [["ThreadListParams"]]);
+        assert_eq!(
+            words(&change("ThreadListParams.limit", required), &ir),
+            [vec!["ThreadListParams".to_owned()], list()]
+        );
         let optional = Kind::PresenceChanged {
             old: "required".into(),
             new: "optional".into(),
             old_ty: "String".into(),
             new_ty: "Option<String>".into(),
         };
-        assert_eq!(words(&change("ThreadListParams.limit", optional), &ir), [["ThreadListParams", "limit"]]);
+        assert_eq!(
+            words(&change("ThreadListParams.limit", optional), &ir),
+            [vec!["ThreadListParams".to_owned(), "limit".to_owned()], list()]
+        );
         let value = Kind::ValueRemoved { value: "created_at".into() };
         assert_eq!(words(&change("ThreadSortKey", value), &ir), [["ThreadSortKey", "CreatedAt"]]);
         assert_eq!(
@@ -547,9 +510,56 @@ trait T { fn declared(&self); }
             found[0].0,
             "ThreadListParams.limit: field `ThreadListParams.limit` removed (was `Option<u32>`) — breaks senders"
         );
-        assert_eq!(found[0].1, ["client/tests/b.rs:1 limited"]);
+        // `limited` names the member; the other two send `thread/list` by name, with params
+        // written as JSON that may hold it.
+        assert_eq!(
+            found[0].1,
+            ["client/tests/a.rs:6 lists_by_cursor (test)", "client/tests/a.rs:13 inner", "client/tests/b.rs:1 limited"]
+        );
         // `helper` holds `inner`, which names it: only `inner`.
         assert_eq!(found[1].1, ["client/tests/a.rs:6 lists_by_cursor (test)", "client/tests/a.rs:13 inner"]);
         assert_eq!(found[2].1, ["client/tests/a.rs:18 other (test)"]);
+    }
+
+    /// A simulated breaking release (0.171.0 without `ThreadListParams.limit`, with a required
+    /// `reason` in `ThreadArchiveParams`): the client's handle that sends `thread/archive` is
+    /// named, typed or not.
+    #[test]
+    fn a_breaking_release_names_the_handles_that_send_what_it_broke() {
+        use codex_app_codegen::SchemaSet;
+        let root = crate::root();
+        let old = codex_app_codegen::vendor::read_vendored(&root.join(crate::regen::VENDOR_DIR)).unwrap();
+        let edit = |text: &str| {
+            let mut bundle: serde_json::Value = serde_json::from_str(text).unwrap();
+            let list = bundle.pointer_mut("/definitions/v2/ThreadListParams/properties").unwrap();
+            list.as_object_mut().unwrap().remove("limit");
+            let archive = bundle.pointer_mut("/definitions/v2/ThreadArchiveParams").unwrap();
+            archive["properties"]["reason"] = serde_json::json!({"type": "string"});
+            archive["required"].as_array_mut().unwrap().push("reason".into());
+            serde_json::to_string_pretty(&bundle).unwrap()
+        };
+        let new = SchemaSet {
+            stable: edit(&old.stable),
+            experimental: old.experimental.as_deref().map(edit),
+            codex_version: "0.172.0".into(),
+        };
+        let settings = codex_app_codegen::Settings::codex().unwrap();
+        let report = codex_app_codegen::diff::diff_sets_with(&old, &new, &settings).unwrap();
+        let (ir, _) = crate::regen::range_ir(&root).unwrap();
+        let files: Vec<PathBuf> = std::fs::read_dir(root.join("client/src"))
+            .unwrap()
+            .map(|e| Path::new("client/src").join(e.unwrap().file_name()))
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .collect();
+        let found = broken(&report, &ir, &root, &files);
+        let uses_of = |path: &str| -> Vec<String> {
+            let b = found.iter().find(|b| b.change.starts_with(path)).unwrap_or_else(|| panic!("{path}: {found:#?}"));
+            b.uses.iter().map(|u| format!("{} {}", u.file.display(), u.function)).collect()
+        };
+        let archive = uses_of("ThreadArchiveParams.reason");
+        assert!(archive.contains(&"client/src/thread.rs Client::thread_archive".to_owned()), "{archive:?}");
+        // The handle sends the params its caller built: what breaks is the caller's code.
+        let list = uses_of("ThreadListParams.limit");
+        assert!(!list.iter().any(|u| u.ends_with("thread_archive")), "{list:?}");
     }
 }
