@@ -250,6 +250,7 @@ fn requests_written_by_others_keep_the_null_that_means_something() {
         ClientMessage::Request(ClientRequest::ThreadStart {
             id: RequestId::Integer(1),
             params: Box::new(ThreadStartParams { service_tier, ..Default::default() }),
+            trace: None,
         })
         .to_line()
     };
