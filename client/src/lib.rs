@@ -86,14 +86,15 @@ pub use codex_app_protocol as protocol;
 pub use client::{Client, ClientBuilder, VersionPolicy, DEFAULT_HANDSHAKE_TIMEOUT};
 pub use connection::ConnectionStats;
 pub use error::{
-    ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnFailure, VersionCheck,
+    ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnDeadline, TurnFailure,
+    VersionCheck,
 };
-pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan, ReleaseChange};
+pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan, ReleaseChange, Retrying};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
 pub use login::LoginHandle;
 pub use retry::RetryPolicy;
 pub use tap::Tap;
-pub use thread::{Input, RunResult, ThreadHandle};
+pub use thread::{AtDeadline, Input, RunOptions, RunResult, ThreadHandle};
 pub use transport::stdio::CodexCommand;
 pub use transport::Transport;
 pub use turn::TurnHandle;

@@ -18,6 +18,7 @@ mod reconnect;
 mod structured;
 mod tap_transcript;
 mod typed;
+mod waiting;
 
 /// The heap bytes in use by this test binary, counted by its allocator (the system's): what
 /// the tests that measure memory read, where RSS also moves with the allocator's own choices.
