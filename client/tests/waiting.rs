@@ -196,4 +196,75 @@ async fn a_turn_that_goes_on_after_a_retry_no_longer_waits_for_it() {
     let result = tokio::time::timeout(T, turn.run(RunOptions::new().deadline(T))).await.unwrap().expect("the run");
     assert_eq!(result.final_response, "4");
 }
+
+/// The real codex whose model provider cannot be reached (a closed loopback port) with two
+/// retries allowed: what codex reports while it retries reaches the run's callback, and the
+/// deadline ends the wait naming the retry. (codex 0.171.0 does not give up: after its
+/// retries it reports "Reconnecting... waiting for network" again and again.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
+async fn the_real_codex_reports_its_retries_to_the_run() {
+    let setup = crate::common::Setup::new(crate::common::codex());
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}/v1", closed.local_addr().unwrap().port());
+    drop(closed);
+    let config = codex_app_mock::home::config_toml(&url)
+        .replace("request_max_retries = 0", "request_max_retries = 2")
+        .replace("stream_max_retries = 0", "stream_max_retries = 2");
+    std::fs::write(setup.home.path().join("config.toml"), config).unwrap();
+    let client = setup.connect(Client::builder()).await;
+    let thread = client.thread_start(Default::default()).await.expect("thread/start");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let options = {
+        let seen = seen.clone();
+        RunOptions::new().deadline(Duration::from_secs(20)).on_event(move |event| {
+            if let Some(retrying) = event.retrying() {
+                seen.lock().unwrap().push(retrying);
+            }
+        })
+    };
+    let result = thread.run_with_options("What is 2+2?", options).await;
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "no retry was reported: {result:?}");
+    assert!(seen.iter().all(|r| r.thread_id == thread.id() && r.message.contains("Reconnecting")), "{seen:?}");
+    let Err(ClientError::TurnDeadline(deadline)) = result else { panic!("not a deadline: {result:?}") };
+    let retrying = deadline.retrying.as_ref().expect("the turn waited for a retry");
+    assert_eq!(retrying, seen.last().unwrap());
+    assert!(deadline.interrupted, "{deadline}");
+    assert!(deadline.to_string().contains("it was waiting for the model while codex retried: Reconnecting..."), "{deadline}");
+    client.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The real codex whose model never answers (the mock holds its stream open): the deadline
+/// interrupts the turn, and codex ends it as interrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
+async fn a_deadline_interrupts_a_real_turn_whose_model_never_answers() {
+    let setup = crate::common::Setup::new(crate::common::codex());
+    let head = vec![codex_app_mock::ev::created("resp-1")];
+    setup.mock.push(codex_app_mock::MockBody::Slow { head, tail: vec![], max_hold: Duration::from_secs(60) });
+    let client = setup.connect(Client::builder()).await;
+    let mut notifications = client.notifications();
+    let thread = client.thread_start(Default::default()).await.expect("thread/start");
+    let started = std::time::Instant::now();
+    let result = thread.run_with_options("hi", RunOptions::new().deadline(Duration::from_secs(3))).await;
+    let Err(ClientError::TurnDeadline(deadline)) = result else { panic!("not a deadline: {result:?}") };
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(deadline.interrupted && deadline.retrying.is_none(), "{deadline}");
+    assert!(deadline.last_event.is_some(), "{deadline}");
+    assert!(deadline.to_string().contains("it was waiting for the server's next event after"), "{deadline}");
+    // codex ends the turn as interrupted.
+    let status = tokio::time::timeout(crate::common::T, async {
+        while let Some(event) = notifications.next().await {
+            if let Some(protocol::ServerNotification::TurnCompleted { params, .. }) = event.notification() {
+                return params.turn.status.clone();
+            }
+        }
+        panic!("no turn/completed");
+    })
+    .await
+    .expect("turn/completed in time");
+    assert_eq!(status, protocol::TurnStatus::Interrupted);
+    client.shutdown(Duration::from_secs(5)).await;
+}
 }
