@@ -132,19 +132,41 @@ impl ClientBuilder {
 
     /// Whether `initialize` sends `capabilities.experimentalApi: true`. Default: on when the
     /// crate's `experimental` feature is, off otherwise. With the feature on and this off,
-    /// requests that use the experimental API are refused before they are sent.
+    /// requests that use the experimental API are refused before they are sent. The same as
+    /// `experimental_api` of [`capabilities`](Self::capabilities); the last one given counts.
     pub fn experimental_api(mut self, on: bool) -> Self {
         self.experimental_api = on;
         self
     }
 
-    /// The other `initialize` capabilities (`experimentalApi` is set from
-    /// [`experimental_api`](Self::experimental_api)): an `InitializeCapabilities`, or any value
-    /// that encodes as a JSON object (releases differ in which capabilities they know). A value
-    /// that is not an object fails [`connect`](Self::connect) with [`ClientError::Refused`].
-    pub fn capabilities(mut self, capabilities: impl Serialize) -> Self {
-        self.capabilities = match serde_json::to_value(capabilities) {
-            Ok(serde_json::Value::Object(map)) => Ok(map),
+    /// The `capabilities` of `initialize`, typed: which notifications the server leaves out for
+    /// this connection (`opt_out_notification_methods`), the MCP extensions the client
+    /// declares, attestation, and the rest of the release's `InitializeCapabilities`.
+    ///
+    /// `experimental_api` is the opt-in of [`experimental_api`](Self::experimental_api): when
+    /// it is `Some`, it sets the opt-in (the last one given counts); when it is `None` (as in
+    /// `InitializeCapabilities::default()`), the opt-in stays as it was, that is on when the
+    /// crate's `experimental` feature is and off otherwise. What is sent is the value as it
+    /// encodes, with `experimentalApi: true` when the session opts in and without the member
+    /// when it does not.
+    ///
+    /// ```
+    /// use codex_app_client::protocol::InitializeCapabilities;
+    /// let builder = codex_app_client::Client::builder().capabilities(InitializeCapabilities {
+    ///     opt_out_notification_methods: Some(vec!["thread/started".into()]),
+    ///     ..Default::default()
+    /// });
+    /// ```
+    pub fn capabilities(mut self, capabilities: codex_app_protocol::InitializeCapabilities) -> Self {
+        // Kept as JSON: which members a release's `InitializeCapabilities` has differs, and
+        // the connection writes `initialize` as JSON (see `handshake`).
+        self.capabilities = match serde_json::to_value(&capabilities) {
+            Ok(serde_json::Value::Object(mut map)) => {
+                if let Some(on) = map.remove("experimentalApi").and_then(|on| on.as_bool()) {
+                    self.experimental_api = on;
+                }
+                Ok(map)
+            }
             Ok(other) => Err(format!("the `initialize` capabilities must be a JSON object, not {other}")),
             Err(e) => Err(format!("the `initialize` capabilities do not encode: {e}")),
         };
