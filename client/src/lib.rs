@@ -61,6 +61,7 @@
 //! - **Logging**: through `tracing` (spans per request and per turn); the server's stderr
 //!   lines are `tracing` events of the target `codex_app_client::server_stderr` as they
 //!   arrive. The library never prints.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 mod client;

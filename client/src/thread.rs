@@ -114,7 +114,7 @@ impl ThreadHandle {
     }
 
     /// Whether the connection receives the thread's events: `false` once the server refused
-    /// to resume it after a reconnect ([`Event::ThreadDetached`](crate::Event::ThreadDetached));
+    /// to resume it after a reconnect ([`Event::ThreadDetached`]);
     /// then [`detached`](Self::detached) has the server's message, and new turns fail at once
     /// with [`ClientError::ThreadDetached`] until it is resumed
     /// ([`Client::thread_resume`]).
@@ -346,7 +346,7 @@ impl ThreadHandle {
     /// `thread/read`: the thread, with its turns when `include_turns`. The handle keeps it.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on. The handle keeps the thread it had.
     pub async fn read(&mut self, include_turns: bool) -> Result<&Thread, ClientError> {
         let result =
@@ -358,7 +358,7 @@ impl ThreadHandle {
     /// `thread/name/set`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn set_name(&self, name: &str) -> Result<(), ClientError> {
         self.client.request_raw("thread/name/set", json!({"threadId": self.id, "name": name})).await.map(drop)
@@ -368,7 +368,7 @@ impl ThreadHandle {
     /// notifications).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn compact(&self) -> Result<(), ClientError> {
         self.client.request_raw("thread/compact/start", json!({"threadId": self.id})).await.map(drop)
@@ -377,7 +377,7 @@ impl ThreadHandle {
     /// `thread/archive`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn archive(&self) -> Result<(), ClientError> {
         self.client.thread_archive(&self.id).await
@@ -388,7 +388,7 @@ impl Client {
     /// `thread/start`, returning the thread's handle.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_start(&self, params: ThreadStartParams) -> Result<ThreadHandle, ClientError> {
         let response = self.request::<request::ThreadStart>(params).await?;
@@ -401,7 +401,7 @@ impl Client {
     /// gets its events again).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/resume", json!({"threadId": id})).await;
@@ -412,7 +412,7 @@ impl Client {
     /// ..ThreadResumeParams::new(id) }`).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume_with(&self, params: ThreadResumeParams) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/resume", to_json("thread/resume", &params)?).await;
@@ -422,7 +422,7 @@ impl Client {
     /// `thread/fork` of the thread `id`: a new thread with its history.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_fork(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/fork", json!({"threadId": id})).await;
@@ -447,7 +447,7 @@ impl Client {
     /// `thread/list`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_list(&self, params: ThreadListParams) -> Result<ThreadListResponse, ClientError> {
         self.request::<request::ThreadList>(params).await
@@ -456,7 +456,7 @@ impl Client {
     /// `thread/archive` of the thread `id`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_archive(&self, id: &str) -> Result<(), ClientError> {
         self.request_raw("thread/archive", json!({"threadId": id})).await.map(drop)
@@ -465,7 +465,7 @@ impl Client {
     /// `thread/unarchive` of the thread `id`, returning its handle.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_unarchive(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/unarchive", json!({"threadId": id})).await;

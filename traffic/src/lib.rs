@@ -31,6 +31,7 @@
 //! experimental API the server sends is reported as unknown (codex sends some without the
 //! opt-in). The feature `experimental` turns on `codex-app-protocol/experimental`, which gives
 //! the experimental types to every build that has this crate.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod drift;
 pub mod summary;
