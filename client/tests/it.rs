@@ -15,6 +15,8 @@ mod misbehaving;
 mod older_release;
 mod real;
 mod reconnect;
+#[cfg(feature = "replay")]
+mod replay;
 mod structured;
 mod tap_transcript;
 mod typed;
