@@ -183,4 +183,61 @@ async fn what_may_differ() {
     assert!(message.contains("-    \"cwd\": \"<tmp>/<tmpname>/work\",\n-    \"searchTerm\": \"<uuid>\"\n+    \"cwd\": \"/home/me/work\",\n+    \"searchTerm\": \"x\"\n"), "{message}");
     assert!(check.finish().is_err());
 }
+
+/// The guide's application (docs/testing-your-app.md): asks codex once. Keep it what the guide
+/// shows; the guide's doc test replays the transcript this test records.
+async fn guide_ask(client: &Client, prompt: &str) -> Result<String, ClientError> {
+    let thread = client.thread_start(Default::default()).await?;
+    Ok(thread.run(prompt).await?.final_response)
+}
+
+fn guide_builder() -> ClientBuilder {
+    Client::builder().client_info("my-app", "1.0.0").experimental_api(false)
+}
+
+/// The transcript the guide replays, committed: `examples/transcripts/ask.ndjson`.
+const GUIDE_TRANSCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/transcripts/ask.ndjson");
+
+/// Records the guide's application against the real codex (the mock model answers "4"), then
+/// replays the recording with no codex; a changed prompt fails with a diff. With
+/// `CODEX_APP_RECORD_TRANSCRIPTS=1` the recording replaces the guide's committed transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
+async fn a_session_recorded_against_the_real_codex_replays_without_it() {
+    let setup = crate::common::Setup::new(crate::common::codex());
+    setup.mock.push_events(codex_app_mock::ev::assistant_message("resp-1", "msg-1", &["4"]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ask.ndjson");
+    let client = setup.connect(guide_builder().tap(Tap::create(&path).unwrap())).await;
+    assert_eq!(guide_ask(&client, "What is 2+2?").await.expect("the real codex"), "4");
+    client.shutdown(T).await;
+    let recorded = std::fs::read_to_string(&path).unwrap();
+
+    let (transport, check) = Replay::from_transcript(&recorded).unwrap().start();
+    let client = guide_builder().connect(transport).await.expect("connect to the replay");
+    assert_eq!(guide_ask(&client, "What is 2+2?").await.expect("replayed"), "4");
+    client.shutdown(T).await;
+    check.finish().expect("the session is the recorded one");
+
+    let (transport, check) = Replay::from_transcript(&recorded).unwrap().start();
+    let client = guide_builder().connect(transport).await.expect("connect to the replay");
+    let error = guide_ask(&client, "What is 3+3?").await.expect_err("not recorded");
+    assert!(error.to_string().contains("+        \"text\": \"What is 3+3?\","), "{error}");
+    client.shutdown(T).await;
+    assert!(check.finish().is_err());
+
+    if std::env::var("CODEX_APP_RECORD_TRANSCRIPTS").is_ok_and(|v| v == "1") {
+        std::fs::write(GUIDE_TRANSCRIPT, &recorded).unwrap();
+    }
+}
+
+/// The guide's committed transcript replays with the guide's application.
+#[tokio::test]
+async fn the_guides_transcript_replays() {
+    let (transport, check) = Replay::from_file(GUIDE_TRANSCRIPT).unwrap().start();
+    let client = guide_builder().connect(transport).await.expect("connect to the replay");
+    assert_eq!(guide_ask(&client, "What is 2+2?").await.expect("replayed"), "4");
+    client.shutdown(T).await;
+    check.finish().expect("the session is the recorded one");
+}
 }
