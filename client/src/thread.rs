@@ -236,8 +236,11 @@ impl ThreadHandle {
 pub struct RunOptions {
     deadline: Option<Duration>,
     at_deadline: AtDeadline,
-    on_event: Option<Box<dyn FnMut(&Event) + Send>>,
+    on_event: Option<OnEvent>,
 }
+
+/// The callback of [`RunOptions::on_event`].
+type OnEvent = Box<dyn FnMut(&Event) + Send>;
 
 impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
