@@ -82,6 +82,8 @@ pub struct ClientBuilder {
     reconnect: Option<RetryPolicy>,
     tap: Option<Tap>,
     subscribers: Vec<Arc<EventQueue>>,
+    #[cfg(feature = "tls")]
+    tls: crate::transport::ws::TlsOptions,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -117,6 +119,8 @@ impl Default for ClientBuilder {
             reconnect: None,
             tap: None,
             subscribers: Vec::new(),
+            #[cfg(feature = "tls")]
+            tls: Default::default(),
         }
     }
 }
@@ -268,19 +272,39 @@ impl ClientBuilder {
         self.connect(transport).await
     }
 
-    /// Connects over WebSocket to `ws://HOST:PORT` (sending `token` as a bearer token) or
-    /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport).
-    /// With [`reconnect`](Self::reconnect), the client connects again to the same URL when
-    /// the connection drops.
+    /// Connects over WebSocket to `ws://HOST:PORT` (sending `token` as a bearer token),
+    /// `wss://HOST:PORT` (feature `tls`, verified as [`tls`](Self::tls) says) or
+    /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport) (a token is never
+    /// sent over plain `ws://` to a host that is not loopback). With
+    /// [`reconnect`](Self::reconnect), the client connects again to the same URL when the
+    /// connection drops.
     ///
     /// Cancel safe: dropping the future closes the connection it opened.
     pub async fn connect_ws(self, url: &str, token: Option<&str>) -> Result<Client, ClientError> {
         let (url, token) = (url.to_owned(), token.map(str::to_owned));
+        #[cfg(feature = "tls")]
+        let tls = self.tls.clone();
         self.connect_with(move || {
             let (url, token) = (url.clone(), token.clone());
-            async move { crate::transport::ws::WsTransport::connect(&url, token.as_deref()).await }
+            #[cfg(feature = "tls")]
+            let tls = tls.clone();
+            async move {
+                #[cfg(feature = "tls")]
+                return crate::transport::ws::WsTransport::connect_tls(&url, token.as_deref(), &tls).await;
+                #[cfg(not(feature = "tls"))]
+                return crate::transport::ws::WsTransport::connect(&url, token.as_deref()).await;
+            }
         })
         .await
+    }
+
+    /// How [`connect_ws`](Self::connect_ws) verifies a `wss://` server (feature `tls`): the
+    /// roots it trusts besides the bundled webpki roots (and the platform's, with
+    /// `tls-native-roots`).
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, options: crate::transport::ws::TlsOptions) -> Self {
+        self.tls = options;
+        self
     }
 
     /// Connects with `connect`, and with [`reconnect`](Self::reconnect) connects again with

@@ -297,6 +297,9 @@ pub enum TransportErrorKind {
     CodexNotFound,
     /// An I/O error: starting the server, connecting, reading, writing.
     Io,
+    /// The TLS handshake of a `wss://` connection failed (a certificate the client does not
+    /// trust, a name that does not match), or the TLS settings are unusable (feature `tls`).
+    Tls,
     /// The WebSocket handshake or protocol failed ([`TransportError::http_status`] says what a
     /// refused upgrade answered).
     WebSocket,
@@ -335,6 +338,13 @@ impl TransportError {
     /// An I/O error ([`TransportErrorKind::Io`]) with its context.
     pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
         Self::with_source(TransportErrorKind::Io, context, error)
+    }
+
+    /// This error with another message (its source stays).
+    #[cfg(feature = "tls")]
+    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
     }
 
     /// This error with another kind.

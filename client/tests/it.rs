@@ -19,6 +19,8 @@ mod reconnect;
 mod replay;
 mod structured;
 mod tap_transcript;
+#[cfg(feature = "tls")]
+mod tls;
 mod typed;
 mod waiting;
 
