@@ -273,7 +273,7 @@ impl ClientBuilder {
     }
 
     /// Connects over WebSocket to `ws://HOST:PORT` (sending `token` as a bearer token),
-    /// `wss://HOST:PORT` (feature `tls`, verified as [`tls`](Self::tls) says) or
+    /// `wss://HOST:PORT` (feature `tls`, verified as `ClientBuilder::tls` says) or
     /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport) (a token is never
     /// sent over plain `ws://` to a host that is not loopback). With
     /// [`reconnect`](Self::reconnect), the client connects again to the same URL when the

@@ -17,7 +17,7 @@
 //! authentication, and is reached there through a TLS proxy: `wss://`).
 //!
 //! **TLS** (feature `tls`): rustls, trusting the bundled webpki roots (Mozilla's), the platform's
-//! roots with the feature `tls-native-roots`, and the roots given in [`TlsOptions`] (a
+//! roots with the feature `tls-native-roots`, and the roots given in `TlsOptions` (a
 //! self-signed certificate of your own proxy, say). Without the feature nothing of TLS is
 //! compiled and `wss://` is refused with a message that names the feature.
 
@@ -145,7 +145,7 @@ fn is_loopback(host: &str) -> bool {
 
 impl WsTransport {
     /// Connects to `url`: `ws://HOST:PORT[/PATH]`, `wss://HOST:PORT[/PATH]` (feature `tls`,
-    /// with the default [`TlsOptions`]) or `unix://PATH`. `token` (or one in the URL's user
+    /// with the default `TlsOptions`) or `unix://PATH`. `token` (or one in the URL's user
     /// info, see the [module docs](self)) is sent as `Authorization: Bearer <token>`; never
     /// over plain `ws://` to a host that is not loopback.
     pub async fn connect(url: &str, token: Option<&str>) -> Result<WsTransport, TransportError> {
