@@ -156,6 +156,7 @@ struct State {
 
 /// A line of the application that no recorded line matches.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Mismatch {
     /// The line the application sent.
     pub line: String,
