@@ -162,9 +162,10 @@ pub(crate) fn retrying(notification: &ServerNotification) -> Option<crate::event
     }
     let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).map(str::to_owned);
     let error = params.get("error");
+    let key = route_key(notification);
     Some(crate::events::Retrying {
-        thread_id: text(params.get("threadId")).unwrap_or_default(),
-        turn_id: text(params.get("turnId")).unwrap_or_default(),
+        thread_id: key.thread.map(String::from).unwrap_or_default(),
+        turn_id: key.turn.map(String::from).unwrap_or_default(),
         message: text(error.and_then(|e| e.get("message"))).unwrap_or_default(),
         details: text(error.and_then(|e| e.get("additionalDetails"))),
         error_info: error.and_then(|e| e.get("codexErrorInfo")).filter(|i| !i.is_null()).cloned(),
