@@ -83,6 +83,8 @@ pub struct ClientBuilder {
     tap: Option<Tap>,
     subscribers: Vec<Arc<EventQueue>>,
     trace: Option<crate::trace::Provider>,
+    #[cfg(feature = "tls")]
+    tls: crate::transport::ws::TlsOptions,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -119,6 +121,8 @@ impl Default for ClientBuilder {
             tap: None,
             subscribers: Vec::new(),
             trace: None,
+            #[cfg(feature = "tls")]
+            tls: Default::default(),
         }
     }
 }
@@ -134,19 +138,41 @@ impl ClientBuilder {
 
     /// Whether `initialize` sends `capabilities.experimentalApi: true`. Default: on when the
     /// crate's `experimental` feature is, off otherwise. With the feature on and this off,
-    /// requests that use the experimental API are refused before they are sent.
+    /// requests that use the experimental API are refused before they are sent. The same as
+    /// `experimental_api` of [`capabilities`](Self::capabilities); the last one given counts.
     pub fn experimental_api(mut self, on: bool) -> Self {
         self.experimental_api = on;
         self
     }
 
-    /// The other `initialize` capabilities (`experimentalApi` is set from
-    /// [`experimental_api`](Self::experimental_api)): an `InitializeCapabilities`, or any value
-    /// that encodes as a JSON object (releases differ in which capabilities they know). A value
-    /// that is not an object fails [`connect`](Self::connect) with [`ClientError::Refused`].
-    pub fn capabilities(mut self, capabilities: impl Serialize) -> Self {
-        self.capabilities = match serde_json::to_value(capabilities) {
-            Ok(serde_json::Value::Object(map)) => Ok(map),
+    /// The `capabilities` of `initialize`, typed: which notifications the server leaves out for
+    /// this connection (`opt_out_notification_methods`), the MCP extensions the client
+    /// declares, attestation, and the rest of the release's `InitializeCapabilities`.
+    ///
+    /// `experimental_api` is the opt-in of [`experimental_api`](Self::experimental_api): when
+    /// it is `Some`, it sets the opt-in (the last one given counts); when it is `None` (as in
+    /// `InitializeCapabilities::default()`), the opt-in stays as it was, that is on when the
+    /// crate's `experimental` feature is and off otherwise. What is sent is the value as it
+    /// encodes, with `experimentalApi: true` when the session opts in and without the member
+    /// when it does not.
+    ///
+    /// ```
+    /// use codex_app_client::protocol::InitializeCapabilities;
+    /// let builder = codex_app_client::Client::builder().capabilities(InitializeCapabilities {
+    ///     opt_out_notification_methods: Some(vec!["thread/started".into()]),
+    ///     ..Default::default()
+    /// });
+    /// ```
+    pub fn capabilities(mut self, capabilities: codex_app_protocol::InitializeCapabilities) -> Self {
+        // Kept as JSON: which members a release's `InitializeCapabilities` has differs, and
+        // the connection writes `initialize` as JSON (see `handshake`).
+        self.capabilities = match serde_json::to_value(&capabilities) {
+            Ok(serde_json::Value::Object(mut map)) => {
+                if let Some(on) = map.remove("experimentalApi").and_then(|on| on.as_bool()) {
+                    self.experimental_api = on;
+                }
+                Ok(map)
+            }
             Ok(other) => Err(format!("the `initialize` capabilities must be a JSON object, not {other}")),
             Err(e) => Err(format!("the `initialize` capabilities do not encode: {e}")),
         };
@@ -259,19 +285,39 @@ impl ClientBuilder {
         self.connect(transport).await
     }
 
-    /// Connects over WebSocket to `ws://HOST:PORT` (sending `token` as a bearer token) or
-    /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport).
-    /// With [`reconnect`](Self::reconnect), the client connects again to the same URL when
-    /// the connection drops.
+    /// Connects over WebSocket to `ws://HOST:PORT` (sending `token` as a bearer token),
+    /// `wss://HOST:PORT` (feature `tls`, verified as `ClientBuilder::tls` says) or
+    /// `unix://PATH`; see [`WsTransport`](crate::transport::ws::WsTransport) (a token is never
+    /// sent over plain `ws://` to a host that is not loopback). With
+    /// [`reconnect`](Self::reconnect), the client connects again to the same URL when the
+    /// connection drops.
     ///
     /// Cancel safe: dropping the future closes the connection it opened.
     pub async fn connect_ws(self, url: &str, token: Option<&str>) -> Result<Client, ClientError> {
         let (url, token) = (url.to_owned(), token.map(str::to_owned));
+        #[cfg(feature = "tls")]
+        let tls = self.tls.clone();
         self.connect_with(move || {
             let (url, token) = (url.clone(), token.clone());
-            async move { crate::transport::ws::WsTransport::connect(&url, token.as_deref()).await }
+            #[cfg(feature = "tls")]
+            let tls = tls.clone();
+            async move {
+                #[cfg(feature = "tls")]
+                return crate::transport::ws::WsTransport::connect_tls(&url, token.as_deref(), &tls).await;
+                #[cfg(not(feature = "tls"))]
+                return crate::transport::ws::WsTransport::connect(&url, token.as_deref()).await;
+            }
         })
         .await
+    }
+
+    /// How [`connect_ws`](Self::connect_ws) verifies a `wss://` server (feature `tls`): the
+    /// roots it trusts besides the bundled webpki roots (and the platform's, with
+    /// `tls-native-roots`).
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, options: crate::transport::ws::TlsOptions) -> Self {
+        self.tls = options;
+        self
     }
 
     /// Connects with `connect`, and with [`reconnect`](Self::reconnect) connects again with

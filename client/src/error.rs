@@ -73,6 +73,10 @@ pub enum ClientError {
     },
     /// The server reported the turn failed (`turn/completed` with status `failed`).
     TurnFailed(Box<TurnFailure>),
+    /// The turn did not end by the deadline it was run with
+    /// ([`RunOptions::deadline`](crate::RunOptions::deadline)): what it was waiting for, and
+    /// whether it was interrupted.
+    TurnDeadline(Box<TurnDeadline>),
     /// The thread of the turn was closed (`thread/closed`) before the turn completed.
     ThreadClosed {
         /// The thread.
@@ -185,6 +189,7 @@ impl fmt::Display for ClientError {
                     None => Ok(()),
                 }
             }
+            ClientError::TurnDeadline(deadline) => write!(f, "{deadline}"),
             ClientError::ThreadClosed { thread_id } => {
                 write!(f, "thread {thread_id} was closed before its turn completed")
             }
@@ -200,6 +205,46 @@ impl fmt::Display for ClientError {
             ClientError::ThreadDetached { thread_id, message } => {
                 write!(f, "the server did not resume thread {thread_id} after a reconnect: {message}")
             }
+        }
+    }
+}
+
+/// A turn that did not end by its deadline; see [`ClientError::TurnDeadline`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TurnDeadline {
+    /// The thread.
+    pub thread_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The deadline that passed.
+    pub deadline: Duration,
+    /// What codex last reported while retrying, when that is what the turn was waiting for
+    /// (no other event of the turn came after it).
+    pub retrying: Option<crate::events::Retrying>,
+    /// The method of the turn's last notification, if one came.
+    pub last_event: Option<String>,
+    /// What was done with the turn.
+    pub at_deadline: crate::thread::AtDeadline,
+    /// Whether the server answered the `turn/interrupt` (it then ends the turn as interrupted).
+    pub interrupted: bool,
+    /// Why the `turn/interrupt` failed, when it was sent and did.
+    pub interrupt_error: Option<String>,
+}
+
+impl fmt::Display for TurnDeadline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "turn {} of thread {} did not end within {:?}: ", self.turn_id, self.thread_id, self.deadline)?;
+        match (&self.retrying, &self.last_event) {
+            (Some(retrying), _) => write!(f, "it was waiting for the model while codex retried: {retrying}")?,
+            (None, Some(method)) => write!(f, "it was waiting for the server's next event after `{method}`")?,
+            (None, None) => f.write_str("it was waiting for its first event")?,
+        }
+        match (self.at_deadline, self.interrupted, &self.interrupt_error) {
+            (crate::thread::AtDeadline::Leave, ..) => f.write_str("; it was left running"),
+            (_, true, _) => f.write_str("; it was interrupted"),
+            (_, false, Some(why)) => write!(f, "; interrupting it failed: {why}"),
+            (_, false, None) => f.write_str("; it was not interrupted"),
         }
     }
 }
@@ -252,6 +297,9 @@ pub enum TransportErrorKind {
     CodexNotFound,
     /// An I/O error: starting the server, connecting, reading, writing.
     Io,
+    /// The TLS handshake of a `wss://` connection failed (a certificate the client does not
+    /// trust, a name that does not match), or the TLS settings are unusable (feature `tls`).
+    Tls,
     /// The WebSocket handshake or protocol failed ([`TransportError::http_status`] says what a
     /// refused upgrade answered).
     WebSocket,
@@ -290,6 +338,13 @@ impl TransportError {
     /// An I/O error ([`TransportErrorKind::Io`]) with its context.
     pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
         Self::with_source(TransportErrorKind::Io, context, error)
+    }
+
+    /// This error with another message (its source stays).
+    #[cfg(feature = "tls")]
+    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
     }
 
     /// This error with another kind.

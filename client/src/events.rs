@@ -126,6 +126,47 @@ impl Event {
             _ => None,
         }
     }
+
+    /// What codex reports while it retries, if this event is such a report: an `error`
+    /// notification with `willRetry: true` (see [`Retrying`]).
+    pub fn retrying(&self) -> Option<Retrying> {
+        self.notification().and_then(crate::wire::retrying)
+    }
+}
+
+/// What codex reports while it retries for a turn: an `error` notification with
+/// `willRetry: true`, read from [`Event::retrying`].
+///
+/// Offline, or when the model provider fails, codex keeps the turn open and tries again,
+/// reporting each attempt (codex 0.171.0: "Reconnecting... 2/5", then "Reconnecting...
+/// waiting for network"); the turn neither fails nor goes on until the provider answers. The
+/// notification is on the turn's stream (and on [`Notifications`]) like any other, each one
+/// is logged as a `tracing` warning, [`TurnHandle::waiting_for`](crate::TurnHandle::waiting_for)
+/// keeps the last one until the turn goes on, and a
+/// [`RunOptions::deadline`](crate::RunOptions::deadline) that passes names it in its error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retrying {
+    /// The thread of the turn.
+    pub thread_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// What codex says (`error.message`), e.g. "Reconnecting... 2/5".
+    pub message: String,
+    /// `error.additionalDetails`: the error behind the retry, when codex gives it.
+    pub details: Option<String>,
+    /// `error.codexErrorInfo` as JSON (its type differs between releases), when codex gives it.
+    pub error_info: Option<serde_json::Value>,
+}
+
+impl std::fmt::Display for Retrying {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        match &self.details {
+            Some(details) => write!(f, " ({details})"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Every notification of the connection, from the moment of [`crate::Client::notifications`]

@@ -25,12 +25,18 @@
 //!   [`ThreadHandle::run`] to the final answer, [`ThreadHandle::turn`], `read`, `set_name`,
 //!   `compact`), [`LoginHandle`] (API key, ChatGPT browser and device-code logins, `account`,
 //!   `logout`, `models`); see [`thread`] and [`login`].
+//! - **What a turn waits for**: codex's reports while it retries ([`Retrying`], from
+//!   [`Event::retrying`]; [`TurnHandle::waiting_for`]), and a deadline for a run
+//!   ([`RunOptions`], [`ThreadHandle::run_with_options`]) whose error,
+//!   [`ClientError::TurnDeadline`], names what the turn was waiting for.
 //! - **Reconnect** (WebSocket, Unix socket; opt-in, [`ClientBuilder::reconnect`]): the client
 //!   connects again, resumes its threads and its turn handles go on.
 //! - **Transports** ([`transport`]): stdio ([`CodexCommand`] spawns the server: the binary it
 //!   is given, else `$CODEX_BIN`, else `codex` on `PATH`, never one found in the current
 //!   directory or its parents; the program started is logged), WebSocket
-//!   (`ws://` with a bearer token) and `unix://PATH`, or your own ([`Transport`]).
+//!   (`ws://` with a bearer token, `wss://` with the feature `tls`) and `unix://PATH`, a
+//!   recorded session played back as the server (feature `replay`), or your own
+//!   ([`Transport`]).
 //! - **Handshake**: `initialize` + `initialized` on connect, by a deadline
 //!   ([`ClientBuilder::handshake_timeout`], 60 s by default); the `InitializeResponse` is
 //!   kept ([`Client::initialize_response`]) and the server's version (from `userAgent`) is compared with
@@ -61,6 +67,7 @@
 //! - **Logging**: through `tracing` (spans per request and per turn); the server's stderr
 //!   lines are `tracing` events of the target `codex_app_client::server_stderr` as they
 //!   arrive. The library never prints.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 mod client;
@@ -87,14 +94,15 @@ pub use codex_app_protocol as protocol;
 pub use client::{Client, ClientBuilder, VersionPolicy, DEFAULT_HANDSHAKE_TIMEOUT};
 pub use connection::ConnectionStats;
 pub use error::{
-    ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnFailure, VersionCheck,
+    ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnDeadline, TurnFailure,
+    VersionCheck,
 };
-pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan, ReleaseChange};
+pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan, ReleaseChange, Retrying};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
 pub use login::LoginHandle;
 pub use retry::RetryPolicy;
 pub use tap::Tap;
-pub use thread::{Input, RunResult, ThreadHandle};
+pub use thread::{AtDeadline, Input, RunOptions, RunResult, ThreadHandle};
 pub use transport::stdio::CodexCommand;
 pub use transport::Transport;
 pub use turn::TurnHandle;

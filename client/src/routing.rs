@@ -153,6 +153,15 @@ impl TurnRouter {
             return;
         }
         let (Some(thread), Some(turn)) = (&key.thread, &key.turn) else { return };
+        if let Some(retrying) = wire::retrying(notification) {
+            tracing::warn!(
+                thread = &**thread,
+                turn = &**turn,
+                details = retrying.details.as_deref(),
+                "codex retries and the turn waits: {}",
+                retrying.message
+            );
+        }
         let event = TurnEvent::Event {
             event: Event::Notification(notification.clone()),
             lifecycle: wire::lifecycle(notification),

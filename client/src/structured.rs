@@ -38,6 +38,9 @@ pub fn decode_as<T: DeserializeOwned>(what: &str, text: &str) -> Result<T, Clien
     })
 }
 
+// In a module behind `schemars`: the impl is labelled itself, as a module's `cfg` does not reach
+// the inherent methods it adds to a type documented elsewhere.
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 impl Client {
     /// `turn/start` with `outputSchema` set to the JSON Schema of `T` (written into the params'
     /// JSON, so that the client builds against releases whose `turn/start` has no

@@ -30,8 +30,11 @@ use codex_app_protocol::path::Step;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 
+use std::time::Duration;
+
 use crate::client::Client;
 use crate::error::{ClientError, DecodeReport};
+use crate::events::Event;
 use crate::turn::TurnHandle;
 
 /// What a turn is asked: text (`&str`, `String`) or the typed input items.
@@ -111,7 +114,7 @@ impl ThreadHandle {
     }
 
     /// Whether the connection receives the thread's events: `false` once the server refused
-    /// to resume it after a reconnect ([`Event::ThreadDetached`](crate::Event::ThreadDetached));
+    /// to resume it after a reconnect ([`Event::ThreadDetached`]);
     /// then [`detached`](Self::detached) has the server's message, and new turns fail at once
     /// with [`ClientError::ThreadDetached`] until it is resumed
     /// ([`Client::thread_resume`]).
@@ -185,58 +188,168 @@ impl ThreadHandle {
     /// Cancel safe in the sense that dropping the future at any point releases the turn's
     /// routing and buffers at once (the turn goes on at the server; interrupt it with a
     /// [`turn`](Self::turn) handle to stop it).
+    ///
+    /// **Waiting.** `run` has no deadline: a turn whose model cannot be reached stays open
+    /// while codex retries (its reports are `tracing` warnings, see [`Retrying`](crate::Retrying)). Give one
+    /// with [`run_with_options`](Self::run_with_options).
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunResult, ClientError> {
-        let turn = self.turn(input).await?;
-        Self::run_to_end(turn).await
+        self.run_with_options(input, RunOptions::default()).await
     }
 
     /// [`run`](Self::run) with typed `turn/start` params (see [`turn_with`](Self::turn_with)).
     pub async fn run_with(&self, params: TurnStartParams) -> Result<RunResult, ClientError> {
         let turn = self.turn_with(params).await?;
-        Self::run_to_end(turn).await
+        run_turn(turn, RunOptions::default()).await
     }
 
-    /// Reads `turn` to its end: what [`run`](Self::run) returns.
-    async fn run_to_end(mut turn: TurnHandle) -> Result<RunResult, ClientError> {
-        let mut items = Vec::new();
-        let mut usage = None;
-        while let Some(event) = turn.next().await {
-            let Some(notification) = event.notification() else { continue };
-            match notification.method() {
-                "item/completed" => {
-                    let params = wire_json(notification)?;
-                    items.push(decode::<ThreadItem>(
-                        "item/completed",
-                        &["params", "item"],
-                        params["params"]["item"].clone(),
-                    )?);
-                }
-                "thread/tokenUsage/updated" => usage = wire_json(notification)?["params"].get("tokenUsage").cloned(),
-                _ => {}
+    /// [`run`](Self::run) with [`RunOptions`]: a deadline for the turn's end (when it passes
+    /// the turn is interrupted, or left running, and the error,
+    /// [`ClientError::TurnDeadline`], says what the turn was waiting for), and a callback
+    /// that sees each event of the turn (to show what codex reports while it retries, say).
+    ///
+    /// ```no_run
+    /// # async fn run(thread: codex_app_client::ThreadHandle) -> Result<(), codex_app_client::ClientError> {
+    /// use std::time::Duration;
+    /// use codex_app_client::RunOptions;
+    /// let options = RunOptions::new().deadline(Duration::from_secs(120)).on_event(|event| {
+    ///     if let Some(retrying) = event.retrying() {
+    ///         eprintln!("waiting: {retrying}");
+    ///     }
+    /// });
+    /// let answer = thread.run_with_options("What is 2 + 2?", options).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_with_options(
+        &self,
+        input: impl Into<Input>,
+        options: RunOptions,
+    ) -> Result<RunResult, ClientError> {
+        let turn = self.turn(input).await?;
+        run_turn(turn, options).await
+    }
+}
+
+/// How a turn is run to its end ([`ThreadHandle::run_with_options`], [`TurnHandle::run`]):
+/// by a deadline or not, and what is done with each event. The default: no deadline, nothing.
+#[derive(Default)]
+#[non_exhaustive]
+pub struct RunOptions {
+    deadline: Option<Duration>,
+    at_deadline: AtDeadline,
+    on_event: Option<OnEvent>,
+}
+
+/// The callback of [`RunOptions::on_event`].
+type OnEvent = Box<dyn FnMut(&Event) + Send>;
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("deadline", &self.deadline)
+            .field("at_deadline", &self.at_deadline)
+            .field("on_event", &self.on_event.as_ref().map(|_| "FnMut(&Event)"))
+            .finish()
+    }
+}
+
+impl RunOptions {
+    /// No deadline, no callback.
+    pub fn new() -> Self {
+        RunOptions::default()
+    }
+
+    /// The turn must end within `deadline`, counted from when its events are first read
+    /// (after the `turn/start` answer, which has the request timeout). When it passes, the
+    /// turn is interrupted (see [`at_deadline`](Self::at_deadline)) and the run fails with
+    /// [`ClientError::TurnDeadline`], which names what the turn was waiting for: what codex
+    /// last reported while retrying ([`Retrying`](crate::Retrying)), else the turn's last event.
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// What is done with the turn when the deadline passes ([`AtDeadline::Interrupt`] by
+    /// default).
+    pub fn at_deadline(mut self, at: AtDeadline) -> Self {
+        self.at_deadline = at;
+        self
+    }
+
+    /// Called with each event of the turn, as it is read (before the run looks at it):
+    /// deltas to print as they come, [`Event::retrying`] to show what the turn waits for.
+    pub fn on_event(mut self, on_event: impl FnMut(&Event) + Send + 'static) -> Self {
+        self.on_event = Some(Box::new(on_event));
+        self
+    }
+}
+
+/// What happens to a turn whose [`RunOptions::deadline`] passed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AtDeadline {
+    /// `turn/interrupt` is sent (waited for up to 5 s); the server ends the turn as
+    /// interrupted. The default.
+    #[default]
+    Interrupt,
+    /// The turn is left running at the server; the client stops reading it (its handle is
+    /// dropped: later events of the turn go only to [`Client::notifications`]).
+    Leave,
+}
+
+/// Reads `turn` to its end with `options`: what [`ThreadHandle::run`] returns.
+pub(crate) async fn run_turn(mut turn: TurnHandle, mut options: RunOptions) -> Result<RunResult, ClientError> {
+    let deadline = options.deadline.map(|d| (d, tokio::time::Instant::now() + d));
+    let mut items = Vec::new();
+    let mut usage = None;
+    loop {
+        let next = match deadline {
+            Some((after, at)) => match tokio::time::timeout_at(at, turn.next()).await {
+                Ok(next) => next,
+                Err(_) => return Err(turn.deadline_passed(after, options.at_deadline).await),
+            },
+            None => turn.next().await,
+        };
+        let Some(event) = next else { break };
+        if let Some(on_event) = &mut options.on_event {
+            on_event(&event);
+        }
+        let Some(notification) = event.notification() else { continue };
+        match notification.method() {
+            "item/completed" => {
+                let params = wire_json(notification)?;
+                items.push(decode::<ThreadItem>(
+                    "item/completed",
+                    &["params", "item"],
+                    params["params"]["item"].clone(),
+                )?);
             }
+            "thread/tokenUsage/updated" => usage = wire_json(notification)?["params"].get("tokenUsage").cloned(),
+            _ => {}
         }
-        let completed = turn.wait().await?;
-        let lost = turn.lost_items();
-        if lost > 0 {
-            let (thread_id, turn_id) = (turn.thread_id().to_owned(), turn.turn_id().to_owned());
-            let turn = serde_json::to_value(&completed).unwrap_or_default();
-            return Err(ClientError::ItemsLost { thread_id, turn_id, lost, turn });
-        }
-        let turn = completed;
-        let final_response = items
-            .iter()
-            .rev()
-            .filter_map(|item| serde_json::to_value(item).ok())
-            .find(|item| item["type"] == "agentMessage")
-            .and_then(|item| item["text"].as_str().map(str::to_owned))
-            .unwrap_or_default();
-        Ok(RunResult { final_response, items, usage, turn })
     }
+    let completed = turn.wait().await?;
+    let lost = turn.lost_items();
+    if lost > 0 {
+        let (thread_id, turn_id) = (turn.thread_id().to_owned(), turn.turn_id().to_owned());
+        let turn = serde_json::to_value(&completed).unwrap_or_default();
+        return Err(ClientError::ItemsLost { thread_id, turn_id, lost, turn });
+    }
+    let turn = completed;
+    let final_response = items
+        .iter()
+        .rev()
+        .filter_map(|item| serde_json::to_value(item).ok())
+        .find(|item| item["type"] == "agentMessage")
+        .and_then(|item| item["text"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    Ok(RunResult { final_response, items, usage, turn })
+}
 
+impl ThreadHandle {
     /// `thread/read`: the thread, with its turns when `include_turns`. The handle keeps it.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on. The handle keeps the thread it had.
     pub async fn read(&mut self, include_turns: bool) -> Result<&Thread, ClientError> {
         let result =
@@ -248,7 +361,7 @@ impl ThreadHandle {
     /// `thread/name/set`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn set_name(&self, name: &str) -> Result<(), ClientError> {
         self.client.request_raw("thread/name/set", json!({"threadId": self.id, "name": name})).await.map(drop)
@@ -258,7 +371,7 @@ impl ThreadHandle {
     /// notifications).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn compact(&self) -> Result<(), ClientError> {
         self.client.request_raw("thread/compact/start", json!({"threadId": self.id})).await.map(drop)
@@ -267,7 +380,7 @@ impl ThreadHandle {
     /// `thread/archive`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn archive(&self) -> Result<(), ClientError> {
         self.client.thread_archive(&self.id).await
@@ -278,7 +391,7 @@ impl Client {
     /// `thread/start`, returning the thread's handle.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_start(&self, params: ThreadStartParams) -> Result<ThreadHandle, ClientError> {
         let response = self.request::<request::ThreadStart>(params).await?;
@@ -291,7 +404,7 @@ impl Client {
     /// gets its events again).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_sent::<request::ThreadResume>(&ThreadResumeParams::new(id.to_owned())).await;
@@ -302,7 +415,7 @@ impl Client {
     /// ..ThreadResumeParams::new(id) }`).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_resume_with(&self, params: ThreadResumeParams) -> Result<ThreadHandle, ClientError> {
         let result = self.request_sent::<request::ThreadResume>(&params).await;
@@ -312,7 +425,7 @@ impl Client {
     /// `thread/fork` of the thread `id`: a new thread with its history.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_fork(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/fork", json!({"threadId": id})).await;
@@ -337,7 +450,7 @@ impl Client {
     /// `thread/list`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_list(&self, params: ThreadListParams) -> Result<ThreadListResponse, ClientError> {
         self.request::<request::ThreadList>(params).await
@@ -346,7 +459,7 @@ impl Client {
     /// `thread/archive` of the thread `id`.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_archive(&self, id: &str) -> Result<(), ClientError> {
         self.request_sent::<request::ThreadArchive>(&ThreadArchiveParams::new(id.to_owned())).await.map(drop)
@@ -355,7 +468,7 @@ impl Client {
     /// `thread/unarchive` of the thread `id`, returning its handle.
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
-    /// [`Event::Orphan`](crate::Event::Orphan)); the connection holds nothing for it and goes
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_unarchive(&self, id: &str) -> Result<ThreadHandle, ClientError> {
         let result = self.request_raw("thread/unarchive", json!({"threadId": id})).await;

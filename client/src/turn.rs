@@ -10,9 +10,13 @@ use serde_json::json;
 
 use crate::client::Client;
 use crate::connection::TurnRoute;
-use crate::error::{ClientError, DecodeReport};
-use crate::events::{Event, Next};
+use crate::error::{ClientError, DecodeReport, TurnDeadline};
+use crate::events::{Event, Next, Retrying};
+use crate::thread::{AtDeadline, RunOptions, RunResult};
 use crate::wire;
+
+/// How long a deadline's `turn/interrupt` is waited for.
+const INTERRUPT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A turn started with [`Client::start_turn`].
 ///
@@ -51,6 +55,10 @@ pub struct TurnHandle {
     completed: Option<Turn>,
     span: tracing::Span,
     ended: bool,
+    /// What codex last reported while retrying, until the turn goes on.
+    waiting_for: Option<Retrying>,
+    /// The method of the last notification read.
+    last_event: Option<String>,
 }
 
 impl TurnHandle {
@@ -62,7 +70,18 @@ impl TurnHandle {
         route: TurnRoute,
     ) -> Self {
         let span = tracing::info_span!("turn", thread = %thread_id, turn = %turn_id);
-        TurnHandle { client, thread_id, turn_id, response, route, completed: None, span, ended: false }
+        TurnHandle {
+            client,
+            thread_id,
+            turn_id,
+            response,
+            route,
+            completed: None,
+            span,
+            ended: false,
+            waiting_for: None,
+            last_event: None,
+        }
     }
 
     /// The thread of the turn.
@@ -83,6 +102,52 @@ impl TurnHandle {
     /// The turn as `turn/completed` reported it, once it has been read from the stream.
     pub fn completed(&self) -> Option<&Turn> {
         self.completed.as_ref()
+    }
+
+    /// What the turn waits for, as codex last reported it while retrying (the model provider
+    /// cannot be reached, say): the last [`Retrying`] read from the stream, until another
+    /// event of the turn is read. `None` while the turn goes on (or before anything was read).
+    pub fn waiting_for(&self) -> Option<&Retrying> {
+        self.waiting_for.as_ref()
+    }
+
+    /// The method of the last notification read from the stream.
+    pub fn last_event(&self) -> Option<&str> {
+        self.last_event.as_deref()
+    }
+
+    /// Reads the turn to its end, as [`ThreadHandle::run`](crate::ThreadHandle::run) does,
+    /// with `options`: a deadline, what happens when it passes, a callback for each event.
+    /// For a turn started with typed params:
+    /// `thread.turn_with(params).await?.run(RunOptions::new().deadline(d)).await`.
+    ///
+    /// Cancel safe in the sense of [`ThreadHandle::run`](crate::ThreadHandle::run).
+    pub async fn run(self, options: RunOptions) -> Result<RunResult, ClientError> {
+        crate::thread::run_turn(self, options).await
+    }
+
+    /// The error of a deadline that passed while the turn ran, after doing what `at` says.
+    pub(crate) async fn deadline_passed(&self, deadline: std::time::Duration, at: AtDeadline) -> ClientError {
+        let (mut interrupted, mut interrupt_error) = (false, None);
+        if at == AtDeadline::Interrupt {
+            match tokio::time::timeout(INTERRUPT_WAIT, self.interrupt()).await {
+                Ok(Ok(_)) => interrupted = true,
+                Ok(Err(e)) => interrupt_error = Some(e.to_string()),
+                Err(_) => interrupt_error = Some(format!("no answer to `turn/interrupt` within {INTERRUPT_WAIT:?}")),
+            }
+        }
+        let error = TurnDeadline {
+            thread_id: self.thread_id.clone(),
+            turn_id: self.turn_id.clone(),
+            deadline,
+            retrying: self.waiting_for.clone(),
+            last_event: self.last_event.clone(),
+            at_deadline: at,
+            interrupted,
+            interrupt_error,
+        };
+        tracing::warn!(thread = %self.thread_id, turn = %self.turn_id, "{error}");
+        ClientError::TurnDeadline(Box::new(error))
     }
 
     /// The next event of this turn: a notification, [`Event::Undecodable`] for a line that
@@ -107,6 +172,9 @@ impl TurnHandle {
                         if let ServerNotification::TurnCompleted { params, .. } = &**n {
                             self.completed = Some(params.turn.clone());
                         }
+                        // A retry is what the turn waits for until any other event of it comes.
+                        self.waiting_for = wire::retrying(n);
+                        self.last_event = Some(n.method().to_owned());
                     }
                     Event::Undecodable(report) => {
                         tracing::warn!(

@@ -150,6 +150,29 @@ pub(crate) fn turn_failure(thread_id: &str, turn: &impl Serialize) -> Option<cra
     Some(crate::error::TurnFailure { thread_id: thread_id.to_owned(), turn_id, message, turn })
 }
 
+/// What codex reports while it retries: an `error` notification with `willRetry: true`, read
+/// from its JSON (only the members every release with the notification has).
+pub(crate) fn retrying(notification: &ServerNotification) -> Option<crate::events::Retrying> {
+    if notification.method() != "error" {
+        return None;
+    }
+    let value = serde_json::to_value(notification).ok()?;
+    let params = value.get("params")?;
+    if params.get("willRetry").and_then(|w| w.as_bool()) != Some(true) {
+        return None;
+    }
+    let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).map(str::to_owned);
+    let error = params.get("error");
+    let key = route_key(notification);
+    Some(crate::events::Retrying {
+        thread_id: key.thread.map(String::from).unwrap_or_default(),
+        turn_id: key.turn.map(String::from).unwrap_or_default(),
+        message: text(error.and_then(|e| e.get("message"))).unwrap_or_default(),
+        details: text(error.and_then(|e| e.get("additionalDetails"))),
+        error_info: error.and_then(|e| e.get("codexErrorInfo")).filter(|i| !i.is_null()).cloned(),
+    })
+}
+
 /// Whether a `thread/status/changed` notification says the thread is active (`status.type`).
 pub(crate) fn thread_active(notification: &codex_app_protocol::ServerNotification) -> bool {
     let value = serde_json::to_value(notification).unwrap_or_default();

@@ -126,6 +126,18 @@ async fn a_spawn_that_fails_for_another_reason_is_a_transport_error() {
     assert!(error.source().and_then(|e| e.source()).is_some_and(|e| e.is::<std::io::Error>()), "{error:?}");
 }
 
+/// Without the `tls` feature nothing of TLS is compiled: `wss://` is refused, naming the
+/// feature, before anything is opened.
+#[cfg(not(feature = "tls"))]
+#[tokio::test]
+async fn wss_without_the_tls_feature_is_refused_naming_it() {
+    let error = Client::builder().connect_ws("wss://127.0.0.1:9", Some("t")).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "transport error: connecting to wss://127.0.0.1:9: wss:// needs the client's `tls` feature (codex-app-client = { features = [\"tls\"] })"
+    );
+}
+
 /// A WebSocket address nobody listens on: the connect error's source is the I/O error.
 #[tokio::test]
 async fn a_refused_websocket_connection_chains_to_its_io_error() {

@@ -15,10 +15,15 @@ mod misbehaving;
 mod older_release;
 mod real;
 mod reconnect;
+#[cfg(feature = "replay")]
+mod replay;
 mod structured;
 mod tap_transcript;
 mod trace;
+#[cfg(feature = "tls")]
+mod tls;
 mod typed;
+mod waiting;
 
 /// The heap bytes in use by this test binary, counted by its allocator (the system's): what
 /// the tests that measure memory read, where RSS also moves with the allocator's own choices.

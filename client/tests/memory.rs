@@ -116,6 +116,36 @@ async fn experimental_opt_in_can_be_overridden() {
     }
 }
 
+/// Typed capabilities are sent as they encode; their `experimental_api`, when given, is the
+/// opt-in (the last of it and `experimental_api()` counts), and when absent the feature's
+/// default stays.
+#[tokio::test]
+async fn typed_capabilities_are_sent_and_their_opt_in_is_the_builders() {
+    let opt_out = InitializeCapabilities {
+        opt_out_notification_methods: Some(vec!["thread/started".into()]),
+        request_attestation: Some(false),
+        ..Default::default()
+    };
+    let cases = [
+        (Client::builder().capabilities(opt_out.clone()), cfg!(feature = "experimental")),
+        (Client::builder().experimental_api(false).capabilities(opt_out.clone()), false),
+        (Client::builder().capabilities(InitializeCapabilities { experimental_api: Some(true), ..opt_out.clone() }), true),
+        (Client::builder().capabilities(InitializeCapabilities { experimental_api: Some(false), ..opt_out.clone() }), false),
+        (Client::builder().capabilities(InitializeCapabilities { experimental_api: Some(false), ..opt_out.clone() }).experimental_api(true), true),
+    ];
+    for (i, (builder, on)) in cases.into_iter().enumerate() {
+        let (transport, mut server) = MemoryTransport::pair(8);
+        let (client, params) = tokio::join!(builder.connect(transport), handshake(&mut server, CODEX_VERSION));
+        let client = client.unwrap();
+        let mut expected = json!({"optOutNotificationMethods": ["thread/started"], "requestAttestation": false});
+        if on {
+            expected["experimentalApi"] = json!(true);
+        }
+        assert_eq!(params["capabilities"], expected, "case {i}");
+        assert_eq!(client.experimental_api(), on, "case {i}");
+    }
+}
+
 #[tokio::test]
 async fn version_mismatch_is_reported_or_an_error() {
     let (transport, mut server) = MemoryTransport::pair(8);

@@ -23,6 +23,10 @@ pub struct ClientGuide;
 pub struct DriftCheckGuide;
 
 #[cfg(doctest)]
+#[doc = include_str!("../../docs/testing-your-app.md")]
+pub struct TestingYourAppGuide;
+
+#[cfg(doctest)]
 #[doc = include_str!("../../protocol/README.md")]
 pub struct ProtocolReadMe;
 

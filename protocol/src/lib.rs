@@ -127,6 +127,7 @@
 //!   into a `Value`, and fails on what a `Value` cannot hold: a number beyond `f64`
 //!   (`1e400`), a string with a lone surrogate (`"\ud800"`), nesting deeper than 128
 //!   levels. Encode to text (or compare texts) where such input is possible.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The integration tests (`tests/it.rs`), compiled into this crate's own unit-test build: this
 // is how `codex-app-protocol-stable` tests the stable surface, in one build of the crate with

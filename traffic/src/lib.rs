@@ -32,6 +32,7 @@
 //! as [`Kind::Experimental`] with its path ([`Report::experimental`]), and is not drift. The
 //! feature `experimental` turns on `codex-app-protocol/experimental`, which gives the
 //! experimental types to every build that has this crate.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod drift;
 pub mod summary;

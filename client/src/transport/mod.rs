@@ -11,7 +11,9 @@
 //! - [`ws::WsTransport`]: `ws://HOST:PORT` (with a bearer token) and `unix://PATH` (WebSocket
 //!   over a Unix socket), one message per text frame;
 //! - [`memory::MemoryTransport`]: an in-memory pair for tests, with a [`memory::ServerEnd`]
-//!   that plays the server.
+//!   that plays the server;
+//! - `replay::ReplayTransport` (feature `replay`): a session the [`Tap`](crate::Tap)
+//!   recorded, played back as the server, for an application's tests without codex.
 
 use std::future::Future;
 use std::io;
@@ -21,6 +23,8 @@ use crate::error::ServerExit;
 
 mod find_codex;
 pub mod memory;
+#[cfg(feature = "replay")]
+pub mod replay;
 pub mod stdio;
 pub mod ws;
 

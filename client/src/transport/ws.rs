@@ -1,10 +1,25 @@
-//! WebSocket: `ws://HOST:PORT` (with a bearer token) and `unix://PATH` (the same WebSocket
-//! protocol over a Unix socket), one JSON-RPC message per text frame.
+//! WebSocket: `ws://HOST:PORT` (with a bearer token), `wss://HOST:PORT` (feature `tls`) and
+//! `unix://PATH` (the same WebSocket protocol over a Unix socket), one JSON-RPC message per
+//! text frame.
 //!
 //! `codex app-server --listen ws://127.0.0.1:PORT --ws-auth capability-token
 //! --ws-token-file FILE` expects `Authorization: Bearer <token>`; a wrong or missing token
 //! gets HTTP 401 at the upgrade, which [`WsTransport::connect`] reports as a
 //! [`TransportError`] with `http_status: Some(401)`.
+//!
+//! **Tokens.** A token is sent as `Authorization: Bearer <token>` in the upgrade request, never
+//! in the request line. It may be given as the argument or in the URL's user info
+//! (`wss://:TOKEN@HOST:PORT`, as a configuration string would carry it): the client takes it out
+//! of the URL and sends it as the bearer token (codex 0.171.0 accepts no other form: a token in
+//! the query, `?token=` or `?access_token=`, gets 401). A token is never sent over plain
+//! `ws://` to a host that is not loopback (`127.0.0.0/8`, `::1`, `localhost`): that connection
+//! is refused before anything is sent (codex itself listens on a non-loopback address only with
+//! authentication, and is reached there through a TLS proxy: `wss://`).
+//!
+//! **TLS** (feature `tls`): rustls, trusting the bundled webpki roots (Mozilla's), the platform's
+//! roots with the feature `tls-native-roots`, and the roots given in `TlsOptions` (a
+//! self-signed certificate of your own proxy, say). Without the feature nothing of TLS is
+//! compiled and `wss://` is refused with a message that names the feature.
 
 use std::io;
 use std::pin::Pin;
@@ -32,11 +47,158 @@ pub struct WsTransport {
     socket: Socket,
 }
 
+/// How a `wss://` connection is verified (feature `tls`): the roots it trusts besides the
+/// bundled ones. Give it to [`WsTransport::connect_tls`] or
+/// [`ClientBuilder::tls`](crate::ClientBuilder::tls).
+#[cfg(feature = "tls")]
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+#[cfg(feature = "tls")]
+impl TlsOptions {
+    /// The bundled webpki roots (and the platform's, with `tls-native-roots`) only.
+    pub fn new() -> Self {
+        TlsOptions::default()
+    }
+
+    /// Also trusts this root certificate (DER).
+    pub fn root_certificate(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.roots.push(rustls::pki_types::CertificateDer::from(der.into()));
+        self
+    }
+
+    /// Also trusts every certificate of this PEM text (`-----BEGIN CERTIFICATE-----`).
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, TransportError> {
+        use rustls::pki_types::pem::PemObject;
+        let context = "reading PEM root certificates";
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(pem) {
+            let cert =
+                cert.map_err(|e| TransportError::new(context, format!("{e:?}")).with_kind(TransportErrorKind::Tls))?;
+            self.roots.push(cert);
+        }
+        if self.roots.is_empty() {
+            return Err(
+                TransportError::new(context, "no certificate in the PEM text").with_kind(TransportErrorKind::Tls)
+            );
+        }
+        Ok(self)
+    }
+
+    /// The rustls client configuration: ring, the bundled roots, the platform's (with
+    /// `tls-native-roots`), these.
+    fn client_config(&self, context: &str) -> Result<rustls::ClientConfig, TransportError> {
+        let tls_error = |e: &dyn std::fmt::Display| TransportError::new(context, e).with_kind(TransportErrorKind::Tls);
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        #[cfg(feature = "tls-native-roots")]
+        {
+            let native = rustls_native_certs::load_native_certs();
+            for error in &native.errors {
+                tracing::warn!("a platform root certificate could not be read: {error}");
+            }
+            let (added, ignored) = roots.add_parsable_certificates(native.certs);
+            tracing::debug!(added, ignored, "platform root certificates");
+        }
+        for root in &self.roots {
+            roots.add(root.clone()).map_err(|e| tls_error(&format!("a root certificate given is unusable: {e}")))?;
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| tls_error(&e))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(config)
+    }
+}
+
+/// `url` without a token in its user info, and that token: `scheme://[:]TOKEN@HOST...`.
+fn token_from_url(url: &str) -> (String, Option<String>) {
+    let Some((scheme, rest)) = url.split_once("://") else { return (url.to_owned(), None) };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let token = userinfo.strip_prefix(':').unwrap_or(userinfo);
+            (format!("{scheme}://{host}{path}"), (!token.is_empty()).then(|| token.to_owned()))
+        }
+        None => (url.to_owned(), None),
+    }
+}
+
+/// The host of an authority (`HOST:PORT`, `[V6]:PORT`).
+fn host_of(authority: &str) -> &str {
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or_default();
+    }
+    authority.rsplit_once(':').map_or(authority, |(host, _)| host)
+}
+
+/// Whether `host` is this machine's loopback.
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 impl WsTransport {
-    /// Connects to `url`: `ws://HOST:PORT[/PATH]` or `unix://PATH`. `token`, when given, is
-    /// sent as `Authorization: Bearer <token>`.
+    /// Connects to `url`: `ws://HOST:PORT[/PATH]`, `wss://HOST:PORT[/PATH]` (feature `tls`,
+    /// with the default `TlsOptions`) or `unix://PATH`. `token` (or one in the URL's user
+    /// info, see the [module docs](self)) is sent as `Authorization: Bearer <token>`; never
+    /// over plain `ws://` to a host that is not loopback.
     pub async fn connect(url: &str, token: Option<&str>) -> Result<WsTransport, TransportError> {
+        #[cfg(feature = "tls")]
+        return Self::connect_tls(url, token, &TlsOptions::default()).await;
+        #[cfg(not(feature = "tls"))]
+        return Self::open(url, token).await;
+    }
+
+    /// [`connect`](Self::connect) with the roots of `tls` trusted for `wss://`.
+    #[cfg(feature = "tls")]
+    pub async fn connect_tls(url: &str, token: Option<&str>, tls: &TlsOptions) -> Result<WsTransport, TransportError> {
+        let (plain_url, url_token) = token_from_url(url);
+        let Some(rest) = plain_url.strip_prefix("wss://") else { return Self::open(url, token).await };
+        let context = format!("connecting to {plain_url}");
+        let token = Self::one_token(token, url_token, &context)?;
+        let authority = rest.split('/').next().unwrap_or_default();
+        let host = host_of(authority).to_owned();
+        let config = tls.client_config(&context)?;
+        let name = rustls::pki_types::ServerName::try_from(host.clone())
+            .map_err(|e| TransportError::new(&context, e).with_kind(TransportErrorKind::Tls))?;
+        let tcp = tokio::net::TcpStream::connect(authority).await.map_err(|e| TransportError::io(&context, e))?;
+        tcp.set_nodelay(true).map_err(|e| TransportError::io(&context, e))?;
+        let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+        let stream = connector.connect(name, tcp).await.map_err(|e| {
+            let message = format!("the TLS handshake with {host} failed: {e}");
+            TransportError::with_source(TransportErrorKind::Tls, &context, e).with_message(message)
+        })?;
+        Self::handshake(Box::pin(stream), &plain_url, token.as_deref(), &context).await
+    }
+
+    /// The one token of the argument and the URL.
+    fn one_token(
+        token: Option<&str>,
+        url_token: Option<String>,
+        context: &str,
+    ) -> Result<Option<String>, TransportError> {
+        match (token, url_token) {
+            (Some(_), Some(_)) => {
+                Err(TransportError::new(context, "a token is given both as an argument and in the URL"))
+            }
+            (Some(token), None) => Ok(Some(token.to_owned())),
+            (None, url_token) => Ok(url_token),
+        }
+    }
+
+    /// `ws://` and `unix://` (and, without the `tls` feature, the refusal of `wss://`).
+    async fn open(url: &str, token: Option<&str>) -> Result<WsTransport, TransportError> {
+        let (url, url_token) = token_from_url(url);
+        let url = url.as_str();
         let context = format!("connecting to {url}");
+        let token = Self::one_token(token, url_token, &context)?;
+        let token = token.as_deref();
         let (stream, ws_url): (Pin<Box<dyn Io>>, String) = if let Some(path) = url.strip_prefix("unix://") {
             #[cfg(unix)]
             {
@@ -51,15 +213,28 @@ impl WsTransport {
             }
         } else if let Some(rest) = url.strip_prefix("ws://") {
             let authority = rest.split('/').next().unwrap_or_default();
+            let host = host_of(authority);
+            if token.is_some() && !is_loopback(host) {
+                return Err(TransportError::new(
+                    &context,
+                    format!(
+                        "refusing to send the token over plain ws:// to {host}, which is not this machine's \
+                         loopback: use wss:// (feature `tls`)"
+                    ),
+                ));
+            }
             let stream =
                 tokio::net::TcpStream::connect(authority).await.map_err(|e| TransportError::io(&context, e))?;
             stream.set_nodelay(true).map_err(|e| TransportError::io(&context, e))?;
             (Box::pin(stream), url.to_owned())
-        } else {
+        } else if url.starts_with("wss://") {
             return Err(TransportError::new(
                 &context,
-                "the URL must start with ws:// or unix:// (wss:// is not supported)",
+                "wss:// needs the client's `tls` feature (codex-app-client = { features = [\"tls\"] })",
             ));
+        } else {
+            let schemes = if cfg!(feature = "tls") { "ws://, wss:// or unix://" } else { "ws:// or unix://" };
+            return Err(TransportError::new(&context, format!("the URL must start with {schemes}")));
         };
         Self::handshake(stream, &ws_url, token, &context).await
     }
