@@ -19,9 +19,9 @@ mod reconnect;
 mod replay;
 mod structured;
 mod tap_transcript;
-mod trace;
 #[cfg(feature = "tls")]
 mod tls;
+mod trace;
 mod typed;
 mod waiting;
 
