@@ -6,6 +6,7 @@
 // `common` writes this release's types (its turn helper): pinned like the tests that use it.
 codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 mod common;
+mod scripted;
 }
 mod cancel;
 mod embedding;
