@@ -646,12 +646,7 @@ impl Client {
     /// on.
     pub async fn request_raw(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, ClientError> {
         let params = if params.is_null() { None } else { Some(params) };
-        let (answer, _) = self.call(method, None, &params, None).await?;
-        let decoded = match &answer.result {
-            ClientResponse::Unrecognized(raw) => raw.to_value(),
-            typed => serde_json::to_value(typed),
-        };
-        decoded.map_err(|e| ClientError::Decode(DecodeReport::result(method, &e)))
+        self.call_for_value(method, &params).await
     }
 
     /// Sends the request `M` with its typed params and returns the raw result: the handles'
@@ -660,12 +655,21 @@ impl Client {
     ///
     /// Cancel safe, as [`Client::request_raw`].
     pub(crate) async fn request_sent<M: Request>(&self, params: &M::Params) -> Result<serde_json::Value, ClientError> {
-        let (answer, _) = self.call(M::METHOD, None, params, None).await?;
+        self.call_for_value(M::METHOD, params).await
+    }
+
+    /// Sends `method` with `params` and returns its result as JSON (not typed by the method).
+    async fn call_for_value<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<serde_json::Value, ClientError> {
+        let (answer, _) = self.call(method, None, params, None).await?;
         let decoded = match &answer.result {
             ClientResponse::Unrecognized(raw) => raw.to_value(),
             typed => serde_json::to_value(typed),
         };
-        decoded.map_err(|e| ClientError::Decode(DecodeReport::result(M::METHOD, &e)))
+        decoded.map_err(|e| ClientError::Decode(DecodeReport::result(method, &e)))
     }
 
     /// Sends a notification.
