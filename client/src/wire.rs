@@ -87,8 +87,12 @@ pub(crate) fn traced_request_line(
     params: &RawValue,
     trace: Option<TraceContext>,
 ) -> String {
-    let request =
-        ClientRequest::Unrecognized { id: id.clone(), method: method.to_owned(), params: raw_params(params), trace };
+    let request = ClientRequest::Unrecognized {
+        id: id.clone(),
+        method: method.to_owned(),
+        params: raw_params(params),
+        trace: trace.map(Box::new),
+    };
     ClientMessage::Request(request).to_line()
 }
 

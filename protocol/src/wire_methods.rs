@@ -78,8 +78,9 @@ macro_rules! wire_requests {
                 $variant {
                     id: $crate::RequestId,
                     $(params: $crate::wire_methods::params::$kind::field!($params),)?
-                    /// The W3C trace context of the request (the envelope's `trace`).
-                    trace: Option<$crate::jsonrpc::TraceContext>,
+                    /// The W3C trace context of the request (the envelope's `trace`), boxed:
+                    /// most requests carry none, and a message stays a few words.
+                    trace: Option<Box<$crate::jsonrpc::TraceContext>>,
                 },
             )*
             /// A method this version of the crate does not know, kept as it came.
@@ -88,8 +89,8 @@ macro_rules! wire_requests {
                 method: String,
                 /// `params` as it came (`None` when absent or `null`).
                 params: Option<$crate::RawJson>,
-                /// The W3C trace context of the request (the envelope's `trace`).
-                trace: Option<$crate::jsonrpc::TraceContext>,
+                /// The W3C trace context of the request (the envelope's `trace`), boxed.
+                trace: Option<Box<$crate::jsonrpc::TraceContext>>,
             },
         }
 
@@ -114,13 +115,14 @@ macro_rules! wire_requests {
             /// codex joins its own spans to the caller's trace.
             pub fn trace(&self) -> Option<&$crate::jsonrpc::TraceContext> {
                 match self {
-                    $($(#[cfg($cfg)])? Self::$variant { trace, .. } => trace.as_ref(),)*
-                    Self::Unrecognized { trace, .. } => trace.as_ref(),
+                    $($(#[cfg($cfg)])? Self::$variant { trace, .. } => trace.as_deref(),)*
+                    Self::Unrecognized { trace, .. } => trace.as_deref(),
                 }
             }
 
             /// Sets the W3C trace context the request carries (`None`: no `trace` member).
             pub fn set_trace(&mut self, context: Option<$crate::jsonrpc::TraceContext>) {
+                let context = context.map(Box::new);
                 match self {
                     $($(#[cfg($cfg)])? Self::$variant { trace, .. } => *trace = context,)*
                     Self::Unrecognized { trace, .. } => *trace = context,
