@@ -97,8 +97,12 @@ async fn connect_with(builder: ClientBuilder) -> (Client, ServerEnd) {
     (client.expect("connect"), server)
 }
 
+/// The thread whose turns [`serve`] starts and never plays.
+const SILENT: &str = "silent";
+
 /// A server that answers every request: a `turn/start` with the whole turn after its answer
-/// (a delta, an agent message and `turn/completed`), a login with its completion. It sends one
+/// (a delta, an agent message and `turn/completed`; nothing on the thread [`SILENT`]), a login
+/// with its completion. It sends one
 /// line per `steps` message, so each line reaches the client at a poll of its own; once `steps`
 /// is closed, it answers without waiting, and no longer sends the rest of what it was playing
 /// (so a turn whose future was dropped never completes: only the client can release it).
@@ -118,9 +122,11 @@ async fn serve(mut server: ServerEnd, mut steps: tokio::sync::mpsc::UnboundedRec
             "turn/start" => {
                 turns += 1;
                 let turn = format!("turn-{turns}");
-                then.push(delta(&thread, &turn, "m", "Hel"));
-                then.push(agent_message(&thread, &turn, "m", "Hello"));
-                then.push(turn_completed(&thread, &turn));
+                if thread != SILENT {
+                    then.push(delta(&thread, &turn, "m", "Hel"));
+                    then.push(agent_message(&thread, &turn, "m", "Hello"));
+                    then.push(turn_completed(&thread, &turn));
+                }
                 json!({"turn": turn_json(&turn, "inProgress")})
             }
             "turn/steer" => json!({"turnId": request["params"]["expectedTurnId"]}),
@@ -184,6 +190,25 @@ fn futures() -> Vec<(&'static str, Make)> {
         ("ThreadHandle::turn_with", |c| Box::pin(async move { let t = thread(&c).await; drop(t.turn_with(t.turn_params("hi")).await.unwrap()) })),
         ("ThreadHandle::run", |c| Box::pin(async move { assert_eq!(thread(&c).await.run("hi").await.unwrap().final_response, "Hello") })),
         ("ThreadHandle::run_with", |c| Box::pin(async move { let t = thread(&c).await; assert_eq!(t.run_with(t.turn_params("hi")).await.unwrap().final_response, "Hello") })),
+        ("ThreadHandle::run_with_options", |c| Box::pin(async move {
+            let options = RunOptions::new().deadline(Duration::from_secs(60)).on_event(|_| {});
+            assert_eq!(thread(&c).await.run_with_options("hi", options).await.unwrap().final_response, "Hello")
+        })),
+        // A turn of which nothing comes, run with a deadline that has passed: it is
+        // interrupted (`turn/interrupt` awaited) and the run fails with the deadline.
+        ("RunOptions::deadline", |c| Box::pin(async move {
+            let silent = TurnStartParams { thread_id: SILENT.into(), ..params() };
+            let result = c.start_turn(silent).await.unwrap().run(RunOptions::new().deadline(Duration::ZERO)).await;
+            let Err(ClientError::TurnDeadline(deadline)) = result else { panic!("{result:?}") };
+            assert!(deadline.interrupted, "{deadline}");
+        })),
+        ("TurnHandle::run", |c| Box::pin(async move {
+            assert_eq!(c.start_turn(params()).await.unwrap().run(RunOptions::new()).await.unwrap().final_response, "Hello")
+        })),
+        ("trace::with_trace", |c| Box::pin(async move {
+            let context = trace::TraceContext::new("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+            trace::with_trace(context, c.request_raw("x/y", json!({}))).await.unwrap();
+        })),
         ("ThreadHandle::read", |c| Box::pin(async move { thread(&c).await.read(true).await.unwrap(); })),
         ("ThreadHandle::set_name", |c| Box::pin(async move { thread(&c).await.set_name("n").await.unwrap() })),
         ("ThreadHandle::compact", |c| Box::pin(async move { thread(&c).await.compact().await.unwrap() })),
