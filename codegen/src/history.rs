@@ -10,6 +10,11 @@
 //! (`retired`), so the generator still types it. Present means present in either bundle of a
 //! release; the experimental mark is the IR's own.
 //!
+//! Folding lowers every release of the range. So that a regen whose inputs did not change
+//! lowers only the newest, regen commits what the fold gave beside the history: the facts in
+//! [`HISTORY_FILE`], the retired IR in [`RETIRED_FILE`] with the digest of what it was folded
+//! from ([`History::retired_to_json`], [`History::with_retired`]).
+//!
 //! [`History::apply`] turns the newest release's IR into the IR of the range, by one rule each:
 //!
 //! - what a release of the range had and the newest lacks comes back (a method with its
@@ -34,6 +39,9 @@ use crate::{Error, Warning};
 
 /// Where the committed history lives, relative to the workspace root.
 pub const HISTORY_FILE: &str = "vendor-schemas/history.json";
+
+/// Where the history's retired IR lives, relative to the workspace root.
+pub const RETIRED_FILE: &str = "vendor-schemas/retired.json";
 
 /// A release of the range and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,9 +78,8 @@ impl Availability {
 }
 
 /// Something the newest release no longer has, as the last release that had it lowered it.
-/// A member, value or arm names its owner by schema name. Kept in memory only: the history is
-/// rebuilt from the archived bundles of its releases, never read back with these.
-#[derive(Debug, Clone, PartialEq)]
+/// A member, value or arm names its owner by schema name. Committed in [`RETIRED_FILE`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Retired {
     Method { direction: Direction, method: Method },
     Field { owner: String, field: Field },
@@ -94,12 +101,20 @@ pub struct History {
     pub types: BTreeMap<String, Availability>,
     /// Items that were not in every release of the range, by key ([`keys`]).
     pub items: BTreeMap<String, Availability>,
-    /// What the newest release lacks, by key.
+    /// What the newest release lacks, by key ([`RETIRED_FILE`], not [`HISTORY_FILE`]).
     #[serde(skip)]
     pub retired: BTreeMap<String, Retired>,
-    /// The types the newest release lacks, by schema name.
+    /// The types the newest release lacks, by schema name ([`RETIRED_FILE`]).
     #[serde(skip)]
     pub retired_types: BTreeMap<String, TypeDef>,
+}
+
+/// The committed form of what a history retired, and what it was folded from.
+#[derive(Deserialize)]
+struct RetiredFile {
+    folded_from: String,
+    types: BTreeMap<String, TypeDef>,
+    items: BTreeMap<String, Retired>,
 }
 
 /// Compares release versions (semver, pre-releases before their release).
@@ -436,6 +451,32 @@ impl History {
 
     pub fn from_json(text: &str) -> Result<History, Error> {
         serde_json::from_str(text).map_err(|e| Error::new("", format!("{HISTORY_FILE}: {e}")))
+    }
+
+    /// What the history retired, committed beside it: `folded_from` (a digest of everything the
+    /// fold read, which [`History::with_retired`] compares), then one type or item per line.
+    pub fn retired_to_json(&self, folded_from: &str) -> String {
+        fn line<T: Serialize + ?Sized>(v: &T) -> String {
+            serde_json::to_string(v).expect("IR values serialize")
+        }
+        let mut out = format!("{{\n  \"folded_from\": {},\n  \"types\": {{\n", line(folded_from));
+        push_lines(&mut out, self.retired_types.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
+        out.push_str("  },\n  \"items\": {\n");
+        push_lines(&mut out, self.retired.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
+        out.push_str("  }\n}\n");
+        out
+    }
+
+    /// This history (read from [`HISTORY_FILE`]) with what it retired, read from `text`
+    /// ([`RETIRED_FILE`]) when that was folded from `folded_from`; `None` when it was folded
+    /// from something else (the fold is then to be done again).
+    pub fn with_retired(self, text: &str, folded_from: &str) -> Result<Option<History>, Error> {
+        let file: RetiredFile =
+            serde_json::from_str(text).map_err(|e| Error::new("", format!("{RETIRED_FILE}: {e}")))?;
+        if file.folded_from != folded_from {
+            return Ok(None);
+        }
+        Ok(Some(History { retired: file.items, retired_types: file.types, ..self }))
     }
 
     /// The IR of the range: see the module docs. `floor` (a release of the history) moves the
@@ -840,13 +881,13 @@ mod tests {
         let mut history = History::start("1.0.0");
         history.extend(&v1, &v2, "1.1.0");
         assert_eq!(history.newest(), "1.1.0");
-        // The committed form reads back as it was written, but for what was retired (rebuilt
-        // from the archive, never read back).
+        // The committed form reads back as it was written: the facts, then what was retired
+        // when it was folded from the same inputs.
+        assert!(!history.retired.is_empty() && !history.retired_types.is_empty(), "{history:?}");
         let back = History::from_json(&history.to_json()).unwrap();
-        assert_eq!(
-            History { retired: history.retired.clone(), retired_types: history.retired_types.clone(), ..back },
-            history
-        );
+        let retired = history.retired_to_json("inputs");
+        assert_eq!(back.clone().with_retired(&retired, "inputs").unwrap(), Some(history.clone()));
+        assert_eq!(back.with_retired(&retired, "other inputs").unwrap(), None);
 
         let mut range = v2.clone();
         history.apply(&mut range, None).unwrap();

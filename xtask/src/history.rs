@@ -2,8 +2,9 @@
 //! (`vendor-schemas/releases/`, see `codex_app_codegen::releases`) the published releases it
 //! lacks; and [`build`]: the surface history of the supported range
 //! (`codex_app_codegen::history`), folded from that archive and the vendored set, which regen
-//! does every time (so `vendor-schemas/history.json` is what the repository's inputs give, and
-//! `regen --check` says when it is not).
+//! does whenever what it is folded from changed ([`folded_from`]), so `vendor-schemas/history.json`
+//! is what the repository's inputs give (`regen --check` folds every time and says when it is
+//! not).
 //!
 //! Every version `npm view @openai/codex versions` lists (without the platform-suffixed
 //! packages, pre-releases included) from `--from` to the vendored release that the archive
@@ -19,7 +20,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
+use std::collections::BTreeMap;
+
+use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE, RETIRED_FILE};
 use codex_app_codegen::releases::{self, Release, RELEASES_DIR};
 use codex_app_codegen::{SchemaSet, Settings, BUNDLE_FILE};
 
@@ -101,6 +104,90 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 pub fn build(releases: &[(String, Release)], newest: &SchemaSet, floor: &str) -> anyhow::Result<History> {
     let settings = Settings::codex()?.proposing();
     releases::history(releases, newest, floor, &settings).map_err(anyhow::Error::msg)
+}
+
+/// The archive's files of the range from `floor` to `newest` (not included), by version, as
+/// the workspace at `root` holds them.
+pub fn range_files(root: &Path, floor: &str, newest: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    let dir = root.join(RELEASES_DIR);
+    let mut out = BTreeMap::new();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e).with_context(|| dir.display().to_string()),
+    };
+    for entry in entries {
+        let path = entry?.path();
+        let Some(version) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".json")) else {
+            continue;
+        };
+        if version_cmp(version, floor).is_ge() && version_cmp(version, newest).is_lt() {
+            let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
+            out.insert(version.to_owned(), text);
+        }
+    }
+    Ok(out)
+}
+
+/// What the range's history is folded from, as one sha256: the floor, the newest release's
+/// bundles, the archive's `files` of the range ([`range_files`]) and the generator that folds
+/// them (the sources this program was built from and the decisions it compiles in), so that a
+/// history folded from other releases or by another generator is never taken for this one's.
+pub fn folded_from(floor: &str, newest: &SchemaSet, files: &BTreeMap<String, String>) -> anyhow::Result<String> {
+    let root = crate::root();
+    let mut input = String::new();
+    let mut part = |name: &str, text: &str| {
+        // Length-prefixed, and with the line ends of any checkout.
+        let text = text.replace("\r\n", "\n");
+        input.push_str(&format!("{name} {}\n{text}\n", text.len()));
+    };
+    part("floor", floor);
+    part(&format!("codex {}", newest.codex_version), &newest.stable);
+    part("experimental", newest.experimental.as_deref().unwrap_or_default());
+    for (version, text) in files {
+        part(version, text);
+    }
+    let mut sources = Vec::new();
+    collect_files(&root.join("codegen/src"), &mut sources)?;
+    sources.push(root.join("codegen/Cargo.toml"));
+    sources.push(root.join(codex_app_codegen::decisions::DECISIONS_FILE));
+    for path in sources {
+        let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
+        let name = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+        part(&name, &text);
+    }
+    Ok(codex_app_codegen::vendor::sha256_hex(input.as_bytes()))
+}
+
+/// Every file under `dir`, sorted.
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| dir.display().to_string())?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect_files(&path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The committed history with what it retired, when both were folded from `folded_from`
+/// ([`folded_from`]); `None` when either file is missing or was folded from something else.
+pub fn committed_if_current(root: &Path, folded_from: &str) -> anyhow::Result<Option<History>> {
+    let Some(history) = read_committed(root)? else { return Ok(None) };
+    let path = root.join(RETIRED_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| path.display().to_string()),
+    };
+    // A file that does not read is folded again, not an error: the fold rewrites it.
+    Ok(history.with_retired(&text, folded_from).ok().flatten())
 }
 
 /// What one release gave.

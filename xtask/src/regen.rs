@@ -16,7 +16,9 @@ use anyhow::{bail, Context};
 use codex_app_codegen::vendor::{self, Manifest, MANIFEST_FILE};
 use codex_app_codegen::{generate_from_ir, GeneratedFile, SchemaSet, Settings, Summary, BUNDLE_FILE};
 
-use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE};
+use std::collections::BTreeMap;
+
+use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE, RETIRED_FILE};
 use codex_app_codegen::releases::{self, Release, RELEASES_DIR};
 
 use crate::codex;
@@ -140,7 +142,7 @@ pub fn held(root: &Path, version: &str) -> anyhow::Result<SchemaSet> {
 /// when `fresh` is `None`: [`plan`], then [`Plan::apply`]. Writes nothing when planning fails
 /// (a decision `settings` do not hold, a generator error, a changelog that cannot be made).
 pub fn regen(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived: Archived) -> anyhow::Result<Plan> {
-    let plan = plan(root, fresh, settings, archived)?;
+    let plan = plan(root, fresh, settings, archived, Fold::IfStale)?;
     plan.apply(root)?;
     Ok(plan)
 }
@@ -186,43 +188,105 @@ pub enum Archived {
     Replace,
 }
 
+/// Whether a regen folds the range's history again when the committed one was folded from
+/// the same inputs ([`crate::history::folded_from`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fold {
+    /// Take the committed history then: only the newest release is lowered.
+    IfStale,
+    /// Lower every release of the range (`--check`, which also checks the committed history).
+    Always,
+}
+
 /// Computes a regen of the workspace at `root` without writing anything: reads the previously
 /// vendored set and the archive of releases, generates every file with `settings` (a decision
 /// they do not hold is an error with [`codex_app_codegen::decisions::Undecided::Fail`]:
 /// [`codex_app_codegen::Error::missing_decisions`]), and, when `fresh` replaces the vendored
 /// set, the vendored files, the archive that holds every release it held and `fresh`
 /// ([`vendor`]), and the changelog of `fresh` from the release before it.
-pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived: Archived) -> anyhow::Result<Plan> {
+pub fn plan(
+    root: &Path,
+    mut fresh: Option<SchemaSet>,
+    settings: &Settings,
+    archived: Archived,
+    fold: Fold,
+) -> anyhow::Result<Plan> {
     let mut notes = Vec::new();
     let mut writes: Vec<(PathBuf, String)> = Vec::new();
     let mut removes = Vec::new();
     let mut changes_from = None;
     let floor = floor(root, settings)?;
-    let (set, releases) = match fresh {
+    let vendored = vendor::read_vendored(&root.join(VENDOR_DIR)).ok();
+    if let (Some(fresh_set), Some(vendored)) = (&fresh, &vendored) {
+        if fresh_set == vendored {
+            notes.push(format!(
+                "schema unchanged since codex {}; {CHANGES_FILE} left as it is",
+                fresh_set.codex_version
+            ));
+            fresh = None;
+        }
+    }
+    // The releases of the archive as they read back (`None`: read only when a fold needs
+    // them), and the archive's files of the range once the run is done.
+    let (set, releases, range_files) = match fresh {
         None => {
-            let set = vendor::read_vendored(&root.join(VENDOR_DIR)).map_err(anyhow::Error::msg)?;
-            // Only the range is read back: the older releases of the archive are not asked for.
-            let releases = match &floor {
-                Some(floor) => archive(root, &set, floor)?,
-                None => Vec::new(),
+            let set = vendored.ok_or_else(|| anyhow::anyhow!("{VENDOR_DIR}: no vendored schema"))?;
+            let files = match &floor {
+                Some(floor) => crate::history::range_files(root, floor, &set.codex_version)?,
+                None => BTreeMap::new(),
             };
-            (set, releases)
+            (set, None, files)
         }
         Some(fresh) => {
             let vendored = vendor(root, &fresh, archived, &mut notes)?;
+            let files = vendored
+                .files
+                .iter()
+                .filter_map(|(path, text)| {
+                    let version = path.strip_prefix(RELEASES_DIR).ok()?.to_str()?.strip_suffix(".json")?;
+                    let in_range = floor.as_deref().is_some_and(|floor| version_cmp(version, floor).is_ge())
+                        && version_cmp(version, &fresh.codex_version).is_lt();
+                    in_range.then(|| (version.to_owned(), text.clone()))
+                })
+                .collect();
             writes.extend(vendored.files);
             removes.extend(vendored.removed);
             changes_from = vendored.changes_from;
-            (fresh, vendored.releases)
+            (fresh, Some(vendored.releases), files)
         }
     };
     let history = match &floor {
-        Some(floor) => range_history(&set, &releases, floor, &mut notes)?,
+        Some(floor) => {
+            let folded_from = crate::history::folded_from(floor, &set, &range_files)?;
+            let committed = match fold {
+                Fold::IfStale => crate::history::committed_if_current(root, &folded_from)?,
+                Fold::Always => None,
+            };
+            let history = match committed {
+                Some(history) => Some(history),
+                None => {
+                    let releases = match releases {
+                        Some(releases) => releases,
+                        // Only the range is read back: the older releases are not asked for.
+                        None => archive(root, &set, floor)?,
+                    };
+                    if fold == Fold::IfStale {
+                        notes.push(format!(
+                            "{HISTORY_FILE} folded again from the releases of the range (what it was folded from \
+                             changed: a release, the floor or the generator)"
+                        ));
+                    }
+                    range_history(&set, &releases, floor, &mut notes)?
+                }
+            };
+            history.map(|history| (history, folded_from))
+        }
         None => None,
     };
     let with_history = match &history {
-        Some(history) => {
+        Some((history, folded_from)) => {
             writes.push((PathBuf::from(HISTORY_FILE), history.to_json()));
+            writes.push((PathBuf::from(RETIRED_FILE), history.retired_to_json(folded_from)));
             Settings { history: Some(history.clone()), floor: None, ..settings.clone() }
         }
         None => settings.clone(),
@@ -234,7 +298,7 @@ pub fn plan(root: &Path, fresh: Option<SchemaSet>, settings: &Settings, archived
     for file in &files {
         write_if_changed(&mut actions, root, &file.path, &file.contents);
     }
-    if let Some(history) = &history {
+    if let Some((history, _)) = &history {
         // The table of the supported range in docs/supported-releases.md, between its markers.
         let table = crate::availability::release_table(&ir, history);
         let releases_doc = Path::new("docs/supported-releases.md");
@@ -396,7 +460,13 @@ pub fn range_ir(root: &Path) -> anyhow::Result<(codex_app_codegen::ir::Ir, Histo
     let Some(committed) = crate::history::read_committed(root)? else {
         bail!("no {HISTORY_FILE}; run `cargo xtask regen --floor VERSION`");
     };
-    let history = crate::history::build(&archive(root, &set, &committed.floor)?, &set, &committed.floor)?;
+    let floor = committed.floor;
+    let files = crate::history::range_files(root, &floor, &set.codex_version)?;
+    let folded_from = crate::history::folded_from(&floor, &set, &files)?;
+    let history = match crate::history::committed_if_current(root, &folded_from)? {
+        Some(history) => history,
+        None => crate::history::build(&archive(root, &set, &floor)?, &set, &floor)?,
+    };
     let settings = Settings { history: Some(history.clone()), ..Settings::codex()? };
     Ok((codex_app_codegen::build_ir_with(&set, &settings).map_err(anyhow::Error::new)?, history))
 }
@@ -455,7 +525,7 @@ fn check(
         }
     }
     // What a regen from the vendored set would write (the history applied, the releases table).
-    let plan = plan(root, None, settings, Archived::Keep)?;
+    let plan = plan(root, None, settings, Archived::Keep, Fold::Always)?;
     for action in &plan.actions {
         match action {
             Action::Write { path, contents } => stale.extend(stale_diff(root, path, contents)),
@@ -699,7 +769,7 @@ mod tests {
         );
 
         // Nothing left to do; CHANGES.md still describes the upgrade.
-        let again = plan(stopped.path(), Some(set("1.1.0", true)), &decided(), Archived::Keep).unwrap();
+        let again = plan(stopped.path(), Some(set("1.1.0", true)), &decided(), Archived::Keep, Fold::IfStale).unwrap();
         assert_eq!(again.actions, []);
         assert!(again.notes.iter().any(|n| n.contains("schema unchanged since codex 1.1.0")), "{:?}", again.notes);
     }
@@ -793,6 +863,33 @@ mod tests {
         let back = held(root.path(), &newest).unwrap();
         regen(root.path(), Some(back), &settings, Archived::Keep).unwrap();
         assert_eq!(changed(&committed, &files(root.path())), Vec::<PathBuf>::new(), "not the files committed");
+    }
+
+    #[test]
+    fn the_history_is_folded_again_only_when_what_it_was_folded_from_changed() {
+        let root = repository_copy();
+        std::fs::copy(crate::root().join(HISTORY_FILE), root.path().join(HISTORY_FILE)).unwrap();
+        let folded = |plan: &Plan| plan.notes.iter().any(|n| n.contains("folded again"));
+        // A floor near the newest release, so that a fold lowers a few releases.
+        let near = Settings { floor: Some("0.169.0".to_owned()), ..Settings::codex().unwrap() };
+        let moved = regen(root.path(), None, &near, Archived::Keep).unwrap();
+        assert!(folded(&moved), "the floor moved: {:?}", moved.notes);
+
+        let settings = Settings::codex().unwrap();
+        let again = plan(root.path(), None, &settings, Archived::Keep, Fold::IfStale).unwrap();
+        assert!(!folded(&again), "{:?}", again.notes);
+        assert_eq!(again.actions, [], "what the committed history gives is what was written");
+        let full = plan(root.path(), None, &settings, Archived::Keep, Fold::Always).unwrap();
+        assert_eq!(full.actions, [], "the committed history is what a fold gives");
+
+        // Folded from something else (another generator): folded again, and rewritten.
+        let retired = root.path().join(RETIRED_FILE);
+        let text = std::fs::read_to_string(&retired).unwrap();
+        let digest = text.lines().nth(1).unwrap().to_owned();
+        std::fs::write(&retired, text.replacen(&digest, "  \"folded_from\": \"another generator\",", 1)).unwrap();
+        let stale = plan(root.path(), None, &settings, Archived::Keep, Fold::IfStale).unwrap();
+        assert!(folded(&stale), "{:?}", stale.notes);
+        assert_eq!(stale.actions, [Action::Write { path: PathBuf::from(RETIRED_FILE), contents: text }]);
     }
 
     #[test]
