@@ -30,8 +30,9 @@ pub fn emit_registry(ir: &Ir) -> Vec<Part> {
     ));
     for experimental in [false, true] {
         out.push_str(if experimental { "            experimental {\n" } else { "            stable {\n" });
-        // A type only releases before the newest had is not in the vendored schema.
-        let retired = |d: &&crate::ir::TypeDef| ir.availability.get(&d.name).is_some_and(|a| a.until.is_some());
+        // A type only releases before the newest had is not in the vendored schema (its
+        // availability is keyed by its schema name).
+        let retired = |d: &&crate::ir::TypeDef| ir.type_availability.get(&d.schema).is_some_and(|a| a.until.is_some());
         for def in ir.types.values().filter(|d| d.experimental == experimental && !retired(d)) {
             let _ = writeln!(out, "                {:?} => codex_app_protocol::{},", def.pointer, def.name);
         }

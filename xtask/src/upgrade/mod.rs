@@ -357,7 +357,7 @@ fn tests(root: &Path, run: &workspace::TestRun, codex: &Path) -> (Vec<String>, a
     (failed, verdict)
 }
 
-/// The variable that makes the pinned tests pass with a note; unset for the tests step. (The
+/// The variable that makes the pinned tests pass; unset for the tests step. (The
 /// protocol crate's, which this build of xtask does not compile; a test holds them equal.)
 const SKIP_PINNED_TESTS_ENV: &str = "CODEX_APP_SKIP_PINNED_TESTS";
 
