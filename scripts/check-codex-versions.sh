@@ -18,10 +18,10 @@
 # at run time with the member named; it is listed in the summary and does not fail the release.
 # Nothing here is committed; the repository itself is not touched.
 #
-#   scripts/check-codex-versions.sh                        # 0.95.0 0.100.0 0.140.0 0.160.0 0.169.0 0.171.0
+#   scripts/check-codex-versions.sh                        # 0.120.0 0.140.0 0.160.0 0.169.0 0.171.0
 #   scripts/check-codex-versions.sh 0.140.0
 #   KEEP=1 scripts/check-codex-versions.sh 0.140.0          # keep the scratch copies
-#   COMPILE_ONLY=1 scripts/check-codex-versions.sh 0.95.0   # regen + `cargo check` of every
+#   COMPILE_ONLY=1 scripts/check-codex-versions.sh 0.120.0  # regen + `cargo check` of every
 #                                                           # target but the examples, the
 #                                                           # client's with all features (CI)
 #
@@ -37,7 +37,7 @@ set -uo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(0.95.0 0.100.0 0.140.0 0.160.0 0.169.0 0.171.0)
+[ ${#versions[@]} -gt 0 ] || versions=(0.120.0 0.140.0 0.160.0 0.169.0 0.171.0)
 # Every target but the example programs (the `codex-app-examples` package, left out of each
 # `--workspace` command): they teach the types of the vendored release (docs/upgrading.md, "After the
 # regen"), as the pinned tests are written against them.

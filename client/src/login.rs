@@ -10,13 +10,14 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Written as the wire's JSON (`account/login/start` and its answers differ between
-//! releases); `account` and `models` are typed by the release's response types.
+//! Requests are sent with the release's typed params. The `account/login/start` answer is kept
+//! as JSON ([`LoginHandle::start_result`]); `account` and `models` are typed by the release's
+//! response types.
 
 use std::sync::{Arc, OnceLock};
 
 use codex_app_protocol::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::client::Client;
 use crate::error::ClientError;
@@ -123,7 +124,8 @@ impl Client {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn login_api_key(&self, api_key: &str) -> Result<(), ClientError> {
-        self.request_raw("account/login/start", json!({"type": "apiKey", "apiKey": api_key})).await.map(drop)
+        let params = LoginAccountParams::ApiKey(ApiKeyLoginAccountParams::new(api_key.to_owned()));
+        self.request_sent::<request::AccountLoginStart>(&params).await.map(drop)
     }
 
     /// Starts a ChatGPT login in the browser: open [`LoginHandle::auth_url`], then
@@ -132,7 +134,7 @@ impl Client {
     /// Cancel safe: dropping the future forgets the request and drops the stream it subscribed
     /// (a login the server started goes on there).
     pub async fn login_chatgpt(&self) -> Result<LoginHandle, ClientError> {
-        self.login(json!({"type": "chatgpt"})).await
+        self.login(LoginAccountParams::Chatgpt(ChatgptLoginAccountParams::default())).await
     }
 
     /// Starts a ChatGPT login with a device code: show [`LoginHandle::verification_url`] and
@@ -141,12 +143,12 @@ impl Client {
     /// Cancel safe: dropping the future forgets the request and drops the stream it subscribed
     /// (a login the server started goes on there).
     pub async fn login_device_code(&self) -> Result<LoginHandle, ClientError> {
-        self.login(json!({"type": "chatgptDeviceCode"})).await
+        self.login(LoginAccountParams::ChatgptDeviceCode(ChatgptDeviceCodeLoginAccountParams::default())).await
     }
 
     /// Cancel safe: dropping the future drops the stream it subscribed; a login the server
     /// started meanwhile goes on there (its id is not known to the caller).
-    async fn login(&self, params: Value) -> Result<LoginHandle, ClientError> {
+    async fn login(&self, params: LoginAccountParams) -> Result<LoginHandle, ClientError> {
         let ours = Arc::new(OnceLock::<String>::new());
         let filter = {
             let ours = ours.clone();
@@ -160,7 +162,7 @@ impl Client {
             })
         };
         let events = self.filtered_notifications(LOGIN_BUFFER, filter);
-        let start = self.request_raw("account/login/start", params).await?;
+        let start = self.request_sent::<request::AccountLoginStart>(&params).await?;
         let login_id = start["loginId"].as_str().unwrap_or_default().to_owned();
         let _ = ours.set(login_id.clone());
         Ok(LoginHandle { client: self.clone(), login_id, start, events })
@@ -172,8 +174,7 @@ impl Client {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn account(&self) -> Result<<request::AccountRead as Request>::Response, ClientError> {
-        // By name: the params of `account/read` differ between releases.
-        let result = self.request_raw("account/read", json!({})).await?;
+        let result = self.request_sent::<request::AccountRead>(&GetAccountParams::default()).await?;
         crate::wire::result::<request::AccountRead>(result)
     }
 
@@ -183,7 +184,7 @@ impl Client {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn logout(&self) -> Result<(), ClientError> {
-        self.request_raw("account/logout", Value::Null).await.map(drop)
+        self.request_sent::<request::AccountLogout>(&()).await.map(drop)
     }
 
     /// `model/list`: the models the server offers.

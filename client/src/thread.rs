@@ -21,10 +21,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The results of the methods that differ between codex releases (`thread/fork`,
-//! `thread/read`, `thread/name/set`, `thread/compact/start`, `thread/unarchive`) are read from
-//! the wire's JSON and decoded into the release's types, so the handles build against the crate
-//! generated from any release; a server without the method answers an error.
+//! The handles send the release's typed params, built with `new` from their required members;
+//! the threads of the results are read by member name (`thread.id`) and decoded into the
+//! release's `Thread`.
 
 use codex_app_protocol::path::Step;
 use codex_app_protocol::*;
@@ -352,8 +351,8 @@ impl ThreadHandle {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on. The handle keeps the thread it had.
     pub async fn read(&mut self, include_turns: bool) -> Result<&Thread, ClientError> {
-        let result =
-            self.client.request_raw("thread/read", json!({"threadId": self.id, "includeTurns": include_turns})).await?;
+        let params = ThreadReadParams { include_turns: Some(include_turns), ..ThreadReadParams::new(self.id.clone()) };
+        let result = self.client.request_sent::<request::ThreadRead>(&params).await?;
         self.thread = decode::<Thread>("thread/read", &["result", "thread"], result["thread"].clone())?;
         Ok(&self.thread)
     }
@@ -364,7 +363,8 @@ impl ThreadHandle {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn set_name(&self, name: &str) -> Result<(), ClientError> {
-        self.client.request_raw("thread/name/set", json!({"threadId": self.id, "name": name})).await.map(drop)
+        let params = ThreadSetNameParams::new(name.to_owned(), self.id.clone());
+        self.client.request_sent::<request::ThreadNameSet>(&params).await.map(drop)
     }
 
     /// `thread/compact/start`: the server compacts the thread's history (its progress comes as
@@ -374,7 +374,8 @@ impl ThreadHandle {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn compact(&self) -> Result<(), ClientError> {
-        self.client.request_raw("thread/compact/start", json!({"threadId": self.id})).await.map(drop)
+        let params = ThreadCompactStartParams::new(self.id.clone());
+        self.client.request_sent::<request::ThreadCompactStart>(&params).await.map(drop)
     }
 
     /// `thread/archive`.
@@ -428,22 +429,18 @@ impl Client {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_fork(&self, id: &str) -> Result<ThreadHandle, ClientError> {
-        let result = self.request_raw("thread/fork", json!({"threadId": id})).await;
-        self.thread_handle("thread/fork", result)
+        self.thread_fork_with(ThreadForkParams::new(id.to_owned())).await
     }
 
-    /// `thread/fork` with typed params, the release's `ThreadForkParams`: where to fork
-    /// (`last_turn_id`), whether the fork is ephemeral, its model and sandbox...
-    /// (`&ThreadForkParams { ephemeral: Some(true), ..ThreadForkParams::new(id) }`).
+    /// `thread/fork` with typed params: where to fork (`last_turn_id`), whether the fork is
+    /// ephemeral, its model and sandbox...
+    /// (`ThreadForkParams { ephemeral: Some(true), ..ThreadForkParams::new(id) }`).
     ///
-    /// Generic because the oldest codex releases the client builds against have no
-    /// `thread/fork` (and no `ThreadForkParams`); any value that encodes as the method's params
-    /// is sent as it encodes.
-    pub async fn thread_fork_with<P: serde::Serialize + ?Sized>(
-        &self,
-        params: &P,
-    ) -> Result<ThreadHandle, ClientError> {
-        let result = self.request_raw("thread/fork", to_json("thread/fork", params)?).await;
+    /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
+    /// [`Event::Orphan`]); the connection holds nothing for it and goes
+    /// on.
+    pub async fn thread_fork_with(&self, params: ThreadForkParams) -> Result<ThreadHandle, ClientError> {
+        let result = self.request_sent::<request::ThreadFork>(&params).await;
         self.thread_handle("thread/fork", result)
     }
 
@@ -471,7 +468,7 @@ impl Client {
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn thread_unarchive(&self, id: &str) -> Result<ThreadHandle, ClientError> {
-        let result = self.request_raw("thread/unarchive", json!({"threadId": id})).await;
+        let result = self.request_sent::<request::ThreadUnarchive>(&ThreadUnarchiveParams::new(id.to_owned())).await;
         self.thread_handle("thread/unarchive", result)
     }
 
@@ -486,12 +483,6 @@ impl Client {
         let thread = decode::<Thread>(method, &["result", "thread"], result["thread"].clone())?;
         Ok(ThreadHandle { client: self.clone(), thread, id })
     }
-}
-
-/// Typed params as the JSON `request_raw` sends (refused before sending when they do not
-/// encode).
-fn to_json<P: serde::Serialize + ?Sized>(method: &str, params: &P) -> Result<Value, ClientError> {
-    serde_json::to_value(params).map_err(|e| ClientError::Refused(format!("cannot encode `{method}`: {e}")))
 }
 
 /// A notification as its wire JSON.

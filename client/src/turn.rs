@@ -6,8 +6,6 @@ use std::task::{Context, Poll};
 use codex_app_protocol::path::JsonPath;
 use codex_app_protocol::*;
 
-use serde_json::json;
-
 use crate::client::Client;
 use crate::connection::TurnRoute;
 use crate::error::{ClientError, DecodeReport, TurnDeadline};
@@ -257,15 +255,14 @@ impl TurnHandle {
     }
 
     /// `turn/steer`: adds `input` to this turn while it runs. Returns the id of the turn that
-    /// took the input (`turnId` of the response). Sent by method name, so that the client
-    /// builds against releases without `turn/steer` (the server then answers an error).
+    /// took the input (`turnId` of the response).
     ///
     /// Cancel safe: dropping the future forgets the request (its answer, when it comes, is an
     /// [`Event::Orphan`]); the connection holds nothing for it and goes
     /// on.
     pub async fn steer(&self, input: Vec<UserInput>) -> Result<String, ClientError> {
-        let params = json!({"threadId": self.thread_id, "expectedTurnId": self.turn_id, "input": input});
-        let result = self.client.request_raw("turn/steer", params).await?;
+        let params = TurnSteerParams::new(self.turn_id.clone(), input, self.thread_id.clone());
+        let result = self.client.request_sent::<request::TurnSteer>(&params).await?;
         result.get("turnId").and_then(|t| t.as_str()).map(str::to_owned).ok_or_else(|| {
             let message = format!("the result of `turn/steer` has no `turnId`: {result}");
             let path = JsonPath::root().key("result").key("turnId");

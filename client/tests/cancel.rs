@@ -176,7 +176,7 @@ fn futures() -> Vec<(&'static str, Make)> {
         ("Client::thread_resume", |c| Box::pin(async move { c.thread_resume("t").await.unwrap(); })),
         ("Client::thread_resume_with", |c| Box::pin(async move { c.thread_resume_with(ThreadResumeParams::new("t".into())).await.unwrap(); })),
         ("Client::thread_fork", |c| Box::pin(async move { c.thread_fork("t").await.unwrap(); })),
-        ("Client::thread_fork_with", |c| Box::pin(async move { c.thread_fork_with(&ThreadForkParams::new("t".into())).await.unwrap(); })),
+        ("Client::thread_fork_with", |c| Box::pin(async move { c.thread_fork_with(ThreadForkParams::new("t".into())).await.unwrap(); })),
         ("Client::thread_list", |c| Box::pin(async move { c.thread_list(ThreadListParams::default()).await.unwrap(); })),
         ("Client::thread_archive", |c| Box::pin(async move { c.thread_archive("t").await.unwrap() })),
         ("Client::thread_unarchive", |c| Box::pin(async move { c.thread_unarchive("t").await.unwrap(); })),

@@ -1,6 +1,7 @@
-//! The handles' options are the generated params types: what `turn_with`, `run_with`,
-//! `thread_resume_with` and `thread_fork_with` send is the typed params as they encode, and a
-//! server answer the client cannot use is `UnusableAnswer`, not a refusal.
+//! The handles send the generated params types: what `turn_with`, `run_with`,
+//! `thread_resume_with` and `thread_fork_with` send is the typed params as they encode, the other
+//! handles send their methods' params built from their arguments, and a server answer the client
+//! cannot use is `UnusableAnswer`, not a refusal.
 //!
 //! Written against the types of the vendored codex release; after a regen from a release out
 //! of the range these tests are left out and one test says so (see `written_for_codex!`).
@@ -12,7 +13,7 @@ use codex_app_client::transport::memory::ServerEnd;
 use codex_app_client::*;
 use serde_json::json;
 
-use crate::scripted::{answer, connect, thread_json, turn_json};
+use crate::scripted::{answer, connect, thread_json, turn_json, T};
 
 /// A handle of thread `t1` (resumed).
 async fn thread(client: &Client, server: &mut ServerEnd) -> ThreadHandle {
@@ -84,7 +85,7 @@ async fn resume_and_fork_send_their_typed_params() {
         ..ThreadForkParams::new("t1".into())
     };
     let (fork, sent) = tokio::join!(
-        client.thread_fork_with(&params),
+        client.thread_fork_with(params),
         answer(&mut server, "thread/fork", json!({"thread": thread_json("t9")}))
     );
     assert_eq!(fork.unwrap().id(), "t9");
@@ -108,6 +109,72 @@ async fn run_with_runs_the_typed_turn_to_its_end() {
     assert_eq!(run.turn.id, "u1");
     assert_eq!(run.final_response, "");
     assert_eq!(sent["model"], "o3");
+}
+
+/// The handles without an options argument send their methods' typed params: each as the JSON
+/// codex reads.
+#[tokio::test]
+async fn the_handles_send_their_methods_params() {
+    let (client, mut server) = connect().await;
+    let mut thread = thread(&client, &mut server).await;
+    let (read, sent) =
+        tokio::join!(thread.read(true), answer(&mut server, "thread/read", json!({"thread": thread_json("t1")})));
+    assert_eq!(read.unwrap().id, "t1");
+    assert_eq!(sent, json!({"threadId": "t1", "includeTurns": true}));
+    let (named, sent) = tokio::join!(thread.set_name("n"), answer(&mut server, "thread/name/set", json!({})));
+    named.unwrap();
+    assert_eq!(sent, json!({"threadId": "t1", "name": "n"}));
+    let (compacted, sent) = tokio::join!(thread.compact(), answer(&mut server, "thread/compact/start", json!({})));
+    compacted.unwrap();
+    assert_eq!(sent, json!({"threadId": "t1"}));
+    let (unarchived, sent) = tokio::join!(
+        client.thread_unarchive("t2"),
+        answer(&mut server, "thread/unarchive", json!({"thread": thread_json("t2")}))
+    );
+    assert_eq!(unarchived.unwrap().id(), "t2");
+    assert_eq!(sent, json!({"threadId": "t2"}));
+    let (fork, sent) =
+        tokio::join!(client.thread_fork("t1"), answer(&mut server, "thread/fork", json!({"thread": thread_json("t9")})));
+    assert_eq!(fork.unwrap().id(), "t9");
+    assert_eq!(sent, json!({"threadId": "t1"}));
+
+    let (turn, _) =
+        tokio::join!(thread.turn("hi"), answer(&mut server, "turn/start", json!({"turn": turn_json("u1", "inProgress")})));
+    let (turn, more) = (turn.unwrap(), vec![UserInput::Text(TextUserInput::new("more".into()))]);
+    let (steered, sent) = tokio::join!(turn.steer(more), answer(&mut server, "turn/steer", json!({"turnId": "u1"})));
+    assert_eq!(steered.unwrap(), "u1");
+    assert_eq!(sent, json!({"threadId": "t1", "expectedTurnId": "u1", "input": [{"type": "text", "text": "more"}]}));
+
+    let (login, sent) = tokio::join!(
+        client.login_api_key("sk-1"),
+        answer(&mut server, "account/login/start", json!({"type": "apiKey"}))
+    );
+    login.unwrap();
+    assert_eq!(sent, json!({"type": "apiKey", "apiKey": "sk-1"}));
+    let started = json!({"type": "chatgpt", "loginId": "l1", "authUrl": "https://auth"});
+    let (login, sent) = tokio::join!(client.login_chatgpt(), answer(&mut server, "account/login/start", started));
+    assert_eq!(login.unwrap().auth_url(), Some("https://auth"));
+    assert_eq!(sent, json!({"type": "chatgpt"}));
+    let started = json!({"type": "chatgptDeviceCode", "loginId": "l2", "verificationUrl": "https://v", "userCode": "C-1"});
+    let (login, sent) = tokio::join!(client.login_device_code(), answer(&mut server, "account/login/start", started));
+    assert_eq!(login.unwrap().user_code(), Some("C-1"));
+    assert_eq!(sent, json!({"type": "chatgptDeviceCode"}));
+    let (account, sent) = tokio::join!(
+        client.account(),
+        answer(&mut server, "account/read", json!({"account": null, "requiresOpenaiAuth": true}))
+    );
+    assert!(account.unwrap().requires_openai_auth);
+    assert_eq!(sent, json!({}));
+
+    // `account/logout` has no params: the request has no `params` member.
+    let (logout, request) = tokio::join!(client.logout(), async {
+        let request = tokio::time::timeout(T, server.recv_json()).await.unwrap().unwrap();
+        server.send(json!({"id": request["id"], "result": {}}).to_string()).await.unwrap();
+        request
+    });
+    logout.unwrap();
+    assert_eq!(request["method"], "account/logout");
+    assert!(request.get("params").is_none(), "{request}");
 }
 
 /// An answer without the thread the handle needs: the request was sent (and may have had its

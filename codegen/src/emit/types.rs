@@ -149,6 +149,19 @@ fn inside(experimental: bool, ty: &Ty, reaching: &Reaching) -> bool {
     !experimental && reaching.ty(ty)
 }
 
+/// Whether the struct `name` is what a client request sends as its params: the params type
+/// itself, or the payload of an arm of the tagged union that is.
+fn sent_as_params(ir: &Ir, name: &str) -> bool {
+    ir.client_requests.iter().filter_map(|m| m.params.ty()).any(|ty| match ty {
+        Ty::Named(params) if params == name => true,
+        Ty::Named(params) => match ir.types.get(params).map(|d| &d.kind) {
+            Some(TypeKind::Tagged(t)) => t.arms.iter().any(|a| a.payload == name),
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
 /// The start of a wire-macro invocation for `def`: its feature gate, `macro! {` and the
 /// type's docs (the derives and the declaration follow).
 fn invocation_start(def: &TypeDef, macro_name: &str) -> String {
@@ -200,11 +213,12 @@ fn struct_text(def: &TypeDef, s: &Struct, reaching: &Reaching, notes: &Notes) ->
     // `new(required...)` for a struct with required members and others: the optional members
     // start absent. Without it such a struct can only be built by a literal naming every
     // member, which also breaks when the `experimental` feature adds members. Params a client
-    // sends get one too when every member is required: code that must build against the crate
-    // of any release (the client's handles) builds them with it, so that a member a later
-    // release adds keeps that code compiling, and the code names the type it sends.
+    // sends (a request's params type, or an arm of it when it is a tagged union) get one too
+    // when every member is required: code that must build against the crate of any release
+    // (the client's handles) builds them with it, so that a member a later release adds keeps
+    // that code compiling, and the code names the type it sends.
     let required: Vec<&Field> = s.fields.iter().filter(|f| presence_keyword(f) == "required").collect();
-    let sent = notes.0.client_requests.iter().any(|m| m.params.ty() == Some(&Ty::Named(def.name.clone())));
+    let sent = sent_as_params(notes.0, &def.name);
     if !required.is_empty() && (required.len() < s.fields.len() || s.extra.is_some() || sent) {
         let params: Vec<String> = required.iter().map(|f| format!("{}: {}", f.rust, render::field_ty(f))).collect();
         let _ = writeln!(out, "    fn new({});", params.join(", "));

@@ -37,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ephemeral: Some(true),
         ..ThreadForkParams::new(thread.id().to_owned())
     };
-    let branch = second.thread_fork_with(&fork).await?;
+    let branch = second.thread_fork_with(fork).await?;
     let other = branch.run("Add 5 to your number. Say only the result.").await?;
     println!("[{} forked from {}] {}", branch.id(), thread.id(), other.final_response);
 

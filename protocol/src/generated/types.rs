@@ -463,6 +463,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub api_key: String = "apiKey" (required),
         #[doc = ""] #[doc = " *Since codex 0.145.0.*"] pub region: String = "region" (required),
     }
+    fn new(api_key: String, region: String);
 }
 /// The former name of [`AmazonBedrockLoginAccountParams`], which had codex's namespace in it.
 #[deprecated(note = "renamed to `AmazonBedrockLoginAccountParams`")]
@@ -502,6 +503,7 @@ wire_struct! {
     pub struct ApiKeyLoginAccountParams {
         pub api_key: String = "apiKey" (required),
     }
+    fn new(api_key: String);
 }
 /// The former name of [`ApiKeyLoginAccountParams`], which had codex's namespace in it.
 #[deprecated(note = "renamed to `ApiKeyLoginAccountParams`")]
@@ -7430,6 +7432,7 @@ wire_struct! {
         #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub profile: String = "profile" (required),
         #[doc = ""] #[doc = " *Since codex 0.149.0.*"] pub region: String = "region" (required),
     }
+    fn new(profile: String, region: String);
 }
 /// The former name of [`ProfileBedrockSetupParams`], which had codex's namespace in it.
 #[deprecated(note = "renamed to `ProfileBedrockSetupParams`")]

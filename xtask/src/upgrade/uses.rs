@@ -101,8 +101,9 @@ pub fn words(change: &Change, ir: &Ir) -> Vec<Words> {
     }
     let owner = path.split(['.', ':', '[', '{']).next().unwrap_or(path).to_owned();
     let member = path.rsplit_once('.').map(|(_, m)| m.trim_end_matches(['[', ']', '{', '}']));
-    // The params of a client request: also the code that sends that method by its name (a
-    // handle whose params no release lacks is typed; the others are written as JSON).
+    // The params of a client request: also the code that sends that method by its name with
+    // params written as JSON (`Client::request_raw`, the recorder's scenarios), which names no
+    // type. The client's handles send typed params and are found by the type.
     let sent: Vec<Words> = ir
         .client_requests
         .iter()
@@ -521,9 +522,10 @@ trait T { fn declared(&self); }
         assert_eq!(found[2].1, ["client/tests/a.rs:18 other (test)"]);
     }
 
-    /// A simulated breaking release (0.171.0 without `ThreadListParams.limit`, with a required
-    /// `reason` in `ThreadArchiveParams`): the client's handle that sends `thread/archive` is
-    /// named, typed or not.
+    /// A simulated breaking release (0.171.0 without `ThreadListParams.limit` and
+    /// `thread/compact/start`, with a required `reason` in `ThreadArchiveParams`, `source` in
+    /// `ThreadSetNameParams` and `clientId` in `TurnSteerParams`): each client handle that sends
+    /// what it broke is named, by the params type or the marker type it names.
     #[test]
     fn a_breaking_release_names_the_handles_that_send_what_it_broke() {
         use codex_app_codegen::SchemaSet;
@@ -536,6 +538,13 @@ trait T { fn declared(&self); }
             let archive = bundle.pointer_mut("/definitions/v2/ThreadArchiveParams").unwrap();
             archive["properties"]["reason"] = serde_json::json!({"type": "string"});
             archive["required"].as_array_mut().unwrap().push("reason".into());
+            for (params, member) in [("ThreadSetNameParams", "source"), ("TurnSteerParams", "clientId")] {
+                let def = bundle.pointer_mut(&format!("/definitions/v2/{params}")).unwrap();
+                def["properties"][member] = serde_json::json!({"type": "string"});
+                def["required"].as_array_mut().unwrap().push(member.into());
+            }
+            let requests = bundle.pointer_mut("/definitions/ClientRequest/oneOf").unwrap().as_array_mut().unwrap();
+            requests.retain(|r| r["properties"]["method"]["enum"][0] != "thread/compact/start");
             serde_json::to_string_pretty(&bundle).unwrap()
         };
         let new = SchemaSet {
@@ -558,6 +567,9 @@ trait T { fn declared(&self); }
         };
         let archive = uses_of("ThreadArchiveParams.reason");
         assert!(archive.contains(&"client/src/thread.rs Client::thread_archive".to_owned()), "{archive:?}");
+        assert_eq!(uses_of("ThreadSetNameParams.source"), ["client/src/thread.rs ThreadHandle::set_name"]);
+        assert_eq!(uses_of("TurnSteerParams.clientId"), ["client/src/turn.rs TurnHandle::steer"]);
+        assert_eq!(uses_of("thread/compact/start"), ["client/src/thread.rs ThreadHandle::compact"]);
         // The handle sends the params its caller built: what breaks is the caller's code.
         let list = uses_of("ThreadListParams.limit");
         assert!(!list.iter().any(|u| u.ends_with("thread_archive")), "{list:?}");
