@@ -99,7 +99,7 @@ fn repeated_tags_next_to_deep_nesting_decode_on_a_small_stack() {
 
 /// Done means 1: the duplicate-member fallback is linear: a line 100,000 levels deep decodes
 /// in far less than the quadratic fallback it replaced took at a sixth of that depth (its
-/// times: `docs/build-cost.md`). The bound on the wall clock is generous
+/// times: `docs/performance.md`). The bound on the wall clock is generous
 /// (a debug build on a loaded machine) and tells linear from quadratic without comparing two
 /// timings, which other work on the machine skews; the times by depth are printed
 /// (`--nocapture`).
