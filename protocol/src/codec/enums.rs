@@ -13,7 +13,7 @@ pub trait StringEnum: Sized {
 }
 
 /// A string enum's `Deserialize`; out of line: a caller holds a call, not one more copy of
-/// the deserializer's string code (ARCHITECTURE.md, "Build cost").
+/// the deserializer's string code (`docs/build-cost.md`).
 #[inline(never)]
 pub fn deserialize_string_enum<'de, D: Deserializer<'de>, T: StringEnum>(deserializer: D) -> Result<T, D::Error> {
     // One visitor for every string enum (the expected-type text is a value, not a type), so
