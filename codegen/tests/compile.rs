@@ -14,7 +14,7 @@
 //!
 //! It runs when `CODEX_APP_CONSTRUCT_COMPILE=1` is set, and `.ci/run` sets it: it builds 25
 //! scratch crates and their dependencies, a large part of README's test command on a fresh
-//! clone (the figure: `docs/build-cost.md`), for a check that only a change of the generator or
+//! clone (the figure: `docs/testing.md`), for a check that only a change of the generator or
 //! of the protocol crate's hand-written modules can fail. Set it when you change either; without
 //! it the test says it was skipped and how to run it.
 
