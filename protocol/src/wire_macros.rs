@@ -85,7 +85,7 @@ macro_rules! wire_struct {
         impl $crate::codec::DecodeStruct for $name {
             const EXPECTING: &'static str = concat!("struct ", stringify!($name));
 
-            // What each struct compiles is kept small, since it is compiled some 700 times:
+            // What each struct compiles is kept small, since it is compiled some 800 times:
             // reading a value is a call to a reader that every member of that type and presence
             // shares; every early return drops the one `Slots` value, so the code grows with the
             // members, not with their square.
