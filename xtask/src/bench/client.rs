@@ -9,7 +9,7 @@
 //!   decode's input is. Both run on one thread (a current-thread runtime), so the ratio compares the work done,
 //!   not parallelism. Responses are left out: without a request of its own the client only
 //!   reads a response's envelope, which would flatter it. The ratio is bare time / client
-//!   time (1.0: no overhead; the target is at least 0.8).
+//!   time (1.0: no overhead; the target is at least 0.7, docs/performance.md).
 //!   Three lines for reference (not ratios): `transport alone`, the same lines through the
 //!   in-memory transport to a task that drops them; `transport + decode`, which decodes
 //!   each as the bare benchmark does; and `decode, held per batch`, the bare decode again but
