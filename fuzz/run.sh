@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Seeds the corpora (seed.sh), builds the fuzz targets and runs each for SECONDS (default 10),
-# one after the other.
+# Seeds the corpora (seed.sh), builds the fuzz targets and runs each for SECONDS (default 10):
+# one after the other, or as many at once as there are cores for the smoke run.
 #
-#   fuzz/run.sh --smoke                   # CI's smoke run: every target for 12 s (a minute in all)
+#   fuzz/run.sh --smoke                   # CI's smoke run: every target for 12 s, one per core
 #   fuzz/run.sh 600                       # long runs: every target, 10 minutes each
 #   fuzz/run.sh 600 drift                 # one target
 #   cd fuzz && cargo +nightly fuzz run -O --codegen-units 16 decode_server -- -max_total_time=600
@@ -52,26 +52,47 @@ else
     done
 fi
 mkdir -p logs
-for t in "${targets[@]}"; do
-    # Inputs earlier runs found (fuzz/regressions/<target>-*): each runs once first.
-    regressions=(regressions/"$t"-*)
+# One target: the inputs earlier runs found (fuzz/regressions/<target>-*), each once, then
+# SECONDS of fuzzing. Its output goes to logs/; it prints what it found and fails on a finding.
+run_target() {
+    local t=$1 status=0
+    local regressions=(regressions/"$t"-*)
     if [ -e "${regressions[0]}" ]; then
         echo "=== $t: ${#regressions[@]} regression input(s)"
         # shellcheck disable=SC2046
         cargo +nightly fuzz run $(flags_of "$t") "$t" "${regressions[@]}" > "logs/$t-regressions.log" 2>&1 || {
             tail -40 "logs/$t-regressions.log"
             echo "fuzz $t: a regression input FAILED"
-            exit 1
+            return 1
         }
     fi
     echo "=== fuzz $t for ${seconds}s"
     # -timeout: an input slower than 10 s is a finding (e.g. quadratic work).
-    status=0
+    # shellcheck disable=SC2046
     cargo +nightly fuzz run $(flags_of "$t") "$t" -- -max_total_time="$seconds" -timeout=10 -print_final_stats=1 > "logs/$t.log" 2>&1 || status=$?
-    grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|SUMMARY|panicked' "logs/$t.log" || true
+    grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|SUMMARY|panicked' "logs/$t.log" | sed "s/^/$t: /" || true
     if [ "$status" -ne 0 ]; then
         tail -40 "logs/$t.log"
         echo "fuzz $t: FAILED (the input is in fuzz/artifacts/$t/)"
-        exit 1
+        return 1
     fi
+}
+# As many targets at once as the machine has cores (a fuzzer runs on one): a long run's
+# targets one after the other, as its SECONDS say.
+jobs=1
+if $smoke; then jobs=$(nproc 2>/dev/null || echo 1); fi
+failed=0
+running=0
+for t in "${targets[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || failed=1
+        running=$((running - 1))
+    fi
+    run_target "$t" &
+    running=$((running + 1))
 done
+while [ "$running" -gt 0 ]; do
+    wait -n || failed=1
+    running=$((running - 1))
+done
+exit "$failed"

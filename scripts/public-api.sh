@@ -9,12 +9,13 @@
 #
 # Each crate is documented with every feature (the largest API a user can have). Needs the
 # nightly toolchain (rustdoc's JSON output is unstable) and python3; builds into
-# target/public-api so as not to disturb the stable builds. The generated protocol types are
+# target/public-api (`PUBLIC_API_TARGET` overrides: CI gives the folder of its nightly docs
+# build, whose dependencies are built). The generated protocol types are
 # listed too: a regen that changes them changes `public-api/codex-app-protocol.txt` (regen it
 # with this script after `cargo xtask regen`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-target="$root/target/public-api"
+target="${PUBLIC_API_TARGET:-$root/target/public-api}"
 check=false
 case "${1:-}" in
     --check) check=true ;;

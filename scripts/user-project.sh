@@ -14,11 +14,12 @@
 #   middle release and the newest release. Zero drift of the types; what codex sends of its
 #   experimental API is reported apart, by path (a test of the project's own says so).
 #
-# The crates are packaged without verification (`.ci/run` verifies the packages) and unpacked;
+# The crates are packaged without verification (this build of them is the one CI makes) and unpacked;
 # the project takes them through `[patch.crates-io]`, as it would take the published crates,
 # with the workspace's locked versions of the other dependencies. The codex is the tests'
 # pinned one (`.codex-bin/`, installed with npm when missing; `$CODEX_BIN` overrides), run
-# with a throw-away CODEX_HOME. Everything goes under target/user-project (WORK overrides).
+# with a throw-away CODEX_HOME. Everything goes under target/user-project (WORK overrides), the
+# build too unless CARGO_TARGET_DIR is set.
 # Usage: scripts/user-project.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -171,7 +172,8 @@ codex_home=$(mktemp -d)
 trap 'rm -rf "$codex_home"' EXIT
 
 cd "$work/app"
-export CARGO_TARGET_DIR="$work/target"
+# The build of the project: $CARGO_TARGET_DIR when set (CI gives the workspace's), else its own.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$work/target}"
 echo "cargo build (the user's build: the crates at their default features)"
 cargo build -q
 echo "cargo test (the user's test build, the drift check added as a dev-dependency; codex $codex_bin)"
