@@ -13,7 +13,7 @@
 //! Folding lowers every release of the range. So that a regen whose inputs did not change
 //! lowers only the newest, regen commits what the fold gave beside the history: the facts in
 //! [`HISTORY_FILE`], the retired IR in [`RETIRED_FILE`] with the digest of what it was folded
-//! from ([`History::retired_to_json`], [`History::with_retired`]).
+//! from ([`History::retired_file`], [`History::with_retired`]).
 //!
 //! [`History::apply`] turns the newest release's IR into the IR of the range, by one rule each:
 //!
@@ -109,12 +109,16 @@ pub struct History {
     pub retired_types: BTreeMap<String, TypeDef>,
 }
 
-/// The committed form of what a history retired, and what it was folded from.
-#[derive(Deserialize)]
-struct RetiredFile {
-    folded_from: String,
-    types: BTreeMap<String, TypeDef>,
-    items: BTreeMap<String, Retired>,
+/// What a history retired and what it was folded from: [`RETIRED_FILE`]. xtask writes and reads
+/// the file, so the IR's (de)serializers are compiled there, not into every build of the
+/// generator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetiredFile {
+    pub folded_from: String,
+    /// The types the newest release lacks, by schema name.
+    pub types: BTreeMap<String, TypeDef>,
+    /// What else it lacks, by key.
+    pub items: BTreeMap<String, Retired>,
 }
 
 /// Compares release versions (semver, pre-releases before their release).
@@ -453,30 +457,21 @@ impl History {
         serde_json::from_str(text).map_err(|e| Error::new("", format!("{HISTORY_FILE}: {e}")))
     }
 
-    /// What the history retired, committed beside it: `folded_from` (a digest of everything the
-    /// fold read, which [`History::with_retired`] compares), then one type or item per line.
-    pub fn retired_to_json(&self, folded_from: &str) -> String {
-        fn line<T: Serialize + ?Sized>(v: &T) -> String {
-            serde_json::to_string(v).expect("IR values serialize")
+    /// What the history retired, as [`RETIRED_FILE`] holds it, with `folded_from` (a digest of
+    /// everything the fold read, which [`History::with_retired`] compares).
+    pub fn retired_file(&self, folded_from: &str) -> RetiredFile {
+        RetiredFile {
+            folded_from: folded_from.to_owned(),
+            types: self.retired_types.clone(),
+            items: self.retired.clone(),
         }
-        let mut out = format!("{{\n  \"folded_from\": {},\n  \"types\": {{\n", line(folded_from));
-        push_lines(&mut out, self.retired_types.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
-        out.push_str("  },\n  \"items\": {\n");
-        push_lines(&mut out, self.retired.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
-        out.push_str("  }\n}\n");
-        out
     }
 
-    /// This history (read from [`HISTORY_FILE`]) with what it retired, read from `text`
-    /// ([`RETIRED_FILE`]) when that was folded from `folded_from`; `None` when it was folded
-    /// from something else (the fold is then to be done again).
-    pub fn with_retired(self, text: &str, folded_from: &str) -> Result<Option<History>, Error> {
-        let file: RetiredFile =
-            serde_json::from_str(text).map_err(|e| Error::new("", format!("{RETIRED_FILE}: {e}")))?;
-        if file.folded_from != folded_from {
-            return Ok(None);
-        }
-        Ok(Some(History { retired: file.items, retired_types: file.types, ..self }))
+    /// This history (read from [`HISTORY_FILE`]) with what it retired, from `file` when that was
+    /// folded from `folded_from`; `None` when it was folded from something else (the fold is then
+    /// to be done again).
+    pub fn with_retired(self, file: RetiredFile, folded_from: &str) -> Option<History> {
+        (file.folded_from == folded_from).then_some(History { retired: file.items, retired_types: file.types, ..self })
     }
 
     /// The IR of the range: see the module docs. `floor` (a release of the history) moves the
@@ -885,9 +880,10 @@ mod tests {
         // when it was folded from the same inputs.
         assert!(!history.retired.is_empty() && !history.retired_types.is_empty(), "{history:?}");
         let back = History::from_json(&history.to_json()).unwrap();
-        let retired = history.retired_to_json("inputs");
-        assert_eq!(back.clone().with_retired(&retired, "inputs").unwrap(), Some(history.clone()));
-        assert_eq!(back.with_retired(&retired, "other inputs").unwrap(), None);
+        let text = serde_json::to_string(&history.retired_file("inputs")).unwrap();
+        let retired: RetiredFile = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.clone().with_retired(retired.clone(), "inputs"), Some(history.clone()));
+        assert_eq!(back.with_retired(retired, "other inputs"), None);
 
         let mut range = v2.clone();
         history.apply(&mut range, None).unwrap();

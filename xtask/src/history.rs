@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 
-use codex_app_codegen::history::{version_cmp, History, HISTORY_FILE, RETIRED_FILE};
+use codex_app_codegen::history::{version_cmp, History, RetiredFile, HISTORY_FILE, RETIRED_FILE};
 use codex_app_codegen::releases::{self, Release, RELEASES_DIR};
 use codex_app_codegen::{SchemaSet, Settings, BUNDLE_FILE};
 
@@ -187,7 +187,30 @@ pub fn committed_if_current(root: &Path, folded_from: &str) -> anyhow::Result<Op
         Err(e) => return Err(e).with_context(|| path.display().to_string()),
     };
     // A file that does not read is folded again, not an error: the fold rewrites it.
-    Ok(history.with_retired(&text, folded_from).ok().flatten())
+    let Ok(file) = serde_json::from_str::<RetiredFile>(&text) else { return Ok(None) };
+    Ok(history.with_retired(file, folded_from))
+}
+
+/// [`RETIRED_FILE`]'s text: `folded_from`, then one type or item per line, sorted, so a review
+/// reads the diff.
+pub fn retired_json(history: &History, folded_from: &str) -> String {
+    fn line<T: serde::Serialize + ?Sized>(v: &T) -> String {
+        serde_json::to_string(v).expect("IR values serialize")
+    }
+    fn lines(out: &mut String, lines: Vec<String>) {
+        let last = lines.len();
+        for (i, l) in lines.into_iter().enumerate() {
+            out.push_str("    ");
+            out.push_str(&l);
+            out.push_str(if i + 1 < last { ",\n" } else { "\n" });
+        }
+    }
+    let mut out = format!("{{\n  \"folded_from\": {},\n  \"types\": {{\n", line(folded_from));
+    lines(&mut out, history.retired_types.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))).collect());
+    out.push_str("  },\n  \"items\": {\n");
+    lines(&mut out, history.retired.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))).collect());
+    out.push_str("  }\n}\n");
+    out
 }
 
 /// What one release gave.

@@ -286,7 +286,7 @@ pub fn plan(
     let with_history = match &history {
         Some((history, folded_from)) => {
             writes.push((PathBuf::from(HISTORY_FILE), history.to_json()));
-            writes.push((PathBuf::from(RETIRED_FILE), history.retired_to_json(folded_from)));
+            writes.push((PathBuf::from(RETIRED_FILE), crate::history::retired_json(history, folded_from)));
             Settings { history: Some(history.clone()), floor: None, ..settings.clone() }
         }
         None => settings.clone(),
