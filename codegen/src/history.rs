@@ -500,6 +500,7 @@ impl History {
                 restore(ir, r, &mut warnings);
             }
         }
+        unresolved_to_any(ir, &mut warnings);
         // Relax and widen members; record every item's availability.
         let received = received_types(ir);
         let mut availability = BTreeMap::new();
@@ -598,6 +599,67 @@ fn retired_owner(r: &Retired) -> Option<&str> {
         | Retired::ExternalArm { owner, .. }
         | Retired::UntaggedArm { owner, .. } => Some(owner),
         Retired::Method { .. } => None,
+    }
+}
+
+/// A restored item may name a type by the Rust name an older release's lowering gave it, which
+/// the range's types do not have (the name depended on that release's other definitions: a v1
+/// definition named apart from a v2 one of the same schema name, `V1AskForApproval`). Such a
+/// type is any JSON value, with a warning; a tagged arm whose payload is such a type is left out.
+fn unresolved_to_any(ir: &mut Ir, warnings: &mut Vec<Warning>) {
+    fn fix(ty: &mut Ty, known: &BTreeSet<String>, lost: &mut Vec<String>) {
+        match ty {
+            Ty::Named(name) if !known.contains(name.as_str()) => {
+                lost.push(std::mem::take(name));
+                *ty = Ty::Any;
+            }
+            Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) | Ty::Boxed(t) => fix(t, known, lost),
+            Ty::Tuple(items) => items.iter_mut().for_each(|t| fix(t, known, lost)),
+            _ => {}
+        }
+    }
+    let known: BTreeSet<String> = ir.types.keys().cloned().collect();
+    let mut found: Vec<(String, String)> = Vec::new();
+    for def in ir.types.values_mut() {
+        let mut lost = Vec::new();
+        match &mut def.kind {
+            TypeKind::Alias(t) => fix(t, &known, &mut lost),
+            TypeKind::Struct(s) => s.fields.iter_mut().for_each(|f| fix(&mut f.ty, &known, &mut lost)),
+            TypeKind::External(e) => {
+                e.arms.iter_mut().filter_map(|a| a.payload.as_mut()).for_each(|t| fix(t, &known, &mut lost))
+            }
+            TypeKind::Untagged(u) => u.arms.iter_mut().for_each(|a| fix(&mut a.ty, &known, &mut lost)),
+            TypeKind::Tagged(t) => t.arms.retain(|a| {
+                let keep = known.contains(&a.payload);
+                if !keep {
+                    lost.push(a.payload.clone());
+                }
+                keep
+            }),
+            _ => {}
+        }
+        found.extend(lost.into_iter().map(|name| (def.schema.clone(), name)));
+    }
+    for direction in Direction::ALL {
+        for method in ir.methods_mut(direction) {
+            let mut lost = Vec::new();
+            if let Params::Required(t) | Params::Optional(t) = &mut method.params {
+                fix(t, &known, &mut lost);
+            }
+            if let Some(t) = &mut method.response {
+                fix(t, &known, &mut lost);
+            }
+            found.extend(lost.into_iter().map(|name| (method.wire.clone(), name)));
+        }
+    }
+    for (owner, name) in found {
+        warnings.push(Warning::range(
+            format!("#/definitions/{owner}"),
+            format!(
+                "`{owner}` had, in an older release of the range, a member, arm or params of a type the range's \
+                 types do not have under that name (`{name}`): typed as any JSON value (an arm of it is left out)"
+            ),
+        ));
     }
 }
 
@@ -906,5 +968,27 @@ mod tests {
         assert!(field(&newest_only, "P", "y").required);
         assert_ne!(field(&newest_only, "S", "v").ty, Ty::Any);
         assert!(history.apply(&mut v2.clone(), Some("0.9.0")).is_err(), "a floor outside the history");
+    }
+
+    #[test]
+    fn a_restored_member_whose_type_the_range_does_not_name_is_any_json_value() {
+        let v1 = ir(
+            "1.0.0",
+            &["c a/b P"],
+            r#""P": {"type": "object", "properties": {"x": {"type": "string"}, "old": {"type": "string"}}}"#,
+        );
+        let v2 = ir("1.1.0", &["c a/b P"], r#""P": {"type": "object", "properties": {"x": {"type": "string"}}}"#);
+        let mut history = History::start("1.0.0");
+        history.extend(&v1, &v2, "1.1.0");
+        // As when the older release's lowering named the member's type apart (`V1AskForApproval`
+        // beside a v2 `AskForApproval`), a name the range's types do not have.
+        match history.retired.get_mut("P.old") {
+            Some(Retired::Field { field, .. }) => field.ty = Ty::Named("V1Gone".into()),
+            other => panic!("P.old is not a retired member: {other:?}"),
+        }
+        let mut range = v2.clone();
+        history.apply(&mut range, None).unwrap();
+        assert_eq!(field(&range, "P", "old").ty, Ty::Any);
+        assert!(range.warnings.iter().any(|w| w.message.contains("`V1Gone`")), "{:?}", range.warnings);
     }
 }
