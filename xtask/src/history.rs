@@ -106,6 +106,12 @@ pub fn build(releases: &[(String, Release)], newest: &SchemaSet, floor: &str) ->
     releases::history(releases, newest, floor, &settings).map_err(anyhow::Error::msg)
 }
 
+/// Whether `version` is a release of the range from `floor` to `newest`, `newest` left out (the
+/// releases whose archive files the range's history is folded from).
+pub fn in_range(version: &str, floor: &str, newest: &str) -> bool {
+    version_cmp(version, floor).is_ge() && version_cmp(version, newest).is_lt()
+}
+
 /// The archive's files of the range from `floor` to `newest` (not included), by version, as
 /// the workspace at `root` holds them.
 pub fn range_files(root: &Path, floor: &str, newest: &str) -> anyhow::Result<BTreeMap<String, String>> {
@@ -121,7 +127,7 @@ pub fn range_files(root: &Path, floor: &str, newest: &str) -> anyhow::Result<BTr
         let Some(version) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".json")) else {
             continue;
         };
-        if version_cmp(version, floor).is_ge() && version_cmp(version, newest).is_lt() {
+        if in_range(version, floor, newest) {
             let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
             out.insert(version.to_owned(), text);
         }

@@ -244,8 +244,9 @@ pub fn plan(
                 .iter()
                 .filter_map(|(path, text)| {
                     let version = path.strip_prefix(RELEASES_DIR).ok()?.to_str()?.strip_suffix(".json")?;
-                    let in_range = floor.as_deref().is_some_and(|floor| version_cmp(version, floor).is_ge())
-                        && version_cmp(version, &fresh.codex_version).is_lt();
+                    let in_range = floor
+                        .as_deref()
+                        .is_some_and(|floor| crate::history::in_range(version, floor, &fresh.codex_version));
                     in_range.then(|| (version.to_owned(), text.clone()))
                 })
                 .collect();
@@ -256,31 +257,7 @@ pub fn plan(
         }
     };
     let history = match &floor {
-        Some(floor) => {
-            let folded_from = crate::history::folded_from(floor, &set, &range_files)?;
-            let committed = match fold {
-                Fold::IfStale => crate::history::committed_if_current(root, &folded_from)?,
-                Fold::Always => None,
-            };
-            let history = match committed {
-                Some(history) => Some(history),
-                None => {
-                    let releases = match releases {
-                        Some(releases) => releases,
-                        // Only the range is read back: the older releases are not asked for.
-                        None => archive(root, &set, floor)?,
-                    };
-                    if fold == Fold::IfStale {
-                        notes.push(format!(
-                            "{HISTORY_FILE} folded again from the releases of the range (what it was folded from \
-                             changed: a release, the floor or the generator)"
-                        ));
-                    }
-                    range_history(&set, &releases, floor, &mut notes)?
-                }
-            };
-            history.map(|history| (history, folded_from))
-        }
+        Some(floor) => range_history(root, &set, floor, &range_files, releases, fold, &mut notes)?,
         None => None,
     };
     let with_history = match &history {
@@ -430,14 +407,20 @@ fn floor(root: &Path, settings: &Settings) -> anyhow::Result<Option<String>> {
     Ok(settings.floor.clone().or(crate::history::read_committed(root)?.map(|h| h.floor)))
 }
 
-/// The surface history of the supported range, from `floor` to `set`, folded from `releases`;
-/// `None` for a set older than the floor, which is generated alone.
+/// The surface history of the supported range, from `floor` to `set`, with the digest of what
+/// it is folded from ([`crate::history::folded_from`], of the archive's `files` of the range):
+/// the committed one when it was folded from the same (and `fold` allows it), else folded from
+/// `releases` (read back from the archive at `root` when `None`). `None` for a set older than
+/// the floor, which is generated alone.
 fn range_history(
+    root: &Path,
     set: &SchemaSet,
-    releases: &[(String, Release)],
     floor: &str,
+    files: &BTreeMap<String, String>,
+    releases: Option<Vec<(String, Release)>>,
+    fold: Fold,
     notes: &mut Vec<String>,
-) -> anyhow::Result<Option<History>> {
+) -> anyhow::Result<Option<(History, String)>> {
     if version_cmp(&set.codex_version, floor).is_lt() {
         notes.push(format!(
             "codex {} is older than the floor of the supported range ({floor}): generated from it alone",
@@ -445,7 +428,22 @@ fn range_history(
         ));
         return Ok(None);
     }
-    Ok(Some(crate::history::build(releases, set, floor)?))
+    let folded_from = crate::history::folded_from(floor, set, files)?;
+    if fold == Fold::IfStale {
+        if let Some(history) = crate::history::committed_if_current(root, &folded_from)? {
+            return Ok(Some((history, folded_from)));
+        }
+        notes.push(format!(
+            "{HISTORY_FILE} folded again from the releases of the range (what it was folded from changed: a \
+             release, the floor or the generator)"
+        ));
+    }
+    let releases = match releases {
+        Some(releases) => releases,
+        // Only the range is read back: the older releases are not asked for.
+        None => archive(root, set, floor)?,
+    };
+    Ok(Some((crate::history::build(&releases, set, floor)?, folded_from)))
 }
 
 /// The codex release of the vendored schema (`vendor-schemas/manifest.json`).
@@ -462,10 +460,8 @@ pub fn range_ir(root: &Path) -> anyhow::Result<(codex_app_codegen::ir::Ir, Histo
     };
     let floor = committed.floor;
     let files = crate::history::range_files(root, &floor, &set.codex_version)?;
-    let folded_from = crate::history::folded_from(&floor, &set, &files)?;
-    let history = match crate::history::committed_if_current(root, &folded_from)? {
-        Some(history) => history,
-        None => crate::history::build(&archive(root, &set, &floor)?, &set, &floor)?,
+    let Some((history, _)) = range_history(root, &set, &floor, &files, None, Fold::IfStale, &mut Vec::new())? else {
+        bail!("the vendored codex {} is older than the floor of {HISTORY_FILE} ({floor})", set.codex_version);
     };
     let settings = Settings { history: Some(history.clone()), ..Settings::codex()? };
     Ok((codex_app_codegen::build_ir_with(&set, &settings).map_err(anyhow::Error::new)?, history))
