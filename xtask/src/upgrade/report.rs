@@ -213,6 +213,13 @@ mod tests {
     use super::super::uses::Use;
     use super::*;
 
+    /// Fails naming the first of `expected` that `text` lacks, with the whole text.
+    fn assert_contains(text: &str, expected: &[&str]) {
+        for e in expected {
+            assert!(text.contains(e), "{e:?} not in:\n{text}");
+        }
+    }
+
     fn step(name: &str, outcome: Outcome) -> Step {
         Step { name: name.to_owned(), outcome, took: Duration::from_millis(1500) }
     }
@@ -251,15 +258,16 @@ mod tests {
         };
         assert!(!report.is_done());
         let text = report.render();
-        for expected in [
-            "  regen                            1.5s  stopped: 2 decision(s) to add; nothing was written",
-            "  record                           1.5s  skipped: regen did not finish",
-            "- decisions to add: 2 (listed above, with the lines to paste into vendor-schemas/decisions.json); add them, then run `cargo xtask upgrade 0.171.0` again",
-            "- breaking changes in codex 0.171.0 (1, 1 used here;",
-            "    ThreadListParams.cursor: field `ThreadListParams.cursor` removed (was `Option<String>`) — breaks senders\n        client/tests/typed.rs:40: test lists_by_cursor\n",
-        ] {
-            assert!(text.contains(expected), "{expected:?} not in:\n{text}");
-        }
+        assert_contains(
+            &text,
+            &[
+                "  regen                            1.5s  stopped: 2 decision(s) to add; nothing was written",
+                "  record                           1.5s  skipped: regen did not finish",
+                "- decisions to add: 2 (listed above, with the lines to paste into vendor-schemas/decisions.json); add them, then run `cargo xtask upgrade 0.171.0` again",
+                "- breaking changes in codex 0.171.0 (1, 1 used here;",
+                "    ThreadListParams.cursor: field `ThreadListParams.cursor` removed (was `Option<String>`) — breaks senders\n        client/tests/typed.rs:40: test lists_by_cursor\n",
+            ],
+        );
         assert!(!text.contains("failed"), "a stop is not a failure:\n{text}");
     }
 
@@ -288,14 +296,15 @@ mod tests {
         };
         assert!(report.is_done(), "the upgrade stands: each member is `Option<T>` until decided");
         let text = report.render();
-        for expected in [
-            "\noptional nullable members new in codex 0.172.0 (2), for a decision: none is in vendor-schemas/decisions.json",
-            "tag rust-v0.172.0",
-            "    ThreadStartParams.budget at #/definitions/v2/ThreadStartParams/properties/budget (no description)\n",
-            "    TurnStartParams.note at #/definitions/v2/TurnStartParams/properties/note (A note.)\n",
-        ] {
-            assert!(text.contains(expected), "{expected:?} not in:\n{text}");
-        }
+        assert_contains(
+            &text,
+            &[
+                "\noptional nullable members new in codex 0.172.0 (2), for a decision: none is in vendor-schemas/decisions.json",
+                "tag rust-v0.172.0",
+                "    ThreadStartParams.budget at #/definitions/v2/ThreadStartParams/properties/budget (no description)\n",
+                "    TurnStartParams.note at #/definitions/v2/TurnStartParams/properties/note (A note.)\n",
+            ],
+        );
         assert!(text.contains("nothing needs a person"), "{text}");
         report.undecided_nullables.clear();
         assert!(!report.render().contains("for a decision"));
@@ -318,16 +327,17 @@ mod tests {
         report.steps.insert(2, step(NOTHING_BREAKING.0, Outcome::Skipped(NOTHING_BREAKING.1.into())));
         assert!(report.is_done(), "nothing breaking is nothing to do");
         let text = report.render();
-        for expected in [
-            "changelog since codex 0.169.0 in vendor-schemas/CHANGES.md: 0 breaking, 1 compatible",
-            "added by codex 0.171.0 (1, compatible):\n    thread/list: new optional field `ThreadListParams.x`",
-            "traffic of codex 0.171.0: 1 scenario(s) recorded into traffic/fixtures/0.171.0/, no drift\n    lifecycle  ",
-            "    snapshots: every existing one unchanged",
-            "    new snapshot: traffic/tests/snapshots/it__older_servers__drift@0.169.0.snap",
-            "nothing needs a person",
-        ] {
-            assert!(text.contains(expected), "{expected:?} not in:\n{text}");
-        }
+        assert_contains(
+            &text,
+            &[
+                "changelog since codex 0.169.0 in vendor-schemas/CHANGES.md: 0 breaking, 1 compatible",
+                "added by codex 0.171.0 (1, compatible):\n    thread/list: new optional field `ThreadListParams.x`",
+                "traffic of codex 0.171.0: 1 scenario(s) recorded into traffic/fixtures/0.171.0/, no drift\n    lifecycle  ",
+                "    snapshots: every existing one unchanged",
+                "    new snapshot: traffic/tests/snapshots/it__older_servers__drift@0.169.0.snap",
+                "nothing needs a person",
+            ],
+        );
         report.steps.remove(2);
 
         report.steps[2].outcome = Outcome::Failed("2 scenario(s) failed: dynamic_tool, lifecycle\nmore".into());
@@ -336,15 +346,16 @@ mod tests {
         report.failed_tests = vec!["codex-app-traffic: snapshots".into()];
         assert!(!report.is_done());
         let text = report.render();
-        for expected in [
-            "  record                           1.5s  FAILED: 2 scenario(s) failed: dynamic_tool, lifecycle\n",
-            "- scenarios that no longer fit codex 0.171.0 (1)",
-            "    dynamic_tool: request `thread/start`: does not fit",
-            "- snapshots to review: 1 pending (`cargo insta review`)",
-            "- failing tests (1):\n    codex-app-traffic: snapshots",
-            "- step `record` failed: 2 scenario(s) failed: dynamic_tool, lifecycle\n    more",
-        ] {
-            assert!(text.contains(expected), "{expected:?} not in:\n{text}");
-        }
+        assert_contains(
+            &text,
+            &[
+                "  record                           1.5s  FAILED: 2 scenario(s) failed: dynamic_tool, lifecycle\n",
+                "- scenarios that no longer fit codex 0.171.0 (1)",
+                "    dynamic_tool: request `thread/start`: does not fit",
+                "- snapshots to review: 1 pending (`cargo insta review`)",
+                "- failing tests (1):\n    codex-app-traffic: snapshots",
+                "- step `record` failed: 2 scenario(s) failed: dynamic_tool, lifecycle\n    more",
+            ],
+        );
     }
 }
