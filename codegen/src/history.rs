@@ -888,7 +888,10 @@ fn json_types(ir: &Ir, ty: &Ty, depth: usize) -> BTreeSet<JsonType> {
     }
 }
 
-fn push_lines(out: &mut String, lines: impl Iterator<Item = String>) {
+/// Writes `lines` one to a line, indented by four spaces and separated by commas: the members of
+/// a JSON object or array in the committed files' form (one item a line, so a review reads the
+/// diff).
+pub fn push_lines(out: &mut String, lines: impl Iterator<Item = String>) {
     let lines: Vec<String> = lines.collect();
     for (i, l) in lines.iter().enumerate() {
         out.push_str("    ");

@@ -203,18 +203,11 @@ pub fn retired_json(history: &History, folded_from: &str) -> String {
     fn line<T: serde::Serialize + ?Sized>(v: &T) -> String {
         serde_json::to_string(v).expect("IR values serialize")
     }
-    fn lines(out: &mut String, lines: Vec<String>) {
-        let last = lines.len();
-        for (i, l) in lines.into_iter().enumerate() {
-            out.push_str("    ");
-            out.push_str(&l);
-            out.push_str(if i + 1 < last { ",\n" } else { "\n" });
-        }
-    }
+    use codex_app_codegen::history::push_lines;
     let mut out = format!("{{\n  \"folded_from\": {},\n  \"types\": {{\n", line(folded_from));
-    lines(&mut out, history.retired_types.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))).collect());
+    push_lines(&mut out, history.retired_types.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
     out.push_str("  },\n  \"items\": {\n");
-    lines(&mut out, history.retired.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))).collect());
+    push_lines(&mut out, history.retired.iter().map(|(k, v)| format!("{}: {}", line(k), line(v))));
     out.push_str("  }\n}\n");
     out
 }
