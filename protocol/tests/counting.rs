@@ -3,6 +3,10 @@
 //! the same time on their own threads, do not change a test's counts (a decode allocates and
 //! frees on the caller's thread). `memory.rs` reads the peak, `leaks.rs` the bytes and blocks.
 
+// Both readers are written for one codex release (`written_for_codex!`): a crate generated for a
+// range without it leaves them out, and these functions with no caller.
+#![allow(dead_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
