@@ -1,14 +1,17 @@
 //! Project automation behind `cargo xtask`. One module per command.
 //!
-//! Two binaries share these modules:
+//! Three binaries share these modules:
 //! - `xtask` (what `cargo xtask` runs, built without default features): `regen`, `diff`,
-//!   `build-times` and `upgrade`, which need the generator alone (`upgrade` runs the traffic
-//!   commands and the tests as `cargo` subprocesses). It never compiles the protocol crate, so
-//!   `cargo xtask regen` starts fast on a fresh clone and still runs when the generated code
-//!   does not compile.
+//!   `build-times`, `history` and `availability`, which need the generator alone. It never
+//!   compiles the protocol crate, so `cargo xtask regen` starts fast on a fresh clone and still
+//!   runs when the generated code does not compile.
 //! - `xtask-traffic` (feature `traffic`): `record`, `drift` and `bench`, which decode traffic
-//!   with the generated crate. `xtask` hands these commands to it through `cargo run`
-//!   ([`traffic::forward`]), so `cargo xtask drift ...` is still one command.
+//!   with the generated crate.
+//! - `xtask-upgrade` (feature `upgrade`): `upgrade`, which also parses the workspace's Rust
+//!   with line numbers (it runs the traffic commands and the tests as `cargo` subprocesses).
+//!
+//! `xtask` hands the commands of the other two to them through `cargo run` ([`forward`]), so
+//! `cargo xtask drift ...` is still one command.
 
 pub mod availability;
 #[cfg(feature = "traffic")]
@@ -16,6 +19,7 @@ pub mod bench;
 pub mod build_times;
 pub mod codex;
 pub mod diff;
+pub mod forward;
 #[cfg(feature = "traffic")]
 pub mod drift;
 pub mod history;
@@ -23,6 +27,7 @@ pub mod history;
 pub mod record;
 pub mod regen;
 pub mod traffic;
+#[cfg(feature = "upgrade")]
 pub mod upgrade;
 
 use std::path::PathBuf;

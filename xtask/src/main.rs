@@ -1,8 +1,10 @@
-//! `cargo xtask <command>`. `regen`, `diff`, `build-times` and `upgrade` run here; `record`, `drift` and
-//! `bench` need the generated protocol crate and run in `xtask-traffic` (see the library docs).
+//! `cargo xtask <command>`. `regen`, `diff`, `build-times`, `history` and `availability` run
+//! here; `record`, `drift` and `bench` run in `xtask-traffic`, `upgrade` in `xtask-upgrade`
+//! (see the library docs).
 
 use clap::{Parser, Subcommand};
-use xtask::{availability, build_times, diff, history, regen, traffic, upgrade};
+use xtask::forward::{forward, Forwarded};
+use xtask::{availability, build_times, diff, history, regen};
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "codex-app-protocol automation")]
@@ -21,13 +23,13 @@ enum Command {
     BuildTimes(build_times::Args),
     /// Record real app-server traffic into traffic/fixtures/VERSION/SCENARIO.ndjson
     /// (`cargo xtask record --help` for its options).
-    Record(traffic::Forwarded),
+    Record(Forwarded),
     /// Check recorded traffic against the typed crate; exits non-zero on drift
     /// (`cargo xtask drift --help`).
-    Drift(traffic::Forwarded),
+    Drift(Forwarded),
     /// Typed decode/encode of recorded server traffic against serde_json::Value, &RawValue
     /// and (--peer) codex-codes (`cargo xtask bench --help`).
-    Bench(traffic::Forwarded),
+    Bench(Forwarded),
     /// The protocol surface of every codex release of the supported range, into
     /// vendor-schemas/history.json (installs each release once; cached, resumable).
     History(history::Args),
@@ -35,7 +37,8 @@ enum Command {
     Availability(availability::Args),
     /// The whole codex upgrade: install VERSION (default: the latest on npm), regen, record,
     /// drift, the tests an upgrade changes; then a report of what needs a person.
-    Upgrade(upgrade::Args),
+    /// (`cargo xtask upgrade --help` for its options)
+    Upgrade(Forwarded),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -43,10 +46,10 @@ fn main() -> anyhow::Result<()> {
         Command::Regen(args) => regen::run(args),
         Command::Diff(args) => diff::run(args),
         Command::BuildTimes(args) => build_times::run(args),
-        Command::Record(args) => traffic::forward("record", args),
-        Command::Drift(args) => traffic::forward("drift", args),
-        Command::Bench(args) => traffic::forward("bench", args),
-        Command::Upgrade(args) => upgrade::run(args),
+        Command::Record(args) => forward("record", args),
+        Command::Drift(args) => forward("drift", args),
+        Command::Bench(args) => forward("bench", args),
+        Command::Upgrade(args) => forward("upgrade", args),
         Command::History(args) => history::run(args),
         Command::Availability(args) => availability::run(args),
     }

@@ -1,39 +1,16 @@
-//! Handing the traffic commands (`record`, `drift`, `bench`) from the light `xtask` binary to
-//! `xtask-traffic`, which is built with the generated protocol crate.
+//! The traffic commands (`record`, `drift`, `bench`) run in `xtask-traffic`, which is built
+//! with the generated protocol crate: the command that builds or runs it, and what `record`
+//! tells `cargo xtask upgrade`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-/// The arguments of a forwarded command, passed on untouched (`--help` included).
-#[derive(clap::Args)]
-#[command(disable_help_flag = true)]
-pub struct Forwarded {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
-    args: Vec<OsString>,
-}
-
-/// Runs `cargo run --release -p xtask --bin xtask-traffic -- <command> <args>` in the
-/// workspace and fails when it fails. `bench --peer` builds it with `--features peer`,
-/// `bench --mimalloc` with `--features mimalloc`.
-///
-/// This compiles the protocol crate when it changed (after a regen); if the generated code
-/// does not compile, the error says so and `cargo xtask regen` still works.
-pub fn forward(command: &str, forwarded: Forwarded) -> anyhow::Result<()> {
-    let status = self::command(command, &forwarded.args).status().context("cannot run cargo")?;
-    if !status.success() {
-        bail!(
-            "`cargo xtask {command}` failed ({status}). It runs xtask-traffic, which is built with the generated protocol \
-             crate: if cargo printed compile errors above, the generated code does not compile (`cargo xtask regen` \
-             still works; see docs/upgrading.md)"
-        );
-    }
-    Ok(())
-}
-
-/// The `cargo run` command that runs `xtask-traffic <command> <args>` (see [`forward`]).
+/// The `cargo run` command that runs `xtask-traffic <command> <args>` (see
+/// [`crate::forward`]). `bench` builds it with `--features client-bench`, `bench --peer` with
+/// `peer` too, `bench --mimalloc` with `mimalloc`.
 pub fn command(command: &str, args: &[OsString]) -> std::process::Command {
     let mut cmd = cargo("run");
     cmd.arg("--quiet");
