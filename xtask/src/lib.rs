@@ -19,9 +19,9 @@ pub mod bench;
 pub mod build_times;
 pub mod codex;
 pub mod diff;
-pub mod forward;
 #[cfg(feature = "traffic")]
 pub mod drift;
+pub mod forward;
 pub mod history;
 #[cfg(feature = "traffic")]
 pub mod record;

@@ -10,7 +10,11 @@ use xtask::{bench, drift, record};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", bin_name = "cargo xtask", about = "codex-app-protocol automation: the commands that decode traffic")]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "codex-app-protocol automation: the commands that decode traffic"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
