@@ -52,10 +52,7 @@ pub fn rows(ir: &Ir) -> Vec<Row> {
             let (span, always) = get(&item.key);
             // A method's row is named by its wire name alone.
             let method = item.kind.ends_with("request") || item.kind.ends_with("notification");
-            let name = match item.key.split_once(':') {
-                Some((_, wire)) if method => wire.to_owned(),
-                _ => item.key,
-            };
+            let name = if method { item.wire } else { item.key };
             Row { kind: item.kind, name, span, experimental: item.experimental, always_since: always }
         })
         .collect()

@@ -80,18 +80,20 @@ impl Range<'_> {
     fn relax_and_widen(&self, ir: &mut Ir, warnings: &mut Vec<Warning>) -> BTreeMap<String, Availability> {
         let received = received_types(ir);
         let mut availability = BTreeMap::new();
-        let entries: Vec<(String, Option<String>)> = surface(ir)
+        // Each item by key, with a member's owner (Rust name) and wire name.
+        let entries: Vec<(String, Option<(String, String)>)> = surface(ir)
             .items
             .into_iter()
             .map(|(key, item)| {
-                let owner = match item {
-                    Item::Field(o, _) => Some(o.to_owned()),
+                let member = match item {
+                    Item::Field(o, f) => Some((o.to_owned(), f.wire.clone())),
                     _ => None,
                 };
-                (key, owner)
+                (key, member)
             })
             .collect();
-        for (key, field_owner) in entries {
+        for (key, member) in entries {
+            let field_owner = member.as_ref().map(|(o, _)| o.as_str());
             let a = self.history.availability(&key);
             if !self.has(&a) {
                 continue;
@@ -99,26 +101,25 @@ impl Range<'_> {
             let mut a = self.clamped(a);
             // Always sent since a release after the floor and after its type came: an older
             // release that had the type may leave the member out.
-            let owner_since = field_owner
-                .as_deref()
-                .filter(|o| *o != ENVELOPE)
-                .map(|o| self.history.type_availability(schema_of(ir, o)).since);
+            let owner_since =
+                field_owner.filter(|o| *o != ENVELOPE).map(|o| self.history.type_availability(schema_of(ir, o)).since);
             let relax = self
                 .after(&a.always_since)
                 .filter(|r| owner_since.as_deref().is_none_or(|o| version_cmp(r, o).is_gt()))
                 .map(str::to_owned);
             // Only what the client receives must decode whatever an older release sent.
             let widen = a.widened_until.as_deref().is_some_and(|w| version_cmp(w, self.floor).is_ge())
-                && field_owner.as_deref().is_some_and(|o| o == ENVELOPE || received.contains(o));
+                && field_owner.is_some_and(|o| o == ENVELOPE || received.contains(o));
             if relax.is_some() || widen {
-                if let Some(field) = field_owner.as_deref().and_then(|o| field_mut(ir, o, &key)) {
+                let (owner, wire) = member.as_ref().map(|(o, w)| (o.as_str(), w.as_str())).unwrap_or_default();
+                let pointer = format!("#/definitions/{}", schema_of(ir, owner));
+                if let Some(field) = field_mut(ir, owner, wire) {
                     if relax.is_some() {
                         field.required = false;
                     }
                     if widen && field.ty != Ty::Any {
-                        let pointer = key.rsplit_once('.').map_or(key.as_str(), |(o, _)| o);
                         warnings.push(Warning::range(
-                            format!("#/definitions/{pointer}"),
+                            pointer,
                             format!(
                                 "member `{key}` had values of another JSON type until codex {} (in the supported range): typed as any JSON value",
                                 a.widened_until.as_deref().unwrap_or_default()
@@ -295,13 +296,8 @@ fn restore(ir: &mut Ir, r: &Retired, warnings: &mut Vec<Warning>) {
     }
 }
 
-/// The member `key` names of the type whose Rust name is `owner`.
-fn field_mut<'a>(ir: &'a mut Ir, owner: &str, key: &str) -> Option<&'a mut Field> {
-    let wire = match owner {
-        ENVELOPE => key.strip_prefix("ServerNotification.")?,
-        _ => key.strip_prefix(ir.types.get(owner)?.schema.as_str())?.strip_prefix('.')?,
-    }
-    .to_owned();
+/// The member `wire` of the type whose Rust name is `owner` (or of the envelope).
+fn field_mut<'a>(ir: &'a mut Ir, owner: &str, wire: &str) -> Option<&'a mut Field> {
     if owner == ENVELOPE {
         return ir.notification_envelope.iter_mut().find(|f| f.wire == wire);
     }

@@ -78,6 +78,9 @@ pub(super) fn surface(ir: &Ir) -> Surface<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
     pub key: String,
+    /// Its own name on the wire: a method's, a member's, a value's, an arm's tag or key (an
+    /// untagged arm's name in its key).
+    pub wire: String,
     pub kind: &'static str,
     pub experimental: bool,
 }
@@ -89,6 +92,14 @@ pub fn listing(ir: &Ir) -> Vec<Listed> {
         .items
         .into_iter()
         .map(|(key, item)| {
+            let wire = match item {
+                Item::Method(_, m) => m.wire.clone(),
+                Item::Field(_, f) => f.wire.clone(),
+                Item::Value(_, v) => v.wire.clone(),
+                Item::TaggedArm(_, a) => a.wire.clone(),
+                Item::ExternalArm(_, a) => a.wire.clone(),
+                Item::UntaggedArm(o, a) => keys::untagged_arm_name(ir, schema_of(ir, o), a),
+            };
             let (kind, experimental) = match item {
                 Item::Method(d, m) => (
                     match d {
@@ -105,7 +116,7 @@ pub fn listing(ir: &Ir) -> Vec<Listed> {
                 Item::ExternalArm(o, a) => ("arm", a.experimental || in_experimental(o)),
                 Item::UntaggedArm(o, a) => ("arm", a.experimental || in_experimental(o)),
             };
-            Listed { key, kind, experimental }
+            Listed { key, wire, kind, experimental }
         })
         .collect()
 }
