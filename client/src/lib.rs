@@ -76,7 +76,11 @@ pub mod error;
 pub mod events;
 pub mod handler;
 pub mod login;
-pub mod negotiate;
+/// The policy for items a server's release lacks, by its former path; what this module held is
+/// in [`version`].
+pub mod negotiate {
+    pub use crate::version::Unknown;
+}
 mod reconnect;
 pub mod retry;
 mod routing;
@@ -87,15 +91,15 @@ pub mod thread;
 pub mod trace;
 pub mod transport;
 mod turn;
+pub mod version;
 mod wire;
 
 pub use codex_app_protocol as protocol;
 
-pub use client::{Client, ClientBuilder, VersionPolicy, DEFAULT_HANDSHAKE_TIMEOUT};
+pub use client::{Client, ClientBuilder, DEFAULT_HANDSHAKE_TIMEOUT};
 pub use connection::ConnectionStats;
 pub use error::{
     ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnDeadline, TurnFailure,
-    VersionCheck,
 };
 pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan, ReleaseChange, Retrying};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
@@ -106,3 +110,4 @@ pub use thread::{AtDeadline, Input, RunOptions, RunResult, ThreadHandle};
 pub use transport::stdio::CodexCommand;
 pub use transport::Transport;
 pub use turn::TurnHandle;
+pub use version::{VersionCheck, VersionPolicy};
