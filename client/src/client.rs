@@ -26,7 +26,7 @@ use crate::tap::Tap;
 use crate::transport::stdio::CodexCommand;
 use crate::transport::Transport;
 use crate::turn::TurnHandle;
-use crate::version::{Current, Session, VersionCheck, VersionPolicy};
+use crate::version::{Current, Session, UnknownItemPolicy, VersionCheck, VersionPolicy};
 use crate::wire;
 
 /// How long [`ClientBuilder::handshake_timeout`] allows by default: generous for a server
@@ -45,7 +45,7 @@ pub struct ClientBuilder {
     /// the value given could not be one.
     capabilities: Result<serde_json::Map<String, serde_json::Value>, String>,
     version_policy: VersionPolicy,
-    unknown_to_server: crate::version::Unknown,
+    unknown_to_server: UnknownItemPolicy,
     handler: Arc<dyn DynHandler>,
     notification_buffer: usize,
     turn_buffer: usize,
@@ -164,7 +164,7 @@ impl ClientBuilder {
     /// server would silently ignore such a member), strip them (a `tracing` warning each) or
     /// send them anyway. A method the release does not have is always refused
     /// ([`ClientError::Unavailable`]).
-    pub fn unknown_to_server(mut self, policy: crate::version::Unknown) -> Self {
+    pub fn unknown_to_server(mut self, policy: UnknownItemPolicy) -> Self {
         self.unknown_to_server = policy;
         self
     }
@@ -472,7 +472,7 @@ pub(crate) struct Inner {
     request_timeout: Option<Duration>,
     retry: RetryPolicy,
     experimental_api: bool,
-    unknown_to_server: crate::version::Unknown,
+    unknown_to_server: UnknownItemPolicy,
     /// Where a request's W3C trace context comes from outside a `with_trace` scope.
     trace: Option<crate::trace::Provider>,
     /// What the connection's last handshake read (swapped by every handshake, a reconnect's

@@ -39,8 +39,12 @@
 //!   ([`Transport`]).
 //! - **Handshake**: `initialize` + `initialized` on connect, by a deadline
 //!   ([`ClientBuilder::handshake_timeout`], 60 s by default); the `InitializeResponse` is
-//!   kept ([`Client::initialize_response`]) and the server's version (from `userAgent`) is compared with
-//!   [`protocol::CODEX_VERSION`] ([`VersionPolicy`]).
+//!   kept ([`Client::initialize_response`]).
+//! - **The server's release** ([`version`]): read from `userAgent` at every handshake and
+//!   compared with the supported range, up to [`protocol::CODEX_VERSION`] ([`VersionCheck`];
+//!   [`VersionPolicy`] for a release outside it); what the client sends is checked against it:
+//!   a method the release lacks is refused, params it lacks are refused, stripped or sent
+//!   ([`UnknownItemPolicy`], [`ClientBuilder::unknown_to_server`]).
 //! - **Requests** through the marker types: [`Client::request`]`::<request::ThreadStart>`;
 //!   [`Client::request_raw`] for methods newer than the crate. With the `experimental`
 //!   feature, a request that uses the experimental API while the session did not opt in is
@@ -76,10 +80,13 @@ pub mod error;
 pub mod events;
 pub mod handler;
 pub mod login;
-/// The policy for items a server's release lacks, by its former path; what this module held is
-/// in [`version`].
+/// The policy for items a server's release lacks, by its former name and path; what this module
+/// held is in [`version`].
 pub mod negotiate {
-    pub use crate::version::Unknown;
+    /// The former name of [`UnknownItemPolicy`](crate::UnknownItemPolicy), which it shared with
+    /// the items themselves ([`availability::Unknown`](crate::protocol::availability::Unknown)).
+    #[deprecated(note = "renamed: use `codex_app_client::UnknownItemPolicy`")]
+    pub type Unknown = crate::version::UnknownItemPolicy;
 }
 mod reconnect;
 pub mod retry;
@@ -110,4 +117,4 @@ pub use thread::{AtDeadline, Input, RunOptions, RunResult, ThreadHandle};
 pub use transport::stdio::CodexCommand;
 pub use transport::Transport;
 pub use turn::TurnHandle;
-pub use version::{VersionCheck, VersionPolicy};
+pub use version::{UnknownItemPolicy, VersionCheck, VersionPolicy};

@@ -1,7 +1,8 @@
 //! The server's codex release and what the client does about it, in one place: the release
 //! read from `initialize`'s `userAgent` at every handshake ([`VersionCheck`], against the range
 //! of releases the crate supports), a release outside that range admitted or refused
-//! ([`VersionPolicy`]), and what the client sends checked against the release ([`Unknown`]).
+//! ([`VersionPolicy`]), and what the client sends checked against the release
+//! ([`UnknownItemPolicy`]).
 //!
 //! An older codex silently ignores a params member it does not know (and answers as if it had
 //! not been sent: `thread/list` with `includedThreadIds` lists every thread), and refuses an
@@ -10,7 +11,8 @@
 //! the release lacks fails locally, nothing sent ([`ClientError::Unavailable`]); params that
 //! use members, values or arms the release lacks are refused by default
 //! ([`ClientError::UnknownToServer`]), or stripped with a `tracing` warning, or sent anyway
-//! ([`Unknown`], [`ClientBuilder::unknown_to_server`](crate::ClientBuilder::unknown_to_server)).
+//! ([`UnknownItemPolicy`],
+//! [`ClientBuilder::unknown_to_server`](crate::ClientBuilder::unknown_to_server)).
 //!
 //! A server newer than the crate is accepted (what it added is kept as `Unrecognized` and
 //! unknown members), and so is a server whose version cannot be read from `userAgent`: then
@@ -19,7 +21,7 @@
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use codex_app_protocol::availability::{self, Check, Release, Support, Unknown as Item, FLOOR};
+use codex_app_protocol::availability::{self, Check, Release, Support, Unknown, FLOOR};
 use codex_app_protocol::path::{JsonPath, Step};
 use codex_app_protocol::{InitializeResponse, CODEX_VERSION};
 use serde::Serialize;
@@ -148,9 +150,11 @@ pub enum VersionPolicy {
     Ignore,
 }
 
-/// What to do with params that use what the server's release does not have.
+/// What to do with a message whose params (or a handler's answer) use members, enum values or
+/// union arms the server's release does not have (each an [`availability::Unknown`] item):
+/// [`ClientBuilder::unknown_to_server`](crate::ClientBuilder::unknown_to_server).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Unknown {
+pub enum UnknownItemPolicy {
     /// Fail with [`ClientError::UnknownToServer`], nothing sent (the default): the server
     /// would silently drop such a member and answer something else than was asked.
     #[default]
@@ -184,7 +188,7 @@ impl Server {
         server: Option<&Server>,
         method: &str,
         params: &P,
-        policy: Unknown,
+        policy: UnknownItemPolicy,
     ) -> Result<Box<RawValue>, ClientError> {
         let cannot = |e: serde_json::Error| ClientError::Refused(format!("cannot encode `{method}`: {e}"));
         let Some(check) = server.and_then(|s| s.check.as_ref()) else {
@@ -201,13 +205,13 @@ impl Server {
             }
         }
         let items = match policy {
-            Unknown::Send => Vec::new(),
+            UnknownItemPolicy::Send => Vec::new(),
             _ => check.params(method, params).unwrap_or_default(),
         };
         if items.is_empty() {
             return serde_json::value::to_raw_value(params).map_err(cannot);
         }
-        if policy == Unknown::Refuse {
+        if policy == UnknownItemPolicy::Refuse {
             return Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items });
         }
         let mut value = serde_json::to_value(params).map_err(cannot)?;
@@ -223,10 +227,10 @@ impl Server {
         &self,
         method: &str,
         result: Box<RawValue>,
-        policy: Unknown,
+        policy: UnknownItemPolicy,
     ) -> Result<Box<RawValue>, String> {
         let Some(check) = &self.check else { return Ok(result) };
-        if policy == Unknown::Send {
+        if policy == UnknownItemPolicy::Send {
             return Ok(result);
         }
         let release = check.release();
@@ -234,7 +238,7 @@ impl Server {
             Ok(items) if !items.is_empty() => items,
             _ => return Ok(result),
         };
-        if policy == Unknown::Refuse {
+        if policy == UnknownItemPolicy::Refuse {
             let list = items.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
             tracing::warn!(method, server = %release, "the answer uses what codex {release} lacks: {list}; answered with an error");
             return Err(format!("the client's answer to `{method}` uses what codex {release} does not have: {list}"));
@@ -305,7 +309,7 @@ impl Session {
 pub(crate) struct Negotiation {
     pub current: Arc<Current>,
     pub version_policy: VersionPolicy,
-    pub unknown: Unknown,
+    pub unknown: UnknownItemPolicy,
 }
 
 /// The session of the connection, shared by the handles (which check what they send against
@@ -327,7 +331,7 @@ impl Current {
 
 /// Removes what each item's path names (the member that holds a value, or the array item),
 /// each a warning.
-fn strip(release: &Release, method: &str, value: &mut Value, items: &[Item]) {
+fn strip(release: &Release, method: &str, value: &mut Value, items: &[Unknown]) {
     for item in items {
         tracing::warn!(method, path = %item.path, item = %item.item, server = %release, "left out: {item}");
     }
