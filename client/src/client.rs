@@ -18,47 +18,21 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::connection::{self, Answer, Command, ConnectionStats, Control, Status};
-use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError, VersionCheck};
+use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError};
 use crate::events::{Abandoned, EventQueue, Notifications};
 use crate::handler::{DefaultHandler, DynHandler, ServerRequestHandler};
-use crate::negotiate::{Current, Session};
 use crate::retry::RetryPolicy;
 use crate::tap::Tap;
 use crate::transport::stdio::CodexCommand;
 use crate::transport::Transport;
 use crate::turn::TurnHandle;
+use crate::version::{Current, Session, UnknownItemPolicy, VersionCheck, VersionPolicy};
 use crate::wire;
 
 /// How long [`ClientBuilder::handshake_timeout`] allows by default: generous for a server
 /// that starts cold (the npm `codex` starts node, then the native binary), short enough that
 /// an application does not hang on a server that never answers.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What to do when the server's codex release is outside the range the crate supports
-/// ([`codex_app_protocol::availability::FLOOR`] to [`CODEX_VERSION`]), or cannot be read.
-/// Within the range every release is supported: each request is checked against the server's
-/// release before it is sent ([`ClientBuilder::unknown_to_server`]).
-///
-/// The release is read from `initialize`'s `userAgent` before anything else of the answer has
-/// to decode, at every handshake: the first and each reconnect's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum VersionPolicy {
-    /// Log a warning (a `tracing` event that names the supported range) and go on (the
-    /// default): an older release's messages may not decode (below the range, not even its
-    /// `initialize` result: [`Client::initialize_response`] is `None` then and
-    /// [`Client::initialize_result`] has it as JSON); a newer release's additions are passed
-    /// over; an unknown release is sent requests without the check.
-    /// [`Client::version_check`] has the details either way.
-    #[default]
-    Warn,
-    /// Fail the connection with [`ClientError::VersionMismatch`] (whose message names the
-    /// supported range) when the release is outside the range or cannot be read. After a
-    /// reconnect to such a release, that attempt fails like a refused handshake and the
-    /// client tries again as its reconnect policy allows.
-    Error,
-    /// Go on silently.
-    Ignore,
-}
 
 /// How a [`Client`] connects: client info, the experimental opt-in, the version policy, the
 /// request handler, buffer sizes, retries, the transcript tap, and streams that see the
@@ -71,7 +45,7 @@ pub struct ClientBuilder {
     /// the value given could not be one.
     capabilities: Result<serde_json::Map<String, serde_json::Value>, String>,
     version_policy: VersionPolicy,
-    unknown_to_server: crate::negotiate::Unknown,
+    unknown_to_server: UnknownItemPolicy,
     handler: Arc<dyn DynHandler>,
     notification_buffer: usize,
     turn_buffer: usize,
@@ -190,7 +164,7 @@ impl ClientBuilder {
     /// server would silently ignore such a member), strip them (a `tracing` warning each) or
     /// send them anyway. A method the release does not have is always refused
     /// ([`ClientError::Unavailable`]).
-    pub fn unknown_to_server(mut self, policy: crate::negotiate::Unknown) -> Self {
+    pub fn unknown_to_server(mut self, policy: UnknownItemPolicy) -> Self {
         self.unknown_to_server = policy;
         self
     }
@@ -440,7 +414,7 @@ impl ClientBuilder {
             late_grace: self.late_grace,
             subscribers: self.subscribers,
             commands: commands.downgrade(),
-            negotiation: crate::negotiate::Negotiation {
+            negotiation: crate::version::Negotiation {
                 current: session.clone(),
                 version_policy: self.version_policy,
                 unknown: self.unknown_to_server,
@@ -498,7 +472,7 @@ pub(crate) struct Inner {
     request_timeout: Option<Duration>,
     retry: RetryPolicy,
     experimental_api: bool,
-    unknown_to_server: crate::negotiate::Unknown,
+    unknown_to_server: UnknownItemPolicy,
     /// Where a request's W3C trace context comes from outside a `with_trace` scope.
     trace: Option<crate::trace::Provider>,
     /// What the connection's last handshake read (swapped by every handshake, a reconnect's
@@ -582,7 +556,7 @@ impl Client {
     ) -> Result<(Box<serde_json::value::RawValue>, Option<Arc<Session>>), ClientError> {
         let session = self.inner.session.get();
         let server = session.as_ref().map(|s| &s.server);
-        let params = crate::negotiate::Server::encode(server, method, params, self.inner.unknown_to_server)?;
+        let params = crate::version::Server::encode(server, method, params, self.inner.unknown_to_server)?;
         Ok((params, session))
     }
 

@@ -39,8 +39,12 @@
 //!   ([`Transport`]).
 //! - **Handshake**: `initialize` + `initialized` on connect, by a deadline
 //!   ([`ClientBuilder::handshake_timeout`], 60 s by default); the `InitializeResponse` is
-//!   kept ([`Client::initialize_response`]) and the server's version (from `userAgent`) is compared with
-//!   [`protocol::CODEX_VERSION`] ([`VersionPolicy`]).
+//!   kept ([`Client::initialize_response`]).
+//! - **The server's release** ([`version`]): read from `userAgent` at every handshake and
+//!   compared with the supported range, up to [`protocol::CODEX_VERSION`] ([`VersionCheck`];
+//!   [`VersionPolicy`] for a release outside it); what the client sends is checked against it:
+//!   a method the release lacks is refused, params it lacks are refused, stripped or sent
+//!   ([`UnknownItemPolicy`], [`ClientBuilder::unknown_to_server`]).
 //! - **Requests** through the marker types: [`Client::request`]`::<request::ThreadStart>`;
 //!   [`Client::request_raw`] for methods newer than the crate. With the `experimental`
 //!   feature, a request that uses the experimental API while the session did not opt in is
@@ -76,7 +80,14 @@ pub mod error;
 pub mod events;
 pub mod handler;
 pub mod login;
-pub mod negotiate;
+/// The policy for items a server's release lacks, by its former name and path; what this module
+/// held is in [`version`].
+pub mod negotiate {
+    /// The former name of [`UnknownItemPolicy`](crate::UnknownItemPolicy), which it shared with
+    /// the items themselves ([`availability::Unknown`](crate::protocol::availability::Unknown)).
+    #[deprecated(note = "renamed: use `codex_app_client::UnknownItemPolicy`")]
+    pub type Unknown = crate::version::UnknownItemPolicy;
+}
 mod reconnect;
 pub mod retry;
 mod routing;
@@ -87,15 +98,15 @@ pub mod thread;
 pub mod trace;
 pub mod transport;
 mod turn;
+pub mod version;
 mod wire;
 
 pub use codex_app_protocol as protocol;
 
-pub use client::{Client, ClientBuilder, VersionPolicy, DEFAULT_HANDSHAKE_TIMEOUT};
+pub use client::{Client, ClientBuilder, DEFAULT_HANDSHAKE_TIMEOUT};
 pub use connection::ConnectionStats;
 pub use error::{
     ClientError, DecodeReport, ExitReason, ServerExit, TransportError, TransportErrorKind, TurnDeadline, TurnFailure,
-    VersionCheck,
 };
 pub use events::{Abandoned, Event, LateAnswer, Notifications, Orphan, ReleaseChange, Retrying};
 pub use handler::{DefaultHandler, HandlerResult, ServerRequestHandler};
@@ -106,3 +117,4 @@ pub use thread::{AtDeadline, Input, RunOptions, RunResult, ThreadHandle};
 pub use transport::stdio::CodexCommand;
 pub use transport::Transport;
 pub use turn::TurnHandle;
+pub use version::{UnknownItemPolicy, VersionCheck, VersionPolicy};

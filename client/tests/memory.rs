@@ -856,7 +856,7 @@ async fn what_an_older_server_lacks_is_refused_stripped_or_sent() {
     server.send(json!({"id": request["id"], "result": {"data": [], "nextCursor": null}}).to_string()).await.unwrap();
     call.await.unwrap().unwrap();
 
-    for (policy, kept) in [(negotiate::Unknown::Strip, false), (negotiate::Unknown::Send, true)] {
+    for (policy, kept) in [(UnknownItemPolicy::Strip, false), (UnknownItemPolicy::Send, true)] {
         let (client, mut server) = connect_to("0.169.0", Client::builder().unknown_to_server(policy)).await;
         let call = tokio::spawn(async move { client.request::<request::ThreadList>(listing_by_ids()).await });
         let request = server.recv_json().await.unwrap();
@@ -894,8 +894,21 @@ async fn an_answer_an_older_server_lacks_is_refused_or_stripped() {
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("result.contentItems[0]") && message.contains("0.140.0"), "{answer}");
 
-    let (_client, mut server) = connect_to("0.140.0", Client::builder().handler(AudioTool).unknown_to_server(negotiate::Unknown::Strip)).await;
+    let (_client, mut server) = connect_to("0.140.0", Client::builder().handler(AudioTool).unknown_to_server(UnknownItemPolicy::Strip)).await;
     server.send(tool).await.unwrap();
     assert_eq!(server.recv_json().await.unwrap(), json!({"id": 2, "result": {"contentItems": [], "success": true}}));
+}
+
+/// The paths the version handling had before it was one module still name it: the policy's
+/// former name (deprecated) and `error::VersionCheck`.
+#[test]
+#[allow(deprecated)]
+fn the_former_paths_of_the_version_handling_still_name_it() {
+    use codex_app_client::negotiate::Unknown;
+    assert_eq!(Unknown::default(), UnknownItemPolicy::Refuse);
+    let _: ClientBuilder = Client::builder().unknown_to_server(Unknown::Strip);
+    let check: error::VersionCheck = version::VersionCheck::new("x/0.100.0 (y)");
+    assert_eq!(check, VersionCheck::new("x/0.100.0 (y)"));
+    let _: version::VersionPolicy = VersionPolicy::Error;
 }
 }

@@ -11,7 +11,6 @@ codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 use std::path::PathBuf;
 use std::process::Command;
 
-use codex_app_client::negotiate::Unknown;
 use codex_app_client::protocol::*;
 use codex_app_client::*;
 use crate::common::*;
@@ -63,7 +62,7 @@ async fn codex_0_169_is_sent_only_what_it_knows() {
     client.shutdown(std::time::Duration::from_secs(5)).await;
 
     // Stripped instead of refused: sent without the member, and answered.
-    let client = setup.connect(Client::builder().unknown_to_server(Unknown::Strip)).await;
+    let client = setup.connect(Client::builder().unknown_to_server(UnknownItemPolicy::Strip)).await;
     client.request::<request::ThreadList>(filtered).await.expect("answered without includedThreadIds");
     client.shutdown(std::time::Duration::from_secs(5)).await;
 }

@@ -63,12 +63,12 @@ use tokio::time::Instant;
 use crate::error::{ClientError, ServerExit, TransportError};
 use crate::events::{Abandoned, EventQueue, LateAnswer, TurnQueue};
 use crate::handler::DynHandler;
-use crate::negotiate::{Negotiation, Session};
 use crate::reconnect::{Internal, Threads};
 use crate::retry::RetryPolicy;
 use crate::routing::TurnRouter;
 use crate::tap::Tap;
 use crate::transport::Transport;
+use crate::version::{Negotiation, Session};
 
 use self::lines::Streams;
 use self::link::Link;

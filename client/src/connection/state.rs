@@ -21,9 +21,9 @@ use super::{Command, Connection, Control, Pending, Request, BATCH, OUTGOING_MAX}
 use crate::error::{ClientError, ExitReason, TransportError};
 use crate::events::{Event, LateAnswer, ReleaseChange};
 use crate::handler::panic_message;
-use crate::negotiate::Session;
 use crate::reconnect::Internal;
 use crate::transport::{LineReceiver, Transport};
+use crate::version::Session;
 use crate::wire;
 
 /// How long a reconnect's handshake waits for a line (its answers, to `initialize` and
