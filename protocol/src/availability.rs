@@ -103,12 +103,7 @@ impl Release {
         let (core, pre) = text.split_once('-').unwrap_or((text, ""));
         let mut parts = core.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
         let other = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-        (self.major, self.minor, self.patch).cmp(&other).then_with(|| match (self.pre.is_empty(), pre.is_empty()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => pre_cmp(&self.pre, pre),
-        })
+        order(((self.major, self.minor, self.patch), &self.pre), (other, pre))
     }
 
     /// Where this release is, against the range the crate was generated for.
@@ -135,15 +130,19 @@ impl fmt::Display for Release {
 
 impl Ord for Release {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.major, self.minor, self.patch).cmp(&(other.major, other.minor, other.patch)).then_with(|| {
-            match (self.pre.is_empty(), other.pre.is_empty()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                (false, false) => pre_cmp(&self.pre, &other.pre),
-            }
-        })
+        order(((self.major, self.minor, self.patch), &self.pre), ((other.major, other.minor, other.patch), &other.pre))
     }
+}
+
+/// The order of releases, for [`Release`]'s `Ord` and [`Release::compare_to`] alike: by
+/// version core, then a pre-release before its release, pre-releases by [`pre_cmp`].
+fn order((core, pre): ((u64, u64, u64), &str), (other_core, other_pre): ((u64, u64, u64), &str)) -> Ordering {
+    core.cmp(&other_core).then_with(|| match (pre.is_empty(), other_pre.is_empty()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => pre_cmp(pre, other_pre),
+    })
 }
 
 impl PartialOrd for Release {
