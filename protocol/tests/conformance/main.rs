@@ -268,3 +268,39 @@ fn every_type_of_the_experimental_bundle_round_trips_its_schema_instances() {
     }
     assert_conforms("experimental");
 }
+
+/// Every pointer of the generator's table names a schema the vendored bundles have: a type the
+/// generator keyed by a name of its own, or by a release the bundles do not hold (a type only
+/// an older release of the range had), fails here.
+#[test]
+fn every_pointer_of_the_generated_table_names_a_schema_of_the_vendored_bundles() {
+    let bundles: Vec<Value> = ["stable", "experimental"]
+        .into_iter()
+        .filter(|folder| {
+            let path = format!(
+                "{}/../vendor-schemas/{folder}/codex_app_server_protocol.schemas.json",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            std::path::Path::new(&path).exists()
+        })
+        .map(common::bundle_of)
+        .collect();
+    let table = table();
+    let missing: Vec<&str> = table
+        .types
+        .keys()
+        .copied()
+        .filter(|pointer| {
+            let pointer = pointer.strip_prefix('#').unwrap_or(pointer);
+            bundles.iter().all(|bundle| bundle.pointer(pointer).is_none())
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} pointer(s) of the generated table name no schema of the vendored bundles: {missing:#?}",
+        missing.len()
+    );
+    let unions: Vec<&str> =
+        table.messages.keys().copied().filter(|u| bundles.iter().all(|b| b["definitions"].get(*u).is_none())).collect();
+    assert!(unions.is_empty(), "method unions the vendored bundles do not define: {unions:?}");
+}
