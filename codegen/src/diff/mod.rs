@@ -81,6 +81,7 @@
 mod compare;
 mod markdown;
 mod matching;
+mod path;
 mod report;
 mod rules;
 #[cfg(test)]
@@ -90,6 +91,7 @@ mod written;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use path::{Part, Path, Root, Step};
 pub use report::*;
 pub use written::rust_ty;
 
@@ -131,12 +133,10 @@ pub fn diff(settings: &Settings, old: &Ir, old_version: &str, new: &Ir, new_vers
     };
     d.run();
     let Comparison { old: old_side, new: new_side, mut changes, .. } = d;
-    // Within a filed_under: the method's own changes (lowercase paths), then by path; a stable sort keeps
-    // schema order among the changes of one path.
-    let key = |c: &Change| {
-        (c.severity, c.filed_under.clone(), c.path.starts_with(|ch: char| ch.is_ascii_uppercase()), c.path.clone())
-    };
-    changes.sort_by_key(key);
+    // Within a filed_under: the method's own changes, then by path as printed; a stable sort
+    // keeps schema order among the changes of one path.
+    let key = |c: &Change| (c.severity, c.filed_under.clone(), !c.path.is_method(), c.path.to_string());
+    changes.sort_by_cached_key(key);
     changes.dedup();
     let mut types = BTreeMap::new();
     for c in &changes {
@@ -172,7 +172,7 @@ fn count(changes: &[Change]) -> Counts {
             }
             Severity::RustApi => c.rust_api += 1,
         }
-        let method_level = !ch.path.starts_with(|c: char| c.is_ascii_uppercase());
+        let method_level = ch.path.is_method();
         match &ch.kind {
             Kind::MethodAdded { .. } => c.methods_added += 1,
             Kind::MethodRemoved => c.methods_removed += 1,
@@ -180,21 +180,19 @@ fn count(changes: &[Change]) -> Counts {
             Kind::ToExperimental if method_level => c.methods_to_experimental += 1,
             Kind::TypeAdded => c.types_added += 1,
             Kind::TypeRemoved => c.types_removed += 1,
-            Kind::Renamed { .. } if !ch.path.contains(['.', ':', '[', '{']) => c.types_renamed += 1,
-            _ if method_level => {
-                methods_changed.insert(ch.path.split(' ').next().unwrap_or_default().to_owned());
-            }
-            _ => {
-                types_changed.insert(type_of_path(&ch.path).to_owned());
-            }
+            // A type renamed: a definition, or the type of a method's params or response.
+            Kind::Renamed { .. } if ch.path.steps.is_empty() => c.types_renamed += 1,
+            _ => match &ch.path.root {
+                Root::Method { wire, .. } => {
+                    methods_changed.insert(wire.clone());
+                }
+                root => {
+                    types_changed.insert(root.to_string());
+                }
+            },
         }
     }
     c.methods_changed = methods_changed.len();
     c.types_changed = types_changed.len();
     c
-}
-
-/// `ThreadItem::commandExecution.status` -> `ThreadItem`.
-fn type_of_path(path: &str) -> &str {
-    path.split(['.', ':', '[', '{']).next().unwrap_or(path)
 }
