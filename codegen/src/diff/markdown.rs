@@ -191,8 +191,9 @@ receives, that includes talking to an older codex, whose messages lack members t
 the type's `Unrecognized` variant, or as an unknown notification.
 - Not repeated below: every added field breaks Rust struct literals that list all fields, and \
 every added variant breaks `match`es without a `_` arm.
-- Paths are `Type.member` with wire names; `::value` is a union variant, `[]` an array item, \
-`{}` a map value. *(experimental)*: only clients with the `experimentalApi` opt-in see it.
+- Paths are `Type.member`: the type by its schema name, the member by its wire name; `::value` \
+is a union variant, `[]` an array item, `{}` a map value. *(experimental)*: only clients with \
+the `experimentalApi` opt-in see it.
 ";
 
 /// The bullets of one heading: method-level lines first, then by path; values added to or

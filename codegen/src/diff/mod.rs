@@ -18,6 +18,17 @@
 //!
 //! Descriptions are not compared.
 //!
+//! # Where a change is
+//!
+//! Each change names its place with a [`Path`]: a method (`thread/start`, `thread/start params`),
+//! a named type or the notification envelope, then the steps into it. A type is printed by what
+//! the schema calls it ([`crate::schema_name`]), as `vendor-schemas/history.json` names items,
+//! not by its generated Rust name; members and values by their wire names:
+//! `LoginAccountParams::chatgpt.appBrand`, whatever the generator calls the `chatgpt` arm's
+//! object. The path keeps the Rust name of its type for code that looks for the Rust items (the
+//! upgrade's search for the code that uses a breaking change). What a change's [`Kind`] says of
+//! types (`Option<String>`, a renamed type) is the generated Rust type.
+//!
 //! # Sends and receives
 //!
 //! Each type has a direction, seen from the client. The client **sends** what is reachable from
