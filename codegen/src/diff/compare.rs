@@ -107,11 +107,13 @@ impl Comparison<'_> {
     }
 
     /// The path of the named type `name`, by its schema name in the version that has it (the
-    /// new one first).
+    /// new one first). Where that name is not the type's alone (in either version), and in an
+    /// IR read from before types had schema names, the Rust name stands in (`V1CodexErrorInfo`
+    /// next to the v2 `CodexErrorInfo`).
     pub(super) fn type_path(&self, name: &str) -> Path {
         let def = self.new.ir.types.get(name).or_else(|| self.old.ir.types.get(name));
-        // An IR read from before types had schema names has none: the Rust name stands in.
-        let schema = def.map(|d| d.schema.as_str()).filter(|s| !s.is_empty()).unwrap_or(name);
+        let shared = |s: &str| self.old.shared_schema_names.contains(s) || self.new.shared_schema_names.contains(s);
+        let schema = def.map(|d| d.schema.as_str()).filter(|s| !s.is_empty() && !shared(s)).unwrap_or(name);
         Path::ty(name, schema)
     }
 

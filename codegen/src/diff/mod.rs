@@ -197,8 +197,12 @@ fn count(changes: &[Change]) -> Counts {
                 Root::Method { wire, .. } => {
                     methods_changed.insert(wire.clone());
                 }
-                root => {
-                    types_changed.insert(root.to_string());
+                // By the Rust name, which is one type's only.
+                Root::Type { rust, .. } => {
+                    types_changed.insert(rust.clone());
+                }
+                Root::Envelope => {
+                    types_changed.insert(ch.path.root.to_string());
                 }
             },
         }

@@ -514,3 +514,27 @@ fn paths_speak_schema_names() {
     assert!(md.contains("- new method: params `ByParams`, response `ByResponse`\n"), "{md}");
     assert!(!md.contains("new type: `by_params`"), "{md}");
 }
+
+/// A schema name two types share (a v1 definition at the top level next to the v2 one of its
+/// name) does not tell them apart: the path prints the Rust name.
+#[test]
+fn a_shared_schema_name_is_printed_as_the_rust_name() {
+    let defs = |values: &str| {
+        format!(
+            r##""AxParams":{{"type":"object","properties":{{"a":{{"$ref":"#/definitions/Mode"}},"b":{{"$ref":"#/definitions/v2/Mode"}}}}}},
+               "AxResponse":{{"type":"object"}},"Mode":{{"type":"string","enum":["v1",{values}]}},
+               "v2":{{"Mode":{{"type":"string","enum":[{values}]}}}}"##
+        )
+    };
+    let old = stable("1", &["c a/x AxParams"], &defs(r#""x""#));
+    let new = stable("2", &["c a/x AxParams"], &defs(r#""x","y""#));
+    let r = report(&old, &new);
+    let mut paths: Vec<(String, Option<&str>)> = r
+        .changes
+        .iter()
+        .filter(|c| c.kind == Kind::ValueAdded { value: "y".into() })
+        .map(|c| (c.path.to_string(), c.path.rust_type()))
+        .collect();
+    paths.sort();
+    assert_eq!(paths, [("Mode".to_owned(), Some("Mode")), ("V1Mode".to_owned(), Some("V1Mode"))]);
+}
