@@ -4,7 +4,9 @@
 //!
 //! A type is printed by what the schema calls it ([`crate::schema_name`], as
 //! `vendor-schemas/history.json` names it), not by its generated Rust name, which the root keeps
-//! too for code that looks for the Rust items. Steps are printed with wire names: `.member`,
+//! too for code that looks for the Rust items. A schema name two types of a release share (a v1
+//! definition next to the v2 one of its name, codex 0.60.1 to 0.100.0) is printed as the Rust
+//! name (`V1CodexErrorInfo`). Steps are printed with wire names: `.member`,
 //! `::value` for a union's variant (an untagged union's by its Rust variant), `[]` an array's
 //! items, `{}` a map's values, `{..}` the map of undeclared members.
 
