@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::matching::pair_up;
+use super::path::{Part, Path};
 use super::report::*;
 use super::rules::*;
 use super::usage::{Roles, VersionIndex};
@@ -60,14 +61,7 @@ impl Comparison<'_> {
         self.definitions();
     }
 
-    pub(super) fn push(
-        &mut self,
-        scope: &Scope,
-        path: impl Into<String>,
-        kind: Kind,
-        experimental_in: ExperimentalIn,
-        rule: Rule,
-    ) {
+    pub(super) fn push(&mut self, scope: &Scope, path: &Path, kind: Kind, experimental_in: ExperimentalIn, rule: Rule) {
         let experimental = match experimental_in {
             ExperimentalIn::NewVersion => scope.new_experimental,
             ExperimentalIn::OldVersion => scope.old_experimental,
@@ -88,7 +82,7 @@ impl Comparison<'_> {
         };
         self.changes.push(Change {
             filed_under: scope.filed_under.clone(),
-            path: path.into(),
+            path: path.clone(),
             kind,
             experimental,
             severity,
@@ -110,6 +104,17 @@ impl Comparison<'_> {
             }
             _ => FiledUnder::Shared { name: name.to_owned(), experimental },
         }
+    }
+
+    /// The path of the named type `name`, by its schema name in the version that has it (the
+    /// new one first). Where that name is not the type's alone (in either version), and in an
+    /// IR read from before types had schema names, the Rust name stands in (`V1CodexErrorInfo`
+    /// next to the v2 `CodexErrorInfo`).
+    pub(super) fn type_path(&self, name: &str) -> Path {
+        let def = self.new.ir.types.get(name).or_else(|| self.old.ir.types.get(name));
+        let shared = |s: &str| self.old.shared_schema_names.contains(s) || self.new.shared_schema_names.contains(s);
+        let schema = def.map(|d| d.schema.as_str()).filter(|s| !s.is_empty() && !shared(s)).unwrap_or(name);
+        Path::ty(name, schema)
     }
 
     pub(super) fn method_filed_under(&self, direction: Direction, wire: &str) -> FiledUnder {
@@ -151,7 +156,7 @@ impl Comparison<'_> {
                         Direction::ServerNotification => NOTIFICATION_ADDED,
                         _ => METHOD_ADDED,
                     };
-                    self.push(&scope, *wire, kind, ExperimentalIn::NewVersion, rule);
+                    self.push(&scope, &Path::method(wire, Part::Method), kind, ExperimentalIn::NewVersion, rule);
                     continue;
                 };
                 let scope = Scope {
@@ -160,10 +165,11 @@ impl Comparison<'_> {
                     old_experimental: o.experimental,
                     new_experimental: m.experimental,
                 };
-                self.moved(&scope, wire.to_string(), o.experimental, m.experimental);
+                self.moved(&scope, &Path::method(wire, Part::Method), o.experimental, m.experimental);
                 let params_roles = method_roles;
                 let response_roles = if by_client { Roles::RECEIVES } else { Roles::SENDS };
                 let params_scope = Scope { roles: params_roles, ..scope.clone() };
+                let params_path = Path::method(wire, Part::Params);
                 let (op, np) = (params_presence(&o.params), params_presence(&m.params));
                 if op != np {
                     // Like a member `params`: none -> optional is an added optional field, etc.
@@ -175,15 +181,15 @@ impl Comparison<'_> {
                         (Some(_), Some(_)) => BECAME_OPTIONAL,
                     };
                     let kind = Kind::ParamsChanged { old: params_text(&o.params), new: params_text(&m.params) };
-                    self.push(&params_scope, format!("{wire} params"), kind, ExperimentalIn::EitherVersion, rule);
+                    self.push(&params_scope, &params_path, kind, ExperimentalIn::EitherVersion, rule);
                 }
                 if let (Some(a), Some(b)) = (o.params.ty(), m.params.ty()) {
-                    self.compare_ty(a, b, &format!("{wire} params"), &params_scope);
+                    self.compare_ty(a, b, &params_path, &params_scope);
                 }
                 match (&o.response, &m.response) {
                     (Some(a), Some(b)) => {
                         let response_scope = Scope { roles: response_roles, ..scope.clone() };
-                        self.compare_ty(a, b, &format!("{wire} response"), &response_scope);
+                        self.compare_ty(a, b, &Path::method(wire, Part::Response), &response_scope);
                     }
                     (None, None) => {}
                     _ => unreachable!("requests have responses, notifications none"),
@@ -198,13 +204,14 @@ impl Comparison<'_> {
                         old_experimental: o.experimental,
                         new_experimental: false,
                     };
-                    self.push(&scope, *wire, Kind::MethodRemoved, ExperimentalIn::OldVersion, METHOD_REMOVED);
+                    let path = Path::method(wire, Part::Method);
+                    self.push(&scope, &path, Kind::MethodRemoved, ExperimentalIn::OldVersion, METHOD_REMOVED);
                 }
             }
         }
     }
 
-    pub(super) fn moved(&mut self, scope: &Scope, path: String, old_experimental: bool, new_experimental: bool) {
+    pub(super) fn moved(&mut self, scope: &Scope, path: &Path, old_experimental: bool, new_experimental: bool) {
         match (old_experimental, new_experimental) {
             (true, false) => self.push(scope, path, Kind::ToStable, ExperimentalIn::Neither, TO_STABLE),
             (false, true) => self.push(scope, path, Kind::ToExperimental, ExperimentalIn::Neither, TO_EXPERIMENTAL),
@@ -222,7 +229,7 @@ impl Comparison<'_> {
         let (a, b) = (self.old.ir.notification_envelope.clone(), self.new.ir.notification_envelope.clone());
         let old = Struct { fields: a, extra: None };
         let new = Struct { fields: b, extra: None };
-        self.compare_struct(&old, &new, "ServerNotification", &scope);
+        self.compare_struct(&old, &new, &Path::envelope(), &scope);
     }
 
     pub(super) fn definitions(&mut self) {
@@ -240,9 +247,9 @@ impl Comparison<'_> {
             if let Some((old, _)) = self.renamed.iter().find(|(_, n)| n.as_str() == name) {
                 let kind = Kind::Renamed { old: old.clone(), new: name.to_owned(), alias_of: None };
                 let scope = Scope { roles: self.roles_of(Some(old), Some(name)), ..scope };
-                self.push(&scope, name, kind, ExperimentalIn::NewVersion, RENAMED);
+                self.push(&scope, &self.type_path(name), kind, ExperimentalIn::NewVersion, RENAMED);
             } else {
-                self.push(&scope, name, Kind::TypeAdded, ExperimentalIn::NewVersion, TYPE_ADDED);
+                self.push(&scope, &self.type_path(name), Kind::TypeAdded, ExperimentalIn::NewVersion, TYPE_ADDED);
             }
         }
         for name in removed {
@@ -256,7 +263,7 @@ impl Comparison<'_> {
                 old_experimental: def.experimental,
                 new_experimental: false,
             };
-            self.push(&scope, name, Kind::TypeRemoved, ExperimentalIn::OldVersion, TYPE_REMOVED);
+            self.push(&scope, &self.type_path(name), Kind::TypeRemoved, ExperimentalIn::OldVersion, TYPE_REMOVED);
         }
         let common: Vec<&str> = self.old.defs.iter().copied().filter(|n| self.new.is_def(n)).collect();
         for name in common {
@@ -267,8 +274,9 @@ impl Comparison<'_> {
                 old_experimental: o.experimental,
                 new_experimental: n.experimental,
             };
-            self.moved(&scope, name.to_owned(), o.experimental, n.experimental);
-            self.compare_kinds(o, n, name, &scope);
+            let path = self.type_path(name);
+            self.moved(&scope, &path, o.experimental, n.experimental);
+            self.compare_kinds(o, n, &path, &scope);
         }
     }
 
@@ -374,19 +382,19 @@ impl Comparison<'_> {
     }
 
     /// A type of the same shape under another name at `path`.
-    pub(super) fn renamed(&mut self, scope: &Scope, path: &str, a: &Ty, b: &Ty) {
+    pub(super) fn renamed(&mut self, scope: &Scope, path: &Path, a: &Ty, b: &Ty) {
         let (x, y) = (resolve(self.old.ir, a), resolve(self.new.ir, b));
         let alias_of = (x == y).then(|| rust_ty(&x));
         let kind = Kind::Renamed { old: rust_ty(a), new: rust_ty(b), alias_of };
         self.push(scope, path, kind, ExperimentalIn::EitherVersion, RENAMED);
     }
 
-    pub(super) fn compare_ty(&mut self, a: &Ty, b: &Ty, path: &str, scope: &Scope) {
+    pub(super) fn compare_ty(&mut self, a: &Ty, b: &Ty, path: &Path, scope: &Scope) {
         let (a, b) = (a.unboxed(), b.unboxed());
         match (a, b) {
             (Ty::Named(x), Ty::Named(y)) => self.compare_named(x, y, path, scope),
-            (Ty::Vec(x), Ty::Vec(y)) => self.compare_ty(x, y, &format!("{path}[]"), scope),
-            (Ty::Map(x), Ty::Map(y)) => self.compare_ty(x, y, &format!("{path}{{}}"), scope),
+            (Ty::Vec(x), Ty::Vec(y)) => self.compare_ty(x, y, &path.item(), scope),
+            (Ty::Map(x), Ty::Map(y)) => self.compare_ty(x, y, &path.map_value(), scope),
             (Ty::Option(x), Ty::Option(y)) => self.compare_ty(x, y, path, scope),
             _ if a == b => {}
             _ if self.ty_eq(a, b, &mut BTreeSet::new()) => self.renamed(scope, path, a, b),
@@ -399,7 +407,7 @@ impl Comparison<'_> {
 
     /// Compares the named types at one place. Definitions are compared once, on their own; an
     /// inline type is compared here, at the place that uses it.
-    pub(super) fn compare_named(&mut self, a: &str, b: &str, path: &str, scope: &Scope) {
+    pub(super) fn compare_named(&mut self, a: &str, b: &str, path: &Path, scope: &Scope) {
         let (a_def, b_def) = (self.old.is_def(a), self.new.is_def(b));
         if a_def && b_def {
             if a == b || self.renamed.get(a).is_some_and(|n| n == b) {
@@ -425,7 +433,7 @@ impl Comparison<'_> {
         self.compare_kinds(o, n, path, &scope);
     }
 
-    pub(super) fn compare_kinds(&mut self, o: &TypeDef, n: &TypeDef, path: &str, scope: &Scope) {
+    pub(super) fn compare_kinds(&mut self, o: &TypeDef, n: &TypeDef, path: &Path, scope: &Scope) {
         match (&o.kind, &n.kind) {
             (TypeKind::Alias(a), TypeKind::Alias(b)) => self.compare_ty(a, b, path, scope),
             (TypeKind::Struct(a), TypeKind::Struct(b)) => self.compare_struct(a, b, path, scope),
@@ -441,7 +449,7 @@ impl Comparison<'_> {
         }
     }
 
-    pub(super) fn compare_struct(&mut self, a: &Struct, b: &Struct, path: &str, scope: &Scope) {
+    pub(super) fn compare_struct(&mut self, a: &Struct, b: &Struct, path: &Path, scope: &Scope) {
         let same_type = |d: &Self, f: &Field, g: &Field| {
             f.presence() == g.presence() && d.ty_eq(&f.ty, &g.ty, &mut BTreeSet::new())
         };
@@ -449,13 +457,13 @@ impl Comparison<'_> {
         for (f, g) in &pairs.renamed {
             let kind = Kind::FieldRenamed { old: f.wire.clone(), new: g.wire.clone(), ty: field_ty(g) };
             let scope = scope.with_experimental(f.experimental, g.experimental);
-            self.push(&scope, format!("{path}.{}", f.wire), kind, ExperimentalIn::EitherVersion, FIELD_RENAMED);
+            self.push(&scope, &path.member(&f.wire), kind, ExperimentalIn::EitherVersion, FIELD_RENAMED);
         }
         for f in &pairs.removed {
             let kind = Kind::FieldRemoved { ty: field_ty(f), presence: presence_name(f.presence()).to_owned() };
             self.push(
                 &scope.with_experimental(f.experimental, false),
-                format!("{path}.{}", f.wire),
+                &path.member(&f.wire),
                 kind,
                 ExperimentalIn::OldVersion,
                 FIELD_REMOVED,
@@ -472,17 +480,17 @@ impl Comparison<'_> {
             let kind = Kind::FieldAdded { ty, presence: presence_name(presence).to_owned() };
             self.push(
                 &scope.with_experimental(false, g.experimental),
-                format!("{path}.{}", g.wire),
+                &path.member(&g.wire),
                 kind,
                 ExperimentalIn::NewVersion,
                 rule,
             );
         }
         for (f, g) in pairs.same.iter().chain(&pairs.renamed) {
-            let field_path = format!("{path}.{}", g.wire);
+            let field_path = path.member(&g.wire);
             let field_scope = scope.with_experimental(f.experimental, g.experimental);
             if scope.old_experimental == scope.new_experimental {
-                self.moved(&field_scope, field_path.clone(), f.experimental, g.experimental);
+                self.moved(&field_scope, &field_path, f.experimental, g.experimental);
             }
             let (p, q) = (f.presence(), g.presence());
             if p != q {
@@ -500,13 +508,13 @@ impl Comparison<'_> {
                     old_ty: field_ty(f),
                     new_ty: field_ty(g),
                 };
-                self.push(&field_scope, field_path.clone(), kind, ExperimentalIn::EitherVersion, rule);
+                self.push(&field_scope, &field_path, kind, ExperimentalIn::EitherVersion, rule);
             }
             self.compare_ty(&f.ty, &g.ty, &field_path, &field_scope);
         }
         match (&a.extra, &b.extra) {
             (None, None) => {}
-            (Some(x), Some(y)) => self.compare_ty(x, y, &format!("{path}{{..}}"), scope),
+            (Some(x), Some(y)) => self.compare_ty(x, y, &path.extra(), scope),
             (x, y) => {
                 let kind = Kind::ExtraChanged { old: x.as_ref().map(rust_ty), new: y.as_ref().map(rust_ty) };
                 let rule = if x.is_none() { EXTRA_ADDED } else { TYPE_CHANGED };
@@ -515,7 +523,7 @@ impl Comparison<'_> {
         }
     }
 
-    pub(super) fn compare_external(&mut self, a: &External, b: &External, path: &str, scope: &Scope) {
+    pub(super) fn compare_external(&mut self, a: &External, b: &External, path: &Path, scope: &Scope) {
         fn arms(u: &External) -> Vec<Arm<'_>> {
             u.arms
                 .iter()
@@ -526,7 +534,7 @@ impl Comparison<'_> {
         self.compare_arms(arms(a), arms(b), path, scope, true);
     }
 
-    pub(super) fn compare_tagged(&mut self, a: &Tagged, b: &Tagged, path: &str, scope: &Scope) {
+    pub(super) fn compare_tagged(&mut self, a: &Tagged, b: &Tagged, path: &Path, scope: &Scope) {
         if a.tag != b.tag {
             let kind = Kind::TagChanged { old: a.tag.clone(), new: b.tag.clone() };
             self.push(scope, path, kind, ExperimentalIn::EitherVersion, TYPE_CHANGED);
@@ -549,7 +557,7 @@ impl Comparison<'_> {
     /// The arms of a tagged or externally tagged union, paired by their wire name (and, with
     /// `renames`, a removed and an added arm with the same payload as a rename); then each
     /// pair's payloads compared under `path::wire`.
-    fn compare_arms(&mut self, a: Vec<Arm<'_>>, b: Vec<Arm<'_>>, path: &str, scope: &Scope, renames: bool) {
+    fn compare_arms(&mut self, a: Vec<Arm<'_>>, b: Vec<Arm<'_>>, path: &Path, scope: &Scope, renames: bool) {
         let same_payload = |d: &Self, p: &Arm<'_>, q: &Arm<'_>| match (&p.payload, &q.payload) {
             (Some(x), Some(y)) => d.ty_eq(x, y, &mut BTreeSet::new()),
             (x, y) => x.is_none() && y.is_none(),
@@ -593,9 +601,9 @@ impl Comparison<'_> {
         }
         for (p, q) in pairs.same.iter().chain(&pairs.renamed) {
             let arm_scope = scope.with_experimental(p.experimental, q.experimental);
-            let arm_path = format!("{path}::{}", q.wire);
+            let arm_path = path.arm(q.wire);
             if scope.old_experimental == scope.new_experimental {
-                self.moved(&arm_scope, arm_path.clone(), p.experimental, q.experimental);
+                self.moved(&arm_scope, &arm_path, p.experimental, q.experimental);
             }
             match (&p.payload, &q.payload) {
                 (Some(x), Some(y)) => self.compare_ty(x, y, &arm_path, &arm_scope),
@@ -603,13 +611,13 @@ impl Comparison<'_> {
                 (x, y) => {
                     let show = |t: &Option<Ty>| t.as_ref().map_or_else(|| "no payload".to_owned(), rust_ty);
                     let kind = Kind::TypeChanged { old: show(x), new: show(y) };
-                    self.push(&arm_scope, arm_path, kind, ExperimentalIn::EitherVersion, TYPE_CHANGED);
+                    self.push(&arm_scope, &arm_path, kind, ExperimentalIn::EitherVersion, TYPE_CHANGED);
                 }
             }
         }
     }
 
-    pub(super) fn compare_untagged(&mut self, a: &Untagged, b: &Untagged, path: &str, scope: &Scope) {
+    pub(super) fn compare_untagged(&mut self, a: &Untagged, b: &Untagged, path: &Path, scope: &Scope) {
         for p in &a.arms {
             let Some(q) = b.arms.iter().find(|q| q.rust == p.rust) else {
                 self.push(
@@ -622,9 +630,9 @@ impl Comparison<'_> {
                 continue;
             };
             let arm_scope = scope.with_experimental(p.experimental, q.experimental);
-            let arm_path = format!("{path}::{}", p.rust);
+            let arm_path = path.arm(&p.rust);
             if scope.old_experimental == scope.new_experimental {
-                self.moved(&arm_scope, arm_path.clone(), p.experimental, q.experimental);
+                self.moved(&arm_scope, &arm_path, p.experimental, q.experimental);
             }
             self.compare_ty(&p.ty, &q.ty, &arm_path, &arm_scope);
         }

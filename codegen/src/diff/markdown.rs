@@ -191,8 +191,9 @@ receives, that includes talking to an older codex, whose messages lack members t
 the type's `Unrecognized` variant, or as an unknown notification.
 - Not repeated below: every added field breaks Rust struct literals that list all fields, and \
 every added variant breaks `match`es without a `_` arm.
-- Paths are `Type.member` with wire names; `::value` is a union variant, `[]` an array item, \
-`{}` a map value. *(experimental)*: only clients with the `experimentalApi` opt-in see it.
+- Paths are `Type.member`: the type by its schema name, the member by its wire name; `::value` \
+is a union variant, `[]` an array item, `{}` a map value. *(experimental)*: only clients with \
+the `experimentalApi` opt-in see it.
 ";
 
 /// The bullets of one heading: method-level lines first, then by path; values added to or
@@ -201,9 +202,8 @@ fn render_group(out: &mut String, group: &[&Change], tag_experimental: bool) {
     let exp = |c: &Change| if tag_experimental && c.experimental { EXP } else { "" };
     // Types that moved along with their method are named on the method's line.
     let is_move = |k: &Kind| matches!(k, Kind::ToStable | Kind::ToExperimental);
-    let is_type_path = |p: &str| p.starts_with(|c: char| c.is_ascii_uppercase()) && !p.contains(['.', ':', '[', '{']);
-    let method_move = group.iter().find(|c| is_move(&c.kind) && !c.path.starts_with(|c: char| c.is_ascii_uppercase()));
-    let moved_along = |c: &Change| method_move.is_some_and(|m| m.kind == c.kind && is_type_path(&c.path));
+    let method_move = group.iter().find(|c| is_move(&c.kind) && c.path.is_method());
+    let moved_along = |c: &Change| method_move.is_some_and(|m| m.kind == c.kind && c.path.is_whole_type());
     let mut i = 0;
     while i < group.len() {
         let c = group[i];
@@ -250,7 +250,7 @@ fn render_group(out: &mut String, group: &[&Change], tag_experimental: bool) {
     for (kind, label) in [(Kind::TypeAdded, "new type"), (Kind::TypeRemoved, "removed type")] {
         let names: Vec<String> = group
             .iter()
-            .filter(|c| c.kind == kind && !named.contains(&&c.path))
+            .filter(|c| c.kind == kind && !c.path.rust_type().is_some_and(|t| named.iter().any(|n| *n == t)))
             .map(|c| format!("`{}`{}", c.path, exp(c)))
             .collect();
         if !names.is_empty() {
@@ -279,7 +279,7 @@ impl Change {
 /// What changed, as a sentence fragment.
 fn describe(c: &Change) -> String {
     let p = &c.path;
-    let method_level = !p.starts_with(|ch: char| ch.is_ascii_uppercase());
+    let method_level = p.is_method();
     match &c.kind {
         Kind::MethodAdded { params, response } => {
             let params = params.as_ref().map_or_else(|| "no params".to_owned(), |t| format!("params `{t}`"));
@@ -296,7 +296,10 @@ fn describe(c: &Change) -> String {
         Kind::ParamsChanged { old, new } => format!("params: `{old}` → `{new}`"),
         Kind::TypeAdded => format!("new type `{p}`"),
         Kind::TypeRemoved => format!("type `{p}` removed"),
-        Kind::Renamed { old, new, .. } if p == new => format!("type `{old}` is now `{new}` (same shape)"),
+        // A definition renamed (not another type at a place, such as an alias's target).
+        Kind::Renamed { old, new, .. } if p.is_whole_type() && p.rust_type() == Some(new) => {
+            format!("type `{old}` is now `{new}` (same shape)")
+        }
         Kind::Renamed { old, new, alias_of } => {
             let note = match alias_of {
                 Some(t) => format!(" (both are `{t}`)"),

@@ -18,6 +18,17 @@
 //!
 //! Descriptions are not compared.
 //!
+//! # Where a change is
+//!
+//! Each change names its place with a [`Path`]: a method (`thread/start`, `thread/start params`),
+//! a named type or the notification envelope, then the steps into it. A type is printed by what
+//! the schema calls it ([`crate::schema_name`]), as `vendor-schemas/history.json` names items,
+//! not by its generated Rust name; members and values by their wire names:
+//! `LoginAccountParams::chatgpt.appBrand`, whatever the generator calls the `chatgpt` arm's
+//! object. The path keeps the Rust name of its type for code that looks for the Rust items (the
+//! upgrade's search for the code that uses a breaking change). What a change's [`Kind`] says of
+//! types (`Option<String>`, a renamed type) is the generated Rust type.
+//!
 //! # Sends and receives
 //!
 //! Each type has a direction, seen from the client. The client **sends** what is reachable from
@@ -81,6 +92,7 @@
 mod compare;
 mod markdown;
 mod matching;
+mod path;
 mod report;
 mod rules;
 #[cfg(test)]
@@ -90,6 +102,7 @@ mod written;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use path::{Part, Path, Root, Step};
 pub use report::*;
 pub use written::rust_ty;
 
@@ -131,12 +144,10 @@ pub fn diff(settings: &Settings, old: &Ir, old_version: &str, new: &Ir, new_vers
     };
     d.run();
     let Comparison { old: old_side, new: new_side, mut changes, .. } = d;
-    // Within a filed_under: the method's own changes (lowercase paths), then by path; a stable sort keeps
-    // schema order among the changes of one path.
-    let key = |c: &Change| {
-        (c.severity, c.filed_under.clone(), c.path.starts_with(|ch: char| ch.is_ascii_uppercase()), c.path.clone())
-    };
-    changes.sort_by_key(key);
+    // Within a filed_under: the method's own changes, then by path as printed; a stable sort
+    // keeps schema order among the changes of one path.
+    let key = |c: &Change| (c.severity, c.filed_under.clone(), !c.path.is_method(), c.path.to_string());
+    changes.sort_by_cached_key(key);
     changes.dedup();
     let mut types = BTreeMap::new();
     for c in &changes {
@@ -172,7 +183,7 @@ fn count(changes: &[Change]) -> Counts {
             }
             Severity::RustApi => c.rust_api += 1,
         }
-        let method_level = !ch.path.starts_with(|c: char| c.is_ascii_uppercase());
+        let method_level = ch.path.is_method();
         match &ch.kind {
             Kind::MethodAdded { .. } => c.methods_added += 1,
             Kind::MethodRemoved => c.methods_removed += 1,
@@ -180,21 +191,23 @@ fn count(changes: &[Change]) -> Counts {
             Kind::ToExperimental if method_level => c.methods_to_experimental += 1,
             Kind::TypeAdded => c.types_added += 1,
             Kind::TypeRemoved => c.types_removed += 1,
-            Kind::Renamed { .. } if !ch.path.contains(['.', ':', '[', '{']) => c.types_renamed += 1,
-            _ if method_level => {
-                methods_changed.insert(ch.path.split(' ').next().unwrap_or_default().to_owned());
-            }
-            _ => {
-                types_changed.insert(type_of_path(&ch.path).to_owned());
-            }
+            // A type renamed: a definition, or the type of a method's params or response.
+            Kind::Renamed { .. } if ch.path.steps.is_empty() => c.types_renamed += 1,
+            _ => match &ch.path.root {
+                Root::Method { wire, .. } => {
+                    methods_changed.insert(wire.clone());
+                }
+                // By the Rust name, which is one type's only.
+                Root::Type { rust, .. } => {
+                    types_changed.insert(rust.clone());
+                }
+                Root::Envelope => {
+                    types_changed.insert(ch.path.root.to_string());
+                }
+            },
         }
     }
     c.methods_changed = methods_changed.len();
     c.types_changed = types_changed.len();
     c
-}
-
-/// `ThreadItem::commandExecution.status` -> `ThreadItem`.
-fn type_of_path(path: &str) -> &str {
-    path.split(['.', ':', '[', '{']).next().unwrap_or(path)
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
+use super::path::Path;
 use crate::ir::Direction;
 
 /// Every change between two schema sets, with headline counts.
@@ -48,9 +49,10 @@ pub struct Counts {
 pub struct Change {
     /// Where the change is filed.
     pub filed_under: FiledUnder,
-    /// What changed: a method (`thread/start`, `thread/start params`), or a path into a type:
-    /// `Type.member`, `::value` for a union variant, `[]` an array item, `{}` a map value.
-    pub path: String,
+    /// What changed: a method (`thread/start`, `thread/start params`) or a place in a type, by
+    /// the type's schema name (`LoginAccountParams::chatgpt.type`): see [`Path`]. Serialized as
+    /// its printed text.
+    pub path: Path,
     #[serde(flatten)]
     pub kind: Kind,
     /// Confined to the experimental API.

@@ -59,8 +59,11 @@ fn report(old: &SchemaSet, new: &SchemaSet) -> Report {
 
 /// The one change at `path` (of the given kind name, when several share the path).
 fn at<'a>(r: &'a Report, path: &str, kind: &str) -> &'a Change {
-    let found: Vec<&Change> =
-        r.changes.iter().filter(|c| c.path == path && serde_json::to_value(&c.kind).unwrap()["kind"] == kind).collect();
+    let found: Vec<&Change> = r
+        .changes
+        .iter()
+        .filter(|c| c.path.to_string() == path && serde_json::to_value(&c.kind).unwrap()["kind"] == kind)
+        .collect();
     match found.as_slice() {
         [c] => c,
         _ => panic!("expected one {kind} at {path}, found {}:\n{}", found.len(), r.to_markdown()),
@@ -247,7 +250,7 @@ fn enum_values_and_union_variants() {
     let new = stable("2", &["c a/x AxParams"], &defs(r#""a","c","inProgress""#, &format!("{text2},{audio}")));
     let r = report(&old, &new);
     let added = r.changes.iter().find(|c| c.kind == Kind::ValueAdded { value: "c".into() }).unwrap();
-    assert_eq!((added.path.as_str(), added.severity), ("Status", Severity::Compatible));
+    assert_eq!((added.path.to_string().as_str(), added.severity), ("Status", Severity::Compatible));
     assert!(added.receives.as_ref().unwrap().why.contains("Unrecognized"));
     let removed = at(&r, "Status", "value_removed");
     assert_eq!(breaks(removed), (false, true));
@@ -259,7 +262,7 @@ fn enum_values_and_union_variants() {
     assert!(at(&r, "Item", "variant_removed").is_breaking());
     // A change inside a variant's inline payload is reported at the variant.
     assert_eq!(at(&r, "Item::text.lang", "field_added").severity, Severity::Compatible);
-    assert!(!r.changes.iter().any(|c| c.path.starts_with("TextItem") || c.path.starts_with("AudioItem")));
+    assert!(!r.changes.iter().any(|c| matches!(c.path.rust_type(), Some("TextItem" | "AudioItem"))));
     let md = r.to_markdown();
     assert!(md.contains("- `Status`: new value `\"c\"`"), "{md}");
 }
@@ -371,11 +374,12 @@ fn inline_type_renumbered_by_the_generator() {
     assert_eq!(renamed.kind, Kind::Renamed { old: "AxParamsMode".into(), new: "AxParamsMode2".into(), alias_of: None });
     assert_eq!(renamed.severity, Severity::RustApi);
     assert_eq!(
-        r.changes.iter().find(|c| c.kind == Kind::ValueAdded { value: "c".into() }).unwrap().path,
+        r.changes.iter().find(|c| c.kind == Kind::ValueAdded { value: "c".into() }).unwrap().path.to_string(),
         "AxParams.mode"
     );
     // Inline types are never added or removed on their own.
-    let added: Vec<&str> = r.changes.iter().filter(|c| c.kind == Kind::TypeAdded).map(|c| c.path.as_str()).collect();
+    let added: Vec<String> =
+        r.changes.iter().filter(|c| c.kind == Kind::TypeAdded).map(|c| c.path.to_string()).collect();
     assert_eq!(added, ["AxParamsMode"]);
     assert_eq!(r.counts.types_removed, 0);
 }
@@ -410,7 +414,7 @@ fn renamed_definitions_and_aliases() {
         Kind::Renamed { old: "CallToolResult".into(), new: "ToolCallResponse".into(), alias_of: None }
     );
     // The use site is covered by the rename; no removal or addition of either.
-    assert!(!r.changes.iter().any(|c| c.path.starts_with("AxResponse")));
+    assert!(!r.changes.iter().any(|c| c.path.rust_type() == Some("AxResponse")));
     assert_eq!((r.counts.types_renamed, r.counts.types_added, r.counts.types_removed), (1, 1, 0));
     assert_eq!(r.counts.breaking, 0);
 }
@@ -480,4 +484,57 @@ fn json_and_markdown_shape() {
     let md = r.to_markdown();
     assert!(md.starts_with("# Protocol changes: codex 0.1.0 → 0.2.0\n\n**1 breaking**, 0 compatible.\n"), "{md}");
     assert!(md.contains("## Breaking changes (1)\n\n### Client requests\n\n#### `a/x`\n\n- new required field `AxParams.x`: `String` — breaks **senders**"), "{md}");
+}
+
+/// A path names a type as the schema does, not as the generator does (`ax_mode` is `AxMode` in
+/// Rust); its root keeps the Rust name for code that looks for the Rust items.
+#[test]
+fn paths_speak_schema_names() {
+    let mode = |values: &str| {
+        format!(
+            r##""AxParams":{{"type":"object","properties":{{"mode":{{"$ref":"#/definitions/ax_mode"}}}}}},
+               "AxResponse":{{"type":"object"}},"ax_mode":{{"type":"string","enum":[{values}]}}"##
+        )
+    };
+    let old = stable("1", &["c a/x AxParams"], &mode(r#""a""#));
+    let new_defs =
+        format!(r#"{},"by_params":{{"type":"object"}},"ByResponse":{{"type":"object"}}"#, mode(r#""a","b""#));
+    let new = stable("2", &["c a/x AxParams", "c b/y by_params"], &new_defs);
+    let r = report(&old, &new);
+    let added = at(&r, "ax_mode", "value_added");
+    assert_eq!(added.path.root, Root::Type { rust: "AxMode".into(), schema: "ax_mode".into() });
+    assert!(added.path.is_whole_type());
+    assert_eq!(at(&r, "by_params", "type_added").path.rust_type(), Some("ByParams"));
+    let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    let paths: Vec<&str> = json["changes"].as_array().unwrap().iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert!(paths.contains(&"ax_mode") && paths.contains(&"by_params"), "{paths:?}");
+    let md = r.to_markdown();
+    assert!(md.contains("- `ax_mode`: new value `\"b\"`"), "{md}");
+    // The new method's params type is named on its line (by its Rust name), not again as a new type.
+    assert!(md.contains("- new method: params `ByParams`, response `ByResponse`\n"), "{md}");
+    assert!(!md.contains("new type: `by_params`"), "{md}");
+}
+
+/// A schema name two types share (a v1 definition at the top level next to the v2 one of its
+/// name) does not tell them apart: the path prints the Rust name.
+#[test]
+fn a_shared_schema_name_is_printed_as_the_rust_name() {
+    let defs = |values: &str| {
+        format!(
+            r##""AxParams":{{"type":"object","properties":{{"a":{{"$ref":"#/definitions/Mode"}},"b":{{"$ref":"#/definitions/v2/Mode"}}}}}},
+               "AxResponse":{{"type":"object"}},"Mode":{{"type":"string","enum":["v1",{values}]}},
+               "v2":{{"Mode":{{"type":"string","enum":[{values}]}}}}"##
+        )
+    };
+    let old = stable("1", &["c a/x AxParams"], &defs(r#""x""#));
+    let new = stable("2", &["c a/x AxParams"], &defs(r#""x","y""#));
+    let r = report(&old, &new);
+    let mut paths: Vec<(String, Option<&str>)> = r
+        .changes
+        .iter()
+        .filter(|c| c.kind == Kind::ValueAdded { value: "y".into() })
+        .map(|c| (c.path.to_string(), c.path.rust_type()))
+        .collect();
+    paths.sort();
+    assert_eq!(paths, [("Mode".to_owned(), Some("Mode")), ("V1Mode".to_owned(), Some("V1Mode"))]);
 }

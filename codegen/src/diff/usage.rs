@@ -31,12 +31,17 @@ pub(super) struct VersionIndex<'a> {
     pub(super) roles: BTreeMap<String, Roles>,
     /// Type -> the methods whose params or response reach it.
     pub(super) users: BTreeMap<String, BTreeSet<(Direction, String)>>,
+    /// Schema names more than one type has (codex 0.60.1 to 0.100.0 kept v1 definitions of a
+    /// v2 definition's name at the top level): they do not tell the types apart.
+    pub(super) shared_schema_names: BTreeSet<&'a str>,
 }
 
 impl<'a> VersionIndex<'a> {
     pub(super) fn new(ir: &'a Ir, settings: &Settings) -> Self {
         let defs = ir.types.values().filter(|t| is_definition(t, settings)).map(|t| t.name.as_str()).collect();
-        let mut side = VersionIndex { ir, defs, roles: BTreeMap::new(), users: BTreeMap::new() };
+        let mut seen = BTreeSet::new();
+        let shared_schema_names = ir.types.values().map(|t| t.schema.as_str()).filter(|s| !seen.insert(*s)).collect();
+        let mut side = VersionIndex { ir, defs, roles: BTreeMap::new(), users: BTreeMap::new(), shared_schema_names };
         for direction in Direction::ALL {
             let client_sends_params = matches!(direction, Direction::ClientRequest | Direction::ClientNotification);
             for m in ir.methods(direction) {

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use codex_app_codegen::diff::{Change, Kind, Report};
+use codex_app_codegen::diff::{Change, Kind, Report, Root};
 use codex_app_codegen::ir::{Direction, Ir, TypeKind};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -82,25 +82,17 @@ pub fn broken(report: &Report, ir: &Ir, root: &Path, files: &[PathBuf]) -> Vec<B
 
 /// The ways code names what `change` is about, from the range's IR.
 pub fn words(change: &Change, ir: &Ir) -> Vec<Words> {
-    let path = change.path.as_str();
-    // A method's own change: `thread/start`, `thread/start params`.
-    if !path.starts_with(|c: char| c.is_ascii_uppercase()) {
-        let wire = path.split(' ').next().unwrap_or(path);
-        let mut out = vec![vec![format!("{wire:?}")]];
-        let rust: BTreeSet<&str> = Direction::ALL
-            .iter()
-            .flat_map(|d| ir.methods(*d))
-            .filter(|m| m.wire == wire)
-            .map(|m| m.rust.as_str())
-            .collect();
-        for r in rust {
-            out.push(vec![r.to_owned()]);
-            out.push(vec![snake(r)]);
+    // Code names the generated Rust type, whatever the schema calls it.
+    let (owner, schema) = match &change.path.root {
+        // A method's own change: `thread/start`, `thread/start params`.
+        Root::Method { wire, .. } => return of_method(wire, ir),
+        Root::Type { rust, schema } => (rust.clone(), schema.as_str()),
+        Root::Envelope => {
+            let union = Direction::ServerNotification.union_name();
+            (union.to_owned(), union)
         }
-        return out;
-    }
-    let owner = path.split(['.', ':', '[', '{']).next().unwrap_or(path).to_owned();
-    let member = path.rsplit_once('.').map(|(_, m)| m.trim_end_matches(['[', ']', '{', '}']));
+    };
+    let member = change.path.last_member();
     // The params of a client request: also the code that sends that method by its name with
     // params written as JSON (`Client::request_raw`, the recorder's scenarios), which names no
     // type. The client's handles send typed params and are found by the type.
@@ -110,13 +102,29 @@ pub fn words(change: &Change, ir: &Ir) -> Vec<Words> {
         .filter(|m| {
             m.params.ty().is_some_and(|t| {
                 matches!(t, codex_app_codegen::ir::Ty::Named(n)
-                    if *n == owner || ir.types.get(n).is_some_and(|d| d.schema == owner))
+                    if *n == owner || ir.types.get(n).is_some_and(|d| d.schema == schema))
             })
         })
         .map(|m| vec![format!("{:?}", m.wire)])
         .collect();
     let mut out = of_type(change, ir, owner, member);
     out.extend(sent);
+    out
+}
+
+/// The ways code names a method's own change: its wire name, its variant and its handle's name.
+fn of_method(wire: &str, ir: &Ir) -> Vec<Words> {
+    let mut out = vec![vec![format!("{wire:?}")]];
+    let rust: BTreeSet<&str> = Direction::ALL
+        .iter()
+        .flat_map(|d| ir.methods(*d))
+        .filter(|m| m.wire == wire)
+        .map(|m| m.rust.as_str())
+        .collect();
+    for r in rust {
+        out.push(vec![r.to_owned()]);
+        out.push(vec![snake(r)]);
+    }
     out
 }
 
@@ -336,6 +344,7 @@ fn function(attrs: &[Attribute], sig: &Signature, block: &Block, owner: Option<&
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codex_app_codegen::diff::{self, Part};
 
     const SOURCE: &str = r##"
 //! fn in_a_comment() { "}" }
@@ -406,11 +415,17 @@ trait T { fn declared(&self); }
         assert_eq!(snake("Initialize"), "initialize");
     }
 
-    fn change(path: &str, kind: Kind) -> Change {
+    /// A definition, whose schema name is its Rust name.
+    fn ty(name: &str) -> diff::Path {
+        diff::Path::ty(name, name)
+    }
+
+    fn change(path: diff::Path, kind: Kind) -> Change {
         use codex_app_codegen::diff::{Effect, FiledUnder, Severity};
+        let name = path.rust_type().or(path.method_wire()).unwrap().to_owned();
         Change {
-            filed_under: FiledUnder::Unused { name: path.split('.').next().unwrap().into(), experimental: false },
-            path: path.into(),
+            filed_under: FiledUnder::Unused { name, experimental: false },
+            path,
             kind,
             experimental: false,
             severity: Severity::Breaking,
@@ -426,12 +441,12 @@ trait T { fn declared(&self); }
         let field = || Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() };
         let list = || vec!["\"thread/list\"".to_owned()];
         assert_eq!(
-            words(&change("ThreadListParams.limit", field()), &ir),
+            words(&change(ty("ThreadListParams").member("limit"), field()), &ir),
             [vec!["ThreadListParams".to_owned(), "limit".to_owned()], list()]
         );
         let added = Kind::FieldAdded { ty: "String".into(), presence: "required".into() };
         assert_eq!(
-            words(&change("ThreadListParams.projectId", added), &ir),
+            words(&change(ty("ThreadListParams").member("projectId"), added), &ir),
             [vec!["ThreadListParams".to_owned()], list()]
         );
         let required = Kind::PresenceChanged {
@@ -441,7 +456,7 @@ trait T { fn declared(&self); }
             new_ty: "u32".into(),
         };
         assert_eq!(
-            words(&change("ThreadListParams.limit", required), &ir),
+            words(&change(ty("ThreadListParams").member("limit"), required), &ir),
             [vec!["ThreadListParams".to_owned()], list()]
         );
         let optional = Kind::PresenceChanged {
@@ -451,17 +466,23 @@ trait T { fn declared(&self); }
             new_ty: "Option<String>".into(),
         };
         assert_eq!(
-            words(&change("ThreadListParams.limit", optional), &ir),
+            words(&change(ty("ThreadListParams").member("limit"), optional), &ir),
             [vec!["ThreadListParams".to_owned(), "limit".to_owned()], list()]
         );
         let value = Kind::ValueRemoved { value: "created_at".into() };
-        assert_eq!(words(&change("ThreadSortKey", value), &ir), [["ThreadSortKey", "CreatedAt"]]);
+        assert_eq!(words(&change(ty("ThreadSortKey"), value), &ir), [["ThreadSortKey", "CreatedAt"]]);
         assert_eq!(
-            (words(&change("thread/list", Kind::MethodRemoved), &ir)),
+            (words(&change(diff::Path::method("thread/list", Part::Method), Kind::MethodRemoved), &ir)),
             [vec!["\"thread/list\""], vec!["ThreadList"], vec!["thread_list"]]
         );
         let shape = Kind::ShapeChanged { old: "struct".into(), new: "tagged union".into() };
-        assert_eq!(words(&change("AgentMessageDisplay", shape), &ir), [["AgentMessageDisplay"]]);
+        assert_eq!(words(&change(ty("AgentMessageDisplay"), shape), &ir), [["AgentMessageDisplay"]]);
+        // Printed `LoginAccountParams::chatgpt.appBrand`: the code names the Rust type the root
+        // keeps (and no client request has that type as its params).
+        let inline = diff::Path::ty("ChatgptLoginAccountParams", "LoginAccountParams::chatgpt").member("appBrand");
+        assert_eq!(inline.to_string(), "LoginAccountParams::chatgpt.appBrand");
+        let removed = Kind::FieldRemoved { ty: "Option<LoginAppBrand>".into(), presence: "optional".into() };
+        assert_eq!(words(&change(inline, removed), &ir), [["ChatgptLoginAccountParams", "app_brand"]]);
     }
 
     /// The functions that name a change, innermost, with their file, line and test mark.
@@ -485,11 +506,11 @@ trait T { fn declared(&self); }
             counts: Default::default(),
             changes: vec![
                 change(
-                    "ThreadListParams.limit",
+                    ty("ThreadListParams").member("limit"),
                     Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() },
                 ),
-                change("thread/list", Kind::MethodRemoved),
-                change("ThreadSortKey", Kind::ValueRemoved { value: "created_at".into() }),
+                change(diff::Path::method("thread/list", Part::Method), Kind::MethodRemoved),
+                change(ty("ThreadSortKey"), Kind::ValueRemoved { value: "created_at".into() }),
             ],
             types: Default::default(),
         };
