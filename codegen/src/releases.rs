@@ -10,7 +10,7 @@
 //! else a file written whole (`"base": null`), so that vendoring an older release (a regen from
 //! it) never takes the anchor away. A release is read back by applying the files from the
 //! anchor down to it, so an upgrade adds one file (the release it replaces, against the new
-//! one) and leaves the others as they are; [`write`] gives the same files from the same
+//! one) and leaves the others as they are; [`write()`] gives the same files from the same
 //! releases whatever was vendored before. A release whose binary does not run (some publish no
 //! Linux binary) has a file that says why, and no bundles.
 //!
