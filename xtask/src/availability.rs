@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use codex_app_codegen::history::{keys, Availability};
+use codex_app_codegen::history::{keys, version_cmp, Availability};
 use codex_app_codegen::ir::{Direction, Ir};
-use serde::Serialize;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,65 +17,60 @@ pub struct Args {
     names: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Span {
-    pub since: String,
-    pub until: Option<String>,
-}
-
 /// One row: what, which kind, when.
 #[derive(Debug, Clone)]
 pub struct Row {
     pub kind: &'static str,
     pub name: String,
-    pub span: Span,
+    /// Since, until and, for a member the newest release requires, since when every release
+    /// sends it (the history's facts for the range).
+    pub availability: Availability,
     pub experimental: bool,
-    /// A member the newest release requires: since when every release sends it.
-    pub always_since: Option<String>,
 }
 
 /// Every method, member, enum value and union arm of the range's IR, in that order.
 pub fn rows(ir: &Ir) -> Vec<Row> {
     let floor = ir.floor.clone().unwrap_or_default();
-    let get = |key: &str| -> (Span, Option<String>) {
-        match ir.availability.get(key) {
-            Some(Availability { since, until, always_since, .. }) => {
-                (Span { since: since.clone(), until: until.clone() }, always_since.clone())
-            }
-            None => (Span { since: floor.clone(), until: None }, None),
-        }
-    };
     codex_app_codegen::history::listing(ir)
         .into_iter()
         .map(|item| {
-            let (span, always) = get(&item.key);
+            let availability = ir.availability.get(&item.key).cloned().unwrap_or_else(|| Availability::since(&floor));
             // A method's row is named by its wire name alone.
             let method = item.kind.ends_with("request") || item.kind.ends_with("notification");
             let name = if method { item.wire } else { item.key };
-            Row { kind: item.kind, name, span, experimental: item.experimental, always_since: always }
+            Row { kind: item.kind, name, availability, experimental: item.experimental }
         })
         .collect()
 }
 
-/// The `--json` shape: one entry per method (both directions) and per member.
+/// The `--json` shape: one entry per method (both directions) and per member, each
+/// `{"since": .., "until": ..}` (`until` is `null` for what the newest release has).
 pub fn json(rows: &[Row]) -> serde_json::Value {
-    let mut methods = BTreeMap::new();
+    let span = |a: &Availability| serde_json::json!({ "since": a.since, "until": a.until });
+    let mut methods: BTreeMap<&str, Availability> = BTreeMap::new();
     let mut members = BTreeMap::new();
     for r in rows {
         match r.kind {
             "member" => {
-                members.insert(r.name.clone(), r.span.clone());
+                members.insert(r.name.as_str(), span(&r.availability));
             }
             "value" | "arm" => {}
             _ => {
-                // A method of two directions under one name: the wider span.
-                let e = methods.entry(r.name.clone()).or_insert_with(|| r.span.clone());
-                if codex_app_codegen::history::version_cmp(&r.span.since, &e.since).is_lt() {
-                    e.since = r.span.since.clone();
+                // A method of two directions under one name: the wider span (the earlier
+                // since; no until when either direction is still there, else the later one).
+                let a = &r.availability;
+                let e = methods.entry(r.name.as_str()).or_insert_with(|| a.clone());
+                if version_cmp(&a.since, &e.since).is_lt() {
+                    e.since = a.since.clone();
                 }
+                e.until = match (&e.until, &a.until) {
+                    (Some(x), Some(y)) => Some(if version_cmp(y, x).is_gt() { y } else { x }.clone()),
+                    _ => None,
+                };
             }
         }
     }
+    let methods: BTreeMap<&str, serde_json::Value> = methods.iter().map(|(k, a)| (*k, span(a))).collect();
     serde_json::json!({ "methods": methods, "members": members })
 }
 
@@ -110,11 +104,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let width = picked.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for r in &picked {
-        let mut line = format!("{:<20} {:<width$}  since {}", r.kind, r.name, r.span.since);
-        if let Some(u) = &r.span.until {
+        let a = &r.availability;
+        let mut line = format!("{:<20} {:<width$}  since {}", r.kind, r.name, a.since);
+        if let Some(u) = &a.until {
             line.push_str(&format!(", until {u}"));
         }
-        if let Some(a) = &r.always_since {
+        if let Some(a) = &a.always_since {
             line.push_str(&format!(", always sent since {a}"));
         }
         if r.experimental {
@@ -154,7 +149,7 @@ pub fn release_table(ir: &Ir, history: &codex_app_codegen::history::History) -> 
     out.push_str(README_START);
     out.push_str("\n\n| codex | methods added | methods removed |\n|---|---|---|\n");
     for entry in &history.releases {
-        if codex_app_codegen::history::version_cmp(&entry.version, &floor).is_lt() {
+        if version_cmp(&entry.version, &floor).is_lt() {
             continue;
         }
         let v = entry.version.as_str();
@@ -177,4 +172,30 @@ fn count(ir: &Ir) -> usize {
         .flat_map(|d| ir.methods(d).iter().map(move |m| (d, m)))
         .filter(|(d, m)| ir.availability.get(&keys::method(*d, &m.wire)).is_none_or(|a| a.since == floor))
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: &'static str, name: &str, since: &str, until: Option<&str>) -> Row {
+        let availability = Availability { until: until.map(str::to_owned), ..Availability::since(since) };
+        Row { kind, name: name.to_owned(), availability, experimental: false }
+    }
+
+    #[test]
+    fn a_method_of_two_directions_gets_the_wider_span_and_members_their_own() {
+        let rows = [
+            row("client request", "x/y", "0.130.0", Some("0.140.0")),
+            row("server notification", "x/y", "0.125.0", Some("0.135.0")),
+            row("client request", "gone/later", "0.120.0", Some("0.150.0")),
+            row("server request", "gone/later", "0.121.0", None),
+            row("member", "T.m", "0.122.0", None),
+            row("value", "E::v", "0.123.0", None),
+        ];
+        let json = json(&rows);
+        assert_eq!(json["methods"]["x/y"], serde_json::json!({ "since": "0.125.0", "until": "0.140.0" }));
+        assert_eq!(json["methods"]["gone/later"], serde_json::json!({ "since": "0.120.0", "until": null }));
+        assert_eq!(json["members"], serde_json::json!({ "T.m": { "since": "0.122.0", "until": null } }));
+    }
 }

@@ -83,7 +83,7 @@ pub struct Availability {
 
 impl Availability {
     /// In every release from `since` on.
-    fn since(since: &str) -> Availability {
+    pub fn since(since: &str) -> Availability {
         Availability { since: since.to_owned(), until: None, always_since: None, widened_until: None }
     }
 }
