@@ -1,0 +1,283 @@
+//! The one-pass decode of a line ([`Message::from_line`]): `params` and `result` decoded by
+//! their types straight from the line, as the envelope's members come.
+
+use super::*;
+
+impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res> {
+    /// Decodes one line (without its newline). A response's `result` is kept raw
+    /// ([`Response`]), or as `Unrecognized` in a [`TypedResponse`]: use
+    /// [`from_line_with`](Self::from_line_with) to type it.
+    pub fn from_line(line: &str) -> Result<Self, DecodeError> {
+        Self::from_line_with(line, |_| None::<&str>)
+    }
+
+    /// Decodes one line (without its newline); `method_of` gives the method of the request a
+    /// response answers (a client keeps `id -> method` for the requests it sent), so its
+    /// `result` is decoded by that method's response type.
+    pub fn from_line_with<M: AsRef<str>>(
+        line: &str,
+        method_of: impl Fn(&RequestId) -> Option<M>,
+    ) -> Result<Self, DecodeError> {
+        match Self::one_pass(line, &method_of) {
+            Ok(message) => Ok(message),
+            // Another member order, or an error: the two-step path gives the same message, or
+            // the error with its path.
+            Err(_) => {
+                let parts = Parts::parse(line).map_err(|e| DecodeError::new(DecodeErrorKind::Envelope(e)))?;
+                Self::from_envelope_with(parts, method_of)
+            }
+        }
+    }
+
+    /// The one-pass decode; an error means "take the two-step path".
+    pub(super) fn one_pass<M: AsRef<str>>(
+        line: &str,
+        method_of: &impl Fn(&RequestId) -> Option<M>,
+    ) -> serde_json::Result<Self> {
+        let mut deserializer = serde_json::Deserializer::from_str(line);
+        let message = deserializer
+            .deserialize_map(LineVisitor::<Req, Notif, Res, _, M> { method_of, _types: std::marker::PhantomData })?;
+        deserializer.end()?;
+        Ok(message)
+    }
+
+    /// Decodes a message from envelope parts already read.
+    pub fn from_envelope(parts: Parts<'_>) -> Result<Self, DecodeError> {
+        Self::from_envelope_with(parts, |_| None::<&str>)
+    }
+
+    /// Decodes a message from envelope parts already read; `method_of` as in
+    /// [`from_line_with`](Self::from_line_with).
+    pub fn from_envelope_with<M: AsRef<str>>(
+        parts: Parts<'_>,
+        method_of: impl Fn(&RequestId) -> Option<M>,
+    ) -> Result<Self, DecodeError> {
+        let member = |member, error| {
+            let mut e = DecodeError::new(DecodeErrorKind::Member { member, error });
+            e.method = parts.method.as_deref().map(str::to_owned);
+            e.id = parts.id.clone();
+            e
+        };
+        let not = |why| {
+            let mut e = DecodeError::new(DecodeErrorKind::NotAMessage(why));
+            e.method = parts.method.as_deref().map(str::to_owned);
+            e.id = parts.id.clone();
+            e
+        };
+        match (&parts.method, &parts.result, &parts.error) {
+            (Some(_), None, None) if parts.null_id => {
+                Err(not("a request with a `null` id (a notification has no `id`)"))
+            }
+            (Some(_), None, None) if parts.id.is_some() => {
+                let mut request = Req::from_parts(&parts).map_err(|e| member("params", e))?;
+                request.set_envelope(&parts.extra).map_err(|e| member(ENVELOPE_MEMBER, e))?;
+                Ok(Message::Request(request))
+            }
+            (Some(_), None, None) => {
+                let mut notification = Notif::from_parts(&parts).map_err(|e| member("params", e))?;
+                // An envelope member's error: its path starts with the member's name.
+                notification.set_envelope(&parts.extra).map_err(|e| member(ENVELOPE_MEMBER, e))?;
+                Ok(Message::Notification(notification))
+            }
+            (None, Some(result), None) => {
+                let id = parts.id.clone().ok_or_else(|| not("a response without `id`"))?;
+                let method = method_of(&id);
+                let method = method.as_ref().map(AsRef::as_ref);
+                codec::decode_raw(Some(result), |result| Res::deserialize_result(id.clone(), method, result))
+                    .map(Message::Response)
+                    .map_err(|e| {
+                        let mut e = member("result", e);
+                        e.method = method.map(str::to_owned);
+                        e
+                    })
+            }
+            (None, None, Some(error)) => {
+                let error = codec::params::<ErrorObject>(Some(error)).map_err(|e| member("error", e))?;
+                Ok(Message::Error(ErrorResponse { id: parts.id.clone(), error }))
+            }
+            (None, None, None) => Err(not("no `method`, `result` or `error`")),
+            _ => Err(not("more than one of `method`, `result` and `error`")),
+        }
+    }
+
+    /// Reads messages from an NDJSON stream; see [`MessageReader`].
+    pub fn reader<R: BufRead>(input: R) -> MessageReader<R, Self> {
+        MessageReader::new(input)
+    }
+}
+
+/// The one-pass decode of a line. Any member order it does not handle ends it with an error,
+/// and the caller takes the two-step path.
+struct LineVisitor<'f, Req, Notif, Res, F, M> {
+    method_of: &'f F,
+    _types: Decodes<Req, Notif, Res, M>,
+}
+
+/// What a [`LineVisitor`] decodes, and the type its `method_of` returns.
+type Decodes<Req, Notif, Res, M> = std::marker::PhantomData<fn() -> (Message<Req, Notif, Res>, M)>;
+
+/// What the one-pass decode has read of a message's body so far.
+enum Body<Req, Notif, Res> {
+    Request(Req),
+    Notification(Notif),
+    Response(Res),
+    Error(ErrorObject),
+}
+
+/// Params decoded by the method's type, straight from the line.
+struct ParamsSeed<'m, T> {
+    id: Option<RequestId>,
+    method: &'m str,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'de, T: FromParts> de::DeserializeSeed<'de> for ParamsSeed<'_, T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize_params(self.id, self.method, deserializer)
+    }
+}
+
+/// A result decoded by the type of its request's method, straight from the line.
+struct ResultSeed<'m, T> {
+    id: RequestId,
+    method: Option<&'m str>,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'de, T: FromResult> de::DeserializeSeed<'de> for ResultSeed<'_, T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize_result(self.id, self.method, deserializer)
+    }
+}
+
+impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -> Option<M>, M: AsRef<str>> Visitor<'de>
+    for LineVisitor<'_, Req, Notif, Res, F, M>
+{
+    type Value = Message<Req, Notif, Res>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        fn two_step<E: de::Error>() -> E {
+            E::custom("take the two-step path")
+        }
+        // `id` is `Some(None)` for `"id": null`.
+        let mut id: Option<Option<RequestId>> = None;
+        let mut method: Option<Cow<'de, str>> = None;
+        let mut body: Option<Body<Req, Notif, Res>> = None;
+        let mut extra: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+        while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
+            match key.as_ref() {
+                // `params` and `result` take the id; one after them is another order.
+                "id" if id.is_none() && matches!(body, None | Some(Body::Error(_))) => {
+                    id = Some(map.next_value::<Option<RequestId>>()?)
+                }
+                "method" if method.is_none() && body.is_none() => {
+                    method = Some(map.next_value::<BorrowedStr<'de>>()?.0)
+                }
+                "params" if body.is_none() => {
+                    let Some(method) = method.as_deref() else { return Err(two_step()) };
+                    body = Some(match id.take() {
+                        Some(Some(id)) => Body::Request(map.next_value_seed(ParamsSeed {
+                            id: Some(id),
+                            method,
+                            _type: std::marker::PhantomData,
+                        })?),
+                        None => Body::Notification(map.next_value_seed(ParamsSeed {
+                            id: None,
+                            method,
+                            _type: std::marker::PhantomData,
+                        })?),
+                        Some(None) => return Err(two_step()),
+                    });
+                }
+                "result" if body.is_none() && method.is_none() => {
+                    let Some(Some(id)) = id.take() else { return Err(two_step()) };
+                    let request_method = (self.method_of)(&id);
+                    let seed = ResultSeed {
+                        id,
+                        method: request_method.as_ref().map(AsRef::as_ref),
+                        _type: std::marker::PhantomData,
+                    };
+                    body = Some(Body::Response(map.next_value_seed(seed)?));
+                }
+                "error" if body.is_none() && method.is_none() => body = Some(Body::Error(map.next_value()?)),
+                "jsonrpc" => {
+                    if map.next_value::<BorrowedStr<'de>>()?.0 != "2.0" {
+                        return Err(two_step());
+                    }
+                }
+                "id" | "method" | "params" | "result" | "error" => return Err(two_step()),
+                _ => extra.push((key, map.next_value()?)),
+            }
+        }
+        let not_null = || serde_json::Deserializer::from_str("null");
+        match (body, method) {
+            (Some(Body::Request(mut request)), _) => {
+                request.set_envelope(&extra).map_err(|_| two_step::<A::Error>())?;
+                Ok(Message::Request(request))
+            }
+            (Some(Body::Notification(mut notification)), _) => {
+                notification.set_envelope(&extra).map_err(|_| two_step::<A::Error>())?;
+                Ok(Message::Notification(notification))
+            }
+            // A method without params: decoded from `null`, as if `"params": null`.
+            (None, Some(method)) => match id {
+                Some(Some(id)) => {
+                    Req::deserialize_params(Some(id), &method, &mut not_null()).and_then(|mut request| {
+                        request.set_envelope(&extra).map_err(de::Error::custom)?;
+                        Ok(Message::Request(request))
+                    })
+                }
+                Some(None) => Err(two_step()),
+                None => Notif::deserialize_params(None, &method, &mut not_null()).and_then(|mut notification| {
+                    notification.set_envelope(&extra).map_err(de::Error::custom)?;
+                    Ok(Message::Notification(notification))
+                }),
+            }
+            .map_err(|_| two_step()),
+            (Some(Body::Response(response)), None) => Ok(Message::Response(response)),
+            (Some(Body::Error(error)), None) => Ok(Message::Error(ErrorResponse { id: id.flatten(), error })),
+            _ => Err(two_step()),
+        }
+    }
+}
+
+/// A message from any serde deserializer, decoded exactly as [`Message::from_line`] decodes
+/// its text: the value is read as JSON text first (exact with `serde_json::from_str`,
+/// `from_slice` and `from_reader`; from a `Value`, numbers are as the `Value` holds them),
+/// then decoded in one pass. An error carries the [`DecodeError`]'s method and serde path.
+impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult> Deserialize<'de> for Message<Req, Notif, Res> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        Message::from_line(raw.get()).map_err(de::Error::custom)
+    }
+}
+
+/// `Deserialize` for a request or notification enum: the whole message object
+/// (`{"id", "method", "params"}`), as [`Message::from_line`] reads it.
+macro_rules! deserialize_message {
+    ($($t:ident: $message:ty, $variant:ident, $what:literal;)*) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                match <$message>::deserialize(deserializer)? {
+                    Message::$variant(message) => Ok(message),
+                    _ => Err(de::Error::custom(concat!("expected ", $what, " (a message with a `method`)"))),
+                }
+            }
+        }
+    )*};
+}
+
+deserialize_message! {
+    ClientRequest: ClientMessage, Request, "a request";
+    ClientNotification: ClientMessage, Notification, "a notification";
+    ServerRequest: ServerMessage, Request, "a request";
+    ServerNotification: ServerMessage, Notification, "a notification";
+}
