@@ -23,6 +23,7 @@
 //! `diff.rs` compares the IRs of two schema sets: the protocol changelog (`cargo xtask diff`).
 
 pub mod decisions;
+mod definition_names;
 pub mod diff;
 mod emit;
 mod error;

@@ -33,9 +33,9 @@ use serde_json::Value;
 
 use crate::ir::*;
 use crate::naming::{self, ArmHint, Inline};
-use crate::recursion;
 use crate::schema::{Bundle, InstanceType, Schema, SchemaObject};
 use crate::settings::Settings;
+use crate::{definition_names, recursion};
 use crate::{Error, Warning};
 
 /// Lowers one bundle with the policies of `settings`. The result has no experimental marks;
@@ -49,7 +49,7 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
         warnings: bundle.warnings.clone(),
         all_of_depth: 0,
     };
-    cx.assign_definition_names()?;
+    cx.names = definition_names::assign(bundle, settings, &mut cx.warnings);
     let direction_unions: BTreeSet<&str> = Direction::ALL.iter().map(|d| d.union_name()).collect();
     // Namespaced (current API) definitions first, so their inline types get the plain names
     // when a same-named top-level (v1) definition competes for them.
@@ -105,35 +105,12 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
     ensure_request_id(&mut cx.types, &mut cx.warnings);
     recursion::break_alias_cycles(&mut cx.types, &mut cx.warnings);
     recursion::box_recursive_positions(&mut cx.types);
-    name_by_schema(bundle, &cx.names, &mut cx.types);
+    definition_names::name_by_schema(bundle, &cx.names, &mut cx.types);
     ir.types = cx.types;
     cx.warnings.sort();
     cx.warnings.dedup();
     ir.warnings = cx.warnings;
     Ok(ir)
-}
-
-/// What the schema calls each type ([`crate::schema_name`]): by its pointer, and the object
-/// of a tagged union's arm by the union and the arm's tag (`LoginAccountParams::chatgpt`),
-/// which its pointer does not always say (a union of one arm shares its pointer with it).
-fn name_by_schema(bundle: &Bundle, definitions: &BTreeMap<String, String>, types: &mut BTreeMap<String, TypeDef>) {
-    for def in types.values_mut() {
-        def.schema = crate::schema_name::of_pointer(bundle, &def.pointer);
-    }
-    let defined: BTreeSet<&str> = definitions.values().map(String::as_str).collect();
-    let mut arms = Vec::new();
-    for def in types.values() {
-        if let TypeKind::Tagged(t) = &def.kind {
-            for arm in t.arms.iter().filter(|a| !defined.contains(a.payload.as_str())) {
-                arms.push((arm.payload.clone(), format!("{}::{}", def.schema, arm.wire)));
-            }
-        }
-    }
-    for (payload, schema) in arms {
-        if let Some(def) = types.get_mut(&payload) {
-            def.schema = schema;
-        }
-    }
 }
 
 struct Lowerer<'b> {
@@ -145,19 +122,6 @@ struct Lowerer<'b> {
     warnings: Vec<Warning>,
     /// How many `allOf`s are being merged (a guard against `allOf`s that refer to themselves).
     all_of_depth: usize,
-}
-
-/// The last segment of every `$ref` inside `schema` (the definition names it refers to).
-fn reference_names(schema: &Schema, out: &mut BTreeSet<String>) {
-    let Schema::Object(o) = schema else { return };
-    if let Some(r) = &o.reference {
-        out.insert(r.rsplit('/').next().unwrap_or(r).to_owned());
-    }
-    let lists = [&o.one_of, &o.any_of, &o.all_of];
-    let nested = o.properties.values().chain(o.additional_properties.as_ref()).chain(o.items.as_ref());
-    for s in nested.chain(lists.into_iter().flatten().flatten()) {
-        reference_names(s, out);
-    }
 }
 
 /// A union arm with its `$ref` resolved.
@@ -190,95 +154,6 @@ impl Arm<'_> {
 }
 
 impl<'b> Lowerer<'b> {
-    /// Every definition gets its name first, so inline types can never take one.
-    ///
-    /// The same name in two namespaces is one type when both schemas have the same shape. When
-    /// they differ (codex 0.60.1 to 0.100.0 kept v1 types of the same name at the top level),
-    /// the namespaced definition keeps the name and the top-level one is prefixed `V1`. Any
-    /// other clash is an error.
-    fn assign_definition_names(&mut self) -> Result<(), Error> {
-        let mut groups: BTreeMap<String, Vec<&crate::schema::Definition>> = BTreeMap::new();
-        for def in self.bundle.definitions.values() {
-            groups.entry(naming::pascal(&def.name)).or_default().push(def);
-        }
-        // `same_shape` compares a `$ref` by the name it ends in; two same-named definitions are
-        // one type only if what their references name is one type too (v1 `RateLimitSnapshot`
-        // of codex 0.60.1 has v2's members but refers to the snake_case v1 `CreditsSnapshot`).
-        let mut same: BTreeSet<&str> = groups
-            .iter()
-            .filter(|(_, defs)| {
-                defs[1..].iter().all(|d| match (&defs[0].schema, &d.schema) {
-                    (Schema::Object(a), Schema::Object(b)) => a.same_shape(b),
-                    (a, b) => a == b,
-                })
-            })
-            .map(|(name, _)| name.as_str())
-            .collect();
-        loop {
-            let split: Vec<&str> = same
-                .iter()
-                .copied()
-                .filter(|name| {
-                    let mut refs = BTreeSet::new();
-                    reference_names(&groups[*name][0].schema, &mut refs);
-                    refs.iter().any(|r| {
-                        groups.get(&naming::pascal(r)).is_some_and(|g| g.len() > 1)
-                            && !same.contains(naming::pascal(r).as_str())
-                    })
-                })
-                .collect();
-            if split.is_empty() {
-                break;
-            }
-            for name in split {
-                same.remove(name);
-            }
-        }
-        let mut assigned: BTreeMap<String, String> = BTreeMap::new(); // rust name -> pointer
-                                                                      // Plain names first, so a renamed definition can never take the name of another.
-        let mut wanted: Vec<(String, &crate::schema::Definition, bool, bool)> = Vec::new();
-        for (name, defs) in &groups {
-            let all_same = same.contains(name.as_str());
-            let v1_pair = !all_same
-                && defs.len() == 2
-                && defs.iter().filter(|d| d.pointer.matches('/').count() == 2).count() == 1;
-            for def in defs {
-                let v1 = v1_pair && def.pointer.matches('/').count() == 2;
-                let rust =
-                    if v1 { naming::v1_type_name(self.settings, name) } else { naming::type_name(self.settings, name) };
-                wanted.push((rust, def, all_same, v1));
-            }
-        }
-        let taken: BTreeSet<String> = wanted.iter().map(|(r, ..)| r.clone()).collect();
-        for (rust, def, all_same, v1) in wanted {
-            let mut name = rust.clone();
-            if assigned.get(&name).is_some_and(|p| !all_same && *p != def.pointer) {
-                // Two definitions with different schemas whose names differ only in case or
-                // separators (`fooBar`, `FooBar`): the later one (by pointer) is numbered.
-                name = (2..)
-                    .map(|n| naming::numbered(&rust, n))
-                    .find(|n| !taken.contains(n) && !assigned.contains_key(n))
-                    .expect("numbers never run out");
-                self.warnings.push(Warning::new(
-                    &def.pointer,
-                    format!(
-                        "`{}` and `{}` would both be named `{rust}`; this one is named `{name}`",
-                        def.name, assigned[&rust]
-                    ),
-                ));
-            }
-            if name != naming::pascal(&def.name) && !v1 && name == rust {
-                self.warnings.push(Warning::new(
-                    &def.pointer,
-                    format!("`{}` would shadow a name the generated code uses; named `{name}`", def.name),
-                ));
-            }
-            assigned.insert(name.clone(), def.pointer.clone());
-            self.names.insert(def.pointer.clone(), name);
-        }
-        Ok(())
-    }
-
     /// The type of a construct that has no faithful Rust type: any JSON value, which keeps
     /// whatever comes on the wire (`null` included, so it is never made nullable). Records a
     /// warning.
