@@ -199,7 +199,8 @@ pub fn method(wire: &str) -> Option<Availability> {
     find_method(wire).map(method_availability)
 }
 
-/// A row of the methods' table: wire name, since, until, params type, result type, experimental.
+/// A row of the methods' table: wire name, since (empty: the floor, see [`since`]), until,
+/// params type, result type, experimental.
 pub(crate) type MethodRow = (&'static str, &'static str, Option<&'static str>, &'static str, &'static str, bool);
 
 /// The methods' table is sorted by wire name.
@@ -208,7 +209,17 @@ fn find_method(wire: &str) -> Option<&'static MethodRow> {
 }
 
 fn method_availability(row: &MethodRow) -> Availability {
-    Availability::new(row.1, row.2)
+    Availability::new(since(row.1), row.2)
+}
+
+/// A since of the tables' rows, methods and members alike: they write the floor (what every
+/// release of the range has) as `""`, its one spelling there.
+const fn since(row: &'static str) -> &'static str {
+    if row.is_empty() {
+        FLOOR
+    } else {
+        row
+    }
 }
 
 /// `Type.member` or `Type::value` (an enum value or union arm), by what the schema calls them:
@@ -334,7 +345,8 @@ pub(crate) struct Member {
     pub wire: &'static str,
     /// An enum value or union arm rather than a member.
     pub value: bool,
-    /// Empty: in every release of the range (listed because it leads to `child`).
+    /// Empty: the floor, as in every row ([`since`]); with no `until` or `always_since`, in
+    /// every release of the range (listed because it leads to `child`).
     pub since: &'static str,
     pub until: Option<&'static str>,
     pub always_since: Option<&'static str>,
@@ -387,7 +399,7 @@ impl Member {
     /// `None` for what every release of the range has.
     fn availability(&self) -> Option<Availability> {
         (!self.since.is_empty() || self.until.is_some() || self.always_since.is_some()).then_some(Availability {
-            since: if self.since.is_empty() { FLOOR } else { self.since },
+            since: since(self.since),
             until: self.until,
             always_since: self.always_since,
         })
@@ -416,6 +428,11 @@ mod tests {
     fn the_tables_are_sorted_and_name_known_types() {
         assert!(OWNERS.windows(2).all(|w| w[0].name < w[1].name));
         assert!(METHODS.windows(2).all(|w| w[0].0 < w[1].0));
+        for m in METHODS {
+            for v in [Some(m.1), m.2].into_iter().flatten().filter(|v| !v.is_empty()) {
+                assert!(RELEASES.contains(&v), "{}: {v} is not a release of the range", m.0);
+            }
+        }
         for o in OWNERS {
             for m in o.members {
                 assert!(m.child.is_empty() || find_owner(m.child).is_some(), "{}.{} -> {}", o.name, m.wire, m.child);
@@ -426,5 +443,16 @@ mod tests {
         }
         assert_eq!(RELEASES.first(), Some(&FLOOR));
         assert_eq!(RELEASES.last(), Some(&crate::CODEX_VERSION));
+    }
+
+    /// The rows spell "since the floor" one way, `""` ([`since`]), methods and members alike.
+    #[test]
+    fn the_tables_spell_the_floor_one_way() {
+        let sinces = METHODS.iter().map(|m| (m.0, m.1));
+        let sinces = sinces.chain(OWNERS.iter().flat_map(|o| o.members.iter().map(move |m| (o.name, m.since))));
+        for (row, since) in sinces {
+            assert_ne!(since, FLOOR, "{row}: the tables spell the floor `\"\"`");
+        }
+        assert_eq!(since(""), FLOOR);
     }
 }

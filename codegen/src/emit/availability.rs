@@ -28,6 +28,17 @@ fn opt(v: &Option<String>) -> String {
     }
 }
 
+/// A since as the tables write it: empty for the floor (what every release of the range has),
+/// the one spelling of it in method and member rows alike (the protocol crate's
+/// `availability::since` reads it back).
+fn since_cell<'a>(since: &'a str, floor: &str) -> &'a str {
+    if since == floor {
+        ""
+    } else {
+        since
+    }
+}
+
 /// The named type a value of `ty` is of, through options, arrays, boxes and aliases.
 fn child(ir: &Ir, ty: &Ty, depth: usize) -> Option<String> {
     match ty {
@@ -188,8 +199,9 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
                 m.response.as_ref().and_then(|t| child(ir, t, 0)).map(schema).filter(|p| kept.contains(p.as_str()));
             methods.entry(m.wire.clone()).or_insert_with(|| {
                 format!(
-                    "    ({:?}, {since:?}, {}, {:?}, {:?}, {}),\n",
+                    "    ({:?}, {:?}, {}, {:?}, {:?}, {}),\n",
                     m.wire,
+                    since_cell(&since, &floor),
                     opt(&until),
                     params.unwrap_or_default(),
                     result.unwrap_or_default(),
@@ -207,16 +219,16 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
         }
     }
     out.push_str(
-        "/// Every method, sorted by wire name: since, until, the rows in [`OWNERS`] of its params\n\
-         /// type and of its result type, and whether it is experimental.\n",
+        "/// Every method, sorted by wire name: since (empty: the floor), until, the rows in\n\
+         /// [`OWNERS`] of its params type and of its result type, and whether it is experimental.\n",
     );
     out.push_str("pub(crate) static METHODS: &[MethodRow] = &[\n");
     methods.values().for_each(|row| out.push_str(row));
     out.push_str("];\n\n");
     out.push_str(
-        "/// Per type, sorted by name: what is not in every release of the range (since, until,\n\
-         /// always sent since) or is experimental, and the members that lead to a type that has\n\
-         /// such a thing.\n",
+        "/// Per type, sorted by name: what is not in every release of the range (since, empty for\n\
+         /// the floor; until; always sent since) or is experimental, and the members that lead to\n\
+         /// a type that has such a thing.\n",
     );
     out.push_str("pub(crate) static OWNERS: &[Owner] = &[\n");
     for name in &kept {
@@ -227,11 +239,8 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
             .map(|r| {
                 let child = r.child.as_deref().filter(|c| kept.contains(c)).unwrap_or_default();
                 let (since, until, always) = match &r.availability {
-                    Some(a) => {
-                        let since = if a.since == floor { String::new() } else { a.since.clone() };
-                        (since, a.until.clone(), a.always_since.clone())
-                    }
-                    None => (String::new(), None, None),
+                    Some(a) => (since_cell(&a.since, &floor), a.until.clone(), a.always_since.clone()),
+                    None => ("", None, None),
                 };
                 let row = if r.value {
                     format!("v({:?}, {since:?}, {}, {child:?})", r.wire, opt(&until))
