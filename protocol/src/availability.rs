@@ -203,9 +203,60 @@ pub fn method(wire: &str) -> Option<Availability> {
 /// params type, result type, experimental.
 pub(crate) type MethodRow = (&'static str, &'static str, Option<&'static str>, &'static str, &'static str, bool);
 
-/// The methods' table is sorted by wire name.
-fn find_method(wire: &str) -> Option<&'static MethodRow> {
-    METHODS.binary_search_by(|m| m.0.cmp(wire)).ok().map(|i| &METHODS[i])
+/// The methods' table is sorted by wire name: a binary search, in a `const fn` so that the
+/// marker types' `SINCE` and `UNTIL` are read from the table ([`since_of`]).
+const fn find_method(wire: &str) -> Option<&'static MethodRow> {
+    let (mut low, mut high) = (0, METHODS.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        match compare(METHODS[mid].0, wire) {
+            Ordering::Less => low = mid + 1,
+            Ordering::Greater => high = mid,
+            Ordering::Equal => return Some(&METHODS[mid]),
+        }
+    }
+    None
+}
+
+/// `a.cmp(b)`, byte by byte as `str` orders (its `Ord` is not `const`).
+const fn compare(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return if a[i] < b[i] { Ordering::Less } else { Ordering::Greater };
+        }
+        i += 1;
+    }
+    if a.len() < b.len() {
+        Ordering::Less
+    } else if a.len() > b.len() {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }
+}
+
+/// The row of a marker type's method, when the crate compiles: one the table lacks fails the
+/// build.
+const fn marker_row(wire: &str) -> &'static MethodRow {
+    match find_method(wire) {
+        Some(row) => row,
+        None => panic!("a marker type's method is not in the methods' table"),
+    }
+}
+
+/// The `SINCE` of the marker type of the method `wire` (`request::ThreadStart::SINCE`): its
+/// row's since, as [`method`] answers.
+#[allow(dead_code, reason = "only the marker types call it, and a schema without methods has none")]
+pub(crate) const fn since_of(wire: &str) -> &'static str {
+    since(marker_row(wire).1)
+}
+
+/// The `UNTIL` of the marker type of the method `wire`: its row's until.
+#[allow(dead_code, reason = "only the marker types call it, and a schema without methods has none")]
+pub(crate) const fn until_of(wire: &str) -> Option<&'static str> {
+    marker_row(wire).2
 }
 
 fn method_availability(row: &MethodRow) -> Availability {
@@ -443,6 +494,24 @@ mod tests {
         }
         assert_eq!(RELEASES.first(), Some(&FLOOR));
         assert_eq!(RELEASES.last(), Some(&crate::CODEX_VERSION));
+    }
+
+    /// The marker types' `SINCE` and `UNTIL` are their rows' (the wire macros read them with
+    /// `since_of` and `until_of`): for every row, as `method` answers, and the lookup the
+    /// build makes finds every row, first, last and between.
+    #[test]
+    fn every_method_row_gives_its_marker_the_rows_since_and_until() {
+        for row in METHODS {
+            let a = method(row.0).unwrap();
+            assert_eq!((since_of(row.0), until_of(row.0)), (a.since, a.until), "{}", row.0);
+            assert_eq!(a.since, if row.1.is_empty() { FLOOR } else { row.1 }, "{}", row.0);
+            assert!(std::ptr::eq(find_method(row.0).unwrap(), row), "{}", row.0);
+        }
+        for absent in ["", "a", "zzz", "thread/start/", "thread/star"] {
+            assert!(find_method(absent).is_none(), "{absent}");
+        }
+        assert_eq!(crate::request::Initialize::SINCE, since_of("initialize"));
+        assert_eq!(crate::request::Initialize::UNTIL, until_of("initialize"));
     }
 
     /// The rows spell "since the floor" one way, `""` ([`since`]), methods and members alike.

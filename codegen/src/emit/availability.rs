@@ -1,25 +1,16 @@
 //! `protocol/src/generated/availability.rs`: the supported range's releases, the availability
-//! of every method (with `SINCE`/`UNTIL` on its marker type), and per type what is not in every
-//! release of the range, plus the members that lead to such a type (so a walk of a message's
-//! JSON finds it). Read by the protocol crate's `availability` module.
+//! of every method (which the wire macros give its marker type as `SINCE`/`UNTIL`), and per
+//! type what is not in every release of the range, plus the members that lead to such a type
+//! (so a walk of a message's JSON finds it). Read by the protocol crate's `availability`
+//! module.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::docs::EXPERIMENTAL_GATE;
 use super::Part;
 use crate::history::{keys, Availability};
 use crate::ir::*;
-
-/// The marker module of each direction (as `methods.rs` names it).
-fn marker_module(d: Direction) -> &'static str {
-    match d {
-        Direction::ClientRequest => "request",
-        Direction::ServerRequest => "server_request",
-        Direction::ServerNotification => "notification",
-        Direction::ClientNotification => "client_notification",
-    }
-}
+use crate::Error;
 
 fn opt(v: &Option<String>) -> String {
     match v {
@@ -68,7 +59,14 @@ impl Row {
     }
 }
 
-pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
+/// The error for a method of two directions whose availabilities differ: the methods' table
+/// has one row per wire name, and each marker type's `SINCE` and `UNTIL` are read from it.
+fn two_availabilities(wire: &str) -> Error {
+    let why = "the methods' table states one availability per wire name (the marker types' SINCE and UNTIL too)";
+    Error::new("", format!("`{wire}` is a method of two directions with different availabilities: {why}"))
+}
+
+pub fn emit_availability(ir: &Ir, codex_version: &str) -> Result<Vec<Part>, Error> {
     let floor = ir.floor.clone().unwrap_or_else(|| codex_version.to_owned());
     let releases = if ir.releases.is_empty() { vec![codex_version.to_owned()] } else { ir.releases.clone() };
     let get = |key: &str| ir.availability.get(key).cloned();
@@ -174,8 +172,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
     }
 
     let mut out = String::new();
-    out.push_str("#[allow(unused_imports)]\nuse crate::availability::{m, o, v, Kind::*, MethodRow, Owner};\n");
-    out.push_str("#[allow(unused_imports)]\nuse super::methods::{client_notification, notification, request, server_request};\n\n");
+    out.push_str("#[allow(unused_imports)]\nuse crate::availability::{m, o, v, Kind::*, MethodRow, Owner};\n\n");
     let _ = writeln!(out, "/// The oldest codex release of the range the crate was generated for.");
     let _ = writeln!(out, "pub const FLOOR: &str = {floor:?};");
     let _ = writeln!(out, "/// Every release of the range, oldest first.");
@@ -186,9 +183,9 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
     }
     out.push_str("];\n\n");
 
-    // Methods: (wire, since, until, params type in OWNERS), and each marker's consts.
+    // Methods: (wire, since, until, params type in OWNERS); the wire macros give each marker
+    // type its row's as `SINCE` and `UNTIL`.
     let mut methods = BTreeMap::new();
-    let mut markers = String::new();
     for d in Direction::ALL {
         for m in ir.methods(d) {
             let a = get(&keys::method(d, &m.wire));
@@ -197,25 +194,23 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
             let params = m.params.ty().and_then(|t| child(ir, t, 0)).map(schema).filter(|p| kept.contains(p.as_str()));
             let result =
                 m.response.as_ref().and_then(|t| child(ir, t, 0)).map(schema).filter(|p| kept.contains(p.as_str()));
-            methods.entry(m.wire.clone()).or_insert_with(|| {
-                format!(
-                    "    ({:?}, {:?}, {}, {:?}, {:?}, {}),\n",
-                    m.wire,
-                    since_cell(&since, &floor),
-                    opt(&until),
-                    params.unwrap_or_default(),
-                    result.unwrap_or_default(),
-                    m.experimental
-                )
-            });
-            let gate = if m.experimental { format!("{EXPERIMENTAL_GATE} ") } else { String::new() };
-            let _ = writeln!(
-                markers,
-                "{gate}impl {}::{} {{ pub const SINCE: &str = {since:?}; pub const UNTIL: Option<&str> = {}; }}",
-                marker_module(d),
-                m.rust,
-                opt(&until)
+            // One row per wire name: a method of two directions must have one availability.
+            if let Some((first, _)) = methods.get(&m.wire) {
+                if first != &(since.clone(), until.clone()) {
+                    return Err(two_availabilities(&m.wire));
+                }
+                continue;
+            }
+            let row = format!(
+                "    ({:?}, {:?}, {}, {:?}, {:?}, {}),\n",
+                m.wire,
+                since_cell(&since, &floor),
+                opt(&until),
+                params.unwrap_or_default(),
+                result.unwrap_or_default(),
+                m.experimental
             );
+            methods.insert(m.wire.clone(), ((since, until), row));
         }
     }
     out.push_str(
@@ -223,7 +218,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
          /// [`OWNERS`] of its params type and of its result type, and whether it is experimental.\n",
     );
     out.push_str("pub(crate) static METHODS: &[MethodRow] = &[\n");
-    methods.values().for_each(|row| out.push_str(row));
+    methods.values().for_each(|(_, row)| out.push_str(row));
     out.push_str("];\n\n");
     out.push_str(
         "/// Per type, sorted by name: what is not in every release of the range (since, empty for\n\
@@ -256,7 +251,6 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Vec<Part> {
             .collect();
         let _ = writeln!(out, "    o({name:?}, {kind}, {tag:?}, &[{}]),", members.join(", "));
     }
-    out.push_str("];\n\n");
-    out.push_str(&markers);
-    vec![Part::Text(out)]
+    out.push_str("];\n");
+    Ok(vec![Part::Text(out)])
 }

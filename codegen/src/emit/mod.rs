@@ -49,7 +49,7 @@ pub fn emit(ir: &Ir, codex_version: &str, settings: &Settings) -> Result<Vec<(&'
         ("protocol/src/generated/types.rs", types::emit_types(ir)?),
         ("protocol/src/generated/methods.rs", methods::emit_methods(ir, codex_version, settings)?),
         ("protocol/src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir, settings)?)]),
-        ("protocol/src/generated/availability.rs", availability::emit_availability(ir, codex_version)),
+        ("protocol/src/generated/availability.rs", availability::emit_availability(ir, codex_version)?),
         ("client/src/generated/handler.rs", vec![Part::Tokens(handler::emit_handler(ir, codex_version)?)]),
         ("protocol/tests/conformance/registry.rs", registry::emit_registry(ir)),
     ])
