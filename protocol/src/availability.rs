@@ -24,6 +24,7 @@ use std::fmt;
 
 mod check;
 pub mod experimental;
+mod reach;
 
 pub use crate::generated::availability::FLOOR;
 use crate::generated::availability::{METHODS, OWNERS, RELEASES};
