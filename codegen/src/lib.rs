@@ -45,7 +45,7 @@ pub mod vendor;
 
 use std::path::{Path, PathBuf};
 
-pub use emit::{GENERATED_DIR, GENERATED_DIRS};
+pub use emit::{GENERATED_DIR, GENERATED_DIRS, SHARED_SOURCES};
 pub use error::{Error, Warning};
 pub use settings::{Route, Settings};
 

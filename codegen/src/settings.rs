@@ -302,6 +302,11 @@ mod tests {
         ),
         ("the truncation of text for messages and logs", "protocol/src/framing.rs", &["char_indices().nth("]),
         ("a scan of JSON text (the string escapes it skips)", "protocol/src/codec/scan.rs", &[r"== b'\\'"]),
+        (
+            "which types lead to something the availability tables state (a fixed point)",
+            "protocol/src/availability/reach.rs",
+            &["let mut grew", "marked[row] = true"],
+        ),
     ];
 
     /// Files that restate a rule on purpose, each with the test that holds them to it.

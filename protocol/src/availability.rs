@@ -24,6 +24,7 @@ use std::fmt;
 
 mod check;
 pub mod experimental;
+mod reach;
 
 pub use crate::generated::availability::FLOOR;
 use crate::generated::availability::{METHODS, OWNERS, RELEASES};
@@ -199,16 +200,78 @@ pub fn method(wire: &str) -> Option<Availability> {
     find_method(wire).map(method_availability)
 }
 
-/// A row of the methods' table: wire name, since, until, params type, result type, experimental.
+/// A row of the methods' table: wire name, since (empty: the floor, see [`since`]), until,
+/// params type, result type, experimental.
 pub(crate) type MethodRow = (&'static str, &'static str, Option<&'static str>, &'static str, &'static str, bool);
 
-/// The methods' table is sorted by wire name.
-fn find_method(wire: &str) -> Option<&'static MethodRow> {
-    METHODS.binary_search_by(|m| m.0.cmp(wire)).ok().map(|i| &METHODS[i])
+/// The methods' table is sorted by wire name: a binary search, in a `const fn` so that the
+/// marker types' `SINCE` and `UNTIL` are read from the table ([`since_of`]).
+const fn find_method(wire: &str) -> Option<&'static MethodRow> {
+    let (mut low, mut high) = (0, METHODS.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        match compare(METHODS[mid].0, wire) {
+            Ordering::Less => low = mid + 1,
+            Ordering::Greater => high = mid,
+            Ordering::Equal => return Some(&METHODS[mid]),
+        }
+    }
+    None
+}
+
+/// `a.cmp(b)`, byte by byte as `str` orders (its `Ord` is not `const`).
+const fn compare(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return if a[i] < b[i] { Ordering::Less } else { Ordering::Greater };
+        }
+        i += 1;
+    }
+    if a.len() < b.len() {
+        Ordering::Less
+    } else if a.len() > b.len() {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }
+}
+
+/// The row of a marker type's method, when the crate compiles: one the table lacks fails the
+/// build.
+const fn marker_row(wire: &str) -> &'static MethodRow {
+    match find_method(wire) {
+        Some(row) => row,
+        None => panic!("a marker type's method is not in the methods' table"),
+    }
+}
+
+/// The `SINCE` of the marker type of the method `wire` (`request::ThreadStart::SINCE`): its
+/// row's since, as [`method`] answers.
+#[allow(dead_code, reason = "only the marker types call it, and a schema without methods has none")]
+pub(crate) const fn since_of(wire: &str) -> &'static str {
+    since(marker_row(wire).1)
+}
+
+/// The `UNTIL` of the marker type of the method `wire`: its row's until.
+#[allow(dead_code, reason = "only the marker types call it, and a schema without methods has none")]
+pub(crate) const fn until_of(wire: &str) -> Option<&'static str> {
+    marker_row(wire).2
 }
 
 fn method_availability(row: &MethodRow) -> Availability {
-    Availability::new(row.1, row.2)
+    Availability::new(since(row.1), row.2)
+}
+
+/// A since of the tables' rows, methods and members alike: they write the floor (what every
+/// release of the range has) as `""`, its one spelling there.
+const fn since(row: &'static str) -> &'static str {
+    if row.is_empty() {
+        FLOOR
+    } else {
+        row
+    }
 }
 
 /// `Type.member` or `Type::value` (an enum value or union arm), by what the schema calls them:
@@ -334,7 +397,8 @@ pub(crate) struct Member {
     pub wire: &'static str,
     /// An enum value or union arm rather than a member.
     pub value: bool,
-    /// Empty: in every release of the range (listed because it leads to `child`).
+    /// Empty: the floor, as in every row ([`since`]); with no `until` or `always_since`, in
+    /// every release of the range (listed because it leads to `child`).
     pub since: &'static str,
     pub until: Option<&'static str>,
     pub always_since: Option<&'static str>,
@@ -387,7 +451,7 @@ impl Member {
     /// `None` for what every release of the range has.
     fn availability(&self) -> Option<Availability> {
         (!self.since.is_empty() || self.until.is_some() || self.always_since.is_some()).then_some(Availability {
-            since: if self.since.is_empty() { FLOOR } else { self.since },
+            since: since(self.since),
             until: self.until,
             always_since: self.always_since,
         })
@@ -416,6 +480,11 @@ mod tests {
     fn the_tables_are_sorted_and_name_known_types() {
         assert!(OWNERS.windows(2).all(|w| w[0].name < w[1].name));
         assert!(METHODS.windows(2).all(|w| w[0].0 < w[1].0));
+        for m in METHODS {
+            for v in [Some(m.1), m.2].into_iter().flatten().filter(|v| !v.is_empty()) {
+                assert!(RELEASES.contains(&v), "{}: {v} is not a release of the range", m.0);
+            }
+        }
         for o in OWNERS {
             for m in o.members {
                 assert!(m.child.is_empty() || find_owner(m.child).is_some(), "{}.{} -> {}", o.name, m.wire, m.child);
@@ -426,5 +495,34 @@ mod tests {
         }
         assert_eq!(RELEASES.first(), Some(&FLOOR));
         assert_eq!(RELEASES.last(), Some(&crate::CODEX_VERSION));
+    }
+
+    /// The marker types' `SINCE` and `UNTIL` are their rows' (the wire macros read them with
+    /// `since_of` and `until_of`): for every row, as `method` answers, and the lookup the
+    /// build makes finds every row, first, last and between.
+    #[test]
+    fn every_method_row_gives_its_marker_the_rows_since_and_until() {
+        for row in METHODS {
+            let a = method(row.0).unwrap();
+            assert_eq!((since_of(row.0), until_of(row.0)), (a.since, a.until), "{}", row.0);
+            assert_eq!(a.since, if row.1.is_empty() { FLOOR } else { row.1 }, "{}", row.0);
+            assert!(std::ptr::eq(find_method(row.0).unwrap(), row), "{}", row.0);
+        }
+        for absent in ["", "a", "zzz", "thread/start/", "thread/star"] {
+            assert!(find_method(absent).is_none(), "{absent}");
+        }
+        assert_eq!(crate::request::Initialize::SINCE, since_of("initialize"));
+        assert_eq!(crate::request::Initialize::UNTIL, until_of("initialize"));
+    }
+
+    /// The rows spell "since the floor" one way, `""` ([`since`]), methods and members alike.
+    #[test]
+    fn the_tables_spell_the_floor_one_way() {
+        let sinces = METHODS.iter().map(|m| (m.0, m.1));
+        let sinces = sinces.chain(OWNERS.iter().flat_map(|o| o.members.iter().map(move |m| (o.name, m.since))));
+        for (row, since) in sinces {
+            assert_ne!(since, FLOOR, "{row}: the tables spell the floor `\"\"`");
+        }
+        assert_eq!(since(""), FLOOR);
     }
 }

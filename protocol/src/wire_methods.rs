@@ -55,6 +55,9 @@ macro_rules! wire_requests {
                 $(#[cfg($cfg)])?
                 #[derive(Debug)]
                 pub enum $variant {}
+
+                $(#[cfg($cfg)])?
+                $crate::wire_methods::since_until!($variant = $wire);
             )*
         }
 
@@ -320,6 +323,9 @@ macro_rules! wire_notifications {
                 $(#[cfg($cfg)])?
                 #[derive(Debug)]
                 pub enum $variant {}
+
+                $(#[cfg($cfg)])?
+                $crate::wire_methods::since_until!($variant = $wire);
             )*
         }
 
@@ -536,6 +542,23 @@ macro_rules! route {
 }
 
 pub(crate) use route;
+
+/// A marker type's `SINCE` and `UNTIL`: its method's row of the methods' table, read when the
+/// crate compiles ([`crate::availability::since_of`]), so that the table states them once.
+macro_rules! since_until {
+    ($variant:ident = $wire:literal) => {
+        impl $variant {
+            /// The first codex release of the supported range that has this method
+            /// ([`FLOOR`](crate::availability::FLOOR): every release of the range, and maybe
+            /// older ones); [`crate::availability::method`] answers the same by wire name.
+            pub const SINCE: &'static str = $crate::availability::since_of($wire);
+            /// The last codex release that had this method, when a later one removed it.
+            pub const UNTIL: Option<&'static str> = $crate::availability::until_of($wire);
+        }
+    };
+}
+
+pub(crate) use since_until;
 
 /// What a route accessor reads at the end of its path: a string member of any presence, or
 /// an `id()` that is already an `Option<&str>`.

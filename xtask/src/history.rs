@@ -155,6 +155,7 @@ pub fn folded_from(floor: &str, newest: &SchemaSet, files: &BTreeMap<String, Str
     }
     let mut sources = Vec::new();
     collect_files(&root.join("codegen/src"), &mut sources)?;
+    sources.extend(codex_app_codegen::SHARED_SOURCES.iter().map(|path| root.join(path)));
     sources.push(root.join("codegen/Cargo.toml"));
     sources.push(root.join(codex_app_codegen::decisions::DECISIONS_FILE));
     for path in sources {

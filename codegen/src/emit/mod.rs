@@ -41,6 +41,12 @@ pub const GENERATED_DIRS: &[&str] = &[GENERATED_DIR, CLIENT_GENERATED_DIR];
 /// Where the client's generated modules go, relative to the workspace root.
 pub const CLIENT_GENERATED_DIR: &str = "client/src/generated";
 
+/// The generator's sources outside `codegen/src`, relative to the workspace root: the protocol
+/// crate's files it includes with `#[path]` (the rule of which types lead to something a
+/// check looks at, `availability.rs`). The digest of what the history is folded from covers
+/// them with the generator's own.
+pub const SHARED_SOURCES: &[&str] = &["protocol/src/availability/reach.rs"];
+
 /// `(path relative to the workspace root, parts)` for each generated file: the crate's modules
 /// in [`GENERATED_DIR`], the client's server-request handler in [`CLIENT_GENERATED_DIR`], and
 /// the conformance suite's type table next to the suite.
@@ -49,8 +55,55 @@ pub fn emit(ir: &Ir, codex_version: &str, settings: &Settings) -> Result<Vec<(&'
         ("protocol/src/generated/types.rs", types::emit_types(ir)?),
         ("protocol/src/generated/methods.rs", methods::emit_methods(ir, codex_version, settings)?),
         ("protocol/src/generated/access.rs", vec![Part::Tokens(access::emit_access(ir, settings)?)]),
-        ("protocol/src/generated/availability.rs", availability::emit_availability(ir, codex_version)),
+        ("protocol/src/generated/availability.rs", availability::emit_availability(ir, codex_version)?),
         ("client/src/generated/handler.rs", vec![Part::Tokens(handler::emit_handler(ir, codex_version)?)]),
         ("protocol/tests/conformance/registry.rs", registry::emit_registry(ir)),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Component, Path, PathBuf};
+
+    /// Every `#[path]` module of the generator is one of [`super::SHARED_SOURCES`], and each of
+    /// them is included.
+    #[test]
+    fn shared_sources_are_the_path_modules() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let mut included = Vec::new();
+        let mut dirs = vec![root.join("codegen/src")];
+        while let Some(dir) = dirs.pop() {
+            for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                for line in std::fs::read_to_string(&path).unwrap().lines() {
+                    let Some(target) = line.trim().strip_prefix("#[path = \"").and_then(|l| l.strip_suffix("\"]"))
+                    else {
+                        continue;
+                    };
+                    included.push(
+                        normal(&dir.join(target)).strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/"),
+                    );
+                }
+            }
+        }
+        included.sort();
+        assert_eq!(included, super::SHARED_SOURCES);
+    }
+
+    /// `a/b/../c` as `a/c`.
+    fn normal(path: &Path) -> PathBuf {
+        let mut out = PathBuf::new();
+        for part in path.components() {
+            match part {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
 }

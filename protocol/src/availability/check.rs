@@ -169,20 +169,9 @@ impl Plans {
         let children: Vec<Vec<Option<usize>>> =
             OWNERS.iter().map(|o| o.members.iter().map(|m| owner_row(m.child)).collect()).collect();
         // A type has something to look at when it has something wanted itself or leads to a
-        // type that has (types may be recursive: grown until nothing changes).
+        // type that has (the rule the generator keeps the tables' types by).
         let mut marked: Vec<bool> = wanted.iter().map(|l| l.contains(&true)).collect();
-        loop {
-            let mut grew = false;
-            for (row, children) in children.iter().enumerate() {
-                if !marked[row] && children.iter().flatten().any(|&c| marked[c]) {
-                    marked[row] = true;
-                    grew = true;
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
+        super::reach::lead_to(&mut marked, |row| children[row].iter().flatten().copied());
         let plans = OWNERS
             .iter()
             .enumerate()

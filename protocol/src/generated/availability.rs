@@ -4,8 +4,6 @@
 
 #[allow(unused_imports)]
 use crate::availability::{m, o, v, Kind::*, MethodRow, Owner};
-#[allow(unused_imports)]
-use super::methods::{client_notification, notification, request, server_request};
 
 /// The oldest codex release of the range the crate was generated for.
 pub const FLOOR: &str = "0.120.0";
@@ -23,131 +21,131 @@ pub(crate) static RELEASES: &[&str] = &[
     "0.166.0", "0.167.2", "0.168.0", "0.169.0", "0.171.0",
 ];
 
-/// Every method, sorted by wire name: since, until, the rows in [`OWNERS`] of its params
-/// type and of its result type, and whether it is experimental.
+/// Every method, sorted by wire name: since (empty: the floor), until, the rows in
+/// [`OWNERS`] of its params type and of its result type, and whether it is experimental.
 pub(crate) static METHODS: &[MethodRow] = &[
     ("account/bedrock/checkGovCloudRequirements", "0.161.0", None, "", "BedrockCheckGovCloudRequirementsResponse", true),
     ("account/bedrock/discover", "0.149.0", None, "", "BedrockDiscoverResponse", true),
     ("account/bedrock/setup", "0.149.0", None, "BedrockSetupParams", "", true),
-    ("account/chatgptAuthTokens/refresh", "0.120.0", None, "", "", false),
+    ("account/chatgptAuthTokens/refresh", "", None, "", "", false),
     ("account/gatewayOAuth/cancel", "0.157.0", None, "", "", false),
     ("account/gatewayOAuth/changed", "0.157.0", None, "GatewayOAuthChangedNotification", "", false),
     ("account/gatewayOAuth/login", "0.157.0", None, "GatewayOAuthLoginParams", "GatewayOAuthLoginResponse", false),
     ("account/gatewayOAuth/read", "0.157.0", None, "GatewayOAuthReadParams", "GatewayOAuthReadResponse", false),
     ("account/gcp/setup", "0.166.0", None, "GcpSetupParams", "", true),
-    ("account/login/cancel", "0.120.0", None, "", "", false),
-    ("account/login/completed", "0.120.0", None, "AccountLoginCompletedNotification", "", false),
-    ("account/login/start", "0.120.0", None, "LoginAccountParams", "LoginAccountResponse", false),
-    ("account/logout", "0.120.0", None, "", "", false),
+    ("account/login/cancel", "", None, "", "", false),
+    ("account/login/completed", "", None, "AccountLoginCompletedNotification", "", false),
+    ("account/login/start", "", None, "LoginAccountParams", "LoginAccountResponse", false),
+    ("account/logout", "", None, "", "", false),
     ("account/rateLimitResetCredit/consume", "0.141.0", None, "ConsumeAccountRateLimitResetCreditParams", "ConsumeAccountRateLimitResetCreditResponse", false),
-    ("account/rateLimits/read", "0.120.0", None, "GetAccountRateLimitsParams", "GetAccountRateLimitsResponse", false),
-    ("account/rateLimits/updated", "0.120.0", None, "AccountRateLimitsUpdatedNotification", "", false),
-    ("account/read", "0.120.0", None, "", "GetAccountResponse", false),
+    ("account/rateLimits/read", "", None, "GetAccountRateLimitsParams", "GetAccountRateLimitsResponse", false),
+    ("account/rateLimits/updated", "", None, "AccountRateLimitsUpdatedNotification", "", false),
+    ("account/read", "", None, "", "GetAccountResponse", false),
     ("account/securitySetup/read", "0.169.0", None, "", "GetAccountSecuritySetupResponse", false),
     ("account/sendAddCreditsNudgeEmail", "0.122.0", None, "SendAddCreditsNudgeEmailParams", "SendAddCreditsNudgeEmailResponse", false),
-    ("account/updated", "0.120.0", None, "AccountUpdatedNotification", "", false),
+    ("account/updated", "", None, "AccountUpdatedNotification", "", false),
     ("account/usage/read", "0.138.0", None, "GetAccountTokenUsageParams", "GetAccountTokenUsageResponse", false),
     ("account/workspaceMessages/read", "0.142.0", None, "", "GetWorkspaceMessagesResponse", false),
     ("accountSession/list", "0.166.0", None, "AccountSessionsListParams", "AccountSessionsResponse", true),
     ("accountSession/switch", "0.166.0", None, "AccountSessionsSwitchParams", "AccountSessionsSwitchResponse", true),
     ("app/installed", "0.145.0", None, "AppsInstalledParams", "AppsInstalledResponse", false),
-    ("app/list", "0.120.0", None, "", "AppsListResponse", false),
-    ("app/list/updated", "0.120.0", None, "AppListUpdatedNotification", "", false),
+    ("app/list", "", None, "", "AppsListResponse", false),
+    ("app/list/updated", "", None, "AppListUpdatedNotification", "", false),
     ("app/read", "0.145.0", None, "AppsReadParams", "AppsReadResponse", false),
-    ("applyPatchApproval", "0.120.0", None, "", "ApplyPatchApprovalResponse", false),
+    ("applyPatchApproval", "", None, "", "ApplyPatchApprovalResponse", false),
     ("attestation/generate", "0.131.0", None, "", "AttestationGenerateResponse", false),
     ("autoApprovalReview/strictReviewRequired", "0.149.0", None, "StrictReviewRequiredNotification", "", false),
-    ("collaborationMode/list", "0.120.0", None, "", "", true),
-    ("command/exec", "0.120.0", None, "CommandExecParams", "", false),
-    ("command/exec/outputDelta", "0.120.0", None, "", "", false),
-    ("command/exec/resize", "0.120.0", None, "", "", false),
-    ("command/exec/terminate", "0.120.0", None, "", "", false),
-    ("command/exec/write", "0.120.0", None, "", "", false),
-    ("config/batchWrite", "0.120.0", None, "", "ConfigWriteResponse", false),
-    ("config/mcpServer/reload", "0.120.0", None, "", "", false),
-    ("config/read", "0.120.0", None, "", "ConfigReadResponse", false),
-    ("config/value/write", "0.120.0", None, "", "ConfigWriteResponse", false),
-    ("configRequirements/read", "0.120.0", None, "", "ConfigRequirementsReadResponse", false),
-    ("configWarning", "0.120.0", None, "", "", false),
+    ("collaborationMode/list", "", None, "", "", true),
+    ("command/exec", "", None, "CommandExecParams", "", false),
+    ("command/exec/outputDelta", "", None, "", "", false),
+    ("command/exec/resize", "", None, "", "", false),
+    ("command/exec/terminate", "", None, "", "", false),
+    ("command/exec/write", "", None, "", "", false),
+    ("config/batchWrite", "", None, "", "ConfigWriteResponse", false),
+    ("config/mcpServer/reload", "", None, "", "", false),
+    ("config/read", "", None, "", "ConfigReadResponse", false),
+    ("config/value/write", "", None, "", "ConfigWriteResponse", false),
+    ("configRequirements/read", "", None, "", "ConfigRequirementsReadResponse", false),
+    ("configWarning", "", None, "", "", false),
     ("currentTime/read", "0.142.0", Some("0.169.0"), "CurrentTimeReadParams", "CurrentTimeReadResponse", true),
-    ("deprecationNotice", "0.120.0", None, "", "", false),
+    ("deprecationNotice", "", None, "", "", false),
     ("device/key/create", "0.123.0", Some("0.129.0"), "DeviceKeyCreateParams", "DeviceKeyCreateResponse", false),
     ("device/key/public", "0.123.0", Some("0.129.0"), "DeviceKeyPublicParams", "DeviceKeyPublicResponse", false),
     ("device/key/sign", "0.123.0", Some("0.129.0"), "DeviceKeySignParams", "DeviceKeySignResponse", false),
     ("environment/add", "0.131.0", None, "EnvironmentAddParams", "", true),
     ("environment/info", "0.143.0", None, "EnvironmentInfoParams", "EnvironmentInfoResponse", true),
     ("environment/status", "0.145.0", None, "EnvironmentStatusParams", "EnvironmentStatusResponse", true),
-    ("error", "0.120.0", None, "ErrorNotification", "", false),
-    ("execCommandApproval", "0.120.0", None, "", "ExecCommandApprovalResponse", false),
-    ("experimentalFeature/enablement/set", "0.120.0", None, "", "", false),
-    ("experimentalFeature/list", "0.120.0", None, "ExperimentalFeatureListParams", "", false),
-    ("externalAgentConfig/detect", "0.120.0", None, "ExternalAgentConfigDetectParams", "ExternalAgentConfigDetectResponse", false),
-    ("externalAgentConfig/import", "0.120.0", None, "ExternalAgentConfigImportParams", "ExternalAgentConfigImportResponse", false),
+    ("error", "", None, "ErrorNotification", "", false),
+    ("execCommandApproval", "", None, "", "ExecCommandApprovalResponse", false),
+    ("experimentalFeature/enablement/set", "", None, "", "", false),
+    ("experimentalFeature/list", "", None, "ExperimentalFeatureListParams", "", false),
+    ("externalAgentConfig/detect", "", None, "ExternalAgentConfigDetectParams", "ExternalAgentConfigDetectResponse", false),
+    ("externalAgentConfig/import", "", None, "ExternalAgentConfigImportParams", "ExternalAgentConfigImportResponse", false),
     ("externalAgentConfig/import/completed", "0.122.0", None, "ExternalAgentConfigImportCompletedNotification", "", false),
     ("externalAgentConfig/import/progress", "0.142.0", None, "ExternalAgentConfigImportProgressNotification", "", false),
     ("externalAgentConfig/import/readHistories", "0.142.0", None, "", "ExternalAgentConfigImportHistoriesReadResponse", false),
     ("externalAgentConfig/import/recordHistory", "0.146.0", None, "ExternalAgentConfigImportHistoryRecordParams", "ExternalAgentConfigImportHistoryRecordResponse", false),
     ("feedback/save", "0.164.0", None, "FeedbackSaveParams", "FeedbackSaveResponse", false),
-    ("feedback/upload", "0.120.0", None, "FeedbackUploadParams", "FeedbackUploadResponse", false),
-    ("fs/changed", "0.120.0", None, "", "", false),
-    ("fs/copy", "0.120.0", None, "", "", false),
-    ("fs/createDirectory", "0.120.0", None, "", "", false),
-    ("fs/getMetadata", "0.120.0", None, "", "FsGetMetadataResponse", false),
-    ("fs/readDirectory", "0.120.0", None, "", "", false),
-    ("fs/readFile", "0.120.0", None, "", "", false),
-    ("fs/remove", "0.120.0", None, "", "", false),
-    ("fs/unwatch", "0.120.0", None, "", "", false),
-    ("fs/watch", "0.120.0", None, "", "", false),
-    ("fs/writeFile", "0.120.0", None, "", "", false),
-    ("fuzzyFileSearch", "0.120.0", None, "", "", false),
-    ("fuzzyFileSearch/sessionCompleted", "0.120.0", None, "", "", false),
-    ("fuzzyFileSearch/sessionStart", "0.120.0", None, "", "", true),
-    ("fuzzyFileSearch/sessionStop", "0.120.0", None, "", "", true),
-    ("fuzzyFileSearch/sessionUpdate", "0.120.0", None, "", "", true),
-    ("fuzzyFileSearch/sessionUpdated", "0.120.0", None, "", "", false),
+    ("feedback/upload", "", None, "FeedbackUploadParams", "FeedbackUploadResponse", false),
+    ("fs/changed", "", None, "", "", false),
+    ("fs/copy", "", None, "", "", false),
+    ("fs/createDirectory", "", None, "", "", false),
+    ("fs/getMetadata", "", None, "", "FsGetMetadataResponse", false),
+    ("fs/readDirectory", "", None, "", "", false),
+    ("fs/readFile", "", None, "", "", false),
+    ("fs/remove", "", None, "", "", false),
+    ("fs/unwatch", "", None, "", "", false),
+    ("fs/watch", "", None, "", "", false),
+    ("fs/writeFile", "", None, "", "", false),
+    ("fuzzyFileSearch", "", None, "", "", false),
+    ("fuzzyFileSearch/sessionCompleted", "", None, "", "", false),
+    ("fuzzyFileSearch/sessionStart", "", None, "", "", true),
+    ("fuzzyFileSearch/sessionStop", "", None, "", "", true),
+    ("fuzzyFileSearch/sessionUpdate", "", None, "", "", true),
+    ("fuzzyFileSearch/sessionUpdated", "", None, "", "", false),
     ("guardianWarning", "0.124.0", None, "GuardianWarningNotification", "", false),
-    ("hook/completed", "0.120.0", None, "HookCompletedNotification", "", false),
-    ("hook/started", "0.120.0", None, "HookStartedNotification", "", false),
+    ("hook/completed", "", None, "HookCompletedNotification", "", false),
+    ("hook/started", "", None, "HookStartedNotification", "", false),
     ("hooks/list", "0.128.0-alpha.1", None, "HooksListParams", "HooksListResponse", false),
-    ("initialize", "0.120.0", None, "InitializeParams", "", false),
-    ("initialized", "0.120.0", None, "", "", false),
-    ("item/agentMessage/delta", "0.120.0", None, "", "", false),
-    ("item/autoApprovalReview/completed", "0.120.0", None, "ItemGuardianApprovalReviewCompletedNotification", "", false),
-    ("item/autoApprovalReview/started", "0.120.0", None, "ItemGuardianApprovalReviewStartedNotification", "", false),
-    ("item/commandExecution/outputDelta", "0.120.0", None, "", "", false),
-    ("item/commandExecution/requestApproval", "0.120.0", None, "CommandExecutionRequestApprovalParams", "", false),
-    ("item/commandExecution/terminalInteraction", "0.120.0", None, "", "", false),
-    ("item/completed", "0.120.0", None, "ItemCompletedNotification", "", false),
-    ("item/fileChange/outputDelta", "0.120.0", None, "", "", false),
+    ("initialize", "", None, "InitializeParams", "", false),
+    ("initialized", "", None, "", "", false),
+    ("item/agentMessage/delta", "", None, "", "", false),
+    ("item/autoApprovalReview/completed", "", None, "ItemGuardianApprovalReviewCompletedNotification", "", false),
+    ("item/autoApprovalReview/started", "", None, "ItemGuardianApprovalReviewStartedNotification", "", false),
+    ("item/commandExecution/outputDelta", "", None, "", "", false),
+    ("item/commandExecution/requestApproval", "", None, "CommandExecutionRequestApprovalParams", "", false),
+    ("item/commandExecution/terminalInteraction", "", None, "", "", false),
+    ("item/completed", "", None, "ItemCompletedNotification", "", false),
+    ("item/fileChange/outputDelta", "", None, "", "", false),
     ("item/fileChange/patchUpdated", "0.123.0", None, "FileChangePatchUpdatedNotification", "", false),
-    ("item/fileChange/requestApproval", "0.120.0", None, "FileChangeRequestApprovalParams", "", false),
-    ("item/mcpToolCall/progress", "0.120.0", None, "", "", false),
-    ("item/permissions/requestApproval", "0.120.0", None, "PermissionsRequestApprovalParams", "PermissionsRequestApprovalResponse", false),
-    ("item/plan/delta", "0.120.0", None, "", "", false),
-    ("item/reasoning/summaryPartAdded", "0.120.0", None, "", "", false),
-    ("item/reasoning/summaryTextDelta", "0.120.0", None, "", "", false),
-    ("item/reasoning/textDelta", "0.120.0", None, "", "", false),
-    ("item/started", "0.120.0", None, "ItemStartedNotification", "", false),
-    ("item/tool/call", "0.120.0", None, "DynamicToolCallParams", "DynamicToolCallResponse", false),
-    ("item/tool/requestUserInput", "0.120.0", None, "ToolRequestUserInputParams", "", false),
+    ("item/fileChange/requestApproval", "", None, "FileChangeRequestApprovalParams", "", false),
+    ("item/mcpToolCall/progress", "", None, "", "", false),
+    ("item/permissions/requestApproval", "", None, "PermissionsRequestApprovalParams", "PermissionsRequestApprovalResponse", false),
+    ("item/plan/delta", "", None, "", "", false),
+    ("item/reasoning/summaryPartAdded", "", None, "", "", false),
+    ("item/reasoning/summaryTextDelta", "", None, "", "", false),
+    ("item/reasoning/textDelta", "", None, "", "", false),
+    ("item/started", "", None, "ItemStartedNotification", "", false),
+    ("item/tool/call", "", None, "DynamicToolCallParams", "DynamicToolCallResponse", false),
+    ("item/tool/requestUserInput", "", None, "ToolRequestUserInputParams", "", false),
     ("marketplace/add", "0.121.0", None, "MarketplaceAddParams", "MarketplaceAddResponse", false),
     ("marketplace/remove", "0.122.0", None, "MarketplaceRemoveParams", "MarketplaceRemoveResponse", false),
     ("marketplace/upgrade", "0.125.0", None, "MarketplaceUpgradeParams", "MarketplaceUpgradeResponse", false),
-    ("mcpServer/elicitation/request", "0.120.0", None, "McpServerElicitationRequestParams", "", false),
+    ("mcpServer/elicitation/request", "", None, "McpServerElicitationRequestParams", "", false),
     ("mcpServer/event/stream/notification", "0.150.0", None, "McpServerEventStreamNotification", "", false),
     ("mcpServer/event/stream/start", "0.150.0", None, "McpServerEventStreamStartParams", "", true),
     ("mcpServer/event/stream/stop", "0.150.0", None, "McpServerEventStreamStopParams", "", true),
-    ("mcpServer/oauth/login", "0.120.0", None, "McpServerOauthLoginParams", "McpServerOauthLoginResponse", false),
-    ("mcpServer/oauthLogin/completed", "0.120.0", None, "McpServerOauthLoginCompletedNotification", "", false),
-    ("mcpServer/resource/read", "0.120.0", None, "McpResourceReadParams", "McpResourceReadResponse", false),
-    ("mcpServer/startupStatus/updated", "0.120.0", None, "McpServerStatusUpdatedNotification", "", false),
+    ("mcpServer/oauth/login", "", None, "McpServerOauthLoginParams", "McpServerOauthLoginResponse", false),
+    ("mcpServer/oauthLogin/completed", "", None, "McpServerOauthLoginCompletedNotification", "", false),
+    ("mcpServer/resource/read", "", None, "McpResourceReadParams", "McpResourceReadResponse", false),
+    ("mcpServer/startupStatus/updated", "", None, "McpServerStatusUpdatedNotification", "", false),
     ("mcpServer/tool/call", "0.121.0", None, "McpServerToolCallParams", "McpServerToolCallResponse", false),
-    ("mcpServerStatus/list", "0.120.0", None, "ListMcpServerStatusParams", "ListMcpServerStatusResponse", false),
+    ("mcpServerStatus/list", "", None, "ListMcpServerStatusParams", "ListMcpServerStatusResponse", false),
     ("memory/reset", "0.121.0", None, "", "", true),
     ("memory/status", "0.155.0", None, "MemoryStatusParams", "MemoryStatusResponse", true),
-    ("mock/experimentalMethod", "0.120.0", None, "", "", true),
-    ("model/list", "0.120.0", None, "ModelListParams", "ModelListResponse", false),
-    ("model/rerouted", "0.120.0", None, "", "", false),
+    ("mock/experimentalMethod", "", None, "", "", true),
+    ("model/list", "", None, "ModelListParams", "ModelListResponse", false),
+    ("model/rerouted", "", None, "", "", false),
     ("model/safetyBuffering/updated", "0.142.0", None, "ModelSafetyBufferingUpdatedNotification", "", false),
     ("model/verification", "0.124.0", None, "ModelVerificationNotification", "", false),
     ("modelProvider/authRecoveryCompleted", "0.152.0", None, "AuthRecoveryNotification", "", false),
@@ -157,10 +155,10 @@ pub(crate) static METHODS: &[MethodRow] = &[
     ("modelProvider/default/set", "0.171.0", None, "ModelProviderDefaultSetParams", "", false),
     ("modelProvider/list", "0.168.0", None, "", "ModelProviderListResponse", false),
     ("permissionProfile/list", "0.133.0", None, "PermissionProfileListParams", "PermissionProfileListResponse", false),
-    ("plugin/install", "0.120.0", None, "PluginInstallParams", "PluginInstallResponse", false),
+    ("plugin/install", "", None, "PluginInstallParams", "PluginInstallResponse", false),
     ("plugin/installed", "0.132.0", None, "PluginInstalledParams", "PluginInstalledResponse", false),
-    ("plugin/list", "0.120.0", None, "PluginListParams", "PluginListResponse", false),
-    ("plugin/read", "0.120.0", None, "PluginReadParams", "PluginReadResponse", false),
+    ("plugin/list", "", None, "PluginListParams", "PluginListResponse", false),
+    ("plugin/read", "", None, "PluginReadParams", "PluginReadResponse", false),
     ("plugin/reconcile", "0.153.0", None, "PluginReconcileParams", "PluginReconcileResponse", false),
     ("plugin/search", "0.147.0", None, "PluginSearchParams", "PluginSearchResponse", true),
     ("plugin/share/checkout", "0.131.0", None, "PluginShareCheckoutParams", "PluginShareCheckoutResponse", false),
@@ -169,7 +167,7 @@ pub(crate) static METHODS: &[MethodRow] = &[
     ("plugin/share/save", "0.129.0", None, "PluginShareSaveParams", "PluginShareSaveResponse", false),
     ("plugin/share/updateTargets", "0.129.0", None, "PluginShareUpdateTargetsParams", "PluginShareUpdateTargetsResponse", false),
     ("plugin/skill/read", "0.129.0", None, "PluginSkillReadParams", "PluginSkillReadResponse", false),
-    ("plugin/uninstall", "0.120.0", None, "PluginUninstallParams", "", false),
+    ("plugin/uninstall", "", None, "PluginUninstallParams", "", false),
     ("process/exited", "0.129.0", None, "ProcessExitedNotification", "", false),
     ("process/kill", "0.129.0", None, "ProcessKillParams", "", true),
     ("process/outputDelta", "0.129.0", None, "ProcessOutputDeltaNotification", "", false),
@@ -192,51 +190,51 @@ pub(crate) static METHODS: &[MethodRow] = &[
     ("remoteControl/pairing/status", "0.138.0", None, "RemoteControlPairingStatusParams", "RemoteControlPairingStatusResponse", true),
     ("remoteControl/status/changed", "0.128.0-alpha.1", None, "RemoteControlStatusChangedNotification", "", false),
     ("remoteControl/status/read", "0.131.0", None, "", "RemoteControlStatusReadResponse", true),
-    ("review/start", "0.120.0", None, "ReviewStartParams", "ReviewStartResponse", false),
+    ("review/start", "", None, "ReviewStartParams", "ReviewStartResponse", false),
     ("rollout/compress", "0.156.0", None, "", "", true),
     ("server/diagnostics", "0.148.0-alpha.8", None, "", "ServerDiagnosticsResponse", true),
-    ("serverRequest/resolved", "0.120.0", None, "", "", false),
-    ("skills/changed", "0.120.0", None, "", "", false),
-    ("skills/config/write", "0.120.0", None, "", "", false),
+    ("serverRequest/resolved", "", None, "", "", false),
+    ("skills/changed", "", None, "", "", false),
+    ("skills/config/write", "", None, "", "", false),
     ("skills/extraRoots/set", "0.136.0", None, "SkillsExtraRootsSetParams", "", false),
-    ("skills/list", "0.120.0", None, "SkillsListParams", "SkillsListResponse", false),
+    ("skills/list", "", None, "SkillsListParams", "SkillsListResponse", false),
     ("thread/approveGuardianDeniedAction", "0.124.0", None, "ThreadApproveGuardianDeniedActionParams", "", false),
-    ("thread/archive", "0.120.0", None, "", "", false),
-    ("thread/archived", "0.120.0", None, "", "", false),
+    ("thread/archive", "", None, "", "", false),
+    ("thread/archived", "", None, "", "", false),
     ("thread/attachment/add", "0.155.0", None, "ThreadAttachmentAddParams", "ThreadAttachmentAddResponse", false),
     ("thread/attachment/list", "0.155.0", None, "ThreadAttachmentListParams", "ThreadAttachmentListResponse", false),
     ("thread/attachment/remove", "0.155.0", None, "ThreadAttachmentRemoveParams", "", false),
     ("thread/attachment/updated", "0.155.0", None, "ThreadAttachmentUpdatedNotification", "", false),
     ("thread/attachmentOwner/list", "0.162.0-alpha.15", None, "ThreadAttachmentOwnerListParams", "ThreadAttachmentOwnerListResponse", false),
-    ("thread/backgroundTerminals/clean", "0.120.0", None, "", "", true),
+    ("thread/backgroundTerminals/clean", "", None, "", "", true),
     ("thread/backgroundTerminals/list", "0.140.0", None, "ThreadBackgroundTerminalsListParams", "ThreadBackgroundTerminalsListResponse", true),
     ("thread/backgroundTerminals/terminate", "0.140.0", None, "ThreadBackgroundTerminalsTerminateParams", "ThreadBackgroundTerminalsTerminateResponse", true),
-    ("thread/closed", "0.120.0", None, "", "", false),
-    ("thread/compact/start", "0.120.0", None, "", "", false),
-    ("thread/compacted", "0.120.0", None, "", "", false),
-    ("thread/decrement_elicitation", "0.120.0", None, "", "", true),
+    ("thread/closed", "", None, "", "", false),
+    ("thread/compact/start", "", None, "", "", false),
+    ("thread/compacted", "", None, "", "", false),
+    ("thread/decrement_elicitation", "", None, "", "", true),
     ("thread/delete", "0.140.0", None, "ThreadDeleteParams", "", false),
     ("thread/deleted", "0.140.0", None, "ThreadDeletedNotification", "", false),
     ("thread/environment/connected", "0.145.0", None, "EnvironmentConnectionNotification", "", false),
     ("thread/environment/disconnected", "0.145.0", None, "EnvironmentConnectionNotification", "", false),
-    ("thread/fork", "0.120.0", None, "ThreadForkParams", "ThreadForkResponse", false),
+    ("thread/fork", "", None, "ThreadForkParams", "ThreadForkResponse", false),
     ("thread/goal/clear", "0.128.0-alpha.1", None, "ThreadGoalClearParams", "ThreadGoalClearResponse", false),
     ("thread/goal/cleared", "0.128.0-alpha.1", None, "ThreadGoalClearedNotification", "", false),
     ("thread/goal/get", "0.128.0-alpha.1", None, "ThreadGoalGetParams", "ThreadGoalGetResponse", false),
     ("thread/goal/set", "0.128.0-alpha.1", None, "ThreadGoalSetParams", "ThreadGoalSetResponse", false),
     ("thread/goal/updated", "0.128.0-alpha.1", None, "ThreadGoalUpdatedNotification", "", false),
     ("thread/guardianReview", "0.167.2", None, "ThreadGuardianReviewParams", "ThreadGuardianReviewResponse", true),
-    ("thread/increment_elicitation", "0.120.0", None, "", "", true),
+    ("thread/increment_elicitation", "", None, "", "", true),
     ("thread/inject_items", "0.121.0", None, "ThreadInjectItemsParams", "", false),
     ("thread/items/list", "0.143.0", None, "ThreadItemsListParams", "ThreadItemsListResponse", false),
     ("thread/items/read", "0.163.0", None, "ThreadItemsReadParams", "ThreadItemsReadResponse", true),
-    ("thread/list", "0.120.0", None, "ThreadListParams", "ThreadListResponse", false),
-    ("thread/loaded/list", "0.120.0", None, "", "", false),
+    ("thread/list", "", None, "ThreadListParams", "ThreadListResponse", false),
+    ("thread/loaded/list", "", None, "", "", false),
     ("thread/memory/read", "0.165.0", None, "ThreadMemoryReadParams", "ThreadMemoryReadResponse", true),
     ("thread/memoryMode/set", "0.121.0", None, "ThreadMemoryModeSetParams", "", true),
-    ("thread/metadata/update", "0.120.0", None, "ThreadMetadataUpdateParams", "ThreadMetadataUpdateResponse", false),
-    ("thread/name/set", "0.120.0", None, "", "", false),
-    ("thread/name/updated", "0.120.0", None, "", "", false),
+    ("thread/metadata/update", "", None, "ThreadMetadataUpdateParams", "ThreadMetadataUpdateResponse", false),
+    ("thread/name/set", "", None, "", "", false),
+    ("thread/name/updated", "", None, "", "", false),
     ("thread/prediction/request", "0.161.0", None, "ThreadPredictionRequestParams", "", true),
     ("thread/prediction/updated", "0.161.0", None, "ThreadPredictionUpdatedNotification", "", false),
     ("thread/prepareApprovedPlan", "0.169.0", None, "ThreadPrepareApprovedPlanParams", "ThreadPrepareApprovedPlanResponse", true),
@@ -248,32 +246,32 @@ pub(crate) static METHODS: &[MethodRow] = &[
     ("thread/queue/reorder", "0.148.0", None, "ThreadQueueReorderParams", "", true),
     ("thread/queue/start", "0.148.0", None, "ThreadQueueStartParams", "ThreadQueueStartResponse", true),
     ("thread/queue/update", "0.148.0", None, "ThreadQueueUpdateParams", "ThreadQueueUpdateResponse", true),
-    ("thread/read", "0.120.0", None, "", "ThreadReadResponse", false),
+    ("thread/read", "", None, "", "ThreadReadResponse", false),
     ("thread/readState/changed", "0.163.0", None, "ThreadReadStateChangedNotification", "", false),
     ("thread/readState/update", "0.163.0", None, "ThreadReadStateUpdateParams", "ThreadReadStateUpdateResponse", true),
-    ("thread/realtime/appendAudio", "0.120.0", None, "", "", true),
+    ("thread/realtime/appendAudio", "", None, "", "", true),
     ("thread/realtime/appendSpeech", "0.141.0", None, "ThreadRealtimeAppendSpeechParams", "", true),
-    ("thread/realtime/appendText", "0.120.0", None, "ThreadRealtimeAppendTextParams", "", true),
-    ("thread/realtime/closed", "0.120.0", None, "", "", false),
-    ("thread/realtime/error", "0.120.0", None, "", "", false),
+    ("thread/realtime/appendText", "", None, "ThreadRealtimeAppendTextParams", "", true),
+    ("thread/realtime/closed", "", None, "", "", false),
+    ("thread/realtime/error", "", None, "", "", false),
     ("thread/realtime/item/completed", "0.150.0", None, "ThreadRealtimeItemCompletedNotification", "", false),
     ("thread/realtime/item/started", "0.150.0", None, "ThreadRealtimeItemStartedNotification", "", false),
     ("thread/realtime/item/transcript/delta", "0.150.0", None, "ThreadRealtimeItemTranscriptDeltaNotification", "", false),
-    ("thread/realtime/itemAdded", "0.120.0", None, "", "", false),
+    ("thread/realtime/itemAdded", "", None, "", "", false),
     ("thread/realtime/list", "0.171.0", None, "ThreadRealtimeListParams", "ThreadRealtimeListResponse", true),
-    ("thread/realtime/listVoices", "0.120.0", None, "", "ThreadRealtimeListVoicesResponse", true),
-    ("thread/realtime/outputAudio/delta", "0.120.0", None, "", "", false),
-    ("thread/realtime/sdp", "0.120.0", None, "", "", false),
-    ("thread/realtime/start", "0.120.0", None, "ThreadRealtimeStartParams", "", true),
-    ("thread/realtime/started", "0.120.0", None, "ThreadRealtimeStartedNotification", "", false),
-    ("thread/realtime/stop", "0.120.0", None, "", "", true),
+    ("thread/realtime/listVoices", "", None, "", "ThreadRealtimeListVoicesResponse", true),
+    ("thread/realtime/outputAudio/delta", "", None, "", "", false),
+    ("thread/realtime/sdp", "", None, "", "", false),
+    ("thread/realtime/start", "", None, "ThreadRealtimeStartParams", "", true),
+    ("thread/realtime/started", "", None, "ThreadRealtimeStartedNotification", "", false),
+    ("thread/realtime/stop", "", None, "", "", true),
     ("thread/realtime/transcript/delta", "0.121.0", None, "ThreadRealtimeTranscriptDeltaNotification", "", false),
     ("thread/realtime/transcript/done", "0.121.0", None, "ThreadRealtimeTranscriptDoneNotification", "", false),
-    ("thread/realtime/transcriptUpdated", "0.120.0", Some("0.120.0"), "ThreadRealtimeTranscriptUpdatedNotification", "", false),
-    ("thread/resume", "0.120.0", None, "ThreadResumeParams", "ThreadResumeResponse", false),
+    ("thread/realtime/transcriptUpdated", "", Some("0.120.0"), "ThreadRealtimeTranscriptUpdatedNotification", "", false),
+    ("thread/resume", "", None, "ThreadResumeParams", "ThreadResumeResponse", false),
     ("thread/revert", "0.148.0", None, "ThreadRevertParams", "ThreadRevertResponse", false),
     ("thread/reverted", "0.148.0", None, "ThreadRevertedNotification", "", false),
-    ("thread/rollback", "0.120.0", Some("0.155.1"), "ThreadRollbackParams", "ThreadRollbackResponse", false),
+    ("thread/rollback", "", Some("0.155.1"), "ThreadRollbackParams", "ThreadRollbackResponse", false),
     ("thread/sample", "0.164.0", None, "ThreadSampleParams", "ThreadSampleResponse", true),
     ("thread/sample/cancel", "0.164.0", None, "ThreadSampleCancelParams", "", true),
     ("thread/search", "0.134.0", None, "ThreadSearchParams", "ThreadSearchResponse", true),
@@ -286,45 +284,45 @@ pub(crate) static METHODS: &[MethodRow] = &[
     ("thread/section/move", "0.147.0", None, "ThreadSectionMoveParams", "", false),
     ("thread/settings/update", "0.133.0", None, "ThreadSettingsUpdateParams", "", true),
     ("thread/settings/updated", "0.133.0", None, "ThreadSettingsUpdatedNotification", "", false),
-    ("thread/shellCommand", "0.120.0", None, "ThreadShellCommandParams", "", false),
-    ("thread/start", "0.120.0", None, "ThreadStartParams", "ThreadStartResponse", false),
-    ("thread/started", "0.120.0", None, "ThreadStartedNotification", "", false),
-    ("thread/status/changed", "0.120.0", None, "", "", false),
+    ("thread/shellCommand", "", None, "ThreadShellCommandParams", "", false),
+    ("thread/start", "", None, "ThreadStartParams", "ThreadStartResponse", false),
+    ("thread/started", "", None, "ThreadStartedNotification", "", false),
+    ("thread/status/changed", "", None, "", "", false),
     ("thread/timeline/list", "0.150.0", None, "ThreadTimelineListParams", "ThreadTimelineListResponse", true),
-    ("thread/tokenUsage/updated", "0.120.0", None, "ThreadTokenUsageUpdatedNotification", "", false),
+    ("thread/tokenUsage/updated", "", None, "ThreadTokenUsageUpdatedNotification", "", false),
     ("thread/turns/items/list", "0.130.0", Some("0.142.5"), "ThreadTurnsItemsListParams", "ThreadTurnsItemsListResponse", true),
     ("thread/turns/list", "0.122.0", None, "ThreadTurnsListParams", "ThreadTurnsListResponse", false),
-    ("thread/unarchive", "0.120.0", None, "", "ThreadUnarchiveResponse", false),
-    ("thread/unarchived", "0.120.0", None, "", "", false),
-    ("thread/unsubscribe", "0.120.0", None, "", "", false),
+    ("thread/unarchive", "", None, "", "ThreadUnarchiveResponse", false),
+    ("thread/unarchived", "", None, "", "", false),
+    ("thread/unsubscribe", "", None, "", "", false),
     ("threadSection/create", "0.147.0", None, "ThreadSectionCreateParams", "ThreadSectionCreateResponse", false),
     ("threadSection/delete", "0.147.0", None, "ThreadSectionDeleteParams", "", false),
     ("threadSection/list", "0.147.0", None, "ThreadSectionListParams", "ThreadSectionListResponse", false),
     ("threadSection/update", "0.147.0", None, "ThreadSectionUpdateParams", "ThreadSectionUpdateResponse", false),
-    ("turn/completed", "0.120.0", None, "TurnCompletedNotification", "", false),
-    ("turn/diff/updated", "0.120.0", None, "", "", false),
-    ("turn/interrupt", "0.120.0", None, "", "", false),
+    ("turn/completed", "", None, "TurnCompletedNotification", "", false),
+    ("turn/diff/updated", "", None, "", "", false),
+    ("turn/interrupt", "", None, "", "", false),
     ("turn/moderationMetadata", "0.138.0", None, "TurnModerationMetadataNotification", "", false),
-    ("turn/plan/updated", "0.120.0", None, "", "", false),
+    ("turn/plan/updated", "", None, "", "", false),
     ("turn/settings/update", "0.151.0", None, "TurnSettingsUpdateParams", "TurnSettingsUpdateResponse", true),
-    ("turn/start", "0.120.0", None, "TurnStartParams", "TurnStartResponse", false),
-    ("turn/started", "0.120.0", None, "TurnStartedNotification", "", false),
-    ("turn/steer", "0.120.0", None, "TurnSteerParams", "", false),
+    ("turn/start", "", None, "TurnStartParams", "TurnStartResponse", false),
+    ("turn/started", "", None, "TurnStartedNotification", "", false),
+    ("turn/steer", "", None, "TurnSteerParams", "", false),
     ("userVerification/cancel", "0.155.0", None, "UserVerificationCancelParams", "", true),
     ("userVerification/delete", "0.154.0", None, "", "", true),
     ("userVerification/enroll", "0.154.0", None, "", "UserVerificationEnrollResponse", true),
     ("userVerification/status", "0.154.0", None, "", "UserVerificationStatusResponse", true),
     ("userVerification/verify", "0.154.0", None, "UserVerificationVerifyParams", "UserVerificationVerifyResponse", true),
     ("warning", "0.122.0", None, "WarningNotification", "", false),
-    ("windows/worldWritableWarning", "0.120.0", None, "", "", false),
+    ("windows/worldWritableWarning", "", None, "", "", false),
     ("windowsSandbox/readiness", "0.129.0", None, "", "WindowsSandboxReadinessResponse", false),
-    ("windowsSandbox/setupCompleted", "0.120.0", None, "", "", false),
-    ("windowsSandbox/setupStart", "0.120.0", None, "", "", false),
+    ("windowsSandbox/setupCompleted", "", None, "", "", false),
+    ("windowsSandbox/setupStart", "", None, "", "", false),
 ];
 
-/// Per type, sorted by name: what is not in every release of the range (since, until,
-/// always sent since) or is experimental, and the members that lead to a type that has
-/// such a thing.
+/// Per type, sorted by name: what is not in every release of the range (since, empty for
+/// the floor; until; always sent since) or is experimental, and the members that lead to
+/// a type that has such a thing.
 pub(crate) static OWNERS: &[Owner] = &[
     o("Account", Tagged, "type", &[v("chatgpt", "", None, "Account::chatgpt"), v("amazonBedrock", "0.125.0", None, "Account::amazonBedrock"), v("gcp", "0.165.0", None, "")]),
     o("Account::amazonBedrock", Struct, "", &[m("credentialSource", "0.142.0", Some("0.144.6"), None, "AmazonBedrockCredentialSource"), m("usesCodexManagedCredentials", "0.145.0", None, None, "")]),
@@ -1134,298 +1132,3 @@ pub(crate) static OWNERS: &[Owner] = &[
     o("WorkspaceMessageType", Enum, "", &[v("headline", "0.142.0", None, ""), v("announcement", "0.142.0", None, ""), v("unknown", "0.142.0", None, "")]),
     o("WorkspaceRouting", Struct, "", &[m("accountRoutingOverride", "0.156.0", None, None, "AccountRoutingOverride"), m("backendOrigin", "0.156.0", None, None, ""), m("chatgptAccountId", "0.156.0", None, None, "")]),
 ];
-
-impl request::Initialize { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ServerDiagnostics { pub const SINCE: &str = "0.148.0-alpha.8"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::UserVerificationStatus { pub const SINCE: &str = "0.154.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::UserVerificationEnroll { pub const SINCE: &str = "0.154.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::UserVerificationDelete { pub const SINCE: &str = "0.154.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::UserVerificationVerify { pub const SINCE: &str = "0.154.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::UserVerificationCancel { pub const SINCE: &str = "0.155.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadResume { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadFork { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSample { pub const SINCE: &str = "0.164.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSampleCancel { pub const SINCE: &str = "0.164.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadArchive { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadDelete { pub const SINCE: &str = "0.140.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadUnsubscribe { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadIncrementElicitation { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadDecrementElicitation { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadNameSet { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadPredictionRequest { pub const SINCE: &str = "0.161.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadGoalSet { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadGoalGet { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadGoalClear { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadQueueAdd { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadQueueList { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadQueueUpdate { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadQueueDelete { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadQueueReorder { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadQueueStart { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadMetadataUpdate { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadAttachmentAdd { pub const SINCE: &str = "0.155.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadAttachmentList { pub const SINCE: &str = "0.155.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadAttachmentOwnerList { pub const SINCE: &str = "0.162.0-alpha.15"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadAttachmentRemove { pub const SINCE: &str = "0.155.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadSectionMove { pub const SINCE: &str = "0.147.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSettingsUpdate { pub const SINCE: &str = "0.133.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadMemoryModeSet { pub const SINCE: &str = "0.121.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadMemoryRead { pub const SINCE: &str = "0.165.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::MemoryStatus { pub const SINCE: &str = "0.155.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::MemoryReset { pub const SINCE: &str = "0.121.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RolloutCompress { pub const SINCE: &str = "0.156.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadUnarchive { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadCompactStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadShellCommand { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadApproveGuardianDeniedAction { pub const SINCE: &str = "0.124.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadBackgroundTerminalsClean { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadBackgroundTerminalsList { pub const SINCE: &str = "0.140.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadBackgroundTerminalsTerminate { pub const SINCE: &str = "0.140.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadRevert { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProjectList { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProjectRead { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProjectCreate { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProjectImport { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProjectUpdate { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProjectMove { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProjectDelete { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadSectionList { pub const SINCE: &str = "0.147.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadSectionCreate { pub const SINCE: &str = "0.147.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadSectionUpdate { pub const SINCE: &str = "0.147.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadSectionDelete { pub const SINCE: &str = "0.147.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSearch { pub const SINCE: &str = "0.134.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSearchStream { pub const SINCE: &str = "0.171.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSearchCancel { pub const SINCE: &str = "0.171.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSearchStreamCancel { pub const SINCE: &str = "0.171.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadSearchOccurrences { pub const SINCE: &str = "0.145.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadLoadedList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadRead { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadReadStateUpdate { pub const SINCE: &str = "0.163.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadTurnsList { pub const SINCE: &str = "0.122.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadItemsList { pub const SINCE: &str = "0.143.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadItemsRead { pub const SINCE: &str = "0.163.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadGuardianReview { pub const SINCE: &str = "0.167.2"; pub const UNTIL: Option<&str> = None; }
-impl request::ThreadInjectItems { pub const SINCE: &str = "0.121.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadPrepareApprovedPlan { pub const SINCE: &str = "0.169.0"; pub const UNTIL: Option<&str> = None; }
-impl request::SkillsList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::SkillsExtraRootsSet { pub const SINCE: &str = "0.136.0"; pub const UNTIL: Option<&str> = None; }
-impl request::HooksList { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-impl request::MarketplaceAdd { pub const SINCE: &str = "0.121.0"; pub const UNTIL: Option<&str> = None; }
-impl request::MarketplaceRemove { pub const SINCE: &str = "0.122.0"; pub const UNTIL: Option<&str> = None; }
-impl request::MarketplaceUpgrade { pub const SINCE: &str = "0.125.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::PluginSearch { pub const SINCE: &str = "0.147.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginInstalled { pub const SINCE: &str = "0.132.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginReconcile { pub const SINCE: &str = "0.153.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginRead { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginSkillRead { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginShareSave { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginShareUpdateTargets { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginShareList { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginShareCheckout { pub const SINCE: &str = "0.131.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginShareDelete { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AppRead { pub const SINCE: &str = "0.145.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AppList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AppInstalled { pub const SINCE: &str = "0.145.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsReadFile { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsWriteFile { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsCreateDirectory { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsGetMetadata { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsReadDirectory { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsRemove { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsCopy { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsWatch { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FsUnwatch { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::SkillsConfigWrite { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginInstall { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PluginUninstall { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::TurnStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::TurnSettingsUpdate { pub const SINCE: &str = "0.151.0"; pub const UNTIL: Option<&str> = None; }
-impl request::TurnSteer { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::TurnInterrupt { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadRealtimeStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadRealtimeAppendAudio { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadRealtimeAppendText { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadRealtimeAppendSpeech { pub const SINCE: &str = "0.141.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadRealtimeStop { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadTimelineList { pub const SINCE: &str = "0.150.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadRealtimeList { pub const SINCE: &str = "0.171.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ThreadRealtimeListVoices { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ReviewStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ModelList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountGatewayOAuthRead { pub const SINCE: &str = "0.157.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountGatewayOAuthLogin { pub const SINCE: &str = "0.157.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountGatewayOAuthCancel { pub const SINCE: &str = "0.157.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ModelProviderList { pub const SINCE: &str = "0.168.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ModelProviderConfigWrite { pub const SINCE: &str = "0.168.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ModelProviderDefaultSet { pub const SINCE: &str = "0.171.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ModelProviderCapabilitiesRead { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-impl request::ExperimentalFeatureList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::PermissionProfileList { pub const SINCE: &str = "0.133.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ExperimentalFeatureEnablementSet { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RemoteControlEnable { pub const SINCE: &str = "0.131.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RemoteControlDisable { pub const SINCE: &str = "0.131.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RemoteControlStatusRead { pub const SINCE: &str = "0.131.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RemoteControlPairingStart { pub const SINCE: &str = "0.137.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RemoteControlPairingStatus { pub const SINCE: &str = "0.138.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RemoteControlClientList { pub const SINCE: &str = "0.137.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::RemoteControlClientRevoke { pub const SINCE: &str = "0.137.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::CollaborationModeList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::MockExperimentalMethod { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::EnvironmentAdd { pub const SINCE: &str = "0.131.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::EnvironmentInfo { pub const SINCE: &str = "0.143.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::EnvironmentStatus { pub const SINCE: &str = "0.145.0"; pub const UNTIL: Option<&str> = None; }
-impl request::McpServerOauthLogin { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ConfigMcpServerReload { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::McpServerStatusList { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::McpServerResourceRead { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::McpServerEventStreamStart { pub const SINCE: &str = "0.150.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::McpServerEventStreamStop { pub const SINCE: &str = "0.150.0"; pub const UNTIL: Option<&str> = None; }
-impl request::McpServerToolCall { pub const SINCE: &str = "0.121.0"; pub const UNTIL: Option<&str> = None; }
-impl request::WindowsSandboxSetupStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::WindowsSandboxReadiness { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountLoginStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::AccountBedrockDiscover { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::AccountBedrockSetup { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::AccountGcpSetup { pub const SINCE: &str = "0.166.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::AccountBedrockCheckGovCloudRequirements { pub const SINCE: &str = "0.161.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountLoginCancel { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::AccountSessionList { pub const SINCE: &str = "0.166.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::AccountSessionSwitch { pub const SINCE: &str = "0.166.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountLogout { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountSecuritySetupRead { pub const SINCE: &str = "0.169.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountRateLimitsRead { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountRateLimitResetCreditConsume { pub const SINCE: &str = "0.141.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountUsageRead { pub const SINCE: &str = "0.138.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountWorkspaceMessagesRead { pub const SINCE: &str = "0.142.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountSendAddCreditsNudgeEmail { pub const SINCE: &str = "0.122.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FeedbackUpload { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FeedbackSave { pub const SINCE: &str = "0.164.0"; pub const UNTIL: Option<&str> = None; }
-impl request::CommandExec { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::CommandExecWrite { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::CommandExecTerminate { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::CommandExecResize { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProcessSpawn { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProcessWriteStdin { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProcessKill { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::ProcessResizePty { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ConfigRead { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ExternalAgentConfigDetect { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ExternalAgentConfigImport { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ExternalAgentConfigImportRecordHistory { pub const SINCE: &str = "0.146.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ExternalAgentConfigImportReadHistories { pub const SINCE: &str = "0.142.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ConfigValueWrite { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ConfigBatchWrite { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::ConfigRequirementsRead { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::AccountRead { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::FuzzyFileSearch { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::FuzzyFileSearchSessionStart { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::FuzzyFileSearchSessionUpdate { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl request::FuzzyFileSearchSessionStop { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl request::DeviceKeyCreate { pub const SINCE: &str = "0.123.0"; pub const UNTIL: Option<&str> = Some("0.129.0"); }
-impl request::DeviceKeyPublic { pub const SINCE: &str = "0.123.0"; pub const UNTIL: Option<&str> = Some("0.129.0"); }
-impl request::DeviceKeySign { pub const SINCE: &str = "0.123.0"; pub const UNTIL: Option<&str> = Some("0.129.0"); }
-impl request::ThreadRollback { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = Some("0.155.1"); }
-#[cfg(feature = "experimental")] impl request::ThreadTurnsItemsList { pub const SINCE: &str = "0.130.0"; pub const UNTIL: Option<&str> = Some("0.142.5"); }
-impl server_request::ItemCommandExecutionRequestApproval { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::ItemFileChangeRequestApproval { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::ItemToolRequestUserInput { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::McpServerElicitationRequest { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::ItemPermissionsRequestApproval { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::ItemToolCall { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::AccountChatgptAuthTokensRefresh { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::AttestationGenerate { pub const SINCE: &str = "0.131.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::ApplyPatchApproval { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl server_request::ExecCommandApproval { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-#[cfg(feature = "experimental")] impl server_request::CurrentTimeRead { pub const SINCE: &str = "0.142.0"; pub const UNTIL: Option<&str> = Some("0.169.0"); }
-impl notification::Error { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadStarted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadStatusChanged { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadReadStateChanged { pub const SINCE: &str = "0.163.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadArchived { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadDeleted { pub const SINCE: &str = "0.140.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadUnarchived { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadClosed { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadReverted { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::SkillsChanged { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadNameUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadSectionChanged { pub const SINCE: &str = "0.167.2"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadAttachmentUpdated { pub const SINCE: &str = "0.155.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadGoalUpdated { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadPredictionUpdated { pub const SINCE: &str = "0.161.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadGoalCleared { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadQueueChanged { pub const SINCE: &str = "0.148.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ProjectChanged { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadProjectUpdated { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadEnvironmentConnected { pub const SINCE: &str = "0.145.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadEnvironmentDisconnected { pub const SINCE: &str = "0.145.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadSettingsUpdated { pub const SINCE: &str = "0.133.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadTokenUsageUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::TurnStarted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::HookStarted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::TurnCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::HookCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::TurnDiffUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::TurnPlanUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemStarted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemAutoApprovalReviewStarted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemAutoApprovalReviewCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::AutoApprovalReviewStrictReviewRequired { pub const SINCE: &str = "0.149.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemAgentMessageDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemPlanDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::CommandExecOutputDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ProcessOutputDelta { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadSearchPartial { pub const SINCE: &str = "0.171.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ProcessExited { pub const SINCE: &str = "0.129.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemCommandExecutionOutputDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemCommandExecutionTerminalInteraction { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemFileChangeOutputDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemFileChangePatchUpdated { pub const SINCE: &str = "0.123.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ServerRequestResolved { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemMcpToolCallProgress { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::McpServerOauthLoginCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::McpServerStartupStatusUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::McpServerEventStreamNotification { pub const SINCE: &str = "0.150.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::AccountUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::AccountGatewayOAuthChanged { pub const SINCE: &str = "0.157.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::AccountRateLimitsUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::AppListUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::RemoteControlStatusChanged { pub const SINCE: &str = "0.128.0-alpha.1"; pub const UNTIL: Option<&str> = None; }
-impl notification::ExternalAgentConfigImportProgress { pub const SINCE: &str = "0.142.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ExternalAgentConfigImportCompleted { pub const SINCE: &str = "0.122.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::FsChanged { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemReasoningSummaryTextDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemReasoningSummaryPartAdded { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ItemReasoningTextDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadCompacted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ModelRerouted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ModelVerification { pub const SINCE: &str = "0.124.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ModelProviderAuthRecoveryStarted { pub const SINCE: &str = "0.152.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ModelProviderAuthRecoveryCompleted { pub const SINCE: &str = "0.152.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::TurnModerationMetadata { pub const SINCE: &str = "0.138.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ModelSafetyBufferingUpdated { pub const SINCE: &str = "0.142.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::Warning { pub const SINCE: &str = "0.122.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::GuardianWarning { pub const SINCE: &str = "0.124.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::DeprecationNotice { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ConfigWarning { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::FuzzyFileSearchSessionUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::FuzzyFileSearchSessionCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeStarted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeItemAdded { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeItemStarted { pub const SINCE: &str = "0.150.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeItemTranscriptDelta { pub const SINCE: &str = "0.150.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeItemCompleted { pub const SINCE: &str = "0.150.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeTranscriptDelta { pub const SINCE: &str = "0.121.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeTranscriptDone { pub const SINCE: &str = "0.121.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeOutputAudioDelta { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeSdp { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeError { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeClosed { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::WindowsWorldWritableWarning { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::WindowsSandboxSetupCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::AccountLoginCompleted { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
-impl notification::ThreadRealtimeTranscriptUpdated { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = Some("0.120.0"); }
-impl client_notification::Initialized { pub const SINCE: &str = "0.120.0"; pub const UNTIL: Option<&str> = None; }
