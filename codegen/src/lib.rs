@@ -20,11 +20,11 @@
 //! unions' data, the routes of notifications, and the decisions of
 //! `vendor-schemas/decisions.json`); [`Settings::codex`] is what regen uses.
 //!
-//! `diff.rs` compares the IRs of two schema sets: the protocol changelog (`cargo xtask diff`).
+//! The protocol changelog, which compares the IRs of two schema sets (`cargo xtask diff`), is
+//! the crate `codex-app-changelog` (`changelog/`).
 
 pub mod decisions;
 mod definition_names;
-pub mod diff;
 mod emit;
 mod error;
 mod format;
@@ -32,7 +32,7 @@ pub mod history;
 pub mod ir;
 mod lower;
 mod merge;
-mod naming;
+pub mod naming;
 pub mod pairing;
 mod recursion;
 pub mod refusal;
@@ -41,6 +41,8 @@ pub mod render;
 pub mod schema;
 pub mod schema_name;
 pub mod settings;
+#[doc(hidden)]
+pub mod test_support;
 pub mod vendor;
 
 use std::path::{Path, PathBuf};

@@ -5,5 +5,4 @@
 mod common;
 mod compile;
 mod constructs;
-mod diff;
 mod sourcegen;

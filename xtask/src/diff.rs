@@ -3,7 +3,7 @@
 //! OLD and NEW are folders laid out like `vendor-schemas/`: `stable/` and optional
 //! `experimental/` output of `codex app-server generate-json-schema`. The codex version is the
 //! `codex_version` of the folder's `manifest.json`, else the folder's name. The rules that mark
-//! a change breaking are in `codex_app_codegen::diff`.
+//! a change breaking are in `codex_app_changelog`.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +25,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let old = read_set(&args.old)?;
     let new = read_set(&args.new)?;
-    let report = codex_app_codegen::diff::diff_sets(&old, &new).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = codex_app_changelog::diff_sets(&old, &new).map_err(|e| anyhow::anyhow!("{e}"))?;
     if args.json {
         print!("{}", report.to_json());
     } else {

@@ -174,7 +174,7 @@ pub struct Plan {
     /// `summary()` of the changelog written to `CHANGES.md`, with the previous release.
     pub changes: Option<(String, String)>,
     /// The changelog written to `CHANGES.md`, change by change.
-    pub changelog: Option<codex_app_codegen::diff::Report>,
+    pub changelog: Option<codex_app_changelog::Report>,
 }
 
 /// What a regen may do to a release the archive already holds when the schema it is given has
@@ -293,7 +293,7 @@ pub fn plan(
 
     let (mut changes, mut changelog) = (None, None);
     if let Some(previous) = changes_from {
-        let report = codex_app_codegen::diff::diff_sets_with(&previous, &set, settings).map_err(|e| {
+        let report = codex_app_changelog::diff_sets_with(&previous, &set, settings).map_err(|e| {
             anyhow::anyhow!(
                 "cannot write the changelog from codex {} ({e}); nothing was written (vendoring without it would lose it)",
                 previous.codex_version

@@ -1,6 +1,6 @@
 use super::*;
 use crate::decisions::Decisions;
-use crate::diff::tests::bundle;
+use crate::test_support::bundle;
 use crate::{build_ir_with, SchemaSet, Settings};
 
 fn ir(version: &str, methods: &[&str], defs: &str) -> Ir {

@@ -164,7 +164,7 @@ fn check_codex(path: &Path, version: &str) -> anyhow::Result<PathBuf> {
 /// A regen that went through: the changelog it wrote, change by change (`None`: the schema
 /// did not change).
 struct Regenerated {
-    changelog: Option<codex_app_codegen::diff::Report>,
+    changelog: Option<codex_app_changelog::Report>,
 }
 
 /// The regen step: the schema `codex` prints vendored and the crate generated from it. Its
@@ -196,7 +196,7 @@ fn regen_step(steps: &mut Steps, root: &Path, version: &str, codex: &Path) -> Op
                 .changelog
                 .iter()
                 .flat_map(|c| &c.changes)
-                .filter(|c| c.severity == codex_app_codegen::diff::Severity::Compatible)
+                .filter(|c| c.severity == codex_app_changelog::Severity::Compatible)
                 .map(|c| format!("{}: {}", c.path, c.sentence()))
                 .collect();
             Some(Regenerated { changelog: plan.changelog })

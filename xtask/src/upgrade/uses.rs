@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use codex_app_codegen::diff::{Change, Kind, Report, Root};
+use codex_app_changelog::{Change, Kind, Report, Root};
 use codex_app_codegen::ir::{Direction, Ir, TypeKind};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -344,7 +344,7 @@ fn function(attrs: &[Attribute], sig: &Signature, block: &Block, owner: Option<&
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codex_app_codegen::diff::{self, Part};
+    use codex_app_changelog::{self as diff, Part};
 
     const SOURCE: &str = r##"
 //! fn in_a_comment() { "}" }
@@ -421,7 +421,7 @@ trait T { fn declared(&self); }
     }
 
     fn change(path: diff::Path, kind: Kind) -> Change {
-        use codex_app_codegen::diff::{Effect, FiledUnder, Severity};
+        use codex_app_changelog::{Effect, FiledUnder, Severity};
         let name = path.rust_type().or(path.method_wire()).unwrap().to_owned();
         Change {
             filed_under: FiledUnder::Unused { name, experimental: false },
@@ -498,7 +498,7 @@ trait T { fn declared(&self); }
              fn unrelated() { let limit = 3; }\n",
         )
         .unwrap();
-        let report = codex_app_codegen::diff::Report {
+        let report = codex_app_changelog::Report {
             old_version: "0.171.0".into(),
             new_version: "0.172.0".into(),
             old_has_experimental: true,
@@ -574,7 +574,7 @@ trait T { fn declared(&self); }
             codex_version: "0.172.0".into(),
         };
         let settings = codex_app_codegen::Settings::codex().unwrap();
-        let report = codex_app_codegen::diff::diff_sets_with(&old, &new, &settings).unwrap();
+        let report = codex_app_changelog::diff_sets_with(&old, &new, &settings).unwrap();
         let (ir, _) = crate::regen::range_ir(&root).unwrap();
         let files: Vec<PathBuf> = std::fs::read_dir(root.join("client/src"))
             .unwrap()

@@ -4,9 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::report::Usage;
-use crate::ir::*;
-use crate::naming;
-use crate::settings::Settings;
+use codex_app_codegen::ir::*;
+use codex_app_codegen::naming;
+use codex_app_codegen::settings::Settings;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Roles {

@@ -9,7 +9,7 @@ use super::report::*;
 use super::rules::*;
 use super::usage::{Roles, VersionIndex};
 use super::written::*;
-use crate::ir::*;
+use codex_app_codegen::ir::*;
 
 /// The context of a comparison: where its changes are filed, the roles of the type being
 /// compared, and whether the item is experimental in each version.

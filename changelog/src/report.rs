@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Serialize, Serializer};
 
 use super::path::Path;
-use crate::ir::Direction;
+use codex_app_codegen::ir::Direction;
 
 /// Every change between two schema sets, with headline counts.
 #[derive(Debug, Clone, PartialEq, Serialize)]

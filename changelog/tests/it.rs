@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use codex_app_codegen::{diff, vendor};
+use codex_app_changelog as diff;
+use codex_app_codegen::vendor;
 
 fn report() -> diff::Report {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::report::*;
-use crate::ir::Direction;
+use codex_app_codegen::ir::Direction;
 
 impl Report {
     /// The report for a changelog or a PR description: headline counts, then breaking changes,

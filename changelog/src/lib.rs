@@ -22,7 +22,7 @@
 //!
 //! Each change names its place with a [`Path`]: a method (`thread/start`, `thread/start params`),
 //! a named type or the notification envelope, then the steps into it. A type is printed by what
-//! the schema calls it ([`crate::schema_name`]), as `vendor-schemas/history.json` names items,
+//! the schema calls it ([`codex_app_codegen::schema_name`]), as `vendor-schemas/history.json` names items,
 //! not by its generated Rust name; members and values by their wire names:
 //! `LoginAccountParams::chatgpt.appBrand`, whatever the generator calls the `chatgpt` arm's
 //! object. The path keeps the Rust name of its type for code that looks for the Rust items (the
@@ -106,8 +106,8 @@ pub use path::{Part, Path, Root, Step};
 pub use report::*;
 pub use written::rust_ty;
 
-use crate::ir::*;
-use crate::{Error, SchemaSet, Settings};
+use codex_app_codegen::ir::*;
+use codex_app_codegen::{Error, SchemaSet, Settings};
 use compare::Comparison;
 use usage::{usage, VersionIndex};
 
@@ -128,8 +128,8 @@ pub fn diff_sets_with(old: &SchemaSet, new: &SchemaSet, settings: &Settings) -> 
     };
     // Other releases may need decisions the file does not hold: take the proposals.
     let settings = settings.clone().proposing();
-    let old_ir = crate::build_ir_with(old, &settings).map_err(in_version(&old.codex_version))?;
-    let new_ir = crate::build_ir_with(new, &settings).map_err(in_version(&new.codex_version))?;
+    let old_ir = codex_app_codegen::build_ir_with(old, &settings).map_err(in_version(&old.codex_version))?;
+    let new_ir = codex_app_codegen::build_ir_with(new, &settings).map_err(in_version(&new.codex_version))?;
     Ok(diff(&settings, &old_ir, &old.codex_version, &new_ir, &new.codex_version))
 }
 

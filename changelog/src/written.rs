@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::*;
+use codex_app_codegen::ir::*;
 
 pub(super) fn kind_name(kind: &TypeKind) -> &'static str {
     match kind {
@@ -61,7 +61,7 @@ pub(super) fn summary(kind: &TypeKind) -> String {
     }
 }
 
-pub use crate::render::{field_ty, ty as rust_ty};
+pub use codex_app_codegen::render::{field_ty, ty as rust_ty};
 
 pub(super) fn presence_name(p: Presence) -> &'static str {
     match p {

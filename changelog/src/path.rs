@@ -2,7 +2,7 @@
 //! Made once where the comparison walks, printed once ([`std::fmt::Display`]), and read as a
 //! value by whoever needs its parts: nothing parses the printed text back.
 //!
-//! A type is printed by what the schema calls it ([`crate::schema_name`], as
+//! A type is printed by what the schema calls it ([`codex_app_codegen::schema_name`], as
 //! `vendor-schemas/history.json` names it), not by its generated Rust name, which the root keeps
 //! too for code that looks for the Rust items. A schema name two types of a release share (a v1
 //! definition next to the v2 one of its name, codex 0.60.1 to 0.100.0) is printed as the Rust
@@ -14,7 +14,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use crate::ir::Direction;
+use codex_app_codegen::ir::Direction;
 
 /// Where a change is (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct Path {
 pub enum Root {
     /// A method by its wire name (`thread/start`): the method itself, its params or its response.
     Method { wire: String, part: Part },
-    /// A named type: its generated Rust name and what the schema calls it ([`crate::ir::TypeDef::schema`]).
+    /// A named type: its generated Rust name and what the schema calls it ([`codex_app_codegen::ir::TypeDef::schema`]).
     Type { rust: String, schema: String },
     /// The members every server notification carries next to `method` and `params`
     /// (printed as the union that lists server notifications).
