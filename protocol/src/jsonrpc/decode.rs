@@ -172,15 +172,13 @@ impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -
         let mut method: Option<Cow<'de, str>> = None;
         let mut body: Option<Body<Req, Notif, Res>> = None;
         let mut extra: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
-        while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
+        while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
             match key.as_ref() {
                 // `params` and `result` take the id; one after them is another order.
                 "id" if id.is_none() && matches!(body, None | Some(Body::Error(_))) => {
                     id = Some(map.next_value::<Option<RequestId>>()?)
                 }
-                "method" if method.is_none() && body.is_none() => {
-                    method = Some(map.next_value::<BorrowedStr<'de>>()?.0)
-                }
+                "method" if method.is_none() && body.is_none() => method = Some(map.next_value::<Str<'de>>()?.0),
                 "params" if body.is_none() => {
                     let Some(method) = method.as_deref() else { return Err(two_step()) };
                     body = Some(match id.take() {
@@ -209,7 +207,7 @@ impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -
                 }
                 "error" if body.is_none() && method.is_none() => body = Some(Body::Error(map.next_value()?)),
                 "jsonrpc" => {
-                    if map.next_value::<BorrowedStr<'de>>()?.0 != "2.0" {
+                    if map.next_value::<Str<'de>>()?.0 != "2.0" {
                         return Err(two_step());
                     }
                 }

@@ -41,9 +41,9 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
+use crate::codec::Str;
 use error::ENVELOPE_MEMBER;
 pub use error::{DecodeError, DecodeErrorKind};
-use parts::BorrowedStr;
 pub use parts::{Parts, RawRoute, RoutePaths};
 pub use reader::MessageReader;
 
@@ -140,7 +140,7 @@ impl<'de> Deserialize<'de> for ErrorObject {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorObject, A::Error> {
                 let (mut code, mut message, mut data) = (None, None, None);
                 let mut extra = serde_json::Map::new();
-                while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
+                while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
                     match key.as_ref() {
                         "code" => code = Some(map.next_value::<i64>()?),
                         "message" => message = Some(map.next_value::<String>()?),

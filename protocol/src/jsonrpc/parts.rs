@@ -86,18 +86,18 @@ impl<'de: 'a, 'a> Deserialize<'de> for Parts<'a> {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts<'a>, A::Error> {
                 let mut parts = Parts::default();
-                while let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? {
+                while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
                     match key.as_ref() {
                         "id" => {
                             parts.id = map.next_value::<Option<RequestId>>()?;
                             parts.null_id = parts.id.is_none();
                         }
-                        "method" => parts.method = Some(map.next_value::<BorrowedStr<'de>>()?.0),
+                        "method" => parts.method = Some(map.next_value::<Str<'de>>()?.0),
                         "params" => parts.params = Some(map.next_value()?),
                         "result" => parts.result = Some(map.next_value()?),
                         "error" => parts.error = Some(map.next_value()?),
                         "jsonrpc" => {
-                            let version = map.next_value::<BorrowedStr<'de>>()?.0;
+                            let version = map.next_value::<Str<'de>>()?.0;
                             if version != "2.0" {
                                 return Err(de::Error::invalid_value(de::Unexpected::Str(&version), &"\"2.0\""));
                             }
@@ -110,28 +110,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Parts<'a> {
         }
 
         deserializer.deserialize_map(PartsVisitor(std::marker::PhantomData))
-    }
-}
-
-/// A string that borrows from the input when it has no escapes.
-pub(super) struct BorrowedStr<'a>(pub(super) Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for BorrowedStr<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = BorrowedStr<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(BorrowedStr(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(BorrowedStr(Cow::Owned(v.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(V)
     }
 }
 
