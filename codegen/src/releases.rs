@@ -93,6 +93,12 @@ pub fn delta(base: &Value, target: &Value) -> Delta {
 /// `base` with `delta` applied. An error names a pointer whose parent is not an object.
 pub fn apply(base: &Value, delta: &Delta) -> Result<Value, String> {
     let mut value = base.clone();
+    apply_to(&mut value, delta)?;
+    Ok(value)
+}
+
+/// [`apply`] in place: `value` becomes the release made from it.
+fn apply_to(value: &mut Value, delta: &Delta) -> Result<(), String> {
     for pointer in &delta.remove {
         let (parent, key) = split(pointer)?;
         match value.pointer_mut(parent).and_then(Value::as_object_mut) {
@@ -104,18 +110,18 @@ pub fn apply(base: &Value, delta: &Delta) -> Result<Value, String> {
     }
     for (pointer, v) in &delta.set {
         if pointer.is_empty() {
-            value = v.clone();
+            *value = v.clone();
             continue;
         }
         let (parent, key) = split(pointer)?;
-        let mut at = &mut value;
+        let mut at = &mut *value;
         for segment in parent.split('/').skip(1) {
             let map = at.as_object_mut().ok_or_else(|| format!("`{pointer}`: `{segment}` is not in an object"))?;
             at = map.entry(unescape(segment)).or_insert_with(|| Value::Object(Map::new()));
         }
         at.as_object_mut().ok_or_else(|| format!("`{pointer}`: its parent is not an object"))?.insert(key, v.clone());
     }
-    Ok(value)
+    Ok(())
 }
 
 fn split(pointer: &str) -> Result<(&str, String), String> {
@@ -187,7 +193,7 @@ impl File {
     }
 
     fn from_text(text: &str) -> Result<File, String> {
-        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let value: Value = text.parse().map_err(|e: serde_json::Error| e.to_string())?;
         let str_of = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
         let version = str_of("version").ok_or("no `version`")?;
         if let Some(why) = str_of("skipped") {
@@ -258,10 +264,18 @@ pub fn versions(dir: &Path) -> Result<Vec<String>, String> {
 /// of the vendored release that holds other bundles than the vendored set.
 pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String, Release)>, String> {
     let files = read_files(dir)?;
-    let parse = |text: &str| serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
+    let parse = |text: &str| text.parse::<Value>().map_err(|e| e.to_string());
     let mut bundles: BTreeMap<String, (Value, Option<Value>)> = BTreeMap::new();
     let vendored_values = (parse(&vendored.stable)?, vendored.experimental.as_deref().map(parse).transpose()?);
     bundles.insert(vendored.codex_version.clone(), vendored_values);
+    // How many releases each base is the base of: the base of one release (every base, in an
+    // archive this crate wrote) is moved into it rather than copied.
+    let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, file) in files.values() {
+        if let Body::Bundles { base: Some(base), .. } = &file.body {
+            *uses.entry(base).or_default() += 1;
+        }
+    }
     let mut problems = Vec::new();
     let mut out = Vec::new();
     // Newest first: each base is read back before the releases made from it.
@@ -276,27 +290,33 @@ pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String,
         let release = match &file.body {
             Body::Skipped(why) => Release::Skipped(why.clone()),
             Body::Bundles { base, stable, experimental, sha256 } => {
-                let empty = Value::Object(Map::new());
-                let (base_stable, base_experimental) = match base {
-                    None => (&empty, None),
-                    Some(base) => match bundles.get(base) {
-                        Some((s, e)) => (s, e.as_ref()),
-                        None => {
-                            problems.push(format!("{}: its base, codex {base}, is not in the archive", path.display()));
-                            continue;
+                let taken = match base {
+                    None => Some((Value::Object(Map::new()), None)),
+                    Some(base) => match uses.get_mut(base.as_str()) {
+                        Some(left) if *left > 1 => {
+                            *left -= 1;
+                            bundles.get(base).cloned()
                         }
+                        _ => bundles.remove(base),
                     },
                 };
-                let read = (|| -> Result<(Value, Option<Value>), String> {
-                    let s = apply(base_stable, stable)?;
-                    let e = match experimental {
-                        Some(d) => Some(apply(base_experimental.unwrap_or(&empty), d)?),
-                        None => None,
-                    };
-                    Ok((s, e))
+                let Some((mut s, base_experimental)) = taken else {
+                    problems.push(format!(
+                        "{}: its base, codex {}, is not in the archive",
+                        path.display(),
+                        base.as_deref().unwrap_or_default()
+                    ));
+                    continue;
+                };
+                let read = (|| -> Result<Option<Value>, String> {
+                    apply_to(&mut s, stable)?;
+                    let Some(d) = experimental else { return Ok(None) };
+                    let mut e = base_experimental.unwrap_or_else(|| Value::Object(Map::new()));
+                    apply_to(&mut e, d)?;
+                    Ok(Some(e))
                 })();
-                let (s, e) = match read {
-                    Ok(pair) => pair,
+                let e = match read {
+                    Ok(e) => e,
                     Err(why) => {
                         problems.push(format!("{}: {why}", path.display()));
                         continue;
@@ -339,8 +359,13 @@ pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String,
 }
 
 /// A JSON value as compact text, which is what the archive's sums are of.
+///
+/// The archive's JSON is read with `Value`'s `FromStr` and written with its `Display`
+/// (`{:#}` pretty), not `serde_json::from_str`/`to_string`: those are generic, so they would
+/// be compiled in this crate, unoptimized in the dev profile that `cargo xtask regen` builds,
+/// while `Value`'s own impls are compiled in serde_json, which that profile optimizes.
 fn compact(value: &Value) -> String {
-    serde_json::to_string(value).expect("JSON values serialize")
+    value.to_string()
 }
 
 fn sums(set: &SchemaSet) -> BTreeMap<String, String> {
@@ -355,7 +380,7 @@ fn sums(set: &SchemaSet) -> BTreeMap<String, String> {
 /// Whether two sets hold the same bundles as JSON values (whatever their text's layout).
 pub fn same_bundles(a: &SchemaSet, b: &SchemaSet) -> bool {
     let values = |set: &SchemaSet| {
-        let parse = |text: &str| serde_json::from_str::<Value>(text).ok();
+        let parse = |text: &str| text.parse::<Value>().ok();
         (parse(&set.stable), set.experimental.as_deref().map(parse))
     };
     (a.stable == b.stable && a.experimental == b.experimental) || {
@@ -368,8 +393,8 @@ pub fn same_bundles(a: &SchemaSet, b: &SchemaSet) -> bool {
 /// two spaces, without a final newline. What the archive reads back is vendored as this.
 pub fn printed(set: &SchemaSet) -> Result<SchemaSet, String> {
     let print = |text: &str| -> Result<String, String> {
-        let value: Value = serde_json::from_str(text).map_err(|e| format!("codex {}: {e}", set.codex_version))?;
-        Ok(serde_json::to_string_pretty(&value).expect("JSON values serialize"))
+        let value: Value = text.parse().map_err(|e| format!("codex {}: {e}", set.codex_version))?;
+        Ok(format!("{value:#}"))
     };
     Ok(SchemaSet {
         stable: print(&set.stable)?,
@@ -385,7 +410,7 @@ pub fn printed(set: &SchemaSet) -> Result<SchemaSet, String> {
 /// written against the next newer one that has bundles. A release of `releases` with the
 /// vendored release's version is the vendored set.
 pub fn write(releases: &[(String, Release)], vendored: &SchemaSet) -> Result<Vec<(PathBuf, String)>, String> {
-    let parse = |text: &str| serde_json::from_str::<Value>(text).map_err(|e| e.to_string());
+    let parse = |text: &str| text.parse::<Value>().map_err(|e| e.to_string());
     let mut sorted: Vec<(&String, &Release)> =
         releases.iter().filter(|(v, _)| *v != vendored.codex_version).map(|(v, r)| (v, r)).collect();
     let vendored_release = Release::Bundles(vendored.clone());

@@ -804,21 +804,23 @@ mod tests {
         dir
     }
 
-    /// Every release `root` holds, each with the sha256 of its bundles as compact JSON.
+    /// Every release `root` holds, each with the sha256 of its bundles as compact JSON (the
+    /// archive reads its releases back as compact JSON; the vendored set is printed).
     fn held_releases(root: &Path) -> BTreeMap<String, Option<String>> {
         let vendored = vendor::read_vendored(&root.join(VENDOR_DIR)).unwrap();
         let mut all = releases::read(&root.join(RELEASES_DIR), &vendored, "0.0.0").unwrap();
+        let compact = |t: &str| t.parse::<serde_json::Value>().unwrap().to_string();
+        let vendored = SchemaSet {
+            stable: compact(&vendored.stable),
+            experimental: vendored.experimental.as_deref().map(compact),
+            ..vendored
+        };
         all.push((vendored.codex_version.clone(), Release::Bundles(vendored)));
+        let sum = |set: &SchemaSet| format!("{}|{:?}", set.stable, set.experimental);
         all.into_iter()
             .map(|(v, r)| {
                 let sum = match r {
-                    Release::Bundles(set) => {
-                        let compact = |t: &str| {
-                            serde_json::to_string(&serde_json::from_str::<serde_json::Value>(t).unwrap()).unwrap()
-                        };
-                        let text = format!("{}|{:?}", compact(&set.stable), set.experimental.as_deref().map(compact));
-                        Some(codex_app_codegen::vendor::sha256_hex(text.as_bytes()))
-                    }
+                    Release::Bundles(set) => Some(codex_app_codegen::vendor::sha256_hex(sum(&set).as_bytes())),
                     Release::Skipped(_) => None,
                 };
                 (v, sum)
