@@ -47,6 +47,7 @@ pub fn lower(bundle: &Bundle, settings: &Settings) -> Result<Ir, Error> {
         names: BTreeMap::new(),
         types: BTreeMap::new(),
         warnings: bundle.warnings.clone(),
+        namespaces: namespaces(bundle),
         all_of_depth: 0,
     };
     cx.names = definition_names::assign(bundle, settings, &mut cx.warnings);
@@ -120,8 +121,23 @@ struct Lowerer<'b> {
     names: BTreeMap<String, String>,
     types: BTreeMap<String, TypeDef>,
     warnings: Vec<Warning>,
+    /// The bundle's namespaces (`v2`), sorted ([`namespaces`]).
+    namespaces: Vec<&'b str>,
     /// How many `allOf`s are being merged (a guard against `allOf`s that refer to themselves).
     all_of_depth: usize,
+}
+
+/// The namespaces of `bundle`'s definitions (`v2` of `#/definitions/v2/Name`), sorted.
+fn namespaces(bundle: &Bundle) -> Vec<&str> {
+    let mut out: Vec<&str> = bundle
+        .definitions
+        .keys()
+        .filter_map(|p| p.strip_prefix("#/definitions/")?.split_once('/').map(|(ns, _)| ns))
+        .filter(|ns| !ns.is_empty())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// A union arm with its `$ref` resolved.
@@ -162,23 +178,9 @@ impl<'b> Lowerer<'b> {
         Ty::Any
     }
 
-    /// The namespaces of the bundle's definitions (`v2` of `#/definitions/v2/X`).
-    fn namespaces(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = self
-            .bundle
-            .definitions
-            .keys()
-            .filter_map(|p| p.strip_prefix("#/definitions/")?.split_once('/').map(|(ns, _)| ns))
-            .filter(|ns| !ns.is_empty())
-            .collect();
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-
     /// The type name a title gives ([`naming::without_namespace`], then [`naming::type_name`]).
     fn title_name(&self, title: &str) -> String {
-        naming::type_name(self.settings, &naming::without_namespace(title, &self.namespaces()))
+        naming::type_name(self.settings, &naming::without_namespace(title, &self.namespaces))
     }
 
     fn name_of(&self, reference: &str, from: &str) -> Result<String, Error> {
@@ -803,7 +805,7 @@ impl<'b> Lowerer<'b> {
                 let (key, schema) = a.properties.iter().next().expect("single key");
                 let rust = naming::pascal(key);
                 let hint = match a.title.as_deref() {
-                    Some(title) => naming::pascal(&naming::without_namespace(title, &self.namespaces())),
+                    Some(title) => naming::pascal(&naming::without_namespace(title, &self.namespaces)),
                     None => naming::inline(name, Inline::Arm(&rust)),
                 };
                 let (ty, nullable) = self.ty_of(schema, &hint)?;
@@ -822,7 +824,7 @@ impl<'b> Lowerer<'b> {
 
     fn lower_untagged(&mut self, name: &str, arms: &[Arm]) -> Result<TypeKind, Error> {
         // Titles without the namespace codex glues to them, as type names are.
-        let namespaces = self.namespaces();
+        let namespaces = self.namespaces.clone();
         let titles: Vec<Option<String>> = arms
             .iter()
             .map(|a| match a.hint() {

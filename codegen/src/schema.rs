@@ -163,8 +163,9 @@ impl Bundle {
     /// Parses a bundle. Top-level `definitions` may contain a nested namespace object
     /// (`definitions.v2`) whose entries are referenced as `#/definitions/v2/Name`.
     pub fn from_json(text: &str) -> Result<Self, Error> {
+        // `Value`'s `FromStr`, compiled (optimized) in serde_json; see `releases::compact`.
         let value: Value =
-            serde_json::from_str(text).map_err(|e| Error::new("", format!("bundle is not valid JSON: {e}")))?;
+            text.parse().map_err(|e| Error::new("", format!("bundle is not valid JSON: {e}")))?;
         let root = value.as_object().ok_or_else(|| Error::new("", "bundle is not a JSON object"))?;
         let defs = root
             .get("definitions")
