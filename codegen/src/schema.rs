@@ -164,8 +164,7 @@ impl Bundle {
     /// (`definitions.v2`) whose entries are referenced as `#/definitions/v2/Name`.
     pub fn from_json(text: &str) -> Result<Self, Error> {
         // `Value`'s `FromStr`, compiled (optimized) in serde_json; see `releases::compact`.
-        let value: Value =
-            text.parse().map_err(|e| Error::new("", format!("bundle is not valid JSON: {e}")))?;
+        let value: Value = text.parse().map_err(|e| Error::new("", format!("bundle is not valid JSON: {e}")))?;
         let root = value.as_object().ok_or_else(|| Error::new("", "bundle is not a JSON object"))?;
         let defs = root
             .get("definitions")
