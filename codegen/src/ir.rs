@@ -32,7 +32,7 @@ pub struct Ir {
     pub releases: Vec<String>,
     /// What is not in every release of the range, by [`crate::history::keys`]: since when,
     /// until when, since when a member is always present.
-    pub availability: BTreeMap<String, crate::history::Availability>,
+    pub availability: BTreeMap<crate::history::keys::Key, crate::history::Availability>,
     /// The same of types, by schema name ([`TypeDef::schema`]).
     pub type_availability: BTreeMap<String, crate::history::Availability>,
 }

@@ -37,7 +37,7 @@ pub fn rows(ir: &Ir) -> Vec<Row> {
             let availability = ir.availability.get(&item.key).cloned().unwrap_or_else(|| Availability::since(&floor));
             // A method's row is named by its wire name alone.
             let method = item.kind.ends_with("request") || item.kind.ends_with("notification");
-            let name = if method { item.wire } else { item.key };
+            let name = if method { item.wire } else { item.key.to_string() };
             Row { kind: item.kind, name, availability, experimental: item.experimental }
         })
         .collect()

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::Part;
-use crate::history::{keys, Availability};
+use crate::history::{keys, Availability, Key};
 use crate::ir::*;
 use crate::Error;
 
@@ -63,7 +63,7 @@ fn owners(ir: &Ir) -> BTreeMap<&str, Owner> {
 
 fn owner(ir: &Ir, def: &TypeDef) -> Option<Owner> {
     let name = def.schema.as_str();
-    let row = |wire: String, value: bool, key: String, experimental: bool, ty: Option<&Ty>| Row {
+    let row = |wire: String, value: bool, key: Key, experimental: bool, ty: Option<&Ty>| Row {
         wire,
         value,
         availability: ir.availability.get(&key).cloned(),

@@ -88,7 +88,7 @@ impl Notes<'_> {
         self.key(&crate::history::keys::value(owner, wire))
     }
     /// `#[doc = ""] #[doc = "*Since codex 0.171.0.*"] ` or nothing.
-    pub fn key(&self, key: &str) -> String {
+    pub fn key(&self, key: &crate::history::Key) -> String {
         match self.0.availability.get(key).and_then(|a| note_text(a, self.0.floor.as_deref())) {
             Some(text) => format!("#[doc = \"\"] #[doc = {text:?}] "),
             None => String::new(),

@@ -4,22 +4,40 @@
 //! an untagged arm by [`untagged_arm`]), `ServerNotification.emittedAtMs` for the
 //! envelope. A type is kept apart, by its schema name (`LoginAccountParams::chatgpt`).
 
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
 use crate::ir::{Direction, Ir, Ty, UntaggedArm};
 
-pub fn method(direction: Direction, wire: &str) -> String {
-    format!("{}:{wire}", direction.union_name())
+/// An item's key: made by one of the functions below from what the schema calls the item, or
+/// read from a committed file ([`super::HISTORY_FILE`], [`super::RETIRED_FILE`]), whose keys
+/// these functions wrote; printed as it is made. Nothing splits one back into parts: what an
+/// item is lives beside its key, in the IR.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Key(String);
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
 }
-pub fn member(owner: &str, wire: &str) -> String {
-    format!("{owner}.{wire}")
+
+pub fn method(direction: Direction, wire: &str) -> Key {
+    Key(format!("{}:{wire}", direction.union_name()))
 }
-pub fn value(owner: &str, wire: &str) -> String {
-    format!("{owner}::{wire}")
+pub fn member(owner: &str, wire: &str) -> Key {
+    Key(format!("{owner}.{wire}"))
+}
+pub fn value(owner: &str, wire: &str) -> Key {
+    Key(format!("{owner}::{wire}"))
 }
 /// An untagged union's arm, by what its schema is: a type's schema name (the union's own
 /// arm `Union::x` as it is, a definition as `Union::Definition`), else its JSON type
 /// (`Union::string`).
-pub fn untagged_arm(ir: &Ir, owner: &str, arm: &UntaggedArm) -> String {
-    format!("{owner}::{}", untagged_arm_name(ir, owner, arm))
+pub fn untagged_arm(ir: &Ir, owner: &str, arm: &UntaggedArm) -> Key {
+    value(owner, &untagged_arm_name(ir, owner, arm))
 }
 /// [`untagged_arm`] without the union's name.
 pub fn untagged_arm_name(ir: &Ir, owner: &str, arm: &UntaggedArm) -> String {

@@ -46,6 +46,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ir::*;
 use crate::Error;
+pub use keys::Key;
 pub use surface::{listing, Listed};
 
 /// Where the committed history lives, relative to the workspace root.
@@ -125,10 +126,10 @@ pub struct History {
     #[serde(default)]
     pub types: BTreeMap<String, Availability>,
     /// Items that were not in every release of the range, by key ([`keys`]).
-    pub items: BTreeMap<String, Availability>,
+    pub items: BTreeMap<Key, Availability>,
     /// What the newest release lacks, by key ([`RETIRED_FILE`], not [`HISTORY_FILE`]).
     #[serde(skip)]
-    pub retired: BTreeMap<String, Retired>,
+    pub retired: BTreeMap<Key, Retired>,
     /// The types the newest release lacks, by schema name ([`RETIRED_FILE`]).
     #[serde(skip)]
     pub retired_types: BTreeMap<String, TypeDef>,
@@ -143,7 +144,7 @@ pub struct RetiredFile {
     /// The types the newest release lacks, by schema name.
     pub types: BTreeMap<String, TypeDef>,
     /// What else it lacks, by key.
-    pub items: BTreeMap<String, Retired>,
+    pub items: BTreeMap<Key, Retired>,
 }
 
 /// Compares release versions (semver, pre-releases before their release).
@@ -184,7 +185,7 @@ impl History {
     }
 
     /// The availability of an item of the newest release's IR (or a retired one).
-    pub fn availability(&self, key: &str) -> Availability {
+    pub fn availability(&self, key: &Key) -> Availability {
         self.items.get(key).cloned().unwrap_or_else(|| Availability::since(&self.floor))
     }
 

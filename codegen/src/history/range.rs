@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::surface::{schema_of, surface, Item, ENVELOPE};
-use super::{version_cmp, Availability, History, Retired};
+use super::{version_cmp, Availability, History, Key, Retired};
 use crate::ir::*;
 use crate::{Error, Warning};
 
@@ -77,11 +77,11 @@ impl Range<'_> {
     /// Relaxes the members some release of the range left out and widens those whose older
     /// values the newest type does not accept; returns the availability of every item of the
     /// range that is not plain (in every release from the floor, always sent where required).
-    fn relax_and_widen(&self, ir: &mut Ir, warnings: &mut Vec<Warning>) -> BTreeMap<String, Availability> {
+    fn relax_and_widen(&self, ir: &mut Ir, warnings: &mut Vec<Warning>) -> BTreeMap<Key, Availability> {
         let received = received_types(ir);
         let mut availability = BTreeMap::new();
         // Each item by key, with a member's owner (Rust name) and wire name.
-        let entries: Vec<(String, Option<(String, String)>)> = surface(ir)
+        let entries: Vec<(Key, Option<(String, String)>)> = surface(ir)
             .items
             .into_iter()
             .map(|(key, item)| {
@@ -139,7 +139,7 @@ impl Range<'_> {
     }
 
     /// Records in `ir` the availability of what it kept, and the range's releases.
-    fn record(&self, ir: &mut Ir, mut availability: BTreeMap<String, Availability>) {
+    fn record(&self, ir: &mut Ir, mut availability: BTreeMap<Key, Availability>) {
         let kept = surface(ir);
         availability.retain(|k, _| kept.items.contains_key(k));
         let kept_types: Vec<String> = kept.types.into_keys().collect();

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{keys, Retired};
+use super::{keys, Key, Retired};
 use crate::ir::*;
 
 /// One item of an IR's surface. A member, value or arm has its owner's Rust name (the IR's key).
@@ -22,7 +22,7 @@ pub(super) const ENVELOPE: &str = "ServerNotification";
 /// The surface of an IR by schema key: its items, and apart from them its types (a type and
 /// the union arm it is the object of share a schema name).
 pub(super) struct Surface<'a> {
-    pub(super) items: BTreeMap<String, Item<'a>>,
+    pub(super) items: BTreeMap<Key, Item<'a>>,
     pub(super) types: BTreeMap<String, &'a TypeDef>,
 }
 
@@ -77,7 +77,7 @@ pub(super) fn surface(ir: &Ir) -> Surface<'_> {
 /// request`, `member`, `value`, `arm`, ...) and whether it is experimental.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
-    pub key: String,
+    pub key: Key,
     /// Its own name on the wire: a method's, a member's, a value's, an arm's tag or key (an
     /// untagged arm's name in its key).
     pub wire: String,

@@ -47,11 +47,11 @@ fn the_range_keeps_what_went_relaxes_what_came_and_widens_what_changed() {
     history.apply(&mut range, None).unwrap();
     let removed = range.server_notifications.iter().find(|m| m.wire == "old/n").expect("a removed method stays");
     assert!(range.types.contains_key("N"), "with its params type: {removed:?}");
-    assert_eq!(range.availability["ServerNotification:old/n"].until.as_deref(), Some("1.0.0"));
-    assert_eq!(range.availability["ClientRequest:new/m"].since, "1.1.0");
+    assert_eq!(range.availability[&keys::method(Direction::ServerNotification, "old/n")].until.as_deref(), Some("1.0.0"));
+    assert_eq!(range.availability[&keys::method(Direction::ClientRequest, "new/m")].since, "1.1.0");
     // `P.y`: required now, absent in 1.0.0, which had `P`.
     assert!(!field(&range, "P", "y").required);
-    assert_eq!(range.availability["P.y"].always_since.as_deref(), Some("1.1.0"));
+    assert_eq!(range.availability[&keys::member("P", "y")].always_since.as_deref(), Some("1.1.0"));
     assert!(field(&range, "P", "x").required);
     // `S.v` was a boolean: what the client receives accepts both.
     assert_eq!(field(&range, "S", "v").ty, Ty::Any);
@@ -78,7 +78,7 @@ fn a_restored_member_whose_type_the_range_does_not_name_is_any_json_value() {
     history.extend(&v1, &v2, "1.1.0");
     // As when the older release's lowering named the member's type apart (`V1AskForApproval`
     // beside a v2 `AskForApproval`), a name the range's types do not have.
-    match history.retired.get_mut("P.old") {
+    match history.retired.get_mut(&keys::member("P", "old")) {
         Some(Retired::Field { field, .. }) => field.ty = Ty::Named("V1Gone".into()),
         other => panic!("P.old is not a retired member: {other:?}"),
     }
