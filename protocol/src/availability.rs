@@ -25,6 +25,7 @@ use std::fmt;
 mod check;
 pub mod experimental;
 mod reach;
+mod release_order;
 
 pub use crate::generated::availability::FLOOR;
 use crate::generated::availability::{METHODS, OWNERS, RELEASES};
@@ -83,28 +84,18 @@ pub struct Release {
 impl Release {
     /// Parses `0.171.0`, `0.128.0-alpha.1` (a leading `v` and build metadata are allowed).
     pub fn parse(text: &str) -> Option<Release> {
-        let text = text.strip_prefix('v').unwrap_or(text);
-        let text = text.split_once('+').map_or(text, |(v, _)| v);
-        let (core, pre) = text.split_once('-').unwrap_or((text, ""));
-        let mut parts = core.split('.');
-        let mut number = || -> Option<u64> {
-            let p = parts.next()?;
-            (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse().ok()).flatten()
-        };
-        let (major, minor, patch) = (number()?, number()?, number()?);
-        if parts.next().is_some() || (text.contains('-') && pre.is_empty()) {
-            return None;
-        }
+        let ((major, minor, patch), pre) = release_order::parse(text)?;
         Some(Release { major, minor, patch, pre: pre.to_owned() })
     }
 
-    /// This release against a version of the crate's own tables (valid, so parsed without
-    /// an error path; compared without allocating).
+    /// This release against a version of the crate's own tables (valid: one that did not
+    /// parse would be taken as `0.0.0`), compared without allocating.
     pub(crate) fn compare_to(&self, text: &str) -> Ordering {
-        let (core, pre) = text.split_once('-').unwrap_or((text, ""));
-        let mut parts = core.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
-        let other = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-        order(((self.major, self.minor, self.patch), &self.pre), (other, pre))
+        release_order::order(self.parts(), release_order::parse(text).unwrap_or(((0, 0, 0), "")))
+    }
+
+    fn parts(&self) -> release_order::Parts<'_> {
+        ((self.major, self.minor, self.patch), &self.pre)
     }
 
     /// Where this release is, against the range the crate was generated for.
@@ -131,49 +122,13 @@ impl fmt::Display for Release {
 
 impl Ord for Release {
     fn cmp(&self, other: &Self) -> Ordering {
-        order(((self.major, self.minor, self.patch), &self.pre), ((other.major, other.minor, other.patch), &other.pre))
+        release_order::order(self.parts(), other.parts())
     }
-}
-
-/// The order of releases, for [`Release`]'s `Ord` and [`Release::compare_to`] alike: by
-/// version core, then a pre-release before its release, pre-releases by [`pre_cmp`].
-fn order((core, pre): ((u64, u64, u64), &str), (other_core, other_pre): ((u64, u64, u64), &str)) -> Ordering {
-    core.cmp(&other_core).then_with(|| match (pre.is_empty(), other_pre.is_empty()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => pre_cmp(pre, other_pre),
-    })
 }
 
 impl PartialOrd for Release {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
-    }
-}
-
-/// Semver's pre-release order: identifier by identifier, numbers numerically and before
-/// words, a shorter list first when one is a prefix of the other.
-fn pre_cmp(a: &str, b: &str) -> Ordering {
-    let mut x = a.split('.');
-    let mut y = b.split('.');
-    loop {
-        match (x.next(), y.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(p), Some(q)) => {
-                let order = match (p.parse::<u64>(), q.parse::<u64>()) {
-                    (Ok(m), Ok(n)) => m.cmp(&n),
-                    (Ok(_), Err(_)) => Ordering::Less,
-                    (Err(_), Ok(_)) => Ordering::Greater,
-                    (Err(_), Err(_)) => p.cmp(q),
-                };
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-        }
     }
 }
 

@@ -245,7 +245,8 @@ pub fn published_versions() -> anyhow::Result<Vec<String>> {
 /// A codex release, not a platform package (`0.171.0-linux-x64`); pre-releases count.
 fn is_release(v: &str) -> bool {
     let platform = ["linux", "darwin", "win32", "windows", "x64", "arm64"];
-    semver::Version::parse(v).is_ok_and(|s| !s.pre.split('.').any(|p| platform.iter().any(|w| p.contains(w))))
+    codex_app_codegen::history::pre_release(v)
+        .is_some_and(|pre| !pre.split('.').any(|p| platform.iter().any(|w| p.contains(w))))
 }
 
 fn cached_versions(cache: &Path) -> anyhow::Result<Vec<String>> {

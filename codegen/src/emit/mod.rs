@@ -45,7 +45,8 @@ pub const CLIENT_GENERATED_DIR: &str = "client/src/generated";
 /// crate's files it includes with `#[path]` (the rule of which types lead to something a
 /// check looks at, `availability.rs`). The digest of what the history is folded from covers
 /// them with the generator's own.
-pub const SHARED_SOURCES: &[&str] = &["protocol/src/availability/reach.rs"];
+pub const SHARED_SOURCES: &[&str] =
+    &["protocol/src/availability/reach.rs", "protocol/src/availability/release_order.rs"];
 
 /// `(path relative to the workspace root, parts)` for each generated file: the crate's modules
 /// in [`GENERATED_DIR`], the client's server-request handler in [`CLIENT_GENERATED_DIR`], and

@@ -147,12 +147,24 @@ pub struct RetiredFile {
     pub items: BTreeMap<Key, Retired>,
 }
 
-/// Compares release versions (semver, pre-releases before their release).
+// The protocol crate's reading and order of release numbers, as source: the generator cannot
+// depend on the crate it generates.
+#[path = "../../../protocol/src/availability/release_order.rs"]
+mod release_order;
+
+/// Compares release versions as the protocol crate's `Release` does (semver's order:
+/// pre-releases before their release); a text that is not a release number, as text.
 pub fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    match (semver::Version::parse(a), semver::Version::parse(b)) {
-        (Ok(x), Ok(y)) => x.cmp(&y),
+    match (release_order::parse(a), release_order::parse(b)) {
+        (Some(x), Some(y)) => release_order::order(x, y),
         _ => a.cmp(b),
     }
+}
+
+/// The pre-release of a release number (`alpha.1` of `0.128.0-alpha.1`, empty for a
+/// release), or `None` when `text` is not a release number.
+pub fn pre_release(text: &str) -> Option<&str> {
+    release_order::parse(text).map(|(_, pre)| pre)
 }
 
 impl History {

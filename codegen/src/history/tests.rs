@@ -47,7 +47,10 @@ fn the_range_keeps_what_went_relaxes_what_came_and_widens_what_changed() {
     history.apply(&mut range, None).unwrap();
     let removed = range.server_notifications.iter().find(|m| m.wire == "old/n").expect("a removed method stays");
     assert!(range.types.contains_key("N"), "with its params type: {removed:?}");
-    assert_eq!(range.availability[&keys::method(Direction::ServerNotification, "old/n")].until.as_deref(), Some("1.0.0"));
+    assert_eq!(
+        range.availability[&keys::method(Direction::ServerNotification, "old/n")].until.as_deref(),
+        Some("1.0.0")
+    );
     assert_eq!(range.availability[&keys::method(Direction::ClientRequest, "new/m")].since, "1.1.0");
     // `P.y`: required now, absent in 1.0.0, which had `P`.
     assert!(!field(&range, "P", "y").required);

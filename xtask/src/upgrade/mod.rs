@@ -65,7 +65,8 @@ pub const NPM_PACKAGE: &str = "@openai/codex";
 #[derive(clap::Args)]
 pub struct Args {
     /// The codex release to upgrade to (default: the latest on npm).
-    version: Option<semver::Version>,
+    #[arg(value_parser = codex_version)]
+    version: Option<String>,
     /// Use this codex binary instead of installing VERSION (its `--version` must be VERSION,
     /// when given).
     #[arg(long)]
@@ -75,7 +76,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let root = crate::root();
     let version = match &args.version {
-        Some(v) => v.to_string(),
+        Some(v) => v.clone(),
         None => {
             println!("upgrade: asking npm for the latest {NPM_PACKAGE}");
             latest_on_npm()?
@@ -379,11 +380,19 @@ fn record_outcome(status: ExitStatus, summary: Option<&RecordSummary>) -> anyhow
     }
 }
 
+/// A codex release as npm names it (`0.171.0`, `0.172.0-alpha.1`): a release number as the
+/// protocol crate reads one, without the leading `v` that reading allows.
+fn codex_version(v: &str) -> Result<String, String> {
+    match codex_app_codegen::history::pre_release(v) {
+        Some(_) if !v.starts_with('v') => Ok(v.to_owned()),
+        _ => Err(format!("`{v}` is not a codex version (like 0.171.0)")),
+    }
+}
+
 /// The release npm printed (`npm view ... version`), as npm and the install script take it.
 fn npm_version(stdout: &str) -> anyhow::Result<String> {
     let v = stdout.trim();
-    let version = semver::Version::parse(v).with_context(|| format!("`{v}` is not a codex version (like 0.171.0)"))?;
-    Ok(version.to_string())
+    codex_version(v).map_err(anyhow::Error::msg)
 }
 
 fn latest_on_npm() -> anyhow::Result<String> {
