@@ -290,23 +290,15 @@ pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String,
         let release = match &file.body {
             Body::Skipped(why) => Release::Skipped(why.clone()),
             Body::Bundles { base, stable, experimental, sha256 } => {
-                let taken = match base {
-                    None => Some((Value::Object(Map::new()), None)),
-                    Some(base) => match uses.get_mut(base.as_str()) {
-                        Some(left) if *left > 1 => {
-                            *left -= 1;
-                            bundles.get(base).cloned()
+                let (mut s, base_experimental) = match base {
+                    None => (Value::Object(Map::new()), None),
+                    Some(base) => match take_base(&mut bundles, &mut uses, base) {
+                        Some(pair) => pair,
+                        None => {
+                            problems.push(format!("{}: its base, codex {base}, is not in the archive", path.display()));
+                            continue;
                         }
-                        _ => bundles.remove(base),
                     },
-                };
-                let Some((mut s, base_experimental)) = taken else {
-                    problems.push(format!(
-                        "{}: its base, codex {}, is not in the archive",
-                        path.display(),
-                        base.as_deref().unwrap_or_default()
-                    ));
-                    continue;
                 };
                 let read = (|| -> Result<Option<Value>, String> {
                     apply_to(&mut s, stable)?;
@@ -356,6 +348,22 @@ pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String,
     }
     out.sort_by(|a, b| version_cmp(&a.0, &b.0));
     Ok(out)
+}
+
+/// The bundles of `base` for the next release made from it: moved out of `bundles` when it is
+/// the last one `uses` counts, else copied.
+fn take_base(
+    bundles: &mut BTreeMap<String, (Value, Option<Value>)>,
+    uses: &mut BTreeMap<&str, usize>,
+    base: &str,
+) -> Option<(Value, Option<Value>)> {
+    match uses.get_mut(base) {
+        Some(left) if *left > 1 => {
+            *left -= 1;
+            bundles.get(base).cloned()
+        }
+        _ => bundles.remove(base),
+    }
 }
 
 /// A JSON value as compact text, which is what the archive's sums are of.

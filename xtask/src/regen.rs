@@ -84,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// `vendor-schemas/` holds (`--codex-version` alone), what the codex found prints, else `None`
 /// (the vendored set).
 fn source(root: &Path, args: &Args) -> anyhow::Result<Option<SchemaSet>> {
-    let release = |v: &str| codex_app_codegen::history::pre_release(v).is_some();
+    let release = codex_app_codegen::history::is_version;
     if let Some(stable) = &args.stable {
         let Some(version) = args.codex_version.as_deref().filter(|v| release(v)) else {
             bail!(

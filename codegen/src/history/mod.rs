@@ -161,6 +161,11 @@ pub fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Whether `text` is a release number (`0.171.0`, `0.128.0-alpha.1`).
+pub fn is_version(text: &str) -> bool {
+    release_order::parse(text).is_some()
+}
+
 /// The pre-release of a release number (`alpha.1` of `0.128.0-alpha.1`, empty for a
 /// release), or `None` when `text` is not a release number.
 pub fn pre_release(text: &str) -> Option<&str> {

@@ -383,9 +383,10 @@ fn record_outcome(status: ExitStatus, summary: Option<&RecordSummary>) -> anyhow
 /// A codex release as npm names it (`0.171.0`, `0.172.0-alpha.1`): a release number as the
 /// protocol crate reads one, without the leading `v` that reading allows.
 fn codex_version(v: &str) -> Result<String, String> {
-    match codex_app_codegen::history::pre_release(v) {
-        Some(_) if !v.starts_with('v') => Ok(v.to_owned()),
-        _ => Err(format!("`{v}` is not a codex version (like 0.171.0)")),
+    if codex_app_codegen::history::is_version(v) && !v.starts_with('v') {
+        Ok(v.to_owned())
+    } else {
+        Err(format!("`{v}` is not a codex version (like 0.171.0)"))
     }
 }
 
