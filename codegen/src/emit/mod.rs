@@ -42,9 +42,10 @@ pub const GENERATED_DIRS: &[&str] = &[GENERATED_DIR, CLIENT_GENERATED_DIR];
 pub const CLIENT_GENERATED_DIR: &str = "client/src/generated";
 
 /// The generator's sources outside `codegen/src`, relative to the workspace root: the protocol
-/// crate's files it includes with `#[path]` (the rule of which types lead to something a
-/// check looks at, `availability.rs`). The digest of what the history is folded from covers
-/// them with the generator's own.
+/// crate's files it includes with `#[path]`: the rule of which types lead to something a
+/// check looks at (in `availability.rs`) and the order of release numbers (in
+/// `history/mod.rs`). The digest of what the history is folded from covers them with the
+/// generator's own.
 pub const SHARED_SOURCES: &[&str] =
     &["protocol/src/availability/reach.rs", "protocol/src/availability/release_order.rs"];
 
