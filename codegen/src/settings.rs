@@ -4,9 +4,9 @@
 //! [`Settings`]: the names it keeps for itself, how deep it looks into untagged unions, which
 //! definitions are the hand-written envelope's, how it renames a v1 definition, which members
 //! route a notification, and the reviewed decisions of `vendor-schemas/decisions.json`. The
-//! pipeline ([`crate::build_ir_with`], [`crate::generate_with`], [`crate::diff::diff_sets_with`])
-//! takes `&Settings`; [`Settings::codex`] is what `cargo xtask regen` uses, and tests change a
-//! field to see what it does.
+//! pipeline ([`crate::build_ir_with`], [`crate::generate_with`], and the changelog crate's
+//! `diff_sets_with`) takes `&Settings`; [`Settings::codex`] is what `cargo xtask regen` uses,
+//! and tests change a field to see what it does.
 //!
 //! Several of these are contracts with the hand-written protocol crate (its wire macros declare
 //! the catch-all variant, its `wire_notifications!` knows the accessors): a value other than
