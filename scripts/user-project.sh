@@ -6,7 +6,8 @@
 # - that adding the drift check changes nothing of the user's API (cargo unifies a
 #   dev-dependency's features into the test builds): an exhaustive `match` over the stable
 #   `ServerRequest` (every variant the stable surface has, no wildcard) compiles under
-#   `cargo build` and under `cargo test`;
+#   `cargo check` (the user's build, type-checked: where a match is checked) and under
+#   `cargo test` (built);
 # - docs/drift-check.md's first two examples, as the user's own test files, on real sessions:
 #   the first records a session of the pinned codex with the client's tap and checks it; the
 #   second checks the sessions kept in `tests/sessions/`, here every session recorded without
@@ -174,8 +175,8 @@ trap 'rm -rf "$codex_home"' EXIT
 cd "$work/app"
 # The build of the project: $CARGO_TARGET_DIR when set (CI gives the workspace's), else its own.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$work/target}"
-echo "cargo build (the user's build: the crates at their default features)"
-cargo build -q
+echo "cargo check (the user's build: the crates at their default features)"
+cargo check -q
 echo "cargo test (the user's test build, the drift check added as a dev-dependency; codex $codex_bin)"
 CODEX_BIN="$codex_bin" CODEX_HOME="$codex_home" NEWEST="$codex" cargo test -q
 echo "user project: the stable match compiles in both builds; docs/drift-check.md's examples and the recorded sessions have no drift"
