@@ -17,7 +17,7 @@
 # over 8 CPU-minutes to build, and unoptimized with AddressSanitizer it runs 4 inputs a
 # second where it runs 80 without (AddressSanitizer finds memory errors of unsafe code, and
 # the drift check and the crates it runs have none). The smoke run builds every target at
-# once like the drift target (`--dev -s none`: about 4 CPU-minutes instead of 20), which is
+# once like the drift target (`--dev -s none`: about 2 CPU-minutes instead of 20), which is
 # what a minute of fuzzing in CI is worth. Build and run take the same flags, or
 # `cargo fuzz run` would build again.
 #

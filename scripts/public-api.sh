@@ -22,10 +22,16 @@ case "${1:-}" in
     "") ;;
     *) echo "usage: $0 [--check]" >&2; exit 2 ;;
 esac
+crates=(codex-app-protocol codex-app-client codex-app-traffic)
+packages=()
+for crate in "${crates[@]}"; do packages+=(-p "$crate"); done
+# One command for the three (cargo runs their rustdoc side by side, over one build of the
+# protocol crate: the traffic crate's `inspect` is on for the client's too, which adds nothing
+# to the client's items).
+RUSTDOCFLAGS="-Z unstable-options --output-format json" CARGO_TARGET_DIR="$target" cargo +nightly doc -q \
+    --manifest-path "$root/Cargo.toml" --no-deps --all-features "${packages[@]}"
 status=0
-for crate in codex-app-protocol codex-app-client codex-app-traffic; do
-    CARGO_TARGET_DIR="$target" cargo +nightly rustdoc -q -p "$crate" --all-features --lib \
-        --manifest-path "$root/Cargo.toml" -- -Z unstable-options --output-format json
+for crate in "${crates[@]}"; do
     list=$(python3 "$root/scripts/public-api.py" "$target/doc/${crate//-/_}.json")
     file="$root/public-api/$crate.txt"
     if $check; then

@@ -142,3 +142,48 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
         assert!(compared > 0, "the releases of the range lack some of these params");
     }
 }
+
+/// Each method's note in the generated docs (`*Since codex …*`, on its variant of
+/// `ClientRequest` and the others) says what the availability table says of it: the generator
+/// writes both from one fact, and nothing edits either apart. Read from the generated source,
+/// whatever release it was generated from.
+#[test]
+fn every_methods_doc_note_says_what_the_availability_table_says() {
+    use codex_app_protocol::availability::{method, FLOOR};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../protocol/src/generated/methods.rs");
+    let source = std::fs::read_to_string(&path).unwrap();
+    // A note's releases: `Since codex A`, `In codex A to B (…)`, `In codex releases up to B (…)`,
+    // or no note (every release of the range).
+    fn noted(head: &str) -> (&str, Option<&str>) {
+        let note = head.split_once("#[doc = \" *").map(|(_, rest)| rest.split_once(".*\"]").unwrap().0);
+        match note {
+            None => (FLOOR, None),
+            Some(note) => {
+                if let Some(since) = note.strip_prefix("Since codex ") {
+                    (since, None)
+                } else if let Some(until) = note.strip_prefix("In codex releases up to ") {
+                    (FLOOR, Some(until.split_once(' ').unwrap().0))
+                } else {
+                    let range = note.strip_prefix("In codex ").unwrap_or_else(|| panic!("an unknown note: {note}"));
+                    let (since, rest) = range.split_once(" to ").unwrap();
+                    (since, Some(rest.split_once(' ').unwrap().0))
+                }
+            }
+        }
+    }
+    let mut checked = 0;
+    // A method's row of the `wire_methods!` tables: `[notes] [cfg] Name = "wire" (…`.
+    for line in source.lines() {
+        let Some((before, _)) = line.split_once("\" (") else { continue };
+        let Some((head, wire)) = before.rsplit_once(" = \"") else { continue };
+        let table =
+            method(wire).unwrap_or_else(|| panic!("{wire}: in the generated methods, not in the availability table"));
+        assert_eq!(
+            noted(head),
+            (table.since, table.until),
+            "{wire}: its doc note and its row of the availability table"
+        );
+        checked += 1;
+    }
+    assert!(checked > 100, "only {checked} methods read from {}", path.display());
+}
