@@ -35,7 +35,7 @@ fn generated_code_is_fresh() {
     let disagree: Vec<String> = history
         .items
         .iter()
-        .filter(|(key, a)| a.until.is_some() == newest.contains(*key))
+        .filter(|(key, a)| a.availability.until.is_some() == newest.contains(*key))
         .map(|(key, a)| format!("{key} ({a:?})"))
         .collect();
     assert!(

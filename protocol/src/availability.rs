@@ -26,25 +26,13 @@ mod check;
 pub mod experimental;
 mod reach;
 mod release_order;
+mod span;
 
 pub use crate::generated::availability::FLOOR;
 use crate::generated::availability::{METHODS, OWNERS, RELEASES};
 pub use check::Check;
+pub use span::Availability;
 use check::{Found, Plans};
-
-/// When something is in codex: since a release, and, when a later release removed it, until
-/// the last release that had it. Versions are written as codex writes them (`0.171.0`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Availability {
-    /// The first release of the supported range that has it ([`FLOOR`]: every release of the
-    /// range has it, and maybe older ones too).
-    pub since: &'static str,
-    /// The last release that had it, when a later one removed it.
-    pub until: Option<&'static str>,
-    /// A member the newest release always sends: the first release from which every release
-    /// does (an older one may leave it out, so the member is optional in the types).
-    pub always_since: Option<&'static str>,
-}
 
 impl Availability {
     /// Whether `release` has it. A release older than [`FLOOR`] is not known to have anything
@@ -152,12 +140,34 @@ pub fn releases() -> &'static [&'static str] {
 
 /// A method of either direction, by its wire name; `None` when the crate does not know it.
 pub fn method(wire: &str) -> Option<Availability> {
-    find_method(wire).map(method_availability)
+    find_method(wire).map(|row| row.availability)
 }
 
-/// A row of the methods' table: wire name, since (empty: the floor, see [`since`]), until,
-/// params type, result type, experimental.
-pub(crate) type MethodRow = (&'static str, &'static str, Option<&'static str>, &'static str, &'static str, bool);
+/// A row of the methods' table ([`r`]).
+#[derive(Debug)]
+pub(crate) struct MethodRow {
+    pub wire: &'static str,
+    pub availability: Availability,
+    /// The rows in [`OWNERS`] of its params type and of its result type (empty: none).
+    pub params: &'static str,
+    pub result: &'static str,
+    pub experimental: bool,
+}
+
+/// A method: wire name, since (empty: the floor, see [`since`]), until, the rows in [`OWNERS`]
+/// of its params type and of its result type, and whether it is experimental.
+// A schema without methods leaves the table empty.
+#[allow(dead_code)]
+pub(crate) const fn r(
+    wire: &'static str,
+    since_text: &'static str,
+    until: Option<&'static str>,
+    params: &'static str,
+    result: &'static str,
+    experimental: bool,
+) -> MethodRow {
+    MethodRow { wire, availability: Availability::new(since(since_text), until), params, result, experimental }
+}
 
 /// The methods' table is sorted by wire name: a binary search, in a `const fn` so that the
 /// marker types' `SINCE` and `UNTIL` are read from the table ([`since_of`]).
@@ -165,7 +175,7 @@ const fn find_method(wire: &str) -> Option<&'static MethodRow> {
     let (mut low, mut high) = (0, METHODS.len());
     while low < high {
         let mid = low + (high - low) / 2;
-        match compare(METHODS[mid].0, wire) {
+        match compare(METHODS[mid].wire, wire) {
             Ordering::Less => low = mid + 1,
             Ordering::Greater => high = mid,
             Ordering::Equal => return Some(&METHODS[mid]),
@@ -206,17 +216,13 @@ const fn marker_row(wire: &str) -> &'static MethodRow {
 /// row's since, as [`method`] answers.
 #[allow(dead_code, reason = "only the marker types call it, and a schema without methods has none")]
 pub(crate) const fn since_of(wire: &str) -> &'static str {
-    since(marker_row(wire).1)
+    marker_row(wire).availability.since
 }
 
 /// The `UNTIL` of the marker type of the method `wire`: its row's until.
 #[allow(dead_code, reason = "only the marker types call it, and a schema without methods has none")]
 pub(crate) const fn until_of(wire: &str) -> Option<&'static str> {
-    marker_row(wire).2
-}
-
-fn method_availability(row: &MethodRow) -> Availability {
-    Availability::new(since(row.1), row.2)
+    marker_row(wire).availability.until
 }
 
 /// A since of the tables' rows, methods and members alike: they write the floor (what every
@@ -271,7 +277,7 @@ pub fn member(name: &str) -> Option<Availability> {
 pub fn at(method: &str, path: &crate::path::JsonPath) -> Option<Availability> {
     use crate::path::Step;
     let entry = find_method(method)?;
-    let mut owner = find_owner(entry.3)?;
+    let mut owner = find_owner(entry.params)?;
     let mut steps = path.steps().peekable();
     if steps.peek() == Some(&Step::Key("params")) {
         steps.next();
@@ -352,11 +358,9 @@ pub(crate) struct Member {
     pub wire: &'static str,
     /// An enum value or union arm rather than a member.
     pub value: bool,
-    /// Empty: the floor, as in every row ([`since`]); with no `until` or `always_since`, in
-    /// every release of the range (listed because it leads to `child`).
-    pub since: &'static str,
-    pub until: Option<&'static str>,
-    pub always_since: Option<&'static str>,
+    /// When codex has it. Since the floor, with no `until` or `always_since`, is every release
+    /// of the range: such a row is listed because it leads to `child`.
+    pub availability: Availability,
     /// Only codex's experimental API has it (a build without `experimental` lacks it).
     pub experimental: bool,
     /// The type the member's value (or an array's items) is of, when it is in the tables.
@@ -375,12 +379,13 @@ pub(crate) const fn o(name: &'static str, kind: Kind, tag: &'static str, members
 #[allow(dead_code)]
 pub(crate) const fn m(
     wire: &'static str,
-    since: &'static str,
+    since_text: &'static str,
     until: Option<&'static str>,
     always_since: Option<&'static str>,
     child: &'static str,
 ) -> Member {
-    Member { wire, value: false, since, until, always_since, experimental: false, child }
+    let availability = Availability { since: since(since_text), until, always_since };
+    Member { wire, value: false, availability, experimental: false, child }
 }
 
 /// An enum value or union arm: the value (tag, key or arm name), since, until, payload type.
@@ -388,11 +393,11 @@ pub(crate) const fn m(
 #[allow(dead_code)]
 pub(crate) const fn v(
     wire: &'static str,
-    since: &'static str,
+    since_text: &'static str,
     until: Option<&'static str>,
     child: &'static str,
 ) -> Member {
-    Member { wire, value: true, since, until, always_since: None, experimental: false, child }
+    Member { wire, value: true, availability: Availability::new(since(since_text), until), experimental: false, child }
 }
 
 impl Member {
@@ -405,11 +410,8 @@ impl Member {
 
     /// `None` for what every release of the range has.
     fn availability(&self) -> Option<Availability> {
-        (!self.since.is_empty() || self.until.is_some() || self.always_since.is_some()).then_some(Availability {
-            since: since(self.since),
-            until: self.until,
-            always_since: self.always_since,
-        })
+        let a = self.availability;
+        (a.since != FLOOR || a.until.is_some() || a.always_since.is_some()).then_some(a)
     }
 }
 
@@ -434,16 +436,19 @@ mod tests {
     #[test]
     fn the_tables_are_sorted_and_name_known_types() {
         assert!(OWNERS.windows(2).all(|w| w[0].name < w[1].name));
-        assert!(METHODS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(METHODS.windows(2).all(|w| w[0].wire < w[1].wire));
+        let releases = |a: &Availability| [Some(a.since), a.until, a.always_since].into_iter().flatten();
         for m in METHODS {
-            for v in [Some(m.1), m.2].into_iter().flatten().filter(|v| !v.is_empty()) {
-                assert!(RELEASES.contains(&v), "{}: {v} is not a release of the range", m.0);
+            for v in releases(&m.availability) {
+                assert!(RELEASES.contains(&v), "{}: {v} is not a release of the range", m.wire);
             }
         }
         for o in OWNERS {
-            for m in o.members {
+            for (i, m) in o.members.iter().enumerate() {
+                let twice = o.members[..i].iter().any(|n| (n.wire, n.value) == (m.wire, m.value));
+                assert!(!twice, "{}.{}: two rows", o.name, m.wire);
                 assert!(m.child.is_empty() || find_owner(m.child).is_some(), "{}.{} -> {}", o.name, m.wire, m.child);
-                for v in [Some(m.since), m.until, m.always_since].into_iter().flatten().filter(|v| !v.is_empty()) {
+                for v in releases(&m.availability) {
                     assert!(RELEASES.contains(&v), "{}.{}: {v} is not a release of the range", o.name, m.wire);
                 }
             }
@@ -458,26 +463,14 @@ mod tests {
     #[test]
     fn every_method_row_gives_its_marker_the_rows_since_and_until() {
         for row in METHODS {
-            let a = method(row.0).unwrap();
-            assert_eq!((since_of(row.0), until_of(row.0)), (a.since, a.until), "{}", row.0);
-            assert_eq!(a.since, if row.1.is_empty() { FLOOR } else { row.1 }, "{}", row.0);
-            assert!(std::ptr::eq(find_method(row.0).unwrap(), row), "{}", row.0);
+            let a = method(row.wire).unwrap();
+            assert_eq!((since_of(row.wire), until_of(row.wire)), (a.since, a.until), "{}", row.wire);
+            assert!(std::ptr::eq(find_method(row.wire).unwrap(), row), "{}", row.wire);
         }
         for absent in ["", "a", "zzz", "thread/start/", "thread/star"] {
             assert!(find_method(absent).is_none(), "{absent}");
         }
         assert_eq!(crate::request::Initialize::SINCE, since_of("initialize"));
         assert_eq!(crate::request::Initialize::UNTIL, until_of("initialize"));
-    }
-
-    /// The rows spell "since the floor" one way, `""` ([`since`]), methods and members alike.
-    #[test]
-    fn the_tables_spell_the_floor_one_way() {
-        let sinces = METHODS.iter().map(|m| (m.0, m.1));
-        let sinces = sinces.chain(OWNERS.iter().flat_map(|o| o.members.iter().map(move |m| (o.name, m.since))));
-        for (row, since) in sinces {
-            assert_ne!(since, FLOOR, "{row}: the tables spell the floor `\"\"`");
-        }
-        assert_eq!(since(""), FLOOR);
     }
 }

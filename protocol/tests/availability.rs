@@ -187,3 +187,88 @@ fn every_methods_doc_note_says_what_the_availability_table_says() {
     }
     assert!(checked > 100, "only {checked} methods read from {}", path.display());
 }
+
+/// Tidy: each fact of the range is stated once in the generated code, and the rest of the
+/// crate reads it from there. A release number outside the doc comments is one of:
+///
+/// - a row of the availability tables (`generated/availability.rs`), which spell "since the
+///   floor" as `""`, never as the floor's number;
+/// - a release of the range in `RELEASES`, once each, where the floor and the newest are named
+///   by their constants, `FLOOR` and `CODEX_VERSION`, the one place that writes each;
+/// - an arm of `written_for_codex!`, which keeps a test when its release is one of the range's:
+///   a macro matches literals, not constants, so the arms are the range again, checked here to
+///   list exactly its releases, in order.
+///
+/// The marker types' `SINCE` and `UNTIL` and the availability answers read the tables; the doc
+/// notes are views of them, checked against them above.
+#[test]
+fn the_generated_code_states_each_release_once() {
+    use codex_app_protocol::availability::{releases, Release, FLOOR};
+    use codex_app_protocol::CODEX_VERSION;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../protocol/src/generated");
+    // The string literals of a line's code: its doc comment and `#[doc = "…"]` attributes left out.
+    fn literals(line: &str) -> Vec<&str> {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut rest = code;
+        while let Some(start) = rest.find('"') {
+            let is_doc = rest[..start].ends_with("#[doc = ");
+            let body = &rest[start + 1..];
+            let end = body.find('"').unwrap_or_else(|| panic!("a literal that does not end on its line: {line}"));
+            if !is_doc {
+                out.push(&body[..end]);
+            }
+            rest = &body[end + 1..];
+        }
+        out
+    }
+    let (mut arms, mut listed, mut constants) = (Vec::<String>::new(), Vec::<String>::new(), Vec::new());
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut in_releases = false;
+        for (n, line) in text.lines().enumerate() {
+            let at = format!("{file}:{}: {}", n + 1, line.trim());
+            if line.starts_with("pub(crate) static RELEASES") {
+                in_releases = true;
+            }
+            for literal in literals(line) {
+                if Release::parse(literal).is_none() || literal.contains(' ') {
+                    continue;
+                }
+                let trimmed = line.trim_start();
+                if ["pub const FLOOR: &str =", "pub const CODEX_VERSION: &str ="].iter().any(|c| trimmed.starts_with(c)) {
+                    constants.push(literal.to_owned());
+                } else if in_releases {
+                    listed.push(literal.to_owned());
+                } else if file == "methods.rs" && trimmed.starts_with(&format!("({literal:?}, $($item:item)*) =>")) {
+                    arms.push(literal.to_owned());
+                } else if file == "availability.rs" && (trimmed.starts_with("r(") || trimmed.starts_with("o(")) {
+                    // A row's since, the cell after its name: `r("name", "since", …`, and
+                    // the same in `m(` and `v(`.
+                    let since_cell = ["r(", "m(", "v("]
+                        .iter()
+                        .any(|call| line.split(call).skip(1).any(|row| row.split('"').nth(3) == Some(literal)));
+                    assert!(!(since_cell && literal == FLOOR), "{at}: the tables spell the floor `\"\"`");
+                } else {
+                    panic!("{at}: a release number outside the tables");
+                }
+            }
+            if in_releases && line.starts_with("];") {
+                in_releases = false;
+            }
+        }
+    }
+    constants.sort_unstable();
+    let mut expected = vec![FLOOR.to_owned(), CODEX_VERSION.to_owned()];
+    expected.sort_unstable();
+    assert_eq!(constants, expected, "`FLOOR` and `CODEX_VERSION`, each written once");
+    let range = releases();
+    let inner = if range.len() > 1 { &range[1..range.len() - 1] } else { &[][..] };
+    assert_eq!(listed, inner, "RELEASES writes each release between the floor and the newest once");
+    assert_eq!(arms, range, "the arms of `written_for_codex!` and the range's releases");
+}

@@ -26,7 +26,7 @@ pub fn emit_availability(ir: &Ir, codex_version: &str) -> Result<Vec<Part>, Erro
     let owners = owners(ir);
     let kept = kept(&owners);
     let methods = methods(ir, &kept)?;
-    Ok(vec![Part::Text(text(&floor, &releases, &methods, &owners, &kept))])
+    Ok(vec![Part::Text(text(&floor, codex_version, &releases, &methods, &owners, &kept))])
 }
 
 /// One item of a type: a member, enum value or union arm.
@@ -138,8 +138,8 @@ fn kept<'a>(owners: &BTreeMap<&'a str, Owner>) -> BTreeSet<&'a str> {
 
 /// A row of the methods' table.
 struct MethodRow {
-    since: Option<String>,
-    until: Option<String>,
+    /// Since and until (`None`: since the floor, in every release of the range).
+    availability: Option<Availability>,
     /// The schema names of its params and result types, when the owners' table has them.
     params: Option<String>,
     result: Option<String>,
@@ -149,20 +149,22 @@ struct MethodRow {
 /// Every method, by wire name (one row for a method of two directions).
 fn methods(ir: &Ir, kept: &BTreeSet<&str>) -> Result<BTreeMap<String, MethodRow>, Error> {
     let owner = |ty: Option<&Ty>| ty.and_then(|t| child(ir, t, 0)).filter(|n| kept.contains(n.as_str()));
-    let mut rows = BTreeMap::new();
+    let mut rows: BTreeMap<String, MethodRow> = BTreeMap::new();
     for d in Direction::ALL {
         for m in ir.methods(d) {
-            let a = ir.availability.get(&keys::method(d, &m.wire));
-            let (since, until) = (a.map(|a| a.since.clone()), a.and_then(|a| a.until.clone()));
+            // A method's row states since and until (members alone have `always_since`).
+            let availability = ir
+                .availability
+                .get(&keys::method(d, &m.wire))
+                .map(|a| Availability { always_since: None, ..a.clone() });
             if let Some(first) = rows.get(&m.wire) {
-                let MethodRow { since: s, until: u, .. } = first;
-                if (s, u) != (&since, &until) {
+                if first.availability != availability {
                     return Err(two_availabilities(&m.wire));
                 }
                 continue;
             }
             let (params, result) = (owner(m.params.ty()), owner(m.response.as_ref()));
-            rows.insert(m.wire.clone(), MethodRow { since, until, params, result, experimental: m.experimental });
+            rows.insert(m.wire.clone(), MethodRow { availability, params, result, experimental: m.experimental });
         }
     }
     Ok(rows)
@@ -178,20 +180,31 @@ fn two_availabilities(wire: &str) -> Error {
 /// The file: the floor and the releases, then the methods' table and the owners' table.
 fn text(
     floor: &str,
+    codex_version: &str,
     releases: &[String],
     methods: &BTreeMap<String, MethodRow>,
     owners: &BTreeMap<&str, Owner>,
     kept: &BTreeSet<&str>,
 ) -> String {
     let mut out = String::new();
-    out.push_str("#[allow(unused_imports)]\nuse crate::availability::{m, o, v, Kind::*, MethodRow, Owner};\n\n");
+    out.push_str("#[allow(unused_imports)]\nuse crate::availability::{m, o, r, v, Kind::*, MethodRow, Owner};\n\n");
     let _ = writeln!(out, "/// The oldest codex release of the range the crate was generated for.");
     let _ = writeln!(out, "pub const FLOOR: &str = {floor:?};");
-    let _ = writeln!(out, "/// Every release of the range, oldest first.");
+    let _ = writeln!(out, "/// Every release of the range, oldest first: from [`FLOOR`] to [`crate::CODEX_VERSION`].");
     out.push_str("pub(crate) static RELEASES: &[&str] = &[\n");
-    for chunk in releases.chunks(8) {
-        let line: Vec<String> = chunk.iter().map(|r| format!("{r:?}")).collect();
-        let _ = writeln!(out, "    {},", line.join(", "));
+    // Each release is written once in the generated code: the floor and the newest are named by
+    // their constants.
+    let cells: Vec<String> = releases
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r.as_str() {
+            r if i == 0 && r == floor => "FLOOR".to_owned(),
+            r if i + 1 == releases.len() && r == codex_version => "crate::CODEX_VERSION".to_owned(),
+            r => format!("{r:?}"),
+        })
+        .collect();
+    for chunk in cells.chunks(8) {
+        let _ = writeln!(out, "    {},", chunk.join(", "));
     }
     out.push_str("];\n\n");
     methods_table(&mut out, floor, methods);
@@ -207,9 +220,10 @@ fn methods_table(out: &mut String, floor: &str, methods: &BTreeMap<String, Metho
     out.push_str("pub(crate) static METHODS: &[MethodRow] = &[\n");
     for (wire, m) in methods {
         let (params, result) = (m.params.as_deref().unwrap_or_default(), m.result.as_deref().unwrap_or_default());
-        let since = since_cell(m.since.as_deref(), floor);
-        let until = opt(m.until.as_deref());
-        let _ = writeln!(out, "    ({wire:?}, {since:?}, {until}, {params:?}, {result:?}, {}),", m.experimental);
+        let a = m.availability.as_ref();
+        let since = since_cell(a.map(|a| a.since.as_str()), floor);
+        let until = opt(a.and_then(|a| a.until.as_deref()));
+        let _ = writeln!(out, "    r({wire:?}, {since:?}, {until}, {params:?}, {result:?}, {}),", m.experimental);
     }
     out.push_str("];\n\n");
 }

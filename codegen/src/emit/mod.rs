@@ -43,11 +43,14 @@ pub const CLIENT_GENERATED_DIR: &str = "client/src/generated";
 
 /// The generator's sources outside `codegen/src`, relative to the workspace root: the protocol
 /// crate's files it includes with `#[path]`: the rule of which types lead to something a
-/// check looks at (in `availability.rs`) and the order of release numbers (in
-/// `history/mod.rs`). The digest of what the history is folded from covers them with the
-/// generator's own.
-pub const SHARED_SOURCES: &[&str] =
-    &["protocol/src/availability/reach.rs", "protocol/src/availability/release_order.rs"];
+/// check looks at (in `availability.rs`), and the order of release numbers and the
+/// availability type (in `history/mod.rs`). The digest of what the history is folded from
+/// covers them with the generator's own.
+pub const SHARED_SOURCES: &[&str] = &[
+    "protocol/src/availability/reach.rs",
+    "protocol/src/availability/release_order.rs",
+    "protocol/src/availability/span.rs",
+];
 
 /// `(path relative to the workspace root, parts)` for each generated file: the crate's modules
 /// in [`GENERATED_DIR`], the client's server-request handler in [`CLIENT_GENERATED_DIR`], and

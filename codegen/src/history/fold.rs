@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::surface::{owner, retire, schema_of, surface, Item, ENVELOPE};
-use super::{Availability, History, ReleaseEntry};
+use super::{Availability, Fact, History, ReleaseEntry};
 use crate::ir::*;
 
 impl History {
@@ -16,7 +16,7 @@ impl History {
         for (key, item) in &after.items {
             match before.items.get(key) {
                 None => {
-                    let entry = self.items.entry(key.clone()).or_insert_with(|| Availability::since(version));
+                    let entry = &mut self.items.entry(key.clone()).or_insert_with(|| Fact::since(version)).availability;
                     entry.until = None;
                     self.retired.remove(key);
                     if let Item::Field(_, f) = item {
@@ -28,13 +28,17 @@ impl History {
                         let was_required = a.required;
                         let widened = !accepts(prev, &a.ty, next, &b.ty);
                         let entry = self.items.get(key).cloned();
-                        let mut entry = entry.unwrap_or_else(|| Availability {
-                            always_since: was_required.then(|| self.floor.clone()),
-                            ..Availability::since(&self.floor)
+                        let mut entry = entry.unwrap_or_else(|| Fact {
+                            availability: Availability {
+                                always_since: was_required.then(|| self.floor.clone()),
+                                ..Availability::since(&self.floor)
+                            },
+                            widened_until: None,
                         });
-                        entry.always_since = match (b.required, was_required) {
+                        let always = &mut entry.availability.always_since;
+                        *always = match (b.required, was_required) {
                             (false, _) => None,
-                            (true, true) => entry.always_since.or_else(|| Some(self.floor.clone())),
+                            (true, true) => always.take().or_else(|| Some(self.floor.clone())),
                             (true, false) => Some(version.to_owned()),
                         };
                         if widened {
@@ -49,7 +53,7 @@ impl History {
             if after.items.contains_key(key) {
                 continue;
             }
-            let entry = self.items.entry(key.clone()).or_insert_with(|| Availability::since(&self.floor));
+            let entry = &mut self.items.entry(key.clone()).or_insert_with(|| Fact::since(&self.floor)).availability;
             entry.until = Some(newest.clone());
             entry.always_since = None;
             // A member, value or arm of a type that went as a whole comes back with its type.
@@ -84,12 +88,9 @@ impl History {
     fn compact(&mut self) {
         let floor = self.floor.clone();
         let plain = |a: &Availability| {
-            a.since == floor
-                && a.until.is_none()
-                && a.widened_until.is_none()
-                && a.always_since.as_ref().is_none_or(|r| *r == floor)
+            a.since == floor && a.until.is_none() && a.always_since.as_ref().is_none_or(|r| *r == floor)
         };
-        self.items.retain(|_, a| !plain(a));
+        self.items.retain(|_, f| !plain(&f.availability) || f.widened_until.is_some());
         self.types.retain(|_, a| !plain(a));
     }
 }

@@ -5,7 +5,7 @@
 //! every method (per direction), type, member, enum value and union arm gets the first release
 //! that has it (`since`) and, once a later release lacks it, the last release that had it
 //! (`until`); a member gets the first release from which it was always required
-//! (`required_since`) and the last release in which its type was one whose values the newer
+//! (`always_since`) and the last release in which its type was one whose values the newer
 //! type does not accept (`widened_until`). What the newest release no longer has is kept as IR
 //! (`retired`), so the generator still types it. Present means present in either bundle of a
 //! release; the experimental mark is the IR's own.
@@ -65,27 +65,37 @@ pub struct ReleaseEntry {
     pub skipped: Option<String>,
 }
 
-/// Availability of one item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Availability {
-    /// The first release of the range that has it.
-    pub since: String,
-    /// The last release that had it, when the newest release lacks it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<String>,
-    /// A member: the first release from which every release always sends it (`None`: optional
-    /// in the newest release).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub always_since: Option<String>,
-    /// A member: the last release whose type for it had values the newer type does not accept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub widened_until: Option<String>,
-}
+// The protocol crate's availability type, as source: the generator cannot depend on the crate
+// it generates. Its releases are `String`s here.
+#[path = "../../../protocol/src/availability/span.rs"]
+mod span;
+
+/// When an item is in codex: since, until and, for a member, since when every release sends
+/// it. The protocol crate's `availability::Availability`, holding its releases as text.
+pub type Availability = span::Availability<String>;
 
 impl Availability {
     /// In every release from `since` on.
     pub fn since(since: &str) -> Availability {
-        Availability { since: since.to_owned(), until: None, always_since: None, widened_until: None }
+        Availability { since: since.to_owned(), until: None, always_since: None }
+    }
+}
+
+/// What the history knows of an item: its [`Availability`] and, for a member, the last
+/// release whose type for it had values the newer type does not accept (`widened_until`). In
+/// [`HISTORY_FILE`] as one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fact {
+    #[serde(flatten)]
+    pub availability: Availability,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widened_until: Option<String>,
+}
+
+impl Fact {
+    /// In every release from `since` on.
+    pub fn since(since: &str) -> Fact {
+        Fact { availability: Availability::since(since), widened_until: None }
     }
 }
 
@@ -126,7 +136,7 @@ pub struct History {
     #[serde(default)]
     pub types: BTreeMap<String, Availability>,
     /// Items that were not in every release of the range, by key ([`keys`]).
-    pub items: BTreeMap<Key, Availability>,
+    pub items: BTreeMap<Key, Fact>,
     /// What the newest release lacks, by key ([`RETIRED_FILE`], not [`HISTORY_FILE`]).
     #[serde(skip)]
     pub retired: BTreeMap<Key, Retired>,
@@ -201,9 +211,14 @@ impl History {
         self.releases.dedup_by(|a, b| a.version == b.version);
     }
 
+    /// What the history knows of an item of the newest release's IR (or a retired one).
+    pub fn fact(&self, key: &Key) -> Fact {
+        self.items.get(key).cloned().unwrap_or_else(|| Fact::since(&self.floor))
+    }
+
     /// The availability of an item of the newest release's IR (or a retired one).
     pub fn availability(&self, key: &Key) -> Availability {
-        self.items.get(key).cloned().unwrap_or_else(|| Availability::since(&self.floor))
+        self.fact(key).availability
     }
 
     /// The availability of a type, by schema name.

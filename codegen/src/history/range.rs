@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::surface::{schema_of, surface, Item, ENVELOPE};
-use super::{version_cmp, Availability, History, Key, Retired};
+use super::{version_cmp, Availability, Fact, History, Key, Retired};
 use crate::ir::*;
 use crate::{Error, Warning};
 
@@ -94,7 +94,7 @@ impl Range<'_> {
             .collect();
         for (key, member) in entries {
             let field_owner = member.as_ref().map(|(o, _)| o.as_str());
-            let a = self.history.availability(&key);
+            let Fact { availability: a, widened_until } = self.history.fact(&key);
             if !self.has(&a) {
                 continue;
             }
@@ -108,7 +108,7 @@ impl Range<'_> {
                 .filter(|r| owner_since.as_deref().is_none_or(|o| version_cmp(r, o).is_gt()))
                 .map(str::to_owned);
             // Only what the client receives must decode whatever an older release sent.
-            let widen = a.widened_until.as_deref().is_some_and(|w| version_cmp(w, self.floor).is_ge())
+            let widen = widened_until.as_deref().is_some_and(|w| version_cmp(w, self.floor).is_ge())
                 && field_owner.is_some_and(|o| o == ENVELOPE || received.contains(o));
             if relax.is_some() || widen {
                 let (owner, wire) = member.as_ref().map(|(o, w)| (o.as_str(), w.as_str())).unwrap_or_default();
@@ -122,7 +122,7 @@ impl Range<'_> {
                             pointer,
                             format!(
                                 "member `{key}` had values of another JSON type until codex {} (in the supported range): typed as any JSON value",
-                                a.widened_until.as_deref().unwrap_or_default()
+                                widened_until.as_deref().unwrap_or_default()
                             ),
                         ));
                         field.ty = Ty::Any;
@@ -131,7 +131,6 @@ impl Range<'_> {
             }
             if a.since != self.floor || a.until.is_some() || relax.is_some() {
                 a.always_since = relax;
-                a.widened_until = None;
                 availability.insert(key, a);
             }
         }

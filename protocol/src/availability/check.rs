@@ -116,7 +116,7 @@ impl Check {
     /// (what codex removed stays removed).
     pub fn new(release: &Release) -> Check {
         let plans = Plans::new(|m| m.availability().is_some_and(|a| !a.in_release(release)));
-        let lacked_methods = METHODS.iter().filter(|m| !super::method_availability(m).in_release(release)).count();
+        let lacked_methods = METHODS.iter().filter(|m| !m.availability.in_release(release)).count();
         Check { release: release.clone(), plans, lacked_methods }
     }
 
@@ -197,7 +197,7 @@ impl Plans {
         let plan_row = |owner: &str| owner_row(owner).filter(|&row| plans[row].is_some());
         let methods = METHODS
             .iter()
-            .map(|m| (m.0, (plan_row(m.3), plan_row(m.4))))
+            .map(|m| (m.wire, (plan_row(m.params), plan_row(m.result))))
             .filter(|(_, rows)| rows.0.is_some() || rows.1.is_some())
             .collect();
         Plans { plans, methods }

@@ -50,7 +50,7 @@ impl fmt::Display for Item {
 /// Whether `method` (of either direction, by its wire name) belongs to the experimental API.
 /// `false` for a method the crate does not know.
 pub fn is_method(method: &str) -> bool {
-    find_method(method).is_some_and(|row| row.5)
+    find_method(method).is_some_and(|row| row.experimental)
 }
 
 /// The experimental members, enum values and union arms in the params of `method`, each with
