@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use codex_app_codegen::history::{keys, version_cmp, Availability};
+use codex_app_codegen::history::{keys, version_cmp, Availability, ItemKind};
 use codex_app_codegen::ir::{Direction, Ir};
 
 #[derive(clap::Args)]
@@ -20,7 +20,7 @@ pub struct Args {
 /// One row: what, which kind, when.
 #[derive(Debug, Clone)]
 pub struct Row {
-    pub kind: &'static str,
+    pub kind: ItemKind,
     pub name: String,
     /// Since, until and, for a member the newest release requires, since when every release
     /// sends it (the history's facts for the range).
@@ -36,8 +36,10 @@ pub fn rows(ir: &Ir) -> Vec<Row> {
         .map(|item| {
             let availability = ir.availability.get(&item.key).cloned().unwrap_or_else(|| Availability::since(&floor));
             // A method's row is named by its wire name alone.
-            let method = item.kind.ends_with("request") || item.kind.ends_with("notification");
-            let name = if method { item.wire } else { item.key.to_string() };
+            let name = match item.kind {
+                ItemKind::Method(_) => item.wire,
+                _ => item.key.to_string(),
+            };
             Row { kind: item.kind, name, availability, experimental: item.experimental }
         })
         .collect()
@@ -51,11 +53,11 @@ pub fn json(rows: &[Row]) -> serde_json::Value {
     let mut members = BTreeMap::new();
     for r in rows {
         match r.kind {
-            "member" => {
+            ItemKind::Member => {
                 members.insert(r.name.as_str(), span(&r.availability));
             }
-            "value" | "arm" => {}
-            _ => {
+            ItemKind::Value | ItemKind::Arm => {}
+            ItemKind::Method(_) => {
                 // A method of two directions under one name: the wider span (the earlier
                 // since; no until when either direction is still there, else the later one).
                 let a = &r.availability;
@@ -178,7 +180,7 @@ fn count(ir: &Ir) -> usize {
 mod tests {
     use super::*;
 
-    fn row(kind: &'static str, name: &str, since: &str, until: Option<&str>) -> Row {
+    fn row(kind: ItemKind, name: &str, since: &str, until: Option<&str>) -> Row {
         let availability = Availability { until: until.map(str::to_owned), ..Availability::since(since) };
         Row { kind, name: name.to_owned(), availability, experimental: false }
     }
@@ -186,12 +188,12 @@ mod tests {
     #[test]
     fn a_method_of_two_directions_gets_the_wider_span_and_members_their_own() {
         let rows = [
-            row("client request", "x/y", "0.130.0", Some("0.140.0")),
-            row("server notification", "x/y", "0.125.0", Some("0.135.0")),
-            row("client request", "gone/later", "0.120.0", Some("0.150.0")),
-            row("server request", "gone/later", "0.121.0", None),
-            row("member", "T.m", "0.122.0", None),
-            row("value", "E::v", "0.123.0", None),
+            row(ItemKind::Method(Direction::ClientRequest), "x/y", "0.130.0", Some("0.140.0")),
+            row(ItemKind::Method(Direction::ServerNotification), "x/y", "0.125.0", Some("0.135.0")),
+            row(ItemKind::Method(Direction::ClientRequest), "gone/later", "0.120.0", Some("0.150.0")),
+            row(ItemKind::Method(Direction::ServerRequest), "gone/later", "0.121.0", None),
+            row(ItemKind::Member, "T.m", "0.122.0", None),
+            row(ItemKind::Value, "E::v", "0.123.0", None),
         ];
         let json = json(&rows);
         assert_eq!(json["methods"]["x/y"], serde_json::json!({ "since": "0.125.0", "until": "0.140.0" }));

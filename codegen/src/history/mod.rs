@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use crate::ir::*;
 use crate::Error;
 pub use keys::Key;
-pub use surface::{listing, Listed};
+pub use surface::{listing, ItemKind, Listed};
 
 /// Where the committed history lives, relative to the workspace root.
 pub const HISTORY_FILE: &str = "vendor-schemas/history.json";

@@ -73,16 +73,42 @@ pub(super) fn surface(ir: &Ir) -> Surface<'_> {
     Surface { items, types }
 }
 
-/// One item of an IR's surface as listings show it: its key ([`keys`]), what it is (`client
-/// request`, `member`, `value`, `arm`, ...) and whether it is experimental.
+/// One item of an IR's surface as listings show it: its key ([`keys`]), what it is and whether
+/// it is experimental.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
     pub key: Key,
     /// Its own name on the wire: a method's, a member's, a value's, an arm's tag or key (an
     /// untagged arm's name in its key).
     pub wire: String,
-    pub kind: &'static str,
+    pub kind: ItemKind,
     pub experimental: bool,
+}
+
+/// What an item of a listing is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Method(Direction),
+    Member,
+    /// An enum's value.
+    Value,
+    /// A union's arm.
+    Arm,
+}
+
+impl std::fmt::Display for ItemKind {
+    /// `client request`, `server notification`, ..., `member`, `value`, `arm` (padded as asked).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            ItemKind::Method(Direction::ClientRequest) => "client request",
+            ItemKind::Method(Direction::ServerRequest) => "server request",
+            ItemKind::Method(Direction::ServerNotification) => "server notification",
+            ItemKind::Method(Direction::ClientNotification) => "client notification",
+            ItemKind::Member => "member",
+            ItemKind::Value => "value",
+            ItemKind::Arm => "arm",
+        })
+    }
 }
 
 /// Every method, member, enum value and union arm of `ir`, by key.
@@ -101,20 +127,12 @@ pub fn listing(ir: &Ir) -> Vec<Listed> {
                 Item::UntaggedArm(o, a) => keys::untagged_arm_name(ir, schema_of(ir, o), a),
             };
             let (kind, experimental) = match item {
-                Item::Method(d, m) => (
-                    match d {
-                        Direction::ClientRequest => "client request",
-                        Direction::ServerRequest => "server request",
-                        Direction::ServerNotification => "server notification",
-                        Direction::ClientNotification => "client notification",
-                    },
-                    m.experimental,
-                ),
-                Item::Field(o, f) => ("member", f.experimental || in_experimental(o)),
-                Item::Value(o, v) => ("value", v.experimental || in_experimental(o)),
-                Item::TaggedArm(o, a) => ("arm", a.experimental || in_experimental(o)),
-                Item::ExternalArm(o, a) => ("arm", a.experimental || in_experimental(o)),
-                Item::UntaggedArm(o, a) => ("arm", a.experimental || in_experimental(o)),
+                Item::Method(d, m) => (ItemKind::Method(d), m.experimental),
+                Item::Field(o, f) => (ItemKind::Member, f.experimental || in_experimental(o)),
+                Item::Value(o, v) => (ItemKind::Value, v.experimental || in_experimental(o)),
+                Item::TaggedArm(o, a) => (ItemKind::Arm, a.experimental || in_experimental(o)),
+                Item::ExternalArm(o, a) => (ItemKind::Arm, a.experimental || in_experimental(o)),
+                Item::UntaggedArm(o, a) => (ItemKind::Arm, a.experimental || in_experimental(o)),
             };
             Listed { key, wire, kind, experimental }
         })
