@@ -64,13 +64,13 @@ impl History {
         }
         for key in after.types.keys() {
             if !before.types.contains_key(key) {
-                self.types.entry(key.clone()).or_insert_with(|| Availability::since(version)).until = None;
+                self.types.entry(key.clone()).or_insert_with(|| Fact::since(version)).availability.until = None;
                 self.retired_types.remove(key);
             }
         }
         for (key, def) in &before.types {
             if !after.types.contains_key(key) {
-                self.types.entry(key.clone()).or_insert_with(|| Availability::since(&self.floor)).until =
+                self.types.entry(key.clone()).or_insert_with(|| Fact::since(&self.floor)).availability.until =
                     Some(newest.clone());
                 self.retired_types.insert(key.clone(), (*def).clone());
             }
@@ -91,7 +91,7 @@ impl History {
             a.since == floor && a.until.is_none() && a.always_since.as_ref().is_none_or(|r| *r == floor)
         };
         self.items.retain(|_, f| !plain(&f.availability) || f.widened_until.is_some());
-        self.types.retain(|_, a| !plain(a));
+        self.types.retain(|_, f| !plain(&f.availability));
     }
 }
 

@@ -81,14 +81,13 @@ impl Availability {
     }
 }
 
-/// What the history knows of an item: its [`Availability`] and, for a member, the last
-/// release whose type for it had values the newer type does not accept (`widened_until`). In
-/// [`HISTORY_FILE`] as one object.
+/// What the history knows of an item or type: its [`Availability`] and, for a member, the
+/// last release whose type for it had values the newer type does not accept
+/// (`widened_until`). In [`HISTORY_FILE`] as one object, the members that are `None` left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "FactText", into = "FactText")]
 pub struct Fact {
-    #[serde(flatten)]
     pub availability: Availability,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub widened_until: Option<String>,
 }
 
@@ -96,6 +95,30 @@ impl Fact {
     /// In every release from `since` on.
     pub fn since(since: &str) -> Fact {
         Fact { availability: Availability::since(since), widened_until: None }
+    }
+}
+
+/// A [`Fact`] as [`HISTORY_FILE`] writes it.
+#[derive(Clone, Serialize, Deserialize)]
+struct FactText {
+    since: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    until: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    always_since: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    widened_until: Option<String>,
+}
+
+impl From<FactText> for Fact {
+    fn from(FactText { since, until, always_since, widened_until }: FactText) -> Fact {
+        Fact { availability: Availability { since, until, always_since }, widened_until }
+    }
+}
+
+impl From<Fact> for FactText {
+    fn from(Fact { availability: Availability { since, until, always_since }, widened_until }: Fact) -> FactText {
+        FactText { since, until, always_since, widened_until }
     }
 }
 
@@ -134,7 +157,7 @@ pub struct History {
     pub releases: Vec<ReleaseEntry>,
     /// Types that were not in every release of the range, by schema name.
     #[serde(default)]
-    pub types: BTreeMap<String, Availability>,
+    pub types: BTreeMap<String, Fact>,
     /// Items that were not in every release of the range, by key ([`keys`]).
     pub items: BTreeMap<Key, Fact>,
     /// What the newest release lacks, by key ([`RETIRED_FILE`], not [`HISTORY_FILE`]).
@@ -223,7 +246,7 @@ impl History {
 
     /// The availability of a type, by schema name.
     pub fn type_availability(&self, schema: &str) -> Availability {
-        self.types.get(schema).cloned().unwrap_or_else(|| Availability::since(&self.floor))
+        self.types.get(schema).map_or_else(|| Availability::since(&self.floor), |f| f.availability.clone())
     }
 
     /// The committed form: one item per line, sorted, so a review reads the diff.
