@@ -99,7 +99,7 @@ impl Fact {
 }
 
 /// A [`Fact`] as [`HISTORY_FILE`] writes it.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct FactText {
     since: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
