@@ -31,8 +31,8 @@ mod span;
 pub use crate::generated::availability::FLOOR;
 use crate::generated::availability::{METHODS, OWNERS, RELEASES};
 pub use check::Check;
-pub use span::Availability;
 use check::{Found, Plans};
+pub use span::Availability;
 
 impl Availability {
     /// Whether `release` has it. A release older than [`FLOOR`] is not known to have anything
