@@ -6,6 +6,9 @@
 
 /// When something is in codex: since a release, and, when a later release removed it, until
 /// the last release that had it. Versions are written as codex writes them (`0.171.0`).
+///
+/// `V` is how a release is held: `&'static str`, the default, in everything this crate
+/// answers; the generator holds the same facts as `String`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Availability<V = &'static str> {
     /// The first release of the supported range that has it (the range's oldest release, its
