@@ -88,7 +88,7 @@ EOF
 # The workspace's build profiles (debug info, what is optimized): they change nothing the project
 # checks, and with them the dependencies the workspace built in the same target folder (CI's
 # earlier steps) are not built again.
-sed -n '/^\[profile\./,$p' "$root/Cargo.toml" >>"$work/app/Cargo.toml"
+awk '/^\[/ { keep = /^\[profile\./ } keep' "$root/Cargo.toml" >>"$work/app/Cargo.toml"
 cp "$root/Cargo.lock" "$work/app/Cargo.lock"
 cat >"$work/app/src/lib.rs" <<EOF
 //! A user's code over the stable API: no wildcard, so a variant the dependencies' features add

@@ -197,10 +197,14 @@ fn text(
     let cells: Vec<String> = releases
         .iter()
         .enumerate()
-        .map(|(i, r)| match r.as_str() {
-            r if i == 0 && r == floor => "FLOOR".to_owned(),
-            r if i + 1 == releases.len() && r == codex_version => "crate::CODEX_VERSION".to_owned(),
-            r => format!("{r:?}"),
+        .map(|(i, r)| {
+            if i == 0 && r == floor {
+                "FLOOR".to_owned()
+            } else if i + 1 == releases.len() && r == codex_version {
+                "crate::CODEX_VERSION".to_owned()
+            } else {
+                format!("{r:?}")
+            }
         })
         .collect();
     for chunk in cells.chunks(8) {

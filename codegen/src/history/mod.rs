@@ -155,7 +155,8 @@ pub struct History {
     pub floor: String,
     /// Every release of the range, oldest first, the newest last.
     pub releases: Vec<ReleaseEntry>,
-    /// Types that were not in every release of the range, by schema name.
+    /// Types that were not in every release of the range, by schema name (a type's
+    /// `widened_until` is always `None`: only a member's type widens).
     #[serde(default)]
     pub types: BTreeMap<String, Fact>,
     /// Items that were not in every release of the range, by key ([`keys`]).
