@@ -251,9 +251,11 @@ pub fn member(name: &str) -> Option<Availability> {
             Some(owner) if &name[i..i + 1] == ":" => (owner, true, &name[i + 1..]),
             _ => (&name[..i], false, &name[i + 1..]),
         };
-        if let Some(found) =
-            find_owner(owner).and_then(|o| o.members.iter().find(|m| m.wire == wire && m.value == value))
-        {
+        // Every row of an externally tagged union is an arm, `Type::arm`, those whose key is a
+        // member of the object (`{"custom": …}`) too.
+        let named =
+            |o: &Owner, m: &Member| m.wire == wire && if o.kind == Kind::External { value } else { m.value == value };
+        if let Some(found) = find_owner(owner).and_then(|o| o.members.iter().find(|m| named(o, m))) {
             return found.availability();
         }
         end = owner.len();

@@ -61,6 +61,22 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
         assert_eq!(at("thread/list", &path).map(|a| a.since), Some("0.171.0"));
     }
 
+    /// An externally tagged union's arm whose key is a member of the object (`{"custom": …}`)
+    /// is named as the arm it is, by the check and by `member`, as the schema (and the history)
+    /// names it.
+    #[test]
+    fn an_external_unions_arm_is_named_as_an_arm() {
+        let check = Check::new(&Release::parse("0.142.0").unwrap());
+        let text = r#"{"threadId":"t","multiAgentMode":{"custom":"ask first"}}"#;
+        let found = check.params("thread/settings/update", &text_of(text)).unwrap();
+        let items: Vec<(String, &str)> = found.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect();
+        assert_eq!(items, [("params.multiAgentMode.custom".to_owned(), "MultiAgentMode::custom")]);
+        assert_eq!(found[0].availability.since, "0.143.0");
+        assert_eq!(member("MultiAgentMode::custom"), Some(found[0].availability));
+        assert_eq!(member("MultiAgentMode.custom"), None, "one name for the arm");
+        assert_eq!(member("ServerNotification.emittedAtMs").map(|a| a.since), Some("0.145.0"));
+    }
+
     /// What codex removed is lacked by every release after it, the crate's own and newer ones
     /// included: a method, a member and an enum value, each as the schema names it.
     #[test]
@@ -282,4 +298,44 @@ fn the_generated_code_states_each_release_once() {
     let inner = if range.len() > 1 { &range[1..range.len() - 1] } else { &[][..] };
     assert_eq!(listed, inner, "RELEASES writes each release between the floor and the newest once");
     assert_eq!(arms, range, "the arms of `written_for_codex!` and the range's releases");
+}
+
+/// Every member, enum value and union arm the history (`vendor-schemas/history.json`, written by
+/// the fold of the range) says is not in every release of the range is answered by
+/// [`member`](codex_app_protocol::availability::member) as the history states it: a fact kept
+/// in the history and left out of the tables would read as "every release has it". Read at run
+/// time, whatever release the crate was generated from. The history's methods
+/// (`ClientRequest:thread/list`) are the methods' table's, checked above; what a release removed
+/// from a type the range no longer has is not answered (the type's members are the range's).
+#[test]
+fn every_item_of_the_history_is_answered_as_the_history_states_it() {
+    use codex_app_protocol::availability::{member, FLOOR};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../vendor-schemas/history.json");
+    let history: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let unions = ["ClientRequest:", "ServerRequest:", "ServerNotification:", "ClientNotification:"];
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for (key, fact) in history["items"].as_object().expect("the history's items") {
+        if unions.iter().any(|u| key.starts_with(u) && !key.starts_with(&format!("{u}:"))) {
+            continue;
+        }
+        let text = |name: &str| fact.get(name).and_then(serde_json::Value::as_str);
+        let since = text("since").expect("every fact has a since");
+        let until = text("until");
+        let answer = member(key);
+        if until.is_some() && answer.is_none() {
+            continue;
+        }
+        // Since and until. When the newest release always sends a member is the generator's
+        // reading of the types (optional in them, required in the newest release), not the
+        // history's.
+        let expected = (since != FLOOR || until.is_some()).then_some((since, until));
+        let answered = answer.filter(|a| a.since != FLOOR || a.until.is_some()).map(|a| (a.since, a.until));
+        if answered != expected {
+            wrong.push(format!("{key}: the history says {expected:?}, `member` answers {answered:?}"));
+        }
+        checked += 1;
+    }
+    assert!(wrong.is_empty(), "{} of {checked} items answered otherwise:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(checked > 1000, "only {checked} items read from {}", path.display());
 }

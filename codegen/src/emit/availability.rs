@@ -58,7 +58,27 @@ struct Owner {
 /// Every type but the aliases, by its schema name (as the facts are kept, [`keys`]): its items,
 /// each with its availability (if not plain) and child type.
 fn owners(ir: &Ir) -> BTreeMap<&str, Owner> {
-    ir.types.values().filter_map(|def| Some((def.schema.as_str(), owner(ir, def)?))).collect()
+    let mut owners: BTreeMap<&str, Owner> =
+        ir.types.values().filter_map(|def| Some((def.schema.as_str(), owner(ir, def)?))).collect();
+    // The members every notification may carry beside `method` and `params`
+    // (`ServerNotification.emittedAtMs`): the schema declares them on the notifications' union,
+    // which is no type of the IR.
+    if !ir.notification_envelope.is_empty() {
+        let name = Direction::ServerNotification.union_name();
+        let rows = ir
+            .notification_envelope
+            .iter()
+            .map(|f| Row {
+                wire: f.wire.clone(),
+                value: false,
+                availability: ir.availability.get(&keys::member(name, &f.wire)).cloned(),
+                experimental: f.experimental,
+                child: child(ir, &f.ty, 0),
+            })
+            .collect();
+        owners.entry(name).or_insert(Owner { kind: "Struct", tag: String::new(), rows });
+    }
+    owners
 }
 
 fn owner(ir: &Ir, def: &TypeDef) -> Option<Owner> {

@@ -92,9 +92,10 @@ pub(crate) struct Found {
 }
 
 impl Found {
-    /// `Type.member`, or `Type::value` for an enum value or union arm.
+    /// `Type.member`, or `Type::value` for an enum value or union arm (an externally tagged
+    /// union's arm too when its key is a member of the object).
     pub fn item(&self) -> String {
-        let sep = if self.member.value { "::" } else { "." };
+        let sep = if self.member.value || self.owner.kind == Kind::External { "::" } else { "." };
         format!("{}{sep}{}", self.owner.name, self.member.wire)
     }
 }

@@ -870,6 +870,7 @@ pub(crate) static OWNERS: &[Owner] = &[
     o("ServerDiagnosticsGauge", Struct, "", &[m("name", "0.148.0-alpha.8", None, None, ""), m("value", "0.148.0-alpha.8", None, None, "")]),
     o("ServerDiagnosticsProcess", Struct, "", &[m("id", "0.148.0-alpha.8", None, None, ""), m("physicalFootprintBytes", "0.148.0-alpha.8", None, None, ""), m("residentMemoryBytes", "0.148.0-alpha.8", None, None, "")]),
     o("ServerDiagnosticsResponse", Struct, "", &[m("gauges", "0.148.0-alpha.8", None, None, "ServerDiagnosticsGauge"), m("process", "0.148.0-alpha.8", None, None, "ServerDiagnosticsProcess")]),
+    o("ServerNotification", Struct, "", &[m("emittedAtMs", "0.145.0", None, None, "")]),
     o("SessionMigration", Struct, "", &[m("cwd", "0.128.0-alpha.1", None, None, ""), m("path", "0.128.0-alpha.1", None, None, ""), m("title", "0.128.0-alpha.1", None, None, "")]),
     o("SkillInterface", Struct, "", &[m("iconLargeUrl", "0.146.0", None, None, ""), m("iconSmallUrl", "0.146.0", None, None, "")]),
     o("SkillMetadata", Struct, "", &[m("interface", "", None, None, "SkillInterface"), m("pluginId", "0.150.0", None, None, "")]),
