@@ -72,6 +72,7 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
         let items: Vec<(String, &str)> = found.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect();
         assert_eq!(items, [("params.multiAgentMode.custom".to_owned(), "MultiAgentMode::custom")]);
         assert_eq!(found[0].availability.since, "0.143.0");
+        assert!(found[0].is_value, "an arm the release lacks, which it refuses");
         assert_eq!(member("MultiAgentMode::custom"), Some(found[0].availability));
         assert_eq!(member("MultiAgentMode.custom"), None, "one name for the arm");
         assert_eq!(member("ServerNotification.emittedAtMs").map(|a| a.since), Some("0.145.0"));

@@ -95,8 +95,14 @@ impl Found {
     /// `Type.member`, or `Type::value` for an enum value or union arm (an externally tagged
     /// union's arm too when its key is a member of the object).
     pub fn item(&self) -> String {
-        let sep = if self.member.value || self.owner.kind == Kind::External { "::" } else { "." };
+        let sep = if self.is_value() { "::" } else { "." };
         format!("{}{sep}{}", self.owner.name, self.member.wire)
+    }
+
+    /// An enum value or union arm rather than a member: every row of an externally tagged
+    /// union is an arm, those whose key is a member of the object too.
+    pub fn is_value(&self) -> bool {
+        self.member.value || self.owner.kind == Kind::External
     }
 }
 
@@ -156,7 +162,7 @@ fn unknowns(found: Vec<Found>) -> Vec<Unknown> {
         .into_iter()
         .filter_map(|f| {
             let availability = f.member.availability()?;
-            Some(Unknown { item: f.item(), path: f.path, availability, is_value: f.member.value })
+            Some(Unknown { item: f.item(), is_value: f.is_value(), path: f.path, availability })
         })
         .collect();
     out.dedup();

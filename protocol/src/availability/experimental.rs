@@ -75,7 +75,7 @@ fn plans() -> &'static Plans {
 
 fn items(found: Vec<Found>) -> Vec<Item> {
     let mut out: Vec<Item> =
-        found.into_iter().map(|f| Item { item: f.item(), path: f.path, is_value: f.member.value }).collect();
+        found.into_iter().map(|f| Item { item: f.item(), is_value: f.is_value(), path: f.path }).collect();
     out.dedup();
     out
 }
