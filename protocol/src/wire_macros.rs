@@ -67,17 +67,14 @@ macro_rules! wire_struct {
         impl serde::Serialize for $name {
             #[allow(unused_mut, deprecated)]
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap as _;
-                let mut map = serializer.serialize_map(None)?;
+                // A call per member, without a branch on its result: the first error is kept,
+                // and every write after it does nothing.
+                let mut map = $crate::wire_macros::Members::new(serializer)?;
                 $(
                     $(#[cfg($cfg)])?
-                    $crate::wire_macros::$presence::write(&mut map, $wire, &self.$field)?;
+                    $crate::wire_macros::$presence::write(&mut map, $wire, &self.$field);
                 )*
-                $(
-                    for (key, value) in &self.$extra {
-                        map.serialize_entry(key, value)?;
-                    }
-                )?
+                $(map.extra(&self.$extra);)?
                 map.end()
             }
         }
@@ -667,6 +664,49 @@ pub trait ReadMember<'de>: Decode<'de> {
 
 impl<'de, T: Decode<'de>> ReadMember<'de> for T {}
 
+/// A struct's members as they are written: the map, and the first error a write gave. Each
+/// member is one call that returns nothing (what a struct's `Serialize` compiles per member),
+/// not a call and a branch on its result.
+pub struct Members<M: SerializeMap> {
+    map: M,
+    error: Option<M::Error>,
+}
+
+impl<M: SerializeMap> Members<M> {
+    #[inline]
+    pub fn new<S: serde::Serializer<SerializeMap = M, Ok = M::Ok, Error = M::Error>>(
+        serializer: S,
+    ) -> Result<Self, M::Error> {
+        Ok(Members { map: serializer.serialize_map(None)?, error: None })
+    }
+
+    /// Writes one member, unless a write before failed.
+    #[inline]
+    pub fn entry<T: Serialize + ?Sized>(&mut self, wire: &str, value: &T) {
+        if self.error.is_none() {
+            if let Err(e) = self.map.serialize_entry(wire, value) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// The members the schema leaves open, as they came.
+    #[inline]
+    pub fn extra<V: Serialize>(&mut self, extra: &std::collections::BTreeMap<String, V>) {
+        for (key, value) in extra {
+            self.entry(key, value);
+        }
+    }
+
+    #[inline]
+    pub fn end(self) -> Result<M::Ok, M::Error> {
+        match self.error {
+            Some(e) => Err(e),
+            None => self.map.end(),
+        }
+    }
+}
+
 /// A member that must be present: the field is `T`.
 pub mod required {
     use super::*;
@@ -683,8 +723,8 @@ pub mod required {
     pub type Slot<T> = Option<T>;
 
     #[inline]
-    pub fn write<M: SerializeMap, T: Serialize>(map: &mut M, wire: &'static str, value: &T) -> Result<(), M::Error> {
-        map.serialize_entry(wire, value)
+    pub fn write<M: SerializeMap, T: Serialize>(map: &mut Members<M>, wire: &'static str, value: &T) {
+        map.entry(wire, value)
     }
 
     /// Reads the member's value. A member given twice keeps its last value (as
@@ -763,14 +803,9 @@ pub mod optional {
     pub type Slot<T> = T;
 
     #[inline]
-    pub fn write<M: SerializeMap, T: Serialize>(
-        map: &mut M,
-        wire: &'static str,
-        value: &Option<T>,
-    ) -> Result<(), M::Error> {
-        match value {
-            Some(value) => map.serialize_entry(wire, value),
-            None => Ok(()),
+    pub fn write<M: SerializeMap, T: Serialize>(map: &mut Members<M>, wire: &'static str, value: &Option<T>) {
+        if let Some(value) = value {
+            map.entry(wire, value)
         }
     }
 
@@ -813,12 +848,8 @@ pub mod required_nullable {
     use super::*;
 
     #[inline]
-    pub fn write<M: SerializeMap, T: Serialize>(
-        map: &mut M,
-        wire: &'static str,
-        value: &Option<T>,
-    ) -> Result<(), M::Error> {
-        map.serialize_entry(wire, value)
+    pub fn write<M: SerializeMap, T: Serialize>(map: &mut Members<M>, wire: &'static str, value: &Option<T>) {
+        map.entry(wire, value)
     }
 
     #[cfg(feature = "experimental")]
