@@ -65,18 +65,16 @@ fn owners(ir: &Ir) -> BTreeMap<&str, Owner> {
     // which is no type of the IR.
     if !ir.notification_envelope.is_empty() {
         let name = Direction::ServerNotification.union_name();
-        let rows = ir
-            .notification_envelope
-            .iter()
-            .map(|f| Row {
-                wire: f.wire.clone(),
-                value: false,
-                availability: ir.availability.get(&keys::member(name, &f.wire)).cloned(),
-                experimental: f.experimental,
-                child: child(ir, &f.ty, 0),
-            })
-            .collect();
-        owners.entry(name).or_insert(Owner { kind: "Struct", tag: String::new(), rows });
+        let rows = ir.notification_envelope.iter().map(|f| Row {
+            wire: f.wire.clone(),
+            value: false,
+            availability: ir.availability.get(&keys::member(name, &f.wire)).cloned(),
+            experimental: f.experimental,
+            child: child(ir, &f.ty, 0),
+        });
+        let owner =
+            owners.entry(name).or_insert_with(|| Owner { kind: "Struct", tag: String::new(), rows: Vec::new() });
+        owner.rows.extend(rows);
     }
     owners
 }
