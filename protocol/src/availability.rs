@@ -268,6 +268,7 @@ pub fn member(name: &str) -> Option<Availability> {
 ///
 /// ```
 /// use codex_app_protocol::availability::at;
+/// # if !codex_app_protocol::__test_support::written_for("0.171.0") { return; }
 /// use codex_app_protocol::path::{JsonPath, Step};
 ///
 /// let path = JsonPath::from_steps(&[Step::Key("params"), Step::Key("includedThreadIds")]);

@@ -218,6 +218,21 @@ pub mod __test_support {
         std::env::var(SKIP_PINNED_TESTS_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
     }
 
+    /// For a doc test written against the facts of one codex release, which cannot hold the
+    /// items `written_for_codex!` keeps or replaces (a doc test is a `main`): whether that
+    /// release is in the range this crate was generated for. Out of the range it panics with
+    /// what [`tests_left_out`] says, or gives `false` when `CODEX_APP_SKIP_PINNED_TESTS` is
+    /// set, so the doc test returns early: `# if !written_for("0.171.0") { return; }`.
+    pub fn written_for(release: &str) -> bool {
+        if crate::availability::releases().contains(&release) {
+            return true;
+        }
+        if let Err(why) = tests_left_out(release) {
+            panic!("{why}");
+        }
+        false
+    }
+
     /// The body of the test that `written_for_codex!` puts in place of tests written for a
     /// codex release out of the range: an error that says which release they were written for
     /// and which range the crate is generated for (the test fails with it), or nothing when

@@ -28,6 +28,7 @@ use crate::path::JsonPath;
 ///
 /// ```
 /// use codex_app_protocol::availability::{Check, Release};
+/// # if !codex_app_protocol::__test_support::written_for("0.171.0") { return; }
 ///
 /// let check = Check::new(&Release::parse("0.169.0").unwrap());
 /// let params = serde_json::json!({ "includedThreadIds": ["t1"], "limit": 5 });

@@ -12,6 +12,7 @@
 //!
 //! ```
 //! use codex_app_protocol::availability::experimental;
+//! # if !codex_app_protocol::__test_support::written_for("0.171.0") { return; }
 //!
 //! let result = serde_json::json!({ "thread": {}, "multiAgentMode": "explicitRequestOnly" });
 //! let found = experimental::in_result("thread/start", &result).unwrap();

@@ -437,6 +437,9 @@ trait T { fn declared(&self); }
     /// The names come from the IR of the vendored range: a member, a value, a method, a type.
     #[test]
     fn the_names_of_a_change_in_the_vendored_range() {
+        if !crate::regen::tests::the_newest_release_is_vendored() {
+            return;
+        }
         let (ir, _) = crate::regen::range_ir(&crate::root()).unwrap();
         let field = || Kind::FieldRemoved { ty: "Option<u32>".into(), presence: "optional".into() };
         let list = || vec!["\"thread/list\"".to_owned()];
