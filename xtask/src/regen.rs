@@ -671,9 +671,8 @@ pub(crate) mod tests {
         else {
             return true;
         };
-        let skip = std::env::var("CODEX_APP_SKIP_PINNED_TESTS").is_ok_and(|v| !v.is_empty() && v != "0");
         assert!(
-            skip,
+            codex_app_protocol::__test_support::skipping_pinned_tests(),
             "written for the repository with its newest release vendored, codex {newest}, not {vendored}: \
              `cargo xtask regen --codex-version {newest}`, or set CODEX_APP_SKIP_PINNED_TESTS=1 to skip it"
         );
