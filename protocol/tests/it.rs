@@ -3,11 +3,19 @@
 //! linked into one test executable, not one per file. `autotests = false` in Cargo.toml: a new
 //! file under `tests/` is compiled only once it is listed here.
 //!
-//! `codex-app-protocol-stable` compiles this file again, without features, as a module of the
-//! crate itself (see `src/lib.rs`): the modules name the crate `codex_app_protocol::` and each
+//! `codex-app-protocol-stable` compiles this file again, without `experimental` (with
+//! `inspect`), as a module of the crate itself (see `src/lib.rs`): the modules name the crate `codex_app_protocol::` and each
 //! other `super::`, never `crate::`.
 
 mod availability;
+/// The drift check as an application without the experimental API runs it: the traffic
+/// crate's sources, a module here, over this crate built without `experimental` and with
+/// `inspect` (`codex-app-protocol-stable`'s test build), in this binary rather than one more
+/// build of the crate. With `experimental`, the traffic crate's own tests read the sessions.
+#[cfg(all(feature = "inspect", not(feature = "experimental")))]
+#[path = "../../traffic/src/lib.rs"]
+#[allow(dead_code, unused_imports)] // A library: these tests use some of its API.
+mod codex_app_traffic;
 mod common;
 #[path = "conformance/main.rs"]
 mod conformance;
@@ -17,4 +25,6 @@ mod hostile_lines;
 mod leaks;
 mod memory;
 mod methods;
+#[cfg(all(feature = "inspect", not(feature = "experimental")))]
+mod stable_sessions;
 mod wire;

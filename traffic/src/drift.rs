@@ -63,8 +63,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::transcript::{self, Dir, Entry, Format, TranscriptError};
-use crate::unrecognized;
+use super::transcript::{self, Dir, Entry, Format, TranscriptError};
+use super::unrecognized;
 
 /// What kind of disagreement a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -29,8 +29,8 @@ use codex_app_protocol::side::{self, MessageOf, MethodEnum, ResultEnum, Side};
 use codex_app_protocol::{Message, RequestId};
 use serde_json::Value;
 
-use crate::transcript::{Dir, Entry};
-use crate::unrecognized;
+use super::transcript::{Dir, Entry};
+use super::unrecognized;
 
 /// `Type::Variant` of a decoded value at `root` in its message, from the walk the protocol
 /// crate generates (`ClientRequest::ThreadStart`, `ClientResponse::Unrecognized`).

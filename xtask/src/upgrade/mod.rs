@@ -92,9 +92,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The traffic crate (`traffic/`) and its stable build (`traffic-stable/`): their fixture and
-/// snapshot tests change with every release.
-pub const TRAFFIC_PACKAGES: [&str; 2] = ["codex-app-traffic", "codex-app-traffic-stable"];
+/// The traffic crate (`traffic/`) and the protocol crate without `experimental`
+/// (`protocol-stable/`, whose tests check the recorded sessions with the stable types): their
+/// fixture and snapshot tests change with every release.
+pub const TRAFFIC_PACKAGES: [&str; 2] = ["codex-app-traffic", STABLE_PACKAGE];
+
+/// The protocol crate without `experimental`: its tests run at its own default features (every
+/// other package's with all of theirs), or they would test the experimental build again.
+pub const STABLE_PACKAGE: &str = "codex-app-protocol-stable";
 
 /// The generated code, left out of the search for what uses a breaking change.
 const GENERATED_DIR: &str = "protocol/src/generated";

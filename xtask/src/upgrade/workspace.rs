@@ -23,7 +23,7 @@ use std::process::Stdio;
 use anyhow::{bail, Context as _};
 use serde::Deserialize;
 
-use super::TRAFFIC_PACKAGES;
+use super::{STABLE_PACKAGE, TRAFFIC_PACKAGES};
 
 /// `cargo metadata --format-version 1` (the fields used here).
 #[derive(Deserialize)]
@@ -128,10 +128,11 @@ pub struct TestRun {
 impl TestRun {
     /// `cargo`'s arguments: cargo reports the build as JSON messages.
     pub fn cargo_args(&self) -> Vec<String> {
-        let mut args: Vec<String> =
-            ["test", "--package", &self.package, "--all-features", "--no-fail-fast", "--message-format", "json"]
-                .map(str::to_owned)
-                .into();
+        let mut args: Vec<String> = ["test", "--package", &self.package].map(str::to_owned).into();
+        if self.package != STABLE_PACKAGE {
+            args.push("--all-features".to_owned());
+        }
+        args.extend(["--no-fail-fast", "--message-format", "json"].map(str::to_owned));
         args.extend(self.targets.iter().flat_map(Selector::args));
         // The tests that need the codex binary are `#[ignore]`d; upgrade has one installed.
         args.extend(["--", "--include-ignored"].map(str::to_owned));
@@ -421,14 +422,18 @@ mod tests {
             [
                 // Not the untested library of the same folder; xtask-traffic is untested.
                 TestRun { package: "codex-app-protocol".into(), targets: vec![Selector::Test("it".into())] },
-                TestRun { package: "codex-app-protocol-stable".into(), targets: vec![Selector::Lib] },
+                // Whole: it checks the recorded sessions with the stable types.
+                TestRun { package: STABLE_PACKAGE.into(), targets: vec![] },
                 TestRun { package: TRAFFIC_PACKAGES[0].into(), targets: vec![] },
-                TestRun { package: TRAFFIC_PACKAGES[1].into(), targets: vec![] },
             ]
         );
         assert_eq!(
             runs[0].cargo_args().join(" "),
             "test --package codex-app-protocol --all-features --no-fail-fast --message-format json --test it -- --include-ignored"
+        );
+        assert_eq!(
+            runs[1].cargo_args().join(" "),
+            "test --package codex-app-protocol-stable --no-fail-fast --message-format json -- --include-ignored"
         );
         assert_eq!(ws.pending_snapshots(), [PathBuf::from("protocol/tests/snapshots/a.snap.new")]);
     }

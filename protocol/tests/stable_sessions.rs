@@ -5,7 +5,7 @@
 //! real codex by `cargo xtask record`) has zero drift of the types. What codex sends of its
 //! experimental API, to the clients that did not opt in too, is reported apart as
 //! `experimental`, with its path and what the schema calls it; the list per release is a
-//! snapshot (`snapshots/stable_sessions__experimental@<release>.snap`), so a release that leaks
+//! snapshot (`snapshots/stable_sessions_experimental@<release>.snap`), so a release that leaks
 //! more, or a change that stops telling these members apart, shows in review.
 
 #[test]
@@ -25,9 +25,9 @@ fn this_build_has_only_the_stable_types() {
 codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
     use std::path::{Path, PathBuf};
 
-    use codex_app_traffic::drift::{self, Kind};
-    use codex_app_traffic::transcript::{self, Dir};
-    use codex_app_traffic::Format;
+    use super::codex_app_traffic::drift::{self, Kind};
+    use super::codex_app_traffic::transcript::{self, Dir};
+    use super::codex_app_traffic::Format;
 
     /// `traffic/fixtures/<release>/` of every recorded release, oldest first.
     fn releases() -> Vec<(String, PathBuf)> {
@@ -97,8 +97,9 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
                 "codex {version}: what its sessions carry of the experimental API, read with the stable types\n\n{}\n",
                 listed.join("\n")
             );
-            insta::with_settings!({ snapshot_suffix => version.clone() }, {
-                insta::assert_snapshot!("experimental", text);
+            // Named alike in both test builds that hold this module (`it` and the crate's own).
+            insta::with_settings!({ snapshot_suffix => version.clone(), prepend_module_to_snapshot => false }, {
+                insta::assert_snapshot!("stable_sessions_experimental", text);
             });
         }
         assert!(stable_sessions > 0, "no recorded session without the experimental opt-in");
