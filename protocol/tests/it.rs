@@ -4,8 +4,8 @@
 //! file under `tests/` is compiled only once it is listed here.
 //!
 //! `codex-app-protocol-stable` compiles this file again, without `experimental` (with
-//! `inspect`), as a module of the crate itself (see `src/lib.rs`): the modules name the crate `codex_app_protocol::` and each
-//! other `super::`, never `crate::`.
+//! `inspect`), as a module of the crate itself (see `src/lib.rs`): the modules name the crate
+//! `codex_app_protocol::` and each other `super::`, never `crate::`.
 
 mod availability;
 /// The drift check as an application without the experimental API runs it: the traffic

@@ -92,10 +92,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The traffic crate (`traffic/`) and the protocol crate without `experimental`
-/// (`protocol-stable/`, whose tests check the recorded sessions with the stable types): their
-/// fixture and snapshot tests change with every release.
-pub const TRAFFIC_PACKAGES: [&str; 2] = ["codex-app-traffic", STABLE_PACKAGE];
+/// The packages whose tests read the recorded sessions, run whole: the traffic crate
+/// (`traffic/`) and the protocol crate without `experimental` (`protocol-stable/`, whose tests
+/// check the sessions with the stable types). Their fixture and snapshot tests change with
+/// every release.
+pub const SESSION_PACKAGES: [&str; 2] = ["codex-app-traffic", STABLE_PACKAGE];
 
 /// The protocol crate without `experimental`: its tests run at its own default features (every
 /// other package's with all of theirs), or they would test the experimental build again.

@@ -23,7 +23,7 @@ use std::process::Stdio;
 use anyhow::{bail, Context as _};
 use serde::Deserialize;
 
-use super::{STABLE_PACKAGE, TRAFFIC_PACKAGES};
+use super::{SESSION_PACKAGES, STABLE_PACKAGE};
 
 /// `cargo metadata --format-version 1` (the fields used here).
 #[derive(Deserialize)]
@@ -214,7 +214,7 @@ impl Workspace {
     /// release, sorted.
     pub fn test_runs(&self, written_for: &[WrittenFor]) -> Vec<TestRun> {
         let mut runs: Vec<TestRun> =
-            TRAFFIC_PACKAGES.iter().map(|p| TestRun { package: (*p).to_owned(), targets: Vec::new() }).collect();
+            SESSION_PACKAGES.iter().map(|p| TestRun { package: (*p).to_owned(), targets: Vec::new() }).collect();
         for target in written_for.iter().flat_map(|p| self.owners(&p.file)).filter(|t| t.tested) {
             match runs.iter_mut().find(|r| r.package == target.package) {
                 // Every target already, or this one already.
@@ -424,7 +424,7 @@ mod tests {
                 TestRun { package: "codex-app-protocol".into(), targets: vec![Selector::Test("it".into())] },
                 // Whole: it checks the recorded sessions with the stable types.
                 TestRun { package: STABLE_PACKAGE.into(), targets: vec![] },
-                TestRun { package: TRAFFIC_PACKAGES[0].into(), targets: vec![] },
+                TestRun { package: SESSION_PACKAGES[0].into(), targets: vec![] },
             ]
         );
         assert_eq!(
@@ -457,7 +457,7 @@ mod tests {
             let run = runs.iter().find(|r| r.package == package).unwrap_or_else(|| panic!("{package}: {runs:?}"));
             assert_eq!(run.targets, [Selector::Test("it".into())], "{package}");
         }
-        for package in TRAFFIC_PACKAGES {
+        for package in SESSION_PACKAGES {
             let traffic = runs.iter().find(|r| r.package == package).unwrap_or_else(|| panic!("{package}: {runs:?}"));
             assert!(traffic.targets.is_empty(), "{package}: every target");
         }
