@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use crate::connection::AnyTransport;
 use crate::connection::{self, Answer, Command, ConnectionStats, Control, Status};
 use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError};
 use crate::events::{Abandoned, EventQueue, Notifications};
@@ -309,8 +310,11 @@ impl ClientBuilder {
             Ok(transport) => transport?,
             Err(_) => return Err(ClientError::Timeout(self.handshake_timeout)),
         };
-        let connector: connection::Connector<T> = Arc::new(move || Box::pin(connect()));
-        self.handshake(transport, Some(connector), deadline).await
+        let connector: connection::Connector = Arc::new(move || {
+            let connecting = connect();
+            Box::pin(async move { connecting.await.map(AnyTransport::new) })
+        });
+        self.handshake(AnyTransport::new(transport), Some(connector), deadline).await
     }
 
     /// When a connection made by [`connect_ws`](Self::connect_ws) or
@@ -332,14 +336,14 @@ impl ClientBuilder {
     /// Cancel safe: dropping the future ends the connection (the transport is dropped).
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
         let deadline = Instant::now() + self.handshake_timeout;
-        self.handshake(transport, None, deadline).await
+        self.handshake(AnyTransport::new(transport), None, deadline).await
     }
 
     /// `initialize` and `initialized` over `transport`, by `deadline`.
-    async fn handshake<T: Transport>(
+    async fn handshake(
         self,
-        transport: T,
-        connector: Option<connection::Connector<T>>,
+        transport: AnyTransport,
+        connector: Option<connection::Connector>,
         deadline: Instant,
     ) -> Result<Client, ClientError> {
         let handshake_timeout = self.handshake_timeout;
@@ -392,13 +396,13 @@ impl ClientBuilder {
     /// Starts the connection tasks without the handshake (for a transport that is already
     /// initialized, or a test that plays the server).
     pub fn start<T: Transport>(self, transport: T) -> Client {
-        self.start_with(transport, None, None)
+        self.start_with(AnyTransport::new(transport), None, None)
     }
 
-    fn start_with<T: Transport>(
+    fn start_with(
         self,
-        transport: T,
-        reconnect: Option<connection::Reconnect<T>>,
+        transport: AnyTransport,
+        reconnect: Option<connection::Reconnect>,
         handshake: Option<connection::Handshake>,
     ) -> Client {
         // The handshake's `initialize` has id 1.

@@ -18,7 +18,6 @@ use crate::events::{Abandoned, Event, EventQueue, LateAnswer, Orphan};
 use crate::handler::panic_message;
 use crate::reconnect::{Internal, Refusal};
 use crate::tap::{Direction, Tap};
-use crate::transport::Transport;
 use crate::wire;
 
 /// The methods whose answer subscribes the connection to a thread (`result.thread.id`).
@@ -77,7 +76,7 @@ impl Streams {
     }
 }
 
-impl<T: Transport> Connection<T> {
+impl Connection {
     /// The lines of one read, then their events delivered.
     pub(super) fn read_batch(&mut self) {
         let mut batch = std::mem::take(&mut self.batch);

@@ -1,8 +1,15 @@
 //! One transport of a connection: its receiving half, read by the connection's loop, and the
 //! writer task that owns its sending half, with the lines queued for it.
+//!
+//! The transport's type goes no further than [`AnyTransport::new`], which opens it into a
+//! [`Link`]: only the writer and the receiver are compiled per transport, and the connection's
+//! loop, which holds the link, is compiled once, in this crate, rather than once per transport
+//! type in every crate that starts a client.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -37,9 +44,42 @@ pub(super) enum WriterState {
     Ended,
 }
 
+/// A transport of any type, to be opened into a [`Link`].
+pub(crate) struct AnyTransport(Box<dyn FnOnce(Option<Tap>) -> Link + Send>);
+
+impl AnyTransport {
+    pub(crate) fn new<T: Transport>(transport: T) -> Self {
+        AnyTransport(Box::new(move |tap| Link::open(transport, tap)))
+    }
+
+    /// Splits the transport and starts its writer.
+    pub(super) fn open(self, tap: Option<Tap>) -> Link {
+        (self.0)(tap)
+    }
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A [`LineReceiver`] of any type: what the loop reads (the trait's methods return futures of
+/// each receiver's own type).
+pub(super) trait Receive: Send {
+    fn recv_many<'a>(&'a mut self, lines: &'a mut Vec<String>, max: usize) -> BoxFuture<'a, io::Result<usize>>;
+    fn exit(&mut self, timeout: Duration) -> BoxFuture<'_, ServerExit>;
+}
+
+impl<R: LineReceiver> Receive for R {
+    fn recv_many<'a>(&'a mut self, lines: &'a mut Vec<String>, max: usize) -> BoxFuture<'a, io::Result<usize>> {
+        Box::pin(LineReceiver::recv_many(self, lines, max))
+    }
+
+    fn exit(&mut self, timeout: Duration) -> BoxFuture<'_, ServerExit> {
+        Box::pin(LineReceiver::exit(self, timeout))
+    }
+}
+
 /// One transport, open.
-pub(super) struct Link<T: Transport> {
-    pub receiver: T::Receiver,
+pub(super) struct Link {
+    pub receiver: Box<dyn Receive>,
     pub to_writer: mpsc::Sender<Out>,
     /// The writer task, joined by [`Link::end`] (or by the loop when it ends by itself).
     pub writer: JoinHandle<Option<io::Error>>,
@@ -50,13 +90,13 @@ pub(super) struct Link<T: Transport> {
     pub outgoing: VecDeque<Out>,
 }
 
-impl<T: Transport> Link<T> {
+impl Link {
     /// Splits `transport` and starts its writer.
-    pub fn open(transport: T, tap: Option<Tap>) -> Self {
+    fn open<T: Transport>(transport: T, tap: Option<Tap>) -> Self {
         let (sender, receiver) = transport.split();
         let (to_writer, from_loop) = mpsc::channel(OUTGOING_MAX);
         Link {
-            receiver,
+            receiver: Box::new(receiver),
             to_writer,
             writer: tokio::spawn(writer(sender, from_loop, tap)),
             writer_state: WriterState::Open,

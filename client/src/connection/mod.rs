@@ -42,6 +42,8 @@
 //! [`ExitReason::Panicked`]: crate::ExitReason::Panicked
 //! [`ClientError::Disconnected`]: crate::ClientError::Disconnected
 //! [`ClientError::Closed`]: crate::ClientError::Closed
+//! [`Link`]: link::Link
+//! [`Link::end`]: link::Link::end
 
 mod lines;
 mod link;
@@ -67,11 +69,10 @@ use crate::reconnect::{Internal, Threads};
 use crate::retry::RetryPolicy;
 use crate::routing::TurnRouter;
 use crate::tap::Tap;
-use crate::transport::Transport;
 use crate::version::{Negotiation, Session};
 
 use self::lines::Streams;
-use self::link::Link;
+pub(crate) use self::link::AnyTransport;
 use self::state::State;
 
 /// At most this many lines are taken per read, decoded as a batch; the notification streams
@@ -292,13 +293,13 @@ struct Pending {
 }
 
 /// Opens a new connection of the same kind (see [`Reconnect`]).
-pub(crate) type Connector<T> =
-    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<T, TransportError>> + Send>> + Send + Sync>;
+pub(crate) type Connector =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<AnyTransport, TransportError>> + Send>> + Send + Sync>;
 
 /// What a connection that reconnects needs: how to connect, how often to try, and the
 /// `initialize` params of the handshake to repeat.
-pub(crate) struct Reconnect<T> {
-    pub connect: Connector<T>,
+pub(crate) struct Reconnect {
+    pub connect: Connector,
     pub policy: RetryPolicy,
     pub initialize: Value,
 }
@@ -307,13 +308,13 @@ pub(crate) struct Reconnect<T> {
 /// [`Client::shutdown`] joins (it ends on its own when every handle is dropped).
 ///
 /// [`Client::shutdown`]: crate::Client::shutdown
-pub(crate) fn start<T: Transport>(
-    transport: T,
+pub(crate) fn start(
+    transport: AnyTransport,
     settings: Settings,
     commands: mpsc::UnboundedReceiver<Command>,
     control: watch::Receiver<Control>,
     status: Arc<Status>,
-    reconnect: Option<Reconnect<T>>,
+    reconnect: Option<Reconnect>,
     handshake: Option<Handshake>,
 ) -> JoinHandle<()> {
     let initialize = match (&handshake, &reconnect) {
@@ -321,7 +322,7 @@ pub(crate) fn start<T: Transport>(
         (None, Some(reconnect)) => reconnect.initialize.clone(),
         (None, None) => Value::Null,
     };
-    let link = Link::open(transport, settings.tap.clone());
+    let link = transport.open(settings.tap.clone());
     let mut connection = Connection {
         state: State::Closed,
         reconnect,
@@ -349,11 +350,11 @@ pub(crate) fn start<T: Transport>(
 }
 
 /// The connection task's state (see the module's docs).
-struct Connection<T: Transport> {
+struct Connection {
     /// Where the connection is; it holds the link, when there is one.
-    state: State<T>,
+    state: State,
     /// How to connect again when the stream drops (`None`: it does not reconnect).
-    reconnect: Option<Reconnect<T>>,
+    reconnect: Option<Reconnect>,
     /// The params of every handshake's `initialize`.
     initialize: Value,
     handles: Handles,

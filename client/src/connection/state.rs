@@ -16,13 +16,12 @@ use tokio::sync::oneshot;
 use tokio::task::JoinError;
 use tokio::time::Instant;
 
-use super::link::{Link, Out, WriterState};
+use super::link::{AnyTransport, Link, Out, WriterState};
 use super::{Command, Connection, Control, Pending, Request, BATCH, OUTGOING_MAX};
 use crate::error::{ClientError, ExitReason, TransportError};
 use crate::events::{Event, LateAnswer, ReleaseChange};
 use crate::handler::panic_message;
 use crate::reconnect::Internal;
-use crate::transport::{LineReceiver, Transport};
 use crate::version::Session;
 use crate::wire;
 
@@ -38,23 +37,23 @@ const EXIT_GRACE: Duration = Duration::from_millis(500);
 const TAP_FLUSH: Duration = Duration::from_secs(1);
 
 /// A transport being opened.
-type Connecting<T> = Pin<Box<dyn Future<Output = Result<T, TransportError>> + Send>>;
+type Connecting = Pin<Box<dyn Future<Output = Result<AnyTransport, TransportError>> + Send>>;
 
 /// Where the connection is (see the table in the module's docs).
-pub(super) enum State<T: Transport> {
+pub(super) enum State {
     /// `initialize` was sent on `link`; the handles' commands wait.
-    Handshaking { link: Link<T>, attempt: Attempt, step: Step, deadline: Option<Instant> },
+    Handshaking { link: Link, attempt: Attempt, step: Step, deadline: Option<Instant> },
     /// Serving the handles and the server.
-    Ready { link: Link<T> },
+    Ready { link: Link },
     /// The stream dropped: the next attempt to connect again is made at `at`.
     Reconnecting { retry: Retry, at: Instant },
     /// Opening a transport for `retry`.
-    Connecting { retry: Retry, connect: Connecting<T> },
+    Connecting { retry: Retry, connect: Connecting },
     /// [`Client::shutdown`](crate::Client::shutdown) began at `started` (or the first
     /// handshake failed): pending requests failed, new ones are refused, the client's side is
     /// closed once the server requests being answered are answered, and the server is waited
     /// for until `deadline`. No link: the stream had dropped already.
-    Closing { link: Option<Link<T>>, started: Instant, deadline: Instant },
+    Closing { link: Option<Link>, started: Instant, deadline: Instant },
     /// Ended.
     Closed,
 }
@@ -82,8 +81,8 @@ pub(super) struct Retry {
     dropped: ExitReason,
 }
 
-impl<T: Transport> State<T> {
-    pub(super) fn link_mut(&mut self) -> Option<&mut Link<T>> {
+impl State {
+    pub(super) fn link_mut(&mut self) -> Option<&mut Link> {
         match self {
             State::Handshaking { link, .. } | State::Ready { link } | State::Closing { link: Some(link), .. } => {
                 Some(link)
@@ -119,7 +118,7 @@ impl<T: Transport> State<T> {
 }
 
 /// What woke the loop.
-enum Input<T> {
+enum Input {
     /// The handles' control changed (`false`: every handle is gone).
     Control(bool),
     Command(Option<Command>),
@@ -131,13 +130,13 @@ enum Input<T> {
     WriterEnded(Result<Option<io::Error>, JoinError>),
     /// Lines read into the batch (`0`: the end of the stream).
     Read(io::Result<usize>),
-    Connected(Result<T, TransportError>),
+    Connected(Result<AnyTransport, TransportError>),
     /// The late grace period of a completed turn ended.
     Grace,
     Deadline,
 }
 
-impl<T: Transport> Connection<T> {
+impl Connection {
     /// Serves the connection, then ends everything with why it ended. A panic of the loop is
     /// caught here: every handle ends promptly with [`ExitReason::Panicked`].
     pub(super) async fn run(mut self) {
@@ -179,7 +178,7 @@ impl<T: Transport> Connection<T> {
     }
 
     /// Waits for what the state waits for.
-    async fn next(&mut self) -> Input<T> {
+    async fn next(&mut self) -> Input {
         let Connection { state, handles, handlers, router, batch, .. } = self;
         let grace = router.next_deadline();
         let deadline = state.deadline();
@@ -217,7 +216,7 @@ impl<T: Transport> Connection<T> {
     }
 
     /// What `input` does in the current state (the reads and deadlines are the loop's).
-    fn on(&mut self, input: Input<T>) -> ControlFlow<ExitReason> {
+    fn on(&mut self, input: Input) -> ControlFlow<ExitReason> {
         match input {
             Input::Control(true) => {
                 let control = *self.handles.control.borrow_and_update();
@@ -400,7 +399,7 @@ impl<T: Transport> Connection<T> {
 
     /// Enters `Closing`: pending requests fail with [`ClientError::Closed`], and so does what
     /// the handles ask from now on.
-    fn begin_closing(&mut self, link: Option<Link<T>>, started: Instant, deadline: Instant) {
+    fn begin_closing(&mut self, link: Option<Link>, started: Instant, deadline: Instant) {
         tracing::debug!(timeout = ?deadline.saturating_duration_since(started), "shutting the connection down");
         self.status.set_closed(ClientError::Closed);
         for (_, pending) in self.requests.pending.drain() {
@@ -411,7 +410,7 @@ impl<T: Transport> Connection<T> {
     }
 
     /// Sends `initialize` on `link`: the state of the handshake.
-    pub(super) fn handshake(&mut self, mut link: Link<T>, id: RequestId, attempt: Attempt) -> State<T> {
+    pub(super) fn handshake(&mut self, mut link: Link, id: RequestId, attempt: Attempt) -> State {
         let params = serde_json::value::to_raw_value(&self.initialize).expect("a Value always encodes");
         link.send(wire::request_line(&id, "initialize", &params));
         self.requests.internal.insert(id, Internal::Initialize);
@@ -485,7 +484,7 @@ impl<T: Transport> Connection<T> {
     }
 
     /// The handshake is done: the handles' commands are taken.
-    fn ready(&mut self, link: Link<T>, attempt: Attempt) {
+    fn ready(&mut self, link: Link, attempt: Attempt) {
         self.state = State::Ready { link };
         match attempt {
             Attempt::First(answer) => drop(answer.send(Ok(()))),
@@ -551,7 +550,7 @@ impl<T: Transport> Connection<T> {
     /// The link dropped: pending requests fail with [`ClientError::Disconnected`], the server
     /// requests being answered are dropped with it, and the link is ended. Turn handles and
     /// notification streams go on.
-    async fn disconnect(&mut self, link: Link<T>) {
+    async fn disconnect(&mut self, link: Link) {
         for (_, pending) in self.requests.pending.drain() {
             if let Some(thread) = &pending.turn_thread {
                 self.router.not_started(thread);
@@ -593,7 +592,7 @@ impl<T: Transport> Connection<T> {
 
     /// The attempt's transport opened (the handshake follows), or it did not (the next
     /// attempt waits its turn).
-    fn connected(&mut self, connected: Result<T, TransportError>) -> ControlFlow<ExitReason> {
+    fn connected(&mut self, connected: Result<AnyTransport, TransportError>) -> ControlFlow<ExitReason> {
         let retry = match std::mem::replace(&mut self.state, State::Closed) {
             State::Connecting { retry, .. } => retry,
             state => {
@@ -603,7 +602,7 @@ impl<T: Transport> Connection<T> {
         };
         match connected {
             Ok(transport) => {
-                let link = Link::open(transport, self.tap.clone());
+                let link = transport.open(self.tap.clone());
                 let id = RequestId::String(format!("reconnect-{}-initialize", retry.attempt));
                 self.state = self.handshake(link, id, Attempt::Again(retry));
                 Continue(())
