@@ -341,7 +341,7 @@ struct Typed<'a> {
     /// The whole line as JSON.
     original: &'a Value,
     /// The re-encoded message.
-    reencoded: Value,
+    reencoded: &'a Value,
     /// Where the typed value sits in the message (`[]` for a whole message, `result`).
     root: &'static [Step<'static>],
 }
@@ -538,24 +538,27 @@ impl Checker {
                 return false;
             }
         };
-        self.check_typed(e, method.as_deref(), &NoVariants, Typed { original: value, reencoded, root: &[] });
+        self.check_typed(
+            e,
+            method.as_deref(),
+            &NoVariants,
+            Typed { original: value, reencoded: &reencoded, root: &[] },
+        );
         true
     }
 
     /// Numbers compared by their text where comparing values cannot see a change: an integer
     /// outside 64 bits in the line must come back with the same digits (a `Value` member holds
-    /// it as the nearest `f64`, which compares equal to itself).
-    fn big_integers(
-        &mut self,
-        e: &Entry,
-        method: Option<&str>,
-        reencoded: impl FnOnce() -> serde_json::Result<String>,
-    ) {
+    /// it as the nearest `f64`, which compares equal to itself). The re-encoded value's text
+    /// has the digits the typed value's encoding has (a number is written alike from either),
+    /// so the typed value is encoded once, to a `Value`: a second encoding, to text, would
+    /// compile every type's `Serialize` once more in this crate.
+    fn big_integers(&mut self, e: &Entry, method: Option<&str>, reencoded: &Value) {
         let big = big_integers(&e.line);
         if big.is_empty() {
             return;
         }
-        let Ok(text) = reencoded() else { return };
+        let text = reencoded.to_string();
         let mut kept: Vec<&str> = big_integers(&text).into_iter().map(|(_, literal)| literal).collect();
         for (path, literal) in big {
             if let Some(i) = kept.iter().position(|k| *k == literal) {
@@ -571,8 +574,8 @@ impl Checker {
     fn typed_message<T: Serialize + Inspect>(&mut self, e: &Entry, method: &str, value: &Value, typed: &T) -> bool {
         match serde_json::to_value(typed) {
             Ok(reencoded) => {
-                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded, root: &[] });
-                self.big_integers(e, Some(method), || serde_json::to_string(typed));
+                self.check_typed(e, Some(method), typed, Typed { original: value, reencoded: &reencoded, root: &[] });
+                self.big_integers(e, Some(method), &reencoded);
                 true
             }
             Err(err) => {
@@ -601,9 +604,9 @@ impl Checker {
                     e,
                     Some(method),
                     typed,
-                    Typed { original: value, reencoded, root: &[Step::Key("result")] },
+                    Typed { original: value, reencoded: &reencoded, root: &[Step::Key("result")] },
                 );
-                self.big_integers(e, Some(method), || serde_json::to_string(typed));
+                self.big_integers(e, Some(method), &reencoded);
                 true
             }
             Err(err) => {
@@ -615,9 +618,9 @@ impl Checker {
 
     /// Steps 4 to 6 of the module docs for one decoded message.
     fn check_typed<T: Inspect + ?Sized>(&mut self, e: &Entry, method: Option<&str>, typed: &T, t: Typed<'_>) {
-        let diffs = Diffs::of(t.original, &t.reencoded);
+        let diffs = Diffs::of(t.original, t.reencoded);
 
-        let found = unrecognized::inspect(typed, t.root, Some(&t.reencoded));
+        let found = unrecognized::inspect(typed, t.root, Some(t.reencoded));
         // What of the message is experimental API, looked up only when the types lacked
         // something.
         let experimental = match method {
@@ -920,7 +923,7 @@ mod tests {
         let e = Entry { number: 7, dir: Dir::C2s, line: String::new(), bad: false };
         let run = |typed: ThreadMetadataGitInfoUpdateParams, original: Value, reencoded: Value| {
             let mut c = Checker::new(false);
-            let t = Typed { original: &original, reencoded, root: &[Step::Key("params")] };
+            let t = Typed { original: &original, reencoded: &reencoded, root: &[Step::Key("params")] };
             c.check_typed(&e, Some("thread/metadata/update"), &typed, t);
             c.report.findings
         };
@@ -946,7 +949,7 @@ mod tests {
         let original = json!({"method": "x", "params": {"a": "b", "list": [1]}});
         let t = Typed {
             original: &original,
-            reencoded: json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}),
+            reencoded: &json!({"method": "x", "params": {"a": "c", "list": [1], "added": 0}}),
             root: &[],
         };
         c.check_typed(&e, Some("x"), &(), t);
