@@ -17,8 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::connection::AnyTransport;
-use crate::connection::{self, Answer, Command, ConnectionStats, Control, Status};
+use crate::connection::{self, Answer, AnyTransport, Command, ConnectionStats, Control, Status};
 use crate::error::{ClientError, DecodeReport, ExitReason, ServerExit, TransportError};
 use crate::events::{Abandoned, EventQueue, Notifications};
 use crate::handler::{DefaultHandler, DynHandler, ServerRequestHandler};

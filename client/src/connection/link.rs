@@ -7,10 +7,10 @@
 //! type in every crate that starts a client.
 
 use std::collections::VecDeque;
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::time::Duration;
+
+use futures_util::future::BoxFuture;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -48,6 +48,7 @@ pub(super) enum WriterState {
 pub(crate) struct AnyTransport(Box<dyn FnOnce(Option<Tap>) -> Link + Send>);
 
 impl AnyTransport {
+    /// The one place the transport's type is known: what is compiled per transport type.
     pub(crate) fn new<T: Transport>(transport: T) -> Self {
         AnyTransport(Box::new(move |tap| Link::open(transport, tap)))
     }
@@ -57,8 +58,6 @@ impl AnyTransport {
         (self.0)(tap)
     }
 }
-
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A [`LineReceiver`] of any type: what the loop reads (the trait's methods return futures of
 /// each receiver's own type).
