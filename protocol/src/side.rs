@@ -86,7 +86,7 @@ pub trait ResultEnum: Serialize + Clone + PartialEq + std::fmt::Debug + Sized {
     fn is_unrecognized(&self) -> bool;
     /// Decodes the `result` of a response to a request of `method` straight from `result`.
     #[doc(hidden)]
-    fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error>;
+    fn decode_result(method: &str, result: &mut crate::codec::Reader<'_>) -> crate::codec::Result<Self>;
     /// A result kept raw.
     #[doc(hidden)]
     fn unrecognized(raw: crate::RawJson) -> Self;
@@ -164,8 +164,8 @@ macro_rules! result_enum {
                 matches!(self, $t::Unrecognized(_))
             }
 
-            fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
-                $t::deserialize_result(method, result)
+            fn decode_result(method: &str, result: &mut crate::codec::Reader<'_>) -> crate::codec::Result<Self> {
+                $t::decode_result(method, result)
             }
 
             fn unrecognized(raw: crate::RawJson) -> Self {

@@ -88,7 +88,7 @@ macro_rules! wire_struct {
             // members, not with their square.
             #[allow(unused_mut, unused_variables, deprecated)]
             #[allow(clippy::match_single_binding)]
-            fn visit_members<'de, A: serde::de::MapAccess<'de>>(mut map: A, into: &mut Option<Self>) -> Result<(), A::Error> {
+            fn visit_members(reader: &mut $crate::codec::Reader<'_>, mut object: $crate::codec::Object) -> $crate::codec::Result<Self> {
                 struct Slots {
                     $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::Slot<$ty>,)*
                 }
@@ -96,13 +96,13 @@ macro_rules! wire_struct {
                     $($(#[cfg($cfg)])? $field: Default::default(),)*
                 };
                 $(let mut $extra = <$extra_ty as Default>::default();)?
-                while let Some(key) = $crate::codec::next_key(&mut map)? {
+                while let Some(key) = reader.next_key(&mut object)? {
                     let read = match &*key {
                         $(
                             $(#[cfg($cfg)])?
-                            $wire => $crate::wire_macros::$presence::read(&mut map, &mut slots.$field),
+                            $wire => $crate::wire_macros::$presence::read(reader, &mut slots.$field),
                         )*
-                        _ => $crate::wire_macros::unknown_member!(map, key $(, $extra)?),
+                        _ => $crate::wire_macros::unknown_member!(reader, key $(, $extra)?),
                     };
                     read?;
                 }
@@ -114,28 +114,27 @@ macro_rules! wire_struct {
                 if let Some(name) = missing {
                     return Err(serde::de::Error::missing_field(name));
                 }
-                $crate::codec::put(into, Self {
+                Ok(Self {
                     $(
                         $(#[cfg($cfg)])?
                         $field: $crate::wire_macros::$presence::take!(slots.$field),
                     )*
                     $($extra,)?
-                });
-                Ok(())
+                })
             }
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
             #[inline]
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::codec::deserialize_struct(deserializer)
+                $crate::codec::deserialize_via_text(deserializer)
             }
         }
 
-        impl<'de> $crate::codec::Decode<'de> for $name {
+        impl $crate::codec::Decode for $name {
             #[inline]
-            fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
-                $crate::codec::decode_struct(deserializer, into)
+            fn decode(reader: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
+                $crate::codec::decode_struct(reader)
             }
         }
 
@@ -205,31 +204,33 @@ macro_rules! constructor {
     };
 }
 
-/// `codec::Decode` for types decoded by value (a string enum, a scalar union, an untagged or
-/// externally tagged union, the scalars of `codec`: their visitors return the value, which
-/// serde's deserializers drop on their own error paths).
-macro_rules! decode_by_value {
-    ($($t:ty),+) => {
-        $(
-            impl<'de> $crate::codec::Decode<'de> for $t {
-                #[inline]
-                fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
-                    $crate::codec::by_value(deserializer, into)
-                }
+/// `Deserialize` and `codec::Decode` for a type that decodes with `$decode` (a string enum and
+/// the unions): its `Deserialize` buffers its value's text and reads that.
+macro_rules! decode_with {
+    ($name:ident, $decode:path) => {
+        impl<'de> serde::Deserialize<'de> for $name {
+            #[inline]
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::codec::deserialize_via_text(deserializer)
             }
-        )+
+        }
+
+        impl $crate::codec::Decode for $name {
+            #[inline]
+            fn decode(reader: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
+                $decode(reader)
+            }
+        }
     };
 }
 
 /// The read of a member a struct does not declare: skipped, or kept in the open object's map.
 macro_rules! unknown_member {
-    ($map:ident, $key:ident) => {
-        $crate::codec::skip_member(&mut $map)
+    ($reader:ident, $key:ident) => {
+        $reader.skip_member(&$key)
     };
-    ($map:ident, $key:ident, $extra:ident) => {
-        serde::de::MapAccess::next_value(&mut $map).map(|value| {
-            $extra.insert($key.into_owned(), value);
-        })
+    ($reader:ident, $key:ident, $extra:ident) => {
+        $crate::codec::extra_member($reader, $key, &mut $extra)
     };
 }
 
@@ -295,14 +296,7 @@ macro_rules! wire_enum {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            #[inline]
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::codec::deserialize_string_enum(deserializer)
-            }
-        }
-
-        $crate::wire_macros::decode_by_value!($name);
+        $crate::wire_macros::decode_with!($name, $crate::codec::decode_string_enum);
 
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
@@ -362,30 +356,23 @@ macro_rules! wire_tagged {
             const TAG: &'static str = $tag;
             const EXPECTING: &'static str = concat!("`", stringify!($name), "` (a JSON object with a `", $tag, "` member)");
 
-            fn deserialize_arm<'de, A: serde::de::MapAccess<'de>>(tag: &str, payload: A) -> Result<Self, A::Error> {
+            fn decode_arm(
+                tag: &str,
+                reader: &mut $crate::codec::Reader<'_>,
+                object: $crate::codec::Object,
+                start: $crate::codec::Mark,
+            ) -> $crate::codec::Result<Self> {
                 Ok(match tag {
                     $(
                         $(#[cfg($cfg)])?
-                        $wire => Self::$variant($crate::codec::decode_payload(payload)?),
+                        $wire => Self::$variant(<$payload as $crate::codec::DecodeStruct>::visit_members(reader, object)?),
                     )*
-                    _ => Self::Unrecognized($crate::codec::unrecognized_arm(Self::TAG, tag, payload)?),
+                    _ => Self::Unrecognized($crate::codec::unrecognized_arm(reader, start)?),
                 })
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            #[inline]
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::codec::deserialize_tagged(deserializer)
-            }
-        }
-
-        impl<'de> $crate::codec::Decode<'de> for $name {
-            #[inline]
-            fn decode<D: serde::Deserializer<'de>>(deserializer: D, into: &mut Option<Self>) -> Result<(), D::Error> {
-                $crate::codec::decode_tagged(deserializer, into)
-            }
-        }
+        $crate::wire_macros::decode_with!($name, $crate::codec::decode_tagged);
 
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
@@ -437,25 +424,18 @@ macro_rules! wire_untagged {
             const EXPECTING: &'static str = concat!("`", stringify!($name), "` (one of: ", stringify!($($variant),*), ")");
             const ARMS: &'static [(usize, $crate::codec::Match)] = &[$($(#[cfg($cfg)])? ($index, $accepts),)*];
 
-            fn decode_arm(arm: usize, deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<Self> {
+            fn decode_arm(arm: usize, reader: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
                 Ok(match arm {
                     $(
                         $(#[cfg($cfg)])?
-                        $index => Self::$variant(serde::Deserialize::deserialize(deserializer)?),
+                        $index => Self::$variant(<$ty as $crate::codec::Decode>::decode(reader)?),
                     )*
                     _ => return Err(serde::de::Error::custom("no such variant")),
                 })
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            #[inline]
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::codec::deserialize_untagged(deserializer)
-            }
-        }
-
-        $crate::wire_macros::decode_by_value!($name);
+        $crate::wire_macros::decode_with!($name, $crate::codec::decode_untagged);
 
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
@@ -533,13 +513,13 @@ macro_rules! wire_external {
             }
 
             #[allow(clippy::match_single_binding)]
-            fn deserialize_keyed<'de, D: serde::Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error> {
+            fn decode_keyed(key: &str, reader: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
                 Ok(match key {
                     $(
                         $(#[cfg($kcfg)])?
-                        $kwire => Self::$keyed(serde::Deserialize::deserialize(value)?),
+                        $kwire => Self::$keyed(<$payload as $crate::codec::Decode>::decode(reader)?),
                     )*
-                    _ => Self::Unrecognized($crate::codec::unrecognized_keyed(key, value)?),
+                    _ => Self::Unrecognized($crate::codec::unrecognized_keyed(key, reader)?),
                 })
             }
 
@@ -549,14 +529,7 @@ macro_rules! wire_external {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            #[inline]
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::codec::deserialize_external(deserializer)
-            }
-        }
-
-        $crate::wire_macros::decode_by_value!($name);
+        $crate::wire_macros::decode_with!($name, $crate::codec::decode_external);
 
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
@@ -625,13 +598,11 @@ macro_rules! union_surface {
 }
 
 pub(crate) use {
-    constructor, decode_by_value, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged,
+    constructor, decode_with, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged,
     wire_untagged,
 };
 
-use serde::de::{self, MapAccess};
-
-use crate::codec::{Decode, Nullable, Place};
+use crate::codec::{Decode, Reader, Result as ReadResult};
 use serde::ser::{Serialize, SerializeMap};
 
 #[cfg(feature = "inspect")]
@@ -642,27 +613,26 @@ use crate::inspect::{Inspect, Inspector, Step};
 /// generated type is read in the unit that holds the decoders of the structs it is a member
 /// of, and its drop code (a member given twice drops its earlier value) is not compiled once
 /// more in a unit of its own.
-///
-/// The value is decoded into the member's slot ([`Decode`]): a value a deserializer failed
-/// after stays there, and the struct's error path drops it with its other members.
-pub trait ReadMember<'de>: Decode<'de> {
+pub trait ReadMember: Decode {
     /// See [`required::read`].
     #[inline(never)]
-    fn read_required<A: MapAccess<'de>>(map: &mut A, slot: &mut Option<Self>) -> Result<(), A::Error> {
-        // A member given twice: the earlier value goes before the later one is read.
-        *slot = None;
-        map.next_value_seed(Place(slot))
+    fn read_required(reader: &mut Reader<'_>, slot: &mut Option<Self>) -> ReadResult<()> {
+        *slot = Some(Self::decode(reader)?);
+        Ok(())
     }
 
     /// See [`optional::read`].
     #[inline(never)]
-    fn read_optional<A: MapAccess<'de>>(map: &mut A, slot: &mut Option<Self>) -> Result<(), A::Error> {
-        *slot = None;
-        map.next_value_seed(Nullable(slot))
+    fn read_optional(reader: &mut Reader<'_>, slot: &mut Option<Self>) -> ReadResult<()> {
+        *slot = match reader.null()? {
+            true => None,
+            false => Some(Self::decode(reader)?),
+        };
+        Ok(())
     }
 }
 
-impl<'de, T: Decode<'de>> ReadMember<'de> for T {}
+impl<T: Decode> ReadMember for T {}
 
 /// A struct's members as they are written: the map, and the first error a write gave. Each
 /// member is one call that returns nothing (what a struct's `Serialize` compiles per member),
@@ -734,8 +704,8 @@ pub mod required {
     /// per member type, which every struct with a member of that type and presence calls
     /// (inlined, each struct would compile it again).
     #[inline]
-    pub fn read<'de, A: MapAccess<'de>, T: Decode<'de>>(map: &mut A, slot: &mut Option<T>) -> Result<(), A::Error> {
-        T::read_required(map, slot)
+    pub fn read<T: Decode>(reader: &mut Reader<'_>, slot: &mut Option<T>) -> ReadResult<()> {
+        T::read_required(reader, slot)
     }
 
     /// After the last member: the first member never given, for the error that names it.
@@ -811,8 +781,8 @@ pub mod optional {
 
     /// Reads the member's value, `null` as `None`; the last of a member given twice counts.
     #[inline]
-    pub fn read<'de, A: MapAccess<'de>, T: Decode<'de>>(map: &mut A, slot: &mut Option<T>) -> Result<(), A::Error> {
-        T::read_optional(map, slot)
+    pub fn read<T: Decode>(reader: &mut Reader<'_>, slot: &mut Option<T>) -> ReadResult<()> {
+        T::read_optional(reader, slot)
     }
 
     /// An absent member is `None`: nothing to check.

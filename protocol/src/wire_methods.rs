@@ -142,11 +142,11 @@ macro_rules! wire_requests {
             /// Decodes a request from its id, method and raw `params` (absent and `null` are the
             /// same); the envelope members are left unset (see `set_envelope`).
             pub(crate) fn from_parts(id: $crate::RequestId, method: &str, params: Option<&serde_json::value::RawValue>) -> Result<Self, $crate::jsonrpc::ParamsError> {
-                $crate::codec::decode_raw(params, |params| Self::deserialize_params(id.clone(), method, params))
+                $crate::codec::decode_raw(params, |params| Self::decode_params(id.clone(), method, params))
             }
 
             /// Decodes the `params` of a request of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
-            pub(crate) fn deserialize_params<'de, D: serde::Deserializer<'de>>(id: $crate::RequestId, method: &str, params: D) -> Result<Self, D::Error> {
+            pub(crate) fn decode_params(id: $crate::RequestId, method: &str, params: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
                 Ok(match method {
                     $(
                         $(#[cfg($cfg)])?
@@ -155,7 +155,7 @@ macro_rules! wire_requests {
                             Self::$variant { id, $(params: $crate::wire_methods::params::$kind::decode(params)?,)? trace: None }
                         }
                     )*
-                    _ => Self::Unrecognized { id, method: method.to_owned(), params: serde::Deserialize::deserialize(params)?, trace: None },
+                    _ => Self::Unrecognized { id, method: method.to_owned(), params: $crate::codec::Decode::decode(params)?, trace: None },
                 })
             }
 
@@ -197,16 +197,16 @@ macro_rules! wire_requests {
             /// Decodes the `result` of a response to a request of `method` (a client keeps
             /// `id -> method` for the requests it sent).
             pub fn decode(method: &str, result: &serde_json::value::RawValue) -> Result<Self, $crate::jsonrpc::ParamsError> {
-                $crate::codec::decode_raw(Some(result), |result| Self::deserialize_result(method, result))
+                $crate::codec::decode_raw(Some(result), |result| Self::decode_result(method, result))
             }
 
             /// Decodes the `result` of a response to a request of `method` straight from
             /// `result`.
-            pub(crate) fn deserialize_result<'de, D: serde::Deserializer<'de>>(method: &str, result: D) -> Result<Self, D::Error> {
+            pub(crate) fn decode_result(method: &str, result: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
                 // Boxed as `params::required::decode` boxes params.
                 Ok(match method {
                     $($(#[cfg($cfg)])? $wire => Self::$variant($crate::wire_methods::params::boxed(result)?),)*
-                    _ => Self::Unrecognized(serde::Deserialize::deserialize(result)?),
+                    _ => Self::Unrecognized($crate::codec::Decode::decode(result)?),
                 })
             }
 
@@ -374,11 +374,11 @@ macro_rules! wire_notifications {
                 method: &str,
                 params: Option<&serde_json::value::RawValue>,
             ) -> Result<Self, $crate::jsonrpc::ParamsError> {
-                $crate::codec::decode_raw(params, |params| Self::deserialize_params(method, params))
+                $crate::codec::decode_raw(params, |params| Self::decode_params(method, params))
             }
 
             /// Decodes the `params` of a notification of `method` straight from `params` (pass a `null` when the message has none); the envelope members are left unset (see `set_envelope`).
-            pub(crate) fn deserialize_params<'de, D: serde::Deserializer<'de>>(method: &str, params: D) -> Result<Self, D::Error> {
+            pub(crate) fn decode_params(method: &str, params: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
                 Ok(match method {
                     $(
                         $(#[cfg($cfg)])?
@@ -387,7 +387,7 @@ macro_rules! wire_notifications {
                             Self::$variant { $(params: $crate::wire_methods::params::$kind::decode(params)?,)? $($row_env: None,)* }
                         }
                     )*
-                    _ => Self::Unrecognized { method: method.to_owned(), params: serde::Deserialize::deserialize(params)?, $($env: None,)* },
+                    _ => Self::Unrecognized { method: method.to_owned(), params: $crate::codec::Decode::decode(params)?, $($env: None,)* },
                 })
             }
 
@@ -603,7 +603,7 @@ pub mod params {
     /// the others, which decode their params into the variant.
     macro_rules! none {
         ($params:ident) => {
-            <() as serde::Deserialize>::deserialize($params)?
+            <() as $crate::codec::Decode>::decode($params)?
         };
         ($params:ident $kind:ident) => {};
     }
@@ -667,11 +667,9 @@ pub mod params {
     /// caller's codegen unit once more, for every params and result type of the method table.
     /// Here no `T` is held while allocating, and a failed decode only frees the empty box.
     #[inline]
-    pub fn boxed<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
-        deserializer: D,
-    ) -> Result<Box<T>, D::Error> {
+    pub fn boxed<T: crate::codec::Decode>(reader: &mut crate::codec::Reader<'_>) -> crate::codec::Result<Box<T>> {
         let mut slot = Box::new(std::mem::MaybeUninit::<T>::uninit());
-        slot.write(T::deserialize(deserializer)?);
+        slot.write(T::decode(reader)?);
         // SAFETY: `slot` holds an initialised `T` (written above), and `MaybeUninit<T>` has
         // the size, alignment and layout of `T`, so the allocation is that of a `Box<T>`.
         Ok(unsafe { Box::from_raw(Box::into_raw(slot).cast::<T>()) })
@@ -693,9 +691,7 @@ pub mod params {
 
         /// Decoded into its box: see [`super::boxed`].
         #[inline]
-        pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
-            params: D,
-        ) -> Result<Box<T>, D::Error> {
+        pub fn decode<T: crate::codec::Decode>(params: &mut crate::codec::Reader<'_>) -> crate::codec::Result<Box<T>> {
             super::boxed(params)
         }
 
@@ -728,20 +724,14 @@ pub mod params {
         pub(crate) use field;
 
         /// Params decoded into their box ([`super::boxed`]), for serde's `Option`.
-        struct Boxed<T>(Box<T>);
-
-        impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Boxed<T> {
-            #[inline]
-            fn deserialize<D: serde::Deserializer<'de>>(params: D) -> Result<Self, D::Error> {
-                super::boxed(params).map(Boxed)
-            }
-        }
-
         #[inline]
-        pub fn decode<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
-            params: D,
-        ) -> Result<Option<Box<T>>, D::Error> {
-            <Option<Boxed<T>> as serde::Deserialize>::deserialize(params).map(|p| p.map(|p| p.0))
+        pub fn decode<T: crate::codec::Decode>(
+            params: &mut crate::codec::Reader<'_>,
+        ) -> crate::codec::Result<Option<Box<T>>> {
+            match params.null()? {
+                true => Ok(None),
+                false => super::boxed(params).map(Some),
+            }
         }
 
         #[inline]
@@ -774,21 +764,18 @@ mod tests {
     /// AddressSanitizer.
     #[test]
     fn boxed_holds_the_decoded_value_and_frees_an_empty_box() {
-        let mut de = serde_json::Deserializer::from_str(r#"["a", "b"]"#);
-        let value: Box<Vec<String>> = params::boxed(&mut de).unwrap();
+        use crate::codec::Reader;
+
+        let value: Box<Vec<String>> = params::boxed(&mut Reader::new(r#"["a", "b"]"#)).unwrap();
         assert_eq!(*value, ["a", "b"]);
-        let mut de = serde_json::Deserializer::from_str("null");
-        let unit: Box<()> = params::boxed(&mut de).unwrap();
+        let unit: Box<()> = params::boxed(&mut Reader::new("null")).unwrap();
         assert_eq!(*unit, ());
-        let mut de = serde_json::Deserializer::from_str(r#"["a", 7]"#);
-        let error = params::boxed::<_, Vec<String>>(&mut de).unwrap_err();
+        let error = params::boxed::<Vec<String>>(&mut Reader::new(r#"["a", 7]"#)).unwrap_err();
         assert!(error.to_string().starts_with("invalid type: integer `7`"), "{error}");
 
-        let mut de = serde_json::Deserializer::from_str("null");
-        assert_eq!(params::optional::decode::<_, Vec<String>>(&mut de).unwrap(), None);
-        let mut de = serde_json::Deserializer::from_str(r#"["a"]"#);
+        assert_eq!(params::optional::decode::<Vec<String>>(&mut Reader::new("null")).unwrap(), None);
         assert_eq!(
-            params::optional::decode::<_, Vec<String>>(&mut de).unwrap().as_deref(),
+            params::optional::decode::<Vec<String>>(&mut Reader::new(r#"["a"]"#)).unwrap().as_deref(),
             Some(&vec!["a".to_owned()])
         );
     }

@@ -55,7 +55,7 @@ pub fn emit_types(ir: &Ir) -> Result<Vec<Part>, Error> {
     let value = uses("Value").then(|| quote! { use serde_json::Value; });
     let codec = uses("codec").then(|| quote! { use crate::codec; });
     let macros: Vec<Ident> =
-        ["decode_by_value", "wire_enum", "wire_external", "wire_struct", "wire_tagged", "wire_untagged"]
+        ["decode_with", "wire_enum", "wire_external", "wire_struct", "wire_tagged", "wire_untagged"]
             .into_iter()
             .filter(|w| uses(w))
             .map(|w| format_ident!("{w}"))
@@ -296,16 +296,11 @@ pub fn ident(name: &str) -> Ident {
     }
 }
 
-/// `Deserialize` for a named type through its `codec` function (`via(deserializer)`), and
-/// its `codec::Decode` (a member's read) by value (`decode_by_value!`).
-fn deserialize_impl(name: &Ident, via: TokenStream) -> TokenStream {
+/// `codec::Decode` for a named type through its `codec` function (`decode(reader)`), and its
+/// `Deserialize` through its text (`decode_with!`).
+fn deserialize_impl(name: &Ident, decode: TokenStream) -> TokenStream {
     quote! {
-        impl<'de> Deserialize<'de> for #name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                #via(deserializer)
-            }
-        }
-        decode_by_value!(#name);
+        decode_with!(#name, #decode);
     }
 }
 
@@ -515,15 +510,7 @@ fn emit_scalar_union(name: &Ident, u: &Untagged) -> (TokenStream, Vec<TokenStrea
             }
         }
     };
-    (
-        item,
-        vec![
-            union_impl,
-            deserialize_impl(name, quote! { codec::deserialize_scalar_union }),
-            inspect_impl,
-            surface_impl,
-        ],
-    )
+    (item, vec![union_impl, deserialize_impl(name, quote! { codec::decode_scalar_union }), inspect_impl, surface_impl])
 }
 
 /// `Inspect` for a type written as tokens, with `body` (which sees `self`, `path`, `inspector`).

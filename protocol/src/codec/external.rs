@@ -1,75 +1,48 @@
-//! Externally tagged unions (`"never"` or `{"granular": {...}}`): dispatch on the string or
-//! the single key.
+//! Externally tagged unions (`"never"` or `{"granular": {...}}`): a plain string, or an object
+//! whose one key names the variant.
 
-use std::fmt;
-use std::marker::PhantomData;
-
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::de::Error as _;
 use serde_json::{Map, Value};
 
-use super::Str;
+use super::reader::{Reader, Result};
+use super::Decode;
 
-/// A union of plain strings and single-key objects (serde's externally tagged form).
+/// A union written as a plain string or as an object with one key that names the variant.
 pub trait ExternalUnion: Sized {
     const EXPECTING: &'static str;
-    /// The variant for a plain string; an unknown string is kept whole.
+    /// The variant written as `value` (a string); an unknown one is kept as it came.
     fn from_unit(value: &str) -> Self;
-    /// The variant for `{key: value}`; an unknown key keeps the object with [`unrecognized_keyed`].
-    fn deserialize_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Self, D::Error>;
+    /// The variant keyed `key`, its payload read from the reader; an unknown key is kept with
+    /// its value ([`unrecognized_keyed`]).
+    fn decode_keyed(key: &str, reader: &mut Reader<'_>) -> Result<Self>;
     fn unrecognized(value: Value) -> Self;
 }
 
-/// The whole object `{key: value}` of an unknown key.
-pub fn unrecognized_keyed<'de, D: Deserializer<'de>>(key: &str, value: D) -> Result<Value, D::Error> {
+/// An unknown keyed variant, kept as the object it came as.
+pub fn unrecognized_keyed(key: &str, reader: &mut Reader<'_>) -> Result<Value> {
     let mut object = Map::new();
-    object.insert(key.to_owned(), Value::deserialize(value)?);
+    object.insert(key.to_owned(), Value::decode(reader)?);
     Ok(Value::Object(object))
 }
 
-/// An externally tagged union's `Deserialize`; out of line, as a tagged union's is.
+/// An externally tagged union's [`Decode`]. Out of line: a caller holds a call.
 #[inline(never)]
-pub fn deserialize_external<'de, D: Deserializer<'de>, T: ExternalUnion>(deserializer: D) -> Result<T, D::Error> {
-    struct ExternalVisitor<T>(PhantomData<T>);
-
-    struct KeyedSeed<'a, T>(&'a str, PhantomData<T>);
-
-    impl<'de, T: ExternalUnion> DeserializeSeed<'de> for KeyedSeed<'_, T> {
-        type Value = T;
-
-        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
-            T::deserialize_keyed(self.0, deserializer)
-        }
+pub fn decode_external<T: ExternalUnion>(reader: &mut Reader<'_>) -> Result<T> {
+    if reader.peek() == Some(b'"') {
+        return Ok(T::from_unit(&reader.string_for(T::EXPECTING)?));
     }
-
-    impl<'de, T: ExternalUnion> Visitor<'de> for ExternalVisitor<T> {
-        type Value = T;
-
-        #[inline]
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(T::EXPECTING)
+    let mut object = reader.begin_object(T::EXPECTING)?;
+    let Some(key) = reader.next_key(&mut object)? else {
+        return Ok(T::unrecognized(Value::Object(Map::new())));
+    };
+    let mut value = T::decode_keyed(&key, reader)?;
+    // The key given again: its last value counts (each must have the arm's type), as
+    // everywhere else; another key makes it no externally tagged value.
+    while let Some(again) = reader.next_key(&mut object)? {
+        if again != key {
+            return Err(serde_json::Error::invalid_length(2, &"an object with a single key"));
         }
-
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-            Ok(T::from_unit(v))
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
-            let Some(key) = map.next_key::<Str<'de>>()? else {
-                return Ok(T::unrecognized(Value::Object(Map::new())));
-            };
-            let mut value = map.next_value_seed(KeyedSeed::<T>(&key.0, PhantomData))?;
-            // The key given again: its last value counts (each must have the arm's type), as
-            // everywhere else; another key makes it no externally tagged value.
-            while let Some(again) = map.next_key::<Str<'de>>()? {
-                if again.0 != key.0 {
-                    return Err(de::Error::invalid_length(2, &"an object with a single key"));
-                }
-                value = map.next_value_seed(KeyedSeed::<T>(&key.0, PhantomData))?;
-            }
-            Ok(value)
-        }
+        value = T::decode_keyed(&key, reader)?;
     }
-
-    deserializer.deserialize_any(ExternalVisitor(PhantomData))
+    Ok(value)
 }

@@ -1,8 +1,6 @@
 //! Error paths: where in a JSON text an error happened, and the path inside a value decoded
 //! from buffered text.
 
-use serde::de;
-
 use std::borrow::Cow;
 
 use super::scan::{string_at, Scanner, Token};
@@ -65,23 +63,19 @@ pub fn path_at(text: &str, end: usize) -> JsonPath {
     path
 }
 
-/// An error of a decode of buffered `text` (a union's value), re-raised in the decoder that
-/// read `text`: its message says the path inside `text` where it happened (``in `path`: ``,
-/// for whoever reads the message of a plain `serde_json` call), and the path and the bare
-/// message go to [`trail`] as data, which the next enclosing buffered decode extends and
-/// [`decode_raw`](super::decode_raw) joins to the path of the value.
-pub fn nested_error<E: de::Error>(text: &str, e: serde_json::Error) -> E {
-    let here = path_at(text, error_offset(text, &e));
-    let (path, message) = match trail::take_nested() {
-        Some(inner) => (here.join(&inner.path), inner.message),
-        None => (here, message_of(&e)),
-    };
+/// The message of `error`, raised at byte `at` of `text` (a type's buffered value, read by its
+/// `Deserialize`): the path inside the text is left for [`params`](super::params) in the trail,
+/// and said in the message for other callers.
+pub fn nested_error_at(text: &str, at: usize, error: serde_json::Error) -> String {
+    let path = path_at(text, at);
+    let message = super::raw::with_position(text, at, &error);
     if path.is_empty() {
-        return E::custom(message);
+        trail::set_nested(Nested { path, message: message.clone() });
+        return message;
     }
-    let error = E::custom(format_args!("in `{path}`: {message}"));
+    let said = format!("in `{path}`: {message}");
     trail::set_nested(Nested { path, message });
-    error
+    said
 }
 
 /// The message of `e` without the position serde_json appends to it (from `e`'s own line and

@@ -7,8 +7,8 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned};
 use serde_json::value::RawValue;
 
-use super::duplicates::blank_repeated_tag;
 use super::paths::{error_offset, path_at};
+use super::reader::{Reader, Result as ReadResult};
 use super::trail;
 use crate::path::JsonPath;
 
@@ -36,77 +36,54 @@ impl std::error::Error for ParamsError {
     }
 }
 
-/// Decodes raw `params`; absent reads as `null`.
+/// Decodes raw text (absent reads as `null`) with `T`'s `Deserialize`, for a type that is not
+/// one of the crate's ([`decode_raw`] reads those); the path of an error inside a type of the
+/// crate, which buffers its value, is joined to where that value is.
 pub fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, ParamsError> {
-    decode_raw(raw, |deserializer| T::deserialize(deserializer))
+    let text = raw.map_or("null", RawValue::get);
+    trail::clear_nested();
+    serde_json::from_str(text).map_err(|source| params_error(text, source))
 }
 
-/// Runs `decode` on raw text (absent reads as `null`), which it reads as one whole value; an
-/// error gets the path of where it happened.
-///
-/// `decode` is called with the same deserializer type as the one-pass decode of a whole line
-/// (`&mut serde_json::Deserializer<StrRead>`), so both paths share one instantiation of every
-/// type's deserializer.
+/// Reads raw text (absent reads as `null`) with `decode`, which reads one whole value; an
+/// error gets the path of where it happened, and the position in the text.
 pub fn decode_raw<T>(
     raw: Option<&RawValue>,
-    decode: impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
+    decode: impl FnOnce(&mut Reader<'_>) -> ReadResult<T>,
 ) -> Result<T, ParamsError> {
     let text = raw.map_or("null", RawValue::get);
-    trail::reset();
-    match run(text, &decode) {
-        Ok(value) => Ok(value),
-        Err(source) => retry_without_repeated_tags(text, source, &decode),
+    let mut reader = Reader::new(text);
+    match decode(&mut reader) {
+        Ok(value) => {
+            // The text is one JSON value (a `RawValue`'s), and every decoder reads a value
+            // whole, so nothing is left after it: asserted in debug builds, where every test
+            // runs it. (A check in release builds would hold the value across a call, which
+            // compiles the drop code of every message type into this function.)
+            debug_assert!(reader.end().is_ok(), "a decoder returned before the end of its value: {text}");
+            Ok(value)
+        }
+        Err(source) => Err(read_error(text, reader.offset(), source)),
     }
 }
 
-/// `decode` on `text`.
-///
-/// The text is one JSON value (a `RawValue`'s, or that with a tag's earlier occurrences
-/// blanked), and a decode that returns `Ok` has read one whole value (serde_json checks that an
-/// object or array ends where its visitor stopped reading), so no text is left after it. That
-/// is asserted in debug builds (every test's decode checks it) and not in release builds: a
-/// check there would hold the value across a call, which compiles the drop code of every message
-/// type (of every params type inside it) into this function, for a path no input takes.
-#[inline]
-fn run<T>(
-    text: &str,
-    decode: &impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
-) -> serde_json::Result<T> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = decode(&mut deserializer)?;
-    debug_assert!(deserializer.end().is_ok(), "a decoder returned before the end of its value: {text}");
-    Ok(value)
-}
-
-/// After `decode` failed on `text` with `source`: when the failure was a union's tag given
-/// again with another value, which the one-pass decode cannot take (the arm was chosen),
-/// decodes again with that tag's earlier occurrences blanked, once per tag name. The blanked
-/// text has every other byte where it was, so its error is one of the text as sent. Out of the
-/// way of the decode every line takes.
+/// The [`ParamsError`] of `source`, raised at byte `at` of `text`.
 #[cold]
 #[inline(never)]
-fn retry_without_repeated_tags<T>(
-    text: &str,
-    mut source: serde_json::Error,
-    decode: &impl Fn(&mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> serde_json::Result<T>,
-) -> Result<T, ParamsError> {
-    let mut blanked: Option<String> = None;
-    let mut tags: Vec<&'static str> = Vec::new();
-    while let Some(tag) = trail::take_duplicate().filter(|tag| !tags.contains(tag)) {
-        tags.push(tag);
-        let Some(next) = blank_repeated_tag(blanked.as_deref().unwrap_or(text), tag) else { break };
-        trail::reset();
-        match run(&next, decode) {
-            Ok(value) => return Ok(value),
-            Err(e) => source = e,
-        }
-        blanked = Some(next);
-    }
-    Err(params_error(blanked.as_deref().unwrap_or(text), source))
+pub fn read_error(text: &str, at: usize, source: serde_json::Error) -> ParamsError {
+    ParamsError { path: path_at(text, at), source: de::Error::custom(with_position(text, at, &source)) }
+}
+
+/// The message of `source` with the line and column of byte `at` of `text`, as serde_json
+/// writes them.
+pub(super) fn with_position(text: &str, at: usize, source: &serde_json::Error) -> String {
+    let before = &text.as_bytes()[..at.min(text.len())];
+    let line = 1 + before.iter().filter(|b| **b == b'\n').count();
+    let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |n| n + 1);
+    format!("{source} at line {line} column {column}")
 }
 
 /// The [`ParamsError`] of an error at the position of `source` in `text`, with the path of a value
-/// decoded from buffered text ([`nested_error`](super::nested_error)) appended.
+/// decoded from buffered text ([`nested_error_at`](super::nested_error_at)) appended.
 fn params_error(text: &str, source: serde_json::Error) -> ParamsError {
     let here = path_at(text, error_offset(text, &source));
     match trail::take_nested() {
@@ -128,8 +105,6 @@ pub fn member<T: DeserializeOwned>(extra: &[(Cow<'_, str>, &RawValue)], name: &s
 
 #[cfg(test)]
 mod tests {
-    use serde::Deserialize;
-
     use super::*;
     use crate::codec;
     use crate::wire_macros::{wire_struct, wire_tagged, wire_untagged};
@@ -159,12 +134,11 @@ mod tests {
 
     fn decode(text: &str) -> Result<FunctionCallOutputBody, ParamsError> {
         let raw: Box<RawValue> = serde_json::from_str(text).unwrap();
-        decode_raw(Some(&raw), |d| FunctionCallOutputBody::deserialize(d))
+        decode_raw(Some(&raw), <FunctionCallOutputBody as codec::Decode>::decode)
     }
 
-    /// The path inside a union's buffered value (an untagged union's array arm, and in it a
-    /// tagged union whose tag comes last, buffered again) reaches the error as data: the
-    /// path is whole, the message has neither the path nor a position in buffered text.
+    /// The path inside a union's value (an untagged union's array arm, and in it a tagged
+    /// union whose tag comes last) is whole, and the message does not say it again.
     #[test]
     fn nested_paths_are_joined_without_reading_the_message() {
         for (text, path) in [
@@ -175,8 +149,9 @@ mod tests {
             assert_eq!(e.path, path, "{text}: {e}");
             let message = e.source.to_string();
             assert!(message.starts_with("invalid type: integer `7`, expected a string"), "{text}: {message}");
-            assert!(!message.contains("in `") && !message.contains("line"), "{text}: {message}");
-            // A plain `serde_json` call says the path in its message.
+            assert!(!message.contains("in `"), "{text}: {message}");
+            // A plain `serde_json` call (the type's `Deserialize`, through its text) says the
+            // path in its message.
             let plain = serde_json::from_str::<FunctionCallOutputBody>(text).unwrap_err().to_string();
             assert!(plain.starts_with(&format!("in `{path}`: invalid type")), "{text}: {plain}");
         }
@@ -191,30 +166,6 @@ mod tests {
     fn a_decoder_that_stops_early_fails_the_debug_assertion() {
         let raw: Box<RawValue> = serde_json::from_str("[1]").unwrap();
         let _ = decode_raw(Some(&raw), |_| Ok(()));
-    }
-
-    /// serde_json itself rejects a visitor that stops before an object's or array's end, so
-    /// a decoder built of visitors cannot stop early.
-    #[test]
-    fn serde_json_rejects_a_visitor_that_stops_early() {
-        struct First;
-        impl<'de> serde::de::Visitor<'de> for First {
-            type Value = ();
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("anything")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-                seq.next_element::<serde::de::IgnoredAny>().map(|_| ())
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-                map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>().map(|_| ())
-            }
-        }
-        for text in ["[1,2]", r#"{"a":1,"b":2}"#] {
-            let mut deserializer = serde_json::Deserializer::from_str(text);
-            let e = serde::Deserializer::deserialize_any(&mut deserializer, First).unwrap_err();
-            assert!(e.to_string().starts_with("trailing"), "{text}: {e}");
-        }
     }
 
     /// What an abandoned decode left behind (a plain `serde_json` call, whose trail nobody

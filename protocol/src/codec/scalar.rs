@@ -2,9 +2,10 @@
 //! scalar without buffering.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Error as _};
+
+use super::reader::{Number, Reader, Result};
 
 /// A union of plain JSON scalars (`RequestId`: a string or an integer), decoded from the
 /// scalar without buffering.
@@ -67,41 +68,21 @@ impl Scalar<'_> {
     }
 }
 
-pub fn deserialize_scalar_union<'de, D: Deserializer<'de>, T: ScalarUnion>(deserializer: D) -> Result<T, D::Error> {
-    struct ScalarVisitor(&'static str);
-
-    impl<'de> Visitor<'de> for ScalarVisitor {
-        type Value = Scalar<'de>;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(self.0)
-        }
-        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Scalar<'de>, E> {
-            Ok(Scalar::Str(Cow::Borrowed(v)))
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar<'de>, E> {
-            Ok(Scalar::Str(Cow::Owned(v.to_owned())))
-        }
-        fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar<'de>, E> {
-            Ok(Scalar::Str(Cow::Owned(v)))
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar<'de>, E> {
-            Ok(Scalar::I64(v))
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar<'de>, E> {
-            Ok(Scalar::U64(v))
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar<'de>, E> {
-            Ok(Scalar::F64(v))
-        }
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar<'de>, E> {
-            Ok(Scalar::Bool(v))
-        }
-    }
-
-    let scalar = deserializer.deserialize_any(ScalarVisitor(T::EXPECTING))?;
+/// A scalar union's [`Decode`](super::Decode).
+#[inline(never)]
+pub fn decode_scalar_union<T: ScalarUnion>(reader: &mut Reader<'_>) -> Result<T> {
+    let scalar = match reader.peek() {
+        Some(b'"') => Scalar::Str(reader.string_for(T::EXPECTING)?),
+        Some(b't' | b'f') => Scalar::Bool(reader.bool_for(T::EXPECTING)?),
+        Some(b'-' | b'0'..=b'9') => match reader.number()? {
+            Number::U64(n) => Scalar::U64(n),
+            Number::I64(n) => Scalar::I64(n),
+            Number::F64(n) => Scalar::F64(n),
+        },
+        _ => return Err(reader.invalid_type(T::EXPECTING)),
+    };
     // The error's text is written only for a value no arm takes.
     T::from_scalar(&scalar).ok_or_else(|| {
-        de::Error::custom(format_args!("invalid value: {}, expected {}", scalar.unexpected(), T::EXPECTING))
+        serde_json::Error::custom(format_args!("invalid value: {}, expected {}", scalar.unexpected(), T::EXPECTING))
     })
 }

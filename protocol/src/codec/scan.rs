@@ -1,10 +1,8 @@
 //! The one scanner of JSON text: its tokens with their byte offsets.
 //!
-//! serde_json reads values, not positions; two things need positions: the path of the value
-//! that ends at an error's position ([`path_at`](super::path_at), over text that may be cut
-//! or wrong after that position) and where the members of each object are, to blank a repeated
-//! union tag ([`super::duplicates`]). Both walk these tokens. The scanner does not validate:
-//! a serde_json decode of the same text has, or will, and it only has to follow what serde_json
+//! The path of the value that ends at an error's position ([`path_at`](super::path_at), over
+//! text that may be cut or wrong after that position) walks these tokens. The scanner does not
+//! validate: the reader of the same text has, and it only has to follow what the reader
 //! accepts. One pass, no recursion, no allocation.
 
 /// A token of JSON text, with its byte offsets (`start..end`).

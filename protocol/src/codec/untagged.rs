@@ -3,15 +3,13 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::marker::PhantomData;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
 
-use super::paths::nested_error;
-use super::trail;
+use super::paths::message_of;
+use super::reader::{Reader, Result as ReadResult};
 use super::Str;
 
 /// A JSON type, as an untagged union tells its arms apart.
@@ -28,7 +26,7 @@ pub enum JsonType {
 }
 
 /// What JSON an arm of an untagged union accepts, as its schema says (generated data; see
-/// [`deserialize_untagged`]).
+/// [`decode_untagged`]).
 #[derive(Debug)]
 pub enum Match {
     Any,
@@ -176,101 +174,30 @@ impl<'de> Deserialize<'de> for Members<'de> {
 /// wire), decoded by picking the arm its schema would pick, not by trying each in turn.
 pub trait UntaggedUnion: Sized {
     const EXPECTING: &'static str;
-    /// `(variant index, what it accepts)`, in schema order.
+    /// Each arm's index and what it accepts, in the schema's order.
     const ARMS: &'static [(usize, Match)];
-    fn decode_arm(
-        arm: usize,
-        deserializer: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
-    ) -> serde_json::Result<Self>;
+    /// Decodes the value at the reader as arm `arm`.
+    fn decode_arm(arm: usize, reader: &mut Reader<'_>) -> ReadResult<Self>;
 }
 
-/// Decodes an untagged union: the value is read once as JSON text (an object's or array's
-/// members kept raw), its arm picked by [`Shape::pick`], and only that arm decoded from the
-/// text. Decoding from inside the visitor lets serde_json place an error at the union's value,
-/// and the path inside the arm is passed up as data ([`nested_error`]). Out of line, as a
-/// tagged union's is.
+/// An untagged union's [`Decode`](super::Decode): the value's shape read first
+/// ([`pick_arm`]), then the value decoded as the arm it picked, from the same text. Out of
+/// line: a caller holds a call.
 #[inline(never)]
-pub fn deserialize_untagged<'de, D: Deserializer<'de>, T: UntaggedUnion>(deserializer: D) -> Result<T, D::Error> {
-    struct UntaggedVisitor<T>(PhantomData<T>);
+pub fn decode_untagged<T: UntaggedUnion>(reader: &mut Reader<'_>) -> ReadResult<T> {
+    let arm = pick_arm(reader, T::ARMS, T::EXPECTING)?;
+    T::decode_arm(arm, reader)
+}
 
-    fn decode<T: UntaggedUnion, E: de::Error>(text: &str) -> Result<T, E> {
-        let shape = Shape::read(text).map_err(E::custom)?;
-        let Some(arm) = shape.pick(T::ARMS) else {
-            return Err(E::custom(format_args!("no variant of {} matches this value", T::EXPECTING)));
-        };
-        trail::clear_nested();
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        T::decode_arm(arm, &mut deserializer)
-            .and_then(|value| deserializer.end().map(|()| value))
-            .map_err(|e| nested_error(text, e))
-    }
-
-    impl<'de, T: UntaggedUnion> Visitor<'de> for UntaggedVisitor<T> {
-        type Value = T;
-
-        #[inline]
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(T::EXPECTING)
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
-            let mut text = String::from("{");
-            while let Some(key) = map.next_key::<Str<'de>>()? {
-                if text.len() > 1 {
-                    text.push(',');
-                }
-                text.push_str(&Value::String(key.0.into_owned()).to_string());
-                text.push(':');
-                text.push_str(map.next_value::<Box<RawValue>>()?.get());
-            }
-            text.push('}');
-            decode(&text)
-        }
-
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
-            let mut text = String::from("[");
-            while let Some(item) = seq.next_element::<Box<RawValue>>()? {
-                if text.len() > 1 {
-                    text.push(',');
-                }
-                text.push_str(item.get());
-            }
-            text.push(']');
-            decode(&text)
-        }
-
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-            decode(&Value::String(v.to_owned()).to_string())
-        }
-
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
-            decode(&v.to_string())
-        }
-
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
-            decode(&v.to_string())
-        }
-
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
-            decode(&Value::from(v).to_string())
-        }
-
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
-            decode(if v { "true" } else { "false" })
-        }
-
-        fn visit_unit<E: de::Error>(self) -> Result<T, E> {
-            decode("null")
-        }
-
-        fn visit_none<E: de::Error>(self) -> Result<T, E> {
-            decode("null")
-        }
-
-        fn visit_some<D2: Deserializer<'de>>(self, deserializer: D2) -> Result<T, D2::Error> {
-            deserializer.deserialize_any(self)
-        }
-    }
-
-    deserializer.deserialize_any(UntaggedVisitor(PhantomData))
+/// The arm of `arms` the value at the reader has the shape of; the reader is left where it
+/// was, or, when no arm takes the value, after it.
+fn pick_arm(reader: &mut Reader<'_>, arms: &[(usize, Match)], expecting: &str) -> ReadResult<usize> {
+    let start = reader.mark();
+    let text = reader.raw_value()?;
+    let shape = Shape::read(text).map_err(|e| serde_json::Error::custom(message_of(&e)))?;
+    let Some(arm) = shape.pick(arms) else {
+        return Err(serde_json::Error::custom(format_args!("no variant of {expecting} matches this value")));
+    };
+    reader.rewind(start);
+    Ok(arm)
 }

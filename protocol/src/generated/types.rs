@@ -3,11 +3,11 @@
 // experimental/codex_app_server_protocol.schemas.json sha256 fe3f0cc67ec5f581743c802ee6e1369c32328d24f91faf4c6f5c697935db642c
 
 use std::collections::BTreeMap;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use crate::codec;
 use crate::wire_macros::{
-    decode_by_value, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged,
+    decode_with, wire_enum, wire_external, wire_struct, wire_tagged, wire_untagged,
 };
 /// A path that is guaranteed to be absolute and normalized (though it is not guaranteed to be canonicalized or exist on the filesystem).
 ///
@@ -8289,12 +8289,7 @@ impl codec::ScalarUnion for RequestId {
         None
     }
 }
-impl<'de> Deserialize<'de> for RequestId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        codec::deserialize_scalar_union(deserializer)
-    }
-}
-decode_by_value!(RequestId);
+decode_with!(RequestId, codec::decode_scalar_union);
 #[cfg(feature = "inspect")]
 impl crate::inspect::Inspect for RequestId {
     fn inspect<'a>(

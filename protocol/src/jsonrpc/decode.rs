@@ -33,11 +33,10 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
     pub(super) fn one_pass<M: AsRef<str>>(
         line: &str,
         method_of: &impl Fn(&RequestId) -> Option<M>,
-    ) -> serde_json::Result<Self> {
-        let mut deserializer = serde_json::Deserializer::from_str(line);
-        let message = deserializer
-            .deserialize_map(LineVisitor::<Req, Notif, Res, _, M> { method_of, _types: std::marker::PhantomData })?;
-        deserializer.end()?;
+    ) -> codec::Result<Self> {
+        let mut reader = codec::Reader::new(line);
+        let message = Self::read_line(&mut reader, method_of)?;
+        reader.end()?;
         Ok(message)
     }
 
@@ -83,7 +82,7 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
                 let id = parts.id.clone().ok_or_else(|| not("a response without `id`"))?;
                 let method = method_of(&id);
                 let method = method.as_ref().map(AsRef::as_ref);
-                codec::decode_raw(Some(result), |result| Res::deserialize_result(id.clone(), method, result))
+                codec::decode_raw(Some(result), |result| Res::decode_result(id.clone(), method, result))
                     .map(Message::Response)
                     .map_err(|e| {
                         let mut e = member("result", e);
@@ -106,16 +105,6 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
     }
 }
 
-/// The one-pass decode of a line. Any member order it does not handle ends it with an error,
-/// and the caller takes the two-step path.
-struct LineVisitor<'f, Req, Notif, Res, F, M> {
-    method_of: &'f F,
-    _types: Decodes<Req, Notif, Res, M>,
-}
-
-/// What a [`LineVisitor`] decodes, and the type its `method_of` returns.
-type Decodes<Req, Notif, Res, M> = std::marker::PhantomData<fn() -> (Message<Req, Notif, Res>, M)>;
-
 /// What the one-pass decode has read of a message's body so far.
 enum Body<Req, Notif, Res> {
     Request(Req),
@@ -124,122 +113,83 @@ enum Body<Req, Notif, Res> {
     Error(ErrorObject),
 }
 
-/// Params decoded by the method's type, straight from the line.
-struct ParamsSeed<'m, T> {
-    id: Option<RequestId>,
-    method: &'m str,
-    _type: std::marker::PhantomData<fn() -> T>,
+/// The error that ends the one-pass decode: the caller takes the two-step path.
+fn two_step() -> serde_json::Error {
+    de::Error::custom("take the two-step path")
 }
 
-impl<'de, T: FromParts> de::DeserializeSeed<'de> for ParamsSeed<'_, T> {
-    type Value = T;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
-        T::deserialize_params(self.id, self.method, deserializer)
-    }
-}
-
-/// A result decoded by the type of its request's method, straight from the line.
-struct ResultSeed<'m, T> {
-    id: RequestId,
-    method: Option<&'m str>,
-    _type: std::marker::PhantomData<fn() -> T>,
-}
-
-impl<'de, T: FromResult> de::DeserializeSeed<'de> for ResultSeed<'_, T> {
-    type Value = T;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
-        T::deserialize_result(self.id, self.method, deserializer)
-    }
-}
-
-impl<'de, Req: FromParts, Notif: FromParts, Res: FromResult, F: Fn(&RequestId) -> Option<M>, M: AsRef<str>> Visitor<'de>
-    for LineVisitor<'_, Req, Notif, Res, F, M>
-{
-    type Value = Message<Req, Notif, Res>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON-RPC message object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        fn two_step<E: de::Error>() -> E {
-            E::custom("take the two-step path")
-        }
+impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res> {
+    /// The one-pass decode of a line. Any member order it does not handle ends it with an
+    /// error, and the caller takes the two-step path.
+    fn read_line<'de, M: AsRef<str>>(
+        reader: &mut codec::Reader<'de>,
+        method_of: &impl Fn(&RequestId) -> Option<M>,
+    ) -> codec::Result<Self> {
+        let mut object = reader.begin_object("a JSON-RPC message object")?;
         // `id` is `Some(None)` for `"id": null`.
         let mut id: Option<Option<RequestId>> = None;
         let mut method: Option<Cow<'de, str>> = None;
         let mut body: Option<Body<Req, Notif, Res>> = None;
         let mut extra: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
-        while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
+        while let Some(key) = reader.next_key(&mut object)? {
             match key.as_ref() {
                 // `params` and `result` take the id; one after them is another order.
                 "id" if id.is_none() && matches!(body, None | Some(Body::Error(_))) => {
-                    id = Some(map.next_value::<Option<RequestId>>()?)
+                    id = Some(Option::<RequestId>::decode(reader)?)
                 }
-                "method" if method.is_none() && body.is_none() => method = Some(map.next_value::<Str<'de>>()?.0),
+                "method" if method.is_none() && body.is_none() => method = Some(reader.string_for("a string")?),
                 "params" if body.is_none() => {
                     let Some(method) = method.as_deref() else { return Err(two_step()) };
                     body = Some(match id.take() {
-                        Some(Some(id)) => Body::Request(map.next_value_seed(ParamsSeed {
-                            id: Some(id),
-                            method,
-                            _type: std::marker::PhantomData,
-                        })?),
-                        None => Body::Notification(map.next_value_seed(ParamsSeed {
-                            id: None,
-                            method,
-                            _type: std::marker::PhantomData,
-                        })?),
+                        Some(Some(id)) => Body::Request(Req::decode_params(Some(id), method, reader)?),
+                        None => Body::Notification(Notif::decode_params(None, method, reader)?),
                         Some(None) => return Err(two_step()),
                     });
                 }
                 "result" if body.is_none() && method.is_none() => {
                     let Some(Some(id)) = id.take() else { return Err(two_step()) };
-                    let request_method = (self.method_of)(&id);
-                    let seed = ResultSeed {
-                        id,
-                        method: request_method.as_ref().map(AsRef::as_ref),
-                        _type: std::marker::PhantomData,
-                    };
-                    body = Some(Body::Response(map.next_value_seed(seed)?));
+                    let request_method = method_of(&id);
+                    let method = request_method.as_ref().map(AsRef::as_ref);
+                    body = Some(Body::Response(Res::decode_result(id, method, reader)?));
                 }
-                "error" if body.is_none() && method.is_none() => body = Some(Body::Error(map.next_value()?)),
+                "error" if body.is_none() && method.is_none() => body = Some(Body::Error(ErrorObject::decode(reader)?)),
                 "jsonrpc" => {
-                    if map.next_value::<Str<'de>>()?.0 != "2.0" {
+                    if reader.string_for("a string")? != "2.0" {
                         return Err(two_step());
                     }
                 }
                 "id" | "method" | "params" | "result" | "error" => return Err(two_step()),
-                _ => extra.push((key, map.next_value()?)),
+                _ => {
+                    let raw = reader.raw_value()?;
+                    extra.push((key, serde_json::from_str(raw)?));
+                }
             }
         }
-        let not_null = || serde_json::Deserializer::from_str("null");
+        let not_null = || codec::Reader::new("null");
         match (body, method) {
             (Some(Body::Request(mut request)), _) => {
-                request.set_envelope(&extra).map_err(|_| two_step::<A::Error>())?;
+                request.set_envelope(&extra).map_err(|_| two_step())?;
                 Ok(Message::Request(request))
             }
             (Some(Body::Notification(mut notification)), _) => {
-                notification.set_envelope(&extra).map_err(|_| two_step::<A::Error>())?;
+                notification.set_envelope(&extra).map_err(|_| two_step())?;
                 Ok(Message::Notification(notification))
             }
             // A method without params: decoded from `null`, as if `"params": null`.
             (None, Some(method)) => match id {
                 Some(Some(id)) => {
-                    Req::deserialize_params(Some(id), &method, &mut not_null()).and_then(|mut request| {
-                        request.set_envelope(&extra).map_err(de::Error::custom)?;
-                        Ok(Message::Request(request))
-                    })
+                    let mut request = Req::decode_params(Some(id), &method, &mut not_null()).map_err(|_| two_step())?;
+                    request.set_envelope(&extra).map_err(|_| two_step())?;
+                    Ok(Message::Request(request))
                 }
                 Some(None) => Err(two_step()),
-                None => Notif::deserialize_params(None, &method, &mut not_null()).and_then(|mut notification| {
-                    notification.set_envelope(&extra).map_err(de::Error::custom)?;
+                None => {
+                    let mut notification =
+                        Notif::decode_params(None, &method, &mut not_null()).map_err(|_| two_step())?;
+                    notification.set_envelope(&extra).map_err(|_| two_step())?;
                     Ok(Message::Notification(notification))
-                }),
-            }
-            .map_err(|_| two_step()),
+                }
+            },
             (Some(Body::Response(response)), None) => Ok(Message::Response(response)),
             (Some(Body::Error(error)), None) => Ok(Message::Error(ErrorResponse { id: id.flatten(), error })),
             _ => Err(two_step()),

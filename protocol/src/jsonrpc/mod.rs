@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::codec;
 pub use crate::codec::ParamsError;
+use crate::codec::{self, Decode as _};
 use crate::framing::{FramingError, LineReader};
 use crate::path::JsonPath;
 use crate::side::{MethodEnum, ResultEnum};
@@ -110,6 +110,12 @@ impl<'de> Deserialize<'de> for RawJson {
     }
 }
 
+impl codec::Decode for RawJson {
+    fn decode(reader: &mut codec::Reader<'_>) -> codec::Result<Self> {
+        codec::Decode::decode(reader).map(RawJson)
+    }
+}
+
 /// The `error` member of an error response. Members other than `code`, `message` and `data`
 /// are kept in `extra` and written back after them. A member given twice keeps its last
 /// value.
@@ -160,6 +166,32 @@ impl<'de> Deserialize<'de> for ErrorObject {
         }
 
         deserializer.deserialize_map(ErrorVisitor)
+    }
+}
+
+/// As its `Deserialize` reads it.
+impl codec::Decode for ErrorObject {
+    fn decode(reader: &mut codec::Reader<'_>) -> codec::Result<Self> {
+        let mut object = reader.begin_object("a JSON-RPC error object")?;
+        let (mut code, mut message, mut data) = (None, None, None);
+        let mut extra = serde_json::Map::new();
+        while let Some(key) = reader.next_key(&mut object)? {
+            match key.as_ref() {
+                "code" => code = Some(i64::decode(reader)?),
+                "message" => message = Some(String::decode(reader)?),
+                "data" => data = Option::<Value>::decode(reader)?,
+                _ => {
+                    let value = Value::decode(reader)?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        Ok(ErrorObject {
+            code: code.ok_or_else(|| de::Error::missing_field("code"))?,
+            message: message.ok_or_else(|| de::Error::missing_field("message"))?,
+            data,
+            extra,
+        })
     }
 }
 
@@ -292,11 +324,7 @@ pub trait FromParts: Sized + private::Sealed {
 
     /// Decodes the message of `method` (and `id`, for a request) with its `params` read
     /// straight from `params`.
-    fn deserialize_params<'de, D: Deserializer<'de>>(
-        id: Option<RequestId>,
-        method: &str,
-        params: D,
-    ) -> Result<Self, D::Error>;
+    fn decode_params(id: Option<RequestId>, method: &str, params: &mut codec::Reader<'_>) -> codec::Result<Self>;
 
     /// Sets the envelope members (a notification's `emittedAtMs`, a request's `trace`) from the
     /// message's other members.
@@ -311,33 +339,21 @@ pub trait FromParts: Sized + private::Sealed {
 pub trait FromResult: Sized + private::Sealed {
     /// Decodes the response `id` from its `result`; `method` is the method of the request it
     /// answers, when the caller knows it.
-    fn deserialize_result<'de, D: Deserializer<'de>>(
-        id: RequestId,
-        method: Option<&str>,
-        result: D,
-    ) -> Result<Self, D::Error>;
+    fn decode_result(id: RequestId, method: Option<&str>, result: &mut codec::Reader<'_>) -> codec::Result<Self>;
 }
 
 impl FromResult for Response {
-    fn deserialize_result<'de, D: Deserializer<'de>>(
-        id: RequestId,
-        _method: Option<&str>,
-        result: D,
-    ) -> Result<Self, D::Error> {
-        Ok(Response { id, result: Box::<RawValue>::deserialize(result)? })
+    fn decode_result(id: RequestId, _method: Option<&str>, result: &mut codec::Reader<'_>) -> codec::Result<Self> {
+        Ok(Response { id, result: codec::Decode::decode(result)? })
     }
 }
 
 /// Without the method (no pending request has this id) the result is kept as `Unrecognized`.
 impl<R: ResultEnum> FromResult for TypedResponse<R> {
-    fn deserialize_result<'de, D: Deserializer<'de>>(
-        id: RequestId,
-        method: Option<&str>,
-        result: D,
-    ) -> Result<Self, D::Error> {
+    fn decode_result(id: RequestId, method: Option<&str>, result: &mut codec::Reader<'_>) -> codec::Result<Self> {
         let result = match method {
-            Some(method) => R::deserialize_result(method, result)?,
-            None => R::unrecognized(RawJson::deserialize(result)?),
+            Some(method) => R::decode_result(method, result)?,
+            None => R::unrecognized(codec::Decode::decode(result)?),
         };
         Ok(TypedResponse { id, result })
     }

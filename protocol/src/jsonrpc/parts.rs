@@ -126,9 +126,9 @@ macro_rules! request_from_parts {
                 <$t>::from_parts(request_id(p)?, p.method.as_deref().unwrap_or_default(), p.params)
             }
 
-            fn deserialize_params<'de, D: Deserializer<'de>>(id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error> {
+            fn decode_params(id: Option<RequestId>, method: &str, params: &mut codec::Reader<'_>) -> codec::Result<Self> {
                 let id = id.ok_or_else(|| de::Error::missing_field("id"))?;
-                <$t>::deserialize_params(id, method, params)
+                <$t>::decode_params(id, method, params)
             }
 
             fn set_envelope(&mut self, extra: &[(Cow<'_, str>, &RawValue)]) -> Result<(), ParamsError> {
@@ -148,8 +148,8 @@ macro_rules! notification_from_parts {
                 <$t>::from_parts(p.method.as_deref().unwrap_or_default(), p.params)
             }
 
-            fn deserialize_params<'de, D: Deserializer<'de>>(_id: Option<RequestId>, method: &str, params: D) -> Result<Self, D::Error> {
-                <$t>::deserialize_params(method, params)
+            fn decode_params(_id: Option<RequestId>, method: &str, params: &mut codec::Reader<'_>) -> codec::Result<Self> {
+                <$t>::decode_params(method, params)
             }
 
             fn set_envelope(&mut self, extra: &[(Cow<'_, str>, &RawValue)]) -> Result<(), ParamsError> {
