@@ -124,19 +124,7 @@ macro_rules! wire_struct {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            #[inline]
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                $crate::codec::deserialize_via_text(deserializer)
-            }
-        }
-
-        impl $crate::codec::Decode for $name {
-            #[inline]
-            fn decode(reader: &mut $crate::codec::Reader<'_>) -> $crate::codec::Result<Self> {
-                $crate::codec::decode_struct(reader)
-            }
-        }
+        $crate::wire_macros::decode_with!($name, $crate::codec::decode_struct);
 
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
@@ -204,8 +192,8 @@ macro_rules! constructor {
     };
 }
 
-/// `Deserialize` and `codec::Decode` for a type that decodes with `$decode` (a string enum and
-/// the unions): its `Deserialize` buffers its value's text and reads that.
+/// `Deserialize` and `codec::Decode` for a type that decodes with `$decode` (every generated
+/// type): its `Deserialize` buffers its value's text and reads that.
 macro_rules! decode_with {
     ($name:ident, $decode:path) => {
         impl<'de> serde::Deserialize<'de> for $name {

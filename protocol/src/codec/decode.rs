@@ -95,14 +95,22 @@ impl<T: Decode> Decode for Vec<T> {
 /// A key given twice keeps its last value.
 impl<T: Decode> Decode for BTreeMap<String, T> {
     fn decode(r: &mut Reader<'_>) -> Result<Self> {
-        let mut object = r.begin_object("a map")?;
         let mut entries = BTreeMap::new();
-        while let Some(key) = r.next_key(&mut object)? {
-            let value = T::decode(r)?;
-            entries.insert(key.into_owned(), value);
-        }
+        read_entries(r, |key, value| {
+            entries.insert(key, value);
+        })?;
         Ok(entries)
     }
+}
+
+/// The members of an object, each given to `insert` as it is read.
+fn read_entries<T: Decode>(r: &mut Reader<'_>, mut insert: impl FnMut(String, T)) -> Result<()> {
+    let mut object = r.begin_object("a map")?;
+    while let Some(key) = r.next_key(&mut object)? {
+        let value = T::decode(r)?;
+        insert(key.into_owned(), value);
+    }
+    Ok(())
 }
 
 impl<T: Decode> Decode for Box<T> {
@@ -206,12 +214,10 @@ impl Decode for Value {
 
 impl Decode for Map<String, Value> {
     fn decode(r: &mut Reader<'_>) -> Result<Self> {
-        let mut object = r.begin_object("a map")?;
         let mut map = Map::new();
-        while let Some(key) = r.next_key(&mut object)? {
-            let value = Value::decode(r)?;
-            map.insert(key.into_owned(), value);
-        }
+        read_entries(r, |key, value| {
+            map.insert(key, value);
+        })?;
         Ok(map)
     }
 }

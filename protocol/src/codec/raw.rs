@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use super::paths::{error_offset, path_at};
 use super::reader::{Reader, Result as ReadResult};
 use super::trail;
+use super::Decode;
 use crate::path::JsonPath;
 
 /// Why `params` (or a `result`, or an envelope member) did not decode.
@@ -36,9 +37,9 @@ impl std::error::Error for ParamsError {
     }
 }
 
-/// Decodes raw text (absent reads as `null`) with `T`'s `Deserialize`, for a type that is not
-/// one of the crate's ([`decode_raw`] reads those); the path of an error inside a type of the
-/// crate, which buffers its value, is joined to where that value is.
+/// Decodes raw text (absent reads as `null`) with `T`'s `Deserialize`, for a caller that has
+/// only that bound (`Response::decode`; [`decode_raw`] reads the crate's types); the path of an
+/// error inside a type of the crate, which buffers its value, is joined to where that value is.
 pub fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, ParamsError> {
     let text = raw.map_or("null", RawValue::get);
     trail::clear_nested();
@@ -93,10 +94,10 @@ fn params_error(text: &str, source: serde_json::Error) -> ParamsError {
 }
 
 /// An optional envelope member (`emittedAtMs`) from the message's other members.
-pub fn member<T: DeserializeOwned>(extra: &[(Cow<'_, str>, &RawValue)], name: &str) -> Result<Option<T>, ParamsError> {
+pub fn member<T: Decode>(extra: &[(Cow<'_, str>, &RawValue)], name: &str) -> Result<Option<T>, ParamsError> {
     match extra.iter().rev().find(|(k, _)| k == name) {
         None => Ok(None),
-        Some((_, raw)) => params::<Option<T>>(Some(raw)).map_err(|mut e| {
+        Some((_, raw)) => decode_raw(Some(raw), Option::<T>::decode).map_err(|mut e| {
             e.path = JsonPath::root().key(name).join(&e.path);
             e
         }),

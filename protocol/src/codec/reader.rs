@@ -84,10 +84,6 @@ impl<'de> Reader<'de> {
         self.pos
     }
 
-    pub fn text(&self) -> &'de str {
-        self.text
-    }
-
     pub fn mark(&self) -> Mark {
         Mark { pos: self.pos, depth: self.depth }
     }
@@ -192,21 +188,22 @@ impl<'de> Reader<'de> {
     /// Enters an object; `expected` names the type for the error when the value is not one.
     #[inline]
     pub fn begin_object(&mut self, expected: &str) -> Result<Object> {
-        if self.peek() != Some(b'{') {
-            return Err(self.invalid_type(expected));
-        }
-        self.enter()?;
-        Ok(Object { first: true })
+        self.open(b'{', expected).map(|()| Object { first: true })
     }
 
     /// Enters an array.
     #[inline]
     pub fn begin_array(&mut self, expected: &str) -> Result<Array> {
-        if self.peek() != Some(b'[') {
+        self.open(b'[', expected).map(|()| Array { first: true })
+    }
+
+    /// Enters the container that `bracket` opens, or fails with the type `expected`.
+    #[inline]
+    fn open(&mut self, bracket: u8, expected: &str) -> Result<()> {
+        if self.peek() != Some(bracket) {
             return Err(self.invalid_type(expected));
         }
-        self.enter()?;
-        Ok(Array { first: true })
+        self.enter()
     }
 
     #[inline]
@@ -228,21 +225,16 @@ impl<'de> Reader<'de> {
                 self.depth -= 1;
                 return Ok(None);
             }
-            Some(b',') if !object.first => {
-                self.pos += 1;
-                self.peek();
-            }
-            Some(b'"') if object.first => {}
+            Some(b',') if !object.first => self.pos += 1,
+            Some(_) if object.first => {}
             None => return Err(self.eof()),
-            Some(_) if object.first => return Err(self.syntax("key must be a string")),
             Some(_) => return Err(self.syntax("expected `,` or `}`")),
         }
         object.first = false;
-        if self.text.as_bytes().get(self.pos) != Some(&b'"') {
-            return Err(match self.peek() {
-                None => self.eof(),
-                Some(_) => self.syntax("key must be a string"),
-            });
+        match self.peek() {
+            Some(b'"') => {}
+            None => return Err(self.eof()),
+            Some(_) => return Err(self.syntax("key must be a string")),
         }
         let key = self.string()?;
         match self.peek() {

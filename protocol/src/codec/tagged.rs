@@ -38,8 +38,10 @@ pub fn decode_tagged<T: TaggedUnion>(reader: &mut Reader<'_>) -> Result<T> {
         let outer = reader.set_tag(Some(Tag { name: T::TAG, value: Some(tag.clone()), depth: reader.depth() }));
         let read = T::decode_arm(&tag, reader, object, start);
         reader.set_tag(outer);
-        if !(read.is_err() && std::mem::take(&mut reader.retag)) {
-            return read;
+        match read {
+            // The tag again, with another value: the last one counts.
+            Err(_) if std::mem::take(&mut reader.retag) => {}
+            read => return read,
         }
     }
     tag_later::<T>(reader, start)

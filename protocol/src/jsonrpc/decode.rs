@@ -91,7 +91,7 @@ impl<Req: FromParts, Notif: FromParts, Res: FromResult> Message<Req, Notif, Res>
                     })
             }
             (None, None, Some(error)) => {
-                let error = codec::params::<ErrorObject>(Some(error)).map_err(|e| member("error", e))?;
+                let error = codec::decode_raw(Some(error), ErrorObject::decode).map_err(|e| member("error", e))?;
                 Ok(Message::Error(ErrorResponse { id: parts.id.clone(), error }))
             }
             (None, None, None) => Err(not("no `method`, `result` or `error`")),

@@ -130,46 +130,15 @@ pub struct ErrorObject {
     pub extra: serde_json::Map<String, Value>,
 }
 
+/// Read through its text, by the decoder below.
 impl<'de> Deserialize<'de> for ErrorObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ErrorVisitor;
-
-        impl<'de> Visitor<'de> for ErrorVisitor {
-            type Value = ErrorObject;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON-RPC error object")
-            }
-
-            // By hand, not derived: the derive with `flatten` refuses a member given twice,
-            // where every other object of the crate keeps the last value.
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorObject, A::Error> {
-                let (mut code, mut message, mut data) = (None, None, None);
-                let mut extra = serde_json::Map::new();
-                while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
-                    match key.as_ref() {
-                        "code" => code = Some(map.next_value::<i64>()?),
-                        "message" => message = Some(map.next_value::<String>()?),
-                        "data" => data = map.next_value::<Option<Value>>()?,
-                        _ => {
-                            extra.insert(key.into_owned(), map.next_value()?);
-                        }
-                    }
-                }
-                Ok(ErrorObject {
-                    code: code.ok_or_else(|| de::Error::missing_field("code"))?,
-                    message: message.ok_or_else(|| de::Error::missing_field("message"))?,
-                    data,
-                    extra,
-                })
-            }
-        }
-
-        deserializer.deserialize_map(ErrorVisitor)
+        codec::deserialize_via_text(deserializer)
     }
 }
 
-/// As its `Deserialize` reads it.
+/// By hand, not derived: the derive with `flatten` refuses a member given twice, where every
+/// other object of the crate keeps the last value.
 impl codec::Decode for ErrorObject {
     fn decode(reader: &mut codec::Reader<'_>) -> codec::Result<Self> {
         let mut object = reader.begin_object("a JSON-RPC error object")?;
@@ -215,29 +184,29 @@ impl ErrorObject {
     }
 }
 
-/// A W3C Trace Context (<https://www.w3.org/TR/trace-context/>), as a request carries it in
-/// its envelope's `trace` member (codex's `W3cTraceContext`): codex joins the spans it makes for
-/// the request to the trace it names. Both members are optional on the wire and written only
-/// when set; a `null` reads as absent.
-///
-/// ```
-/// use codex_app_protocol::jsonrpc::TraceContext;
-/// use codex_app_protocol::{ClientMessage, Message};
-///
-/// let line = r#"{"id":1,"method":"thread/list","params":{},"trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}"#;
-/// let Message::Request(request) = ClientMessage::from_line(line)? else { unreachable!() };
-/// assert_eq!(request.trace().and_then(|t| t.traceparent.as_deref()), Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
-/// assert_eq!(Message::<_, codex_app_protocol::ClientNotification>::Request(request).to_line(), line);
-/// # Ok::<(), codex_app_protocol::jsonrpc::DecodeError>(())
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct TraceContext {
-    /// The `traceparent` header's value: `version-traceid-parentid-flags`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub traceparent: Option<String>,
-    /// The `tracestate` header's value: vendors' entries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tracestate: Option<String>,
+crate::wire_macros::wire_struct! {
+    /// A W3C Trace Context (<https://www.w3.org/TR/trace-context/>), as a request carries it in
+    /// its envelope's `trace` member (codex's `W3cTraceContext`): codex joins the spans it makes for
+    /// the request to the trace it names. Both members are optional on the wire and written only
+    /// when set; a `null` reads as absent.
+    ///
+    /// ```
+    /// use codex_app_protocol::jsonrpc::TraceContext;
+    /// use codex_app_protocol::{ClientMessage, Message};
+    ///
+    /// let line = r#"{"id":1,"method":"thread/list","params":{},"trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}"#;
+    /// let Message::Request(request) = ClientMessage::from_line(line)? else { unreachable!() };
+    /// assert_eq!(request.trace().and_then(|t| t.traceparent.as_deref()), Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+    /// assert_eq!(Message::<_, codex_app_protocol::ClientNotification>::Request(request).to_line(), line);
+    /// # Ok::<(), codex_app_protocol::jsonrpc::DecodeError>(())
+    /// ```
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+    pub struct TraceContext {
+        /// The `traceparent` header's value: `version-traceid-parentid-flags`.
+        pub traceparent: Option<String> = "traceparent" (optional),
+        /// The `tracestate` header's value: vendors' entries.
+        pub tracestate: Option<String> = "tracestate" (optional),
+    }
 }
 
 impl TraceContext {
