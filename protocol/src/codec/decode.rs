@@ -224,8 +224,7 @@ impl Decode for Map<String, Value> {
 
 impl Decode for Box<RawValue> {
     fn decode(r: &mut Reader<'_>) -> Result<Self> {
-        let text = r.raw_value()?;
-        RawValue::from_string(text.to_owned())
+        r.raw_box()
     }
 }
 

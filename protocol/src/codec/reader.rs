@@ -401,6 +401,24 @@ impl<'de> Reader<'de> {
         Ok(&self.text[start..self.pos])
     }
 
+    /// One value kept as its text: serde_json reads it and copies it in one pass (a skip here
+    /// and a `RawValue` made of the text would read it twice).
+    pub fn raw_box(&mut self) -> Result<Box<serde_json::value::RawValue>> {
+        let rest = &self.text[self.pos..];
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Box<serde_json::value::RawValue>>();
+        match values.next() {
+            Some(Ok(raw)) => {
+                self.pos += values.byte_offset();
+                Ok(raw)
+            }
+            Some(Err(e)) => {
+                self.pos += super::error_offset(rest, &e).min(rest.len());
+                Err(serde_json::Error::custom(super::message_of(&e)))
+            }
+            None => Err(self.eof()),
+        }
+    }
+
     /// Skips one value, checked as serde_json checks what it skips: without a depth limit
     /// (a loop, not a recursion), and numbers by their grammar only.
     #[inline(never)]
@@ -639,6 +657,19 @@ mod tests {
         let e = r.string_for("a string").unwrap_err();
         assert_eq!(e.to_string(), "invalid type: integer `42`, expected a string");
         assert_eq!(r.offset(), 8);
+    }
+
+    #[test]
+    fn a_value_kept_as_text_is_read_once_and_exactly() {
+        let mut r = Reader::new(r#"{"a": [1e400, "x\n"] , "b":7}"#);
+        let mut object = r.begin_object("a map").unwrap();
+        assert_eq!(r.next_key(&mut object).unwrap().as_deref(), Some("a"));
+        assert_eq!(r.raw_box().unwrap().get(), r#"[1e400, "x\n"]"#);
+        assert_eq!(r.next_key(&mut object).unwrap().as_deref(), Some("b"));
+        assert_eq!(r.raw_box().unwrap().get(), "7");
+        assert_eq!(r.next_key(&mut object).unwrap(), None);
+        let mut r = Reader::new(r#"[1, {"a" 2}]"#);
+        assert!(r.raw_box().is_err());
     }
 
     #[test]
