@@ -95,22 +95,19 @@ impl<T: Decode> Decode for Vec<T> {
 /// A key given twice keeps its last value.
 impl<T: Decode> Decode for BTreeMap<String, T> {
     fn decode(r: &mut Reader<'_>) -> Result<Self> {
-        let mut entries = BTreeMap::new();
-        read_entries(r, |key, value| {
-            entries.insert(key, value);
-        })?;
-        Ok(entries)
+        read_entries(r)
     }
 }
 
-/// The members of an object, each given to `insert` as it is read.
-fn read_entries<T: Decode>(r: &mut Reader<'_>, mut insert: impl FnMut(String, T)) -> Result<()> {
+/// The members of an object, each inserted as it is read (a key given again replaces its value).
+fn read_entries<M: Default + Extend<(String, T)>, T: Decode>(r: &mut Reader<'_>) -> Result<M> {
     let mut object = r.begin_object("a map")?;
+    let mut map = M::default();
     while let Some(key) = r.next_key(&mut object)? {
         let value = T::decode(r)?;
-        insert(key.into_owned(), value);
+        map.extend(std::iter::once((key.into_owned(), value)));
     }
-    Ok(())
+    Ok(map)
 }
 
 impl<T: Decode> Decode for Box<T> {
@@ -214,11 +211,7 @@ impl Decode for Value {
 
 impl Decode for Map<String, Value> {
     fn decode(r: &mut Reader<'_>) -> Result<Self> {
-        let mut map = Map::new();
-        read_entries(r, |key, value| {
-            map.insert(key, value);
-        })?;
-        Ok(map)
+        read_entries(r)
     }
 }
 
