@@ -371,9 +371,12 @@ fn take_base(
 /// The archive's JSON is read with `Value`'s `FromStr` and written with its `Display`
 /// (`{:#}` pretty), not `serde_json::from_str`/`to_string`: those are generic, so they would
 /// be compiled in this crate, unoptimized in the dev profile that `cargo xtask regen` builds,
-/// while `Value`'s own impls are compiled in serde_json, which that profile optimizes.
+/// while `Value`'s own impls are compiled in serde_json, which that profile optimizes. Through
+/// `format!`, not `ToString`: `format!` writes into its `String` from std's compiled code,
+/// where `to_string` would have every write of the serializer go through a copy of `String`'s
+/// `fmt::Write` compiled in this crate, unoptimized.
 fn compact(value: &Value) -> String {
-    value.to_string()
+    format!("{value}")
 }
 
 fn sums(set: &SchemaSet) -> BTreeMap<String, String> {
