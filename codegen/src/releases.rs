@@ -194,65 +194,87 @@ impl File {
 
     fn from_text(text: &str) -> Result<File, String> {
         let value: Value = text.parse().map_err(|e: serde_json::Error| e.to_string())?;
-        let str_of = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-        let version = str_of("version").ok_or("no `version`")?;
-        if let Some(why) = str_of("skipped") {
+        // Taken apart by value: the deltas' values are moved out, not copied.
+        let Value::Object(mut file) = value else { return Err("no `version`".to_owned()) };
+        let mut string = |key: &str| match file.remove(key) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let version = string("version").ok_or("no `version`")?;
+        if let Some(why) = string("skipped") {
             return Ok(File { version, body: Body::Skipped(why) });
         }
-        let delta = |v: &Value| -> Result<Delta, String> {
-            let remove = v.get("remove").and_then(Value::as_array).ok_or("a delta without `remove`")?;
-            let set = v.get("set").and_then(Value::as_object).ok_or("a delta without `set`")?;
+        let delta = |v: Value| -> Result<Delta, String> {
+            let Value::Object(mut v) = v else { return Err("a delta without `remove`".to_owned()) };
+            let Some(Value::Array(remove)) = v.remove("remove") else {
+                return Err("a delta without `remove`".to_owned());
+            };
+            let Some(Value::Object(set)) = v.remove("set") else { return Err("a delta without `set`".to_owned()) };
             Ok(Delta {
                 remove: remove
-                    .iter()
-                    .map(|r| r.as_str().map(str::to_owned).ok_or("a pointer is not a string"))
+                    .into_iter()
+                    .map(|r| match r {
+                        Value::String(pointer) => Ok(pointer),
+                        _ => Err("a pointer is not a string"),
+                    })
                     .collect::<Result<_, _>>()?,
-                set: set.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                set: set.into_iter().collect(),
             })
         };
-        let base = match value.get("base") {
+        let base = match file.remove("base") {
             Some(Value::Null) => None,
-            Some(Value::String(base)) => Some(base.clone()),
+            Some(Value::String(base)) => Some(base),
             _ => return Err("neither `base` nor `skipped`".to_owned()),
         };
-        let stable = delta(value.get("stable").ok_or("no `stable`")?)?;
-        let experimental = match value.get("experimental") {
+        let stable = delta(file.remove("stable").ok_or("no `stable`")?)?;
+        let experimental = match file.remove("experimental") {
             None | Some(Value::Null) => None,
             Some(v) => Some(delta(v)?),
         };
-        let sha256 =
-            serde_json::from_value(value.get("sha256").cloned().unwrap_or_default()).map_err(|e| e.to_string())?;
+        let sha256 = serde_json::from_value(file.remove("sha256").unwrap_or_default()).map_err(|e| e.to_string())?;
         Ok(File { version, body: Body::Bundles { base, stable, experimental, sha256 } })
     }
+}
+
+/// The paths of the archive's files (`*.json` in `dir`; none when `dir` does not exist).
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().and_then(|e| e.to_str()) == Some("json") {
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+fn stem(path: &Path) -> &str {
+    path.file_stem().and_then(|s| s.to_str()).unwrap_or_default()
 }
 
 /// The archive's files, by version: `dir` and what each file holds.
 fn read_files(dir: &Path) -> Result<BTreeMap<String, (PathBuf, File)>, String> {
     let mut out = BTreeMap::new();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(format!("{}: {e}", dir.display())),
-    };
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
+    for path in json_files(dir)? {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let file = File::from_text(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-        if stem != file.version {
-            return Err(format!("{}: holds codex {}, not {stem}", path.display(), file.version));
+        if stem(&path) != file.version {
+            return Err(format!("{}: holds codex {}, not {}", path.display(), file.version, stem(&path)));
         }
         out.insert(file.version.clone(), (path, file));
     }
     Ok(out)
 }
 
-/// The versions the archive in `dir` holds, oldest first.
+/// The versions the archive in `dir` holds, oldest first: the names of its files, which are not
+/// read ([`read`] reports a file that does not hold the release it is named after).
 pub fn versions(dir: &Path) -> Result<Vec<String>, String> {
-    let mut out: Vec<String> = read_files(dir)?.into_keys().collect();
+    let mut out: Vec<String> = json_files(dir)?.iter().map(|path| stem(path).to_owned()).collect();
     out.sort_by(|a, b| version_cmp(a, b));
     Ok(out)
 }
