@@ -5,4 +5,3 @@
 mod common;
 mod compile;
 mod constructs;
-mod sourcegen;
