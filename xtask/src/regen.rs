@@ -522,14 +522,7 @@ fn check(
     }
     // What a regen from the vendored set would write (the history applied, the releases table).
     let plan = plan(root, None, settings, Archived::Keep, Fold::Always)?;
-    for action in &plan.actions {
-        match action {
-            Action::Write { path, contents } => stale.extend(stale_diff(root, path, contents)),
-            Action::Remove(path) | Action::RemoveDir(path) => {
-                stale.push(format!("{} is not generated any more", path.display()))
-            }
-        }
-    }
+    stale.extend(plan.stale(root));
     print_summary(&set, &plan.summary, started, verbose);
     if !stale.is_empty() {
         for s in &stale {
@@ -631,6 +624,23 @@ fn tempdir() -> anyhow::Result<PathBuf> {
 }
 
 /// A readable diff when `path` (relative to `root`) does not hold `contents`.
+impl Plan {
+    /// What the plan would change in the workspace at `root`, one entry per file: a written
+    /// file's diff against the committed one, or that a file is not generated any more.
+    fn stale(&self, root: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for action in &self.actions {
+            match action {
+                Action::Write { path, contents } => out.extend(stale_diff(root, path, contents)),
+                Action::Remove(path) | Action::RemoveDir(path) => {
+                    out.push(format!("{} is not generated any more", path.display()))
+                }
+            }
+        }
+        out
+    }
+}
+
 fn stale_diff(root: &Path, path: &Path, contents: &str) -> Option<String> {
     let old = std::fs::read_to_string(root.join(path)).unwrap_or_default();
     if old == contents {
@@ -801,15 +811,8 @@ pub(crate) mod tests {
     fn the_committed_files_are_what_a_regen_writes() {
         let root = crate::root();
         let plan = plan(&root, None, &Settings::codex().unwrap(), Archived::Keep, Fold::IfStale).unwrap();
-        let stale: Vec<String> = plan
-            .actions
-            .iter()
-            .map(|action| match action {
-                Action::Write { path, .. } => path.display().to_string(),
-                Action::Remove(path) | Action::RemoveDir(path) => format!("{} (not generated)", path.display()),
-            })
-            .collect();
-        assert!(stale.is_empty(), "stale: {stale:?}; run `{COMMAND}`");
+        let stale = plan.stale(&root);
+        assert!(stale.is_empty(), "{}\nrun `{COMMAND}`", stale.join("\n"));
         // The history agrees with the vendored release's own surface, read apart from the fold:
         // every key it says the release has (no `until`) names an item of the release, and none it
         // says the release lacks does. (What it lacks is not always in the range's types: a value
