@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Where README's test command spends its CPU, on a fresh clone of a tree (nothing built; the
-# crates downloaded before, as cargo keeps them): the command as README gives it (the second
-# line of its first code block, as `.ci/run` reads it), with cargo's `--timings` and each test
-# binary run under `/usr/bin/time` (cargo's runner). Prints the total (CPU and wall), the build
-# by unit (a unit's time is its wall time, close to its CPU time on a machine whose cores are all
-# busy) grouped as the dependencies and each build of a workspace crate, and the run of each
-# test binary (CPU). What is left of the total is the doc tests and cargo itself.
+# crates downloaded before, as cargo keeps them): the command as `.ci/run` runs it
+# (`scripts/readme-test-command.sh`), with cargo's `--timings` and each test binary run under
+# `/usr/bin/time` (cargo's runner for the host). Prints the total (CPU and wall), the build by
+# unit (a unit's time is its wall time, close to its CPU time on a machine whose cores are all
+# busy) grouped as the dependencies and each build of a workspace crate, and the run of each test
+# binary (CPU). What is left of the total is the doc tests and cargo itself.
 #
 #   scripts/test-command-cost.sh            # this tree's HEAD
 #   scripts/test-command-cost.sh ../base    # another tree's HEAD (a worktree of another commit)
@@ -21,8 +21,7 @@ trap 'rm -rf "$scratch"' EXIT
 git clone -q "$tree" "$scratch/clone"
 cd "$scratch/clone"
 
-command=$(awk '/^```/ { block++; next } block == 1 && ++line == 2 { print; exit }' README.md)
-command=${command%%#*}
+command=$(scripts/readme-test-command.sh)
 case "$command" in
     "cargo test "*) ;;
     *) echo "README's test command is not a cargo test: $command" >&2; exit 2 ;;
@@ -39,16 +38,21 @@ EOF
 chmod +x "$scratch/runner"
 export TEST_COMMAND_RUNS="$scratch/runs.txt"
 : >"$TEST_COMMAND_RUNS"
+# Cargo's runner for the host (`CARGO_TARGET_<TRIPLE>_RUNNER`).
+host=$(rustc -vV | sed -n 's/^host: //p')
+runner_var="CARGO_TARGET_$(echo "$host" | tr 'a-z.-' 'A-Z__')_RUNNER"
 
 echo "$command" >&2
 status=0
-env -u CODEX_BIN -u CARGO_TARGET_DIR CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$scratch/runner" \
+env -u CODEX_BIN -u CARGO_TARGET_DIR "$runner_var=$scratch/runner" \
     /usr/bin/time -o "$scratch/total.txt" -f "%U %S %e" bash -c "$command" >"$scratch/log.txt" 2>&1 || status=$?
 if [ "$status" != 0 ]; then
     tail -40 "$scratch/log.txt" >&2
     echo "README's test command failed ($status)" >&2
     exit "$status"
 fi
+
+[ -s "$TEST_COMMAND_RUNS" ] || { echo "no test binary ran under $runner_var" >&2; exit 1; }
 
 python3 - "$scratch" <<'EOF'
 import json, re, sys
