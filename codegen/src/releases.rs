@@ -166,7 +166,8 @@ impl File {
         }
         fn delta(out: &mut String, name: &str, d: &Delta, last: bool) {
             out.push_str(&format!("  {}: {{\n    \"remove\": {},\n    \"set\": {{", line(name), line(&d.remove)));
-            let entries: Vec<String> = d.set.iter().map(|(k, v)| format!("\n      {}: {}", line(k), line(v))).collect();
+            // A value through its `Display` (compact), which serde_json compiles optimized.
+            let entries: Vec<String> = d.set.iter().map(|(k, v)| format!("\n      {}: {v}", line(k))).collect();
             out.push_str(&entries.join(","));
             out.push_str(if d.set.is_empty() { "}\n  }" } else { "\n    }\n  }" });
             out.push_str(if last { "\n" } else { ",\n" });
@@ -442,8 +443,29 @@ pub fn printed(set: &SchemaSet) -> Result<SchemaSet, String> {
 /// that release's file, written whole. Every other release, the vendored one included, is
 /// written against the next newer one that has bundles. A release of `releases` with the
 /// vendored release's version is the vendored set.
-pub fn write(releases: &[(String, Release)], vendored: &SchemaSet) -> Result<Vec<(PathBuf, String)>, String> {
+///
+/// `dir` holds the archive as it is (if any): a file of it whose release has the same bundles
+/// and the same base as before, that base's bundles the same too, gives its delta again as it
+/// is, so only the files around a release that came, went or changed are worked out anew (what
+/// a release's delta is depends on those bundles alone). Its bundles are known to be the same
+/// when their text, as given, has the file's sums: `read` gives each release as the compact text
+/// those sums are of. A file that does not read is written anew.
+pub fn write(
+    dir: &Path,
+    releases: &[(String, Release)],
+    vendored: &SchemaSet,
+) -> Result<Vec<(PathBuf, String)>, String> {
     let parse = |text: &str| text.parse::<Value>().map_err(|e| e.to_string());
+    let parse_set = |set: &SchemaSet| -> Result<(Value, Option<Value>), String> {
+        Ok((parse(&set.stable)?, set.experimental.as_deref().map(parse).transpose()?))
+    };
+    let mut before: BTreeMap<String, File> = BTreeMap::new();
+    for path in json_files(dir)? {
+        let file = std::fs::read_to_string(&path).ok().and_then(|text| File::from_text(&text).ok());
+        if let Some(file) = file.filter(|f| f.version == stem(&path)) {
+            before.insert(file.version.clone(), file);
+        }
+    }
     let mut sorted: Vec<(&String, &Release)> =
         releases.iter().filter(|(v, _)| *v != vendored.codex_version).map(|(v, r)| (v, r)).collect();
     let vendored_release = Release::Bundles(vendored.clone());
@@ -451,29 +473,61 @@ pub fn write(releases: &[(String, Release)], vendored: &SchemaSet) -> Result<Vec
     sorted.sort_by(|a, b| version_cmp(b.0, a.0));
     let newest_is_vendored =
         sorted.iter().find(|(_, r)| matches!(r, Release::Bundles(_))).map(|(v, _)| *v) == Some(&vendored.codex_version);
-    // The base of the next release down: its version (`None`: the anchor is yet to come) and
-    // bundles.
-    let mut base: (Option<String>, Value, Option<Value>) = (None, Value::Object(Map::new()), None);
+    // The base of the next release down (`None`: the anchor is yet to come).
+    let mut base: Option<Base> = None;
     let mut out = Vec::new();
     for (version, release) in sorted {
         let body = match release {
             Release::Skipped(why) => Body::Skipped(why.clone()),
             Release::Bundles(set) => {
-                let stable = parse(&set.stable)?;
-                let experimental = set.experimental.as_deref().map(parse).transpose()?;
-                let read_back = SchemaSet {
-                    stable: compact(&stable),
-                    experimental: experimental.as_ref().map(compact),
-                    codex_version: version.clone(),
+                let old = match before.remove(version.as_str()) {
+                    Some(File { body: Body::Bundles { base, stable, experimental, sha256 }, .. }) => {
+                        Some((base, stable, experimental, sha256))
+                    }
+                    _ => None,
                 };
-                let empty = Value::Object(Map::new());
-                let body = Body::Bundles {
-                    base: base.0.clone(),
-                    stable: delta(&base.1, &stable),
-                    experimental: experimental.as_ref().map(|e| delta(base.2.as_ref().unwrap_or(&empty), e)),
-                    sha256: sums(&read_back),
+                // The sums of the text as given, which is compact when it is what `read` gave;
+                // else the text is read and made compact.
+                let mut sha256 = sums(set);
+                let mut values = None;
+                if old.as_ref().is_none_or(|old| old.3 != sha256) {
+                    let (stable, experimental) = parse_set(set)?;
+                    sha256 = sums(&SchemaSet {
+                        stable: compact(&stable),
+                        experimental: experimental.as_ref().map(compact),
+                        codex_version: version.clone(),
+                    });
+                    values = Some((stable, experimental));
+                }
+                let unchanged = old.as_ref().is_some_and(|old| old.3 == sha256);
+                let base_version = base.as_ref().map(|b| b.version.clone());
+                let body = match old {
+                    Some((old_base, stable, experimental, _))
+                        if unchanged && old_base == base_version && base.as_ref().is_none_or(|b| b.unchanged) =>
+                    {
+                        Body::Bundles { base: base_version, stable, experimental, sha256: sha256.clone() }
+                    }
+                    _ => {
+                        let (stable, experimental) = match values.take() {
+                            Some(values) => values,
+                            None => parse_set(set)?,
+                        };
+                        let empty = Value::Object(Map::new());
+                        let (base_stable, base_experimental) = match &mut base {
+                            Some(b) => b.values(&parse_set)?,
+                            None => (&empty, None),
+                        };
+                        let body = Body::Bundles {
+                            base: base_version,
+                            stable: delta(base_stable, &stable),
+                            experimental: experimental.as_ref().map(|e| delta(base_experimental.unwrap_or(&empty), e)),
+                            sha256: sha256.clone(),
+                        };
+                        values = Some((stable, experimental));
+                        body
+                    }
                 };
-                base = (Some(version.clone()), stable, experimental);
+                base = Some(Base { version: version.clone(), set, values, unchanged });
                 body
             }
         };
@@ -484,6 +538,29 @@ pub fn write(releases: &[(String, Release)], vendored: &SchemaSet) -> Result<Vec
         out.push((Path::new(RELEASES_DIR).join(format!("{version}.json")), file.to_text()));
     }
     Ok(out)
+}
+
+/// The release the next one down is written against, in [`write`].
+struct Base<'a> {
+    version: String,
+    set: &'a SchemaSet,
+    /// Its bundles as values, once read.
+    values: Option<(Value, Option<Value>)>,
+    /// Whether its bundles are the ones of its file in the archive as it was.
+    unchanged: bool,
+}
+
+impl Base<'_> {
+    fn values(
+        &mut self,
+        parse: &impl Fn(&SchemaSet) -> Result<(Value, Option<Value>), String>,
+    ) -> Result<(&Value, Option<&Value>), String> {
+        if self.values.is_none() {
+            self.values = Some(parse(self.set)?);
+        }
+        let (stable, experimental) = self.values.as_ref().expect("read above");
+        Ok((stable, experimental.as_ref()))
+    }
 }
 
 /// The surface history of the range from `floor` to `newest` (the set the code is generated
@@ -625,7 +702,7 @@ mod tests {
         ];
         let dir = std::env::temp_dir().join(format!("codex-releases-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let files = write(&releases, &newest).unwrap();
+        let files = write(&dir, &releases, &newest).unwrap();
         for (path, text) in &files {
             let path = dir.join(path.file_name().unwrap());
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -669,7 +746,7 @@ mod tests {
             ("1.2.0".to_owned(), Release::Bundles(newest.clone())),
         ];
         let dir = std::env::temp_dir().join(format!("codex-releases-anchor-{}", std::process::id()));
-        let committed = written(&dir, &write(&all, &newest).unwrap());
+        let committed = written(&dir, &write(&dir, &all, &newest).unwrap());
         assert_eq!(
             committed.keys().collect::<Vec<_>>(),
             ["1.0.0.json", "1.1.0.json"],
@@ -677,7 +754,7 @@ mod tests {
         );
 
         // The middle release vendored: the newest is written whole, the others as they were.
-        let back = written(&dir, &write(&all, &middle).unwrap());
+        let back = written(&dir, &write(&dir, &all, &middle).unwrap());
         assert_eq!(back.keys().collect::<Vec<_>>(), ["1.0.0.json", "1.1.0.json", "1.2.0.json"]);
         assert!(back["1.2.0.json"].contains("\"base\": null"), "{}", back["1.2.0.json"]);
         assert_eq!((&back["1.0.0.json"], &back["1.1.0.json"]), (&committed["1.0.0.json"], &committed["1.1.0.json"]));
@@ -695,7 +772,58 @@ mod tests {
         assert!(err.contains("1.1.0.json: holds other bundles for codex 1.1.0"), "{err}");
 
         // The newest vendored again: the files it was committed with.
-        assert_eq!(written(&dir, &write(&all, &newest).unwrap()), committed);
+        assert_eq!(written(&dir, &write(&dir, &all, &newest).unwrap()), committed);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_files_an_archive_keeps_are_the_ones_it_would_write_anew() {
+        let set = |v: &str, s: Value, e: Option<Value>| SchemaSet {
+            stable: format!("{s:#}"),
+            experimental: e.map(|e| format!("{e:#}")),
+            codex_version: v.into(),
+        };
+        let a = |n: i64| json!({"definitions": {"A": {"maxLength": n}, "B": {}}});
+        let e = |n: i64| Some(json!({"definitions": {"X": {"minimum": n}}}));
+        let releases =
+            [set("1.0.0", a(1), None), set("1.1.0", a(2), e(2)), set("1.2.0", a(3), e(3)), set("1.3.0", a(4), e(4))];
+        let all = |sets: &[SchemaSet]| -> Vec<(String, Release)> {
+            let mut all: Vec<(String, Release)> =
+                sets.iter().map(|s| (s.codex_version.clone(), Release::Bundles(s.clone()))).collect();
+            all.push(("1.0.5".to_owned(), Release::Skipped("no binary".into())));
+            all
+        };
+        let dir = std::env::temp_dir().join(format!("codex-releases-kept-{}", std::process::id()));
+        let nowhere = dir.join("nowhere");
+        // Over the archive each vendored release leaves, with the releases as `read` gives them
+        // (compact) and as given (printed): the same files as over no archive.
+        for (i, vendored) in releases.iter().enumerate() {
+            for (j, next) in releases.iter().enumerate() {
+                written(&dir, &write(&nowhere, &all(&releases), vendored).unwrap());
+                let mut sets = releases.to_vec();
+                if i % 2 == 0 {
+                    for s in &mut sets {
+                        *s = SchemaSet {
+                            stable: compact(&s.stable.parse().unwrap()),
+                            experimental: s.experimental.as_ref().map(|e| compact(&e.parse().unwrap())),
+                            codex_version: s.codex_version.clone(),
+                        };
+                    }
+                }
+                let over = write(&dir, &all(&sets), next).unwrap();
+                assert_eq!(over, write(&nowhere, &all(&releases), next).unwrap(), "{i} then {j}");
+                // A release whose bundles changed (but the vendored one: that is `next`): its
+                // file and the one written against it are worked out anew.
+                if j == 2 {
+                    continue;
+                }
+                let mut changed = sets.clone();
+                changed[2].stable = compact(&json!({"definitions": {"A": {"maxLength": 3}}}));
+                let over = write(&dir, &all(&changed), next).unwrap();
+                assert_eq!(over, write(&nowhere, &all(&changed), next).unwrap(), "{i} then {j}, changed");
+                assert_ne!(over, write(&nowhere, &all(&sets), next).unwrap());
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

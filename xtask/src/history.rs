@@ -82,7 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         all.push((version.clone(), release));
     }
-    let files = releases::write(&all, &newest).map_err(anyhow::Error::msg)?;
+    let files = releases::write(&archive_dir, &all, &newest).map_err(anyhow::Error::msg)?;
     let mut written = 0;
     for (path, text) in files {
         let full = root.join(&path);

@@ -364,7 +364,7 @@ fn vendor(root: &Path, fresh: &SchemaSet, archived: Archived, notes: &mut Vec<St
         None => held.push((version.clone(), Release::Bundles(fresh.clone()))),
     }
     held.sort_by(|a, b| version_cmp(&a.0, &b.0));
-    let files = releases::write(&held, fresh).map_err(anyhow::Error::msg)?;
+    let files = releases::write(&archive_dir, &held, fresh).map_err(anyhow::Error::msg)?;
     let mut removed: Vec<Action> = on_disk
         .iter()
         .map(|v| Path::new(RELEASES_DIR).join(format!("{v}.json")))
