@@ -93,12 +93,13 @@ pub fn delta(base: &Value, target: &Value) -> Delta {
 /// `base` with `delta` applied. An error names a pointer whose parent is not an object.
 pub fn apply(base: &Value, delta: &Delta) -> Result<Value, String> {
     let mut value = base.clone();
-    apply_to(&mut value, delta)?;
+    apply_to(&mut value, delta.clone())?;
     Ok(value)
 }
 
-/// [`apply`] in place: `value` becomes the release made from it.
-fn apply_to(value: &mut Value, delta: &Delta) -> Result<(), String> {
+/// [`apply`] in place: `value` becomes the release made from it, the delta's values moved into
+/// it (not copied, then dropped with the delta).
+fn apply_to(value: &mut Value, delta: Delta) -> Result<(), String> {
     for pointer in &delta.remove {
         let (parent, key) = split(pointer)?;
         match value.pointer_mut(parent).and_then(Value::as_object_mut) {
@@ -108,18 +109,18 @@ fn apply_to(value: &mut Value, delta: &Delta) -> Result<(), String> {
             None => return Err(format!("`{pointer}`: nothing to remove there")),
         }
     }
-    for (pointer, v) in &delta.set {
+    for (pointer, v) in delta.set {
         if pointer.is_empty() {
-            *value = v.clone();
+            *value = v;
             continue;
         }
-        let (parent, key) = split(pointer)?;
+        let (parent, key) = split(&pointer)?;
         let mut at = &mut *value;
         for segment in parent.split('/').skip(1) {
             let map = at.as_object_mut().ok_or_else(|| format!("`{pointer}`: `{segment}` is not in an object"))?;
             at = map.entry(unescape(segment)).or_insert_with(|| Value::Object(Map::new()));
         }
-        at.as_object_mut().ok_or_else(|| format!("`{pointer}`: its parent is not an object"))?.insert(key, v.clone());
+        at.as_object_mut().ok_or_else(|| format!("`{pointer}`: its parent is not an object"))?.insert(key, v);
     }
     Ok(())
 }
@@ -286,36 +287,37 @@ pub fn versions(dir: &Path) -> Result<Vec<String>, String> {
 /// a base that is not in the archive, a bundle whose `sha256` is not what the file says, a file
 /// of the vendored release that holds other bundles than the vendored set.
 pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String, Release)>, String> {
-    let files = read_files(dir)?;
+    let mut files = read_files(dir)?;
     let parse = |text: &str| text.parse::<Value>().map_err(|e| e.to_string());
     let mut bundles: BTreeMap<String, (Value, Option<Value>)> = BTreeMap::new();
     let vendored_values = (parse(&vendored.stable)?, vendored.experimental.as_deref().map(parse).transpose()?);
     bundles.insert(vendored.codex_version.clone(), vendored_values);
     // How many releases each base is the base of: the base of one release (every base, in an
     // archive this crate wrote) is moved into it rather than copied.
-    let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
     for (_, file) in files.values() {
         if let Body::Bundles { base: Some(base), .. } = &file.body {
-            *uses.entry(base).or_default() += 1;
+            *uses.entry(base.clone()).or_default() += 1;
         }
     }
     let mut problems = Vec::new();
     let mut out = Vec::new();
     // Newest first: each base is read back before the releases made from it.
-    let mut order: Vec<&String> = files.keys().collect();
+    let mut order: Vec<String> = files.keys().cloned().collect();
     order.sort_by(|a, b| version_cmp(b, a));
     for version in order {
-        if version_cmp(version, from).is_lt() {
+        if version_cmp(&version, from).is_lt() {
             // Older than asked for: nothing asked for is made from it.
             break;
         }
-        let (path, file) = &files[version];
-        let release = match &file.body {
-            Body::Skipped(why) => Release::Skipped(why.clone()),
+        // Taken out: its deltas are moved into the release they give.
+        let (path, file) = files.remove(&version).expect("a version of the archive");
+        let release = match file.body {
+            Body::Skipped(why) => Release::Skipped(why),
             Body::Bundles { base, stable, experimental, sha256 } => {
                 let (mut s, base_experimental) = match base {
                     None => (Value::Object(Map::new()), None),
-                    Some(base) => match take_base(&mut bundles, &mut uses, base) {
+                    Some(base) => match take_base(&mut bundles, &mut uses, &base) {
                         Some(pair) => pair,
                         None => {
                             problems.push(format!("{}: its base, codex {base}, is not in the archive", path.display()));
@@ -342,14 +344,14 @@ pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String,
                     experimental: e.as_ref().map(compact),
                     codex_version: version.clone(),
                 };
-                if sums(&set) != *sha256 {
+                if sums(&set) != sha256 {
                     problems.push(format!(
                         "{}: the bundles it gives are not the ones it was written from (sha256)",
                         path.display()
                     ));
                     continue;
                 }
-                if *version == vendored.codex_version {
+                if version == vendored.codex_version {
                     if !same_bundles(&set, vendored) {
                         problems.push(format!(
                             "{}: holds other bundles for codex {version} than vendor-schemas/ does",
@@ -362,8 +364,8 @@ pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String,
                 Release::Bundles(set)
             }
         };
-        if *version != vendored.codex_version {
-            out.push((version.clone(), release));
+        if version != vendored.codex_version {
+            out.push((version, release));
         }
     }
     if !problems.is_empty() {
@@ -377,7 +379,7 @@ pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String,
 /// the last one `uses` counts, else copied.
 fn take_base(
     bundles: &mut BTreeMap<String, (Value, Option<Value>)>,
-    uses: &mut BTreeMap<&str, usize>,
+    uses: &mut BTreeMap<String, usize>,
     base: &str,
 ) -> Option<(Value, Option<Value>)> {
     match uses.get_mut(base) {
