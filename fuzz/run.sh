@@ -3,7 +3,6 @@
 # one after the other, or as many at once as there are cores for the smoke run.
 #
 #   fuzz/run.sh --smoke                   # CI's smoke run: every target for 12 s, one per core
-#   fuzz/run.sh --build-only --smoke      # the smoke run's build alone (CI starts it early)
 #   fuzz/run.sh 600                       # long runs: every target, 10 minutes each
 #   fuzz/run.sh 600 drift                 # one target
 #   cd fuzz && cargo +nightly fuzz run -O --codegen-units 16 decode_server -- -max_total_time=600
@@ -25,11 +24,6 @@
 # `cd fuzz && cargo +nightly fuzz run <flags of run.sh> <target> artifacts/<target>/<file>`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-build_only=false
-if [ "${1:-}" = --build-only ]; then
-    build_only=true
-    shift
-fi
 smoke=false
 if [ "${1:-}" = --smoke ]; then
     smoke=true
@@ -38,7 +32,7 @@ fi
 if $smoke; then seconds=12; else seconds="${1:-10}"; shift || true; fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(decode_server decode_client line_reader drift codegen)
-$build_only || ./seed.sh
+./seed.sh
 flags_of() {
     if $smoke; then
         echo --dev -s none --features drift
@@ -57,7 +51,6 @@ else
         cargo +nightly fuzz build $(flags_of "$t") "$t"
     done
 fi
-$build_only && exit 0
 mkdir -p logs
 # One target: the inputs earlier runs found (fuzz/regressions/<target>-*), each once, then
 # SECONDS of fuzzing. Its output goes to logs/; it prints what it found and fails on a finding.
