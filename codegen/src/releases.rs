@@ -288,10 +288,8 @@ pub fn versions(dir: &Path) -> Result<Vec<String>, String> {
 /// of the vendored release that holds other bundles than the vendored set.
 pub fn read(dir: &Path, vendored: &SchemaSet, from: &str) -> Result<Vec<(String, Release)>, String> {
     let mut files = read_files(dir)?;
-    let parse = |text: &str| text.parse::<Value>().map_err(|e| e.to_string());
     let mut bundles: BTreeMap<String, (Value, Option<Value>)> = BTreeMap::new();
-    let vendored_values = (parse(&vendored.stable)?, vendored.experimental.as_deref().map(parse).transpose()?);
-    bundles.insert(vendored.codex_version.clone(), vendored_values);
+    bundles.insert(vendored.codex_version.clone(), values(vendored)?);
     // How many releases each base is the base of: the base of one release (every base, in an
     // archive this crate wrote) is moved into it rather than copied.
     let mut uses: BTreeMap<String, usize> = BTreeMap::new();
@@ -451,23 +449,14 @@ pub fn printed(set: &SchemaSet) -> Result<SchemaSet, String> {
 /// is, so only the files around a release that came, went or changed are worked out anew (what
 /// a release's delta is depends on those bundles alone). Its bundles are known to be the same
 /// when their text, as given, has the file's sums: `read` gives each release as the compact text
-/// those sums are of. A file that does not read is written anew.
+/// those sums are of.
 pub fn write(
     dir: &Path,
     releases: &[(String, Release)],
     vendored: &SchemaSet,
 ) -> Result<Vec<(PathBuf, String)>, String> {
-    let parse = |text: &str| text.parse::<Value>().map_err(|e| e.to_string());
-    let parse_set = |set: &SchemaSet| -> Result<(Value, Option<Value>), String> {
-        Ok((parse(&set.stable)?, set.experimental.as_deref().map(parse).transpose()?))
-    };
-    let mut before: BTreeMap<String, File> = BTreeMap::new();
-    for path in json_files(dir)? {
-        let file = std::fs::read_to_string(&path).ok().and_then(|text| File::from_text(&text).ok());
-        if let Some(file) = file.filter(|f| f.version == stem(&path)) {
-            before.insert(file.version.clone(), file);
-        }
-    }
+    // The archive as it is; one that does not read is written anew.
+    let mut before = read_files(dir).unwrap_or_default();
     let mut sorted: Vec<(&String, &Release)> =
         releases.iter().filter(|(v, _)| *v != vendored.codex_version).map(|(v, r)| (v, r)).collect();
     let vendored_release = Release::Bundles(vendored.clone());
@@ -482,54 +471,56 @@ pub fn write(
         let body = match release {
             Release::Skipped(why) => Body::Skipped(why.clone()),
             Release::Bundles(set) => {
-                let old = match before.remove(version.as_str()) {
-                    Some(File { body: Body::Bundles { base, stable, experimental, sha256 }, .. }) => {
-                        Some((base, stable, experimental, sha256))
-                    }
+                let old = before.remove(version.as_str()).map(|(_, file)| file.body);
+                let old_sums = match &old {
+                    Some(Body::Bundles { sha256, .. }) => Some(sha256),
                     _ => None,
                 };
-                // The sums of the text as given, which is compact when it is what `read` gave;
-                // else the text is read and made compact.
-                let mut sha256 = sums(set);
-                let mut values = None;
-                if old.as_ref().is_none_or(|old| old.3 != sha256) {
-                    let (stable, experimental) = parse_set(set)?;
-                    sha256 = sums(&SchemaSet {
-                        stable: compact(&stable),
-                        experimental: experimental.as_ref().map(compact),
-                        codex_version: version.clone(),
-                    });
-                    values = Some((stable, experimental));
-                }
-                let unchanged = old.as_ref().is_some_and(|old| old.3 == sha256);
+                // The sums of the text as given when they are the file's (the text is the
+                // compact one they are of: what `read` gives), else of the text read and made
+                // compact.
+                let (sha256, mut read) = match old_sums {
+                    Some(old) if *old == sums(set) => (old.clone(), None),
+                    _ => {
+                        let (stable, experimental) = values(set)?;
+                        let compacted = SchemaSet {
+                            stable: compact(&stable),
+                            experimental: experimental.as_ref().map(compact),
+                            codex_version: version.clone(),
+                        };
+                        (sums(&compacted), Some((stable, experimental)))
+                    }
+                };
+                let unchanged = old_sums == Some(&sha256);
                 let base_version = base.as_ref().map(|b| b.version.clone());
+                let keep = unchanged && base.as_ref().is_none_or(|b| b.unchanged);
                 let body = match old {
-                    Some((old_base, stable, experimental, _))
-                        if unchanged && old_base == base_version && base.as_ref().is_none_or(|b| b.unchanged) =>
+                    Some(Body::Bundles { base: old_base, stable, experimental, .. })
+                        if keep && old_base == base_version =>
                     {
-                        Body::Bundles { base: base_version, stable, experimental, sha256: sha256.clone() }
+                        Body::Bundles { base: old_base, stable, experimental, sha256 }
                     }
                     _ => {
-                        let (stable, experimental) = match values.take() {
-                            Some(values) => values,
-                            None => parse_set(set)?,
+                        let (stable, experimental) = match read.take() {
+                            Some(read) => read,
+                            None => values(set)?,
                         };
                         let empty = Value::Object(Map::new());
                         let (base_stable, base_experimental) = match &mut base {
-                            Some(b) => b.values(&parse_set)?,
+                            Some(b) => b.values()?,
                             None => (&empty, None),
                         };
                         let body = Body::Bundles {
                             base: base_version,
                             stable: delta(base_stable, &stable),
                             experimental: experimental.as_ref().map(|e| delta(base_experimental.unwrap_or(&empty), e)),
-                            sha256: sha256.clone(),
+                            sha256,
                         };
-                        values = Some((stable, experimental));
+                        read = Some((stable, experimental));
                         body
                     }
                 };
-                base = Some(Base { version: version.clone(), set, values, unchanged });
+                base = Some(Base { version: version.clone(), set, read, unchanged });
                 body
             }
         };
@@ -542,25 +533,28 @@ pub fn write(
     Ok(out)
 }
 
+/// The bundles of `set` as JSON values.
+fn values(set: &SchemaSet) -> Result<(Value, Option<Value>), String> {
+    let parse = |text: &str| text.parse::<Value>().map_err(|e| e.to_string());
+    Ok((parse(&set.stable)?, set.experimental.as_deref().map(parse).transpose()?))
+}
+
 /// The release the next one down is written against, in [`write`].
 struct Base<'a> {
     version: String,
     set: &'a SchemaSet,
     /// Its bundles as values, once read.
-    values: Option<(Value, Option<Value>)>,
+    read: Option<(Value, Option<Value>)>,
     /// Whether its bundles are the ones of its file in the archive as it was.
     unchanged: bool,
 }
 
 impl Base<'_> {
-    fn values(
-        &mut self,
-        parse: &impl Fn(&SchemaSet) -> Result<(Value, Option<Value>), String>,
-    ) -> Result<(&Value, Option<&Value>), String> {
-        if self.values.is_none() {
-            self.values = Some(parse(self.set)?);
+    fn values(&mut self) -> Result<(&Value, Option<&Value>), String> {
+        if self.read.is_none() {
+            self.read = Some(values(self.set)?);
         }
-        let (stable, experimental) = self.values.as_ref().expect("read above");
+        let (stable, experimental) = self.read.as_ref().expect("read above");
         Ok((stable, experimental.as_ref()))
     }
 }

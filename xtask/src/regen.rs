@@ -623,7 +623,6 @@ fn tempdir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// A readable diff when `path` (relative to `root`) does not hold `contents`.
 impl Plan {
     /// What the plan would change in the workspace at `root`, one entry per file: a written
     /// file's diff against the committed one, or that a file is not generated any more.
@@ -641,6 +640,7 @@ impl Plan {
     }
 }
 
+/// A readable diff when `path` (relative to `root`) does not hold `contents`.
 fn stale_diff(root: &Path, path: &Path, contents: &str) -> Option<String> {
     let old = std::fs::read_to_string(root.join(path)).unwrap_or_default();
     if old == contents {
