@@ -283,19 +283,18 @@ impl<'de> Reader<'de> {
     fn string(&mut self) -> Result<Cow<'de, str>> {
         let start = self.pos + 1;
         let bytes = self.text.as_bytes();
-        let mut at = start;
-        while let Some(&b) = bytes.get(at) {
-            match b {
-                b'"' => {
-                    self.pos = at + 1;
-                    return Ok(Cow::Borrowed(&self.text[start..at]));
-                }
-                b'\\' | 0..=0x1f => return self.escaped_string(),
-                _ => at += 1,
+        let at = plain_end(bytes, start);
+        match bytes.get(at) {
+            Some(b'"') => {
+                self.pos = at + 1;
+                Ok(Cow::Borrowed(&self.text[start..at]))
+            }
+            Some(_) => self.escaped_string(),
+            None => {
+                self.pos = bytes.len();
+                Err(self.syntax("EOF while parsing a string"))
             }
         }
-        self.pos = bytes.len();
-        Err(self.syntax("EOF while parsing a string"))
     }
 
     /// A string with escapes (or a control character): serde_json reads it, so both accept
@@ -579,6 +578,44 @@ impl<'de> Reader<'de> {
     }
 }
 
+/// Where the plain run of a string's bytes that starts at `at` ends: the first quote, backslash
+/// or control character (`bytes.len()` if none). Eight bytes at a time, as serde_json's own
+/// `skip_to_escape` does: a byte's flag in `found` is exact for the first byte that matches
+/// (a borrow only carries into the bytes after a match), so its position is the first
+/// match's. Then byte by byte for the last seven.
+#[inline]
+fn plain_end(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    const SPACES: u64 = ONES * b' ' as u64;
+    while let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let word = u64::from_le_bytes(*chunk);
+        // A byte is zero in `quote` where `word` has a quote; `x - 1` and `!x` both have the
+        // high bit only where a byte of `x` is zero. A byte below a space (a control
+        // character) has the high bit after `word - SPACES`, and `!word` has it where the
+        // byte is ASCII.
+        let quote = word ^ QUOTES;
+        let backslash = word ^ BACKSLASHES;
+        let found = (quote.wrapping_sub(ONES) & !quote
+            | backslash.wrapping_sub(ONES) & !backslash
+            | word.wrapping_sub(SPACES) & !word)
+            & HIGH;
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if matches!(b, b'"' | b'\\' | 0..=0x1f) {
+            return at;
+        }
+        at += 1;
+    }
+    at
+}
+
 /// The length of the string at the start of `text` (opening quote to closing quote, both
 /// included); the text's length if it does not end.
 fn string_end(text: &str) -> usize {
@@ -647,6 +684,26 @@ mod tests {
         assert!(r.string_for("a string").is_err(), "a lone surrogate");
         let mut r = Reader::new("\"a\tb\"");
         assert!(r.string_for("a string").unwrap_err().to_string().starts_with("control character"));
+    }
+
+    #[test]
+    fn a_string_ends_at_the_first_quote_backslash_or_control_character_at_every_offset() {
+        // Every byte value at every place of a run long enough for the words and the tail,
+        // after plain bytes (ASCII, and UTF-8 of two and four bytes, whose bytes have the
+        // high bit) and before others that would also end it.
+        let plain: Vec<u8> = "ab\u{e9}\u{1f600}z~ ".bytes().collect();
+        for len in 0..24 {
+            for byte in 0..=u8::MAX {
+                let mut bytes: Vec<u8> = plain.iter().copied().cycle().take(len).collect();
+                bytes.push(byte);
+                bytes.extend_from_slice(b"x\"\\\n");
+                let expected = bytes.iter().position(|&b| matches!(b, b'"' | b'\\' | 0..=0x1f)).unwrap();
+                for start in 0..=len.min(9) {
+                    assert_eq!(plain_end(&bytes, start), expected, "{len} {byte:#x} {start}");
+                }
+                assert_eq!(plain_end(&bytes[..len], 0), len, "no end");
+            }
+        }
     }
 
     #[test]
