@@ -173,8 +173,12 @@ codex_bin=${CODEX_BIN:-$root/.codex-bin/node_modules/.bin/codex}
 if [ ! -x "$codex_bin" ]; then
     codex_bin=$("$root/scripts/install-codex.sh" | tail -1)
 fi
-codex_home=$(mktemp -d)
-trap 'rm -rf "$codex_home"' EXIT
+# codex's home, and the temporary files of the user's tests (docs/drift-check.md's first example
+# writes its session under `std::env::temp_dir()`), removed with it.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+codex_home=$scratch/codex-home
+mkdir -p "$codex_home" "$scratch/tmp"
 
 cd "$work/app"
 # The build of the project: $CARGO_TARGET_DIR when set (CI gives the workspace's), else its own.
@@ -182,5 +186,5 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$work/target}"
 echo "cargo check (the user's build: the crates at their default features)"
 cargo check -q
 echo "cargo test (the user's test build, the drift check added as a dev-dependency; codex $codex_bin)"
-CODEX_BIN="$codex_bin" CODEX_HOME="$codex_home" NEWEST="$codex" cargo test -q
+CODEX_BIN="$codex_bin" CODEX_HOME="$codex_home" NEWEST="$codex" TMPDIR="$scratch/tmp" cargo test -q
 echo "user project: the stable match compiles in both builds; docs/drift-check.md's examples and the recorded sessions have no drift"
