@@ -873,7 +873,7 @@ pub(crate) mod tests {
 
     /// Every release `root` holds, each with the sha256 of its bundles as compact JSON (the
     /// archive reads its releases back as compact JSON; the vendored set is printed).
-    fn held_releases(root: &Path) -> BTreeMap<String, Option<String>> {
+    fn held_releases(root: &Path) -> BTreeMap<String, Option<(String, Option<String>)>> {
         let vendored = vendor::read_vendored(&root.join(VENDOR_DIR)).unwrap();
         let mut all = releases::read(&root.join(RELEASES_DIR), &vendored, "0.0.0").unwrap();
         let compact = |t: &str| t.parse::<serde_json::Value>().unwrap().to_string();
@@ -883,16 +883,14 @@ pub(crate) mod tests {
             ..vendored
         };
         all.push((vendored.codex_version.clone(), Release::Bundles(vendored)));
-        // Each bundle's sum: the bundles themselves are some megabytes a release.
         let sha = |text: &str| codex_app_codegen::vendor::sha256_hex(text.as_bytes());
-        let sum = |set: &SchemaSet| format!("{} {:?}", sha(&set.stable), set.experimental.as_deref().map(sha));
         all.into_iter()
             .map(|(v, r)| {
-                let sum = match r {
-                    Release::Bundles(set) => Some(sum(&set)),
+                let sums = match r {
+                    Release::Bundles(set) => Some((sha(&set.stable), set.experimental.as_deref().map(sha))),
                     Release::Skipped(_) => None,
                 };
-                (v, sum)
+                (v, sums)
             })
             .collect()
     }

@@ -624,14 +624,16 @@ fn plain_end(bytes: &[u8], mut at: usize) -> usize {
 fn string_end(text: &str) -> usize {
     let bytes = text.as_bytes();
     let mut at = 1;
-    while let Some(&b) = bytes.get(at) {
-        match b {
-            b'"' => return at + 1,
-            b'\\' => at += 2,
-            _ => at += 1,
+    loop {
+        at = plain_end(bytes, at);
+        match bytes.get(at) {
+            Some(b'"') => return at + 1,
+            // An escape's next byte is never the string's end.
+            Some(b'\\') => at += 2,
+            Some(_) => at += 1,
+            None => return bytes.len(),
         }
     }
-    bytes.len()
 }
 
 /// An expected-type text as serde's `Expected`.
@@ -694,6 +696,11 @@ mod tests {
         assert!(r.string_for("a string").is_err(), "a lone surrogate");
         let mut r = Reader::new("\"a\tb\"");
         assert!(r.string_for("a string").unwrap_err().to_string().starts_with("control character"));
+        // After an escaped string, the reader is right after its closing quote.
+        let mut r = Reader::new(r#""a\"b\\" "longer than eight \u00e9 bytes\\\"" 7"#);
+        assert_eq!(r.string_for("a string").unwrap(), "a\"b\\");
+        assert_eq!(r.string_for("a string").unwrap(), "longer than eight \u{e9} bytes\\\"");
+        assert_eq!(r.number_for("an integer").unwrap(), Number::U64(7));
     }
 
     #[test]
