@@ -8,8 +8,9 @@
 //!   the modules below; an open object ends with `..pub extra: BTreeMap<String, T>`, the members the
 //!   schema leaves open; `fn new(required: T, ...);` after the struct asks for a constructor.
 //!   Expands to the struct, `Serialize` (members in order, an optional one
-//!   only when `Some`, then the open object's members), `codec::DecodeStruct` (one slot per
-//!   member, keys matched as strings, unknown keys skipped or kept) and `Deserialize`.
+//!   only when `Some`, then the open object's members), its members' table (`codec::Table`:
+//!   each member's wire name, field offset and the reads of its type and presence), which
+//!   `codec::DecodeStruct` hands the decoding loop every struct shares, and `Deserialize`.
 //! - [`wire_enum!`]: a string enum, `Variant = "wire",` per value, plus the catch-all
 //!   `Unrecognized(String)`. `as_str`, `Serialize` and decoding all read the same table.
 //! - [`wire_tagged!`], [`wire_external!`] and [`wire_untagged!`]: the three kinds of union,
@@ -25,8 +26,8 @@
 //! its wire name (`= "tag" (experimental inside)`), and only those are walked into.
 //!
 //! The presence of a member decides how its field is written and read; each is a module with
-//! the same items (the decoding `Slot` type, `write`, `read`, `check!`, `take!`, `initial!`,
-//! `inspect`), so the macros need no case analysis:
+//! the same items (`member`, its entry in the struct's table; `write`; `initial!`; `inspect`),
+//! so the macros need no case analysis:
 //!
 //! | presence | field | absent | `null` | written |
 //! |---|---|---|---|---|
@@ -82,46 +83,25 @@ macro_rules! wire_struct {
         impl $crate::codec::DecodeStruct for $name {
             const EXPECTING: &'static str = concat!("struct ", stringify!($name));
 
-            // What each struct compiles is kept small, since it is compiled some 800 times:
-            // reading a value is a call to a reader that every member of that type and presence
-            // shares; every early return drops the one `Slots` value, so the code grows with the
-            // members, not with their square.
-            #[allow(unused_mut, unused_variables, deprecated)]
-            #[allow(clippy::match_single_binding)]
-            fn visit_members(reader: &mut $crate::codec::Reader<'_>, mut object: $crate::codec::Object) -> $crate::codec::Result<Self> {
-                struct Slots {
-                    $($(#[cfg($cfg)])? $field: $crate::wire_macros::$presence::Slot<$ty>,)*
-                }
-                let mut slots = Slots {
-                    $($(#[cfg($cfg)])? $field: Default::default(),)*
-                };
-                $(let mut $extra = <$extra_ty as Default>::default();)?
-                while let Some(key) = reader.next_key(&mut object)? {
-                    let read = match &*key {
-                        $(
-                            $(#[cfg($cfg)])?
-                            $wire => $crate::wire_macros::$presence::read(reader, &mut slots.$field),
-                        )*
-                        _ => $crate::wire_macros::unknown_member!(reader, key $(, $extra)?),
-                    };
-                    read?;
-                }
-                let mut missing = None;
-                $(
-                    $(#[cfg($cfg)])?
-                    $crate::wire_macros::$presence::check!(missing, slots.$field, $wire);
-                )*
-                if let Some(name) = missing {
-                    return Err(serde::de::Error::missing_field(name));
-                }
-                Ok(Self {
-                    $(
-                        $(#[cfg($cfg)])?
-                        $field: $crate::wire_macros::$presence::take!(slots.$field),
-                    )*
-                    $($extra,)?
-                })
+            #[inline]
+            fn visit_members(reader: &mut $crate::codec::Reader<'_>, object: $crate::codec::Object) -> $crate::codec::Result<Self> {
+                // SAFETY: `TABLE` lists every field of the struct, each with its type, from the
+                // struct's own list of members above.
+                unsafe { $crate::codec::decode_members(reader, object, &Self::TABLE) }
             }
+        }
+
+        impl $name {
+            /// The members' table the shared decoding loop reads (`codec::structs`): each field's
+            /// offset with the functions of its type and presence.
+            #[allow(deprecated)]
+            const TABLE: $crate::codec::Table = $crate::codec::Table::new(
+                &[$(
+                    $(#[cfg($cfg)])?
+                    $crate::wire_macros::$presence::member::<$ty>($wire, ::std::mem::offset_of!(Self, $field)),
+                )*],
+                $crate::wire_macros::extra_table!($($extra_ty, ::std::mem::offset_of!(Self, $extra))?),
+            );
         }
 
         $crate::wire_macros::decode_with!($name, $crate::codec::decode_struct);
@@ -212,13 +192,13 @@ macro_rules! decode_with {
     };
 }
 
-/// The read of a member a struct does not declare: skipped, or kept in the open object's map.
-macro_rules! unknown_member {
-    ($reader:ident, $key:ident) => {
-        $reader.skip_member(&$key)
+/// A struct's open object in its table: `Some` with the map's field, or `None`.
+macro_rules! extra_table {
+    () => {
+        None
     };
-    ($reader:ident, $key:ident, $extra:ident) => {
-        $crate::codec::extra_member($reader, $key, &mut $extra)
+    ($ty:ty, $offset:expr) => {
+        Some($crate::codec::Extra::map::<$ty>($offset))
     };
 }
 
@@ -586,41 +566,15 @@ macro_rules! union_surface {
 }
 
 pub(crate) use {
-    constructor, decode_with, union_surface, unknown_member, wire_enum, wire_external, wire_struct, wire_tagged,
+    constructor, decode_with, extra_table, union_surface, wire_enum, wire_external, wire_struct, wire_tagged,
     wire_untagged,
 };
 
-use crate::codec::{Decode, Reader, Result as ReadResult};
+use crate::codec::{Decode, Member, Present};
 use serde::ser::{Serialize, SerializeMap};
 
 #[cfg(feature = "inspect")]
 use crate::inspect::{Inspect, Inspector, Step};
-
-/// The reads of a member's value, as methods of its type: rustc compiles a provided trait
-/// method with the type it is called for (in the codegen unit of that type's module), so a
-/// generated type is read in the unit that holds the decoders of the structs it is a member
-/// of, and its drop code (a member given twice drops its earlier value) is not compiled once
-/// more in a unit of its own.
-pub trait ReadMember: Decode {
-    /// See [`required::read`].
-    #[inline(never)]
-    fn read_required(reader: &mut Reader<'_>, slot: &mut Option<Self>) -> ReadResult<()> {
-        *slot = Some(Self::decode(reader)?);
-        Ok(())
-    }
-
-    /// See [`optional::read`].
-    #[inline(never)]
-    fn read_optional(reader: &mut Reader<'_>, slot: &mut Option<Self>) -> ReadResult<()> {
-        *slot = match reader.null()? {
-            true => None,
-            false => Some(Self::decode(reader)?),
-        };
-        Ok(())
-    }
-}
-
-impl<T: Decode> ReadMember for T {}
 
 /// A struct's members as they are written: the map, and the first error a write gave. Each
 /// member is one call that returns nothing (what a struct's `Serialize` compiles per member),
@@ -680,47 +634,14 @@ pub mod required {
     /// While decoding: the value, once its member was read.
     pub type Slot<T> = Option<T>;
 
+    /// The member in its struct's table: its field is the value.
+    pub const fn member<F: Decode>(wire: &'static str, offset: usize) -> Member {
+        Member::required::<F>(wire, offset)
+    }
+
     #[inline]
     pub fn write<M: SerializeMap, T: Serialize>(map: &mut Members<M>, wire: &'static str, value: &T) {
         map.entry(wire, value)
-    }
-
-    /// Reads the member's value. A member given twice keeps its last value (as
-    /// `serde_json::Value` does); every occurrence must have the member's type.
-    ///
-    /// Out of line, as every `read` is (its body is [`ReadMember::read_required`]): one copy
-    /// per member type, which every struct with a member of that type and presence calls
-    /// (inlined, each struct would compile it again).
-    #[inline]
-    pub fn read<T: Decode>(reader: &mut Reader<'_>, slot: &mut Option<T>) -> ReadResult<()> {
-        T::read_required(reader, slot)
-    }
-
-    /// After the last member: the first member never given, for the error that names it.
-    macro_rules! check {
-        ($missing:ident, $slot:expr, $wire:literal) => {
-            if $missing.is_none() && $slot.is_none() {
-                $missing = Some($wire);
-            }
-        };
-    }
-    pub(crate) use check;
-
-    /// The field, from a slot [`check!`] found filled.
-    macro_rules! take {
-        ($slot:expr) => {
-            match $slot {
-                Some(value) => value,
-                None => $crate::wire_macros::required::checked_before(),
-            }
-        };
-    }
-    pub(crate) use take;
-
-    #[cold]
-    #[inline(never)]
-    pub fn checked_before() -> ! {
-        unreachable!("a required member is checked before the struct is built")
     }
 
     #[cfg(feature = "inspect")]
@@ -760,32 +681,17 @@ pub mod optional {
     /// While decoding: the field itself (`None` until the member is read).
     pub type Slot<T> = T;
 
+    /// The member in its struct's table: its field is an `Option`, `null` read as absent.
+    pub const fn member<F: Decode + Default>(wire: &'static str, offset: usize) -> Member {
+        Member::optional::<F>(wire, offset)
+    }
+
     #[inline]
     pub fn write<M: SerializeMap, T: Serialize>(map: &mut Members<M>, wire: &'static str, value: &Option<T>) {
         if let Some(value) = value {
             map.entry(wire, value)
         }
     }
-
-    /// Reads the member's value, `null` as `None`; the last of a member given twice counts.
-    #[inline]
-    pub fn read<T: Decode>(reader: &mut Reader<'_>, slot: &mut Option<T>) -> ReadResult<()> {
-        T::read_optional(reader, slot)
-    }
-
-    /// An absent member is `None`: nothing to check.
-    macro_rules! check {
-        ($missing:ident, $slot:expr, $wire:literal) => {};
-    }
-    pub(crate) use check;
-
-    /// The slot is the field.
-    macro_rules! take {
-        ($slot:expr) => {
-            $slot
-        };
-    }
-    pub(crate) use take;
 
     #[cfg(feature = "inspect")]
     pub use super::required::inspect;
@@ -812,7 +718,7 @@ pub mod required_nullable {
 
     #[cfg(feature = "experimental")]
     pub use super::optional::used;
-    pub(crate) use super::optional::{check, initial, read, take, Slot};
+    pub(crate) use super::optional::{initial, member};
     #[cfg(feature = "inspect")]
     pub use super::required::inspect;
 }
@@ -823,10 +729,13 @@ pub mod required_nullable {
 pub mod optional_nullable {
     use super::*;
 
-    pub(crate) use super::optional::{check, initial, take, write, Slot};
-    /// A present member is `Some`, and its `null` is `Some(None)`: the read of a required
-    /// member whose value is an `Option<T>`.
-    pub use super::required::read;
+    pub(crate) use super::optional::{initial, write};
+
+    /// The member in its struct's table: its field is an `Option<Option<T>>`, `Some` when
+    /// present.
+    pub const fn member<F: Present + Default>(wire: &'static str, offset: usize) -> Member {
+        Member::present::<F>(wire, offset)
+    }
 
     /// The member's value when it is used: present and not `null`.
     #[cfg(feature = "experimental")]

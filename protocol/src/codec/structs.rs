@@ -1,20 +1,37 @@
-//! Structs (JSON objects with known members), decoded member by member.
+//! Structs (JSON objects with known members), decoded member by member from a table.
+//!
+//! A struct's decoder is data: `wire_struct!` writes a [`Table`] of the struct's members (wire
+//! name, the field's offset, and the functions that read, default and drop a field of the
+//! member's type), and one loop, [`read_members`], compiled once, reads every struct's members
+//! through its table into the struct's place. What each struct compiles is its table and a
+//! call; what each member type compiles (its read, its drop) is shared by every struct that
+//! has a member of that type and presence.
+//!
+//! The loop writes fields in place, in a `MaybeUninit` of the struct, and keeps one bit per
+//! member read. The unsafe code is the loop's writes and drops through the table, and
+//! [`decode_members`]'s `assume_init`, whose condition is that the table lists every field of
+//! the struct, each with its own type: `wire_struct!` writes the table from the same list of
+//! members, and the same `cfg`s, as the struct.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
+
+use super::decode::{extra_member, Decode};
 use super::reader::{Object, Reader, Result};
 
 /// A struct (a JSON object with known members), decoded member by member.
 ///
-/// The generated `visit_members` matches each key as a borrowed string and reads its value
-/// into a slot; unknown keys are skipped (or kept, for open objects). No field-identifier
-/// type, no sequence form (a JSON array is never a struct here), which serde's derive compiles
-/// for every struct.
+/// The generated `visit_members` reads the members through the struct's [`Table`]; unknown
+/// keys are skipped (or kept, for open objects). No field-identifier type, no sequence form
+/// (a JSON array is never a struct here), which serde's derive compiles for every struct.
 pub trait DecodeStruct: Sized {
     const EXPECTING: &'static str;
     /// Reads the members of `object` (entered, its members read up to here) to its end.
     fn visit_members(reader: &mut Reader<'_>, object: Object) -> Result<Self>;
 }
 
-/// A struct's [`Decode`](super::Decode): the object entered, then its members.
+/// A struct's [`Decode`]: the object entered, then its members.
 #[inline]
 pub fn decode_struct<T: DecodeStruct>(reader: &mut Reader<'_>) -> Result<T> {
     let object = reader.begin_object(T::EXPECTING)?;
@@ -29,5 +46,370 @@ impl<T: DecodeStruct> DecodeStruct for Box<T> {
     #[inline]
     fn visit_members(reader: &mut Reader<'_>, object: Object) -> Result<Self> {
         T::visit_members(reader, object).map(Box::new)
+    }
+}
+
+/// Reads a member's value into its field: `place` is the field's address, `set` whether it
+/// holds a value already (a member given twice: the last counts, the earlier value dropped).
+type ReadFn = unsafe fn(&mut Reader<'_>, *mut u8, bool) -> Result<()>;
+/// Writes a field's value in place (an absent member's, or an open object's empty map).
+type InitFn = unsafe fn(*mut u8);
+/// Drops a field's value in place.
+type DropFn = unsafe fn(*mut u8);
+/// Reads an unknown member into the open object's map at `place`.
+type ExtraFn = unsafe fn(&mut Reader<'_>, Cow<'_, str>, *mut u8) -> Result<()>;
+
+/// A struct's members, in the order of its fields, and its open object if it has one.
+pub struct Table {
+    members: &'static [Member],
+    /// A bit per member.
+    all: u64,
+    extra: Option<Extra>,
+}
+
+impl Table {
+    /// At most 64 members (one bit each while reading): checked as the table is built, at
+    /// compile time.
+    pub const fn new(members: &'static [Member], extra: Option<Extra>) -> Table {
+        assert!(members.len() <= 64, "a struct of more than 64 members");
+        let all = match members.len() {
+            64 => u64::MAX,
+            n => (1 << n) - 1,
+        };
+        Table { members, all, extra }
+    }
+}
+
+/// One member: its wire name, its field's offset in the struct, and its type's functions.
+pub struct Member {
+    wire: &'static str,
+    /// The wire name's first eight bytes (zeros after a shorter name), compared with the key's
+    /// before the rest of the name.
+    prefix: u64,
+    /// Its next eight bytes, the same way (names up to 16 bytes are compared as two words).
+    suffix: u64,
+    offset: usize,
+    read: ReadFn,
+    /// What an absent member's field holds (`None`); `None` for a required member.
+    absent: Option<InitFn>,
+    /// `None` when the field's type needs no drop.
+    drop: Option<DropFn>,
+}
+
+/// The field of an open object's members (a `BTreeMap<String, T>`).
+pub struct Extra {
+    offset: usize,
+    init: InitFn,
+    read: ExtraFn,
+    drop: DropFn,
+}
+
+impl Member {
+    /// A required member whose field is an `F`.
+    pub const fn required<F: Decode>(wire: &'static str, offset: usize) -> Member {
+        Member {
+            wire,
+            prefix: prefix(wire.as_bytes()),
+            suffix: suffix(wire.as_bytes()),
+            offset,
+            read: read_value::<F>,
+            absent: None,
+            drop: drop_fn::<F>(),
+        }
+    }
+
+    /// A member that may be absent, whose field `F` (an `Option`) reads `null` as absent.
+    pub const fn optional<F: Decode + Default>(wire: &'static str, offset: usize) -> Member {
+        Member {
+            wire,
+            prefix: prefix(wire.as_bytes()),
+            suffix: suffix(wire.as_bytes()),
+            offset,
+            read: read_value::<F>,
+            absent: Some(write_default::<F>),
+            drop: drop_fn::<F>(),
+        }
+    }
+
+    /// A member that may be absent and whose `null` is a value: the field `F` is an
+    /// `Option<Option<T>>`, `Some` when present.
+    pub const fn present<F: Present + Default>(wire: &'static str, offset: usize) -> Member {
+        Member {
+            wire,
+            prefix: prefix(wire.as_bytes()),
+            suffix: suffix(wire.as_bytes()),
+            offset,
+            read: read_present::<F>,
+            absent: Some(write_default::<F>),
+            drop: drop_fn::<F>(),
+        }
+    }
+}
+
+impl Extra {
+    /// An open object's members, in a map `M` (a `BTreeMap<String, T>`) at `offset`.
+    pub const fn map<M: OpenObject>(offset: usize) -> Extra {
+        Extra { offset, init: write_default::<M>, read: read_extra::<M::Value>, drop: drop_at::<M> }
+    }
+}
+
+/// The field of an open object's members: `BTreeMap<String, T>`.
+pub trait OpenObject: Default {
+    type Value: Decode;
+}
+
+impl<T: Decode> OpenObject for BTreeMap<String, T> {
+    type Value = T;
+}
+
+/// A name's first eight bytes as a word, zeros after a shorter name.
+#[inline]
+const fn prefix(name: &[u8]) -> u64 {
+    if let Some(head) = name.first_chunk::<8>() {
+        return u64::from_le_bytes(*head);
+    }
+    let mut word = 0;
+    let mut i = 0;
+    while i < name.len() {
+        word |= (name[i] as u64) << (8 * i);
+        i += 1;
+    }
+    word
+}
+
+/// A name's bytes after its first eight as [`prefix`] takes them (zero for a name of eight
+/// bytes or fewer).
+#[inline]
+const fn suffix(name: &[u8]) -> u64 {
+    match name.split_at_checked(8) {
+        Some((_, tail)) => prefix(tail),
+        None => 0,
+    }
+}
+
+impl Table {
+    /// The index of the member named `key`.
+    #[inline]
+    fn find(&self, key: &str) -> Option<usize> {
+        let key = key.as_bytes();
+        let head = prefix(key);
+        self.members.iter().position(|member| {
+            let wire = member.wire.as_bytes();
+            member.prefix == head
+                && wire.len() == key.len()
+                && (key.len() <= 8 || (member.suffix == suffix(key) && (key.len() <= 16 || wire[16..] == key[16..])))
+        })
+    }
+}
+
+/// A field that holds a present member's value as `Some`: `Option<T>`.
+pub trait Present {
+    type Value: Decode;
+    fn present(value: Self::Value) -> Self;
+}
+
+impl<T: Decode> Present for Option<T> {
+    type Value = T;
+
+    #[inline]
+    fn present(value: T) -> Self {
+        Some(value)
+    }
+}
+
+const fn drop_fn<F>() -> Option<DropFn> {
+    match std::mem::needs_drop::<F>() {
+        true => Some(drop_at::<F>),
+        false => None,
+    }
+}
+
+/// # Safety
+/// `place` is the address of a field of type `F`, which holds a value when `set`.
+unsafe fn read_value<F: Decode>(reader: &mut Reader<'_>, place: *mut u8, set: bool) -> Result<()> {
+    let value = F::decode(reader)?;
+    // SAFETY: by the function's contract.
+    unsafe { put(place.cast::<F>(), set, value) };
+    Ok(())
+}
+
+/// # Safety
+/// As [`read_value`].
+unsafe fn read_present<F: Present>(reader: &mut Reader<'_>, place: *mut u8, set: bool) -> Result<()> {
+    let value = F::present(F::Value::decode(reader)?);
+    // SAFETY: by the function's contract.
+    unsafe { put(place.cast::<F>(), set, value) };
+    Ok(())
+}
+
+/// # Safety
+/// `place` is the address of a field of type `F`, which holds a value when `set` (and is
+/// dropped then) and none otherwise.
+#[inline]
+unsafe fn put<F>(place: *mut F, set: bool, value: F) {
+    // SAFETY: the place is a field of type `F`, so aligned and valid for writes; when `set`,
+    // it holds a value, which the assignment drops.
+    unsafe {
+        match set {
+            true => *place = value,
+            false => place.write(value),
+        }
+    }
+}
+
+/// # Safety
+/// `place` is the address of a field of type `BTreeMap<String, T>` that holds a value.
+unsafe fn read_extra<T: Decode>(reader: &mut Reader<'_>, key: Cow<'_, str>, place: *mut u8) -> Result<()> {
+    // SAFETY: by the function's contract, the place holds a map, and nothing else refers to it.
+    let map = unsafe { &mut *place.cast::<BTreeMap<String, T>>() };
+    extra_member(reader, key, map)
+}
+
+/// # Safety
+/// `place` is the address of a field of type `F` that holds no value.
+unsafe fn write_default<F: Default>(place: *mut u8) {
+    // SAFETY: by the function's contract.
+    unsafe { place.cast::<F>().write(F::default()) }
+}
+
+/// # Safety
+/// `place` is the address of a field of type `F` that holds a value, not used after.
+unsafe fn drop_at<F>(place: *mut u8) {
+    // SAFETY: by the function's contract.
+    unsafe { place.cast::<F>().drop_in_place() }
+}
+
+/// Decodes the members of `object` into a `T` through its table.
+///
+/// # Safety
+/// `table` lists every field of `T`: each member's offset is that of a field of `T` whose
+/// type is the one its functions were made for (`Member::required::<F>`: an `F`), and every
+/// field of `T` is one member's, or the open object's (`table.extra`).
+#[inline]
+pub unsafe fn decode_members<T>(reader: &mut Reader<'_>, object: Object, table: &Table) -> Result<T> {
+    let mut value = MaybeUninit::<T>::uninit();
+    // SAFETY: the place is a `T`'s, described by `table` (this function's contract); on `Ok`,
+    // `read_members` initialized every field, so the `T`.
+    unsafe {
+        read_members(reader, object, table, value.as_mut_ptr().cast::<u8>())?;
+        Ok(value.assume_init())
+    }
+}
+
+/// The loop every struct's decoder shares: reads the members into the fields at `place`, then
+/// gives the absent ones their value. On an error, drops what it read; on `Ok`, every field of
+/// the table holds a value.
+///
+/// # Safety
+/// `place` is the address of a struct that holds no value yet, whose fields `table` lists
+/// (see [`decode_members`]); at most 64 members (`Table::new` checks).
+#[inline(never)]
+unsafe fn read_members(reader: &mut Reader<'_>, mut object: Object, table: &Table, place: *mut u8) -> Result<()> {
+    let members = table.members;
+    if let Some(extra) = &table.extra {
+        // SAFETY: the open object's field, which holds no value yet.
+        unsafe { (extra.init)(place.add(extra.offset)) };
+    }
+    // Bit `i`: member `i`'s field holds a value.
+    let mut set: u64 = 0;
+    let result = (|| {
+        while let Some(key) = reader.next_key(&mut object)? {
+            match table.find(&key) {
+                Some(i) => {
+                    let member = &members[i];
+                    let bit = 1 << i;
+                    // SAFETY: the member's field, of the type its `read` was made for, holding
+                    // a value when its bit is set.
+                    unsafe { (member.read)(reader, place.add(member.offset), set & bit != 0)? };
+                    set |= bit;
+                }
+                None => match &table.extra {
+                    // SAFETY: the open object's field, which holds its map.
+                    Some(extra) => unsafe { (extra.read)(reader, key, place.add(extra.offset))? },
+                    None => reader.skip_member(&key)?,
+                },
+            }
+        }
+        // The members not given, in order: an absent one's field gets its value, a required one
+        // is the error (the first, as the members are declared).
+        let mut unset = table.all & !set;
+        while unset != 0 {
+            let i = unset.trailing_zeros() as usize;
+            unset &= unset - 1;
+            let member = &members[i];
+            match member.absent {
+                // SAFETY: an absent member's field, which holds no value.
+                Some(absent) => unsafe { absent(place.add(member.offset)) },
+                None => return Err(serde::de::Error::missing_field(member.wire)),
+            }
+            set |= 1 << i;
+        }
+        Ok(())
+    })();
+    if let Err(error) = result {
+        let mut read = set;
+        while read != 0 {
+            let member = &members[read.trailing_zeros() as usize];
+            read &= read - 1;
+            if let Some(drop) = member.drop {
+                // SAFETY: the field holds a value (its bit is set), dropped once: the struct is
+                // not built.
+                unsafe { drop(place.add(member.offset)) };
+            }
+        }
+        if let Some(extra) = &table.extra {
+            // SAFETY: the open object's field holds its map, dropped once.
+            unsafe { (extra.drop)(place.add(extra.offset)) };
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names that share their first eight or sixteen bytes and their length, and differ after:
+    /// each is found as itself, and nothing else is found.
+    #[test]
+    fn a_key_finds_its_member_by_every_byte() {
+        const NAMES: &[&str] = &[
+            "id",
+            "idx",
+            "threadId",
+            "threadIx",
+            "threadIdentity",
+            "threadIdentitx",
+            "environmentIdLong",
+            "environmentIdLonh",
+            "environmentIdLongerStill",
+            "environmentIdLongerStilm",
+        ];
+        static MEMBERS: [Member; 10] = {
+            let mut members = [const { Member::required::<bool>("", 0) }; 10];
+            let mut i = 0;
+            while i < NAMES.len() {
+                members[i] = Member::required::<bool>(NAMES[i], 0);
+                i += 1;
+            }
+            members
+        };
+        let table = Table::new(&MEMBERS, None);
+        for (i, name) in NAMES.iter().enumerate() {
+            assert_eq!(table.find(name), Some(i), "{name}");
+        }
+        for other in [
+            "",
+            "i",
+            "threadI",
+            "threadIdd",
+            "threadIdentit",
+            "environmentIdLongerStil",
+            "environmentIdLongerStillx",
+            "Id",
+        ] {
+            assert_eq!(table.find(other), None, "{other}");
+        }
     }
 }
