@@ -107,42 +107,24 @@ pub struct Extra {
 impl Member {
     /// A required member whose field is an `F`.
     pub const fn required<F: Decode>(wire: &'static str, offset: usize) -> Member {
-        Member {
-            wire,
-            prefix: prefix(wire.as_bytes()),
-            suffix: suffix(wire.as_bytes()),
-            offset,
-            read: read_value::<F>,
-            absent: None,
-            drop: drop_fn::<F>(),
-        }
+        Member::new::<F>(wire, offset, read_value::<F>, None)
     }
 
     /// A member that may be absent, whose field `F` (an `Option`) reads `null` as absent.
     pub const fn optional<F: Decode + Default>(wire: &'static str, offset: usize) -> Member {
-        Member {
-            wire,
-            prefix: prefix(wire.as_bytes()),
-            suffix: suffix(wire.as_bytes()),
-            offset,
-            read: read_value::<F>,
-            absent: Some(write_default::<F>),
-            drop: drop_fn::<F>(),
-        }
+        Member::new::<F>(wire, offset, read_value::<F>, Some(write_default::<F>))
     }
 
     /// A member that may be absent and whose `null` is a value: the field `F` is an
     /// `Option<Option<T>>`, `Some` when present.
     pub const fn present<F: Present + Default>(wire: &'static str, offset: usize) -> Member {
-        Member {
-            wire,
-            prefix: prefix(wire.as_bytes()),
-            suffix: suffix(wire.as_bytes()),
-            offset,
-            read: read_present::<F>,
-            absent: Some(write_default::<F>),
-            drop: drop_fn::<F>(),
-        }
+        Member::new::<F>(wire, offset, read_present::<F>, Some(write_default::<F>))
+    }
+
+    /// A member whose field is an `F`, read by `read` (made for an `F`).
+    const fn new<F>(wire: &'static str, offset: usize, read: ReadFn, absent: Option<InitFn>) -> Member {
+        let name = wire.as_bytes();
+        Member { wire, prefix: prefix(name), suffix: suffix(name), offset, read, absent, drop: drop_fn::<F>() }
     }
 }
 
