@@ -351,6 +351,76 @@ unsafe fn read_members(reader: &mut Reader<'_>, mut object: Object, table: &Tabl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::from_text;
+
+    /// Two structs as the generated code writes them (in a module of their own: the macros
+    /// name `Result` as the prelude's).
+    mod structs {
+        use serde_json::Value;
+        use std::collections::BTreeMap;
+
+        crate::wire_macros::wire_struct! {
+            #[derive(Debug, Clone, PartialEq)]
+            pub struct Sample {
+                pub count: Option<i64> = "count" (optional),
+                pub email: Option<String> = "email" (required_nullable),
+                pub name: String = "name" (required),
+                pub note: Option<Option<String>> = "note" (optional_nullable),
+                pub tags: Vec<String> = "tags" (required),
+            }
+        }
+
+        crate::wire_macros::wire_struct! {
+            #[derive(Debug, Clone, PartialEq)]
+            pub struct Open {
+                pub name: String = "name" (required),
+                ..pub extra: BTreeMap<String, Value>
+            }
+        }
+    }
+    use structs::{Open, Sample};
+
+    fn sample(text: &str) -> std::result::Result<Sample, String> {
+        from_text::<Sample>(text).map_err(|(error, _)| error.to_string())
+    }
+
+    /// What the loop writes in place, and what it gives the members not given. Run under Miri
+    /// (`cargo +nightly miri test -p codex-app-protocol-stable --lib codec::structs`), which
+    /// fails on a value dropped twice, never dropped, or read before it was written.
+    #[test]
+    fn the_loop_reads_every_field_in_place_and_drops_what_an_error_leaves() {
+        let full = sample(
+            r#"{"tags":["a","b"],"note":null,"x":[1,{"y":2}],"name":"first","count":3,"name":"second","email":"e"}"#,
+        );
+        let full = full.unwrap();
+        assert_eq!(full.name, "second", "a member given twice: the last counts");
+        assert_eq!((full.count, full.email.as_deref(), full.note.clone()), (Some(3), Some("e"), Some(None)));
+        assert_eq!(full.tags, ["a", "b"]);
+
+        let least = sample(r#"{"name":"n","tags":[],"email":null,"count":null}"#).unwrap();
+        assert_eq!((least.count, least.email, least.note), (None, None, None), "null and absent");
+        let note = sample(r#"{"name":"n","tags":[],"note":"kept"}"#).unwrap();
+        assert_eq!(note.note, Some(Some("kept".to_owned())));
+
+        // Errors after members were read: each read value is dropped (Miri's leak check).
+        let missing = sample(r#"{"note":"n","email":"e","count":1}"#).unwrap_err();
+        assert!(missing.starts_with("missing field `name`"), "the first required member missing: {missing}");
+        let missing = sample(r#"{"name":"n","note":"n"}"#).unwrap_err();
+        assert!(missing.starts_with("missing field `tags`"), "{missing}");
+        let wrong = sample(r#"{"name":"n","note":"x","tags":["a"],"count":"three"}"#).unwrap_err();
+        assert!(wrong.contains("expected i64") || wrong.contains("invalid type"), "{wrong}");
+        let twice_then_wrong = sample(r#"{"name":"a","name":"b","tags":["t"],"tags":[1]}"#).unwrap_err();
+        assert!(twice_then_wrong.contains("invalid type"), "{twice_then_wrong}");
+        let cut = sample(r#"{"name":"a","tags":["t","#).unwrap_err();
+        assert!(cut.contains("EOF"), "{cut}");
+
+        // An open object keeps the members it does not declare, and drops them on an error.
+        let open = from_text::<Open>(r#"{"a":1,"name":"n","b":{"c":[true]}}"#).unwrap();
+        assert_eq!((open.name.as_str(), open.extra.len()), ("n", 2));
+        assert_eq!(open.extra["b"], serde_json::json!({"c": [true]}));
+        assert!(from_text::<Open>(r#"{"a":"kept until the error","name":7}"#).is_err());
+        assert!(from_text::<Open>(r#"{"a":"kept until the error"}"#).is_err());
+    }
 
     /// Names that share their first eight or sixteen bytes and their length, and differ after:
     /// each is found as itself, and nothing else is found.
