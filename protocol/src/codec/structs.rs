@@ -62,8 +62,6 @@ type ExtraFn = unsafe fn(&mut Reader<'_>, Cow<'_, str>, *mut u8) -> Result<()>;
 /// A struct's members, in the order of its fields, and its open object if it has one.
 pub struct Table {
     members: &'static [Member],
-    /// A bit per member.
-    all: u64,
     extra: Option<Extra>,
 }
 
@@ -72,11 +70,20 @@ impl Table {
     /// compile time.
     pub const fn new(members: &'static [Member], extra: Option<Extra>) -> Table {
         assert!(members.len() <= 64, "a struct of more than 64 members");
-        let all = match members.len() {
-            64 => u64::MAX,
-            n => (1 << n) - 1,
-        };
-        Table { members, all, extra }
+        Table { members, extra }
+    }
+
+    /// The index of the member named `key`.
+    #[inline]
+    fn find(&self, key: &str) -> Option<usize> {
+        let key = key.as_bytes();
+        let head = prefix(key);
+        self.members.iter().position(|member| {
+            let wire = member.wire.as_bytes();
+            member.prefix == head
+                && wire.len() == key.len()
+                && (key.len() <= 8 || (member.suffix == suffix(key) && (key.len() <= 16 || wire[16..] == key[16..])))
+        })
     }
 }
 
@@ -169,21 +176,6 @@ const fn suffix(name: &[u8]) -> u64 {
     }
 }
 
-impl Table {
-    /// The index of the member named `key`.
-    #[inline]
-    fn find(&self, key: &str) -> Option<usize> {
-        let key = key.as_bytes();
-        let head = prefix(key);
-        self.members.iter().position(|member| {
-            let wire = member.wire.as_bytes();
-            member.prefix == head
-                && wire.len() == key.len()
-                && (key.len() <= 8 || (member.suffix == suffix(key) && (key.len() <= 16 || wire[16..] == key[16..])))
-        })
-    }
-}
-
 /// A field that holds a present member's value as `Some`: `Option<T>`.
 pub trait Present {
     type Value: Decode;
@@ -261,6 +253,15 @@ unsafe fn drop_at<F>(place: *mut u8) {
     unsafe { place.cast::<F>().drop_in_place() }
 }
 
+/// The indexes of the bits set in `mask`, lowest first.
+fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let i = mask.trailing_zeros() as usize;
+        mask &= mask.checked_sub(1)?;
+        Some(i)
+    })
+}
+
 /// Decodes the members of `object` into a `T` through its table.
 ///
 /// # Safety
@@ -314,10 +315,8 @@ unsafe fn read_members(reader: &mut Reader<'_>, mut object: Object, table: &Tabl
         }
         // The members not given, in order: an absent one's field gets its value, a required one
         // is the error (the first, as the members are declared).
-        let mut unset = table.all & !set;
-        while unset != 0 {
-            let i = unset.trailing_zeros() as usize;
-            unset &= unset - 1;
+        let all = u64::MAX.checked_shr(64 - members.len() as u32).unwrap_or(0);
+        for i in bits(all & !set) {
             let member = &members[i];
             match member.absent {
                 // SAFETY: an absent member's field, which holds no value.
@@ -329,10 +328,7 @@ unsafe fn read_members(reader: &mut Reader<'_>, mut object: Object, table: &Tabl
         Ok(())
     })();
     if let Err(error) = result {
-        let mut read = set;
-        while read != 0 {
-            let member = &members[read.trailing_zeros() as usize];
-            read &= read - 1;
+        for member in bits(set).map(|i| &members[i]) {
             if let Some(drop) = member.drop {
                 // SAFETY: the field holds a value (its bit is set), dropped once: the struct is
                 // not built.
