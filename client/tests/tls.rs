@@ -1,5 +1,5 @@
 //! `wss://` (feature `tls`): the real codex behind a TLS proxy on loopback that the test starts
-//! (tokio-rustls, with a self-signed certificate made by `rcgen`), trusted through
+//! (tokio-rustls, with the self-signed certificate of `tests/certificates/`), trusted through
 //! `TlsOptions::root_certificate`: the handshake, a thread and a turn (the mock model); a wrong
 //! token and a certificate the client does not trust, each a clear error; and a token that would
 //! go over plain `ws://` to a host that is not loopback, refused before anything is sent.
@@ -17,11 +17,23 @@ use codex_app_client::*;
 use codex_app_mock::ev;
 use crate::common::*;
 use tokio_rustls::rustls;
+use rustls::pki_types::pem::PemObject;
 
-/// A certificate for `127.0.0.1` and `localhost`: (its DER, its key's PKCS#8 DER).
+/// The proxy's certificate for `127.0.0.1` and `localhost` (`tests/certificates/make.sh`):
+/// (its DER, its key's PKCS#8 DER).
 fn certificate() -> (Vec<u8>, Vec<u8>) {
-    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
-    (certified.cert.der().to_vec(), certified.key_pair.serialize_der())
+    let key = include_bytes!("certificates/proxy.key.pem");
+    let key = rustls::pki_types::PrivatePkcs8KeyDer::from_pem_slice(key).expect("a PKCS#8 key");
+    (der(include_bytes!("certificates/proxy.pem")), key.secret_pkcs8_der().to_vec())
+}
+
+/// Another self-signed certificate of the same name, whose key did not sign the proxy's.
+fn other_certificate() -> Vec<u8> {
+    der(include_bytes!("certificates/other.pem"))
+}
+
+fn der(pem: &[u8]) -> Vec<u8> {
+    rustls::pki_types::CertificateDer::from_pem_slice(pem).expect("a PEM certificate").to_vec()
 }
 
 /// A TLS proxy on loopback in front of `upstream` (`127.0.0.1:PORT`); returns its port.
@@ -124,8 +136,8 @@ async fn wss_through_a_tls_proxy_in_front_of_the_real_codex() {
     assert_eq!(e.to_string(), format!("connecting to {url}: the server refused the WebSocket upgrade with HTTP 401 Unauthorized: wrong or missing token"));
 
     // A certificate the client does not trust: the bundled roots only (no issuer), or another
-    // self-signed certificate of the same name (rcgen's default), whose key did not sign it.
-    let other = certificate().0;
+    // self-signed certificate of the same name, whose key did not sign it.
+    let other = other_certificate();
     for (options, why) in [(TlsOptions::new(), "UnknownIssuer"), (TlsOptions::new().root_certificate(other), "BadSignature")] {
         let error = Client::builder().tls(options).connect_ws(&url, Some("right-token")).await.expect_err("an untrusted certificate");
         let ClientError::Transport(e) = &error else { panic!("{error:?}") };
@@ -152,8 +164,7 @@ async fn a_token_is_not_sent_over_plain_ws_to_another_host() {
 /// Settings that cannot be used are errors, not panics.
 #[test]
 fn pem_roots() {
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-    TlsOptions::new().root_certificates_pem(certified.cert.pem().as_bytes()).expect("a PEM certificate");
+    TlsOptions::new().root_certificates_pem(include_bytes!("certificates/other.pem")).expect("a PEM certificate");
     let error = TlsOptions::new().root_certificates_pem(b"not pem").expect_err("no certificate");
     assert_eq!(error.kind, TransportErrorKind::Tls);
 }
