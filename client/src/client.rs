@@ -756,6 +756,9 @@ impl Client {
     /// Sends a request and waits for its answer, retrying it (with a new id) while the
     /// server answers "Server overloaded" and the [`RetryPolicy`] allows.
     /// `typed`: the method whose response type the connection decodes the result into.
+    ///
+    /// Generic only in its encoding: the rest, [`Client::call_encoded`], is compiled once, not
+    /// once per params type in every crate that sends requests.
     async fn call<P: Serialize + ?Sized>(
         &self,
         method: &str,
@@ -764,6 +767,18 @@ impl Client {
         turn_thread: Option<String>,
     ) -> Result<(Answer, RequestId), ClientError> {
         let (params, checked) = self.encode(method, params)?;
+        self.call_encoded(method, typed, params, checked, turn_thread).await
+    }
+
+    /// [`Client::call`] with its params encoded (and the session they were checked against).
+    async fn call_encoded(
+        &self,
+        method: &str,
+        typed: Option<&'static str>,
+        params: Box<serde_json::value::RawValue>,
+        checked: Option<Arc<Session>>,
+        turn_thread: Option<String>,
+    ) -> Result<(Answer, RequestId), ClientError> {
         // Read in the caller's task, before anything is awaited.
         let trace = crate::trace::current(self.inner.trace.as_ref());
         let mut retry = 0;
