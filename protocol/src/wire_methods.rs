@@ -224,7 +224,6 @@ macro_rules! wire_requests {
             /// The typed result, of whatever type: the `match` over every method, compiled once
             /// and not for each `R` of [`Self::into_result`].
             fn into_any(self) -> Option<Box<dyn std::any::Any>> {
-                // (`Option`, not an early return: a table without rows has only `Unrecognized`.)
                 match self {
                     $($(#[cfg($cfg)])? Self::$variant(result) => Some(result as Box<dyn std::any::Any>),)*
                     Self::Unrecognized(_) => None,
