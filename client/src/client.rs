@@ -5,6 +5,7 @@
 //! state; it then waits for the answer on a oneshot channel. Retries of "Server overloaded"
 //! answers ([`RetryPolicy`]) happen here, in the caller's task.
 
+use codex_app_protocol::roundtrip::reencode;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -140,7 +141,7 @@ impl ClientBuilder {
     pub fn capabilities(mut self, capabilities: codex_app_protocol::InitializeCapabilities) -> Self {
         // Kept as JSON: which members a release's `InitializeCapabilities` has differs, and
         // the connection writes `initialize` as JSON (see `handshake`).
-        self.capabilities = match serde_json::to_value(&capabilities) {
+        self.capabilities = match reencode(&capabilities) {
             Ok(serde_json::Value::Object(mut map)) => {
                 if let Some(on) = map.remove("experimentalApi").and_then(|on| on.as_bool()) {
                     self.experimental_api = on;
@@ -644,7 +645,7 @@ impl Client {
         let (answer, _) = self.call(method, None, params, None).await?;
         let decoded = match &answer.result {
             ClientResponse::Unrecognized(raw) => raw.to_value(),
-            typed => serde_json::to_value(typed),
+            typed => reencode(typed),
         };
         decoded.map_err(|e| ClientError::Decode(DecodeReport::result(method, &e)))
     }

@@ -14,6 +14,7 @@
 //! as JSON ([`LoginHandle::start_result`]); `account` and `models` are typed by the release's
 //! response types.
 
+use codex_app_protocol::roundtrip::reencode;
 use std::sync::{Arc, OnceLock};
 
 use codex_app_protocol::*;
@@ -92,7 +93,7 @@ impl LoginHandle {
     pub async fn wait(mut self) -> Result<(), ClientError> {
         while let Some(event) = self.events.next().await {
             let Event::Notification(notification) = event else { continue };
-            let params = serde_json::to_value(&*notification).map(|v| v["params"].clone()).unwrap_or_default();
+            let params = reencode(&*notification).map(|v| v["params"].clone()).unwrap_or_default();
             if !is_completion_of(&notification, &params, Some(&self.login_id)) {
                 continue;
             }
@@ -154,7 +155,7 @@ impl Client {
             let ours = ours.clone();
             Box::new(move |event: &Event| match event {
                 Event::Notification(n) if n.method() == LOGIN_COMPLETED => {
-                    let params = serde_json::to_value(&**n).map(|v| v["params"].clone()).unwrap_or_default();
+                    let params = reencode(&**n).map(|v| v["params"].clone()).unwrap_or_default();
                     // Before the answer names the login, every completion is kept.
                     is_completion_of(n, &params, ours.get().map(String::as_str))
                 }

@@ -426,6 +426,7 @@ fn apply(route: &mut Route, event: TurnEvent, late_grace: Duration) -> Option<Tu
 mod tests {
     use super::*;
     use crate::events::Next;
+    use codex_app_protocol::roundtrip::reencode;
     use codex_app_protocol::Message;
 
     fn notification(line: &str) -> Arc<ServerNotification> {
@@ -463,7 +464,7 @@ mod tests {
         loop {
             match queue.poll_next(None) {
                 Next::Event(Event::Notification(n)) => {
-                    let value = serde_json::to_value(&*n).unwrap();
+                    let value = reencode(&*n).unwrap();
                     seen.push(value["params"]["delta"].as_str().map_or_else(|| n.method().to_owned(), str::to_owned));
                 }
                 Next::Event(Event::Undecodable(_)) => seen.push("undecodable".into()),

@@ -8,6 +8,7 @@
 //!   `item/tool/call` requests reach your function already decoded, and its return value
 //!   becomes the tool's response. Wrap your handler with `Tools::handler`.
 
+use codex_app_protocol::roundtrip::reencode;
 use std::marker::PhantomData;
 
 use codex_app_protocol::path::JsonPath;
@@ -23,7 +24,7 @@ use crate::turn::TurnHandle;
 
 /// The JSON Schema of `T`, as sent in `outputSchema` or a tool's `inputSchema`.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    serde_json::to_value(schemars::schema_for!(T)).expect("a schema always serializes")
+    reencode(schemars::schema_for!(T)).expect("a schema always serializes")
 }
 
 /// Decodes `text` (JSON) into `T`; the error names the type and the serde path.
@@ -52,8 +53,8 @@ impl Client {
         params: TurnStartParams,
     ) -> Result<StructuredTurn<T>, ClientError> {
         let thread = params.thread_id.clone();
-        let mut value = serde_json::to_value(&params)
-            .map_err(|e| ClientError::Refused(format!("cannot encode `turn/start`: {e}")))?;
+        let mut value =
+            reencode(&params).map_err(|e| ClientError::Refused(format!("cannot encode `turn/start`: {e}")))?;
         value["outputSchema"] = schema_of::<T>();
         let turn = self.start_turn_with(thread, &value).await?;
         Ok(StructuredTurn { turn, last_message: None, _output: PhantomData })
@@ -94,7 +95,7 @@ impl<T: DeserializeOwned> StructuredTurn<T> {
         }
         // The completed turn as JSON: its shape differs between releases (a union of statuses
         // in 0.60.1), its `items` and their `agentMessage` text do not.
-        let turn = serde_json::to_value(self.turn.completed().expect("checked above")).unwrap_or_default();
+        let turn = reencode(self.turn.completed().expect("checked above")).unwrap_or_default();
         let from_items = turn.get("items").and_then(Value::as_array).and_then(|items| {
             items.iter().rev().find(|i| i["type"] == "agentMessage").and_then(|i| i["text"].as_str()).map(str::to_owned)
         });
@@ -120,6 +121,7 @@ mod tools {
     use std::future::Future;
     use std::sync::Arc;
 
+    use codex_app_protocol::roundtrip::reencode;
     use codex_app_protocol::ServerRequest;
     use schemars::JsonSchema;
     use serde::de::DeserializeOwned;
@@ -205,8 +207,7 @@ mod tools {
                     let args =
                         decode_as::<A>(&format!("the arguments of `{tool_name}`"), &text).map_err(|e| e.to_string())?;
                     let output = call(args).await?;
-                    let value =
-                        serde_json::to_value(&output).map_err(|e| format!("the tool's output does not encode: {e}"))?;
+                    let value = reencode(&output).map_err(|e| format!("the tool's output does not encode: {e}"))?;
                     Ok(match value {
                         Value::String(s) => s,
                         other => other.to_string(),
@@ -245,7 +246,7 @@ mod tools {
             if request.method() != TOOL_CALL {
                 return None;
             }
-            let mut message = serde_json::to_value(request).ok()?;
+            let mut message = reencode(request).ok()?;
             let params = message.get_mut("params")?;
             let tool = self.tools.get(params.get("tool")?.as_str()?)?;
             let (text, success) = match (tool.call)(params["arguments"].take()).await {

@@ -26,6 +26,7 @@
 //! release's `Thread`.
 
 use codex_app_protocol::path::Step;
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 
@@ -67,7 +68,7 @@ impl From<UserInput> for Input {
 
 impl From<Vec<UserInput>> for Input {
     fn from(items: Vec<UserInput>) -> Self {
-        Input(items.iter().map(|item| serde_json::to_value(item).unwrap_or(Value::Null)).collect())
+        Input(items.iter().map(|item| reencode(item).unwrap_or(Value::Null)).collect())
     }
 }
 
@@ -330,14 +331,14 @@ pub(crate) async fn run_turn(mut turn: TurnHandle, mut options: RunOptions) -> R
     let lost = turn.lost_items();
     if lost > 0 {
         let (thread_id, turn_id) = (turn.thread_id().to_owned(), turn.turn_id().to_owned());
-        let turn = serde_json::to_value(&completed).unwrap_or_default();
+        let turn = reencode(&completed).unwrap_or_default();
         return Err(ClientError::ItemsLost { thread_id, turn_id, lost, turn });
     }
     let turn = completed;
     let final_response = items
         .iter()
         .rev()
-        .filter_map(|item| serde_json::to_value(item).ok())
+        .filter_map(|item| reencode(item).ok())
         .find(|item| item["type"] == "agentMessage")
         .and_then(|item| item["text"].as_str().map(str::to_owned))
         .unwrap_or_default();
@@ -396,8 +397,7 @@ impl Client {
     /// on.
     pub async fn thread_start(&self, params: ThreadStartParams) -> Result<ThreadHandle, ClientError> {
         let response = self.request::<request::ThreadStart>(params).await?;
-        let result =
-            serde_json::to_value(&response).map_err(|e| decode_error("thread/start", &["result"], e.to_string()));
+        let result = reencode(&response).map_err(|e| decode_error("thread/start", &["result"], e.to_string()));
         self.thread_handle("thread/start", result)
     }
 
@@ -487,7 +487,7 @@ impl Client {
 
 /// A notification as its wire JSON.
 fn wire_json(notification: &ServerNotification) -> Result<Value, ClientError> {
-    serde_json::to_value(notification).map_err(|e| decode_error(notification.method(), &["params"], e.to_string()))
+    reencode(notification).map_err(|e| decode_error(notification.method(), &["params"], e.to_string()))
 }
 
 /// Decodes `value` (at `path` of a `method` message) into the release's type.

@@ -18,6 +18,7 @@
 //! unknown members), and so is a server whose version cannot be read from `userAgent`: then
 //! nothing is checked (the client says so once, as a warning).
 
+use codex_app_protocol::roundtrip::reencode;
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -214,7 +215,7 @@ impl Server {
         if policy == UnknownItemPolicy::Refuse {
             return Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items });
         }
-        let mut value = serde_json::to_value(params).map_err(cannot)?;
+        let mut value = reencode(params).map_err(cannot)?;
         strip(release, method, &mut value, &items);
         serde_json::value::to_raw_value(&value).map_err(cannot)
     }

@@ -3,6 +3,7 @@
 //! a notification's thread and turn are found.
 
 use codex_app_protocol::jsonrpc::{ErrorObject, ErrorResponse, Parts, TraceContext};
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::{
     ClientMessage, ClientNotification, ClientRequest, RawJson, RequestId, Response, ServerNotification,
     TypedServerMessage,
@@ -139,13 +140,13 @@ pub(crate) fn experimental_reason(line: &str) -> Option<codex_app_protocol::Expe
 /// The id of a turn (`Turn`, as `turn/start` and `turn/completed` carry it), read from its
 /// JSON: a struct in most releases, a union of statuses in others (0.60.1), always with an `id`.
 pub(crate) fn turn_id(turn: &impl Serialize) -> Option<String> {
-    serde_json::to_value(turn).ok()?.get("id")?.as_str().map(str::to_owned)
+    reencode(turn).ok()?.get("id")?.as_str().map(str::to_owned)
 }
 
 /// The failure of a completed turn (`status: "failed"`), read from its JSON (the type of a
 /// turn differs between releases).
 pub(crate) fn turn_failure(thread_id: &str, turn: &impl Serialize) -> Option<crate::error::TurnFailure> {
-    let turn = serde_json::to_value(turn).ok()?;
+    let turn = reencode(turn).ok()?;
     if turn.get("status")?.as_str()? != "failed" {
         return None;
     }
@@ -160,7 +161,7 @@ pub(crate) fn retrying(notification: &ServerNotification) -> Option<crate::event
     if notification.method() != "error" {
         return None;
     }
-    let value = serde_json::to_value(notification).ok()?;
+    let value = reencode(notification).ok()?;
     let params = value.get("params")?;
     if params.get("willRetry").and_then(|w| w.as_bool()) != Some(true) {
         return None;
@@ -179,7 +180,7 @@ pub(crate) fn retrying(notification: &ServerNotification) -> Option<crate::event
 
 /// Whether a `thread/status/changed` notification says the thread is active (`status.type`).
 pub(crate) fn thread_active(notification: &codex_app_protocol::ServerNotification) -> bool {
-    let value = serde_json::to_value(notification).unwrap_or_default();
+    let value = reencode(notification).unwrap_or_default();
     value.pointer("/params/status/type").and_then(|t| t.as_str()) == Some("active")
 }
 
@@ -188,7 +189,7 @@ pub(crate) fn thread_active(notification: &codex_app_protocol::ServerNotificatio
 pub(crate) fn result_thread(result: &codex_app_protocol::ClientResponse) -> Option<(String, bool)> {
     let value = match result {
         codex_app_protocol::ClientResponse::Unrecognized(raw) => raw.to_value().ok()?,
-        typed => serde_json::to_value(typed).ok()?,
+        typed => reencode(typed).ok()?,
     };
     let turns = value.pointer("/thread/turns").and_then(|t| t.as_array()).is_some_and(|t| !t.is_empty());
     Some((value.pointer("/thread/id")?.as_str()?.to_owned(), turns))

@@ -8,6 +8,7 @@
 codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 
+use codex_app_protocol::roundtrip::reencode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -385,14 +386,14 @@ async fn login_with_an_api_key_account_models_and_logout() {
         let event = tokio::time::timeout(T, events.next()).await.unwrap().unwrap();
         if let Some(n) = event.notification() {
             if n.method() == "account/login/completed" {
-                assert_eq!(serde_json::to_value(n).unwrap()["params"]["success"], true);
+                assert_eq!(reencode(n).unwrap()["params"]["success"], true);
                 break;
             }
         }
     }
     // The test's CODEX_HOME uses the loopback mock as its model provider, which needs no
     // OpenAI account: `account/read` says so.
-    let account = serde_json::to_value(client.account().await.unwrap()).unwrap();
+    let account = reencode(client.account().await.unwrap()).unwrap();
     assert_eq!(account["requiresOpenaiAuth"], false, "{account}");
     let models = client.models().await.unwrap();
     assert!(!models.data.is_empty());
@@ -411,7 +412,7 @@ async fn login_with_an_api_key_account_models_and_logout() {
         while let Some(event) = events.next().await {
             if let Some(n) = event.notification() {
                 if n.method() == "account/login/completed" {
-                    return serde_json::to_value(n).unwrap()["params"].clone();
+                    return reencode(n).unwrap()["params"].clone();
                 }
             }
         }

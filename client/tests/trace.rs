@@ -2,6 +2,7 @@
 //! `with_trace` scope, else from the builder's `trace_context`, else none; a retry carries the
 //! same; the client's own `initialize` carries none.
 
+use codex_app_protocol::roundtrip::reencode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,7 +56,7 @@ async fn a_scope_gives_its_requests_a_trace() {
     let (client, mut server) = connect(Client::builder()).await;
     assert_eq!(sent_trace(&client, &mut server, None).await, None);
     let traced = sent_trace(&client, &mut server, Some(context(1))).await;
-    assert_eq!(traced, Some(serde_json::to_value(context(1)).unwrap()));
+    assert_eq!(traced, Some(reencode(context(1)).unwrap()));
     assert_eq!(traced.unwrap()["traceparent"], format!("00-{:032x}-{:016x}-01", 1, 1));
     assert_eq!(sent_trace(&client, &mut server, None).await, None, "the scope ended");
 }
@@ -69,13 +70,10 @@ async fn the_builders_context_is_asked_for_each_request_outside_a_scope() {
         (n % 2 == 0).then(|| context(2))
     });
     let (client, mut server) = connect(builder).await;
-    assert_eq!(sent_trace(&client, &mut server, None).await, Some(serde_json::to_value(context(2)).unwrap()));
+    assert_eq!(sent_trace(&client, &mut server, None).await, Some(reencode(context(2)).unwrap()));
     assert_eq!(sent_trace(&client, &mut server, None).await, None, "the function said none");
     // A scope wins, and the function is not asked.
-    assert_eq!(
-        sent_trace(&client, &mut server, Some(context(3))).await,
-        Some(serde_json::to_value(context(3)).unwrap())
-    );
+    assert_eq!(sent_trace(&client, &mut server, Some(context(3))).await, Some(reencode(context(3)).unwrap()));
     assert_eq!(asked.load(Ordering::SeqCst), 2);
 }
 
@@ -95,5 +93,5 @@ async fn a_retried_request_carries_the_same_trace() {
     result.expect("answered after the retry");
     assert_ne!(first["id"], second["id"]);
     assert_eq!(first["trace"], second["trace"]);
-    assert_eq!(second["trace"], serde_json::to_value(context(4)).unwrap());
+    assert_eq!(second["trace"], reencode(context(4)).unwrap());
 }

@@ -79,6 +79,34 @@ pub fn equivalent(original: &Value, reencoded: &Value) -> bool {
     differences(original, reencoded).iter().all(|d| matches!(d, Difference::NullOrAbsent { .. }))
 }
 
+/// The re-encoding of a message (or any value of this crate) as a `Value`: its wire text, read
+/// back.
+///
+/// What `serde_json::to_value` gives, through the encoder that sending uses
+/// ([`Message::to_line`](crate::jsonrpc::Message::to_line), `serde_json::to_string`). Each type's
+/// `Serialize` is compiled once per serializer it is used with, and `to_value`'s is a second
+/// one: a crate that both sends messages and looks at their JSON compiles every type's encoder
+/// twice with it, and once with this.
+///
+/// Unlike `to_value`, it fails on JSON nested deeper than `serde_json` reads (128 levels), as
+/// codex's own reader does, and a float may come back a unit in the last place off (see the
+/// [module](self)).
+///
+/// ```
+/// use codex_app_protocol::roundtrip::reencode;
+/// use codex_app_protocol::ServerNotification;
+/// use serde_json::json;
+///
+/// let value = json!({"threadId": "t", "turnId": "u", "delta": "hi", "itemId": "i"});
+/// let notification: ServerNotification =
+///     serde_json::from_value(json!({"method": "item/agentMessage/delta", "params": value}))?;
+/// assert_eq!(reencode(&notification)?["params"], value);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn reencode<T: serde::Serialize>(value: T) -> serde_json::Result<Value> {
+    serde_json::from_slice(&serde_json::to_vec(&value)?)
+}
+
 /// Whether two JSON numbers are the same value: integers exactly, anything else (floats, and
 /// integers beyond 64 bits, which a `Value` holds as floats) as `f64`, up to 4 units in the
 /// last place apart.

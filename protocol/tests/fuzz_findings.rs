@@ -4,13 +4,14 @@
 
 codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 
 fn reencoded<T: serde::de::DeserializeOwned + serde::Serialize>(v: Value) -> Value {
     let t: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
-    serde_json::to_value(&t).unwrap()
+    reencode(&t).unwrap()
 }
 
 /// Finding 1: an untagged union picks the arm its schema picks (consts, required members,
@@ -20,7 +21,7 @@ fn untagged_unions_pick_the_arm_the_schema_picks() {
     let number = json!({"type": "number", "minimum": 1.0, "maximum": 5.0});
     let s: McpElicitationPrimitiveSchema = serde_json::from_value(number.clone()).unwrap();
     assert!(matches!(s, McpElicitationPrimitiveSchema::Number(_)), "{s:?}");
-    assert_eq!(serde_json::to_value(&s).unwrap(), number);
+    assert_eq!(reencode(&s).unwrap(), number);
 
     let legacy = json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]});
     assert_eq!(reencoded::<McpElicitationPrimitiveSchema>(legacy.clone()), legacy);

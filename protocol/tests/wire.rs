@@ -5,6 +5,7 @@
 
 codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
@@ -181,16 +182,16 @@ fn unknown_union_arms_and_values_round_trip() {
     let item = json!({"type": "hologram", "id": "i1", "glow": {"level": 3}});
     let parsed: ThreadItem = serde_json::from_value(item.clone()).unwrap();
     assert!(matches!(&parsed, ThreadItem::Unrecognized(m) if m["glow"]["level"] == 3));
-    assert_eq!(serde_json::to_value(&parsed).unwrap(), item);
+    assert_eq!(reencode(&parsed).unwrap(), item);
 
     let status: Value = json!("quantum");
     let parsed: CommandExecutionStatus = serde_json::from_value(status.clone()).unwrap();
     assert_eq!(parsed, CommandExecutionStatus::Unrecognized("quantum".into()));
-    assert_eq!(serde_json::to_value(&parsed).unwrap(), status);
+    assert_eq!(reencode(&parsed).unwrap(), status);
 
     for info in [json!("brandNewError"), json!({"brandNewError": {"x": 1}}), json!({"httpConnectionFailed": {"httpStatusCode": 502}})] {
         let parsed: CodexErrorInfo = serde_json::from_value(info.clone()).unwrap();
-        assert_eq!(serde_json::to_value(&parsed).unwrap(), info, "{parsed:?}");
+        assert_eq!(reencode(&parsed).unwrap(), info, "{parsed:?}");
     }
     let known: CodexErrorInfo = serde_json::from_value(json!({"httpConnectionFailed": {"httpStatusCode": 502}})).unwrap();
     assert!(matches!(known, CodexErrorInfo::HttpConnectionFailed(_)), "{known:?}");
@@ -204,7 +205,7 @@ fn tagged_arms_decode_whatever_the_member_order() {
     let b: ThreadItem = serde_json::from_str(r#"{"id":"m1","text":"hi","type":"agentMessage"}"#).unwrap();
     assert_eq!(a, b);
     assert!(matches!(a, ThreadItem::AgentMessage(ref m) if m.text == "hi"));
-    assert_eq!(serde_json::to_value(&b).unwrap(), tag_last);
+    assert_eq!(reencode(&b).unwrap(), tag_last);
     let e = serde_json::from_str::<ThreadItem>(r#"{"id":"m1"}"#).unwrap_err();
     assert!(e.to_string().contains("missing field `type`"), "{e}");
 }
@@ -218,7 +219,7 @@ fn null_that_means_something_is_kept() {
     assert_eq!(untouched.branch, None);
     assert_eq!(serde_json::to_string(&untouched).unwrap(), "{}");
     let set = ThreadMetadataGitInfoUpdateParams { branch: Some(Some("main".into())), ..Default::default() };
-    assert_eq!(serde_json::to_value(&set).unwrap(), json!({"branch": "main"}));
+    assert_eq!(reencode(&set).unwrap(), json!({"branch": "main"}));
 }
 
 /// Requests as others write them (codex's own docs: `null` clears the service tier of a thread
@@ -259,7 +260,7 @@ fn requests_written_by_others_keep_the_null_that_means_something() {
     assert_eq!(start(Some(Some("flex".into()))), r#"{"id":1,"method":"thread/start","params":{"serviceTier":"flex"}}"#);
     let mut turn = TurnStartParams::new(Vec::new(), "t".into());
     turn.service_tier = Some(None);
-    assert_eq!(serde_json::to_value(&turn).unwrap(), json!({"threadId": "t", "input": [], "serviceTier": null}));
+    assert_eq!(reencode(&turn).unwrap(), json!({"threadId": "t", "input": [], "serviceTier": null}));
 }
 
 #[cfg(feature = "experimental")]
@@ -290,7 +291,7 @@ fn realtime_start_keeps_a_null_prompt_apart_from_none() {
     none.output_modality = Some(RealtimeOutputModality::Text);
     none.prompt = Some(None);
     assert_eq!(
-        serde_json::to_value(&none).unwrap(),
+        reencode(&none).unwrap(),
         json!({"threadId": "t", "outputModality": "text", "prompt": null})
     );
 }
@@ -301,7 +302,7 @@ fn optional_members_stay_absent() {
     assert_eq!(serde_json::to_string(&p).unwrap(), "{}");
     let p: ThreadStartParams = serde_json::from_str(r#"{"model":null,"cwd":"/w"}"#).unwrap();
     assert_eq!(p.model, None, "an incoming null reads as absent");
-    assert_eq!(serde_json::to_value(&p).unwrap(), json!({"cwd": "/w"}));
+    assert_eq!(reencode(&p).unwrap(), json!({"cwd": "/w"}));
 }
 
 #[test]
@@ -398,7 +399,7 @@ fn experimental_members_are_unknown_without_the_feature() {
     // `dynamicTools` is not a member of the stable `ThreadStartParams`: it is ignored on input
     // (and reported by the drift check), never sent.
     let p: ThreadStartParams = serde_json::from_value(json!({"dynamicTools": [], "model": "m"})).unwrap();
-    assert_eq!(serde_json::to_value(&p).unwrap(), json!({"model": "m"}));
+    assert_eq!(reencode(&p).unwrap(), json!({"model": "m"}));
 }
 
 #[test]

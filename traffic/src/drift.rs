@@ -525,7 +525,7 @@ impl Checker {
             self.find(e, Kind::OrphanResponse, None, Some(JsonPath::root().key("id")), detail);
         }
         let message = Message::<ClientRequest, ClientNotification>::Error(err);
-        let reencoded = match serde_json::to_value(&message) {
+        let reencoded = match roundtrip::reencode(&message) {
             Ok(v) => v,
             Err(err) => {
                 self.find(
@@ -551,8 +551,8 @@ impl Checker {
     /// outside 64 bits in the line must come back with the same digits (a `Value` member holds
     /// it as the nearest `f64`, which compares equal to itself). The re-encoded value's text
     /// has the digits the typed value's encoding has (a number is written alike from either),
-    /// so the typed value is encoded once, to a `Value`: a second encoding, to text, would
-    /// compile every type's `Serialize` once more in this crate.
+    /// so the `Value` that [`roundtrip::reencode`] gave is written again rather than the typed
+    /// value encoded a second time.
     fn big_integers(&mut self, e: &Entry, method: Option<&str>, reencoded: &Value) {
         let big = big_integers(&e.line);
         if big.is_empty() {
@@ -572,7 +572,7 @@ impl Checker {
     }
 
     fn typed_message<T: Serialize + Inspect>(&mut self, e: &Entry, method: &str, value: &Value, typed: &T) -> bool {
-        match serde_json::to_value(typed) {
+        match roundtrip::reencode(typed) {
             Ok(reencoded) => {
                 self.check_typed(e, Some(method), typed, Typed { original: value, reencoded: &reencoded, root: &[] });
                 self.big_integers(e, Some(method), &reencoded);
@@ -593,7 +593,7 @@ impl Checker {
         id: &RequestId,
         typed: &T,
     ) -> bool {
-        let encoded = serde_json::to_value(id).and_then(|id| Ok((id, serde_json::to_value(typed)?)));
+        let encoded = roundtrip::reencode(id).and_then(|id| Ok((id, roundtrip::reencode(typed)?)));
         match encoded {
             Ok((id, result)) => {
                 let mut reencoded = serde_json::Map::new();

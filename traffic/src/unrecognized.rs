@@ -93,6 +93,7 @@ pub fn at<'v>(json: &'v Value, path: &[Step<'_>]) -> Option<&'v Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use codex_app_protocol::roundtrip::reencode;
     use serde_json::json;
 
     #[test]
@@ -117,7 +118,7 @@ mod tests {
     fn finds_unrecognized_values_by_json_path() {
         let line = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","status":"paused","items":[{"type":"agentMessage","id":"a","text":"Unrecognized(\"x\")"},{"type":"hologram","id":"h"}]}}}"#;
         let Ok(Message::Notification(n)) = ServerMessage::from_line(line) else { panic!("{line}") };
-        let json = serde_json::to_value(&n).unwrap();
+        let json = reencode(&n).unwrap();
         let found = inspect(&n, &[], Some(&json));
         let paths: Vec<(String, &str)> = found.unrecognized.iter().map(|(p, t, _)| (p.to_string(), *t)).collect();
         assert_eq!(paths, [("params.turn.items[1]".to_owned(), "ThreadItem"), ("params.turn.status".to_owned(), "TurnStatus")]);

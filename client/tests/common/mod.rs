@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use codex_app_protocol::roundtrip::reencode;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ pub async fn drain_turn(turn: &mut TurnHandle) -> (String, Vec<String>) {
     let mut methods = Vec::new();
     while let Some(event) = tokio::time::timeout(T, turn.next()).await.expect("the turn went on") {
         let Event::Notification(n) = event else { panic!("unexpected {event:?}") };
-        let line = serde_json::to_value(&*n).unwrap();
+        let line = reencode(&*n).unwrap();
         let params = &line["params"];
         if let Some(t) = params["threadId"].as_str() {
             assert_eq!(t, thread, "{line}");

@@ -241,7 +241,7 @@ impl Plans {
     ) -> Result<Vec<Found>, serde_json::Error> {
         let mut out = Vec::new();
         let Some(row) = row else { return Ok(out) };
-        let value = serde_json::to_value(value)?;
+        let value = crate::roundtrip::reencode(value)?;
         let mut path = JsonPath::root();
         path.push_key(root);
         At { plans: self, path: &mut path, out: &mut out }.value(self.plan(row), &value, 0);

@@ -123,7 +123,7 @@ mod tests {
         for text in [wire.to_string().as_str(), tag_last, retagged] {
             let decoded: Expr = serde_json::from_str(text).unwrap();
             assert_eq!(decoded, expected, "{text}");
-            assert_eq!(serde_json::to_value(&decoded).unwrap(), wire, "{text}");
+            assert_eq!(crate::roundtrip::reencode(&decoded).unwrap(), wire, "{text}");
         }
     }
 
