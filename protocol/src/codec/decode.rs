@@ -19,27 +19,22 @@ pub trait Decode: Sized {
     fn decode(reader: &mut Reader<'_>) -> Result<Self>;
 }
 
-/// A value of `T` from `text`, which must hold it whole; on an error, the offset it happened at.
-#[inline]
-pub fn from_text<T: Decode>(text: &str) -> std::result::Result<T, (serde_json::Error, usize)> {
-    let mut reader = Reader::new(text);
-    match T::decode(&mut reader) {
-        Ok(value) => match reader.end() {
-            Ok(()) => Ok(value),
-            Err(e) => Err((e, reader.offset())),
-        },
-        Err(e) => Err((e, reader.offset())),
-    }
-}
-
 /// A type's `Deserialize`: its JSON text buffered (exact from serde_json's `from_str`,
 /// `from_slice` and `from_reader`; from a `Value`, its numbers as the `Value` holds them), then
 /// read by the type's [`Decode`]. An error names the path inside the value. Generic over the
-/// deserializer only in [`buffer`]; the rest is compiled once per type.
+/// deserializer only in [`buffer`] and [`failed`]: what is compiled for each type, in every
+/// crate that decodes it, is the two calls and their two `match`es.
 #[inline]
 pub fn deserialize_via_text<'de, D: Deserializer<'de>, T: Decode>(deserializer: D) -> std::result::Result<T, D::Error> {
     let text = buffer(deserializer)?;
-    decode_buffered(text.get()).map_err(D::Error::custom)
+    let mut reader = Reader::new(text.get());
+    match T::decode(&mut reader) {
+        Ok(value) => match reader.end() {
+            Ok(()) => Ok(value),
+            Err(e) => Err(failed(text.get(), reader.offset(), e)),
+        },
+        Err(e) => Err(failed(text.get(), reader.offset(), e)),
+    }
 }
 
 /// The JSON text of the value a deserializer holds.
@@ -48,10 +43,11 @@ pub fn buffer<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result
     Box::<RawValue>::deserialize(deserializer)
 }
 
-/// [`deserialize_via_text`]'s decode: an error is given its path, which is also left for a
-/// caller that reads the buffered type's path ([`nested`](super::trail)).
-fn decode_buffered<T: Decode>(text: &str) -> std::result::Result<T, String> {
-    from_text(text).map_err(|(e, at)| super::nested_error_at(text, at, e))
+/// [`deserialize_via_text`]'s error: given its path, which is also left for a caller that
+/// reads the buffered type's path ([`nested`](super::trail)).
+#[inline(never)]
+fn failed<E: serde::de::Error>(text: &str, at: usize, error: serde_json::Error) -> E {
+    E::custom(super::nested_error_at(text, at, error))
 }
 
 /// A member a struct with open members (`additionalProperties`) does not declare: kept (unless

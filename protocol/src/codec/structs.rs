@@ -347,7 +347,16 @@ unsafe fn read_members(reader: &mut Reader<'_>, mut object: Object, table: &Tabl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::from_text;
+    use crate::codec::Decode;
+
+    /// A value of `T` from `text`, which must hold it whole; on an error, the offset it
+    /// happened at.
+    fn from_text<T: Decode>(text: &str) -> std::result::Result<T, (serde_json::Error, usize)> {
+        let mut reader = Reader::new(text);
+        let value = T::decode(&mut reader).map_err(|e| (e, reader.offset()))?;
+        reader.end().map_err(|e| (e, reader.offset()))?;
+        Ok(value)
+    }
 
     /// Two structs as the generated code writes them (in a module of their own: the macros
     /// name `Result` as the prelude's).
