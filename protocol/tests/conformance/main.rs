@@ -26,28 +26,54 @@ use serde_json::Value;
 
 use instances::{Generator, Instance, Item, Kind};
 
-/// Decodes a JSON text with one generated type and encodes it back.
+/// Decodes a JSON text and encodes it back: a message union, or the hand-written envelope.
 type RoundTrip = fn(&str) -> Result<Value, String>;
+
+/// Decodes one generated type from the text's decoder and encodes it to the buffer: the
+/// decode's error outside, the encode's inside.
+type Typed = fn(&mut Decoder<'_>, &mut Vec<u8>) -> serde_json::Result<serde_json::Result<()>>;
+
+type Decoder<'a> = serde_json::Deserializer<serde_json::de::StrRead<'a>>;
+
+/// How a definition is decoded and encoded back.
+#[derive(Clone, Copy)]
+enum Codec {
+    Typed(Typed),
+    Text(RoundTrip),
+}
+
+impl Codec {
+    fn round_trip(self, text: &str) -> Result<Value, String> {
+        match self {
+            Codec::Text(round_trip) => round_trip(text),
+            Codec::Typed(typed) => {
+                let mut decoder = serde_json::Deserializer::from_str(text);
+                let mut encoded = Vec::new();
+                let written = typed(&mut decoder, &mut encoded);
+                re_read(decoder, written, &encoded)
+            }
+        }
+    }
+}
 
 /// The table holds this function for every generated type, so it is compiled once per type in
 /// each build of the tests: it makes only the two calls that need the type (as
 /// `serde_json::from_str` and `to_string` would, without their own copies per type), and
-/// [`re_read`], compiled once, does the rest.
-fn round_trip<T: serde::de::DeserializeOwned + serde::Serialize>(text: &str) -> Result<Value, String> {
-    let mut decoder = serde_json::Deserializer::from_str(text);
-    let mut encoded = Vec::new();
-    let written = match T::deserialize(&mut decoder) {
-        Ok(value) => Ok(value.serialize(&mut serde_json::Serializer::new(&mut encoded))),
+/// [`Codec::round_trip`] and [`re_read`], compiled once, do the rest.
+fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(
+    decoder: &mut Decoder<'_>,
+    encoded: &mut Vec<u8>,
+) -> serde_json::Result<serde_json::Result<()>> {
+    match T::deserialize(decoder) {
+        Ok(value) => Ok(value.serialize(&mut serde_json::Serializer::new(encoded))),
         Err(e) => Err(e),
-    };
-    re_read(decoder, written, &encoded)
+    }
 }
 
-/// What [`round_trip`] does after its two calls: the decode must have read the whole text
-/// (what `serde_json::from_str` checks), the encode must have succeeded, and its JSON is read
-/// back.
+/// What [`typed`] leaves to do: the decode must have read the whole text (what
+/// `serde_json::from_str` checks), the encode must have succeeded, and its JSON is read back.
 fn re_read(
-    mut decoder: serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    mut decoder: Decoder<'_>,
     written: serde_json::Result<serde_json::Result<()>>,
     encoded: &[u8],
 ) -> Result<Value, String> {
@@ -58,7 +84,7 @@ fn re_read(
 
 struct Table {
     /// Generated type by the JSON pointer of its schema.
-    types: BTreeMap<&'static str, RoundTrip>,
+    types: BTreeMap<&'static str, Typed>,
     /// Message type by method union name.
     messages: BTreeMap<&'static str, RoundTrip>,
 }
@@ -70,11 +96,11 @@ macro_rules! table {
         messages { $($union:literal => $message:ty,)* }
     ) => {
         fn table() -> Table {
-            let mut types: BTreeMap<&'static str, RoundTrip> = BTreeMap::new();
-            $( types.insert($stable, round_trip::<$stable_ty>); )*
+            let mut types: BTreeMap<&'static str, Typed> = BTreeMap::new();
+            $( types.insert($stable, typed::<$stable_ty>); )*
             $(
                 #[cfg(feature = "experimental")]
-                types.insert($experimental, round_trip::<$experimental_ty>);
+                types.insert($experimental, typed::<$experimental_ty>);
             )*
             let mut messages: BTreeMap<&'static str, RoundTrip> = BTreeMap::new();
             $(
@@ -149,21 +175,18 @@ fn check_bundle(folder: &str) -> Report {
     compiler.add_resource(&base_url, bundle.clone()).expect("the bundle is a schema");
     let mut generator = Generator::new(&bundle);
     let mut report = Report::default();
-    let by_last_segment: BTreeMap<&str, RoundTrip> =
+    let by_last_segment: BTreeMap<&str, Typed> =
         table.types.iter().map(|(pointer, f)| (pointer.rsplit('/').next().unwrap(), *f)).collect();
 
     for (pointer, name, schema) in definitions(&bundle) {
         report.definitions += 1;
-        let decode = table
-            .types
-            .get(pointer.as_str())
-            .or_else(|| table.messages.get(name.as_str()))
-            .copied()
+        let decode = (table.types.get(pointer.as_str()).copied().map(Codec::Typed))
+            .or_else(|| table.messages.get(name.as_str()).copied().map(Codec::Text))
             // The envelope, written by hand: its error object, and the messages.
-            .or_else(|| (name == "JSONRPCErrorError").then_some(round_trip::<ErrorObject> as RoundTrip))
-            .or_else(|| name.starts_with("JSONRPC").then_some(envelope as RoundTrip))
+            .or_else(|| (name == "JSONRPCErrorError").then_some(Codec::Typed(typed::<ErrorObject>)))
+            .or_else(|| name.starts_with("JSONRPC").then_some(Codec::Text(envelope)))
             // The same definition in another namespace: the generator made one type of both.
-            .or_else(|| by_last_segment.get(name.as_str()).copied());
+            .or_else(|| by_last_segment.get(name.as_str()).copied().map(Codec::Typed));
         let Some(decode) = decode else {
             report.failures.push(format!("{pointer}: no generated type"));
             continue;
@@ -234,13 +257,13 @@ fn check_bundle(folder: &str) -> Report {
 /// members of `limits` (which must be gone).
 fn check_instance(
     instance: &Instance,
-    decode: RoundTrip,
+    decode: Codec,
     limits: &[&str],
     validate: impl Fn(&Value) -> Result<(), String>,
 ) -> Result<(), String> {
     validate(&instance.value)
         .map_err(|e| format!("generated instance is not valid for the schema (a generator bug): {e}"))?;
-    let back = decode(&instance.value.to_string())?;
+    let back = decode.round_trip(&instance.value.to_string())?;
     let less_limits = |v: &Value| {
         let mut v = v.clone();
         for member in limits {
