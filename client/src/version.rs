@@ -18,7 +18,6 @@
 //! unknown members), and so is a server whose version cannot be read from `userAgent`: then
 //! nothing is checked (the client says so once, as a warning).
 
-use codex_app_protocol::roundtrip::reencode;
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -205,17 +204,19 @@ impl Server {
                 });
             }
         }
+        // Encoded once, as it is sent; the check reads that text (as it does an answer's).
+        let encoded = serde_json::value::to_raw_value(params).map_err(cannot)?;
         let items = match policy {
             UnknownItemPolicy::Send => Vec::new(),
-            _ => check.params(method, params).unwrap_or_default(),
+            _ => check.params(method, &*encoded).unwrap_or_default(),
         };
         if items.is_empty() {
-            return serde_json::value::to_raw_value(params).map_err(cannot);
+            return Ok(encoded);
         }
         if policy == UnknownItemPolicy::Refuse {
             return Err(ClientError::UnknownToServer { method: method.to_owned(), server: release.to_string(), items });
         }
-        let mut value = reencode(params).map_err(cannot)?;
+        let mut value: Value = serde_json::from_str(encoded.get()).map_err(cannot)?;
         strip(release, method, &mut value, &items);
         serde_json::value::to_raw_value(&value).map_err(cannot)
     }
