@@ -672,11 +672,10 @@ pub mod params {
     /// Here no `T` is held while allocating, and a failed decode only frees the empty box.
     #[inline]
     pub fn boxed<T: crate::codec::Decode>(reader: &mut crate::codec::Reader<'_>) -> crate::codec::Result<Box<T>> {
-        let mut slot = Box::new(std::mem::MaybeUninit::<T>::uninit());
+        let mut slot = Box::<T>::new_uninit();
         slot.write(T::decode(reader)?);
-        // SAFETY: `slot` holds an initialised `T` (written above), and `MaybeUninit<T>` has
-        // the size, alignment and layout of `T`, so the allocation is that of a `Box<T>`.
-        Ok(unsafe { Box::from_raw(Box::into_raw(slot).cast::<T>()) })
+        // SAFETY: `slot` holds an initialised `T`, written above.
+        Ok(unsafe { slot.assume_init() })
     }
 
     /// Params that must be present: the variant holds `params: Box<T>`.
