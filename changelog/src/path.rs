@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(Path::method("thread/start", Part::Params).member("cwd").to_string(), "thread/start params.cwd");
         assert_eq!(Path::method("thread/start", Part::Response).to_string(), "thread/start response");
         assert_eq!(Path::envelope().member("emittedAtMs").to_string(), "ServerNotification.emittedAtMs");
-        assert_eq!(serde_json::to_string(&item.member("x")).unwrap(), r#""LoginAccountParams::chatgpt.x""#);
+        assert_eq!(serde_json::to_value(item.member("x")).unwrap(), "LoginAccountParams::chatgpt.x");
     }
 
     #[test]

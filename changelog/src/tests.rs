@@ -19,11 +19,7 @@ fn at<'a>(r: &'a Report, path: &str, kind: &str) -> &'a Change {
     let found: Vec<&Change> = r
         .changes
         .iter()
-        .filter(|c| {
-            c.path.to_string() == path
-                && serde_json::from_str::<serde_json::Value>(&serde_json::to_string(&c.kind).unwrap()).unwrap()["kind"]
-                    == kind
-        })
+        .filter(|c| c.path.to_string() == path && serde_json::to_value(&c.kind).unwrap()["kind"] == kind)
         .collect();
     match found.as_slice() {
         [c] => c,

@@ -5,13 +5,13 @@
 //! state; it then waits for the answer on a oneshot channel. Retries of "Server overloaded"
 //! answers ([`RetryPolicy`]) happen here, in the caller's task.
 
-use codex_app_protocol::roundtrip::reencode;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use codex_app_protocol::path::JsonPath;
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::*;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};

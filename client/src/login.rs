@@ -14,9 +14,9 @@
 //! as JSON ([`LoginHandle::start_result`]); `account` and `models` are typed by the release's
 //! response types.
 
-use codex_app_protocol::roundtrip::reencode;
 use std::sync::{Arc, OnceLock};
 
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::*;
 use serde_json::Value;
 

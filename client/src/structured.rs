@@ -8,10 +8,10 @@
 //!   `item/tool/call` requests reach your function already decoded, and its return value
 //!   becomes the tool's response. Wrap your handler with `Tools::handler`.
 
-use codex_app_protocol::roundtrip::reencode;
 use std::marker::PhantomData;
 
 use codex_app_protocol::path::JsonPath;
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::*;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -24,7 +24,7 @@ use crate::turn::TurnHandle;
 
 /// The JSON Schema of `T`, as sent in `outputSchema` or a tool's `inputSchema`.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    reencode(schemars::schema_for!(T)).expect("a schema always serializes")
+    schemars::schema_for!(T).to_value()
 }
 
 /// Decodes `text` (JSON) into `T`; the error names the type and the serde path.

@@ -8,11 +8,11 @@
 codex_app_client::protocol::__test_support::written_for_codex! { "0.171.0",
 
 
-use codex_app_protocol::roundtrip::reencode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use codex_app_client::protocol::roundtrip::reencode;
 use codex_app_client::protocol::*;
 use codex_app_client::*;
 use codex_app_mock::{ev, MockBody, Outcome};

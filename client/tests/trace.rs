@@ -2,11 +2,11 @@
 //! `with_trace` scope, else from the builder's `trace_context`, else none; a retry carries the
 //! same; the client's own `initialize` carries none.
 
-use codex_app_protocol::roundtrip::reencode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use codex_app_client::protocol::roundtrip::reencode;
 use codex_app_client::protocol::CODEX_VERSION;
 use codex_app_client::trace::{with_trace, TraceContext};
 use codex_app_client::transport::memory::{MemoryTransport, ServerEnd};

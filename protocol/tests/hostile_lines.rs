@@ -11,10 +11,10 @@
 
 codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
-use codex_app_protocol::roundtrip::reencode;
 use std::time::{Duration, Instant};
 
 use codex_app_protocol::framing::DEFAULT_MAX_LINE_LEN;
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 

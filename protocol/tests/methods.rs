@@ -2,7 +2,6 @@
 //! own variant (not the catch-all) and encoded back to the same JSON value.
 
 use super::common;
-use codex_app_protocol::roundtrip::reencode;
 
 use super::common::{bundle, methods, Minimal};
 use codex_app_protocol::roundtrip;
@@ -92,7 +91,7 @@ fn every_response_is_typed_by_its_method() {
         let Ok(Message::Response(response)) = ServerMessage::from_line(&line) else { panic!("{line}") };
         let typed = ClientResponse::decode(method, &response.result).unwrap_or_else(|e| panic!("{method}: {e}"));
         assert!(!matches!(typed, ClientResponse::Unrecognized(_)), "{method}");
-        let back = reencode(&typed).unwrap();
+        let back = roundtrip::reencode(&typed).unwrap();
         assert!(roundtrip::equivalent(&result, &back), "{method}: {:?}", roundtrip::differences(&result, &back));
     }
 }

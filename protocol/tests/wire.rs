@@ -5,8 +5,8 @@
 
 codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
 
-use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::jsonrpc::DecodeErrorKind;
+use codex_app_protocol::roundtrip::reencode;
 use codex_app_protocol::*;
 use serde_json::{json, Value};
 

@@ -93,7 +93,6 @@ pub fn at<'v>(json: &'v Value, path: &[Step<'_>]) -> Option<&'v Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codex_app_protocol::roundtrip::reencode;
     use serde_json::json;
 
     #[test]
@@ -110,6 +109,7 @@ mod tests {
 
     // Written against types of the vendored release (see `written_for_codex!`).
     codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
+    use codex_app_protocol::roundtrip::reencode;
     use codex_app_protocol::{Message, ServerMessage};
 
     /// Unknown values found by the generated walk, with their paths and types; a string that

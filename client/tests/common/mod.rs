@@ -2,10 +2,10 @@
 
 #![allow(dead_code)]
 
-use codex_app_protocol::roundtrip::reencode;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use codex_app_client::protocol::roundtrip::reencode;
 use codex_app_client::protocol::*;
 use codex_app_client::{Client, ClientBuilder, ClientError, CodexCommand, Event, TurnHandle};
 use codex_app_mock::home::REMOVED_ENV;
