@@ -12,6 +12,8 @@
 #
 #   scripts/code-size.sh                       # this tree
 #   scripts/code-size.sh ../base .             # a worktree of another commit, then this
+#   FEATURES=inspect scripts/code-size.sh      # with features (`inspect`: as the drift check's
+#                                              # users build it)
 #
 # Needs binutils (`size`, `nm`) and python3; about a minute per tree after its dependencies.
 set -euo pipefail
@@ -20,6 +22,8 @@ command -v size >/dev/null && command -v nm >/dev/null || { echo "size and nm no
 trees=("$@")
 [ ${#trees[@]} -gt 0 ] || trees=("$(cd "$(dirname "$0")/.." && pwd)")
 [ ${#trees[@]} -le 2 ] || { echo "usage: $0 [TREE [TREE]]" >&2; exit 2; }
+# The protocol crate's features, comma-separated (none: the stable surface as it is by default).
+features=$(echo "${FEATURES:-}" | sed -E 's/[^,]+/"&"/g')
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -29,7 +33,7 @@ for i in "${!trees[@]}"; do
     mkdir -p "$dir/src"
     : >"$dir/src/lib.rs"
     cat >"$dir/Cargo.toml" <<EOF
-# Written by scripts/code-size.sh: the stable surface as a user's project depends on it.
+# Written by scripts/code-size.sh: the protocol crate as a user's project depends on it.
 [package]
 name = "code-size"
 version = "0.0.0"
@@ -37,7 +41,7 @@ edition = "2021"
 publish = false
 
 [dependencies]
-codex-app-protocol = { path = "$tree/protocol" }
+codex-app-protocol = { path = "$tree/protocol", features = [$features] }
 
 [workspace]
 EOF
