@@ -26,7 +26,8 @@
 //! its wire name (`= "tag" (experimental inside)`), and only those are walked into.
 //!
 //! The presence of a member decides how its field is written and read; each is a module with
-//! the same items (`member`, its entry in the struct's table; `write`; `initial!`; `inspect`),
+//! the same items (`member`, its entry in the struct's table, which decoding and the `inspect`
+//! walk read; `write`; `initial!`),
 //! so the macros need no case analysis:
 //!
 //! | presence | field | absent | `null` | written |
@@ -108,12 +109,18 @@ macro_rules! wire_struct {
 
         #[cfg(feature = "inspect")]
         impl $crate::inspect::Inspect for $name {
-            #[allow(unused_variables, deprecated)]
             fn inspect<'a>(&'a self, path: &mut Vec<$crate::inspect::Step<'a>>, inspector: &mut dyn $crate::inspect::Inspector) {
-                $(
-                    $(#[cfg($cfg)])?
-                    $crate::wire_macros::$presence::inspect(path, inspector, stringify!($name), $wire, &self.$field);
-                )*
+                // SAFETY: `TABLE` lists every field of the struct, each with its type, from the
+                // struct's own list of members above; `self` is borrowed for `'a`.
+                unsafe {
+                    $crate::codec::inspect_members(
+                        (self as *const Self).cast(),
+                        &Self::TABLE,
+                        stringify!($name),
+                        path,
+                        inspector,
+                    )
+                };
                 $($crate::inspect::Inspect::inspect(&self.$extra, path, inspector);)?
             }
         }
@@ -570,11 +577,8 @@ pub(crate) use {
     wire_untagged,
 };
 
-use crate::codec::{Decode, Member, Present};
+use crate::codec::{Decode, Field, Member, Present};
 use serde::ser::{Serialize, SerializeMap};
-
-#[cfg(feature = "inspect")]
-use crate::inspect::{Inspect, Inspector, Step};
 
 /// A struct's members as they are written: the map, and the first error a write gave. Each
 /// member is one call that returns nothing (what a struct's `Serialize` compiles per member),
@@ -635,25 +639,13 @@ pub mod required {
     pub type Slot<T> = Option<T>;
 
     /// The member in its struct's table: its field is the value.
-    pub const fn member<F: Decode>(wire: &'static str, offset: usize) -> Member {
+    pub const fn member<F: Decode + Field>(wire: &'static str, offset: usize) -> Member {
         Member::required::<F>(wire, offset)
     }
 
     #[inline]
     pub fn write<M: SerializeMap, T: Serialize>(map: &mut Members<M>, wire: &'static str, value: &T) {
         map.entry(wire, value)
-    }
-
-    #[cfg(feature = "inspect")]
-    #[inline]
-    pub fn inspect<'a, T: Inspect>(
-        path: &mut Vec<Step<'a>>,
-        inspector: &mut dyn Inspector,
-        _ty: &'static str,
-        wire: &'static str,
-        value: &'a T,
-    ) {
-        crate::inspect::member(path, inspector, wire, value)
     }
 
     /// The member's value when the member is used (present and not `null`), for the
@@ -682,7 +674,7 @@ pub mod optional {
     pub type Slot<T> = T;
 
     /// The member in its struct's table: its field is an `Option`, `null` read as absent.
-    pub const fn member<F: Decode + Default>(wire: &'static str, offset: usize) -> Member {
+    pub const fn member<F: Decode + Default + Field>(wire: &'static str, offset: usize) -> Member {
         Member::optional::<F>(wire, offset)
     }
 
@@ -692,9 +684,6 @@ pub mod optional {
             map.entry(wire, value)
         }
     }
-
-    #[cfg(feature = "inspect")]
-    pub use super::required::inspect;
 
     /// The member's value when it is used: when present (`null` reads as absent).
     #[cfg(feature = "experimental")]
@@ -719,8 +708,6 @@ pub mod required_nullable {
     #[cfg(feature = "experimental")]
     pub use super::optional::used;
     pub(crate) use super::optional::{initial, member};
-    #[cfg(feature = "inspect")]
-    pub use super::required::inspect;
 }
 
 /// A member whose `null` means something other than its absence: the field is
@@ -733,7 +720,7 @@ pub mod optional_nullable {
 
     /// The member in its struct's table: its field is an `Option<Option<T>>`, `Some` when
     /// present.
-    pub const fn member<F: Present + Default>(wire: &'static str, offset: usize) -> Member {
+    pub const fn member<F: Present + Default + Field>(wire: &'static str, offset: usize) -> Member {
         Member::present::<F>(wire, offset)
     }
 
@@ -742,20 +729,5 @@ pub mod optional_nullable {
     #[inline]
     pub fn used<T>(value: &Option<Option<T>>) -> Option<&T> {
         value.as_ref().and_then(Option::as_ref)
-    }
-
-    /// Reports the member as one whose `null` is not its absence, then walks it.
-    #[cfg(feature = "inspect")]
-    pub fn inspect<'a, T: Inspect>(
-        path: &mut Vec<Step<'a>>,
-        inspector: &mut dyn Inspector,
-        ty: &'static str,
-        wire: &'static str,
-        value: &'a T,
-    ) {
-        path.push(Step::Key(wire));
-        inspector.null_meaningful(path, ty);
-        value.inspect(path, inspector);
-        path.pop();
     }
 }

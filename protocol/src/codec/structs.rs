@@ -5,13 +5,15 @@
 //! member's type), and one loop, [`read_members`], compiled once, reads every struct's members
 //! through its table into the struct's place. What each struct compiles is its table and a
 //! call; what each member type compiles (its read, its drop) is shared by every struct that
-//! has a member of that type and presence.
+//! has a member of that type and presence. The `inspect` walk reads the same table (with that
+//! feature): one loop, `inspect_members`, walks each member's field by its type's function.
 //!
 //! The loop writes fields in place, in a `MaybeUninit` of the struct, and keeps one bit per
-//! member read. The unsafe code is the loop's writes and drops through the table, and
-//! [`decode_members`]'s `assume_init`, whose condition is that the table lists every field of
-//! the struct, each with its own type: `wire_struct!` writes the table from the same list of
-//! members, and the same `cfg`s, as the struct.
+//! member read. The unsafe code is the loop's writes and drops through the table,
+//! [`decode_members`]'s `assume_init`, and the walk's reads of fields through the table, whose
+//! condition is that the table lists every field of the struct, each with its own type:
+//! `wire_struct!` writes the table from the same list of members, and the same `cfg`s, as the
+//! struct.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -19,6 +21,8 @@ use std::mem::MaybeUninit;
 
 use super::decode::{extra_member, Decode};
 use super::reader::{Object, Reader, Result};
+#[cfg(feature = "inspect")]
+use crate::inspect::{Inspect, Inspector, Step};
 
 /// A struct (a JSON object with known members), decoded member by member.
 ///
@@ -58,6 +62,22 @@ type InitFn = unsafe fn(*mut u8);
 type DropFn = unsafe fn(*mut u8);
 /// Reads an unknown member into the open object's map at `place`.
 type ExtraFn = unsafe fn(&mut Reader<'_>, Cow<'_, str>, *mut u8) -> Result<()>;
+/// Walks the value of the field at `place` for the `inspect` walk, the field borrowed for `'a`.
+#[cfg(feature = "inspect")]
+type InspectFn = for<'a> unsafe fn(*const u8, &mut Vec<Step<'a>>, &mut dyn Inspector);
+
+/// What a member's field needs besides its decoder: with `inspect`, to be walked
+/// ([`Inspect`]; every field type owns its value, `'static`); without, nothing.
+#[cfg(feature = "inspect")]
+pub trait Field: Inspect + 'static {}
+#[cfg(feature = "inspect")]
+impl<T: Inspect + 'static> Field for T {}
+/// What a member's field needs besides its decoder: with `inspect`, to be walked; without,
+/// nothing.
+#[cfg(not(feature = "inspect"))]
+pub trait Field {}
+#[cfg(not(feature = "inspect"))]
+impl<T> Field for T {}
 
 /// A struct's members, in the order of its fields, and its open object if it has one.
 pub struct Table {
@@ -101,6 +121,13 @@ pub struct Member {
     absent: Option<InitFn>,
     /// `None` when the field's type needs no drop.
     drop: Option<DropFn>,
+    /// The walk of the field's value.
+    #[cfg(feature = "inspect")]
+    inspect: InspectFn,
+    /// Whether the member's `null` means something other than its absence (an
+    /// `Option<Option<T>>` field), which the walk reports.
+    #[cfg(feature = "inspect")]
+    null_meaningful: bool,
 }
 
 /// The field of an open object's members (a `BTreeMap<String, T>`).
@@ -113,25 +140,44 @@ pub struct Extra {
 
 impl Member {
     /// A required member whose field is an `F`.
-    pub const fn required<F: Decode>(wire: &'static str, offset: usize) -> Member {
-        Member::new::<F>(wire, offset, read_value::<F>, None)
+    pub const fn required<F: Decode + Field>(wire: &'static str, offset: usize) -> Member {
+        Member::new::<F>(wire, offset, read_value::<F>, None, false)
     }
 
     /// A member that may be absent, whose field `F` (an `Option`) reads `null` as absent.
-    pub const fn optional<F: Decode + Default>(wire: &'static str, offset: usize) -> Member {
-        Member::new::<F>(wire, offset, read_value::<F>, Some(write_default::<F>))
+    pub const fn optional<F: Decode + Default + Field>(wire: &'static str, offset: usize) -> Member {
+        Member::new::<F>(wire, offset, read_value::<F>, Some(write_default::<F>), false)
     }
 
     /// A member that may be absent and whose `null` is a value: the field `F` is an
     /// `Option<Option<T>>`, `Some` when present.
-    pub const fn present<F: Present + Default>(wire: &'static str, offset: usize) -> Member {
-        Member::new::<F>(wire, offset, read_present::<F>, Some(write_default::<F>))
+    pub const fn present<F: Present + Default + Field>(wire: &'static str, offset: usize) -> Member {
+        Member::new::<F>(wire, offset, read_present::<F>, Some(write_default::<F>), true)
     }
 
     /// A member whose field is an `F`, read by `read` (made for an `F`).
-    const fn new<F>(wire: &'static str, offset: usize, read: ReadFn, absent: Option<InitFn>) -> Member {
+    #[allow(unused_variables)] // `null_meaningful` without `inspect`
+    const fn new<F: Field>(
+        wire: &'static str,
+        offset: usize,
+        read: ReadFn,
+        absent: Option<InitFn>,
+        null_meaningful: bool,
+    ) -> Member {
         let name = wire.as_bytes();
-        Member { wire, prefix: prefix(name), suffix: suffix(name), offset, read, absent, drop: drop_fn::<F>() }
+        Member {
+            wire,
+            prefix: prefix(name),
+            suffix: suffix(name),
+            offset,
+            read,
+            absent,
+            drop: drop_fn::<F>(),
+            #[cfg(feature = "inspect")]
+            inspect: inspect_at::<F>,
+            #[cfg(feature = "inspect")]
+            null_meaningful,
+        }
     }
 }
 
@@ -251,6 +297,48 @@ unsafe fn write_default<F: Default>(place: *mut u8) {
 unsafe fn drop_at<F>(place: *mut u8) {
     // SAFETY: by the function's contract.
     unsafe { place.cast::<F>().drop_in_place() }
+}
+
+/// # Safety
+/// `place` is the address of a field of type `F` that holds a value and is borrowed for `'a`.
+#[cfg(feature = "inspect")]
+unsafe fn inspect_at<'a, F: Inspect + 'static>(
+    place: *const u8,
+    path: &mut Vec<Step<'a>>,
+    inspector: &mut dyn Inspector,
+) {
+    // SAFETY: by the function's contract.
+    let value: &'a F = unsafe { &*place.cast::<F>() };
+    value.inspect(path, inspector);
+}
+
+/// The `inspect` walk of a struct's members, from its table, in the order of its fields: each
+/// member's value walked under its wire name, and a member whose `null` means something other
+/// than its absence reported as such (`ty`: the struct's name) first. What each struct compiles
+/// for its walk is this call.
+///
+/// # Safety
+/// `place` is the address of a struct, borrowed for `'a`, whose fields `table` lists, each
+/// with its type (as for [`decode_members`]).
+#[cfg(feature = "inspect")]
+#[inline(never)]
+pub unsafe fn inspect_members<'a>(
+    place: *const u8,
+    table: &Table,
+    ty: &'static str,
+    path: &mut Vec<Step<'a>>,
+    inspector: &mut dyn Inspector,
+) {
+    for member in table.members {
+        path.push(Step::Key(member.wire));
+        if member.null_meaningful {
+            inspector.null_meaningful(path, ty);
+        }
+        // SAFETY: the member's field, of the type its `inspect` was made for, in the struct
+        // borrowed for `'a` (by the function's contract).
+        unsafe { (member.inspect)(place.add(member.offset), path, inspector) };
+        path.pop();
+    }
 }
 
 /// The indexes of the bits set in `mask`, lowest first.
@@ -377,12 +465,22 @@ mod tests {
 
         crate::wire_macros::wire_struct! {
             #[derive(Debug, Clone, PartialEq)]
+            pub struct Outer {
+                pub first: Vec<Sample> = "first" (required),
+                pub second: Option<Sample> = "second" (optional),
+            }
+        }
+
+        crate::wire_macros::wire_struct! {
+            #[derive(Debug, Clone, PartialEq)]
             pub struct Open {
                 pub name: String = "name" (required),
                 ..pub extra: BTreeMap<String, Value>
             }
         }
     }
+    #[cfg(feature = "inspect")]
+    use structs::Outer;
     use structs::{Open, Sample};
 
     fn sample(text: &str) -> std::result::Result<Sample, String> {
@@ -425,6 +523,38 @@ mod tests {
         assert_eq!(open.extra["b"], serde_json::json!({"c": [true]}));
         assert!(from_text::<Open>(r#"{"a":"kept until the error","name":7}"#).is_err());
         assert!(from_text::<Open>(r#"{"a":"kept until the error"}"#).is_err());
+    }
+
+    /// The `inspect` walk through the tables: every member of every struct, under its wire
+    /// name, in the order of the fields; a member whose `null` means something is reported
+    /// whether it is given or not. Run under Miri with the test above.
+    #[cfg(feature = "inspect")]
+    #[test]
+    fn the_walk_reads_every_member_through_the_table() {
+        use crate::path::JsonPath;
+
+        #[derive(Default)]
+        struct Reports(Vec<String>);
+        impl Inspector for Reports {
+            fn null_meaningful(&mut self, path: &[Step<'_>], ty: &'static str) {
+                self.0.push(format!("{ty} {}", JsonPath::from_steps(path)));
+            }
+        }
+        let walk = |text: &str| {
+            let outer = from_text::<Outer>(text).map_err(|(error, _)| error).unwrap();
+            let mut path = Vec::new();
+            let mut reports = Reports::default();
+            outer.inspect(&mut path, &mut reports);
+            assert!(path.is_empty(), "the walk leaves the path as it found it: {path:?}");
+            reports.0
+        };
+        let sample = r#"{"name":"n","tags":["t"],"note":null}"#;
+        let second = r#"{"name":"m","tags":[]}"#;
+        assert_eq!(
+            walk(&format!(r#"{{"second":{second},"first":[{sample},{second}]}}"#)),
+            ["Sample first[0].note", "Sample first[1].note", "Sample second.note"]
+        );
+        assert_eq!(walk(r#"{"first":[]}"#), Vec::<String>::new());
     }
 
     /// Names that share their first eight or sixteen bytes and their length, and differ after:
