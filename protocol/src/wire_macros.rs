@@ -88,7 +88,7 @@ macro_rules! wire_struct {
             fn visit_members(reader: &mut $crate::codec::Reader<'_>, object: $crate::codec::Object) -> $crate::codec::Result<Self> {
                 // SAFETY: `TABLE` lists every field of the struct, each with its type, from the
                 // struct's own list of members above.
-                unsafe { $crate::codec::decode_members(reader, object, &Self::TABLE) }
+                unsafe { $crate::codec::decode_members(reader, object, Self::table()) }
             }
         }
 
@@ -103,6 +103,23 @@ macro_rules! wire_struct {
                 )*],
                 $crate::wire_macros::extra_table!($($extra_ty, ::std::mem::offset_of!(Self, $extra))?),
             );
+
+            /// The table as the loops read it. With `inspect`, which reads it too, one `static`
+            /// (a constant's address is a copy of it in each codegen unit that takes it, so the
+            /// decoder's and the walk's would be two); without, the constant, which only the
+            /// types decoded in a build compile.
+            #[inline]
+            fn table() -> &'static $crate::codec::Table {
+                #[cfg(feature = "inspect")]
+                {
+                    static TABLE: $crate::codec::Table = $name::TABLE;
+                    &TABLE
+                }
+                #[cfg(not(feature = "inspect"))]
+                {
+                    &Self::TABLE
+                }
+            }
         }
 
         $crate::wire_macros::decode_with!($name, $crate::codec::decode_struct);
@@ -115,7 +132,7 @@ macro_rules! wire_struct {
                 unsafe {
                     $crate::codec::inspect_members(
                         (self as *const Self).cast(),
-                        &Self::TABLE,
+                        Self::table(),
                         stringify!($name),
                         path,
                         inspector,
