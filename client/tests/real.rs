@@ -158,6 +158,36 @@ async fn interrupt_from_the_turn_handle() {
     client.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Whether every thread of every process in the process group `pgid` is stopped (Linux's
+/// `/proc`; elsewhere the stop is taken as done once `kill` returned).
+fn group_stopped(pgid: &str) -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    // `/proc/<pid>/stat`: `pid (comm) state ppid pgrp ...`, where `comm` may hold spaces and
+    // parentheses: the fields are those after its last `)`.
+    let fields = |path: std::path::PathBuf| -> Option<Vec<String>> {
+        let stat = std::fs::read_to_string(path).ok()?;
+        Some(stat.rsplit_once(')')?.1.split_whitespace().map(str::to_owned).collect())
+    };
+    let mut members = 0;
+    for process in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(stat) = fields(process.path().join("stat")) else { continue };
+        if stat.get(2).map(String::as_str) != Some(pgid) {
+            continue;
+        }
+        members += 1;
+        for task in std::fs::read_dir(process.path().join("task")).into_iter().flatten().flatten() {
+            let state = fields(task.path().join("stat")).and_then(|f| f.first().cloned());
+            // Stopped (`T`, or `t` under a tracer), or gone.
+            if !matches!(state.as_deref(), None | Some("T" | "t" | "Z" | "X")) {
+                return false;
+            }
+        }
+    }
+    members > 0
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the codex binary (the pinned release, installed with npm on first use)"]
 async fn server_killed_mid_request() {
@@ -173,6 +203,14 @@ async fn server_killed_mid_request() {
     let group = format!("-{pid}");
     let signal = |sig: &str| assert!(std::process::Command::new("kill").args([sig, "--", &group]).status().unwrap().success());
     signal("-STOP");
+    // `kill` returns once the signal is sent; each thread of the group stops when it next takes
+    // it. Sent before then, the request could still be read and answered.
+    let stopped = tokio::time::timeout(T, async {
+        while !group_stopped(&pid) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    stopped.await.expect("the server's process group never stopped");
     let pending = tokio::spawn({
         let client = client.clone();
         async move { client.request::<request::ThreadList>(ThreadListParams::default()).await }
