@@ -284,6 +284,25 @@ pub type TypedServerMessage = Message<ServerRequest, ServerNotification, TypedRe
 /// request it answers.
 pub type TypedClientMessage = Message<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>;
 
+/// The encoders of the four message types (`to_line`, and with it every type's `Serialize` for
+/// serde_json's writer into a `Vec<u8>`), compiled here in the unoptimized builds with
+/// `inspect`: the drift check's builds. The crates above that encode with the same writer (the
+/// traffic crate's re-encoding, the client's requests, a test suite's round trips) then link
+/// these copies instead of compiling their own, as rustc shares the generic functions a
+/// dependency compiled in unoptimized builds (`share-generics`). Without `inspect`, or
+/// optimized, each crate compiles what it encodes itself (docs/build-cost.md, "In the test
+/// builds"). Not API.
+#[cfg(all(feature = "inspect", debug_assertions))]
+#[doc(hidden)]
+pub fn __encoders(
+    server: &ServerMessage,
+    client: &ClientMessage,
+    typed_server: &TypedServerMessage,
+    typed_client: &TypedClientMessage,
+) -> [String; 4] {
+    [server.to_line(), client.to_line(), typed_server.to_line(), typed_client.to_line()]
+}
+
 /// A request or notification enum that can be decoded from an envelope. Implemented for the
 /// four generated method enums; plumbing of [`Message::from_line`], sealed.
 #[doc(hidden)]
