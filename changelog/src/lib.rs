@@ -95,8 +95,6 @@ mod matching;
 mod path;
 mod report;
 mod rules;
-#[cfg(test)]
-pub(crate) mod tests;
 mod usage;
 mod written;
 

@@ -28,3 +28,10 @@ fn json_matches_markdown() {
     assert_eq!(c.breaking + c.compatible + c.rust_api, r.changes.len());
     assert_eq!(json["counts"]["breaking"], c.breaking);
 }
+
+/// The changes the comparison reports, on bundles written for each rule.
+#[path = "it/changes.rs"]
+mod changes;
+/// How a changed item is named.
+#[path = "it/path.rs"]
+mod path;

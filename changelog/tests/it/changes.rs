@@ -1,5 +1,7 @@
-use super::*;
+use codex_app_changelog::*;
+use codex_app_codegen::ir::Direction;
 use codex_app_codegen::test_support::bundle;
+use codex_app_codegen::SchemaSet;
 
 fn stable(version: &str, methods: &[&str], defs: &str) -> SchemaSet {
     SchemaSet { stable: bundle(methods, defs), experimental: None, codex_version: version.to_owned() }
