@@ -425,8 +425,7 @@ impl<'de> Reader<'de> {
     /// (a loop, not a recursion), and numbers by their grammar only.
     #[inline(never)]
     pub fn skip_value(&mut self) -> Result<()> {
-        // The open containers: `true` for an object.
-        let mut open: Vec<bool> = Vec::new();
+        let mut open = Open::default();
         loop {
             match self.peek() {
                 None => return Err(self.eof()),
@@ -460,7 +459,7 @@ impl<'de> Reader<'de> {
             }
             // After a value: the next member or item, or the end of containers.
             loop {
-                let Some(&object) = open.last() else { return Ok(()) };
+                let Some(object) = open.last() else { return Ok(()) };
                 match self.peek() {
                     Some(b',') => {
                         self.pos += 1;
@@ -578,6 +577,44 @@ impl<'de> Reader<'de> {
             return Ok(());
         }
         self.skip_value()
+    }
+}
+
+/// The containers a skip is inside, innermost last, `true` for an object: a bit per level in a
+/// word while they are 64 deep or less (no allocation for the values of the protocol), the
+/// levels below in a vector.
+#[derive(Default)]
+struct Open {
+    bits: u64,
+    len: usize,
+    deeper: Vec<bool>,
+}
+
+impl Open {
+    #[inline]
+    fn push(&mut self, object: bool) {
+        match self.len {
+            n if n < 64 => self.bits = (self.bits & !(1 << n)) | (u64::from(object) << n),
+            _ => self.deeper.push(object),
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn last(&self) -> Option<bool> {
+        match self.len {
+            0 => None,
+            n if n <= 64 => Some(self.bits >> (n - 1) & 1 == 1),
+            _ => self.deeper.last().copied(),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if self.len > 64 {
+            self.deeper.pop();
+        }
+        self.len -= 1;
     }
 }
 
@@ -765,5 +802,25 @@ mod tests {
         Reader::new(&deep).skip_value().unwrap();
         let e = <serde_json::Value as crate::codec::Decode>::decode(&mut Reader::new(&deep)).unwrap_err();
         assert_eq!(e.to_string(), "recursion limit exceeded");
+    }
+
+    #[test]
+    fn a_skip_tells_objects_from_arrays_at_every_depth() {
+        // Objects and arrays in turn, on both sides of the 64 levels a word holds: the value
+        // is skipped whole, and a closer of the other kind at any level is refused.
+        for depth in [1, 2, 63, 64, 65, 66, 130] {
+            let open: String = (0..depth).map(|i| if i % 2 == 0 { r#"{"k":"# } else { "[0," }).collect();
+            let close: Vec<u8> = (0..depth).rev().map(|i| if i % 2 == 0 { b'}' } else { b']' }).collect();
+            let text = format!("{open}1{}", String::from_utf8(close.clone()).unwrap());
+            let mut r = Reader::new(&text);
+            r.skip_value().unwrap();
+            assert_eq!(r.offset(), text.len(), "{depth}");
+            for wrong in 0..depth {
+                let mut bad = close.clone();
+                bad[wrong] = if bad[wrong] == b'}' { b']' } else { b'}' };
+                let text = format!("{open}1{}", String::from_utf8(bad).unwrap());
+                assert!(Reader::new(&text).skip_value().is_err(), "{depth} {wrong}");
+            }
+        }
     }
 }
