@@ -138,6 +138,9 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
             ("thread/list", r#"{"sortDirection":"asc","includedThreadIds":["a"],"sourceKinds":["cli","exec"],"limit":1}"#),
             ("turn/start", r#"{"threadId":"t","input":[{"type":"text","text":"hi"},{"type":"image","url":"u"}]}"#),
             ("thread/start", r#"{"cwd":"/x","approvalPolicy":"never","sandbox":"read-only"}"#),
+            // A union's tag after the arm's members, and a key written with an escape.
+            ("turn/start", r#"{"input":[{"url":"u","type":"image"}],"threadId":"t"}"#),
+            ("thread/list", r#"{"included\u0054hreadIds":["a"],"sortDirection":"asc"}"#),
         ];
         let mut compared = 0;
         for release in releases() {

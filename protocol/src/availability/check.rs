@@ -2,20 +2,22 @@
 //!
 //! [`Check::new`] reads the tables once for a release and keeps, per type, only what matters
 //! to it: the members, values and arms the release lacks, and the members that lead to a type
-//! with such a thing. A check is one walk of the message as a `serde_json::Value` that follows
-//! those alone: a member that leads nowhere is not looked into, and a method whose params type
-//! leads to nothing the release lacks is not looked at at all.
+//! with such a thing. A check is one walk of the message's JSON text (the crate's own reader,
+//! no `serde_json::Value` built) that follows those alone: a member that leads nowhere is
+//! skipped, not read, and a method whose params type leads to nothing the release lacks is not
+//! looked at at all.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::{owner_row, Kind, Member, Owner, Release, Unknown};
+use crate::codec::{self, Reader};
 use crate::generated::availability::{METHODS, OWNERS};
-use crate::path::JsonPath;
+use crate::path::{JsonPath, Step as PathStep};
 
 /// What one codex release lacks of the crate's protocol, ready to check messages against.
 ///
@@ -60,7 +62,8 @@ pub(crate) struct Plans {
 #[derive(Clone)]
 struct Plan {
     owner: &'static Owner,
-    /// Each member that is wanted or that leads to a type with something to look at.
+    /// Each member that is wanted or that leads to a type with something to look at, in the
+    /// order of their [`NameKey`]s (found by a binary search).
     members: Box<[Step]>,
     /// The same of its enum values and union arms.
     values: Box<[Step]>,
@@ -69,6 +72,8 @@ struct Plan {
 #[derive(Clone, Copy)]
 struct Step {
     member: &'static Member,
+    /// The member's name as two numbers, for the search of [`Plan::member`].
+    key: NameKey,
     /// The walk reports it.
     wanted: bool,
     /// The plan (its row) of the type it leads to, when that type has something to look at.
@@ -77,11 +82,33 @@ struct Step {
 
 impl Plan {
     fn member(&self, wire: &str) -> Option<&Step> {
-        self.members.iter().find(|s| s.member.wire == wire)
+        let key = NameKey::of(wire);
+        let at = self.members.partition_point(|s| s.key < key);
+        self.members[at..].iter().take_while(|s| s.key == key).find(|s| s.member.wire == wire)
     }
 
     fn value(&self, wire: &str) -> Option<&Step> {
         self.values.iter().find(|s| s.member.wire == wire)
+    }
+}
+
+/// A name's length and its first eight bytes (zeros after a shorter one): two names with
+/// other keys differ, and two names with the same key are told apart by the rest.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct NameKey(usize, u64);
+
+impl NameKey {
+    fn of(name: &str) -> NameKey {
+        let bytes = name.as_bytes();
+        let word = match bytes.first_chunk::<8>() {
+            Some(first) => *first,
+            None => {
+                let mut word = [0; 8];
+                word[..bytes.len()].copy_from_slice(bytes);
+                word
+            }
+        };
+        NameKey(bytes.len(), u64::from_le_bytes(word))
     }
 }
 
@@ -193,11 +220,14 @@ impl Plans {
                             let child = children[row][i].filter(|&c| marked[c]);
                             (wanted[row][i] || child.is_some()).then_some(Step {
                                 member,
+                                key: NameKey::of(member.wire),
                                 wanted: wanted[row][i],
                                 child,
                             })
                         })
                         .partition(|s| s.member.value);
+                    let mut members = members;
+                    members.sort_unstable_by_key(|s| s.key);
                     Plan { owner, members: members.into(), values: values.into() }
                 })
             })
@@ -241,10 +271,13 @@ impl Plans {
     ) -> Result<Vec<Found>, serde_json::Error> {
         let mut out = Vec::new();
         let Some(row) = row else { return Ok(out) };
-        let value = crate::roundtrip::reencode(value)?;
-        let mut path = JsonPath::root();
-        path.push_key(root);
-        At { plans: self, path: &mut path, out: &mut out }.value(self.plan(row), &value, 0);
+        // The value as JSON text (a `RawValue`'s is copied as it is), read where it lies: no
+        // `Value` is built, and a member that leads nowhere is skipped, not read.
+        let text = serde_json::to_string(value)?;
+        let mut reader = Reader::new(&text);
+        let mut at = At { plans: self, root, path: Vec::new(), out: &mut out };
+        at.value(self.plan(row), &mut reader, 0)?;
+        reader.end()?;
         Ok(out)
     }
 }
@@ -279,73 +312,134 @@ impl NameHasher {
     }
 }
 
-/// How deep a value is looked into (a message of the protocol is far shallower).
+/// How deep a value is looked into (a message of the protocol is far shallower); a value
+/// deeper than this is skipped.
 const MAX_DEPTH: usize = 64;
 
+/// One step of the path a walk is at, its keys borrowed from the text where they have no
+/// escapes.
+enum Place<'t> {
+    Key(Cow<'t, str>),
+    Index(usize),
+}
+
 /// Where a check is: its path so far, and what it found.
-struct At<'a> {
+struct At<'a, 't> {
     plans: &'a Plans,
-    path: &'a mut JsonPath,
+    /// The first step (`params`, `result`).
+    root: &'static str,
+    /// The steps after it.
+    path: Vec<Place<'t>>,
     out: &'a mut Vec<Found>,
 }
 
-impl At<'_> {
+impl<'t> At<'_, 't> {
     fn report(&mut self, plan: &Plan, step: &Step) {
         if step.wanted {
-            self.out.push(Found { path: self.path.clone(), owner: plan.owner, member: step.member });
+            let path = std::iter::once(PathStep::Key(self.root))
+                .chain(self.path.iter().map(|place| match place {
+                    Place::Key(key) => PathStep::Key(key),
+                    Place::Index(i) => PathStep::Index(*i),
+                }))
+                .collect();
+            self.out.push(Found { path, owner: plan.owner, member: step.member });
         }
     }
 
-    /// A value of `plan`'s type.
-    fn value(&mut self, plan: &Plan, value: &Value, depth: usize) {
+    /// A value of `plan`'s type, the next one of `reader`'s text, which it reads past.
+    fn value(&mut self, plan: &Plan, reader: &mut Reader<'t>, depth: usize) -> codec::Result<()> {
         if depth > MAX_DEPTH {
-            return;
+            return reader.skip_value();
         }
-        match value {
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.path.push_index(i);
-                    self.value(plan, item, depth + 1);
+        let start = reader.mark();
+        let array = match reader.peek() {
+            Some(b'[') => {
+                let mut items = reader.begin_array("an array")?;
+                let mut i = 0;
+                while reader.next_item(&mut items)? {
+                    self.path.push(Place::Index(i));
+                    self.value(plan, reader, depth + 1)?;
                     self.path.pop();
+                    i += 1;
                 }
+                true
             }
-            Value::String(s) => {
-                if let Some(step) = plan.value(s) {
+            Some(b'"') => {
+                let s = reader.string_for("a string")?;
+                if let Some(step) = plan.value(&s) {
                     self.report(plan, step);
                 }
+                false
             }
-            Value::Object(map) => {
-                let tag = (plan.owner.kind == Kind::Tagged).then_some(plan.owner.tag);
-                if let Some(arm) = tag.and_then(|t| map.get(t)).and_then(Value::as_str).and_then(|t| plan.value(t)) {
-                    // At the object's path: stripping an arm removes the whole object.
-                    self.report(plan, arm);
-                    if let Some(payload) = arm.child {
-                        self.value(self.plans.plan(payload), value, depth + 1);
-                    }
-                }
-                for (key, v) in map {
-                    if Some(key.as_str()) == tag {
-                        continue;
-                    }
-                    if let Some(step) = plan.member(key) {
-                        self.path.push_key(key);
-                        self.report(plan, step);
-                        if let Some(child) = step.child {
-                            self.value(self.plans.plan(child), v, depth + 1);
-                        }
-                        self.path.pop();
-                    }
-                }
+            Some(b'{') => {
+                self.object(plan, reader, depth)?;
+                false
             }
-            _ => {}
-        }
+            _ => {
+                reader.skip_value()?;
+                false
+            }
+        };
         // An untagged union: the value against each arm's type.
-        if plan.owner.kind == Kind::Untagged && !value.is_array() {
+        if plan.owner.kind == Kind::Untagged && !array {
+            let end = reader.mark();
             for step in plan.values.iter() {
                 if let Some(child) = step.child {
-                    self.value(self.plans.plan(child), value, depth + 1);
+                    reader.rewind(start);
+                    self.value(self.plans.plan(child), reader, depth + 1)?;
                 }
             }
+            reader.rewind(end);
         }
+        Ok(())
+    }
+
+    /// An object of `plan`'s type: a tagged union's arm first (its tag wherever it is in the
+    /// object, the last one when it is given twice), then the members.
+    fn object(&mut self, plan: &Plan, reader: &mut Reader<'t>, depth: usize) -> codec::Result<()> {
+        let start = reader.mark();
+        let tag = (plan.owner.kind == Kind::Tagged).then_some(plan.owner.tag);
+        if let Some(tag) = tag {
+            let mut value = None;
+            let mut object = reader.begin_object("an object")?;
+            while let Some(key) = reader.next_key(&mut object)? {
+                if key == tag {
+                    value = match reader.peek() {
+                        Some(b'"') => Some(reader.string_for("a string")?),
+                        _ => reader.skip_value().map(|()| None)?,
+                    };
+                } else {
+                    reader.skip_value()?;
+                }
+            }
+            if let Some(arm) = value.and_then(|v| plan.value(&v)) {
+                // At the object's path: stripping an arm removes the whole object.
+                self.report(plan, arm);
+                if let Some(payload) = arm.child {
+                    reader.rewind(start);
+                    self.value(self.plans.plan(payload), reader, depth + 1)?;
+                }
+            }
+            reader.rewind(start);
+        }
+        let mut object = reader.begin_object("an object")?;
+        while let Some(key) = reader.next_key(&mut object)? {
+            let step = match tag {
+                Some(tag) if key == tag => None,
+                _ => plan.member(&key),
+            };
+            let Some(step) = step else {
+                reader.skip_value()?;
+                continue;
+            };
+            self.path.push(Place::Key(key));
+            self.report(plan, step);
+            match step.child {
+                Some(child) => self.value(self.plans.plan(child), reader, depth + 1)?,
+                None => reader.skip_value()?,
+            }
+            self.path.pop();
+        }
+        Ok(())
     }
 }
