@@ -1,9 +1,10 @@
 //! A line from the client: `ClientMessage` (results raw) and `TypedClientMessage` (results
 //! typed by the method of a server request the id picks), and the line's `deep_variants`,
-//! on a 512 KiB stack. See `codex_app_fuzz::check_line`.
+//! on a 512 KiB stack, and the availability walks of its params and result. See
+//! `codex_app_fuzz::check_line` and `check_availability`.
 #![no_main]
 
-use codex_app_fuzz::{check_line, deep_variants, method_for, methods, on_small_stack};
+use codex_app_fuzz::{check_availability, check_line, deep_variants, method_for, methods, on_small_stack};
 use codex_app_protocol::{ClientNotification, ClientRequest, Response, ServerResponse, TypedResponse};
 use libfuzzer_sys::fuzz_target;
 
@@ -18,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
             check_line::<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>(&line, |id| {
                 method_for(methods("ServerRequest"), id)
             });
+            check_availability(&line, |id| method_for(methods("ServerRequest"), id));
         }
     });
 });

@@ -1,9 +1,10 @@
 //! A line from the server: `ServerMessage` (results raw) and `TypedServerMessage` (results
 //! typed by the method of a request the id picks), and the line's `deep_variants`, on a
-//! 512 KiB stack. See `codex_app_fuzz::check_line`.
+//! 512 KiB stack, and the availability walks of its params and result. See
+//! `codex_app_fuzz::check_line` and `check_availability`.
 #![no_main]
 
-use codex_app_fuzz::{check_line, deep_variants, method_for, methods, on_small_stack};
+use codex_app_fuzz::{check_availability, check_line, deep_variants, method_for, methods, on_small_stack};
 use codex_app_protocol::{ClientResponse, Response, ServerNotification, ServerRequest, TypedResponse};
 use libfuzzer_sys::fuzz_target;
 
@@ -18,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
             check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| {
                 method_for(methods("ClientRequest"), id)
             });
+            check_availability(&line, |id| method_for(methods("ClientRequest"), id));
         }
     });
 });

@@ -1,5 +1,6 @@
-//! What the fuzz targets share: the round-trip property of a decoded line, and the method
-//! names of the vendored bundle (to type responses by a pending request's method).
+//! What the fuzz targets share: the round-trip property of a decoded line, the availability
+//! walks' agreement on its text and its `Value`, and the method names of the vendored bundle
+//! (to type responses by a pending request's method).
 
 use std::sync::OnceLock;
 
@@ -144,6 +145,46 @@ where
     assert!(changes.is_empty(), "the re-encoding changes the line: {changes:?}\nline: {line}\nre-encoded: {text}");
 }
 
+/// The availability walks of a line's params (by its method) and result (by the method
+/// `method_of` picks for its id): the check against the floor and against a release inside
+/// the range, and the search for the experimental API. Each reads JSON text where it lies;
+/// whatever `Value` the text parses to, its walks succeed and find nothing the walks of the
+/// text do not (the text can hold more: a `Value` keeps the last of a key given twice).
+pub fn check_availability(line: &str, method_of: impl Fn(&RequestId) -> Option<&'static str>) {
+    let Ok(parts) = Parts::parse(line) else { return };
+    let params = parts.method.as_deref().zip(parts.params).map(|(m, t)| (m, t, true));
+    let result = parts.id.as_ref().and_then(&method_of).zip(parts.result).map(|(m, t)| (m, t, false));
+    for (method, text, is_params) in params.into_iter().chain(result) {
+        let Ok(value) = serde_json::from_str::<Value>(text.get()) else { continue };
+        let in_value = walks(method, is_params, &value)
+            .unwrap_or_else(|| panic!("a walk of the `Value` of {text} failed ({method})"));
+        let in_text = walks(method, is_params, text)
+            .unwrap_or_else(|| panic!("a walk of {text} failed, of its `Value` not ({method})"));
+        for (in_text, in_value) in in_text.iter().zip(&in_value) {
+            let missed: Vec<&String> = in_value.iter().filter(|f| !in_text.contains(f)).collect();
+            assert!(missed.is_empty(), "the walk of {text} ({method}) missed {missed:?}, found in its `Value`");
+        }
+    }
+}
+
+/// What each walk finds in `json`, as `path item is_value` lines; `None` when one fails.
+fn walks<P: Serialize + ?Sized>(method: &str, params: bool, json: &P) -> Option<Vec<Vec<String>>> {
+    use codex_app_protocol::availability::{experimental, Check, Release, FLOOR};
+    static CHECKS: OnceLock<[Check; 2]> = OnceLock::new();
+    let checks = CHECKS.get_or_init(|| {
+        let release = |r: &str| Check::new(&Release::parse(r).expect("a release"));
+        [release(FLOOR), release("0.150.0")]
+    });
+    let mut out = Vec::new();
+    for check in checks {
+        let found = if params { check.params(method, json) } else { check.result(method, json) };
+        out.push(found.ok()?.iter().map(|u| format!("{} {} {}", u.path, u.item, u.is_value)).collect());
+    }
+    let found = if params { experimental::in_params(method, json) } else { experimental::in_result(method, json) };
+    out.push(found.ok()?.iter().map(|i| format!("{} {} {}", i.path, i.item, i.is_value)).collect());
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,7 +193,8 @@ mod tests {
         TypedResponse,
     };
 
-    /// Inputs the long runs found, kept in `fuzz/regressions/`: each must pass `check_line`.
+    /// Inputs the long runs found, kept in `fuzz/regressions/`: each must pass `check_line` and
+    /// `check_availability`.
     #[test]
     fn regressions() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/regressions");
@@ -168,11 +210,13 @@ mod tests {
                         check_line::<ClientRequest, ClientNotification, TypedResponse<ServerResponse>>(&line, |id| {
                             method_for(methods("ServerRequest"), id)
                         });
+                        check_availability(&line, |id| method_for(methods("ServerRequest"), id));
                     } else {
                         check_line::<ServerRequest, ServerNotification, Response>(&line, |_| None);
                         check_line::<ServerRequest, ServerNotification, TypedResponse<ClientResponse>>(&line, |id| {
                             method_for(methods("ClientRequest"), id)
                         });
+                        check_availability(&line, |id| method_for(methods("ClientRequest"), id));
                     }
                 }
             });
