@@ -208,7 +208,7 @@ impl Server {
         let encoded = serde_json::value::to_raw_value(params).map_err(cannot)?;
         let items = match policy {
             UnknownItemPolicy::Send => Vec::new(),
-            _ => check.params(method, &*encoded).unwrap_or_default(),
+            _ => check.params_raw(method, &encoded).unwrap_or_default(),
         };
         if items.is_empty() {
             return Ok(encoded);
@@ -236,7 +236,7 @@ impl Server {
             return Ok(result);
         }
         let release = check.release();
-        let items = match check.result(method, &*result) {
+        let items = match check.result_raw(method, &result) {
             Ok(items) if !items.is_empty() => items,
             _ => return Ok(result),
         };

@@ -113,6 +113,7 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
         let result = r#"{"success":true,"contentItems":[{"type":"inputText","text":"a"},{"type":"inputAudio","audioUrl":"x"}]}"#;
         let check = Check::new(&Release::parse("0.140.0").unwrap());
         let found = check.result("item/tool/call", &text_of(result)).unwrap();
+        assert_eq!(check.result_raw("item/tool/call", &text_of(result)).unwrap(), found);
         let items: Vec<(String, &str)> = found.iter().map(|u| (u.path.to_string(), u.item.as_str())).collect();
         assert_eq!(
             items,
@@ -147,6 +148,7 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
             let check = Check::new(&Release::parse(release).unwrap());
             for (method, text) in params {
                 let from_text = sorted(check.params(method, &text_of(text)).unwrap());
+                assert_eq!(sorted(check.params_raw(method, &text_of(text)).unwrap()), from_text, "{method} at {release}, raw");
                 let value: Value = serde_json::from_str(text).unwrap();
                 // Each in the order it has the members: a `Value` sorts them, the text does not.
                 assert_eq!(sorted(check.params(method, &value).unwrap()), from_text, "{method} at {release}");

@@ -13,6 +13,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use super::{owner_row, Kind, Member, Owner, Release, Unknown};
 use crate::codec::{self, Reader};
@@ -170,9 +171,10 @@ impl Check {
     /// and union arms, each with its path (`params.includedThreadIds`; through objects,
     /// arrays and unions; the values of a map of arbitrary keys are not looked into). `params`
     /// is anything that serializes as the params do: the typed params, a `serde_json::Value`,
-    /// or JSON text as a `serde_json::value::RawValue`. Empty for a method the crate does not
-    /// know (whether the release has the method itself is [`super::method`]'s to say). An
-    /// error when `params` fails to serialize as JSON.
+    /// or JSON text as a `serde_json::value::RawValue` (which [`Check::params_raw`] reads
+    /// without a copy). Empty for a method the crate does not know (whether the release has
+    /// the method itself is [`super::method`]'s to say). An error when `params` fails to
+    /// serialize as JSON.
     pub fn params<P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Result<Vec<Unknown>, serde_json::Error> {
         self.plans.params(method, params).map(unknowns)
     }
@@ -181,6 +183,26 @@ impl Check {
     /// with): paths start at `result`.
     pub fn result<R: Serialize + ?Sized>(&self, method: &str, result: &R) -> Result<Vec<Unknown>, serde_json::Error> {
         self.plans.result(method, result).map(unknowns)
+    }
+
+    /// [`Check::params`] of params that are JSON text already (what a client has once it has
+    /// encoded them to send), read where they lie: the text is not copied.
+    ///
+    /// ```
+    /// use codex_app_protocol::availability::{Check, Release};
+    /// # if !codex_app_protocol::__test_support::written_for("0.171.0") { return; }
+    ///
+    /// let check = Check::new(&Release::parse("0.169.0").unwrap());
+    /// let params = serde_json::value::to_raw_value(&serde_json::json!({ "includedThreadIds": ["t1"] })).unwrap();
+    /// assert_eq!(check.params_raw("thread/list", &params).unwrap()[0].path, "params.includedThreadIds");
+    /// ```
+    pub fn params_raw(&self, method: &str, params: &RawValue) -> Result<Vec<Unknown>, serde_json::Error> {
+        self.plans.walk_text(self.plans.params_row(method), "params", params.get()).map(unknowns)
+    }
+
+    /// [`Check::result`] of a result that is JSON text already, read where it lies.
+    pub fn result_raw(&self, method: &str, result: &RawValue) -> Result<Vec<Unknown>, serde_json::Error> {
+        self.plans.walk_text(self.plans.result_row(method), "result", result.get()).map(unknowns)
     }
 }
 
@@ -247,7 +269,7 @@ impl Plans {
         method: &str,
         params: &P,
     ) -> Result<Vec<Found>, serde_json::Error> {
-        self.walk(self.methods.get(method).and_then(|rows| rows.0), "params", params)
+        self.walk(self.params_row(method), "params", params)
     }
 
     /// What is wanted in the result of `method`, each with its path from `result`.
@@ -256,7 +278,17 @@ impl Plans {
         method: &str,
         result: &R,
     ) -> Result<Vec<Found>, serde_json::Error> {
-        self.walk(self.methods.get(method).and_then(|rows| rows.1), "result", result)
+        self.walk(self.result_row(method), "result", result)
+    }
+
+    /// The plan of `method`'s params, when they have something to look at.
+    fn params_row(&self, method: &str) -> Option<usize> {
+        self.methods.get(method).and_then(|rows| rows.0)
+    }
+
+    /// The plan of `method`'s result, when it has something to look at.
+    fn result_row(&self, method: &str) -> Option<usize> {
+        self.methods.get(method).and_then(|rows| rows.1)
     }
 
     fn plan(&self, row: usize) -> &Plan {
@@ -269,12 +301,19 @@ impl Plans {
         root: &'static str,
         value: &T,
     ) -> Result<Vec<Found>, serde_json::Error> {
+        match row {
+            // The value as JSON text (a `RawValue`'s is copied as it is).
+            Some(_) => self.walk_text(row, root, &serde_json::to_string(value)?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The walk of a value given as JSON text, read where it lies: no `Value` is built, and a
+    /// member that leads nowhere is skipped, not read.
+    fn walk_text(&self, row: Option<usize>, root: &'static str, text: &str) -> Result<Vec<Found>, serde_json::Error> {
         let mut out = Vec::new();
         let Some(row) = row else { return Ok(out) };
-        // The value as JSON text (a `RawValue`'s is copied as it is), read where it lies: no
-        // `Value` is built, and a member that leads nowhere is skipped, not read.
-        let text = serde_json::to_string(value)?;
-        let mut reader = Reader::new(&text);
+        let mut reader = Reader::new(text);
         let mut at = At { plans: self, root, path: Vec::new(), out: &mut out };
         at.value(self.plan(row), &mut reader, 0)?;
         reader.end()?;
