@@ -4,6 +4,7 @@
 
 use std::sync::OnceLock;
 
+use codex_app_protocol::availability::{Check, Unknown};
 use codex_app_protocol::jsonrpc::{FromParts, FromResult, Parts};
 use codex_app_protocol::roundtrip::{self, Difference};
 use codex_app_protocol::{Message, RequestId};
@@ -149,7 +150,8 @@ where
 /// `method_of` picks for its id): the check against the floor and against a release inside
 /// the range, and the search for the experimental API. Each reads JSON text where it lies;
 /// whatever `Value` the text parses to, its walks succeed and find nothing the walks of the
-/// text do not (the text can hold more: a `Value` keeps the last of a key given twice).
+/// text do not (the text can hold more: a `Value` keeps the last of a key given twice), and
+/// the text read in place (`Check::params_raw`) finds what it finds through `Serialize`.
 pub fn check_availability(line: &str, method_of: impl Fn(&RequestId) -> Option<&'static str>) {
     let Ok(parts) = Parts::parse(line) else { return };
     let params = parts.method.as_deref().zip(parts.params).map(|(m, t)| (m, t, true));
@@ -160,6 +162,12 @@ pub fn check_availability(line: &str, method_of: impl Fn(&RequestId) -> Option<&
             .unwrap_or_else(|| panic!("a walk of the `Value` of {text} failed ({method})"));
         let in_text = walks(method, is_params, text)
             .unwrap_or_else(|| panic!("a walk of {text} failed, of its `Value` not ({method})"));
+        // Text the caller has, read without a copy, as through `Serialize`.
+        for (check, through_serialize) in checks().iter().zip(&in_text) {
+            let raw = if is_params { check.params_raw(method, text) } else { check.result_raw(method, text) };
+            let raw: Vec<String> = raw.expect("the walk of the text did not fail").iter().map(unknown_line).collect();
+            assert_eq!(&raw, through_serialize, "the raw walk of {text} ({method})");
+        }
         for (in_text, in_value) in in_text.iter().zip(&in_value) {
             let missed: Vec<&String> = in_value.iter().filter(|f| !in_text.contains(f)).collect();
             assert!(missed.is_empty(), "the walk of {text} ({method}) missed {missed:?}, found in its `Value`");
@@ -169,20 +177,29 @@ pub fn check_availability(line: &str, method_of: impl Fn(&RequestId) -> Option<&
 
 /// What each walk finds in `json`, as `path item is_value` lines; `None` when one fails.
 fn walks<P: Serialize + ?Sized>(method: &str, params: bool, json: &P) -> Option<Vec<Vec<String>>> {
-    use codex_app_protocol::availability::{experimental, Check, Release, FLOOR};
-    static CHECKS: OnceLock<[Check; 2]> = OnceLock::new();
-    let checks = CHECKS.get_or_init(|| {
-        let release = |r: &str| Check::new(&Release::parse(r).expect("a release"));
-        [release(FLOOR), release("0.150.0")]
-    });
+    use codex_app_protocol::availability::experimental;
     let mut out = Vec::new();
-    for check in checks {
+    for check in checks() {
         let found = if params { check.params(method, json) } else { check.result(method, json) };
-        out.push(found.ok()?.iter().map(|u| format!("{} {} {}", u.path, u.item, u.is_value)).collect());
+        out.push(found.ok()?.iter().map(unknown_line).collect());
     }
     let found = if params { experimental::in_params(method, json) } else { experimental::in_result(method, json) };
     out.push(found.ok()?.iter().map(|i| format!("{} {} {}", i.path, i.item, i.is_value)).collect());
     Some(out)
+}
+
+/// The checks against the floor and against a release inside the range, built once.
+fn checks() -> &'static [Check; 2] {
+    use codex_app_protocol::availability::{Release, FLOOR};
+    static CHECKS: OnceLock<[Check; 2]> = OnceLock::new();
+    CHECKS.get_or_init(|| {
+        let release = |r: &str| Check::new(&Release::parse(r).expect("a release"));
+        [release(FLOOR), release("0.150.0")]
+    })
+}
+
+fn unknown_line(u: &Unknown) -> String {
+    format!("{} {} {}", u.path, u.item, u.is_value)
 }
 
 #[cfg(test)]
