@@ -4,8 +4,9 @@
 
 use std::sync::OnceLock;
 
-use codex_app_protocol::availability::{Check, Unknown};
+use codex_app_protocol::availability::Check;
 use codex_app_protocol::jsonrpc::{FromParts, FromResult, Parts};
+use codex_app_protocol::path::JsonPath;
 use codex_app_protocol::roundtrip::{self, Difference};
 use codex_app_protocol::{Message, RequestId};
 use serde::Serialize;
@@ -165,7 +166,8 @@ pub fn check_availability(line: &str, method_of: impl Fn(&RequestId) -> Option<&
         // Text the caller has, read without a copy, as through `Serialize`.
         for (check, through_serialize) in checks().iter().zip(&in_text) {
             let raw = if is_params { check.params_raw(method, text) } else { check.result_raw(method, text) };
-            let raw: Vec<String> = raw.expect("the walk of the text did not fail").iter().map(unknown_line).collect();
+            let raw = raw.expect("the walk of the text did not fail");
+            let raw: Vec<String> = raw.iter().map(|u| line_of(&u.path, &u.item, u.is_value)).collect();
             assert_eq!(&raw, through_serialize, "the raw walk of {text} ({method})");
         }
         for (in_text, in_value) in in_text.iter().zip(&in_value) {
@@ -181,10 +183,10 @@ fn walks<P: Serialize + ?Sized>(method: &str, params: bool, json: &P) -> Option<
     let mut out = Vec::new();
     for check in checks() {
         let found = if params { check.params(method, json) } else { check.result(method, json) };
-        out.push(found.ok()?.iter().map(unknown_line).collect());
+        out.push(found.ok()?.iter().map(|u| line_of(&u.path, &u.item, u.is_value)).collect());
     }
     let found = if params { experimental::in_params(method, json) } else { experimental::in_result(method, json) };
-    out.push(found.ok()?.iter().map(|i| format!("{} {} {}", i.path, i.item, i.is_value)).collect());
+    out.push(found.ok()?.iter().map(|i| line_of(&i.path, &i.item, i.is_value)).collect());
     Some(out)
 }
 
@@ -198,8 +200,9 @@ fn checks() -> &'static [Check; 2] {
     })
 }
 
-fn unknown_line(u: &Unknown) -> String {
-    format!("{} {} {}", u.path, u.item, u.is_value)
+/// One thing a walk found, as `path item is_value`.
+fn line_of(path: &JsonPath, item: &str, is_value: bool) -> String {
+    format!("{path} {item} {is_value}")
 }
 
 #[cfg(test)]
