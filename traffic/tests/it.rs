@@ -8,5 +8,6 @@ mod fuzz_findings;
 mod mutations;
 mod older_servers;
 mod one_pass;
+mod other_writers;
 mod snapshots;
 mod support;
