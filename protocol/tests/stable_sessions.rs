@@ -6,7 +6,12 @@
 //! experimental API, to the clients that did not opt in too, is reported apart as
 //! `experimental`, with its path and what the schema calls it; the list per release is a
 //! snapshot (`snapshots/stable_sessions_experimental@<release>.snap`), so a release that leaks
-//! more, or a change that stops telling these members apart, shows in review.
+//! more, or a change that stops telling these members apart, shows in review. Each session
+//! written again as another JSON writer might (`traffic/tests/rewrite.rs`) gets the same
+//! findings, the experimental members among them.
+
+#[path = "../../traffic/tests/rewrite.rs"]
+mod rewrite;
 
 #[test]
 fn this_build_has_only_the_stable_types() {
@@ -67,12 +72,34 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
     #[test]
     fn real_sessions_have_no_drift_with_the_stable_types() {
         let mut stable_sessions = 0;
+        let mut choices = rewrite::Choices(0x9E37_79B9_7F4A_7C15);
         for (version, dir) in releases() {
             let mut reports = Vec::new();
             for path in transcripts(&dir) {
                 let report =
                     drift::check_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 stable_sessions += usize::from(!opts_in(&path));
+                // Written by another writer: the same findings, but the details' columns.
+                let others: Vec<_> = transcript::read_file(&path, Format::Transcript)
+                    .unwrap()
+                    .into_iter()
+                    .map(|mut e| {
+                        e.line = rewrite::rewritten(&e.line, &mut choices).unwrap_or(e.line);
+                        e
+                    })
+                    .collect();
+                let found = |r: &drift::Report| -> Vec<String> {
+                    r.findings
+                        .iter()
+                        .map(|f| format!("{} {} {} {:?} {:?} {}", f.number, f.dir, f.kind, f.method, f.path, f.expected))
+                        .collect()
+                };
+                assert_eq!(
+                    found(&drift::check(&others, Format::Transcript)),
+                    found(&report),
+                    "{}, written by another writer",
+                    path.display()
+                );
                 reports.push((format!("{version}/{}", path.file_name().unwrap().to_string_lossy()), report));
             }
             let drift: usize = reports.iter().map(|(_, r)| r.drift_count()).sum();

@@ -9,5 +9,6 @@ mod mutations;
 mod older_servers;
 mod one_pass;
 mod other_writers;
+mod rewrite;
 mod snapshots;
 mod support;

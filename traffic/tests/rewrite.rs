@@ -1,0 +1,112 @@
+//! A line written again as another JSON writer might write it: members rotated and sometimes
+//! reversed, whitespace between tokens, strings escaped where JSON allows it. Deterministic:
+//! the same rewrite on every run. Shared by the tests that check such lines are the same
+//! messages (`other_writers.rs` here, and the protocol crate's `stable_sessions.rs`, which
+//! includes this file by its path).
+
+use serde_json::Value;
+
+/// `line` (a JSON text) written again by another writer, with `choices`; `None` when it is not
+/// JSON.
+pub(crate) fn rewritten(line: &str, choices: &mut Choices) -> Option<String> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let mut out = String::new();
+    write(&value, choices, &mut out);
+    assert_eq!(serde_json::from_str::<Value>(&out).ok(), Some(value), "{out}");
+    Some(out)
+}
+
+/// A small deterministic generator (xorshift64): the same rewrite on every run.
+pub(crate) struct Choices(pub(crate) u64);
+
+impl Choices {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// One of `n` (n > 0).
+    fn pick(&mut self, n: u64) -> usize {
+        (self.next() % n) as usize
+    }
+}
+
+/// JSON's whitespace, as other writers put it between tokens (none, one space, a tab, a
+/// carriage return, several).
+fn space(choices: &mut Choices, out: &mut String) {
+    out.push_str(["", "", " ", "\t", "\r", "  \t "][choices.pick(6)]);
+}
+
+/// `s` as a JSON string, each character written plainly or as an escape JSON allows for it
+/// (`\uXXXX` for any, a surrogate pair above the first plane, `\/` for a slash); what must be
+/// escaped always is.
+fn string(s: &str, choices: &mut Choices, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        let escape = choices.pick(3) == 0;
+        match c {
+            '"' => out.push_str(["\\\"", "\\u0022"][choices.pick(2)]),
+            '\\' => out.push_str(["\\\\", "\\u005C"][choices.pick(2)]),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '/' if escape => out.push_str("\\/"),
+            c if (c as u32) < 0x20 || escape => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `value` written by another writer: members rotated and sometimes reversed, whitespace
+/// between tokens, strings escaped; numbers as serde_json writes them (their kind, integer or
+/// float, is part of the value).
+fn write(value: &Value, choices: &mut Choices, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            if !members.is_empty() {
+                let by = choices.pick(members.len() as u64);
+                members.rotate_left(by);
+            }
+            if choices.pick(2) == 0 {
+                members.reverse();
+            }
+            out.push('{');
+            for (i, (key, value)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                space(choices, out);
+                string(key, choices, out);
+                space(choices, out);
+                out.push(':');
+                space(choices, out);
+                write(value, choices, out);
+                space(choices, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                space(choices, out);
+                write(item, choices, out);
+                space(choices, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => string(s, choices, out),
+        other => out.push_str(&other.to_string()),
+    }
+}
