@@ -79,34 +79,37 @@ fn write(value: &Value, choices: &mut Choices, out: &mut String) {
             if choices.pick(2) == 0 {
                 members.reverse();
             }
-            out.push('{');
-            for (i, (key, value)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                space(choices, out);
+            sequence(('{', '}'), members, choices, out, |(key, value), choices, out| {
                 string(key, choices, out);
                 space(choices, out);
                 out.push(':');
                 space(choices, out);
                 write(value, choices, out);
-                space(choices, out);
-            }
-            out.push('}');
+            });
         }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                space(choices, out);
-                write(item, choices, out);
-                space(choices, out);
-            }
-            out.push(']');
-        }
+        Value::Array(items) => sequence(('[', ']'), items, choices, out, write),
         Value::String(s) => string(s, choices, out),
         other => out.push_str(&other.to_string()),
     }
+}
+
+/// `items` between the two `brackets`, separated by commas, each written by `each` with
+/// whitespace on both sides.
+fn sequence<T>(
+    brackets: (char, char),
+    items: impl IntoIterator<Item = T>,
+    choices: &mut Choices,
+    out: &mut String,
+    mut each: impl FnMut(T, &mut Choices, &mut String),
+) {
+    out.push(brackets.0);
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        space(choices, out);
+        each(item, choices, out);
+        space(choices, out);
+    }
+    out.push(brackets.1);
 }
