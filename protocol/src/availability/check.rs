@@ -93,23 +93,14 @@ impl Plan {
     }
 }
 
-/// A name's length and its first eight bytes (zeros after a shorter one): two names with
+/// A name's length and its first eight bytes as a word ([`codec::prefix`]): two names with
 /// other keys differ, and two names with the same key are told apart by the rest.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct NameKey(usize, u64);
 
 impl NameKey {
     fn of(name: &str) -> NameKey {
-        let bytes = name.as_bytes();
-        let word = match bytes.first_chunk::<8>() {
-            Some(first) => *first,
-            None => {
-                let mut word = [0; 8];
-                word[..bytes.len()].copy_from_slice(bytes);
-                word
-            }
-        };
-        NameKey(bytes.len(), u64::from_le_bytes(word))
+        NameKey(name.len(), codec::prefix(name.as_bytes()))
     }
 }
 
@@ -234,7 +225,7 @@ impl Plans {
             .enumerate()
             .map(|(row, owner)| {
                 marked[row].then(|| {
-                    let (values, members): (Vec<Step>, Vec<Step>) = owner
+                    let (values, mut members): (Vec<Step>, Vec<Step>) = owner
                         .members
                         .iter()
                         .enumerate()
@@ -248,7 +239,6 @@ impl Plans {
                             })
                         })
                         .partition(|s| s.member.value);
-                    let mut members = members;
                     members.sort_unstable_by_key(|s| s.key);
                     Plan { owner, members: members.into(), values: values.into() }
                 })

@@ -197,9 +197,10 @@ impl<T: Decode> OpenObject for BTreeMap<String, T> {
     type Value = T;
 }
 
-/// A name's first eight bytes as a word, zeros after a shorter name.
+/// A name's first eight bytes as a word, zeros after a shorter name (also the availability
+/// check's key of a member's name).
 #[inline]
-const fn prefix(name: &[u8]) -> u64 {
+pub(crate) const fn prefix(name: &[u8]) -> u64 {
     if let Some(head) = name.first_chunk::<8>() {
         return u64::from_le_bytes(*head);
     }
