@@ -80,14 +80,8 @@ codex_app_protocol::__test_support::written_for_codex! { "0.171.0",
                     drift::check_file(&path, Format::Transcript).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 stable_sessions += usize::from(!opts_in(&path));
                 // Written by another writer: the same findings, but the details' columns.
-                let others: Vec<_> = transcript::read_file(&path, Format::Transcript)
-                    .unwrap()
-                    .into_iter()
-                    .map(|mut e| {
-                        e.line = rewrite::rewritten(&e.line, &mut choices).unwrap_or(e.line);
-                        e
-                    })
-                    .collect();
+                let mut others = transcript::read_file(&path, Format::Transcript).unwrap();
+                rewrite::rewrite_all(others.iter_mut().map(|e| &mut e.line), &mut choices);
                 let found = |r: &drift::Report| -> Vec<String> {
                     r.findings
                         .iter()

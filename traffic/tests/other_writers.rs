@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 
 use codex_app_traffic::drift::{self, Finding};
-use codex_app_traffic::transcript::{self, Entry};
+use codex_app_traffic::transcript;
 use codex_app_traffic::Format;
 
-use crate::rewrite::{rewritten, Choices};
+use crate::rewrite::{rewrite_all, Choices};
 use crate::support::{fixtures_dir, fixtures_for_test};
 
 /// What the drift check says of a line, but the detail's text (which names columns).
@@ -45,17 +45,8 @@ fn every_fixture_line_written_by_another_writer_is_the_same_message() {
     let mut lines = 0;
     for path in &paths {
         let entries = transcript::read_file(path, Format::Transcript).unwrap();
-        let others: Vec<Entry> = entries
-            .iter()
-            .map(|entry| {
-                let mut other = entry.clone();
-                if let Some(line) = rewritten(&entry.line, &mut choices) {
-                    other.line = line;
-                    lines += 1;
-                }
-                other
-            })
-            .collect();
+        let mut others = entries.clone();
+        lines += rewrite_all(others.iter_mut().map(|e| &mut e.line), &mut choices);
         let as_codex_wrote = drift::check(&entries, Format::Transcript);
         let as_others_write = drift::check(&others, Format::Transcript);
         let found = |report: &drift::Report| report.findings.iter().map(finding).collect::<Vec<_>>();

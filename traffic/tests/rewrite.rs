@@ -6,14 +6,19 @@
 
 use serde_json::Value;
 
-/// `line` (a JSON text) written again by another writer, with `choices`; `None` when it is not
-/// JSON.
-pub(crate) fn rewritten(line: &str, choices: &mut Choices) -> Option<String> {
-    let value: Value = serde_json::from_str(line).ok()?;
-    let mut out = String::new();
-    write(&value, choices, &mut out);
-    assert_eq!(serde_json::from_str::<Value>(&out).ok(), Some(value), "{out}");
-    Some(out)
+/// Each of `lines` that is JSON text written again by another writer, in place, with
+/// `choices`; how many were (the others are left as they are).
+pub(crate) fn rewrite_all<'a>(lines: impl IntoIterator<Item = &'a mut String>, choices: &mut Choices) -> usize {
+    let mut rewritten = 0;
+    for line in lines {
+        let Ok(value) = serde_json::from_str::<Value>(line) else { continue };
+        let mut out = String::new();
+        write(&value, choices, &mut out);
+        assert_eq!(serde_json::from_str::<Value>(&out).ok(), Some(value), "{out}");
+        *line = out;
+        rewritten += 1;
+    }
+    rewritten
 }
 
 /// A small deterministic generator (xorshift64): the same rewrite on every run.
