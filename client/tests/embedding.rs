@@ -3,7 +3,6 @@
 //! waits forever, and its errors say what failed through `source()`.
 
 use std::error::Error;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -20,8 +19,7 @@ const PLANTED_TEST: &str = "embedding::a_codex_bin_planted_in_a_parent_directory
 /// An executable `codex` at `path` that writes `marker` when it runs (and then fails).
 fn plant(path: &Path, marker: &Path) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, format!("#!/bin/sh\necho ran > '{}'\nexit 7\n", marker.display())).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::executable::write(path, &format!("#!/bin/sh\necho ran > '{}'\nexit 7\n", marker.display()));
 }
 
 /// A repository that ships `.codex-bin/node_modules/.bin/codex` (where the workspace's
@@ -160,8 +158,7 @@ async fn connecting_to_a_server_that_never_answers_times_out() {
 
     let dir = tempfile::tempdir().unwrap();
     let silent = dir.path().join("silent-codex");
-    std::fs::write(&silent, "#!/bin/sh\nexec sleep 60 < /dev/null\n").unwrap();
-    std::fs::set_permissions(&silent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::executable::write(&silent, "#!/bin/sh\nexec sleep 60 < /dev/null\n");
     let started = Instant::now();
     let outcome = Client::builder().handshake_timeout(limit).spawn(&CodexCommand::new().program(&silent)).await;
     assert!(matches!(outcome, Err(ClientError::Timeout(t)) if t == limit), "{outcome:?}");

@@ -10,6 +10,7 @@ mod scripted;
 }
 mod cancel;
 mod embedding;
+mod executable;
 mod handshake;
 mod memory;
 mod misbehaving;

@@ -169,9 +169,7 @@ mod server {
         let path = dir.join("server.sh");
         let init = json!({"id": 1, "result": initialize_result()}).to_string();
         let text = format!("#!/bin/sh\nread init\necho '{init}'\nread initialized\n{then}\n");
-        std::fs::write(&path, text).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::executable::write(&path, &text);
         path
     }
 
