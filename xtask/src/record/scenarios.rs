@@ -165,11 +165,21 @@ fn lifecycle(s: &mut Session) -> Result<()> {
     s.notes.push(format!("thread/list: {} threads", list["data"].as_array().map_or(0, Vec::len)));
     s.srv.call_ok("thread/read", json!({"threadId": thread}), T)?;
     s.srv.call_ok("thread/name/set", json!({"threadId": thread, "name": "recorded thread"}), T)?;
-    s.srv.call_ok("thread/archive", json!({"threadId": thread}), T)?;
-    // codex sends `thread/archived` on its own after the response, racing the next request's
-    // response: waited for here (the scenario has one thread), so that every recording has the
-    // same order.
-    s.srv.wait_notification("thread/archived", T, |_| Some(()))?;
+    match s.srv.call_checked("thread/archive", json!({"threadId": thread}), T)? {
+        // codex sends `thread/archived` on its own after the response, racing the next
+        // request's response: waited for here (the scenario has one thread), so that every
+        // recording has the same order.
+        Ok(_) => s.srv.wait_notification("thread/archived", T, |_| Some(()))?,
+        // codex 0.151.0 to 0.158.0 refuse to archive a thread that has had no turn: nothing of it
+        // is on disk yet (0.150.0 and 0.159.0 archive it). The refusal is that release's traffic.
+        Err(e)
+            if e["code"] == ErrorObject::INVALID_REQUEST
+                && e["message"].as_str().is_some_and(|m| m.starts_with("no rollout found")) =>
+        {
+            s.notes.push(format!("thread/archive of a thread without turns: refused ({})", e["message"]));
+        }
+        Err(e) => bail!("thread/archive failed: {e}"),
+    }
     let models = s.srv.call_ok("model/list", json!({}), T)?;
     s.notes.push(format!("model/list: {} models", models["data"].as_array().map_or(0, Vec::len)));
     s.srv.call_ok("config/read", json!({}), T)?;
@@ -323,11 +333,16 @@ fn interrupt(s: &mut Session) -> Result<()> {
     s.srv.wait_notification("item/agentMessage/delta", T, |_| Some(()))?;
     s.srv.call_ok("turn/interrupt", json!({"threadId": thread, "turnId": turn}), T)?;
     s.turn_completed("interrupted")?;
-    let outcome = s.mock.wait_for_outcome(0, T)?;
-    ensure!(
-        outcome == MockOutcome::ClientGone,
-        "the model stream ended with {outcome:?}, expected the client to hang up"
-    );
+    match s.mock.wait_for_outcome(0, T) {
+        Ok(MockOutcome::ClientGone) => s.notes.push("model stream: closed by codex at the interrupt".to_owned()),
+        Ok(outcome) => bail!("the model stream ended with {outcome:?}, expected the client to hang up"),
+        // codex 0.153.0 and older end the turn but leave the model's stream open (0.154.0 and
+        // later close it); the mock ends it with the session. The wire is the same.
+        Err(_) if s.mock.requests().first().is_some_and(|r| r.outcome == MockOutcome::Streaming) => {
+            s.notes.push(format!("model stream: still open {T:?} after the interrupted turn ended"));
+        }
+        Err(e) => return Err(e),
+    }
     Ok(())
 }
 

@@ -34,7 +34,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, ensure, Context as _, Result};
+use anyhow::{anyhow, ensure, Context as _, Result};
 use codex_app_mock::CodexHome;
 use codex_app_protocol::{ClientMessage, ClientResponse, Message, Response, ServerResponse, CODEX_VERSION};
 use codex_app_traffic::{drift, Dir, Entry, Format};
@@ -209,18 +209,21 @@ impl AppServer {
         self.wait_response(&id, timeout)
     }
 
+    /// Sends a request and waits for its response or error, after checking that a result
+    /// decodes as the method's response type.
+    pub fn call_checked(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Outcome> {
+        let outcome = self.call(method, params, timeout)?;
+        if let Ok(result) = &outcome {
+            let raw = serde_json::value::to_raw_value(result)?;
+            ClientResponse::decode(method, &raw).with_context(|| format!("{method}: the result does not decode"))?;
+        }
+        Ok(outcome)
+    }
+
     /// Sends a request and waits for a successful response; returns its result, after
     /// checking that it decodes as the method's response type.
     pub fn call_ok(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value> {
-        match self.call(method, params, timeout)? {
-            Ok(result) => {
-                let raw = serde_json::value::to_raw_value(&result)?;
-                ClientResponse::decode(method, &raw)
-                    .with_context(|| format!("{method}: the result does not decode"))?;
-                Ok(result)
-            }
-            Err(error) => bail!("{method} failed: {error}"),
-        }
+        self.call_checked(method, params, timeout)?.map_err(|error| anyhow!("{method} failed: {error}"))
     }
 
     /// Sends a notification (`params` `None`: no `params` member).
