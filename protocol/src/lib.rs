@@ -59,7 +59,8 @@
 //! - Where a member's description gives `null` a meaning of its own ("omit to leave unchanged,
 //!   set to `null` to clear"), it is an `Option<Option<T>>`: `None` is absent, `Some(None)` is
 //!   an explicit `null`, `Some(Some(v))` is a value. Those three states round-trip exactly.
-//! - `params: null` and absent `params` are the same.
+//! - `params: null` and absent `params` are the same; for a method without params, so is
+//!   `params: {}` (codex reads the three alike), and such a method is written without `params`.
 //!
 //! So the one rule for comparing a message with its re-encoding: an object member whose value
 //! is `null` equals an absent member, except where the type is `Option<Option<T>>`. The

@@ -14,6 +14,9 @@
 //!   float's text back one unit in the last place off. `1` equals `1.0`.
 //! - **The top-level `jsonrpc` member** is not compared: the crate reads it and does not
 //!   write it (`jsonrpc` inside `params` is compared like any member).
+//! - **Empty `params`**: the original's top-level `"params": {}` equals absent `params`. A
+//!   method without params reads `{}`, `null` and no `params` alike, as codex does, and is
+//!   written without them; every other message writes back the `{}` it read.
 //!
 //! Each difference names where it is with a [`JsonPath`] (`params.thread.turns[0].status`).
 //!
@@ -137,6 +140,7 @@ fn compare<'a>(original: &'a Value, reencoded: &'a Value, path: &mut Vec<Step<'a
                 match (av, b.get(key)) {
                     (_, Some(bv)) => compare(av, bv, path, out),
                     (Value::Null, None) => out.push(Difference::NullOrAbsent { path: here(path), original_null: true }),
+                    (Value::Object(params), None) if path.len() == 1 && key == "params" && params.is_empty() => {}
                     (_, None) => out.push(Difference::Missing { path: here(path), original: av }),
                 }
                 path.pop();
@@ -191,6 +195,20 @@ mod tests {
         assert_eq!(differences(&a, &b).len(), 1);
         assert!(equivalent(&json!({"a": null, "b": [1, {"c": null}]}), &json!({"b": [1.0, {}], "d": null})));
         assert!(!equivalent(&json!({"a": 1}), &json!({"a": 1, "b": 0})));
+    }
+
+    #[test]
+    fn empty_params_equal_none_only_at_the_top() {
+        let none = json!({"id": 1, "method": "account/logout"});
+        assert_eq!(differences(&json!({"id": 1, "method": "account/logout", "params": {}}), &none), []);
+        let (params, nested, empty) = (
+            json!({"id": 1, "method": "account/logout", "params": {"a": 1}}),
+            json!({"method": "x", "params": {"p": {}}}),
+            json!({"method": "x", "params": {}}),
+        );
+        assert!(matches!(&differences(&params, &none)[..], [Difference::Missing { path, .. }] if path == "params"));
+        assert!(matches!(&differences(&nested, &empty)[..], [Difference::Missing { path, .. }] if path == "params.p"));
+        assert_eq!(differences(&json!({"result": {"params": {}}}), &json!({"result": {}})).len(), 1);
     }
 
     /// A path of the round trip and one from the text of a decode error ([`crate::codec`]'s

@@ -603,11 +603,12 @@ pub mod params {
         (optional $params:ty) => { Option<$params> };
     }
 
-    /// Decodes `params` as `()` (absent or `null`) for a method without params; nothing for
-    /// the others, which decode their params into the variant.
+    /// Reads `params` as none (absent, `null` or `{}`: [`codec::no_params`](crate::codec::no_params))
+    /// for a method without params; nothing for the others, which decode their params into the
+    /// variant.
     macro_rules! none {
         ($params:ident) => {
-            <() as $crate::codec::Decode>::decode($params)?
+            $crate::codec::no_params($params)?
         };
         ($params:ident $kind:ident) => {};
     }
