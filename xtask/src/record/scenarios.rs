@@ -5,8 +5,9 @@
 //! ([`AppServer::typed_line`]), so this file compiles whatever codex release the crate was
 //! generated from: a scenario that no longer fits a new release fails at run time, naming the
 //! method and the member, instead of breaking the build. The only raw lines are the
-//! deliberately malformed ones of `protocol_errors` (marked `bad`) and the one well-formed line
-//! the typed crate never writes (a request with `"jsonrpc": "2.0"`).
+//! deliberately malformed ones of `protocol_errors` (marked `bad`) and two well-formed lines
+//! the typed crate never writes (a request with `"jsonrpc": "2.0"`, and one with `"params": {}`
+//! for a method without params).
 
 use codex_app_protocol::framing::excerpt;
 use std::time::Duration;
@@ -315,6 +316,10 @@ fn protocol_errors(s: &mut Session) -> Result<()> {
     let line = AppServer::typed_line(&json!({"id": "string-id", "method": "thread/list", "params": {}}), None)?;
     s.srv.send_raw_line(&line)?;
     expect_result("string id", s.srv.wait_response(&json!("string-id"), T)?)?;
+    // Other clients write `"params": {}` for a method without params (the typed crate writes
+    // none): codex answers it as it answers no params.
+    s.srv.send_raw_line(r#"{"id":"empty-params","method":"configRequirements/read","params":{}}"#)?;
+    expect_result("empty params of a method without params", s.srv.wait_response(&json!("empty-params"), T)?)?;
     s.srv.drain(QUIET, T);
     Ok(())
 }

@@ -183,7 +183,8 @@ impl AppServer {
         self.write_line(line, true)
     }
 
-    /// Sends a well-formed line the typed crate cannot produce (it never writes `"jsonrpc"`).
+    /// Sends a well-formed line the typed crate does not write (`"jsonrpc"`, `"params": {}` for
+    /// a method without params).
     pub fn send_raw_line(&mut self, line: &str) -> Result<()> {
         self.write_line(line, false)
     }
