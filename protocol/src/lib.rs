@@ -61,6 +61,8 @@
 //!   an explicit `null`, `Some(Some(v))` is a value. Those three states round-trip exactly.
 //! - `params: null` and absent `params` are the same; for a method without params, so is
 //!   `params: {}` (codex reads the three alike), and such a method is written without `params`.
+//!   A notification without params is read whatever its `params` hold, as codex reads it; what
+//!   they held is not written back (the drift check reports it).
 //!
 //! So the one rule for comparing a message with its re-encoding: an object member whose value
 //! is `null` equals an absent member, except where the type is `Option<Option<T>>`. The

@@ -387,7 +387,7 @@ macro_rules! wire_notifications {
                     $(
                         $(#[cfg($cfg)])?
                         $wire => {
-                            $crate::wire_methods::params::none!(params $($kind)?);
+                            $crate::wire_methods::params::ignored!(params $($kind)?);
                             Self::$variant { $(params: $crate::wire_methods::params::$kind::decode(params)?,)? $($row_env: None,)* }
                         }
                     )*
@@ -613,6 +613,18 @@ pub mod params {
         ($params:ident $kind:ident) => {};
     }
 
+    /// Skips `params` of a notification without params, whatever they hold: codex reads only
+    /// the method of such a notification (0.171.0 logs `initialized` with `{"x": 1}` or `5` as
+    /// received, and refuses nothing). The re-encoding is without `params`, so the drift check
+    /// reports any but `null` and `{}` as a member the types lack.
+    /// Nothing for the others, which decode their params into the variant.
+    macro_rules! ignored {
+        ($params:ident) => {
+            $params.skip_value()?
+        };
+        ($params:ident $kind:ident) => {};
+    }
+
     /// The params a variant writes: `None` for a method without params.
     macro_rules! written {
         () => {
@@ -663,7 +675,7 @@ pub mod params {
         };
     }
 
-    pub(crate) use {experimental_api, marker_params, none, reason, walked, written};
+    pub(crate) use {experimental_api, ignored, marker_params, none, reason, walked, written};
 
     /// Decodes a `T` into a box allocated before it, as params and results are held.
     ///

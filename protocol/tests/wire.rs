@@ -362,7 +362,14 @@ fn requests_without_params() {
         let e = ClientMessage::from_line(&line).unwrap_err();
         assert_eq!(e.path().map(|p| p.to_string()).as_deref(), Some("params"), "{line}");
         assert!(e.to_string().contains(&format!("invalid type: {unexpected}, expected unit")), "{line}: {e}");
+        // A notification's are not read (codex 0.171.0 refuses nothing of `initialized`), and
+        // not written back: the round trip shows what the types lack.
+        let line = format!(r#"{{"method":"initialized","params":{params}}}"#);
+        let Ok(Message::Notification(n @ ClientNotification::Initialized { .. })) = ClientMessage::from_line(&line) else { panic!("{line}") };
+        assert_eq!(Message::<ClientRequest, ClientNotification>::Notification(n).to_line(), r#"{"method":"initialized"}"#);
     }
+    // Malformed params are still an error of the line.
+    assert!(ClientMessage::from_line(r#"{"method":"initialized","params":{"a":}}"#).is_err());
     let m = ClientMessage::Request(ClientRequest::ConfigRequirementsRead { id: RequestId::Integer(1), trace: None });
     assert_eq!(m.to_line(), r#"{"id":1,"method":"configRequirements/read"}"#);
 }
