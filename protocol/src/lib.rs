@@ -92,7 +92,8 @@
 //!   given again with another value, after the arm was chosen, is resolved by one linear,
 //!   iterative pass over the text of `params` (or `result`, `error`) and a second decode.
 //!   One exception: decoding a union type on its own (`serde_json::from_str::<ThreadStatus>`,
-//!   not inside a message) reports such a tag as an error.
+//!   not inside a message) reports such a tag as an error. codex itself does not read a
+//!   client's message that gives a member of its envelope twice; the drift check reports one.
 //! - **`"id": null`** is only an error response's (the server could not tell which request
 //!   failed). A message with a method and a `null` id is an error, not a notification: a
 //!   [`jsonrpc::DecodeError`] carries the method and (when there is one) the id, so the

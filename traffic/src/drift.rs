@@ -6,6 +6,9 @@
 //! 1. Not JSON: [`Kind::NotJson`] (valid JSON nested deeper than a `Value` follows is
 //!    checked like any line, as a `Value` cut at 64 levels). Not a JSON-RPC envelope (no `method`/`result`/`error`, an
 //!    `id` that is no string or integer, `"jsonrpc"` other than `"2.0"`): [`Kind::NotAMessage`].
+//!    So is a client's line that gives a member of the envelope twice (`id`, `method`,
+//!    `params`, `result` or `error`), which codex does not read: it answers nothing. The
+//!    crate's decoders take the last value, as they do of any member given twice.
 //! 2. A request or notification is decoded as `ClientMessage` (c2s) or `ServerMessage` (s2c).
 //!    A method the crate does not know is [`Kind::UnknownMethod`]; a known method whose params
 //!    do not match is [`Kind::Undecodable`] with the serde path (`params.thread.id`).
@@ -384,6 +387,15 @@ impl Checker {
             },
             Err(err) => return self.find(e, Kind::NotJson, None, None, format!("{err}: {}", excerpt(&e.line, 60))),
         };
+        if e.dir == Dir::C2s {
+            if let Some(member) = repeated_envelope_member(&e.line) {
+                let detail = format!(
+                    "`{member}` given twice: codex does not read a message that gives a member of its envelope \
+                     twice (it answers nothing)"
+                );
+                return self.find(e, Kind::NotAMessage, value.get("method").and_then(Value::as_str), None, detail);
+            }
+        }
         let parts = match Parts::parse(&e.line) {
             Ok(parts) => parts,
             Err(err) => return self.find(e, Kind::NotAMessage, None, None, err.to_string()),
@@ -687,6 +699,43 @@ fn experimental_items(method: &str, original: &Value, root: &[Step<'_>]) -> Vec<
     found.and_then(Result::ok).unwrap_or_default()
 }
 
+/// The first member of the envelope (`id`, `method`, `params`, `result`, `error`) that the
+/// line's object gives twice, its key read as JSON reads it (escapes and all). codex reads a
+/// message into structs that refuse a member given twice, and drops a line it cannot read.
+/// Measured on 0.171.0: each of the five given twice fails to be read ("Failed to deserialize
+/// JSONRPCMessage" in its log), and a request with `id`, `method` or `params` twice gets no
+/// answer (0.120.0 alike); a request with `jsonrpc` or an unknown member twice, or a member
+/// twice inside `params`, is answered.
+fn repeated_envelope_member(line: &str) -> Option<String> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+
+    struct Envelope;
+    impl<'de> Visitor<'de> for Envelope {
+        type Value = Option<String>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut seen: Vec<String> = Vec::new();
+            let mut repeated = None;
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                if repeated.is_none() && ["id", "method", "params", "result", "error"].contains(&key.as_str()) {
+                    if seen.contains(&key) {
+                        repeated = Some(key);
+                    } else {
+                        seen.push(key);
+                    }
+                }
+            }
+            Ok(repeated)
+        }
+    }
+    serde_json::Deserializer::from_str(line).deserialize_map(Envelope).ok().flatten()
+}
+
 /// An error response: no variants of the protocol's enums inside.
 struct NoVariants;
 
@@ -893,6 +942,33 @@ mod tests {
 
     fn diffs(original: Value, reencoded: Value) -> Diffs {
         Diffs::of(&original, &reencoded)
+    }
+
+    #[test]
+    fn a_member_of_the_envelope_given_twice() {
+        let repeated = |line: &str| repeated_envelope_member(line);
+        assert_eq!(repeated(r#"{"id":1,"method":"m","params":{},"params":{}}"#).as_deref(), Some("params"));
+        assert_eq!(repeated(r#"{"id":1,"\u0069d":2,"method":"m"}"#).as_deref(), Some("id"));
+        assert_eq!(repeated(r#"{"id":1,"result":{},"result":{}}"#).as_deref(), Some("result"));
+        // What codex reads: `jsonrpc` or an unknown member twice, a member twice inside params.
+        for line in [
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"m"}"#,
+            r#"{"id":1,"method":"m","foo":1,"foo":2}"#,
+            r#"{"id":1,"method":"m","params":{"a":1,"a":2}}"#,
+            "not JSON",
+            "[1, 1]",
+        ] {
+            assert_eq!(repeated(line), None, "{line}");
+        }
+        // Reported for a client's line only (codex is the reader modelled).
+        let line = r#"{"id":1,"id":2,"method":"thread/list","params":{}}"#;
+        let c2s = check(&[Entry::new(Dir::C2s, line)], Format::Transcript);
+        assert!(
+            matches!(&c2s.findings[..], [f] if f.kind == Kind::NotAMessage && f.method.as_deref() == Some("thread/list"))
+        );
+        assert_eq!(c2s.typed, 0);
+        let s2c = check(&[Entry::new(Dir::S2c, line)], Format::Transcript);
+        assert!(s2c.findings.iter().all(|f| f.kind != Kind::NotAMessage), "{:?}", s2c.findings);
     }
 
     #[test]
