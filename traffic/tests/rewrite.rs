@@ -7,11 +7,15 @@
 use serde_json::Value;
 
 /// Each of `lines` that is JSON text written again by another writer, in place, with
-/// `choices`; how many were (the others are left as they are).
+/// `choices`; how many were (the others are left as they are: not JSON, or an object that
+/// gives a member twice, which a rewrite through `Value` would give once).
 pub(crate) fn rewrite_all<'a>(lines: impl IntoIterator<Item = &'a mut String>, choices: &mut Choices) -> usize {
     let mut rewritten = 0;
     for line in lines {
         let Ok(value) = serde_json::from_str::<Value>(line) else { continue };
+        if serde_json::from_str::<Members>(line).ok().map(|m| m.0) != Some(members(&value)) {
+            continue;
+        }
         let mut out = String::new();
         write(&value, choices, &mut out);
         assert_eq!(serde_json::from_str::<Value>(&out).ok(), Some(value), "{out}");
@@ -19,6 +23,64 @@ pub(crate) fn rewrite_all<'a>(lines: impl IntoIterator<Item = &'a mut String>, c
         rewritten += 1;
     }
     rewritten
+}
+
+/// How many object members a JSON text has, at every depth, each given twice counted twice.
+struct Members(usize);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct Count;
+        impl<'de> Visitor<'de> for Count {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut n = 0;
+                while map.next_key::<IgnoredAny>()?.is_some() {
+                    n += 1 + map.next_value::<Members>()?.0;
+                }
+                Ok(Members(n))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Members, A::Error> {
+                let mut n = 0;
+                while let Some(Members(m)) = seq.next_element()? {
+                    n += m;
+                }
+                Ok(Members(n))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Members, E> {
+                Ok(Members(0))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Members, E> {
+                Ok(Members(0))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Members, E> {
+                Ok(Members(0))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Members, E> {
+                Ok(Members(0))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Members, E> {
+                Ok(Members(0))
+            }
+            fn visit_unit<E>(self) -> Result<Members, E> {
+                Ok(Members(0))
+            }
+        }
+        deserializer.deserialize_any(Count)
+    }
+}
+
+/// How many object members `value` has, at every depth.
+fn members(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => map.values().map(|v| 1 + members(v)).sum(),
+        Value::Array(items) => items.iter().map(members).sum(),
+        _ => 0,
+    }
 }
 
 /// A small deterministic generator (xorshift64): the same rewrite on every run.

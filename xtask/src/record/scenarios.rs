@@ -309,8 +309,11 @@ fn protocol_errors(s: &mut Session) -> Result<()> {
     expect_invalid_request("experimental field", s.srv.call("thread/start", field, T)?)?;
     expect_invalid_request("experimental method", s.srv.call("mock/experimentalMethod", json!({}), T)?)?;
 
-    s.srv.send_bad_line("this is not JSON")?; // no reply; the next request still works
-                                              // Accepted by the server and not drift: the typed crate drops `jsonrpc` by design.
+    // No reply to either; the next request still works.
+    s.srv.send_bad_line("this is not JSON")?;
+    // A member of the envelope given twice: codex does not read the message.
+    s.srv.send_bad_line(r#"{"id":"twice","method":"thread/list","params":{},"params":{}}"#)?;
+    // Accepted by the server and not drift: the typed crate drops `jsonrpc` by design.
     s.srv.send_raw_line(r#"{"jsonrpc":"2.0","id":"with-jsonrpc","method":"thread/list","params":{}}"#)?;
     expect_result("request with jsonrpc", s.srv.wait_response(&json!("with-jsonrpc"), T)?)?;
     let line = AppServer::typed_line(&json!({"id": "string-id", "method": "thread/list", "params": {}}), None)?;
