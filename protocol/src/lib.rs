@@ -97,7 +97,8 @@
 //! - **`"id": null`** is only an error response's (the server could not tell which request
 //!   failed). A message with a method and a `null` id is an error, not a notification: a
 //!   [`jsonrpc::DecodeError`] carries the method and (when there is one) the id, so the
-//!   request can be answered with an error.
+//!   request can be answered with an error. codex reads a client's such message as a
+//!   notification, and the drift check does so too.
 //! - **`Value` members** (where the schema says "any": `config`, `inputSchema`, ...) hold
 //!   numbers as `serde_json` does without its `arbitrary_precision` feature (which would
 //!   change the build of every crate that uses `serde_json`): an integer outside 64 bits

@@ -11,7 +11,9 @@
 //!    crate's decoders take the last value, as they do of any member given twice.
 //! 2. A request or notification is decoded as `ClientMessage` (c2s) or `ServerMessage` (s2c).
 //!    A method the crate does not know is [`Kind::UnknownMethod`]; a known method whose params
-//!    do not match is [`Kind::Undecodable`] with the serde path (`params.thread.id`).
+//!    do not match is [`Kind::Undecodable`] with the serde path (`params.thread.id`). A
+//!    client's method with `"id": null` is a notification, as codex reads it (the crate's
+//!    decoders take it for no message: the client answers such a server request with an error).
 //!    A request's `id -> method` is remembered for its response.
 //! 3. A response is typed through the method of the request with the same id earlier in the
 //!    transcript in the opposite direction (`ClientResponse::decode` for s2c responses,
@@ -396,10 +398,15 @@ impl Checker {
                 return self.find(e, Kind::NotAMessage, value.get("method").and_then(Value::as_str), None, detail);
             }
         }
-        let parts = match Parts::parse(&e.line) {
+        let mut parts = match Parts::parse(&e.line) {
             Ok(parts) => parts,
             Err(err) => return self.find(e, Kind::NotAMessage, None, None, err.to_string()),
         };
+        // codex reads a client's method with `"id": null` as a notification (as JSON-RPC 1.0
+        // writes notifications), where the crate's decoders see no message.
+        if e.dir == Dir::C2s && parts.null_id && parts.method.is_some() {
+            parts.null_id = false;
+        }
         // Remember every request, also one whose params do not decode: its response is typed
         // by the method (or at least is no orphan).
         if let (Some(id), Some(method), None, None) = (&parts.id, &parts.method, parts.result, parts.error) {

@@ -73,9 +73,22 @@ fn many_unknown_arms_in_one_line() {
 #[test]
 fn one_sided_files_too() {
     let entries =
-        vec![Entry { number: 1, ..Entry::new(Dir::C2s, r#"{"id":null,"method":"thread/start","params":{}}"#) }];
+        vec![Entry { number: 1, ..Entry::new(Dir::C2s, r#"{"id":1.5,"method":"thread/start","params":{}}"#) }];
     let report = drift::check(&entries, Format::OneSided(Side::Client));
     assert_eq!(report.findings[0].kind, Kind::NotAMessage, "{}", report.findings[0]);
+}
+
+/// A method with `"id": null` from a client is a notification, as codex reads it (0.100.0,
+/// 0.169.0 and 0.171.0 log `{"id":null,"method":"initialized"}` as the notification
+/// `initialized`; `thread/list` so sent is not answered); from a server, it is no message.
+#[test]
+fn a_method_with_a_null_id() {
+    let initialized = check(Dir::C2s, &[r#"{"id":null,"method":"initialized"}"#.to_owned()]);
+    assert_eq!((initialized.typed, initialized.findings.len()), (1, 0), "{:?}", initialized.findings);
+    let list = check(Dir::C2s, &[r#"{"id":null,"method":"thread/list","params":{}}"#.to_owned()]);
+    assert!(matches!(&list.findings[..], [f] if f.kind == Kind::UnknownMethod), "{:?}", list.findings);
+    let server = check(Dir::S2c, &[r#"{"id":null,"method":"item/tool/call","params":{}}"#.to_owned()]);
+    assert!(matches!(&server.findings[..], [f] if f.kind == Kind::NotAMessage), "{:?}", server.findings);
 }
 
 /// Finding 2: an integer outside 64 bits in a `Value` member comes back as a float; the drift
