@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 
+use crate::rewrite::Members;
 use crate::support::fixtures_for_test;
 use codex_app_protocol::jsonrpc::{FromParts, FromResult, Parts};
 use codex_app_protocol::{
@@ -14,30 +15,6 @@ use codex_app_protocol::{
 };
 use codex_app_traffic::transcript::{self, Dir, Entry};
 use codex_app_traffic::Format;
-use serde_json::value::RawValue;
-
-/// The top-level members of a JSON object line, in order, values as written.
-struct Members(Vec<(String, Box<RawValue>)>);
-
-impl<'de> serde::Deserialize<'de> for Members {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Members;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
-                let mut members = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    members.push(entry);
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(V)
-    }
-}
 
 /// The line with its top-level members in reverse order.
 fn reversed(line: &str) -> Option<String> {

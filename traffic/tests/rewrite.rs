@@ -4,16 +4,21 @@
 //! messages (`other_writers.rs` here, and the protocol crate's `stable_sessions.rs`, which
 //! includes this file by its path).
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// Each of `lines` that is JSON text written again by another writer, in place, with
-/// `choices`; how many were (the others are left as they are: not JSON, or an object that
-/// gives a member twice, which a rewrite through `Value` would give once).
+/// `choices`; how many were (the others are left as they are: not JSON, or a message that gives
+/// a member of its envelope twice, which a rewrite through `Value` would give once, a message
+/// codex reads where it reads none; inside the envelope, `Value` keeps the last value, as codex
+/// and the crate read it).
 pub(crate) fn rewrite_all<'a>(lines: impl IntoIterator<Item = &'a mut String>, choices: &mut Choices) -> usize {
     let mut rewritten = 0;
     for line in lines {
         let Ok(value) = serde_json::from_str::<Value>(line) else { continue };
-        if serde_json::from_str::<Members>(line).ok().map(|m| m.0) != Some(members(&value)) {
+        if serde_json::from_str::<Members>(line)
+            .is_ok_and(|Members(m)| m.iter().enumerate().any(|(i, (key, _))| m[..i].iter().any(|(k, _)| k == key)))
+        {
             continue;
         }
         let mut out = String::new();
@@ -25,61 +30,27 @@ pub(crate) fn rewrite_all<'a>(lines: impl IntoIterator<Item = &'a mut String>, c
     rewritten
 }
 
-/// How many object members a JSON text has, at every depth, each given twice counted twice.
-struct Members(usize);
+/// The top-level members of a JSON object line, in order, each given twice kept twice, values
+/// as written.
+pub(crate) struct Members(pub(crate) Vec<(String, Box<RawValue>)>);
 
 impl<'de> serde::Deserialize<'de> for Members {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
-        struct Count;
-        impl<'de> Visitor<'de> for Count {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
             type Value = Members;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("JSON")
+                f.write_str("an object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
-                let mut n = 0;
-                while map.next_key::<IgnoredAny>()?.is_some() {
-                    n += 1 + map.next_value::<Members>()?.0;
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    members.push(entry);
                 }
-                Ok(Members(n))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Members, A::Error> {
-                let mut n = 0;
-                while let Some(Members(m)) = seq.next_element()? {
-                    n += m;
-                }
-                Ok(Members(n))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Members, E> {
-                Ok(Members(0))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Members, E> {
-                Ok(Members(0))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Members, E> {
-                Ok(Members(0))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Members, E> {
-                Ok(Members(0))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Members, E> {
-                Ok(Members(0))
-            }
-            fn visit_unit<E>(self) -> Result<Members, E> {
-                Ok(Members(0))
+                Ok(Members(members))
             }
         }
-        deserializer.deserialize_any(Count)
-    }
-}
-
-/// How many object members `value` has, at every depth.
-fn members(value: &Value) -> usize {
-    match value {
-        Value::Object(map) => map.values().map(|v| 1 + members(v)).sum(),
-        Value::Array(items) => items.iter().map(members).sum(),
-        _ => 0,
+        deserializer.deserialize_map(V)
     }
 }
 
